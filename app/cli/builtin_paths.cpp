@@ -1,0 +1,26 @@
+// builtinModelDirs: resolves search folders from the executable's own location.
+#include "builtin_paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace attnscope {
+
+std::vector<std::string> builtinModelDirs(const char* argv0)
+{
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("ATTNSCOPE_MODELS_DIR"); env && *env)
+        dirs.emplace_back(env);
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec && argv0)
+        exe = fs::absolute(argv0, ec);
+    const fs::path binDir = exe.parent_path();
+    dirs.push_back(ATTNSCOPE_SOURCE_MODELS_DIR); // build tree: models straight from the sources
+    dirs.push_back((binDir / ".." / "share" / "attnscope" / "models").lexically_normal().string());
+    return dirs;
+}
+
+} // namespace attnscope

@@ -1,0 +1,13 @@
+// Where the executables look for built-in models: the build tree, then the install prefix.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attnscope {
+
+// Folders that may hold built-in model folders, in search order: $ATTNSCOPE_MODELS_DIR, the source tree's
+// resources/models (when run from a build tree), and <prefix>/share/attnscope/models next to the executable.
+std::vector<std::string> builtinModelDirs(const char* argv0);
+
+} // namespace attnscope

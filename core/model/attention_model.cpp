@@ -1,0 +1,34 @@
+// AttentionModel: segment loops shared by all families.
+#include "model/attention_model.h"
+
+#include "util/error.h"
+#include "util/stop_token.h"
+
+namespace attnscope::core {
+
+void AttentionModel::run(const std::vector<std::vector<std::int32_t>>& segments, const RunOptions& options,
+                         AttentionObserver& observer) const
+{
+    auto state = newState(options);
+    for (const auto& seg : segments) {
+        if (options.stop && options.stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "run cancelled");
+        forwardSegment(*state, seg, observer);
+    }
+}
+
+void AttentionModel::runSplit(std::span<const std::int32_t> ids, int segmentLen, const RunOptions& options,
+                              AttentionObserver& observer) const
+{
+    if (segmentLen <= 0)
+        throw Error(ErrorCode::BadInput, "segment length must be at least 1, got " + std::to_string(segmentLen));
+    auto state = newState(options);
+    for (std::size_t begin = 0; begin < ids.size(); begin += static_cast<std::size_t>(segmentLen)) {
+        if (options.stop && options.stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "run cancelled");
+        const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(segmentLen), ids.size() - begin);
+        forwardSegment(*state, ids.subspan(begin, n), observer);
+    }
+}
+
+} // namespace attnscope::core

@@ -1,0 +1,33 @@
+// GPT-2 (learned absolute positions, causal, pre-LN, Conv1D weights [in, out]): forward pass with capture.
+#pragma once
+
+#include "io/checkpoint.h"
+#include "model/attention_model.h"
+#include "model/config.h"
+#include "model/nn_ops.h"
+
+namespace attnscope::core {
+
+// Each segment is an independent sequence starting at position 0 (no memory); a segment may hold at most
+// n_positions tokens. LayerView::attnOutput is the attention sub-layer output BEFORE the residual add.
+// When the observer wants logits, onSegmentEnd receives ln_f and the tied-embedding logits.
+class GPT2Model final : public AttentionModel {
+public:
+    GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weights, std::string source);
+
+    const ModelInfo& info() const override { return m_info; }
+    std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+
+private:
+    struct Layer {
+        WeightView ln1W, ln1B, attnW, attnB, projW, projB, ln2W, ln2B, fcW, fcB, mlpProjW, mlpProjB;
+    };
+    GPT2Config m_config;
+    std::shared_ptr<const Checkpoint> m_weights;
+    ModelInfo m_info;
+    WeightView m_wte, m_wpe, m_lnFW, m_lnFB;
+    std::vector<Layer> m_layers;
+};
+
+} // namespace attnscope::core

@@ -1,0 +1,56 @@
+// Checkpoint tensor names: one table per model family, the only place these strings appear.
+#pragma once
+
+#include <string>
+
+namespace attnscope::core {
+
+// Patterns use {l} for the layer index and {c} for the adaptive-embedding cluster.
+// Names are relative to an optional prefix ("transformer." in *LMHeadModel checkpoints).
+struct TransfoXLNames {
+    static constexpr const char* embTable = "word_emb.emb_layers.{c}.weight";
+    static constexpr const char* embProj = "word_emb.emb_projs.{c}";
+    static constexpr const char* invFreq = "pos_emb.inv_freq";
+    static constexpr const char* rwBiasTied = "r_w_bias";
+    static constexpr const char* rrBiasTied = "r_r_bias";
+    static constexpr const char* rwBiasLayer = "layers.{l}.dec_attn.r_w_bias";
+    static constexpr const char* rrBiasLayer = "layers.{l}.dec_attn.r_r_bias";
+    static constexpr const char* qkv = "layers.{l}.dec_attn.qkv_net.weight";
+    static constexpr const char* rNet = "layers.{l}.dec_attn.r_net.weight";
+    static constexpr const char* oNet = "layers.{l}.dec_attn.o_net.weight";
+    static constexpr const char* lnAttnW = "layers.{l}.dec_attn.layer_norm.weight";
+    static constexpr const char* lnAttnB = "layers.{l}.dec_attn.layer_norm.bias";
+    static constexpr const char* ff1W = "layers.{l}.pos_ff.CoreNet.0.weight";
+    static constexpr const char* ff1B = "layers.{l}.pos_ff.CoreNet.0.bias";
+    static constexpr const char* ff2W = "layers.{l}.pos_ff.CoreNet.3.weight";
+    static constexpr const char* ff2B = "layers.{l}.pos_ff.CoreNet.3.bias";
+    static constexpr const char* lnFfW = "layers.{l}.pos_ff.layer_norm.weight";
+    static constexpr const char* lnFfB = "layers.{l}.pos_ff.layer_norm.bias";
+    static constexpr const char* prefix = "transformer.";
+};
+
+// GPT2Model names; Conv1D weights are stored [in, out] (y = x W + b).
+struct GPT2Names {
+    static constexpr const char* wte = "wte.weight";
+    static constexpr const char* wpe = "wpe.weight";
+    static constexpr const char* ln1W = "h.{l}.ln_1.weight";
+    static constexpr const char* ln1B = "h.{l}.ln_1.bias";
+    static constexpr const char* attnW = "h.{l}.attn.c_attn.weight";
+    static constexpr const char* attnB = "h.{l}.attn.c_attn.bias";
+    static constexpr const char* projW = "h.{l}.attn.c_proj.weight";
+    static constexpr const char* projB = "h.{l}.attn.c_proj.bias";
+    static constexpr const char* ln2W = "h.{l}.ln_2.weight";
+    static constexpr const char* ln2B = "h.{l}.ln_2.bias";
+    static constexpr const char* fcW = "h.{l}.mlp.c_fc.weight";
+    static constexpr const char* fcB = "h.{l}.mlp.c_fc.bias";
+    static constexpr const char* mlpProjW = "h.{l}.mlp.c_proj.weight";
+    static constexpr const char* mlpProjB = "h.{l}.mlp.c_proj.bias";
+    static constexpr const char* lnFW = "ln_f.weight";
+    static constexpr const char* lnFB = "ln_f.bias";
+    static constexpr const char* prefix = "transformer.";
+};
+
+// Replaces {l} / {c} in a pattern with the index.
+std::string tensorName(const std::string& prefix, const char* pattern, int index = -1);
+
+} // namespace attnscope::core

@@ -1,0 +1,378 @@
+// Transformer-XL forward pass. Shapes: q = segment length, m = memory rows, k = m + q, H heads of size D.
+// Memory keys/values and the projected relative encodings are cached across segments, so each segment only
+// projects its own q rows (the reference recomputes the memory's projections every segment).
+#include "model/transfo_xl.h"
+
+#include "model/tensor_names.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <cmath>
+
+namespace attnscope::core {
+
+class TransfoXLModel::State final : public RunState {
+public:
+    int memLen = 0;
+    bool sameLength = false;
+    int clampLen = -1;
+    const StopToken* stop = nullptr;
+    std::vector<RowMatrix> mems;   // per layer [m, d]: un-normalised layer inputs
+    std::vector<RowMatrix> kMem;   // per layer [m, H*D]: key projections of the memory rows
+    std::vector<RowMatrix> vMem;   // per layer [m, H*D]
+    std::vector<RowMatrix> rTable; // per layer [distances, H*D]: row r = r_net(sinusoid(min(r, clamp)))
+};
+
+namespace {
+constexpr int kMaxSegmentLen = 4096;
+
+RowMatrix lastRows(const RowMatrix& top, const RowMatrix& bottom, int keep)
+{
+    const auto total = top.rows() + bottom.rows();
+    const auto n = std::min<Eigen::Index>(keep, total);
+    RowMatrix out(n, bottom.cols());
+    const auto fromBottom = std::min<Eigen::Index>(n, bottom.rows());
+    const auto fromTop = n - fromBottom;
+    if (fromTop > 0)
+        out.topRows(fromTop) = top.bottomRows(fromTop);
+    out.bottomRows(fromBottom) = bottom.bottomRows(fromBottom);
+    return out;
+}
+} // namespace
+
+TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Checkpoint> weights, std::string source)
+    : m_config(std::move(config))
+    , m_weights(std::move(weights))
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    const std::string firstName = std::string(TransfoXLNames::prefix) + "layers.0.dec_attn.qkv_net.weight";
+    const std::string prefix = w.has(firstName) ? TransfoXLNames::prefix : "";
+    auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
+    const std::int64_t d = c.dModel, HD = static_cast<std::int64_t>(c.nHead) * c.dHead;
+
+    // Adaptive input: with div_val 1 one table covers the whole vocabulary (the reference ignores cutoffs).
+    std::vector<int> bounds{0};
+    if (c.divVal > 1)
+        bounds.insert(bounds.end(), c.cutoffs.begin(), c.cutoffs.end());
+    bounds.push_back(c.vocabSize);
+    int divPow = 1;
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+        Cluster cl;
+        cl.lo = bounds[i];
+        cl.hi = bounds[i + 1];
+        const int dEmb = c.dEmbed / divPow;
+        divPow *= c.divVal;
+        cl.table = w.get(name(TransfoXLNames::embTable, static_cast<int>(i)), {cl.hi - cl.lo, dEmb});
+        const std::string proj = name(TransfoXLNames::embProj, static_cast<int>(i));
+        if (w.has(proj))
+            cl.proj = w.get(proj, {d, dEmb});
+        else if (dEmb != c.dModel)
+            throw Error(ErrorCode::MissingTensor,
+                        "needed because the cluster's embedding width " + std::to_string(dEmb) +
+                            " differs from d_model " + std::to_string(c.dModel),
+                        w.source(), proj);
+        m_clusters.push_back(cl);
+    }
+
+    const std::string invFreq = name(TransfoXLNames::invFreq);
+    m_invFreq.resize(static_cast<std::size_t>(c.dModel / 2));
+    if (w.has(invFreq)) {
+        const auto f = w.get(invFreq, {d / 2});
+        std::copy(f.data, f.data + f.numel(), m_invFreq.begin());
+    } else {
+        for (int k = 0; k < c.dModel / 2; ++k)
+            m_invFreq[static_cast<std::size_t>(k)] =
+                static_cast<float>(1.0 / std::pow(10000.0, static_cast<double>(2 * k) / c.dModel));
+    }
+
+    const Shape biasShape{c.nHead, c.dHead};
+    const bool tiedPresent = w.has(name(TransfoXLNames::rwBiasTied));
+    for (int l = 0; l < c.nLayer; ++l) {
+        Layer L;
+        L.qkv = w.get(name(TransfoXLNames::qkv, l), {3 * HD, d});
+        L.rNet = w.get(name(TransfoXLNames::rNet, l), {HD, d});
+        L.oNet = w.get(name(TransfoXLNames::oNet, l), {d, HD});
+        L.lnAttnW = w.get(name(TransfoXLNames::lnAttnW, l), {d});
+        L.lnAttnB = w.get(name(TransfoXLNames::lnAttnB, l), {d});
+        L.ff1W = w.get(name(TransfoXLNames::ff1W, l), {c.dInner, d});
+        L.ff1B = w.get(name(TransfoXLNames::ff1B, l), {c.dInner});
+        L.ff2W = w.get(name(TransfoXLNames::ff2W, l), {d, c.dInner});
+        L.ff2B = w.get(name(TransfoXLNames::ff2B, l), {d});
+        L.lnFfW = w.get(name(TransfoXLNames::lnFfW, l), {d});
+        L.lnFfB = w.get(name(TransfoXLNames::lnFfB, l), {d});
+        const bool perLayer = c.untieR || !tiedPresent;
+        L.rwBias = w.get(perLayer ? name(TransfoXLNames::rwBiasLayer, l) : name(TransfoXLNames::rwBiasTied), biasShape);
+        L.rrBias = w.get(perLayer ? name(TransfoXLNames::rrBiasLayer, l) : name(TransfoXLNames::rrBiasTied), biasShape);
+        m_layers.push_back(L);
+    }
+
+    m_info.family = ModelFamily::TransfoXL;
+    m_info.source = std::move(source);
+    m_info.layers = c.nLayer;
+    m_info.heads = c.nHead;
+    m_info.dModel = c.dModel;
+    m_info.dHead = c.dHead;
+    m_info.vocabSize = c.vocabSize;
+    m_info.defaultMemLen = c.memLen;
+    m_info.defaultSegmentLen = c.tgtLen;
+    m_info.maxSegmentLen = kMaxSegmentLen;
+    m_info.hasRelativeTerms = true;
+    for (const auto& n : w.names())
+        if (n.find("inv_freq") == std::string::npos)
+            m_info.parameterCount += w.get(n).numel();
+}
+
+std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
+{
+    auto st = std::make_unique<State>();
+    st->memLen = options.memLen.value_or(m_config.memLen);
+    st->sameLength = options.sameLength.value_or(m_config.sameLength);
+    st->clampLen = options.clampLen.value_or(m_config.clampLen);
+    st->stop = options.stop;
+    if (st->memLen < 0)
+        throw Error(ErrorCode::BadInput, "memory length must be 0 or more, got " + std::to_string(st->memLen));
+    const auto n = static_cast<std::size_t>(m_config.nLayer);
+    const Eigen::Index HD = static_cast<Eigen::Index>(m_config.nHead) * m_config.dHead;
+    st->mems.assign(n, RowMatrix(0, m_config.dModel));
+    st->kMem.assign(n, RowMatrix(0, HD));
+    st->vMem.assign(n, RowMatrix(0, HD));
+    st->rTable.assign(n, RowMatrix(0, HD));
+    return st;
+}
+
+RowMatrix TransfoXLModel::embed(std::span<const std::int32_t> ids) const
+{
+    RowMatrix out(static_cast<Eigen::Index>(ids.size()), m_config.dModel);
+    const float scale = std::sqrt(static_cast<float>(m_config.dModel));
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+        const int id = ids[t];
+        if (id < 0 || id >= m_config.vocabSize)
+            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
+                                                 " is outside the vocabulary [0, " +
+                                                 std::to_string(m_config.vocabSize) + ")");
+        for (const auto& cl : m_clusters) {
+            if (id < cl.lo || id >= cl.hi)
+                continue;
+            const auto table = asMatrix(cl.table);
+            auto row = out.row(static_cast<Eigen::Index>(t));
+            if (cl.proj.data)
+                row.noalias() = table.row(id - cl.lo) * asMatrix(cl.proj).transpose();
+            else
+                row = table.row(id - cl.lo);
+            row *= scale;
+            break;
+        }
+    }
+    return out;
+}
+
+void TransfoXLModel::sinusoid(int distance, float* out) const
+{
+    const int half = m_config.dModel / 2;
+    const float r = static_cast<float>(distance);
+    for (int k = 0; k < half; ++k) {
+        const float arg = r * m_invFreq[static_cast<std::size_t>(k)]; // float32 product, as the reference
+        out[k] = static_cast<float>(std::sin(static_cast<double>(arg)));
+        out[k + half] = static_cast<float>(std::cos(static_cast<double>(arg)));
+    }
+}
+
+const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDistance) const
+{
+    RowMatrix& table = st.rTable[static_cast<std::size_t>(layer)];
+    if (table.rows() > maxDistance)
+        return table;
+    // Grow to cover a full memory plus this segment so later segments reuse it.
+    const int rows = std::max(maxDistance + 1, st.memLen + maxDistance / 2 + 1);
+    RowMatrix pos(rows, m_config.dModel);
+    for (int r = 0; r < rows; ++r)
+        sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, pos.row(r).data());
+    table.noalias() = pos * asMatrix(m_layers[static_cast<std::size_t>(layer)].rNet).transpose();
+    return table;
+}
+
+void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, const std::vector<std::uint8_t>& mask,
+                               bool wantTerms, RowMatrix& attnOut, std::vector<float>& probs,
+                               std::vector<float> (&terms)[4]) const
+{
+    const auto& L = m_layers[static_cast<std::size_t>(l)];
+    const int H = m_config.nHead, D = m_config.dHead, HD = H * D;
+    const int q = static_cast<int>(x.rows()), k = mlen + q;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+
+    RowMatrix normed;
+    if (m_config.preLnorm)
+        layerNormRows(x, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, normed);
+    const RowMatrix& xin = m_config.preLnorm ? normed : x;
+
+    RowMatrix qkv(q, 3 * HD); // [q, 3HD]
+    qkv.noalias() = xin * asMatrix(L.qkv).transpose();
+    RowMatrix K(k, HD), V(k, HD); // [k, HD]: cached memory rows, then this segment's
+    K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+    V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
+    K.bottomRows(q) = qkv.middleCols(HD, HD);
+    V.bottomRows(q) = qkv.middleCols(2 * HD, HD);
+    const RowMatrix& R = relativeTable(st, l, k - 1); // [>= k, HD], row = distance
+
+    const std::size_t perHead = static_cast<std::size_t>(q) * static_cast<std::size_t>(k);
+    probs.resize(static_cast<std::size_t>(H) * perHead);
+    if (wantTerms)
+        for (auto& t : terms)
+            t.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
+    RowMatrix heads(q, HD); // concatenated per-head outputs
+
+    // Heads are independent: split them across threads (Eigen does not nest its own threads inside).
+#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * D > 2e5)
+    for (int n = 0; n < H; ++n) {
+        const auto Qn = qkv.middleCols(n * D, D);           // [q, D]
+        const auto Kn = K.middleCols(n * D, D);             // [k, D]
+        const auto Rn = R.topRows(k).middleCols(n * D, D);  // [k, D], row = distance
+        const ConstVectorMap u(asVector(L.rwBias).data() + n * D, D);
+        const ConstVectorMap v(asVector(L.rrBias).data() + n * D, D);
+        RowMatrix A(q, k), B(q, k); // A: (a) by key; B: (b) by distance
+        A.noalias() = Qn * Kn.transpose();
+        B.noalias() = Qn * Rn.transpose();
+        const RowVector c = (Kn * u.transpose()).transpose() * scale;  // (c) by key      [k]
+        const RowVector dd = (Rn * v.transpose()).transpose() * scale; // (d) by distance [k]
+        std::vector<float> score(static_cast<std::size_t>(k));
+        float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
+        for (int i = 0; i < q; ++i) {
+            const std::uint8_t* m = mask.data() + static_cast<std::size_t>(i) * k;
+            const std::size_t rowOff = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
+            for (int j = 0; j < k; ++j) {
+                if (m[j]) {
+                    score[static_cast<std::size_t>(j)] = 0;
+                    continue;
+                }
+                const int dist = i + mlen - j;
+                const float a = A(i, j) * scale, b = B(i, dist) * scale;
+                score[static_cast<std::size_t>(j)] = a + b + c[j] + dd[dist];
+                if (wantTerms) {
+                    terms[0][rowOff + j] = a;
+                    terms[1][rowOff + j] = b;
+                    terms[2][rowOff + j] = c[j];
+                    terms[3][rowOff + j] = dd[dist];
+                }
+            }
+            maskedSoftmax(score.data(), m, k, P + static_cast<std::size_t>(i) * k);
+        }
+        const Eigen::Map<const RowMatrix> Pn(P, q, k);
+        heads.middleCols(n * D, D).noalias() = Pn * V.middleCols(n * D, D);
+    }
+
+    RowMatrix sum = x;
+    sum.noalias() += heads * asMatrix(L.oNet).transpose();
+    if (m_config.preLnorm)
+        attnOut = std::move(sum);
+    else
+        layerNormRows(sum, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, attnOut);
+
+    // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
+    st.kMem[static_cast<std::size_t>(l)] = lastRows(RowMatrix(K.topRows(mlen)), RowMatrix(K.bottomRows(q)), st.memLen);
+    st.vMem[static_cast<std::size_t>(l)] = lastRows(RowMatrix(V.topRows(mlen)), RowMatrix(V.bottomRows(q)), st.memLen);
+}
+
+void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) const
+{
+    const auto& L = m_layers[static_cast<std::size_t>(l)];
+    RowMatrix normed;
+    if (m_config.preLnorm)
+        layerNormRows(y, L.lnFfW, L.lnFfB, m_config.layerNormEps, normed);
+    const RowMatrix& in = m_config.preLnorm ? normed : y;
+    RowMatrix h(in.rows(), m_config.dInner);
+    h.noalias() = in * asMatrix(L.ff1W).transpose();
+    h.rowwise() += asVector(L.ff1B);
+    h = h.cwiseMax(0.0f);
+    RowMatrix sum = y;
+    sum.noalias() += h * asMatrix(L.ff2W).transpose();
+    sum.rowwise() += asVector(L.ff2B);
+    if (m_config.preLnorm)
+        out = std::move(sum);
+    else
+        layerNormRows(sum, L.lnFfW, L.lnFfB, m_config.layerNormEps, out);
+}
+
+void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids,
+                                    AttentionObserver& observer) const
+{
+    auto& st = static_cast<State&>(baseState);
+    const int q = static_cast<int>(ids.size());
+    if (q == 0)
+        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
+    if (q > kMaxSegmentLen)
+        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the limit of " +
+                                             std::to_string(kMaxSegmentLen));
+    const int mlen = static_cast<int>(st.mems[0].rows());
+    const int k = mlen + q;
+    const int d = m_config.dModel;
+
+    // Mask [q, k]: no future keys; with same_length every query sees the same number of keys.
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
+    const int excess = k - st.memLen;
+    const int shift = excess > 0 ? q - excess : q;
+    for (int i = 0; i < q; ++i)
+        for (int j = 0; j < k; ++j)
+            mask[static_cast<std::size_t>(i) * k + j] =
+                (j > i + mlen || (st.sameLength && j <= i - shift)) ? 1 : 0;
+
+    RowMatrix x = embed(ids);
+    RowMatrix posEmb(k, d); // row p: distance k-1-p
+    for (int p = 0; p < k; ++p) {
+        const int dist = k - 1 - p;
+        sinusoid(st.clampLen > 0 ? std::min(dist, st.clampLen) : dist, posEmb.row(p).data());
+    }
+    SegmentView sv;
+    sv.segment = st.segmentsDone;
+    sv.firstPosition = st.tokensSeen;
+    sv.qlen = q;
+    sv.mlen = mlen;
+    sv.klen = k;
+    sv.dModel = d;
+    sv.embedding = x.data();
+    sv.posEmb = posEmb.data();
+    sv.mask = mask.data();
+    observer.onSegment(sv);
+
+    const bool wantTerms = observer.wantTerms();
+    RowMatrix attnOut, hidden;
+    std::vector<float> probs;
+    std::vector<float> terms[4];
+    for (int l = 0; l < m_config.nLayer; ++l) {
+        if (st.stop && st.stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "run cancelled");
+        const auto li = static_cast<std::size_t>(l);
+        attention(st, l, x, mlen, mask, wantTerms, attnOut, probs, terms);
+        feedForward(l, attnOut, hidden);
+
+        LayerView lv;
+        lv.segment = st.segmentsDone;
+        lv.layer = l;
+        lv.heads = m_config.nHead;
+        lv.qlen = q;
+        lv.mlen = mlen;
+        lv.klen = k;
+        lv.dModel = d;
+        lv.attnProb = probs.data();
+        if (wantTerms)
+            for (int t = 0; t < 4; ++t)
+                lv.terms[t] = terms[t].data();
+        lv.mask = mask.data();
+        lv.memsIn = mlen > 0 ? st.mems[li].data() : nullptr;
+        lv.attnOutput = attnOut.data();
+        lv.hidden = hidden.data();
+        observer.onLayer(lv);
+
+        st.mems[li] = lastRows(st.mems[li], x, st.memLen);
+        x = std::move(hidden);
+        hidden = RowMatrix();
+    }
+    SegmentEndView ev;
+    ev.segment = st.segmentsDone;
+    ev.qlen = q;
+    observer.onSegmentEnd(ev);
+    st.tokensSeen += q;
+    ++st.segmentsDone;
+}
+
+} // namespace attnscope::core

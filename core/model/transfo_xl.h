@@ -1,0 +1,53 @@
+// Transformer-XL (attn_type 0, relative positional attention with memory): forward pass with capture.
+#pragma once
+
+#include "io/checkpoint.h"
+#include "model/attention_model.h"
+#include "model/config.h"
+#include "model/nn_ops.h"
+
+namespace attnscope::core {
+
+// LayerView::attnOutput here is the attention sub-layer output after the residual (and after its LayerNorm
+// when post-LN), as in the reference data. Weights stay in the checkpoint's memory map.
+// Thread safety: const methods may be called concurrently with distinct RunStates.
+class TransfoXLModel final : public AttentionModel {
+public:
+    TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Checkpoint> weights, std::string source);
+
+    const ModelInfo& info() const override { return m_info; }
+    const TransfoXLConfig& config() const { return m_config; }
+    std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+
+    // The adaptive input embedding of `ids` times sqrt(d_model): [ids.size(), d_model].
+    RowMatrix embed(std::span<const std::int32_t> ids) const;
+    // Sinusoidal encoding of (clamped) distance r: [sin(r f_0..), cos(r f_0..)], computed in float32 as the reference.
+    void sinusoid(int distance, float* out) const;
+
+private:
+    struct Cluster {
+        int lo = 0, hi = 0;
+        WeightView table; // [hi-lo, d_emb_c]
+        WeightView proj;  // [d_model, d_emb_c] or empty
+    };
+    struct Layer {
+        WeightView qkv, rNet, oNet, lnAttnW, lnAttnB, ff1W, ff1B, ff2W, ff2B, lnFfW, lnFfB, rwBias, rrBias;
+    };
+    class State;
+
+    void attention(State& st, int layer, const RowMatrix& x, int mlen, const std::vector<std::uint8_t>& mask,
+                   bool wantTerms, RowMatrix& attnOut, std::vector<float>& probs,
+                   std::vector<float> (&terms)[4]) const;
+    void feedForward(int layer, const RowMatrix& y, RowMatrix& out) const;
+    const RowMatrix& relativeTable(State& st, int layer, int maxDistance) const;
+
+    TransfoXLConfig m_config;
+    std::shared_ptr<const Checkpoint> m_weights;
+    ModelInfo m_info;
+    std::vector<Cluster> m_clusters;
+    std::vector<Layer> m_layers;
+    std::vector<float> m_invFreq; // [d_model / 2]
+};
+
+} // namespace attnscope::core

@@ -1,0 +1,157 @@
+// reference_dump: input.json parsing and a capture observer that names tensors like the reference data.
+#include "run/reference_dump.h"
+
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace attnscope::core {
+
+namespace {
+
+std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& file, const std::string& key)
+{
+    if (!v.is_array())
+        throw Error(ErrorCode::BadInput, "must be a list of token ids", file, key);
+    std::vector<std::int32_t> ids;
+    for (const auto& x : v) {
+        if (!x.is_number_integer())
+            throw Error(ErrorCode::BadInput, "token id " + x.dump() + " is not an integer", file, key);
+        ids.push_back(x.get<std::int32_t>());
+    }
+    return ids;
+}
+
+class DumpObserver final : public AttentionObserver {
+public:
+    DumpObserver(bool relative, std::vector<OutputTensor>& out)
+        : m_relative(relative)
+        , m_out(out)
+    {
+    }
+    bool wantTerms() const override { return m_relative; }
+    bool wantLogits() const override { return !m_relative; }
+
+    void onSegment(const SegmentView& s) override
+    {
+        m_segPrefix = m_relative ? "seg" + std::to_string(s.segment) + "." : "";
+        add("embedding", {s.qlen, s.dModel}, s.embedding);
+        if (s.posEmb)
+            add("pos_emb", {s.klen, s.dModel}, s.posEmb);
+        if (m_relative) {
+            std::vector<float> mask(static_cast<std::size_t>(s.qlen) * s.klen);
+            for (std::size_t i = 0; i < mask.size(); ++i)
+                mask[i] = s.mask[i] ? 1.0f : 0.0f;
+            m_out.push_back({m_segPrefix + "mask", {s.qlen, s.klen}, std::move(mask)});
+        }
+    }
+
+    void onLayer(const LayerView& l) override
+    {
+        const std::string p = "layer" + std::to_string(l.layer) + ".";
+        const Shape probShape{l.heads, l.qlen, l.klen};
+        add(p + "attn_prob", probShape, l.attnProb);
+        static const char* termNames[4] = {"term_a", "term_b", "term_c", "term_d"};
+        for (int t = 0; t < 4; ++t)
+            if (l.terms[t])
+                add(p + termNames[t], probShape, l.terms[t]);
+        if (l.memsIn && l.mlen > 0)
+            add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
+        add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
+        add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+    }
+
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        if (e.lnF) {
+            m_dModelEnd = m_out.empty() ? 0 : m_out.front().shape.back();
+            add("ln_f", {e.qlen, m_dModelEnd}, e.lnF);
+            add("logits", {e.qlen, e.vocab}, e.logits);
+        }
+    }
+
+private:
+    void add(const std::string& name, const Shape& shape, const float* data)
+    {
+        const auto n = static_cast<std::size_t>(shapeNumel(shape));
+        m_out.push_back({m_segPrefix + name, shape, std::vector<float>(data, data + n)});
+    }
+
+    bool m_relative;
+    std::vector<OutputTensor>& m_out;
+    std::string m_segPrefix;
+    std::int64_t m_dModelEnd = 0;
+};
+
+} // namespace
+
+std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
+                                        const std::string& inputFile)
+{
+    if (!input.is_object())
+        throw Error(ErrorCode::BadInput, "input is not a JSON object", inputFile);
+    const bool relative = model.info().hasRelativeTerms;
+    std::vector<std::vector<std::int32_t>> segments;
+    RunOptions options;
+    if (relative) {
+        if (const auto it = input.find("segments"); it != input.end()) {
+            if (!it->is_array())
+                throw Error(ErrorCode::BadInput, "must be a list of segments", inputFile, "segments");
+            for (const auto& s : *it)
+                segments.push_back(idList(s, inputFile, "segments"));
+        } else if (const auto ids = input.find("token_ids"); ids != input.end()) {
+            const auto all = idList(*ids, inputFile, "token_ids");
+            int len = model.info().defaultSegmentLen;
+            for (const char* key : {"segment_length", "tgt_len"})
+                if (const auto l = input.find(key); l != input.end() && l->is_number_integer()) {
+                    len = l->get<int>();
+                    break;
+                }
+            if (len <= 0)
+                throw Error(ErrorCode::BadInput, "segment length must be positive", inputFile, "segment_length");
+            for (std::size_t b = 0; b < all.size(); b += static_cast<std::size_t>(len))
+                segments.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(b),
+                                      all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), b + len)));
+        } else {
+            throw Error(ErrorCode::BadInput, "needs \"segments\" or \"token_ids\"", inputFile);
+        }
+        auto intKey = [&](const char* key) -> std::optional<int> {
+            const auto it = input.find(key);
+            if (it == input.end() || it->is_null())
+                return std::nullopt;
+            if (!it->is_number_integer())
+                throw Error(ErrorCode::BadInput, "must be an integer", inputFile, key);
+            return it->get<int>();
+        };
+        options.memLen = intKey("mem_len");
+        options.clampLen = intKey("clamp_len");
+        if (const auto it = input.find("same_length"); it != input.end() && !it->is_null()) {
+            if (!it->is_boolean())
+                throw Error(ErrorCode::BadInput, "must be true or false", inputFile, "same_length");
+            options.sameLength = it->get<bool>();
+        }
+    } else {
+        const auto ids = input.find("token_ids");
+        if (ids == input.end())
+            throw Error(ErrorCode::BadInput, "needs \"token_ids\"", inputFile);
+        segments.push_back(idList(*ids, inputFile, "token_ids"));
+    }
+    if (segments.empty())
+        throw Error(ErrorCode::BadInput, "no tokens to run", inputFile);
+    for (const auto& s : segments)
+        if (s.empty())
+            throw Error(ErrorCode::BadInput, "a segment is empty", inputFile);
+
+    std::vector<OutputTensor> out;
+    DumpObserver observer(relative, out);
+    try {
+        model.run(segments, options, observer);
+    } catch (const Error& e) {
+        if (e.file().empty())
+            throw Error(e.code(), e.message(), inputFile, e.key());
+        throw;
+    }
+    return out;
+}
+
+} // namespace attnscope::core

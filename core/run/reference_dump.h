@@ -1,0 +1,22 @@
+// Runs a model on a reference-style input.json and collects every captured tensor under the reference names
+// (the layout of ../shared/testdata/*/expected.safetensors). Used by `attnscope-cli dump` and the tests.
+#pragma once
+
+#include "io/safetensors.h"
+#include "model/attention_model.h"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace attnscope::core {
+
+// Transformer-XL input: "segments" (list of id lists; or "token_ids" with "segment_length"/"tgt_len"),
+// optional "mem_len", "same_length", "clamp_len". GPT-2 input: "token_ids".
+// Names: Transformer-XL seg{s}.embedding/pos_emb/mask and seg{s}.layer{l}.attn_prob/term_a..term_d/
+// mems_in/attn_output/hidden; GPT-2 embedding, layer{l}.attn_prob/attn_output/hidden, ln_f, logits.
+// `inputFile` is only used in messages.
+std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
+                                        const std::string& inputFile);
+
+} // namespace attnscope::core

@@ -1,0 +1,43 @@
+// Error: composition of the user-facing message.
+#include "util/error.h"
+
+namespace attnscope::core {
+
+const char* errorCodeName(ErrorCode code)
+{
+    switch (code) {
+    case ErrorCode::Io: return "I/O error";
+    case ErrorCode::CorruptFile: return "corrupt file";
+    case ErrorCode::BadJson: return "invalid JSON";
+    case ErrorCode::UnsupportedDtype: return "unsupported dtype";
+    case ErrorCode::MissingTensor: return "missing tensor";
+    case ErrorCode::ShapeMismatch: return "shape mismatch";
+    case ErrorCode::UnknownModelType: return "unknown model type";
+    case ErrorCode::BadConfig: return "bad config";
+    case ErrorCode::BadInput: return "bad input";
+    case ErrorCode::Cancelled: return "cancelled";
+    }
+    return "error";
+}
+
+Error::Error(ErrorCode code, std::string message, std::string file, std::string key)
+    : std::runtime_error(compose(message, file, key))
+    , m_code(code)
+    , m_message(std::move(message))
+    , m_file(std::move(file))
+    , m_key(std::move(key))
+{
+}
+
+std::string Error::compose(const std::string& message, const std::string& file, const std::string& key)
+{
+    std::string out;
+    if (!file.empty())
+        out += file + ": ";
+    if (!key.empty())
+        out += "'" + key + "': ";
+    out += message;
+    return out;
+}
+
+} // namespace attnscope::core
