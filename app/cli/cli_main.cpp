@@ -76,8 +76,9 @@ int cmdDump(const Args& a, const std::vector<std::string>& builtins)
 
 int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
 {
-    const std::string folder = a.options.count("tokenizer") ? resolveModelFolder(a.options.at("tokenizer"), builtins)
-                                                            : throw Error(ErrorCode::BadInput, "tokenize needs --tokenizer");
+    // A tokenizer folder needs no config.json; only builtin:NAME goes through model resolution.
+    const std::string& spec = require(a, "tokenizer");
+    const std::string folder = spec.rfind("builtin:", 0) == 0 ? resolveModelFolder(spec, builtins) : spec;
     std::string text;
     if (a.options.count("text") && a.options.count("text-file"))
         throw Error(ErrorCode::BadInput, "give either --text or --text-file, not both");

@@ -90,7 +90,7 @@ std::uint16_t floatToHalf(float f)
             return sign;
         const std::uint32_t e = absx >> 23;
         const std::uint32_t m = (absx & 0x7FFFFFu) | 0x800000u;
-        const int shift = static_cast<int>(126 - e) + 14; // bits to drop
+        const int shift = static_cast<int>(126 - e); // value = m * 2^(e-150) = h * 2^-24
         std::uint32_t half = m >> shift;
         const std::uint32_t rem = m & ((1u << shift) - 1);
         const std::uint32_t mid = 1u << (shift - 1);

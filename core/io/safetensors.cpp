@@ -4,6 +4,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -220,8 +221,12 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
     }
     std::uint64_t offset = 0;
     for (const auto* t : sorted) {
-        const std::uint64_t bytes = t->data.size() * sizeof(float);
-        header[t->name] = {{"dtype", "F32"}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes}}};
+        if (t->storeAs != DType::F32 && t->storeAs != DType::F16 && t->storeAs != DType::BF16)
+            throw Error(ErrorCode::UnsupportedDtype, "can only write F32, F16 or BF16", path, t->name);
+        const std::uint64_t bytes = t->data.size() * dtypeSize(t->storeAs);
+        header[t->name] = {{"dtype", std::string(dtypeName(t->storeAs))},
+                           {"shape", t->shape},
+                           {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
     std::string hdr = header.dump();
@@ -239,9 +244,18 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
     }
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(hdr.data(), static_cast<std::streamsize>(hdr.size()));
-    for (const auto* t : sorted)
-        out.write(reinterpret_cast<const char*>(t->data.data()),
-                  static_cast<std::streamsize>(t->data.size() * sizeof(float)));
+    for (const auto* t : sorted) {
+        if (t->storeAs == DType::F32) {
+            out.write(reinterpret_cast<const char*>(t->data.data()),
+                      static_cast<std::streamsize>(t->data.size() * sizeof(float)));
+            continue;
+        }
+        std::vector<std::uint16_t> half(t->data.size());
+        for (std::size_t i = 0; i < half.size(); ++i)
+            half[i] = t->storeAs == DType::F16 ? floatToHalf(t->data[i])
+                                               : static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(t->data[i]) >> 16);
+        out.write(reinterpret_cast<const char*>(half.data()), static_cast<std::streamsize>(half.size() * 2));
+    }
     out.close();
     if (!out)
         throw Error(ErrorCode::Io, "write failed (disk full?)", path);

@@ -49,14 +49,16 @@ private:
     std::map<std::string, std::string> m_metadata;
 };
 
-// A float32 tensor to write; `data` must hold shapeNumel(shape) values.
+// A float32 tensor to write; `data` must hold shapeNumel(shape) values. `storeAs` may be F32, F16 or BF16
+// (converted on write: F16 rounded to nearest even, BF16 truncated).
 struct OutputTensor {
     std::string name;
     Shape shape;
     std::vector<float> data;
+    DType storeAs = DType::F32;
 };
 
-// Writes F32 tensors (any order in; stored sorted by name, header padded to 8 bytes) with metadata.
+// Writes tensors (any order in; stored sorted by name, header padded to 8 bytes) with metadata.
 void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

@@ -1,0 +1,110 @@
+// attnscope-cli end to end: dump and tokenize reproduce the reference data; errors exit non-zero with a message.
+#include "test_support.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+using namespace attnscope;
+
+namespace {
+
+struct RunResult {
+    int exitCode = -1;
+    std::string out; // stdout
+    std::string err; // stderr
+};
+
+std::string shellQuote(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+RunResult runCli(const std::vector<std::string>& args)
+{
+    test::TempDir tmp;
+    std::string cmd = shellQuote(ATTNSCOPE_CLI_PATH);
+    for (const auto& a : args)
+        cmd += " " + shellQuote(a);
+    cmd += " >" + shellQuote((tmp / "out").string()) + " 2>" + shellQuote((tmp / "err").string());
+    const int status = std::system(cmd.c_str());
+    RunResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = test::readBytes(tmp / "out");
+    r.err = test::readBytes(tmp / "err");
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("attnscope-cli dump reproduces every reference case", "[cli][reference]")
+{
+    for (const auto& dir : test::referenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            test::TempDir tmp;
+            const auto out = (tmp / "out.safetensors").string();
+            const auto r = runCli({"dump", "--model", dir.string(), "--input", (dir / "input.json").string(), "--out", out});
+            INFO(r.err);
+            REQUIRE(r.exitCode == 0);
+            const auto problems = test::referenceMismatches((dir / "expected.safetensors").string(), test::loadAll(out));
+            for (const auto& p : problems)
+                FAIL_CHECK(p);
+        }
+    }
+}
+
+TEST_CASE("attnscope-cli tokenize prints the reference ids as a JSON array", "[cli][tokenizer]")
+{
+    const auto dir = test::testdataDir() / "gpt2-tokenizer";
+    const auto cases = core::readJsonFile((dir / "cases.json").string());
+    test::TempDir tmp;
+    int n = 0;
+    for (const auto& c : cases) {
+        const auto text = c["text"].get<std::string>();
+        // Alternate --text and --text-file so both paths are exercised.
+        RunResult r;
+        if (n++ % 2 == 0) {
+            r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", text});
+        } else {
+            test::writeBytes(tmp / "t.txt", text);
+            r = runCli({"tokenize", "--tokenizer", dir.string(), "--text-file", (tmp / "t.txt").string()});
+        }
+        INFO("text: " << text << "\nstderr: " << r.err);
+        REQUIRE(r.exitCode == 0);
+        CHECK(nlohmann::json::parse(r.out) == c["ids"]);
+    }
+}
+
+TEST_CASE("attnscope-cli errors exit non-zero and say what is wrong", "[cli][errors]")
+{
+    test::TempDir tmp;
+    const auto missing = (tmp / "no-model").string();
+    auto r = runCli({"dump", "--model", missing, "--input", "x.json", "--out", (tmp / "o").string()});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find(missing) != std::string::npos);
+
+    r = runCli({"frobnicate"});
+    CHECK(r.exitCode == 2);
+    CHECK(r.err.find("unknown command") != std::string::npos);
+
+    r = runCli({"dump", "--model", (test::testdataDir() / "txl-tiny").string()});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("--input") != std::string::npos);
+
+    test::writeBytes(tmp / "bad.json", "{ not json");
+    r = runCli({"dump", "--model", (test::testdataDir() / "txl-tiny").string(), "--input", (tmp / "bad.json").string(),
+                "--out", (tmp / "o").string()});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("bad.json") != std::string::npos);
+    CHECK(r.err.find("JSON") != std::string::npos);
+
+    r = runCli({"tokenize", "--tokenizer", tmp.path().string(), "--text", "hi"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("no tokenizer files") != std::string::npos);
+}

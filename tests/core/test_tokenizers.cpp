@@ -1,0 +1,128 @@
+// Tokenizers: GPT-2 byte-level BPE against the shared llama.cpp vectors; the word-level tokenizer's rules.
+#include "tokenize/bpe_tokenizer.h"
+#include "tokenize/tokenizer.h"
+#include "tokenize/word_tokenizer.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace attnscope;
+
+TEST_CASE("GPT-2 BPE reproduces every shared test vector exactly", "[tokenizer]")
+{
+    const auto dir = test::testdataDir() / "gpt2-tokenizer";
+    const auto tok = core::loadTokenizer(dir.string());
+    REQUIRE(tok->kind() == "byte-level BPE");
+    REQUIRE(tok->vocabSize() == 50257);
+    const auto cases = core::readJsonFile((dir / "cases.json").string());
+    REQUIRE(cases.size() >= 20);
+    for (const auto& c : cases) {
+        const auto text = c["text"].get<std::string>();
+        const auto expected = c["ids"].get<std::vector<int>>();
+        std::vector<int> ids;
+        const auto tokens = tok->encode(text);
+        for (const auto& t : tokens)
+            ids.push_back(t.id);
+        INFO("text: " << text);
+        CHECK(ids == expected);
+        // Spans tile the input: contiguous, in order, covering every byte.
+        std::size_t at = 0;
+        for (const auto& t : tokens) {
+            CHECK(t.begin == at);
+            CHECK(t.end > t.begin);
+            at = t.end;
+        }
+        CHECK(at == text.size());
+    }
+}
+
+TEST_CASE("GPT-2 BPE from tokenizer.json gives the same ids", "[tokenizer]")
+{
+    const auto dir = test::testdataDir() / "gpt2-tokenizer";
+    test::TempDir tmp;
+    nlohmann::json tj;
+    tj["model"]["type"] = "BPE";
+    tj["model"]["vocab"] = core::readJsonFile((dir / "vocab.json").string());
+    nlohmann::json merges = nlohmann::json::array();
+    const auto lines = core::readTextFile((dir / "merges.txt").string());
+    std::size_t pos = lines.find('\n') + 1; // skip "#version"
+    bool asArray = false;
+    while (pos < lines.size()) {
+        const auto nl = lines.find('\n', pos);
+        const auto line = lines.substr(pos, nl - pos);
+        const auto sp = line.find(' ');
+        // Alternate both merge encodings found in the wild.
+        if (asArray)
+            merges.push_back({line.substr(0, sp), line.substr(sp + 1)});
+        else
+            merges.push_back(line);
+        asArray = !asArray;
+        pos = nl + 1;
+    }
+    tj["model"]["merges"] = merges;
+    test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    const auto fromJson = core::loadTokenizer(tmp.path().string());
+    const auto fromFiles = core::loadTokenizer(dir.string());
+    for (const std::string text : {"Hello, world!", " this is 🦙.cpp", "   Hello\n\n  x's we'll"}) {
+        std::vector<int> a, b;
+        for (const auto& t : fromJson->encode(text))
+            a.push_back(t.id);
+        for (const auto& t : fromFiles->encode(text))
+            b.push_back(t.id);
+        CHECK(a == b);
+    }
+}
+
+TEST_CASE("GPT-2 pre-tokenizer splits like the GPT-2 pattern", "[tokenizer]")
+{
+    auto pieces = [](const std::string& s) {
+        std::vector<std::string> out;
+        for (const auto& [b, e] : core::BpeTokenizer::preTokenize(s))
+            out.push_back(s.substr(b, e - b));
+        return out;
+    };
+    CHECK(pieces("I'm here") == std::vector<std::string>{"I", "'m", " here"});
+    CHECK(pieces("a  b") == std::vector<std::string>{"a", " ", " b"});
+    CHECK(pieces("x   ") == std::vector<std::string>{"x", "   "});
+    CHECK(pieces("3.14!!") == std::vector<std::string>{"3", ".", "14", "!!"});
+    CHECK(pieces("\t\nz") == std::vector<std::string>{"\t", "\n", "z"});
+}
+
+TEST_CASE("word-level tokenizer: whitespace split, <unk>, <eos> at line ends, spans", "[tokenizer]")
+{
+    const core::WordTokenizer tok({"<unk>", "<eos>", "the", "cat", "sat"}, "vocab.txt");
+    const std::string text = "the  cat\tdog\nsat\n";
+    const auto t = tok.encode(text);
+    REQUIRE(t.size() == 6);
+    const std::vector<int> ids{t[0].id, t[1].id, t[2].id, t[3].id, t[4].id, t[5].id};
+    CHECK(ids == std::vector<int>{2, 3, 0, 1, 4, 1});
+    CHECK(t[2].text == "dog"); // shown as typed even though its id is <unk>
+    CHECK(text.substr(t[1].begin, t[1].end - t[1].begin) == "cat");
+    CHECK(text.substr(t[3].begin, t[3].end - t[3].begin) == "\n");
+    CHECK(tok.encode("").empty());
+    CHECK(tok.encode("  \t ").empty());
+
+    const core::WordTokenizer strict({"a", "<eos>"}, "vocab.txt");
+    try {
+        strict.encode("a b");
+        FAIL("expected an error for an unknown word without <unk>");
+    } catch (const core::Error& e) {
+        CHECK(std::string(e.what()).find("\"b\"") != std::string::npos);
+        CHECK(std::string(e.what()).find("<unk>") != std::string::npos);
+    }
+}
+
+TEST_CASE("a folder without tokenizer files gets a clear error", "[tokenizer][errors]")
+{
+    test::TempDir tmp;
+    try {
+        core::loadTokenizer(tmp.path().string());
+        FAIL("expected an error");
+    } catch (const core::Error& e) {
+        CHECK(std::string(e.what()).find(tmp.path().string()) != std::string::npos);
+        CHECK(std::string(e.what()).find("vocab.txt") != std::string::npos);
+    }
+}

@@ -1,0 +1,149 @@
+// Test helpers implementation.
+#include "test_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace attnscope::test {
+
+fs::path testdataDir()
+{
+    if (const char* env = std::getenv("ATTNSCOPE_TESTDATA"); env && *env)
+        return env;
+    return fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "testdata";
+}
+
+std::vector<fs::path> referenceCases(const std::string& prefix)
+{
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(testdataDir()))
+        if (e.is_directory() && e.path().filename().string().rfind(prefix, 0) == 0 &&
+            fs::exists(e.path() / "input.json") && fs::exists(e.path() / "expected.safetensors"))
+            out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+TempDir::TempDir()
+{
+    std::random_device rd;
+    m_path = fs::temp_directory_path() / ("attnscope-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(m_path);
+}
+
+TempDir::~TempDir()
+{
+    std::error_code ec;
+    fs::remove_all(m_path, ec);
+}
+
+std::vector<core::OutputTensor> loadAll(const std::string& path)
+{
+    core::SafetensorsFile f(path);
+    std::vector<core::OutputTensor> out;
+    for (const auto& t : f.tensors())
+        out.push_back({t.name, t.shape, core::readAsFloat(f, t)});
+    return out;
+}
+
+std::string Comparison::describe(const std::string& name) const
+{
+    std::ostringstream s;
+    s << name << (shapeOk ? "" : " SHAPE MISMATCH") << ": max |diff| " << maxAbsDiff << " at flat index "
+      << worstIndex << (ok ? " (ok)" : " (FAILS tolerance)");
+    return s.str();
+}
+
+Comparison compare(const core::OutputTensor& expected, const core::OutputTensor& actual, double absTol, double relTol,
+                   const std::vector<float>* visible)
+{
+    Comparison c;
+    if (expected.shape != actual.shape) {
+        c.shapeOk = c.ok = false;
+        return c;
+    }
+    for (std::size_t i = 0; i < expected.data.size(); ++i) {
+        if (visible && (*visible)[i % visible->size()] != 0.0f)
+            continue; // mask value 1 = masked: not compared
+        const double e = expected.data[i], a = actual.data[i];
+        const double d = std::fabs(a - e);
+        if (!(d <= absTol + relTol * std::fabs(e)))
+            c.ok = false;
+        if (d > c.maxAbsDiff || std::isnan(d)) {
+            c.maxAbsDiff = d;
+            c.worstIndex = i;
+        }
+    }
+    return c;
+}
+
+Tolerance toleranceFor(const std::string& name)
+{
+    const std::string last = name.substr(name.rfind('.') + 1);
+    if (last == "attn_prob")
+        return {1e-5, 0};
+    if (last == "embedding" || last == "pos_emb")
+        return {1e-5, 0};
+    if (last == "mask")
+        return {0, 0};
+    return {1e-4, 1e-5}; // terms, hidden, attn_output, mems_in, ln_f, logits
+}
+
+void writeBytes(const fs::path& p, const std::string& bytes)
+{
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string readBytes(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+} // namespace attnscope::test
+
+namespace attnscope::test {
+std::vector<std::string> referenceMismatches(const std::string& expectedPath,
+                                             const std::vector<core::OutputTensor>& actual,
+                                             std::vector<std::string>* report)
+{
+    const auto expected = loadAll(expectedPath);
+    auto find = [](const std::vector<core::OutputTensor>& v, const std::string& n) -> const core::OutputTensor* {
+        for (const auto& t : v)
+            if (t.name == n)
+                return &t;
+        return nullptr;
+    };
+    std::vector<std::string> problems;
+    for (const auto& e : expected) {
+        const auto* a = find(actual, e.name);
+        if (!a) {
+            problems.push_back(e.name + ": missing from the output");
+            continue;
+        }
+        const std::vector<float>* visible = nullptr;
+        if (e.name.find("term_") != std::string::npos) {
+            const auto* mask = find(expected, e.name.substr(0, e.name.find('.')) + ".mask");
+            if (mask)
+                visible = &mask->data;
+        }
+        const auto tol = toleranceFor(e.name);
+        const auto c = compare(e, *a, tol.abs, tol.rel, visible);
+        if (report)
+            report->push_back(c.describe(e.name));
+        if (!c.ok)
+            problems.push_back(c.describe(e.name) + (c.shapeOk ? "" : " expected " + core::shapeToString(e.shape) +
+                                                                   " got " + core::shapeToString(a->shape)));
+    }
+    return problems;
+}
+} // namespace attnscope::test
