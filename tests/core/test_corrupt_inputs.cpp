@@ -25,7 +25,9 @@ std::string le64(std::uint64_t n)
 
 std::string safetensorsBytes(const std::string& header, const std::string& data)
 {
-    return le64(header.size()) + header + data;
+    std::string out = le64(header.size());
+    out.append(header).append(data);
+    return out;
 }
 
 // Expects `fn` to throw core::Error with `code` and a message containing every fragment.
@@ -70,12 +72,12 @@ TEST_CASE("safetensors headers are validated field by field", "[errors][safetens
     }
     SECTION("header length past the end of the file")
     {
-        test::writeBytes(file, le64(4096) + "{}");
+        test::writeBytes(file, le64(4096).append("{}"));
         expectError(open, core::ErrorCode::CorruptFile, {path, "past the end"});
     }
     SECTION("absurd header length")
     {
-        test::writeBytes(file, le64(1ull << 40) + "{}");
+        test::writeBytes(file, le64(1ull << 40).append("{}"));
         expectError(open, core::ErrorCode::CorruptFile, {path, "exceeds the limit"});
     }
     SECTION("header is not JSON")

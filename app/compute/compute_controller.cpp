@@ -1,0 +1,79 @@
+// ComputeController: generation bookkeeping on the GUI thread.
+#include "compute/compute_controller.h"
+
+namespace attnscope::app {
+
+ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObject* parent)
+    : QObject(parent)
+    , m_worker(new ComputeWorker(std::move(builtinDirs)))
+{
+    m_thread.setObjectName(QStringLiteral("attnscope-compute"));
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &ComputeWorker::modelLoaded, this, [this](ModelBundlePtr m, quint64) {
+        --m_pendingLoads;
+        m_model = m;
+        emit busyChanged(busy(), QString());
+        emit modelLoaded(m);
+    });
+    connect(m_worker, &ComputeWorker::modelFailed, this, [this](const QString& spec, const QString& msg, quint64) {
+        --m_pendingLoads;
+        emit busyChanged(busy(), QString()); // before the failure signal, whose handler may open a modal dialog
+        emit modelFailed(spec, msg);
+    });
+    connect(m_worker, &ComputeWorker::textReady, this, [this](TextCapturePtr c, quint64 gen) {
+        if (gen != m_latestText)
+            return; // stale: a newer request superseded it
+        m_textInFlight = false;
+        emit busyChanged(busy(), QString());
+        emit textReady(c);
+    });
+    connect(m_worker, &ComputeWorker::textFailed, this, [this](const QString& msg, quint64 gen, bool cancelled) {
+        if (gen != m_latestText)
+            return;
+        m_textInFlight = false;
+        emit busyChanged(busy(), QString());
+        emit textFailed(msg, cancelled);
+    });
+    m_thread.start();
+}
+
+ComputeController::~ComputeController()
+{
+    if (m_currentStop)
+        m_currentStop->requestStop();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+quint64 ComputeController::loadModel(const QString& spec)
+{
+    const quint64 gen = ++m_generation;
+    ++m_pendingLoads;
+    emit busyChanged(true, tr("Loading %1…").arg(spec));
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, spec, gen] { w->loadModel(spec, gen); }, Qt::QueuedConnection);
+    return gen;
+}
+
+quint64 ComputeController::runText(const QString& text, int segmentLen, int memLen)
+{
+    const quint64 gen = ++m_generation;
+    m_latestText = gen;
+    m_worker->latestTextGeneration.store(gen);
+    if (m_currentStop)
+        m_currentStop->requestStop(); // the running request is superseded
+    m_currentStop = std::make_shared<core::StopToken>();
+    TextRequest req{text, segmentLen, memLen, m_currentStop};
+    m_textInFlight = true;
+    emit busyChanged(true, tr("Computing attention…"));
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, req, gen] { w->runText(req, gen); }, Qt::QueuedConnection);
+    return gen;
+}
+
+void ComputeController::cancel()
+{
+    if (m_currentStop)
+        m_currentStop->requestStop();
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,44 @@
+// GUI-side handle of the compute thread: sends requests by value, drops stale results, cancels superseded work.
+// Lives on the GUI thread; all signals are emitted there.
+#pragma once
+
+#include "compute/compute_worker.h"
+
+#include <QObject>
+#include <QThread>
+
+namespace attnscope::app {
+
+class ComputeController : public QObject {
+    Q_OBJECT
+public:
+    explicit ComputeController(std::vector<std::string> builtinDirs, QObject* parent = nullptr);
+    ~ComputeController() override;
+
+    // Returns the request's generation. A newer text request cancels and supersedes older ones.
+    quint64 loadModel(const QString& spec);
+    quint64 runText(const QString& text, int segmentLen = 0, int memLen = -1);
+    void cancel();
+
+    const ModelBundlePtr& model() const { return m_model; }
+    bool busy() const { return m_pendingLoads > 0 || m_textInFlight; }
+
+signals:
+    void modelLoaded(attnscope::app::ModelBundlePtr model);
+    void modelFailed(const QString& spec, const QString& message);
+    void textReady(attnscope::app::TextCapturePtr capture);
+    void textFailed(const QString& message, bool cancelled);
+    void busyChanged(bool busy, const QString& what);
+
+private:
+    QThread m_thread;
+    ComputeWorker* m_worker;
+    ModelBundlePtr m_model;
+    quint64 m_generation = 0;
+    quint64 m_latestText = 0;
+    int m_pendingLoads = 0;
+    bool m_textInFlight = false;
+    std::shared_ptr<core::StopToken> m_currentStop;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,43 @@
+// The compute thread's worker: owns the loaded model, runs requests, reports results as immutable snapshots.
+// Lives on the controller's QThread; its slots are only invoked through queued connections.
+#pragma once
+
+#include "compute/model_bundle.h"
+#include "util/stop_token.h"
+
+#include <QObject>
+#include <atomic>
+#include <memory>
+
+namespace attnscope::app {
+
+struct TextRequest {
+    QString text;
+    int segmentLen = 0; // 0: model default
+    int memLen = -1;    // -1: model default
+    std::shared_ptr<core::StopToken> stop;
+};
+
+class ComputeWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit ComputeWorker(std::vector<std::string> builtinDirs);
+    // Requests older than this generation are skipped when they reach the worker (latest wins).
+    std::atomic<quint64> latestTextGeneration{0};
+
+public slots:
+    void loadModel(const QString& spec, quint64 generation);
+    void runText(const attnscope::app::TextRequest& request, quint64 generation);
+
+signals:
+    void modelLoaded(attnscope::app::ModelBundlePtr model, quint64 generation);
+    void modelFailed(const QString& spec, const QString& message, quint64 generation);
+    void textReady(attnscope::app::TextCapturePtr capture, quint64 generation);
+    void textFailed(const QString& message, quint64 generation, bool cancelled);
+
+private:
+    std::vector<std::string> m_builtinDirs;
+    ModelBundlePtr m_model;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,29 @@
+// A loaded model with its tokenizer: what the compute thread owns and views read (immutable once built).
+#pragma once
+
+#include "model/model_loader.h"
+#include "run/text_capture.h"
+#include "tokenize/tokenizer.h"
+
+#include <QMetaType>
+#include <QString>
+#include <memory>
+
+namespace attnscope::app {
+
+struct ModelBundle {
+    core::LoadedModel loaded;
+    std::shared_ptr<const core::Tokenizer> tokenizer;
+    QString spec;        // as the user gave it: folder, config.json or builtin:NAME
+    QString displayName; // short name for titles
+
+    const core::ModelInfo& info() const { return loaded.model->info(); }
+};
+
+using ModelBundlePtr = std::shared_ptr<const ModelBundle>;
+using TextCapturePtr = std::shared_ptr<const core::TextCapture>;
+
+// Loads model and tokenizer; throws core::Error. Safe to call from any thread.
+ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs);
+
+} // namespace attnscope::app

@@ -1,0 +1,19 @@
+// Writes a QCustomPlot figure to PNG (with a scale factor), SVG or PDF, chosen by the file extension.
+#pragma once
+
+#include <QString>
+
+class QCustomPlot;
+
+namespace attnscope::app {
+
+struct FigureSize {
+    int width = 0;   // logical pixels; 0 = the plot's current size
+    int height = 0;
+    double scale = 1.0; // PNG only: 2.0 doubles the pixel density (print / HiDPI)
+};
+
+// Returns an empty string on success, else a message naming the file and the problem.
+QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size = {});
+
+} // namespace attnscope::app

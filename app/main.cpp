@@ -1,0 +1,130 @@
+// attnscope GUI entry point: the window, or headless figure export with --export.
+#include "attention_grid_view.h"
+#include "builtin_paths.h"
+#include "compute/compute_controller.h"
+#include "compute/model_bundle.h"
+#include "export/figure_export.h"
+#include "run/text_capture.h"
+#include "ui/grid_builder.h"
+#include "ui/main_window.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFile>
+#include <QTimer>
+#include <cstdio>
+#include <filesystem>
+
+using namespace attnscope;
+
+namespace {
+
+constexpr const char* kDefaultModel = "builtin:txl-wikitext2";
+
+QString sampleText(const std::vector<std::string>& dirs)
+{
+    for (const auto& d : dirs) {
+        QFile f(QString::fromStdString((std::filesystem::path(d) / "sample.txt").string()));
+        if (f.open(QIODevice::ReadOnly))
+            return QString::fromUtf8(f.readAll());
+    }
+    return QStringLiteral("The quick brown fox jumps over the lazy dog .");
+}
+
+int headlessExport(const QCommandLineParser& p, const std::vector<std::string>& dirs)
+{
+    try {
+        const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
+        const auto bundle = app::loadBundle(spec, dirs);
+        QString text = p.value("text");
+        if (p.isSet("text-file"))
+            text = QString::fromStdString(core::readTextFile(p.value("text-file").toStdString()));
+        if (!p.isSet("text") && !p.isSet("text-file"))
+            text = sampleText(dirs);
+        core::CaptureOptions opt;
+        if (p.isSet("segment-length"))
+            opt.segmentLen = p.value("segment-length").toInt();
+        const auto capture = core::captureText(*bundle->loaded.model, bundle->tokenizer->encode(text.toStdString()), opt);
+        app::ViewSelection sel;
+        sel.layer = p.value("layer").toInt() - 1;
+        sel.heads = p.value("head") == QLatin1String("avg") ? std::vector<int>{}
+                                                             : std::vector<int>{p.value("head").toInt() - 1};
+        if (sel.layer < 0 || sel.layer >= bundle->info().layers)
+            throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(bundle->info().layers));
+        if (!sel.heads.empty() && (sel.heads[0] < 0 || sel.heads[0] >= bundle->info().heads))
+            throw core::Error(core::ErrorCode::BadInput,
+                              "--head must be 1 .. " + std::to_string(bundle->info().heads) + " or avg");
+        widgets::AttentionGridView view;
+        view.setData(app::buildGrid(*capture, bundle->displayName, sel));
+        const int w = p.value("width").toInt(), h = p.value("height").toInt();
+        view.resize(w, h);
+        view.resetView();
+        const QString err = app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()});
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
+            return 1;
+        }
+        std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: error: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("attnscope"));
+    QApplication::setOrganizationName(QStringLiteral("attnscope"));
+    QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/attnscope.svg")));
+
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Look inside transformer attention."));
+    p.addHelpOption();
+    p.addVersionOption();
+    p.addOptions({
+        {"model", "Model folder, its config.json, or builtin:NAME (default builtin:txl-wikitext2).", "MODEL"},
+        {"text", "Text to analyse.", "TEXT"},
+        {"text-file", "File with the text to analyse.", "FILE"},
+        {"layer", "Layer to show, from 1.", "L", "1"},
+        {"head", "Head to show, from 1, or 'avg'.", "H", "1"},
+        {"segment-length", "Tokens per segment (default: the model's).", "N"},
+        {"export", "Write the figure to FILE (.png, .svg, .pdf) and exit without a window.", "FILE"},
+        {"width", "Exported figure width in pixels.", "W", "1000"},
+        {"height", "Exported figure height in pixels.", "H", "900"},
+        {"scale", "PNG pixel scale (2 = double resolution).", "S", "1"},
+    });
+    p.process(app);
+    const auto dirs = builtinModelDirs(argv[0]);
+    if (p.isSet("export"))
+        return headlessExport(p, dirs);
+
+    app::ComputeController compute(dirs);
+    app::MainWindow window(&compute, dirs);
+    window.show();
+    QString text = p.value("text");
+    if (p.isSet("text-file")) {
+        try {
+            text = QString::fromStdString(core::readTextFile(p.value("text-file").toStdString()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "attnscope: %s\n", e.what());
+        }
+    }
+    if (text.isEmpty())
+        text = sampleText(dirs);
+    window.setText(text);
+    const bool explicitModel = p.isSet("model");
+    const QString spec = explicitModel ? p.value("model") : QString::fromLatin1(kDefaultModel);
+    window.openModel(spec);
+    const int layer = p.value("layer").toInt() - 1, head = p.value("head").toInt() - 1;
+    if (layer > 0 || head > 0)
+        QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
+                         [&window, layer, head] { window.setSelection(layer, head); }, Qt::SingleShotConnection);
+    return QApplication::exec();
+}

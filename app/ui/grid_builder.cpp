@@ -1,0 +1,61 @@
+// buildGrid implementation.
+#include "ui/grid_builder.h"
+
+#include <QObject>
+
+namespace attnscope::app {
+
+QString tokenLabel(const core::Token& t)
+{
+    QString s = QString::fromStdString(t.text);
+    s.replace('\n', QStringLiteral("↵"));
+    s.replace('\t', QStringLiteral("⇥"));
+    if (s.startsWith(' '))
+        s = QStringLiteral("␣") + s.mid(1); // GPT-2 tokens carry their leading space
+    return s;
+}
+
+QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer)
+{
+    QString heads;
+    if (s.heads.empty() || static_cast<int>(s.heads.size()) == headsInLayer)
+        heads = QObject::tr("average of all %1 heads").arg(headsInLayer);
+    else if (s.heads.size() == 1)
+        heads = QObject::tr("head %1").arg(s.heads.front() + 1);
+    else {
+        QStringList l;
+        for (int h : s.heads)
+            l << QString::number(h + 1);
+        heads = QObject::tr("average of heads %1").arg(l.join(QStringLiteral(", ")));
+    }
+    QString t = QObject::tr("%1 · layer %2 · %3").arg(modelName).arg(s.layer + 1).arg(heads);
+    if (!s.terms.isFull())
+        t += QObject::tr(" · terms %1").arg(QString::fromStdString(s.terms.label()));
+    return t;
+}
+
+widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
+{
+    const int segment = s.segment < 0 ? static_cast<int>(capture.segments.size()) - 1 : s.segment;
+    const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction);
+    auto d = std::make_shared<widgets::GridData>();
+    d->title = selectionTitle(modelName, s, capture.model.heads);
+    if (capture.segments.size() > 1)
+        d->title += QObject::tr(" · segment %1 of %2").arg(segment + 1).arg(capture.segments.size());
+    d->rows = grid.rows;
+    d->cols = grid.cols;
+    d->memoryCols = grid.memoryCols;
+    d->values = grid.values;
+    d->highlight = grid.highlight;
+    d->rowPositions = grid.rowTokens;
+    d->colPositions = grid.colTokens;
+    for (int t : grid.rowTokens)
+        d->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+    for (int t : grid.colTokens)
+        d->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+    d->valueLabel = s.terms.isFull() ? QObject::tr("attention probability")
+                                     : QObject::tr("softmax of terms %1").arg(QString::fromStdString(s.terms.label()));
+    return d;
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,18 @@
+// Converts a text capture + selection into the token grid's drawing data (labels, title, values).
+#pragma once
+
+#include "compute/model_bundle.h"
+#include "grid_data.h"
+#include "run/text_capture.h"
+#include "ui/view_selection.h"
+
+namespace attnscope::app {
+
+// Human title: "txl-wikitext2 · layer 1 · head 8" (1-based numbers, as people say them).
+QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer);
+// Throws core::Error for an out-of-range selection.
+widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s);
+// Display text of a token for axis labels (newlines and tabs made visible).
+QString tokenLabel(const core::Token& t);
+
+} // namespace attnscope::app

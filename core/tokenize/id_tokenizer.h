@@ -1,0 +1,26 @@
+// Fallback for model folders without tokenizer files: the text is a list of token ids ("12 7 33").
+#pragma once
+
+#include "tokenize/tokenizer.h"
+
+namespace attnscope::core {
+
+class IdTokenizer final : public Tokenizer {
+public:
+    explicit IdTokenizer(int vocabSize)
+        : m_vocabSize(vocabSize)
+    {
+    }
+    // Whitespace- or comma-separated integers; anything else is an Error(BadInput) naming the offending text.
+    std::vector<Token> encode(std::string_view text) const override;
+    std::string kind() const override { return "token ids (no tokenizer files)"; }
+    int vocabSize() const override { return m_vocabSize; }
+
+private:
+    int m_vocabSize;
+};
+
+// True when the folder holds files loadTokenizer() understands.
+bool hasTokenizerFiles(const std::string& folder);
+
+} // namespace attnscope::core

@@ -1,0 +1,379 @@
+// AttentionGridView: QCPColorMap for the cells plus one custom layerable that paints values, highlights, the
+// memory separator and the locked row for visible cells only (one item per cell would not scale).
+#include "attention_grid_view.h"
+
+#include <qcustomplot.h>
+
+#include <QHelpEvent>
+#include <QToolTip>
+#include <cmath>
+
+namespace attnscope::widgets {
+
+namespace {
+QString elide(const QString& s, int maxChars)
+{
+    QString t = s;
+    t.replace('\n', QStringLiteral("↵"));
+    return t.size() > maxChars ? t.left(maxChars - 1) + QStringLiteral("…") : t;
+}
+} // namespace
+
+// Paints per-cell decorations above the colour map, only for cells in view.
+class GridOverlay : public QCPLayerable {
+public:
+    GridOverlay(QCustomPlot* plot, AttentionGridView* view)
+        : QCPLayerable(plot, QStringLiteral("overlay"))
+        , m_view(view)
+    {
+    }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(false); }
+    QRect clipRect() const override { return mParentPlot->axisRect()->rect(); }
+
+    void draw(QCPPainter* painter) override
+    {
+        const auto& d = m_view->m_data;
+        if (!d || d->rows == 0) {
+            painter->setPen(QColor(120, 120, 120));
+            painter->drawText(clipRect(), Qt::AlignCenter, QObject::tr("No attention to show yet"));
+            return;
+        }
+        QCPAxis* x = mParentPlot->xAxis;
+        QCPAxis* y = mParentPlot->yAxis;
+        const int c0 = std::max(0, static_cast<int>(std::floor(x->range().lower + 0.5)));
+        const int c1 = std::min(d->cols - 1, static_cast<int>(std::ceil(x->range().upper - 0.5)));
+        const int r0 = std::max(0, static_cast<int>(std::floor(y->range().lower + 0.5)));
+        const int r1 = std::min(d->rows - 1, static_cast<int>(std::ceil(y->range().upper - 0.5)));
+        const double cellW = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+        const double cellH = std::abs(y->coordToPixel(1) - y->coordToPixel(0));
+        auto cellRect = [&](int r, int c) {
+            const double left = x->coordToPixel(c - 0.5), right = x->coordToPixel(c + 0.5);
+            const double top = y->coordToPixel(r - 0.5), bottom = y->coordToPixel(r + 0.5);
+            return QRectF(QPointF(std::min(left, right), std::min(top, bottom)),
+                          QPointF(std::max(left, right), std::max(top, bottom)));
+        };
+        const double lineScale = m_view->m_presentation ? 2.0 : 1.0;
+
+        // Memory columns: a light veil and a separator line before the first current token.
+        if (d->memoryCols > 0) {
+            const QRectF mem = cellRect(r0, 0).united(cellRect(r1, d->memoryCols - 1));
+            painter->fillRect(mem, QColor(255, 255, 255, 70));
+            painter->setPen(QPen(QColor(30, 30, 30), 3.0 * lineScale));
+            const double sx = x->coordToPixel(d->memoryCols - 0.5);
+            painter->drawLine(QPointF(sx, mem.top()), QPointF(sx, mem.bottom()));
+        }
+
+        // Cell values, when cells are large enough to hold "0.00".
+        QFont font = mParentPlot->font();
+        font.setPointSizeF(m_view->m_presentation ? 12 : 8);
+        const QFontMetricsF fm(font);
+        const bool values = m_view->m_showValues && cellW >= fm.horizontalAdvance(QStringLiteral("0.00")) + 4 &&
+                            cellH >= fm.height() + 1;
+        if (values) {
+            QFont bold = font;
+            bold.setBold(true);
+            QCPColorGradient grad = m_view->m_map->gradient(); // color() is non-const: one copy per paint
+            const QCPRange range = m_view->m_map->dataRange();
+            const bool logScale = m_view->m_map->dataScaleType() == QCPAxis::stLogarithmic;
+            for (int r = r0; r <= r1; ++r) {
+                float rowMax = -1;
+                for (int c = 0; c < d->cols; ++c)
+                    if (!std::isnan(d->at(r, c)))
+                        rowMax = std::max(rowMax, d->at(r, c));
+                for (int c = c0; c <= c1; ++c) {
+                    const float v = d->at(r, c);
+                    if (std::isnan(v))
+                        continue;
+                    const QRgb rgb = grad.color(logScale ? std::max(1e-4, double(v)) : double(v), range, logScale);
+                    const bool dark = qGray(rgb) < 128;
+                    painter->setPen(dark ? Qt::white : Qt::black);
+                    painter->setFont(v == rowMax && !d->diverging ? bold : font);
+                    painter->drawText(cellRect(r, c), Qt::AlignCenter, AttentionGridView::cellText(v));
+                }
+            }
+        }
+
+        // Top-fraction highlight (the paper's Fig. 6: red outlines).
+        if (m_view->m_showHighlight && !d->highlight.empty()) {
+            painter->setPen(QPen(QColor(220, 20, 30), std::max(1.0, std::min(2.5, cellW / 10)) * lineScale));
+            painter->setBrush(Qt::NoBrush);
+            for (int r = r0; r <= r1; ++r)
+                for (int c = c0; c <= c1; ++c)
+                    if (d->highlight[static_cast<std::size_t>(r) * d->cols + c])
+                        painter->drawRect(cellRect(r, c).adjusted(1, 1, -1, -1));
+        }
+
+        if (m_view->m_lockedRow >= 0 && m_view->m_lockedRow < d->rows) {
+            painter->setPen(QPen(QColor(255, 140, 0), 2.5 * lineScale));
+            painter->drawRect(cellRect(m_view->m_lockedRow, 0).united(cellRect(m_view->m_lockedRow, d->cols - 1)));
+        }
+    }
+
+private:
+    AttentionGridView* m_view;
+};
+
+AttentionGridView::AttentionGridView(QWidget* parent)
+    : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_plot = new QCustomPlot(this);
+    layout->addWidget(m_plot);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->setNoAntialiasingOnDrag(true);
+
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, QString(), QFont(font().family(), 11, QFont::Bold));
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    m_scale = new QCPColorScale(m_plot);
+    m_plot->plotLayout()->addElement(1, 1, m_scale);
+    m_scale->setType(QCPAxis::atRight);
+    m_map->setColorScale(m_scale);
+    m_margins = new QCPMarginGroup(m_plot);
+    m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, m_margins);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, m_margins);
+
+    m_xTicker.reset(new QCPAxisTickerText);
+    m_yTicker.reset(new QCPAxisTickerText);
+    m_plot->xAxis->setTicker(m_xTicker);
+    m_plot->yAxis->setTicker(m_yTicker);
+    m_plot->xAxis->setTickLabelRotation(-60);
+    m_plot->yAxis->setRangeReversed(true); // first query on top, as in the paper's figures
+    m_plot->xAxis->setLabel(tr("key (attended-to) tokens"));
+    m_plot->yAxis->setLabel(tr("query tokens"));
+    for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis}) {
+        a->grid()->setVisible(false);
+        a->setSubTicks(false);
+        a->setTickLength(0, 3);
+    }
+    m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
+    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
+
+    m_overlay = new GridOverlay(m_plot, this);
+    m_plot->setMouseTracking(true);
+    m_plot->installEventFilter(this);
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        const QPoint cell = cellAt(m_plot->mapTo(this, e->pos()));
+        emit cellHovered(cell.y(), cell.x());
+    });
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        const QPoint cell = cellAt(m_plot->mapTo(this, e->pos()));
+        if (cell.x() >= 0 && e->button() == Qt::LeftButton)
+            emit cellClicked(cell.y(), cell.x(), e->modifiers());
+    });
+    rebuild(); // start empty (transparent), not with QCustomPlot's default zero-filled map
+}
+
+AttentionGridView::~AttentionGridView() = default;
+
+QString AttentionGridView::cellText(float value)
+{
+    return std::isnan(value) ? QString() : QString::number(static_cast<double>(value), 'f', 2);
+}
+
+void AttentionGridView::setData(GridDataPtr data)
+{
+    const bool sameShape = m_data && data && m_data->rows == data->rows && m_data->cols == data->cols;
+    m_data = std::move(data);
+    if (m_lockedRow >= (m_data ? m_data->rows : 0))
+        m_lockedRow = -1;
+    rebuild();
+    if (!sameShape)
+        resetView(); // keep the user's zoom while only values change (head stepping, live typing)
+    else
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::rebuild()
+{
+    const int rows = m_data ? m_data->rows : 0, cols = m_data ? m_data->cols : 0;
+    m_map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
+    m_map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
+    m_title->setText(m_data ? m_data->title : QString());
+    if (!m_data || rows == 0) {
+        m_map->data()->fill(std::nan(""));
+        updateColours();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    float maxv = 0, maxAbs = 0;
+    for (float v : m_data->values)
+        if (!std::isnan(v)) {
+            maxv = std::max(maxv, v);
+            maxAbs = std::max(maxAbs, std::abs(v));
+        }
+    const bool log = m_normalisation == Normalisation::Log && !m_data->diverging;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const float v = m_data->at(r, c);
+            m_map->data()->setCell(c, r, std::isnan(v) ? std::nan("") : (log ? std::max(1e-4, double(v)) : double(v)));
+        }
+    m_map->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    m_scale->axis()->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (log)
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    else
+        m_scale->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (m_data->diverging)
+        m_map->setDataRange(QCPRange(-std::max(maxAbs, 1e-6f), std::max(maxAbs, 1e-6f)));
+    else if (log)
+        m_map->setDataRange(QCPRange(1e-4, 1.0));
+    else if (m_normalisation == Normalisation::PerGridMax)
+        m_map->setDataRange(QCPRange(0, std::max(maxv, 1e-6f)));
+    else
+        m_map->setDataRange(QCPRange(0, 1));
+    m_scale->axis()->setLabel(m_data->valueLabel + (log ? tr(" (log)") : QString()));
+    updateColours();
+    updateTicks();
+}
+
+void AttentionGridView::updateColours()
+{
+    const ColourMap map = m_data && m_data->diverging ? ColourMap::RedBlue : m_colourMap;
+    m_map->setGradient(makeGradient(map));
+    m_plot->axisRect()->setBackground(QBrush(QColor(250, 250, 250))); // masked cells: near-white, not colour
+}
+
+void AttentionGridView::updateTicks()
+{
+    if (!m_data)
+        return;
+    const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
+    auto fill = [&](QCPAxis* axis, QCPAxisTickerText* ticker, const QStringList& labels, int count, double pixels) {
+        ticker->clear();
+        if (count == 0)
+            return;
+        const QCPRange r = axis->range();
+        const double perCell = pixels / std::max(1e-9, r.size());
+        // Show every label if they fit, else every k-th, recomputed for the visible range at each zoom.
+        const int step = std::max(1, static_cast<int>(std::ceil((fm.height() + 2) / std::max(perCell, 1e-9))));
+        const int lo = std::max(0, static_cast<int>(std::ceil(r.lower)));
+        const int hi = std::min(count - 1, static_cast<int>(std::floor(r.upper)));
+        for (int i = lo; i <= hi; ++i)
+            if (i % step == 0)
+                ticker->addTick(i, elide(labels.value(i), m_presentation ? 16 : 14));
+    };
+    fill(m_plot->xAxis, m_xTicker.data(), m_data->colLabels, m_data->cols, m_plot->axisRect()->width());
+    fill(m_plot->yAxis, m_yTicker.data(), m_data->rowLabels, m_data->rows, m_plot->axisRect()->height());
+}
+
+void AttentionGridView::resetView()
+{
+    const int rows = m_data ? m_data->rows : 1, cols = m_data ? m_data->cols : 1;
+    m_plot->xAxis->setRange(-0.5, cols - 0.5);
+    m_plot->yAxis->setRange(-0.5, rows - 0.5);
+    updateTicks();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setColourMap(ColourMap map)
+{
+    m_colourMap = map;
+    updateColours();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setNormalisation(Normalisation n)
+{
+    m_normalisation = n;
+    rebuild();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setShowValues(bool on)
+{
+    m_showValues = on;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setShowHighlight(bool on)
+{
+    m_showHighlight = on;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setLockedRow(int row)
+{
+    m_lockedRow = row;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setPresentation(bool on)
+{
+    m_presentation = on;
+    QFont f = font();
+    f.setPointSizeF(on ? 15 : 9);
+    QFont labelFont = f;
+    labelFont.setBold(on);
+    m_title->setFont(QFont(f.family(), on ? 20 : 11, QFont::Bold));
+    for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis, m_scale->axis()}) {
+        a->setTickLabelFont(f);
+        a->setLabelFont(labelFont);
+        a->setBasePen(QPen(Qt::black, on ? 2 : 1));
+    }
+    updateTicks();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QMap<double, QString> AttentionGridView::visibleLabels(Qt::Orientation o) const
+{
+    return (o == Qt::Horizontal ? m_xTicker : m_yTicker)->ticks();
+}
+
+QPoint AttentionGridView::cellAt(const QPoint& widgetPos) const
+{
+    if (!m_data)
+        return {-1, -1};
+    const QPoint p = m_plot->mapFrom(this, widgetPos);
+    if (!m_plot->axisRect()->rect().contains(p))
+        return {-1, -1};
+    const int c = static_cast<int>(std::lround(m_plot->xAxis->pixelToCoord(p.x())));
+    const int r = static_cast<int>(std::lround(m_plot->yAxis->pixelToCoord(p.y())));
+    if (r < 0 || c < 0 || r >= m_data->rows || c >= m_data->cols)
+        return {-1, -1};
+    return {c, r};
+}
+
+QString AttentionGridView::tooltipFor(int row, int col) const
+{
+    const float v = m_data->at(row, col);
+    QString s = tr("<b>%1</b> → <b>%2</b>")
+                    .arg(elide(m_data->rowLabels.value(row), 40).toHtmlEscaped(),
+                         elide(m_data->colLabels.value(col), 40).toHtmlEscaped());
+    if (std::isnan(v))
+        s += tr("<br>masked (not visible to this query)");
+    else
+        s += tr("<br>%1 = %2").arg(m_data->valueLabel).arg(static_cast<double>(v), 0, 'f', 4);
+    if (row < static_cast<int>(m_data->rowPositions.size()) && col < static_cast<int>(m_data->colPositions.size()))
+        s += tr("<br>relative distance %1").arg(m_data->rowPositions[row] - m_data->colPositions[col]);
+    if (col < m_data->memoryCols)
+        s += tr("<br><i>memory token</i>");
+    return s;
+}
+
+bool AttentionGridView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_plot && event->type() == QEvent::ToolTip && m_data) {
+        auto* he = static_cast<QHelpEvent*>(event);
+        const QPoint cell = cellAt(m_plot->mapTo(this, he->pos()));
+        if (cell.x() >= 0)
+            QToolTip::showText(he->globalPos(), tooltipFor(cell.y(), cell.x()), m_plot);
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    if (watched == m_plot && event->type() == QEvent::Leave)
+        emit cellHovered(-1, -1);
+    if (watched == m_plot && event->type() == QEvent::Resize)
+        updateTicks();
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace attnscope::widgets

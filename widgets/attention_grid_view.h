@@ -1,0 +1,88 @@
+// Token-by-token attention grid (QCustomPlot): rows = queries, columns = keys (memory first), values in cells,
+// masked cells blank, top-fraction highlight, labels that stay readable at any zoom. Draws only; emits intent.
+#pragma once
+
+#include "colour_maps.h"
+#include "grid_data.h"
+
+#include <QPointer>
+#include <QSharedPointer>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPColorMap;
+class QCPColorScale;
+class QCPAxisTickerText;
+class QCPMarginGroup;
+class QCPTextElement;
+
+namespace attnscope::widgets {
+
+class GridOverlay;
+
+enum class Normalisation { Unit, PerGridMax, Log };
+
+class AttentionGridView : public QWidget {
+    Q_OBJECT
+public:
+    explicit AttentionGridView(QWidget* parent = nullptr);
+    ~AttentionGridView() override;
+
+    void setData(GridDataPtr data);
+    const GridDataPtr& data() const { return m_data; }
+
+    void setColourMap(ColourMap map);
+    ColourMap colourMap() const { return m_colourMap; }
+    void setNormalisation(Normalisation n);
+    Normalisation normalisation() const { return m_normalisation; }
+    void setShowValues(bool on);
+    bool showValues() const { return m_showValues; }
+    void setShowHighlight(bool on);
+    bool showHighlight() const { return m_showHighlight; }
+    // Larger fonts and thicker lines for a projector.
+    void setPresentation(bool on);
+    // Locks a row (-1 = none); a locked row is outlined.
+    void setLockedRow(int row);
+    int lockedRow() const { return m_lockedRow; }
+    void resetView();
+
+    // For export and tests.
+    QCustomPlot* plot() const { return m_plot; }
+    // Tick labels currently shown on the key (x) / query (y) axis, position -> text.
+    QMap<double, QString> visibleLabels(Qt::Orientation o) const;
+    // Cell under a widget position, or (-1, -1).
+    QPoint cellAt(const QPoint& widgetPos) const;
+    // Text printed in a cell when values are on ("0.42"); empty for masked cells.
+    static QString cellText(float value);
+
+signals:
+    void cellHovered(int row, int col); // (-1, -1) when the mouse leaves the cells
+    void cellClicked(int row, int col, Qt::KeyboardModifiers modifiers);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void rebuild();
+    void updateColours();
+    void updateTicks();
+    QString tooltipFor(int row, int col) const;
+
+    QCustomPlot* m_plot = nullptr;
+    QCPColorMap* m_map = nullptr;
+    QCPColorScale* m_scale = nullptr;
+    QCPMarginGroup* m_margins = nullptr;
+    QCPTextElement* m_title = nullptr;
+    GridOverlay* m_overlay = nullptr;
+    QSharedPointer<QCPAxisTickerText> m_xTicker, m_yTicker;
+    GridDataPtr m_data;
+    ColourMap m_colourMap = ColourMap::Viridis;
+    Normalisation m_normalisation = Normalisation::Unit;
+    bool m_showValues = true;
+    bool m_showHighlight = true;
+    bool m_presentation = false;
+    int m_lockedRow = -1;
+    friend class GridOverlay;
+};
+
+} // namespace attnscope::widgets

@@ -1,0 +1,30 @@
+// The immutable data a token grid draws: labels, values (NaN = masked), memory split, highlights.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace attnscope::widgets {
+
+struct GridData {
+    QString title;             // e.g. "txl-wikitext2 · layer 1 · head 8"
+    QStringList rowLabels;     // query tokens
+    QStringList colLabels;     // key tokens (memory first)
+    int rows = 0, cols = 0;
+    int memoryCols = 0;        // columns [0, memoryCols) are memory tokens
+    std::vector<float> values; // [rows, cols]; NaN = masked
+    std::vector<std::uint8_t> highlight; // [rows, cols]; 1 = top-fraction cell (drawn with a red outline)
+    std::vector<int> rowPositions;       // absolute token position of each row (for distances and hover)
+    std::vector<int> colPositions;
+    QString valueLabel = QStringLiteral("attention");
+    bool diverging = false;    // raw scores: symmetric colour range around 0
+
+    float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+};
+
+using GridDataPtr = std::shared_ptr<const GridData>;
+
+} // namespace attnscope::widgets
