@@ -1,0 +1,27 @@
+# Install rules and CPack (DEB): binaries, built-in models, desktop integration, man page.
+include(GNUInstallDirs)
+set(ATTNSCOPE_APP_ID "io.github.attnscope.attnscope")
+
+install(TARGETS attnscope-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT app)
+if(ATTNSCOPE_BUILD_GUI)
+  install(TARGETS attnscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT app)
+endif()
+# Built-in models live in <prefix>/share/attnscope/models (found relative to the executable).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnscope/models
+        COMPONENT app PATTERN "training" EXCLUDE)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.desktop
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/applications RENAME ${ATTNSCOPE_APP_ID}.desktop COMPONENT app)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.metainfo.xml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo RENAME ${ATTNSCOPE_APP_ID}.metainfo.xml COMPONENT app)
+install(FILES ${PROJECT_SOURCE_DIR}/resources/icons/attnscope.svg
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps RENAME ${ATTNSCOPE_APP_ID}.svg COMPONENT app)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT app)
+
+set(CPACK_PACKAGE_NAME attnscope)
+set(CPACK_PACKAGE_VENDOR "attnscope developers")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Look inside transformer attention")
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "attnscope developers")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+include(CPack)

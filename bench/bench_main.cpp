@@ -1,0 +1,188 @@
+// attnscope-bench: speed of the forward pass with attention capture (and the machine's GEMM peak) on a random
+// Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
+#include "io/safetensors.h"
+#include "model/model_loader.h"
+#include "util/text_file.h"
+
+#include <Eigen/Core>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <omp.h>
+#include <random>
+#include <string>
+
+using namespace attnscope::core;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+    int tokens = 3000, tgtLen = 150, memLen = 640, layers = 16, heads = 10, dModel = 410, dHead = 41, dInner = 2100;
+    int vocab = 1000, threads = 2;
+    bool terms = false;
+};
+
+double seconds(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double>(b - a).count();
+}
+
+// Writes a random model folder of the requested shape (weights ~ N(0, 0.02), LayerNorm gains 1).
+fs::path makeRandomModel(const Options& o)
+{
+    const fs::path dir = fs::temp_directory_path() / ("attnscope-bench-" + std::to_string(o.layers) + "x" +
+                                                      std::to_string(o.heads) + "x" + std::to_string(o.dModel));
+    fs::create_directories(dir);
+    nlohmann::json cfg = {{"model_type", "transfo-xl"}, {"vocab_size", o.vocab}, {"d_model", o.dModel},
+                          {"d_embed", o.dModel},        {"n_head", o.heads},     {"d_head", o.dHead},
+                          {"d_inner", o.dInner},        {"n_layer", o.layers},   {"mem_len", o.memLen},
+                          {"tgt_len", o.tgtLen},        {"cutoffs", nlohmann::json::array()}};
+    std::ofstream(dir / "config.json") << cfg.dump(2);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.0f, 0.02f);
+    auto randn = [&](Shape s) {
+        OutputTensor t{"", s, std::vector<float>(static_cast<std::size_t>(shapeNumel(s)))};
+        for (auto& v : t.data)
+            v = nd(rng);
+        return t;
+    };
+    auto fill = [](Shape s, float v) {
+        return OutputTensor{"", s, std::vector<float>(static_cast<std::size_t>(shapeNumel(s)), v)};
+    };
+    std::vector<OutputTensor> w;
+    auto add = [&](std::string name, OutputTensor t) {
+        t.name = "transformer." + name;
+        w.push_back(std::move(t));
+    };
+    const std::int64_t d = o.dModel, hd = static_cast<std::int64_t>(o.heads) * o.dHead;
+    add("word_emb.emb_layers.0.weight", randn({o.vocab, d}));
+    add("r_w_bias", randn({o.heads, o.dHead}));
+    add("r_r_bias", randn({o.heads, o.dHead}));
+    for (int l = 0; l < o.layers; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        add(p + "dec_attn.qkv_net.weight", randn({3 * hd, d}));
+        add(p + "dec_attn.r_net.weight", randn({hd, d}));
+        add(p + "dec_attn.o_net.weight", randn({d, hd}));
+        add(p + "dec_attn.layer_norm.weight", fill({d}, 1));
+        add(p + "dec_attn.layer_norm.bias", fill({d}, 0));
+        add(p + "pos_ff.CoreNet.0.weight", randn({o.dInner, d}));
+        add(p + "pos_ff.CoreNet.0.bias", fill({o.dInner}, 0));
+        add(p + "pos_ff.CoreNet.3.weight", randn({d, o.dInner}));
+        add(p + "pos_ff.CoreNet.3.bias", fill({d}, 0));
+        add(p + "pos_ff.layer_norm.weight", fill({d}, 1));
+        add(p + "pos_ff.layer_norm.bias", fill({d}, 0));
+    }
+    writeSafetensors((dir / "model.safetensors").string(), w);
+    return dir;
+}
+
+// Copies every layer's probabilities (and terms) into a reused buffer, as a real consumer would read them.
+class CopyObserver final : public AttentionObserver {
+public:
+    explicit CopyObserver(bool terms)
+        : m_terms(terms)
+    {
+    }
+    bool wantTerms() const override { return m_terms; }
+    void onLayer(const LayerView& l) override
+    {
+        const std::size_t n = static_cast<std::size_t>(l.heads) * l.qlen * l.klen;
+        m_buffer.resize(n);
+        std::memcpy(m_buffer.data(), l.attnProb, n * sizeof(float));
+        checksum += m_buffer[n / 2];
+        if (m_terms)
+            for (const float* t : l.terms)
+                checksum += t[n / 3];
+    }
+    double checksum = 0;
+
+private:
+    bool m_terms;
+    std::vector<float> m_buffer;
+};
+
+double gemmPeakGflops(int threads)
+{
+    Eigen::setNbThreads(threads);
+    const int n = 1536;
+    Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+    c.noalias() = a * b; // warm up
+    double best = 1e9;
+    for (int r = 0; r < 3; ++r) {
+        const auto t0 = Clock::now();
+        c.noalias() = a * b;
+        best = std::min(best, seconds(t0, Clock::now()));
+    }
+    return 2.0 * n * n * n / best / 1e9;
+}
+
+// FLOPs per token of the forward pass with cached memory projections (matrix products only).
+double flopsPerToken(const Options& o)
+{
+    const double d = o.dModel, hd = static_cast<double>(o.heads) * o.dHead, klen = o.memLen + o.tgtLen;
+    const double proj = 2 * d * 3 * hd + 2 * hd * d + 2 * 2 * d * o.dInner;
+    const double attn = 3 * 2 * klen * hd; // q.k, q.R, p.v
+    return o.layers * (proj + attn);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
+        if (a == "--tokens") o.tokens = next();
+        else if (a == "--tgt-len") o.tgtLen = next();
+        else if (a == "--mem-len") o.memLen = next();
+        else if (a == "--layers") o.layers = next();
+        else if (a == "--threads") o.threads = next();
+        else if (a == "--terms") o.terms = true;
+        else {
+            std::fprintf(stderr, "usage: attnscope-bench [--tokens N] [--tgt-len T] [--mem-len M] [--layers L] "
+                                 "[--threads N] [--terms]\n");
+            return 2;
+        }
+    }
+    omp_set_num_threads(o.threads);
+    Eigen::setNbThreads(o.threads);
+    std::printf("attnscope-bench: %d layers x %d heads, d_model %d, d_head %d, d_inner %d, segment %d, memory %d, "
+                "%d tokens, %d thread(s), capture %s\n",
+                o.layers, o.heads, o.dModel, o.dHead, o.dInner, o.tgtLen, o.memLen, o.tokens, o.threads,
+                o.terms ? "probs+terms" : "probs");
+    const auto dir = makeRandomModel(o);
+    const auto t0 = Clock::now();
+    const auto loaded = loadModel(dir.string());
+    std::printf("open model (memory-mapped, %.0f MB): %.3f s\n",
+                static_cast<double>(fs::file_size(dir / "model.safetensors")) / 1e6, seconds(t0, Clock::now()));
+
+    std::mt19937 rng(1);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(o.tokens));
+    for (auto& id : ids)
+        id = static_cast<std::int32_t>(rng() % static_cast<unsigned>(o.vocab));
+    RunOptions ro;
+    ro.memLen = o.memLen;
+    {   // warm-up: one segment
+        CopyObserver warm(o.terms);
+        loaded.model->runSplit(std::span(ids).first(static_cast<std::size_t>(o.tgtLen)), o.tgtLen, ro, warm);
+    }
+    CopyObserver obs(o.terms);
+    const auto t1 = Clock::now();
+    loaded.model->runSplit(ids, o.tgtLen, ro, obs);
+    const double s = seconds(t1, Clock::now());
+    const double tps = o.tokens / s;
+    const double peak = gemmPeakGflops(o.threads);
+    const double achieved = flopsPerToken(o) * tps / 1e9;
+    std::printf("forward with attention capture: %.1f tokens/s (%.2f s for %d tokens; checksum %.3f)\n", tps, s,
+                o.tokens, obs.checksum);
+    std::printf("matrix-product rate in the forward pass: %.1f GFLOP/s; Eigen GEMM peak on %d thread(s): %.1f "
+                "GFLOP/s (%.0f%% of peak)\n",
+                achieved, o.threads, peak, 100.0 * achieved / peak);
+    return 0;
+}
