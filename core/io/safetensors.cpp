@@ -198,12 +198,24 @@ std::vector<float> readAsFloat(const SafetensorsFile& file, const TensorInfo& t)
     return out;
 }
 
+std::vector<double> readAsDouble(const SafetensorsFile& file, const TensorInfo& t)
+{
+    if (t.dtype == DType::F64) {
+        std::vector<double> out(static_cast<std::size_t>(shapeNumel(t.shape)));
+        std::memcpy(out.data(), file.bytes(t), out.size() * sizeof(double));
+        return out;
+    }
+    const auto f = readAsFloat(file, t);
+    return std::vector<double>(f.begin(), f.end());
+}
+
 void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& tensors,
                       const std::map<std::string, std::string>& metadata)
 {
     std::vector<const OutputTensor*> sorted;
     for (const auto& t : tensors) {
-        if (static_cast<std::size_t>(shapeNumel(t.shape)) != t.data.size())
+        const std::size_t have = t.storeAs == DType::F64 ? t.data64.size() : t.data.size();
+        if (static_cast<std::size_t>(shapeNumel(t.shape)) != have)
             throw Error(ErrorCode::BadInput,
                         "tensor data size " + std::to_string(t.data.size()) + " does not match shape " +
                             shapeToString(t.shape),
@@ -221,9 +233,10 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
     }
     std::uint64_t offset = 0;
     for (const auto* t : sorted) {
-        if (t->storeAs != DType::F32 && t->storeAs != DType::F16 && t->storeAs != DType::BF16)
-            throw Error(ErrorCode::UnsupportedDtype, "can only write F32, F16 or BF16", path, t->name);
-        const std::uint64_t bytes = t->data.size() * dtypeSize(t->storeAs);
+        if (t->storeAs != DType::F32 && t->storeAs != DType::F16 && t->storeAs != DType::BF16 &&
+            t->storeAs != DType::F64)
+            throw Error(ErrorCode::UnsupportedDtype, "can only write F64, F32, F16 or BF16", path, t->name);
+        const std::uint64_t bytes = static_cast<std::uint64_t>(shapeNumel(t->shape)) * dtypeSize(t->storeAs);
         header[t->name] = {{"dtype", std::string(dtypeName(t->storeAs))},
                            {"shape", t->shape},
                            {"data_offsets", {offset, offset + bytes}}};
@@ -245,6 +258,11 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(hdr.data(), static_cast<std::streamsize>(hdr.size()));
     for (const auto* t : sorted) {
+        if (t->storeAs == DType::F64) {
+            out.write(reinterpret_cast<const char*>(t->data64.data()),
+                      static_cast<std::streamsize>(t->data64.size() * sizeof(double)));
+            continue;
+        }
         if (t->storeAs == DType::F32) {
             out.write(reinterpret_cast<const char*>(t->data.data()),
                       static_cast<std::streamsize>(t->data.size() * sizeof(float)));

@@ -56,11 +56,15 @@ struct OutputTensor {
     Shape shape;
     std::vector<float> data;
     DType storeAs = DType::F32;
+    std::vector<double> data64 = {}; // used instead of `data` when storeAs is F64 (exact sums and counts)
 };
 
 // Writes tensors (any order in; stored sorted by name, header padded to 8 bytes) with metadata.
 void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
+
+// Any float tensor as float64 (F64 exact; F32/F16/BF16 widened); throws for other dtypes.
+std::vector<double> readAsDouble(const SafetensorsFile& file, const TensorInfo& t);
 
 // Converts any float tensor of a file to float32 (F32 copied, F16/BF16/F64 converted); throws for others.
 std::vector<float> readAsFloat(const SafetensorsFile& file, const TensorInfo& t);

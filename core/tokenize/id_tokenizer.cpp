@@ -27,7 +27,9 @@ std::vector<Token> IdTokenizer::encode(std::string_view text) const
             throw Error(ErrorCode::BadInput, "\"" + std::string(text.substr(i, e - i)) +
                                                  "\" is not a token id in [0, " + std::to_string(m_vocabSize) +
                                                  "); this model has no tokenizer files, so type token ids");
-        out.push_back({id, "#" + std::to_string(id), i, e});
+        std::string label = "#";
+        label += std::to_string(id);
+        out.push_back({id, std::move(label), i, e});
         i = e;
     }
     return out;

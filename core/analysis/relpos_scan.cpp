@@ -1,0 +1,455 @@
+// Relative-position scan: accumulation observer, streaming file reader, result file format, head summaries.
+#include "analysis/relpos_scan.h"
+
+#include "io/safetensors.h"
+#include "model/nn_ops.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+namespace attnscope::core {
+
+namespace {
+constexpr const char* kFormat = "attnscope-relpos-scan/1";
+
+TermSelection selectionFromLetters(const std::string& letters, const std::string& whole)
+{
+    TermSelection t{false, false, false, false};
+    std::size_t i = 0;
+    while (i < letters.size()) {
+        const char c = letters[i];
+        if (c == 'a') t.a = true;
+        else if (c == 'b') t.b = true;
+        else if (c == 'c') t.c = true;
+        else if (c == 'd') t.d = true;
+        else
+            throw Error(ErrorCode::BadInput, "term \"" + whole + "\" is not a combination of a, b, c, d (e.g. a+b)");
+        ++i;
+        if (i < letters.size() && letters[i] != '+')
+            throw Error(ErrorCode::BadInput, "term \"" + whole + "\": join terms with '+', e.g. a+b");
+        ++i;
+    }
+    return t;
+}
+} // namespace
+
+std::vector<ProfileKind> parseProfileKinds(const std::string& termsList)
+{
+    std::vector<ProfileKind> kinds{{"full", TermSelection{}}};
+    std::size_t pos = 0;
+    while (pos < termsList.size()) {
+        auto comma = termsList.find(',', pos);
+        if (comma == std::string::npos)
+            comma = termsList.size();
+        std::string item = termsList.substr(pos, comma - pos);
+        item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+        pos = comma + 1;
+        if (item.empty())
+            continue;
+        if (item == "full")
+            continue;
+        const TermSelection t = selectionFromLetters(item, item);
+        const std::string name = "term_" + t.label();
+        if (std::none_of(kinds.begin(), kinds.end(), [&](const ProfileKind& k) { return k.name == name; }))
+            kinds.push_back({name, t});
+    }
+    return kinds;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+class RelposScanner::Accumulator final : public AttentionObserver {
+public:
+    Accumulator(const ModelInfo& info, int distances, std::vector<ProfileKind> kinds)
+        : m_kinds(std::move(kinds))
+    {
+        r.layers = info.layers;
+        r.heads = info.heads;
+        r.distances = distances;
+        const auto n = static_cast<std::size_t>(r.layers) * r.heads * distances;
+        for (const auto& k : m_kinds) {
+            r.profileNames.push_back(k.name);
+            r.sums[k.name].assign(n, 0.0);
+        }
+        for (const auto& k : m_kinds)
+            m_sumPtr.push_back(r.sums[k.name].data());
+        r.count.assign(static_cast<std::size_t>(distances), 0.0);
+    }
+
+    bool wantTerms() const override { return m_kinds.size() > 1; }
+
+    void onSegment(const SegmentView& s) override
+    {
+        for (int i = 0; i < s.qlen; ++i)
+            for (int j = 0; j < s.klen; ++j)
+                if (!s.mask[static_cast<std::size_t>(i) * s.klen + j])
+                    r.count[static_cast<std::size_t>(i + s.mlen - j)] += 1.0;
+    }
+
+    void onLayer(const LayerView& l) override
+    {
+        const int D = r.distances;
+        const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
+        // Heads write disjoint slices of the sums: split them across threads.
+#pragma omp parallel for schedule(dynamic)
+        for (int n = 0; n < l.heads; ++n) {
+            std::vector<float> scores(static_cast<std::size_t>(l.klen)), probs(static_cast<std::size_t>(l.klen));
+            const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
+            for (std::size_t k = 0; k < m_kinds.size(); ++k) {
+                double* sum = m_sumPtr[k] + (static_cast<std::size_t>(l.layer) * r.heads + n) * D;
+                const bool sel[4] = {m_kinds[k].terms.a, m_kinds[k].terms.b, m_kinds[k].terms.c, m_kinds[k].terms.d};
+                for (int i = 0; i < l.qlen; ++i) {
+                    const std::size_t rowOff = headOff + static_cast<std::size_t>(i) * l.klen;
+                    const std::uint8_t* mask = l.mask + static_cast<std::size_t>(i) * l.klen;
+                    const float* p = l.attnProb + rowOff;
+                    if (k > 0) { // softmax over visible keys of the chosen terms alone (Fig. 7)
+                        for (int j = 0; j < l.klen; ++j) {
+                            float s = 0;
+                            for (int t = 0; t < 4; ++t)
+                                if (sel[t])
+                                    s += l.terms[t][rowOff + j];
+                            scores[static_cast<std::size_t>(j)] = s;
+                        }
+                        maskedSoftmax(scores.data(), mask, l.klen, probs.data());
+                        p = probs.data();
+                    }
+                    for (int j = 0; j < l.klen; ++j)
+                        if (!mask[j])
+                            sum[i + l.mlen - j] += p[j];
+                }
+            }
+        }
+    }
+
+    ScanResult r;
+
+private:
+    std::vector<ProfileKind> m_kinds;
+    std::vector<double*> m_sumPtr;
+};
+
+// ----------------------------------------------------------------------------------------------------------
+RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& options)
+    : m_model(model)
+    , m_options(options)
+{
+    const auto& info = model.info();
+    const bool relative = info.family == ModelFamily::TransfoXL;
+    if (relative && options.memLen < 1)
+        throw Error(ErrorCode::BadInput, "a relative-position scan needs a memory: the memory length must be at "
+                                         "least 1 (got " + std::to_string(options.memLen) + ")");
+    if (options.segmentLen < 1)
+        throw Error(ErrorCode::BadInput, "the segment length must be at least 1 (got " +
+                                             std::to_string(options.segmentLen) + ")");
+    if (options.segmentLen > info.maxSegmentLen)
+        throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
+                                             " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
+                                             ")");
+    auto kinds = parseProfileKinds(options.terms);
+    if (kinds.size() > 1 && !info.hasRelativeTerms)
+        throw Error(ErrorCode::BadInput, "this model has no relative score terms; scan without --terms");
+    const int distances = relative ? options.memLen + options.segmentLen : options.segmentLen;
+    m_acc = std::make_unique<Accumulator>(info, distances, std::move(kinds));
+    RunOptions ro;
+    ro.memLen = relative ? options.memLen : 0;
+    ro.sameLength = options.sameLength;
+    ro.clampLen = options.clampLen;
+    ro.stop = nullptr; // see runSegment: stops only between segments
+    m_state = model.newState(ro);
+    auto& md = m_acc->r.metadata;
+    md["format"] = kFormat;
+    md["model"] = info.source;
+    md["mem_len"] = std::to_string(relative ? options.memLen : 0);
+    md["segment_length"] = std::to_string(options.segmentLen);
+    md["same_length"] = options.sameLength.has_value() ? (*options.sameLength ? "true" : "false") : "model default";
+    md["clamp_len"] = options.clampLen.has_value() ? std::to_string(*options.clampLen) : "model default";
+    md["max_tokens"] = std::to_string(options.maxTokens);
+    md["terms"] = options.terms;
+}
+
+RelposScanner::~RelposScanner() = default;
+
+std::int64_t RelposScanner::tokensDone() const
+{
+    return m_acc->r.tokens;
+}
+
+void RelposScanner::runSegment(std::span<const std::int32_t> ids)
+{
+    // Cancellation is checked between segments only, so the sums and counts always cover whole segments.
+    if (m_cancelled || (m_options.stop && m_options.stop->stopRequested())) {
+        m_cancelled = true;
+        m_acc->r.partial = true;
+        return;
+    }
+    m_model.forwardSegment(*m_state, ids, *m_acc);
+    m_acc->r.tokens += static_cast<std::int64_t>(ids.size());
+}
+
+bool RelposScanner::feed(std::span<const std::int32_t> ids)
+{
+    if (m_options.maxTokens >= 0) {
+        const auto room = std::max<std::int64_t>(0, m_options.maxTokens - m_fed);
+        ids = ids.first(static_cast<std::size_t>(std::min<std::int64_t>(room, static_cast<std::int64_t>(ids.size()))));
+    }
+    m_fed += static_cast<std::int64_t>(ids.size());
+    m_pending.insert(m_pending.end(), ids.begin(), ids.end());
+    const auto seg = static_cast<std::size_t>(m_options.segmentLen);
+    std::size_t used = 0;
+    while (m_pending.size() - used >= seg && !m_cancelled) {
+        runSegment(std::span(m_pending).subspan(used, seg));
+        used += seg;
+        if (m_options.progress)
+            m_options.progress(m_acc->r.tokens, m_totalEstimate);
+    }
+    m_pending.erase(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(used));
+    return !m_cancelled && (m_options.maxTokens < 0 || m_fed < m_options.maxTokens);
+}
+
+ScanResult RelposScanner::finish()
+{
+    if (!m_pending.empty())
+        runSegment(m_pending);
+    m_pending.clear();
+    if (m_acc->r.tokens == 0 && !m_cancelled)
+        throw Error(ErrorCode::BadInput, "the text tokenizes to nothing: there is nothing to scan");
+    if (m_options.progress)
+        m_options.progress(m_acc->r.tokens, m_acc->r.tokens);
+    m_acc->r.metadata["tokens"] = std::to_string(m_acc->r.tokens);
+    m_acc->r.metadata["partial"] = m_acc->r.partial ? "true" : "false";
+    return std::move(m_acc->r);
+}
+
+// ----------------------------------------------------------------------------------------------------------
+std::vector<float> ScanResult::average(const std::string& profile) const
+{
+    const auto it = sums.find(profile);
+    if (it == sums.end())
+        throw Error(ErrorCode::BadInput, "the scan has no profile \"" + profile + "\"");
+    std::vector<float> out(it->second.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const double c = count[i % static_cast<std::size_t>(distances)];
+        out[i] = c > 0 ? static_cast<float>(it->second[i] / c) : 0.0f;
+    }
+    return out;
+}
+
+void ScanResult::merge(const ScanResult& o)
+{
+    auto mismatch = [](const std::string& what) {
+        throw Error(ErrorCode::BadInput, "cannot merge scans with different " + what);
+    };
+    if (o.layers != layers || o.heads != heads)
+        mismatch("model shapes");
+    if (o.distances != distances)
+        mismatch("memory or segment lengths");
+    if (o.profileNames != profileNames)
+        mismatch("term profiles");
+    for (const char* key : {"model", "mem_len", "segment_length", "same_length", "clamp_len"})
+        if (metadata.count(key) && o.metadata.count(key) && metadata.at(key) != o.metadata.at(key))
+            mismatch(std::string(key) + " (" + metadata.at(key) + " vs " + o.metadata.at(key) + ")");
+    for (auto& [name, s] : sums) {
+        const auto& t = o.sums.at(name);
+        for (std::size_t i = 0; i < s.size(); ++i)
+            s[i] += t[i];
+    }
+    for (std::size_t i = 0; i < count.size(); ++i)
+        count[i] += o.count[i];
+    tokens += o.tokens;
+    partial = partial || o.partial;
+    metadata["tokens"] = std::to_string(tokens);
+    metadata["partial"] = partial ? "true" : "false";
+    const int parts = (metadata.count("merged_parts") ? std::stoi(metadata["merged_parts"]) : 1) +
+                      (o.metadata.count("merged_parts") ? std::stoi(o.metadata.at("merged_parts")) : 1);
+    metadata["merged_parts"] = std::to_string(parts);
+    if (metadata.count("text") && o.metadata.count("text") && metadata["text"] != o.metadata.at("text"))
+        metadata["text"] += " + " + o.metadata.at("text");
+}
+
+void ScanResult::save(const std::string& path) const
+{
+    std::vector<OutputTensor> out;
+    const Shape shape{layers, heads, distances};
+    for (const auto& name : profileNames) {
+        out.push_back({"relpos." + name, shape, average(name)});
+        OutputTensor s{"relpos." + name + ".sum", shape, {}, DType::F64, sums.at(name)};
+        out.push_back(std::move(s));
+    }
+    out.push_back({"relpos.count", {distances}, {}, DType::F64, count});
+    auto md = metadata;
+    md["format"] = kFormat;
+    md["profiles"] = "";
+    for (const auto& n : profileNames)
+        md["profiles"] += (md["profiles"].empty() ? "" : ",") + n;
+    writeSafetensors(path, out, md);
+}
+
+ScanResult ScanResult::load(const std::string& path)
+{
+    SafetensorsFile f(path);
+    const auto& md = f.metadata();
+    const auto fmt = md.find("format");
+    if (fmt == md.end() || fmt->second != kFormat)
+        throw Error(ErrorCode::CorruptFile, "not an attnscope scan result (metadata format is not " +
+                                                std::string(kFormat) + ")", path);
+    ScanResult r;
+    r.metadata = md;
+    const auto* count = f.find("relpos.count");
+    if (!count || count->shape.size() != 1)
+        throw Error(ErrorCode::MissingTensor, "scan result has no relpos.count [distances]", path, "relpos.count");
+    r.count = readAsDouble(f, *count);
+    r.distances = static_cast<int>(count->shape[0]);
+    std::string profiles = md.count("profiles") ? md.at("profiles") : "full";
+    std::size_t pos = 0;
+    while (pos <= profiles.size()) {
+        auto comma = profiles.find(',', pos);
+        if (comma == std::string::npos)
+            comma = profiles.size();
+        const std::string name = profiles.substr(pos, comma - pos);
+        pos = comma + 1;
+        if (name.empty())
+            continue;
+        const auto* s = f.find("relpos." + name + ".sum");
+        if (!s || s->shape.size() != 3 || s->shape[2] != r.distances)
+            throw Error(ErrorCode::MissingTensor, "missing or misshaped sums", path, "relpos." + name + ".sum");
+        r.layers = static_cast<int>(s->shape[0]);
+        r.heads = static_cast<int>(s->shape[1]);
+        r.profileNames.push_back(name);
+        r.sums[name] = readAsDouble(f, *s);
+    }
+    if (r.profileNames.empty() || r.profileNames.front() != "full")
+        throw Error(ErrorCode::CorruptFile, "scan result has no full-attention profile", path);
+    r.tokens = md.count("tokens") ? std::stoll(md.at("tokens")) : 0;
+    r.partial = md.count("partial") && md.at("partial") == "true";
+    return r;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& profile)
+{
+    const auto avg = r.average(profile);
+    std::vector<HeadSummary> out;
+    const auto D = static_cast<std::size_t>(r.distances);
+    for (int l = 0; l < r.layers; ++l)
+        for (int h = 0; h < r.heads; ++h) {
+            const float* p = avg.data() + (static_cast<std::size_t>(l) * r.heads + h) * D;
+            double total = 0;
+            for (std::size_t d = 0; d < D; ++d)
+                total += p[d];
+            HeadSummary s;
+            s.layer = l;
+            s.head = h;
+            if (total > 0)
+                for (std::size_t d = 0; d < D; ++d) {
+                    const double q = p[d] / total;
+                    if (q > 0)
+                        s.entropy -= q * std::log(q);
+                    s.meanDistance += q * static_cast<double>(d);
+                    if (d < 5)
+                        s.massNear5 += q;
+                    if (d < 50)
+                        s.massNear50 += q;
+                }
+            out.push_back(s);
+        }
+    return out;
+}
+
+std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s)
+{
+    std::vector<std::size_t> idx(s.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return s[a].entropy > s[b].entropy; });
+    return idx;
+}
+
+// ----------------------------------------------------------------------------------------------------------
+ScanResult scanText(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& text,
+                    const ScanOptions& options)
+{
+    RelposScanner scanner(model, options);
+    std::vector<std::int32_t> ids;
+    for (const auto& t : tokenizer.encode(text))
+        ids.push_back(t.id);
+    scanner.setTotalEstimate(static_cast<std::int64_t>(ids.size()));
+    scanner.feed(ids);
+    return scanner.finish();
+}
+
+ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
+                        const ScanOptions& options, int shardIndex, int shardCount)
+{
+    if (shardCount < 1 || shardIndex < 1 || shardIndex > shardCount)
+        throw Error(ErrorCode::BadInput, "shard must be I/N with 1 <= I <= N (got " + std::to_string(shardIndex) + "/" +
+                                             std::to_string(shardCount) + ")");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw Error(ErrorCode::Io, "cannot open the text file", path);
+    std::error_code ec;
+    const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+    // Shard bounds: the byte fractions (I-1)/N and I/N, each moved forward to the next line start.
+    auto lineStartAtOrAfter = [&](std::int64_t pos) -> std::int64_t {
+        if (pos <= 0)
+            return 0;
+        if (pos >= size)
+            return size;
+        in.clear();
+        in.seekg(pos - 1);
+        char c;
+        std::int64_t p = pos - 1;
+        while (in.get(c)) {
+            ++p;
+            if (c == '\n')
+                return p;
+        }
+        return size;
+    };
+    const std::int64_t begin = lineStartAtOrAfter(size * (shardIndex - 1) / shardCount);
+    const std::int64_t end = shardIndex == shardCount ? size : lineStartAtOrAfter(size * shardIndex / shardCount);
+
+    ScanOptions opt = options;
+    RelposScanner scanner(model, opt);
+    in.clear();
+    in.seekg(begin);
+    constexpr std::size_t kChunk = 1 << 20;
+    std::string carry, buf(kChunk, '\0');
+    std::int64_t pos = begin;
+    std::vector<std::int32_t> ids;
+    bool more = true;
+    while (pos < end && more) {
+        const auto want = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, end - pos));
+        in.read(buf.data(), static_cast<std::streamsize>(want));
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (got == 0)
+            break;
+        pos += static_cast<std::int64_t>(got);
+        carry.append(buf.data(), got);
+        // Tokenize whole lines only; the unfinished last line waits for the next chunk.
+        const auto cut = pos >= end ? carry.size() : carry.rfind('\n') + 1;
+        if (cut == 0 || cut == std::string::npos + 1)
+            continue;
+        ids.clear();
+        for (const auto& t : tokenizer.encode(std::string_view(carry).substr(0, cut)))
+            ids.push_back(t.id);
+        carry.erase(0, cut);
+        // Estimate the total from the tokens-per-byte rate so far.
+        const double rate = static_cast<double>(scanner.tokensDone() + static_cast<std::int64_t>(ids.size())) /
+                            static_cast<double>(std::max<std::int64_t>(1, pos - begin));
+        std::int64_t estimate = static_cast<std::int64_t>(rate * static_cast<double>(end - begin));
+        if (options.maxTokens >= 0)
+            estimate = std::min(estimate, options.maxTokens);
+        scanner.setTotalEstimate(estimate);
+        more = scanner.feed(ids);
+    }
+    auto result = scanner.finish();
+    result.metadata["text"] = std::filesystem::path(path).filename().string();
+    if (shardCount > 1)
+        result.metadata["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+    return result;
+}
+
+} // namespace attnscope::core

@@ -1,0 +1,106 @@
+// Corpus scan for the Transformer-XL paper's Figs. 5 and 7: the attention paid at each relative distance,
+// per (layer, head), averaged over every query of a long text. Only running sums and counts are kept, so memory
+// does not grow with the text. Results are mergeable (sums and counts add) and saved as safetensors.
+#pragma once
+
+#include "analysis/attention_grid.h"
+#include "model/attention_model.h"
+#include "tokenize/tokenizer.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnscope::core {
+
+// A term profile: "full" (the model's attention) or a combination of terms ("a", "b", "a+b", ...).
+struct ProfileKind {
+    std::string name;    // "full", "term_a", "term_a+b"
+    TermSelection terms; // all four for "full"
+};
+// Parses "a,b,c,d" / "a+b,d" into profile kinds (full is always included first). Throws Error(BadInput).
+std::vector<ProfileKind> parseProfileKinds(const std::string& termsList);
+
+struct ScanOptions {
+    int memLen = 0;                 // must be >= 1
+    int segmentLen = 0;             // must be >= 1 and <= the model's maximum
+    std::optional<bool> sameLength;
+    std::optional<int> clampLen;
+    std::int64_t maxTokens = -1;    // -1: no limit
+    std::string terms;              // "" or e.g. "a,b,c,d" / "a+b"
+    const StopToken* stop = nullptr;
+    // Called about every segment (done, estimated total tokens). Any thread-safety is the caller's business.
+    std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct HeadSummary {
+    int layer = 0, head = 0;   // 0-based
+    double entropy = 0;        // nats, of the profile normalised over distance
+    double meanDistance = 0;   // tokens
+    double massNear5 = 0;      // share of the normalised profile at distances 0..4
+    double massNear50 = 0;     // ... at distances 0..49
+};
+
+class ScanResult {
+public:
+    int layers = 0, heads = 0, distances = 0; // distances = memLen + segmentLen
+    std::vector<std::string> profileNames;    // "full" first
+    std::map<std::string, std::vector<double>> sums; // name -> [layers, heads, distances]
+    std::vector<double> count;                // [distances]: (query, key) pairs seen at each distance
+    std::int64_t tokens = 0;
+    bool partial = false;                     // cancelled before the end
+    std::map<std::string, std::string> metadata;
+
+    // Average at each distance (sum / count; 0 where nothing was seen). [layers, heads, distances].
+    std::vector<float> average(const std::string& profile) const;
+    // Adds another result of the same model shape and options. Throws Error(BadInput) if they differ.
+    void merge(const ScanResult& other);
+
+    void save(const std::string& path) const;
+    static ScanResult load(const std::string& path);
+};
+
+// Summaries of every head of a profile, in layer-major order.
+std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& profile = "full");
+// Head indices (into summariseHeads' order) sorted from the widest (highest entropy) to the narrowest.
+std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s);
+
+// The incremental engine: feed tokens in any chunk sizes; segments run as soon as they are full.
+class RelposScanner {
+public:
+    RelposScanner(const AttentionModel& model, const ScanOptions& options);
+    ~RelposScanner();
+    // Returns false once maxTokens is reached (further tokens are ignored).
+    bool feed(std::span<const std::int32_t> ids);
+    // Runs the last, shorter segment. Cancellation (Error Cancelled) leaves partial = true and the sums kept.
+    ScanResult finish();
+    std::int64_t tokensDone() const;
+    // Total used in progress reports (streaming readers only know an estimate).
+    void setTotalEstimate(std::int64_t total) { m_totalEstimate = total; }
+
+private:
+    class Accumulator;
+    void runSegment(std::span<const std::int32_t> ids);
+
+    const AttentionModel& m_model;
+    ScanOptions m_options;
+    std::unique_ptr<RunState> m_state;
+    std::unique_ptr<Accumulator> m_acc;
+    std::vector<std::int32_t> m_pending;
+    std::int64_t m_fed = 0;
+    std::int64_t m_totalEstimate = 0;
+    bool m_cancelled = false;
+};
+
+// Scans a text file by streaming it (chunks split at line ends), tokenized by `tokenizer`.
+// `shardIndex` / `shardCount` (1-based I of N) scan only the I-th contiguous, line-aligned part of the file.
+ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
+                        const ScanOptions& options, int shardIndex = 1, int shardCount = 1);
+// Scans an in-memory text.
+ScanResult scanText(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& text,
+                    const ScanOptions& options);
+
+} // namespace attnscope::core
