@@ -1,4 +1,5 @@
 // attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, info.
+#include "analysis/relpos_scan.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
@@ -8,7 +9,10 @@
 
 #include "builtin_paths.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +27,11 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
   attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
   attnscope-cli tokenize --tokenizer DIR (--text TEXT | --text-file FILE)
+  attnscope-cli scan --model MODEL --text-file FILE --mem-len M --segment-length T
+                     [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
+                     --out RESULT.safetensors
+  attnscope-cli merge A.safetensors B.safetensors ... --out RESULT.safetensors
+  attnscope-cli heads RESULT.safetensors [--profile full|term_a|...] [--top N]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
 
@@ -96,6 +105,156 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
     return 0;
 }
 
+int parseInt(const Args& a, const std::string& key, int fallback)
+{
+    const auto it = a.options.find(key);
+    if (it == a.options.end())
+        return fallback;
+    try {
+        std::size_t used = 0;
+        const int v = std::stoi(it->second, &used);
+        if (used == it->second.size())
+            return v;
+    } catch (const std::exception&) {
+    }
+    throw Error(ErrorCode::BadInput, "--" + key + " expects an integer, got \"" + it->second + "\"");
+}
+
+// A progress bar on stderr, redrawn at most ten times a second.
+class ProgressBar {
+public:
+    void update(std::int64_t done, std::int64_t total)
+    {
+        const auto now = std::chrono::steady_clock::now();
+        if (done < total && now - m_last < std::chrono::milliseconds(100))
+            return;
+        m_last = now;
+        const double secs = std::chrono::duration<double>(now - m_start).count();
+        const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
+        const int width = 30, filled = static_cast<int>(frac * width);
+        const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
+        const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+        std::fprintf(stderr, "\r[%s%s] %3.0f%% %lld/%lld tokens, %.0f tokens/s, %.0f s left   ",
+                     std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                     std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100 * frac,
+                     static_cast<long long>(done), static_cast<long long>(total), rate, std::max(0.0, eta));
+        std::fflush(stderr);
+    }
+    void finish() { std::fprintf(stderr, "\n"); }
+
+private:
+    std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now(), m_last{};
+};
+
+int cmdScan(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tokenizer = loadTokenizer(loaded.folder);
+    const auto& textFile = require(a, "text-file");
+    const auto& out = require(a, "out");
+    ScanOptions opt;
+    opt.memLen = parseInt(a, "mem-len", -1);
+    if (opt.memLen < 0 && loaded.model->info().family == ModelFamily::TransfoXL)
+        throw Error(ErrorCode::BadInput, "scan needs --mem-len (the memory length, e.g. the model's " +
+                                             std::to_string(loaded.model->info().defaultMemLen) + ")");
+    opt.segmentLen = parseInt(a, "segment-length", -1);
+    if (opt.segmentLen < 0)
+        throw Error(ErrorCode::BadInput, "scan needs --segment-length");
+    opt.maxTokens = parseInt(a, "max-tokens", -1);
+    if (a.options.count("same-length"))
+        opt.sameLength = parseInt(a, "same-length", 0) != 0;
+    if (a.options.count("clamp-len"))
+        opt.clampLen = parseInt(a, "clamp-len", -1);
+    opt.terms = a.options.count("terms") ? a.options.at("terms") : "";
+    int shardI = 1, shardN = 1;
+    if (a.options.count("shard")) {
+        const auto& s = a.options.at("shard");
+        const auto slash = s.find('/');
+        try {
+            if (slash == std::string::npos)
+                throw std::invalid_argument("no slash");
+            shardI = std::stoi(s.substr(0, slash));
+            shardN = std::stoi(s.substr(slash + 1));
+        } catch (const std::exception&) {
+            throw Error(ErrorCode::BadInput, "--shard expects I/N, e.g. 2/8, got \"" + s + "\"");
+        }
+    }
+    ProgressBar bar;
+    opt.progress = [&bar](std::int64_t done, std::int64_t total) { bar.update(done, total); };
+    auto result = scanTextFile(*loaded.model, *tokenizer, textFile, opt, shardI, shardN);
+    bar.finish();
+    result.save(out);
+    std::fprintf(stderr, "scanned %lld tokens; wrote %s\n", static_cast<long long>(result.tokens), out.c_str());
+    return 0;
+}
+
+int cmdMerge(int argc, char** argv)
+{
+    std::vector<std::string> inputs;
+    std::string out;
+    for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--out") {
+            if (i + 1 >= argc)
+                throw Error(ErrorCode::BadInput, "--out needs a value");
+            out = argv[++i];
+        } else if (arg.rfind("--", 0) == 0) {
+            throw Error(ErrorCode::BadInput, "unknown option " + arg + " for merge");
+        } else {
+            inputs.push_back(arg);
+        }
+    }
+    if (out.empty())
+        throw Error(ErrorCode::BadInput, "merge needs --out");
+    if (inputs.empty())
+        throw Error(ErrorCode::BadInput, "merge needs at least one scan result");
+    ScanResult merged = ScanResult::load(inputs[0]);
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+        try {
+            merged.merge(ScanResult::load(inputs[i]));
+        } catch (const Error& e) {
+            if (e.file().empty())
+                throw Error(e.code(), e.message(), inputs[i]);
+            throw;
+        }
+    }
+    merged.save(out);
+    std::fprintf(stderr, "merged %zu results (%lld tokens); wrote %s\n", inputs.size(),
+                 static_cast<long long>(merged.tokens), out.c_str());
+    return 0;
+}
+
+int cmdHeads(int argc, char** argv)
+{
+    if (argc < 3)
+        throw Error(ErrorCode::BadInput, "heads needs a scan result file");
+    std::string profile = "full";
+    int top = -1;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const std::string k = argv[i];
+        if (k == "--profile")
+            profile = argv[i + 1];
+        else if (k == "--top")
+            top = std::atoi(argv[i + 1]);
+        else
+            throw Error(ErrorCode::BadInput, "unknown option " + k + " for heads");
+    }
+    const auto r = ScanResult::load(argv[2]);
+    const auto s = summariseHeads(r, profile);
+    const auto order = rankByWidth(s);
+    std::printf("rank  head (#)        entropy  mean dist  mass<5  mass<50   (%s, %lld tokens%s)\n", profile.c_str(),
+                static_cast<long long>(r.tokens), r.partial ? ", partial" : "");
+    int shown = 0;
+    for (std::size_t k : order) {
+        if (top >= 0 && shown >= top)
+            break;
+        const auto& h = s[k];
+        std::printf("%4d  L%-2d H%-2d (%4d)  %7.3f  %9.1f  %6.3f  %7.3f\n", ++shown, h.layer + 1, h.head + 1,
+                    h.layer * r.heads + h.head + 1, h.entropy, h.meanDistance, h.massNear5, h.massNear50);
+    }
+    return 0;
+}
+
 int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
@@ -129,6 +288,14 @@ int main(int argc, char** argv)
             return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);
         if (command == "tokenize")
             return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file"}), builtins);
+        if (command == "scan")
+            return cmdScan(parseArgs(argc, argv, {"model", "text-file", "mem-len", "segment-length", "max-tokens",
+                                                  "terms", "shard", "same-length", "clamp-len", "out"}),
+                           builtins);
+        if (command == "merge")
+            return cmdMerge(argc, argv);
+        if (command == "heads")
+            return cmdHeads(argc, argv);
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
         if (command == "list-builtin") {

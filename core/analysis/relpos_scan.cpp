@@ -380,8 +380,7 @@ ScanResult scanText(const AttentionModel& model, const Tokenizer& tokenizer, con
     return scanner.finish();
 }
 
-ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
-                        const ScanOptions& options, int shardIndex, int shardCount)
+std::pair<std::int64_t, std::int64_t> shardByteRange(const std::string& path, int shardIndex, int shardCount)
 {
     if (shardCount < 1 || shardIndex < 1 || shardIndex > shardCount)
         throw Error(ErrorCode::BadInput, "shard must be I/N with 1 <= I <= N (got " + std::to_string(shardIndex) + "/" +
@@ -391,7 +390,6 @@ ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer,
         throw Error(ErrorCode::Io, "cannot open the text file", path);
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
-    // Shard bounds: the byte fractions (I-1)/N and I/N, each moved forward to the next line start.
     auto lineStartAtOrAfter = [&](std::int64_t pos) -> std::int64_t {
         if (pos <= 0)
             return 0;
@@ -410,7 +408,16 @@ ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer,
     };
     const std::int64_t begin = lineStartAtOrAfter(size * (shardIndex - 1) / shardCount);
     const std::int64_t end = shardIndex == shardCount ? size : lineStartAtOrAfter(size * shardIndex / shardCount);
+    return {begin, std::max(begin, end)};
+}
 
+ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
+                        const ScanOptions& options, int shardIndex, int shardCount)
+{
+    const auto [begin, end] = shardByteRange(path, shardIndex, shardCount);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw Error(ErrorCode::Io, "cannot open the text file", path);
     ScanOptions opt = options;
     RelposScanner scanner(model, opt);
     in.clear();
@@ -429,8 +436,9 @@ ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer,
         pos += static_cast<std::int64_t>(got);
         carry.append(buf.data(), got);
         // Tokenize whole lines only; the unfinished last line waits for the next chunk.
-        const auto cut = pos >= end ? carry.size() : carry.rfind('\n') + 1;
-        if (cut == 0 || cut == std::string::npos + 1)
+        const auto nl = carry.rfind('\n');
+        const std::size_t cut = pos >= end ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
+        if (cut == 0)
             continue;
         ids.clear();
         for (const auto& t : tokenizer.encode(std::string_view(carry).substr(0, cut)))

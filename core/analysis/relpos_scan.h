@@ -95,6 +95,10 @@ private:
     bool m_cancelled = false;
 };
 
+// Byte range [begin, end) of shard I of N of a file: the byte fractions (I-1)/N and I/N, each moved forward to
+// the next line start, so shards are contiguous, disjoint, line-aligned and cover the file.
+std::pair<std::int64_t, std::int64_t> shardByteRange(const std::string& path, int shardIndex, int shardCount);
+
 // Scans a text file by streaming it (chunks split at line ends), tokenized by `tokenizer`.
 // `shardIndex` / `shardCount` (1-based I of N) scan only the I-th contiguous, line-aligned part of the file.
 ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
