@@ -125,6 +125,6 @@ int main(int argc, char** argv)
     const int layer = p.value("layer").toInt() - 1, head = p.value("head").toInt() - 1;
     if (layer > 0 || head > 0)
         QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
-                         [&window, layer, head] { window.setSelection(layer, head); }, Qt::SingleShotConnection);
+                         [&window, layer, head] { window.setSelection(layer, {head}); }, Qt::SingleShotConnection);
     return QApplication::exec();
 }

@@ -23,6 +23,8 @@ struct GridData {
     bool diverging = false;    // raw scores: symmetric colour range around 0
 
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
+    int rowPosition(int r) const { return r >= 0 && r < static_cast<int>(rowPositions.size()) ? rowPositions[static_cast<std::size_t>(r)] : -1; }
+    int colPosition(int c) const { return c >= 0 && c < static_cast<int>(colPositions.size()) ? colPositions[static_cast<std::size_t>(c)] : -1; }
 };
 
 using GridDataPtr = std::shared_ptr<const GridData>;

@@ -21,7 +21,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
         emit busyChanged(busy(), QString()); // before the failure signal, whose handler may open a modal dialog
         emit modelFailed(spec, msg);
     });
-    connect(m_worker, &ComputeWorker::textReady, this, [this](TextCapturePtr c, quint64 gen) {
+    connect(m_worker, &ComputeWorker::textReady, this, [this](TextResultPtr c, quint64 gen) {
         if (gen != m_latestText)
             return; // stale: a newer request superseded it
         m_textInFlight = false;

@@ -26,7 +26,7 @@ public:
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
     void modelFailed(const QString& spec, const QString& message);
-    void textReady(attnscope::app::TextCapturePtr capture);
+    void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
     void busyChanged(bool busy, const QString& what);
 

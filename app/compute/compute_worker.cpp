@@ -2,6 +2,7 @@
 #include "compute/compute_worker.h"
 
 #include "run/text_capture.h"
+#include "ui/thumbnails.h"
 #include "util/error.h"
 
 #include <spdlog/spdlog.h>
@@ -34,15 +35,16 @@ void ComputeWorker::runText(const TextRequest& request, quint64 generation)
         return;
     }
     try {
-        const std::string utf8 = request.text.toStdString();
-        auto tokens = m_model->tokenizer->encode(utf8);
         core::CaptureOptions opt;
         opt.segmentLen = request.segmentLen;
         if (request.memLen >= 0)
             opt.run.memLen = request.memLen;
         opt.run.stop = request.stop.get();
-        auto capture = core::captureText(*m_model->loaded.model, std::move(tokens), opt);
-        emit textReady(capture, generation);
+        auto capture = core::captureText(*m_model->loaded.model, *m_model->tokenizer, request.text.toStdString(), opt);
+        auto result = std::make_shared<TextResult>();
+        result->thumbnails = makeThumbnails(*capture, -1);
+        result->capture = std::move(capture);
+        emit textReady(result, generation);
     } catch (const core::Error& e) {
         emit textFailed(QString::fromStdString(e.what()), generation, e.code() == core::ErrorCode::Cancelled);
     } catch (const std::exception& e) {

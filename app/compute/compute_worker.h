@@ -32,7 +32,7 @@ public slots:
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model, quint64 generation);
     void modelFailed(const QString& spec, const QString& message, quint64 generation);
-    void textReady(attnscope::app::TextCapturePtr capture, quint64 generation);
+    void textReady(attnscope::app::TextResultPtr result, quint64 generation);
     void textFailed(const QString& message, quint64 generation, bool cancelled);
 
 private:

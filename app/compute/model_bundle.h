@@ -2,6 +2,7 @@
 #pragma once
 
 #include "model/model_loader.h"
+#include "head_overview_view.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 
@@ -22,6 +23,13 @@ struct ModelBundle {
 
 using ModelBundlePtr = std::shared_ptr<const ModelBundle>;
 using TextCapturePtr = std::shared_ptr<const core::TextCapture>;
+
+// What a text request produces: the captured attention and the head overview's images (built off the GUI thread).
+struct TextResult {
+    TextCapturePtr capture;
+    widgets::HeadThumbnailsPtr thumbnails;
+};
+using TextResultPtr = std::shared_ptr<const TextResult>;
 
 // Loads model and tokenizer; throws core::Error. Safe to call from any thread.
 ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs);

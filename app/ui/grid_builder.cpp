@@ -15,10 +15,21 @@ QString tokenLabel(const core::Token& t)
     return s;
 }
 
+int autoSegment(const core::TextCapture& capture)
+{
+    const int n = static_cast<int>(capture.segments.size());
+    // The last segment, unless it is a short tail: then the full one before it shows more.
+    if (n >= 2 && capture.segments.back().qlen * 2 < capture.segmentLen)
+        return n - 2;
+    return std::max(0, n - 1);
+}
+
 QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer)
 {
     QString heads;
-    if (s.heads.empty() || static_cast<int>(s.heads.size()) == headsInLayer)
+    if (headsInLayer == 1)
+        heads = QObject::tr("head 1");
+    else if (s.heads.empty() || static_cast<int>(s.heads.size()) == headsInLayer)
         heads = QObject::tr("average of all %1 heads").arg(headsInLayer);
     else if (s.heads.size() == 1)
         heads = QObject::tr("head %1").arg(s.heads.front() + 1);
@@ -36,7 +47,7 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, int hea
 
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
 {
-    const int segment = s.segment < 0 ? static_cast<int>(capture.segments.size()) - 1 : s.segment;
+    const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
     const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction);
     auto d = std::make_shared<widgets::GridData>();
     d->title = selectionTitle(modelName, s, capture.model.heads);

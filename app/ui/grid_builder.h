@@ -8,6 +8,8 @@
 
 namespace attnscope::app {
 
+// The segment shown when the user has not chosen one: the last, or the one before a short last tail.
+int autoSegment(const core::TextCapture& capture);
 // Human title: "txl-wikitext2 · layer 1 · head 8" (1-based numbers, as people say them).
 QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer);
 // Throws core::Error for an out-of-range selection.

@@ -2,34 +2,69 @@
 #include "ui/main_window.h"
 
 #include "attention_grid_view.h"
+#include "export/data_export.h"
 #include "export/figure_export.h"
+#include "head_overview_view.h"
 #include "model/model_loader.h"
+#include "text_attention_view.h"
 #include "ui/grid_builder.h"
+#include "ui/thumbnails.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QInputDialog>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
-#include <QToolBar>
+#include <QTextBlock>
 #include <QVBoxLayout>
 
 namespace attnscope::app {
+
+namespace {
+constexpr int kMaxRecent = 8;
+
+// Character index in a QString for each byte offset of its UTF-8 form (token spans are UTF-8 bytes).
+std::vector<int> utf8ToQStringIndex(const QString& s)
+{
+    std::vector<int> map;
+    map.reserve(static_cast<std::size_t>(s.size()) * 2 + 1);
+    for (int i = 0; i < s.size(); ++i) {
+        const char32_t u = s.at(i).unicode();
+        int bytes = u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
+        if (s.at(i).isHighSurrogate() && i + 1 < s.size()) {
+            bytes = 4;
+            for (int b = 0; b < bytes; ++b)
+                map.push_back(i);
+            ++i;
+            continue;
+        }
+        for (int b = 0; b < bytes; ++b)
+            map.push_back(i);
+    }
+    map.push_back(static_cast<int>(s.size()));
+    return map;
+}
+} // namespace
 
 MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> builtinDirs, QWidget* parent)
     : QMainWindow(parent)
@@ -38,6 +73,8 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
 {
     setWindowTitle(tr("attnscope"));
     setObjectName(QStringLiteral("MainWindow"));
+    setAcceptDrops(true);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_grid = new widgets::AttentionGridView(this);
     m_grid->setObjectName(QStringLiteral("tokenGrid"));
     setCentralWidget(m_grid);
@@ -57,30 +94,43 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
     connect(m_cancel, &QPushButton::clicked, m_compute, &ComputeController::cancel);
 
     m_debounce.setSingleShot(true);
-    m_debounce.setInterval(150);
+    m_debounce.setInterval(120);
     connect(&m_debounce, &QTimer::timeout, this, &MainWindow::requestRun);
 
     connect(m_compute, &ComputeController::modelLoaded, this, [this](ModelBundlePtr m) {
         m_status->setText(tr("Loaded %1").arg(m->displayName));
+        rememberRecent(m->spec);
         m_selection = ViewSelection{};
+        m_result.reset();
         refreshModelPanel();
         syncSelectorsFromSelection();
+        m_text->setPlaceholderText(m->tokenizer->kind().rfind("token ids", 0) == 0
+                                       ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
+                                       : tr("Type or paste text; the attention updates as you type."));
         requestRun();
     });
     connect(m_compute, &ComputeController::modelFailed, this, [this](const QString& spec, const QString& msg) {
         m_status->setText(tr("Could not open %1").arg(spec));
         QMessageBox::warning(this, tr("Could not open model"),
-                             tr("The model could not be opened:\n\n%1\n\nThe previous model stays loaded.").arg(msg));
+                             tr("The model could not be opened:\n\n%1\n\n%2")
+                                 .arg(msg, m_compute->model() ? tr("The previous model stays loaded.")
+                                                              : tr("Open another model from the File menu.")));
     });
-    connect(m_compute, &ComputeController::textReady, this, [this](TextCapturePtr c) {
-        m_capture = c;
-        m_tokenInfo->setText(tr("%n token(s)", "", static_cast<int>(c->tokens.size())) +
-                             (c->segments.size() > 1 ? tr(" in %1 segments").arg(c->segments.size()) : QString()));
+    connect(m_compute, &ComputeController::textReady, this, [this](TextResultPtr r) {
+        m_result = r;
+        const auto& c = *r->capture;
+        m_tokenInfo->setText(tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
+                             (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
+                                                    : QString()));
         m_updatingSelectors = true;
-        m_segmentSpin->setRange(1, static_cast<int>(c->segments.size()));
-        m_segmentSpin->setValue(m_selection.segment < 0 ? static_cast<int>(c->segments.size()) : m_selection.segment + 1);
+        m_segmentSpin->setRange(1, static_cast<int>(c.segments.size()));
+        if (m_selection.segment >= static_cast<int>(c.segments.size()))
+            m_selection.segment = -1;
+        m_segmentSpin->setValue((m_selection.segment < 0 ? autoSegment(c) : m_selection.segment) + 1);
         m_updatingSelectors = false;
+        m_overview->setThumbnails(m_selection.segment < 0 ? r->thumbnails : makeThumbnails(c, m_selection.segment));
         refreshGrid();
+        highlightTokens(-1);
     });
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
         m_status->setText(cancelled ? tr("Cancelled") : msg);
@@ -96,6 +146,29 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
     connect(m_grid, &widgets::AttentionGridView::cellClicked, this, [this](int row, int, Qt::KeyboardModifiers) {
         m_grid->setLockedRow(m_grid->lockedRow() == row ? -1 : row);
     });
+    connect(m_grid, &widgets::AttentionGridView::cellHovered, this, [this](int row, int col) {
+        if (!m_gridData || row < 0) {
+            highlightTokens(-1);
+            return;
+        }
+        highlightTokens(m_gridData->colPosition(col));
+    });
+    connect(m_textView, &widgets::TextAttentionView::tokenHovered, this, &MainWindow::highlightTokens);
+    connect(m_overview, &widgets::HeadOverviewView::headClicked, this, [this](int layer, int head, bool additive) {
+        std::vector<int> heads{head};
+        if (additive && layer == m_selection.layer) {
+            heads = m_selection.heads;
+            if (heads.empty())
+                heads = {head};
+            else if (const auto it = std::find(heads.begin(), heads.end(), head); it != heads.end()) {
+                if (heads.size() > 1)
+                    heads.erase(it);
+            } else
+                heads.push_back(head);
+            std::sort(heads.begin(), heads.end());
+        }
+        setSelection(layer, heads);
+    });
 
     qApp->installEventFilter(this); // head/layer stepping keys work whichever dock has focus
     resize(1400, 900);
@@ -105,17 +178,26 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
 
+QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area)
+{
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    addDockWidget(area, dock);
+    return dock;
+}
+
 void MainWindow::buildDocks()
 {
-    // Text dock
-    auto* textDock = new QDockWidget(tr("Text"), this);
-    textDock->setObjectName(QStringLiteral("textDock"));
-    auto* textPanel = new QWidget(textDock);
+    // Text
+    auto* textPanel = new QWidget(this);
     auto* tl = new QVBoxLayout(textPanel);
+    tl->setContentsMargins(4, 4, 4, 4);
     m_text = new QPlainTextEdit(textPanel);
-    m_text->setPlaceholderText(tr("Type or paste text; the attention updates as you type."));
+    m_text->setObjectName(QStringLiteral("textEdit"));
     m_live = new QCheckBox(tr("Live"), textPanel);
     m_live->setChecked(true);
+    m_live->setToolTip(tr("Recompute the attention while you type"));
     auto* runButton = new QPushButton(tr("Run"), textPanel);
     m_tokenInfo = new QLabel(textPanel);
     m_tokenInfo->setWordWrap(true);
@@ -125,39 +207,52 @@ void MainWindow::buildDocks()
     row->addWidget(m_tokenInfo, 1);
     tl->addWidget(m_text, 1);
     tl->addLayout(row);
-    textDock->setWidget(textPanel);
-    addDockWidget(Qt::BottomDockWidgetArea, textDock);
+    m_secondaryDocks << addDock(tr("Text"), QStringLiteral("textDock"), textPanel, Qt::BottomDockWidgetArea);
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
         if (m_live->isChecked())
             m_debounce.start();
     });
     connect(runButton, &QPushButton::clicked, this, &MainWindow::requestRun);
 
-    // Head selector dock
-    auto* headDock = new QDockWidget(tr("Heads"), this);
-    headDock->setObjectName(QStringLiteral("headDock"));
-    auto* headPanel = new QWidget(headDock);
-    auto* hf = new QFormLayout(headPanel);
+    // Heads: selectors and the overview of all heads
+    auto* headPanel = new QWidget(this);
+    auto* hv = new QVBoxLayout(headPanel);
+    hv->setContentsMargins(4, 4, 4, 4);
+    auto* hf = new QFormLayout;
     m_layerSpin = new QSpinBox(headPanel);
     m_headSpin = new QSpinBox(headPanel);
     m_segmentSpin = new QSpinBox(headPanel);
-    m_average = new QCheckBox(tr("Average all heads (A)"), headPanel);
     for (QSpinBox* sb : {m_layerSpin, m_headSpin, m_segmentSpin})
         sb->setRange(1, 1);
+    m_average = new QCheckBox(tr("Average of the layer's heads (A)"), headPanel);
     m_layerSpin->setToolTip(tr("Up / Down: previous / next layer"));
     m_headSpin->setToolTip(tr("Left / Right: previous / next head"));
-    hf->addRow(tr("Layer"), m_layerSpin);
-    hf->addRow(tr("Head"), m_headSpin);
+    m_segmentSpin->setToolTip(tr("Texts longer than a segment run in several segments with memory"));
+    auto* lh = new QHBoxLayout;
+    lh->addWidget(new QLabel(tr("Layer"), headPanel));
+    lh->addWidget(m_layerSpin);
+    lh->addWidget(new QLabel(tr("Head"), headPanel));
+    lh->addWidget(m_headSpin);
+    hf->addRow(lh);
     hf->addRow(m_average);
     hf->addRow(tr("Segment"), m_segmentSpin);
-    headDock->setWidget(headPanel);
-    addDockWidget(Qt::LeftDockWidgetArea, headDock);
+    hv->addLayout(hf);
+    m_overview = new widgets::HeadOverviewView(headPanel);
+    m_overview->setObjectName(QStringLiteral("headOverview"));
+    hv->addWidget(m_overview, 1);
+    addDock(tr("Heads"), QStringLiteral("headDock"), headPanel, Qt::LeftDockWidgetArea);
     auto onSelector = [this] {
         if (m_updatingSelectors)
             return;
+        const int oldSegment = m_selection.segment;
         m_selection.layer = m_layerSpin->value() - 1;
         m_selection.heads = m_average->isChecked() ? std::vector<int>{} : std::vector<int>{m_headSpin->value() - 1};
-        m_selection.segment = m_segmentSpin->value() - 1;
+        m_selection.segment = m_result && m_segmentSpin->value() - 1 == autoSegment(*m_result->capture)
+                                  ? -1
+                                  : m_segmentSpin->value() - 1;
+        if (m_result && oldSegment != m_selection.segment)
+            m_overview->setThumbnails(makeThumbnails(*m_result->capture, m_selection.segment));
+        m_overview->setSelection(m_selection.layer, m_selection.heads);
         refreshGrid();
     };
     connect(m_layerSpin, &QSpinBox::valueChanged, this, onSelector);
@@ -165,25 +260,30 @@ void MainWindow::buildDocks()
     connect(m_segmentSpin, &QSpinBox::valueChanged, this, onSelector);
     connect(m_average, &QCheckBox::toggled, this, onSelector);
 
-    // Display options dock
-    auto* viewDock = new QDockWidget(tr("Display"), this);
-    viewDock->setObjectName(QStringLiteral("displayDock"));
-    auto* viewPanel = new QWidget(viewDock);
+    // Text view (words tinted by attention, strongest pairs)
+    m_textView = new widgets::TextAttentionView(this);
+    m_textView->setObjectName(QStringLiteral("textView"));
+    m_secondaryDocks << addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
+
+    // Display options
+    auto* viewPanel = new QWidget(this);
     auto* vf = new QFormLayout(viewPanel);
     m_colourMap = new QComboBox(viewPanel);
-    m_colourMap->addItems(widgets::colourMapNames());
+    m_colourMap->addItems(widgets::colourMapNames().mid(0, 4)); // the diverging map is for raw scores
     m_normalisation = new QComboBox(viewPanel);
     m_normalisation->addItems({tr("0 .. 1"), tr("0 .. grid maximum"), tr("log scale")});
     m_values = new QCheckBox(tr("Values in cells"), viewPanel);
     m_values->setChecked(true);
     m_highlight = new QCheckBox(tr("Highlight top"), viewPanel);
     m_highlight->setChecked(true);
+    m_highlight->setToolTip(tr("Outline, in each row, the keys with the top share of attention (the paper's Fig. 6)"));
     m_topPercent = new QDoubleSpinBox(viewPanel);
     m_topPercent->setRange(1, 100);
+    m_topPercent->setDecimals(0);
     m_topPercent->setValue(20);
     m_topPercent->setSuffix(tr(" %"));
     auto* resetZoom = new QPushButton(tr("Reset zoom"), viewPanel);
-    vf->addRow(tr("Colour map"), m_colourMap);
+    vf->addRow(tr("Colours"), m_colourMap);
     vf->addRow(tr("Scale"), m_normalisation);
     vf->addRow(m_values);
     auto* hl = new QHBoxLayout;
@@ -191,8 +291,7 @@ void MainWindow::buildDocks()
     hl->addWidget(m_topPercent);
     vf->addRow(hl);
     vf->addRow(resetZoom);
-    viewDock->setWidget(viewPanel);
-    addDockWidget(Qt::LeftDockWidgetArea, viewDock);
+    m_secondaryDocks << addDock(tr("Display"), QStringLiteral("displayDock"), viewPanel, Qt::LeftDockWidgetArea);
     connect(m_colourMap, &QComboBox::currentTextChanged, this,
             [this](const QString& n) { m_grid->setColourMap(widgets::colourMapFromName(n)); });
     connect(m_normalisation, &QComboBox::currentIndexChanged, this,
@@ -205,24 +304,23 @@ void MainWindow::buildDocks()
     });
     connect(resetZoom, &QPushButton::clicked, m_grid, &widgets::AttentionGridView::resetView);
 
-    // Model dock
-    auto* modelDock = new QDockWidget(tr("Model"), this);
-    modelDock->setObjectName(QStringLiteral("modelDock"));
-    auto* modelPanel = new QWidget(modelDock);
+    // Model
+    auto* modelPanel = new QWidget(this);
     m_modelForm = new QFormLayout(modelPanel);
-    modelDock->setWidget(modelPanel);
-    addDockWidget(Qt::LeftDockWidgetArea, modelDock);
+    m_secondaryDocks << addDock(tr("Model"), QStringLiteral("modelDock"), modelPanel, Qt::RightDockWidgetArea);
 }
 
 void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open Model…"), this, [this] {
-        const QString path = QFileDialog::getExistingDirectory(this, tr("Open model folder"));
+        const QString path = QFileDialog::getExistingDirectory(this, tr("Open model folder (config.json + model.safetensors)"));
         if (!path.isEmpty())
             openModel(path);
     });
     open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
     QMenu* builtins = file->addMenu(tr("&Built-in Models"));
     for (const auto& name : core::listBuiltinModels(m_builtinDirs)) {
         const QString spec = QStringLiteral("builtin:") + QString::fromStdString(name);
@@ -231,8 +329,48 @@ void MainWindow::buildMenus()
     if (builtins->isEmpty())
         builtins->addAction(tr("(none installed)"))->setEnabled(false);
     file->addSeparator();
-    QAction* exportFig = file->addAction(tr("Export &Figure…"), this, &MainWindow::exportFigureDialog);
+    QAction* exportFig = file->addAction(tr("Export &Figure…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export figure"), QStringLiteral("attention.png"),
+                                                          tr("PNG image (*.png);;SVG vector image (*.svg);;PDF (*.pdf)"));
+        if (path.isEmpty())
+            return;
+        double scale = 1.0;
+        if (QFileInfo(path).suffix().compare(QLatin1String("png"), Qt::CaseInsensitive) == 0) {
+            bool ok = false;
+            const QStringList choices{tr("1x (screen, 96 dpi)"), tr("2x (print, 192 dpi)"), tr("3x (poster, 288 dpi)")};
+            const QString c = QInputDialog::getItem(this, tr("PNG resolution"), tr("Resolution"), choices, 1, false, &ok);
+            if (!ok)
+                return;
+            scale = choices.indexOf(c) + 1;
+        }
+        const QString err = exportFigureTo(path, scale);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+        else
+            m_status->setText(tr("Saved %1").arg(path));
+    });
     exportFig->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+    file->addAction(tr("Export &Data…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export data"), QStringLiteral("attention.csv"),
+                                                          tr("CSV table (*.csv);;NumPy array (*.npy);;JSON with tokens (*.json)"));
+        if (path.isEmpty())
+            return;
+        const QString err = exportDataTo(path);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+        else
+            m_status->setText(tr("Saved %1").arg(path));
+    });
+    file->addAction(tr("Export &All Heads…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for one figure per head"));
+        if (dir.isEmpty())
+            return;
+        const QString err = exportAllHeadsTo(dir);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+        else
+            m_status->setText(tr("Saved every head of layer %1 to %2").arg(m_selection.layer + 1).arg(dir));
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -240,21 +378,55 @@ void MainWindow::buildMenus()
     for (QDockWidget* d : findChildren<QDockWidget*>())
         view->addAction(d->toggleViewAction());
     view->addSeparator();
-    view->addAction(tr("&Reset Layout"), this, [this] { restoreState(m_defaultState); });
+    view->addAction(tr("&Reset Layout"), this, [this] {
+        restoreState(m_defaultState);
+        for (QDockWidget* d : findChildren<QDockWidget*>())
+            d->show();
+    });
     QAction* present = view->addAction(tr("&Presentation Mode"));
     present->setCheckable(true);
     present->setShortcut(QKeySequence(Qt::Key_F11));
-    connect(present, &QAction::toggled, m_grid, &widgets::AttentionGridView::setPresentation);
+    connect(present, &QAction::toggled, this, &MainWindow::setPresentation);
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"),
+                                 tr("Left / Right: previous / next head\nUp / Down: previous / next layer\n"
+                                    "A: average of the layer's heads\n(in the text box use Alt+arrows)\n\n"
+                                    "Click a cell: lock its row\nCtrl-click a head thumbnail: average several heads\n"
+                                    "Mouse wheel / drag: zoom / pan the grid\n\nF11: presentation mode\n"
+                                    "Ctrl+Shift+E: export figure\nCtrl+O: open model"));
+    });
     help->addAction(tr("&About attnscope"), this, [this] {
         QMessageBox::about(this, tr("About attnscope"),
-                           tr("<h3>attnscope</h3><p>Look inside transformer attention: token grids, heads, "
-                              "relative-position profiles and Transformer-XL's score terms.</p>"
-                              "<p>Built-in models are trained on WikiText-2 (Merity et al., CC BY-SA 3.0).</p>"
-                              "<p>Keys: Left/Right head, Up/Down layer, A average of the layer's heads, "
-                              "F11 presentation mode.</p>"));
+                           tr("<h3>attnscope %1</h3><p>Look inside transformer attention: token grids, every head "
+                              "at a glance, and the Transformer-XL paper's attention figures.</p>"
+                              "<p>The built-in models are trained on WikiText-2 (Merity et al. 2016, "
+                              "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>")
+                               .arg(QApplication::applicationVersion()));
     });
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentModels")).toStringList();
+    for (const QString& spec : recent)
+        m_recentMenu->addAction(spec, this, [this, spec] { openModel(spec); });
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("(empty)"))->setEnabled(false);
+}
+
+void MainWindow::rememberRecent(const QString& spec)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentModels")).toStringList();
+    recent.removeAll(spec);
+    recent.prepend(spec);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentModels"), recent);
+    rebuildRecentMenu();
 }
 
 void MainWindow::openModel(const QString& spec)
@@ -293,18 +465,17 @@ void MainWindow::refreshModelPanel()
         auto* l = new QLabel(QFontMetrics(font()).elidedText(v, Qt::ElideMiddle, 220));
         l->setToolTip(v);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
-        l->setWordWrap(true);
         m_modelForm->addRow(k, l);
     };
     add(tr("Name"), m->displayName);
     add(tr("Family"), QString::fromUtf8(core::familyName(i.family)));
-    add(tr("Layers"), QString::number(i.layers));
-    add(tr("Heads"), QString::number(i.heads));
-    add(tr("Model width"), QString::number(i.dModel));
+    add(tr("Layers × heads"), tr("%1 × %2").arg(i.layers).arg(i.heads));
+    add(tr("Model width"), tr("%1 (head size %2)").arg(i.dModel).arg(i.dHead));
     add(tr("Memory length"), i.defaultMemLen > 0 ? QString::number(i.defaultMemLen) : tr("none"));
+    add(tr("Segment length"), QString::number(i.defaultSegmentLen));
     add(tr("Parameters"), QLocale().toString(static_cast<qlonglong>(i.parameterCount)));
     add(tr("Tokenizer"), QString::fromStdString(m->tokenizer->kind()));
-    add(tr("File"), QString::fromStdString(m->loaded.folder));
+    add(tr("Folder"), QString::fromStdString(m->loaded.folder));
     setWindowTitle(tr("%1 — attnscope").arg(m->displayName));
 }
 
@@ -320,27 +491,52 @@ void MainWindow::syncSelectorsFromSelection()
     if (!m_selection.heads.empty())
         m_headSpin->setValue(m_selection.heads.front() + 1);
     m_average->setChecked(m_selection.heads.empty());
-    m_headSpin->setEnabled(!m_selection.heads.empty());
+    m_headSpin->setEnabled(m_selection.heads.size() <= 1);
+    m_overview->setSelection(m_selection.layer, m_selection.heads);
     m_updatingSelectors = false;
 }
 
 void MainWindow::refreshGrid()
 {
-    if (!m_capture || !m_compute->model())
+    if (!m_result || !m_compute->model())
         return;
-    m_headSpin->setEnabled(!m_selection.heads.empty());
     try {
-        m_grid->setData(buildGrid(*m_capture, m_compute->model()->displayName, m_selection));
-        m_status->setText(m_grid->data()->title);
+        m_gridData = buildGrid(*m_result->capture, m_compute->model()->displayName, m_selection);
+        m_grid->setData(m_gridData);
+        m_textView->setData(m_gridData);
+        m_status->setText(m_gridData->title);
     } catch (const std::exception& e) {
         m_status->setText(QString::fromStdString(e.what()));
     }
 }
 
-void MainWindow::setSelection(int layer, int head)
+void MainWindow::highlightTokens(int hoveredPosition)
+{
+    // Token boundaries as alternating shades; the hovered token (from any view) in yellow.
+    QList<QTextEdit::ExtraSelection> sels;
+    if (m_result && m_result->capture->text == m_text->toPlainText().toStdString()) {
+        const auto& c = *m_result->capture;
+        const auto map = utf8ToQStringIndex(m_text->toPlainText());
+        const int limit = 5000; // shading a huge text would cost more than it shows
+        for (int t = 0; t < static_cast<int>(c.tokens.size()) && t < limit; ++t) {
+            const auto& tok = c.tokens[static_cast<std::size_t>(t)];
+            if (tok.end >= map.size())
+                break;
+            QTextEdit::ExtraSelection s;
+            s.cursor = QTextCursor(m_text->document());
+            s.cursor.setPosition(map[tok.begin]);
+            s.cursor.setPosition(map[tok.end], QTextCursor::KeepAnchor);
+            s.format.setBackground(t == hoveredPosition ? QColor(255, 214, 0) : (t % 2 ? QColor(226, 236, 250) : QColor(250, 236, 220)));
+            sels << s;
+        }
+    }
+    m_text->setExtraSelections(sels);
+}
+
+void MainWindow::setSelection(int layer, const std::vector<int>& heads)
 {
     m_selection.layer = layer;
-    m_selection.heads = {head};
+    m_selection.heads = heads;
     syncSelectorsFromSelection();
     refreshGrid();
 }
@@ -352,9 +548,7 @@ void MainWindow::nextHead(int delta)
         return;
     const int H = m->info().heads;
     const int cur = m_selection.heads.empty() ? (delta > 0 ? -1 : H) : m_selection.heads.front();
-    m_selection.heads = {((cur + delta) % H + H) % H};
-    syncSelectorsFromSelection();
-    refreshGrid();
+    setSelection(m_selection.layer, {((cur + delta) % H + H) % H});
 }
 
 void MainWindow::nextLayer(int delta)
@@ -363,16 +557,70 @@ void MainWindow::nextLayer(int delta)
     if (!m)
         return;
     const int L = m->info().layers;
-    m_selection.layer = ((m_selection.layer + delta) % L + L) % L;
-    syncSelectorsFromSelection();
-    refreshGrid();
+    setSelection(((m_selection.layer + delta) % L + L) % L, m_selection.heads);
 }
 
 void MainWindow::toggleAverage()
 {
-    m_selection.heads = m_selection.heads.empty() ? std::vector<int>{0} : std::vector<int>{};
-    syncSelectorsFromSelection();
-    refreshGrid();
+    setSelection(m_selection.layer, m_selection.heads.empty() ? std::vector<int>{0} : std::vector<int>{});
+}
+
+QString MainWindow::exportFigureTo(const QString& path, double scale)
+{
+    if (!m_gridData)
+        return tr("There is no figure to export yet.");
+    return exportFigure(m_grid->plot(), path, FigureSize{0, 0, scale});
+}
+
+QString MainWindow::exportDataTo(const QString& path)
+{
+    if (!m_gridData)
+        return tr("There is no data to export yet.");
+    return exportGridData(*m_gridData, path);
+}
+
+QString MainWindow::exportAllHeadsTo(const QString& folder, const QString& extension)
+{
+    if (!m_result || !m_compute->model())
+        return tr("There is nothing to export yet.");
+    widgets::AttentionGridView view; // off screen, same settings as the visible grid
+    view.setColourMap(m_grid->colourMap());
+    view.setNormalisation(m_grid->normalisation());
+    view.setShowValues(m_grid->showValues());
+    view.setShowHighlight(m_grid->showHighlight());
+    view.resize(m_grid->size());
+    ViewSelection sel = m_selection;
+    for (int h = 0; h < m_compute->model()->info().heads; ++h) {
+        sel.heads = {h};
+        view.setData(buildGrid(*m_result->capture, m_compute->model()->displayName, sel));
+        const QString path = QDir(folder).filePath(
+            QStringLiteral("%1_layer%2_head%3.%4").arg(m_compute->model()->displayName).arg(sel.layer + 1).arg(h + 1).arg(extension));
+        const QString err = exportFigure(view.plot(), path, FigureSize{m_grid->width(), m_grid->height(), 1.0});
+        if (!err.isEmpty())
+            return err;
+    }
+    return {};
+}
+
+void MainWindow::setPresentation(bool on)
+{
+    if (on == m_presentation)
+        return;
+    m_presentation = on;
+    if (on) {
+        m_statePresentation = saveState();
+        for (QDockWidget* d : m_secondaryDocks)
+            d->hide();
+        QFont f = QApplication::font();
+        f.setPointSizeF(f.pointSizeF() * 1.5);
+        QApplication::setFont(f);
+    } else {
+        QFont f = QApplication::font();
+        f.setPointSizeF(f.pointSizeF() / 1.5);
+        QApplication::setFont(f);
+        restoreState(m_statePresentation);
+    }
+    m_grid->setPresentation(on);
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event)
@@ -403,21 +651,23 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event)
     return QMainWindow::eventFilter(watched, event);
 }
 
-void MainWindow::exportFigureDialog()
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export figure"), QStringLiteral("attention.png"),
-                                                      tr("PNG image (*.png);;SVG vector (*.svg);;PDF document (*.pdf)"));
-    if (path.isEmpty())
-        return;
-    const QString err = exportFigure(m_grid->plot(), path, FigureSize{0, 0, 2.0});
-    if (!err.isEmpty())
-        QMessageBox::warning(this, tr("Export failed"), err);
-    else
-        m_status->setText(tr("Saved %1").arg(path));
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile())
+        openModel(urls.front().toLocalFile());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
+    if (m_presentation)
+        setPresentation(false);
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());

@@ -1,8 +1,10 @@
-// The main window: the token grid in the centre, docks for text, heads and model; menus; the status bar with
-// progress and Cancel. Talks to the model only through the ComputeController.
+// The main window: token grid in the centre; docks for text, heads (with the all-heads overview), the text view,
+// display options and the model; menus for models, export and view; status bar with progress and Cancel.
+// Talks to the model only through the ComputeController.
 #pragma once
 
 #include "compute/compute_controller.h"
+#include "grid_data.h"
 #include "ui/view_selection.h"
 
 #include <QMainWindow>
@@ -11,16 +13,20 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QDockWidget;
+class QFormLayout;
 class QLabel;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
-class QFormLayout;
 
 namespace attnscope::widgets {
 class AttentionGridView;
-}
+class HeadOverviewView;
+class TextAttentionView;
+} // namespace attnscope::widgets
 
 namespace attnscope::app {
 
@@ -31,10 +37,21 @@ public:
 
     void openModel(const QString& spec);
     void setText(const QString& text);
-    void setSelection(int layer, int head); // 0-based
-    widgets::AttentionGridView* grid() const { return m_grid; }
+    // 0-based layer; heads empty = average of all heads of the layer.
+    void setSelection(int layer, const std::vector<int>& heads);
     const ViewSelection& selection() const { return m_selection; }
-    const TextCapturePtr& capture() const { return m_capture; }
+    const TextResultPtr& result() const { return m_result; }
+
+    widgets::AttentionGridView* grid() const { return m_grid; }
+    widgets::HeadOverviewView* headOverview() const { return m_overview; }
+    widgets::TextAttentionView* textView() const { return m_textView; }
+    QPlainTextEdit* textEdit() const { return m_text; }
+
+    QString exportFigureTo(const QString& path, double scale = 1.0);
+    QString exportDataTo(const QString& path);
+    // One figure per head of the current layer into `folder` (PNG, SVG or PDF); returns the error or "".
+    QString exportAllHeadsTo(const QString& folder, const QString& extension = QStringLiteral("png"));
+    void setPresentation(bool on);
 
 public slots:
     void nextHead(int delta);
@@ -44,19 +61,26 @@ public slots:
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void buildDocks();
     void buildMenus();
+    void rebuildRecentMenu();
+    void rememberRecent(const QString& spec);
     void requestRun();
     void refreshGrid();
     void refreshModelPanel();
     void syncSelectorsFromSelection();
-    void exportFigureDialog();
+    void highlightTokens(int hoveredPosition);
+    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
 
     ComputeController* m_compute;
     std::vector<std::string> m_builtinDirs;
     widgets::AttentionGridView* m_grid = nullptr;
+    widgets::HeadOverviewView* m_overview = nullptr;
+    widgets::TextAttentionView* m_textView = nullptr;
     QPlainTextEdit* m_text = nullptr;
     QCheckBox* m_live = nullptr;
     QLabel* m_tokenInfo = nullptr;
@@ -70,14 +94,20 @@ private:
     QCheckBox* m_highlight = nullptr;
     QDoubleSpinBox* m_topPercent = nullptr;
     QFormLayout* m_modelForm = nullptr;
+    QMenu* m_recentMenu = nullptr;
     QLabel* m_status = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
+    QList<QDockWidget*> m_secondaryDocks; // hidden in presentation mode
     QTimer m_debounce;
     QByteArray m_defaultState;
+    QByteArray m_statePresentation;
     ViewSelection m_selection;
-    TextCapturePtr m_capture;
+    TextResultPtr m_result;
+    widgets::GridDataPtr m_gridData;
+    QString m_pendingSpec;
     bool m_updatingSelectors = false;
+    bool m_presentation = false;
 };
 
 } // namespace attnscope::app

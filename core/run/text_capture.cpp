@@ -53,8 +53,9 @@ std::size_t TextCapture::bytes() const
     return b;
 }
 
-std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
-                                                const CaptureOptions& options)
+namespace {
+std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vector<Token> tokens,
+                                         const CaptureOptions& options)
 {
     if (tokens.empty())
         throw Error(ErrorCode::BadInput, "the text tokenizes to nothing (it is empty or only white space)");
@@ -83,6 +84,21 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std:
     CaptureObserver obs(*out, terms);
     model.runSplit(ids, out->segmentLen, options.run, obs);
     return out;
+}
+} // namespace
+
+std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
+                                                const CaptureOptions& options)
+{
+    return captureImpl(model, std::move(tokens), options);
+}
+
+std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
+                                                std::string text, const CaptureOptions& options)
+{
+    auto capture = captureImpl(model, tokenizer.encode(text), options);
+    capture->text = std::move(text);
+    return capture;
 }
 
 } // namespace attnscope::core

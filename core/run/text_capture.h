@@ -21,6 +21,7 @@ struct SegmentCapture {
 
 struct TextCapture {
     ModelInfo model;
+    std::string text; // the UTF-8 text the token spans refer to
     std::vector<Token> tokens;
     std::vector<SegmentCapture> segments;
     int segmentLen = 0;
@@ -39,5 +40,8 @@ struct CaptureOptions {
 // Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise).
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
                                                 const CaptureOptions& options);
+// Tokenizes `text` and captures it; the capture keeps the text.
+std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
+                                                std::string text, const CaptureOptions& options);
 
 } // namespace attnscope::core

@@ -1,0 +1,93 @@
+// Grid data writers. NPY: version 1.0 header, '<f4', C order, shape (rows, cols).
+#include "export/data_export.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTextStream>
+#include <cmath>
+
+namespace attnscope::app {
+
+namespace {
+QString csvField(const QString& s)
+{
+    QString t = s;
+    if (t.contains(',') || t.contains('"') || t.contains('\n')) {
+        t.replace('"', QStringLiteral("\"\""));
+        t = '"' + t + '"';
+    }
+    return t;
+}
+} // namespace
+
+QString exportGridData(const widgets::GridData& g, const QString& path)
+{
+    const QString ext = QFileInfo(path).suffix().toLower();
+    QFile f(path);
+    if (ext != QLatin1String("csv") && ext != QLatin1String("npy") && ext != QLatin1String("json"))
+        return QObject::tr("%1: unknown data format \"%2\" (use .csv, .npy or .json)").arg(path, ext);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
+
+    if (ext == QLatin1String("csv")) {
+        QTextStream out(&f);
+        out << csvField(QObject::tr("query \\ key"));
+        for (int c = 0; c < g.cols; ++c)
+            out << ',' << csvField(g.colLabels.value(c));
+        out << '\n';
+        for (int r = 0; r < g.rows; ++r) {
+            out << csvField(g.rowLabels.value(r));
+            for (int c = 0; c < g.cols; ++c) {
+                const float v = g.at(r, c);
+                out << ',' << (std::isnan(v) ? QString() : QString::number(static_cast<double>(v), 'g', 9));
+            }
+            out << '\n';
+        }
+    } else if (ext == QLatin1String("npy")) {
+        QByteArray header = QStringLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (%1, %2), }")
+                                .arg(g.rows)
+                                .arg(g.cols)
+                                .toLatin1();
+        const int total = 10 + header.size() + 1; // magic(6)+version(2)+len(2) + header + '\n'
+        header.append(QByteArray((64 - total % 64) % 64, ' '));
+        header.append('\n');
+        f.write("\x93NUMPY\x01\x00", 8);
+        const quint16 len = static_cast<quint16>(header.size());
+        const char lenBytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+        f.write(lenBytes, 2);
+        f.write(header);
+        f.write(reinterpret_cast<const char*>(g.values.data()), static_cast<qint64>(g.values.size() * sizeof(float)));
+    } else {
+        QJsonObject o;
+        o[QStringLiteral("title")] = g.title;
+        o[QStringLiteral("value")] = g.valueLabel;
+        o[QStringLiteral("memory_columns")] = g.memoryCols;
+        o[QStringLiteral("query_tokens")] = QJsonArray::fromStringList(g.rowLabels);
+        o[QStringLiteral("key_tokens")] = QJsonArray::fromStringList(g.colLabels);
+        QJsonArray rowPos, colPos, rows;
+        for (int p : g.rowPositions)
+            rowPos.append(p);
+        for (int p : g.colPositions)
+            colPos.append(p);
+        for (int r = 0; r < g.rows; ++r) {
+            QJsonArray row;
+            for (int c = 0; c < g.cols; ++c) {
+                const float v = g.at(r, c);
+                row.append(std::isnan(v) ? QJsonValue() : QJsonValue(static_cast<double>(v)));
+            }
+            rows.append(row);
+        }
+        o[QStringLiteral("query_positions")] = rowPos;
+        o[QStringLiteral("key_positions")] = colPos;
+        o[QStringLiteral("values")] = rows; // null = masked
+        f.write(QJsonDocument(o).toJson(QJsonDocument::Indented));
+    }
+    if (f.error() != QFileDevice::NoError)
+        return QObject::tr("%1: write failed (%2)").arg(path, f.errorString());
+    return {};
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,105 @@
+// HeadOverviewView: one paintEvent draws every cached thumbnail (no per-head plots).
+#include "head_overview_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <algorithm>
+
+namespace attnscope::widgets {
+
+namespace {
+constexpr int kLabelW = 28, kLabelH = 16, kGap = 3;
+}
+
+HeadOverviewView::HeadOverviewView(QWidget* parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setToolTip(tr("Click a head to show it; Ctrl-click to average several."));
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void HeadOverviewView::setThumbnails(HeadThumbnailsPtr thumbs)
+{
+    m_thumbs = std::move(thumbs);
+    updateGeometry();
+    update();
+}
+
+void HeadOverviewView::setSelection(int layer, const std::vector<int>& heads)
+{
+    m_layer = layer;
+    m_heads = heads;
+    update();
+}
+
+int HeadOverviewView::cellSize() const
+{
+    if (!m_thumbs || m_thumbs->heads == 0)
+        return 40;
+    const int byW = (width() - kLabelW) / m_thumbs->heads - kGap;
+    const int byH = (height() - kLabelH) / m_thumbs->layers - kGap;
+    return std::clamp(std::min(byW, byH), 12, 96);
+}
+
+QSize HeadOverviewView::sizeHint() const
+{
+    if (!m_thumbs)
+        return {240, 160};
+    return {kLabelW + m_thumbs->heads * (36 + kGap), kLabelH + m_thumbs->layers * (36 + kGap)};
+}
+
+QRect HeadOverviewView::cellRect(int layer, int head) const
+{
+    const int s = cellSize();
+    return {kLabelW + head * (s + kGap), kLabelH + layer * (s + kGap), s, s};
+}
+
+void HeadOverviewView::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().window());
+    if (!m_thumbs || m_thumbs->layers == 0) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("No heads yet"));
+        return;
+    }
+    QFont f = font();
+    f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
+    p.setFont(f);
+    p.setPen(palette().color(QPalette::WindowText));
+    for (int h = 0; h < m_thumbs->heads; ++h) {
+        const QRect c = cellRect(0, h);
+        p.drawText(QRect(c.left(), 0, c.width(), kLabelH), Qt::AlignCenter, QStringLiteral("H%1").arg(h + 1));
+    }
+    for (int l = 0; l < m_thumbs->layers; ++l) {
+        const QRect c = cellRect(l, 0);
+        p.drawText(QRect(0, c.top(), kLabelW - 2, c.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   QStringLiteral("L%1").arg(l + 1));
+        for (int h = 0; h < m_thumbs->heads; ++h) {
+            const QRect r = cellRect(l, h);
+            const auto& img = m_thumbs->images[static_cast<std::size_t>(l * m_thumbs->heads + h)];
+            p.drawImage(r, img);
+            const bool selected = l == m_layer && (m_heads.empty() || std::find(m_heads.begin(), m_heads.end(), h) != m_heads.end());
+            if (selected) {
+                p.setPen(QPen(QColor(255, 140, 0), 3));
+                p.drawRect(r.adjusted(-1, -1, 1, 1));
+                p.setPen(palette().color(QPalette::WindowText));
+            }
+        }
+    }
+}
+
+void HeadOverviewView::mousePressEvent(QMouseEvent* e)
+{
+    if (!m_thumbs)
+        return;
+    for (int l = 0; l < m_thumbs->layers; ++l)
+        for (int h = 0; h < m_thumbs->heads; ++h)
+            if (cellRect(l, h).contains(e->pos())) {
+                emit headClicked(l, h, e->modifiers() & Qt::ControlModifier);
+                return;
+            }
+}
+
+} // namespace attnscope::widgets

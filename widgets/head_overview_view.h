@@ -1,0 +1,44 @@
+// Overview of all layers x heads as small cached thumbnails; click selects a head, Ctrl-click adds heads
+// (the grid then shows their average). Draws only; emits the user's choice.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+namespace attnscope::widgets {
+
+struct HeadThumbnails {
+    int layers = 0, heads = 0;
+    std::vector<QImage> images; // layer-major: images[layer * heads + head]
+};
+using HeadThumbnailsPtr = std::shared_ptr<const HeadThumbnails>;
+
+class HeadOverviewView : public QWidget {
+    Q_OBJECT
+public:
+    explicit HeadOverviewView(QWidget* parent = nullptr);
+    void setThumbnails(HeadThumbnailsPtr thumbs);
+    // 0-based; empty heads = all heads of the layer selected (average).
+    void setSelection(int layer, const std::vector<int>& heads);
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override { return {120, 80}; }
+    // Cell rectangle of a head (for tests and hit testing).
+    QRect cellRect(int layer, int head) const;
+
+signals:
+    void headClicked(int layer, int head, bool additive);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mousePressEvent(QMouseEvent* e) override;
+
+private:
+    int cellSize() const;
+    HeadThumbnailsPtr m_thumbs;
+    int m_layer = 0;
+    std::vector<int> m_heads{0};
+};
+
+} // namespace attnscope::widgets

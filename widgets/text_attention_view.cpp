@@ -1,0 +1,210 @@
+// TextAttentionView: WordFlow lays words out like text and paints attention tints; a table of top pairs.
+#include "text_attention_view.h"
+
+#include "colour_maps.h"
+
+#include <QHeaderView>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope::widgets {
+
+class WordFlow : public QWidget {
+public:
+    explicit WordFlow(TextAttentionView* owner)
+        : QWidget(owner)
+        , m_owner(owner)
+    {
+        setMouseTracking(true);
+        setMinimumHeight(60);
+    }
+    void setData(GridDataPtr d)
+    {
+        m_data = std::move(d);
+        if (m_focus >= (m_data ? m_data->cols : 0))
+            m_focus = -1;
+        relayout();
+        update();
+    }
+    int focus() const { return m_focus; }
+    void setFocusColumn(int c)
+    {
+        m_focus = c;
+        update();
+    }
+    int rowOfColumn(int col) const
+    {
+        if (!m_data || col < 0)
+            return -1;
+        const int pos = m_data->colPosition(col);
+        const auto it = std::find(m_data->rowPositions.begin(), m_data->rowPositions.end(), pos);
+        return it == m_data->rowPositions.end() ? -1 : static_cast<int>(it - m_data->rowPositions.begin());
+    }
+
+protected:
+    void resizeEvent(QResizeEvent*) override { relayout(); }
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter p(this);
+        p.fillRect(rect(), Qt::white);
+        if (!m_data) {
+            p.setPen(Qt::gray);
+            p.drawText(rect(), Qt::AlignCenter, tr("No text yet"));
+            return;
+        }
+        const int row = rowOfColumn(m_active >= 0 ? m_active : m_focus);
+        float rowMax = 0;
+        if (row >= 0)
+            for (int c = 0; c < m_data->cols; ++c)
+                if (!std::isnan(m_data->at(row, c)))
+                    rowMax = std::max(rowMax, m_data->at(row, c));
+        for (int c = 0; c < m_data->cols; ++c) {
+            const QRect r = m_boxes.value(c);
+            if (row >= 0) {
+                const float v = m_data->at(row, c);
+                if (!std::isnan(v) && rowMax > 0) {
+                    // Strength as colour (scaled to the row's maximum so weak rows stay visible).
+                    QColor col = QColor(220, 60, 30);
+                    col.setAlphaF(std::clamp(v / rowMax, 0.0f, 1.0f) * 0.85);
+                    p.fillRect(r.adjusted(-2, 0, 2, 0), col);
+                }
+            }
+            const bool isQuery = rowOfColumn(c) >= 0;
+            p.setPen(c == (m_active >= 0 ? m_active : m_focus) ? QColor(0, 0, 160) : (isQuery ? Qt::black : Qt::gray));
+            QFont f = font();
+            f.setBold(c == (m_active >= 0 ? m_active : m_focus));
+            f.setItalic(!isQuery);
+            p.setFont(f);
+            p.drawText(r, Qt::AlignCenter, m_data->colLabels.value(c));
+        }
+    }
+    void mouseMoveEvent(QMouseEvent* e) override
+    {
+        const int c = hit(e->pos());
+        if (c != m_active) {
+            m_active = c;
+            update();
+            emit m_owner->tokenHovered(m_data && c >= 0 ? m_data->colPosition(c) : -1);
+        }
+    }
+    void leaveEvent(QEvent*) override
+    {
+        m_active = -1;
+        update();
+        emit m_owner->tokenHovered(-1);
+    }
+    void mousePressEvent(QMouseEvent* e) override
+    {
+        const int c = hit(e->pos());
+        m_focus = c == m_focus ? -1 : c;
+        update();
+    }
+
+private:
+    int hit(const QPoint& pt) const
+    {
+        for (int c = 0; c < m_boxes.size(); ++c)
+            if (m_boxes[c].adjusted(-2, 0, 2, 0).contains(pt))
+                return c;
+        return -1;
+    }
+    void relayout()
+    {
+        m_boxes.clear();
+        if (!m_data)
+            return;
+        const QFontMetrics fm(font());
+        int x = 6, y = 6;
+        const int h = fm.height() + 6;
+        for (int c = 0; c < m_data->cols; ++c) {
+            const int w = fm.horizontalAdvance(m_data->colLabels.value(c)) + 8;
+            if (x + w > width() - 6 && x > 6) {
+                x = 6;
+                y += h + 4;
+            }
+            m_boxes.push_back(QRect(x, y, w, h));
+            x += w + 4;
+        }
+        setMinimumHeight(std::min(y + h + 8, 400));
+    }
+
+    TextAttentionView* m_owner;
+    GridDataPtr m_data;
+    QVector<QRect> m_boxes;
+    int m_active = -1; // hovered
+    int m_focus = -1;  // clicked
+};
+
+TextAttentionView::TextAttentionView(QWidget* parent)
+    : QWidget(parent)
+    , m_flow(new WordFlow(this))
+    , m_table(new QTableWidget(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_flow);
+    split->addWidget(m_table);
+    layout->addWidget(split);
+    m_table->setColumnCount(3);
+    m_table->setHorizontalHeaderLabels({tr("from"), tr("to"), tr("strength %")});
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+}
+
+std::vector<TextAttentionView::Pair> TextAttentionView::strongestPairs(const GridData& g, int count, bool skipSelf)
+{
+    std::vector<Pair> all;
+    for (int r = 0; r < g.rows; ++r)
+        for (int c = 0; c < g.cols; ++c) {
+            const float v = g.at(r, c);
+            if (std::isnan(v))
+                continue;
+            if (skipSelf && g.rowPosition(r) == g.colPosition(c))
+                continue;
+            all.push_back({r, c, v});
+        }
+    const auto n = std::min<std::size_t>(static_cast<std::size_t>(count), all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
+                      [](const Pair& a, const Pair& b) { return a.value > b.value; });
+    all.resize(n);
+    return all;
+}
+
+void TextAttentionView::setData(GridDataPtr grid)
+{
+    m_data = std::move(grid);
+    m_flow->setData(m_data);
+    m_table->setRowCount(0);
+    if (!m_data)
+        return;
+    const auto pairs = strongestPairs(*m_data, 20, true);
+    m_table->setRowCount(static_cast<int>(pairs.size()));
+    for (int i = 0; i < static_cast<int>(pairs.size()); ++i) {
+        const auto& p = pairs[static_cast<std::size_t>(i)];
+        m_table->setItem(i, 0, new QTableWidgetItem(m_data->rowLabels.value(p.row)));
+        m_table->setItem(i, 1, new QTableWidgetItem(m_data->colLabels.value(p.col)));
+        auto* v = new QTableWidgetItem(QString::number(100.0 * p.value, 'f', 1));
+        v->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(i, 2, v);
+    }
+}
+
+void TextAttentionView::setFocusColumn(int col)
+{
+    m_flow->setFocusColumn(col);
+}
+
+int TextAttentionView::focusColumn() const
+{
+    return m_flow->focus();
+}
+
+} // namespace attnscope::widgets

@@ -1,0 +1,40 @@
+// The interactive multi-head text page: the segment's tokens as flowing words; hovering or clicking a word tints
+// the words it attends to (selected head or average); a table lists the strongest (from, to, strength %) pairs.
+#pragma once
+
+#include "grid_data.h"
+
+#include <QWidget>
+
+class QTableWidget;
+
+namespace attnscope::widgets {
+
+class WordFlow;
+
+class TextAttentionView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TextAttentionView(QWidget* parent = nullptr);
+    void setData(GridDataPtr grid);
+    // Column (key index) whose attention row is shown; -1 = none. Only query tokens have a row.
+    void setFocusColumn(int col);
+    int focusColumn() const;
+    // Strongest pairs as shown in the table: (from row, to col, value), best first.
+    struct Pair {
+        int row, col;
+        float value;
+    };
+    static std::vector<Pair> strongestPairs(const GridData& g, int count, bool skipSelf);
+    QTableWidget* pairsTable() const { return m_table; }
+
+signals:
+    void tokenHovered(int position); // absolute token position, -1 when none
+
+private:
+    WordFlow* m_flow;
+    QTableWidget* m_table;
+    GridDataPtr m_data;
+};
+
+} // namespace attnscope::widgets
