@@ -199,7 +199,7 @@ TEST_CASE("folders and paths that are not models", "[errors][model]")
                 {"builtin:no-such-model"});
 }
 
-TEST_CASE("GPT-2 accepts the transformer. prefix; checkpoints may be sharded", "[model]")
+TEST_CASE("GPT-2 accepts the transformer. prefix, and checkpoints may be sharded", "[model]")
 {
     const auto ref = test::testdataDir() / "gpt2-tiny";
     const auto input = core::readJsonFile((ref / "input.json").string());
