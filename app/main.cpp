@@ -7,6 +7,7 @@
 #include "run/text_capture.h"
 #include "ui/grid_builder.h"
 #include "ui/main_window.h"
+#include "util/cpu_features.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -78,6 +79,11 @@ int headlessExport(const QCommandLineParser& p, const std::vector<std::string>& 
 
 int main(int argc, char** argv)
 {
+    if (const std::string missing = attnscope::core::missingCpuFeatures(); !missing.empty()) {
+        std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 "
+                             "for older processors)\n", "attnscope", missing.c_str());
+        return 1;
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("attnscope"));
     QApplication::setOrganizationName(QStringLiteral("attnscope"));

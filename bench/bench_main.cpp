@@ -1,6 +1,7 @@
 // attnscope-bench: speed of the forward pass with attention capture (and the machine's GEMM peak) on a random
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "io/safetensors.h"
+#include "util/cpu_features.h"
 #include "model/model_loader.h"
 #include "util/text_file.h"
 
@@ -134,6 +135,11 @@ double flopsPerToken(const Options& o)
 
 int main(int argc, char** argv)
 {
+    if (const std::string missing = attnscope::core::missingCpuFeatures(); !missing.empty()) {
+        std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 "
+                             "for older processors)\n", "attnscope-bench", missing.c_str());
+        return 1;
+    }
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -152,6 +158,7 @@ int main(int argc, char** argv)
     }
     omp_set_num_threads(o.threads);
     Eigen::setNbThreads(o.threads);
+    std::printf("instruction set: %s\n", compiledCpuLevel().c_str());
     std::printf("attnscope-bench: %d layers x %d heads, d_model %d, d_head %d, d_inner %d, segment %d, memory %d, "
                 "%d tokens, %d thread(s), capture %s\n",
                 o.layers, o.heads, o.dModel, o.dHead, o.dInner, o.tgtLen, o.memLen, o.tokens, o.threads,

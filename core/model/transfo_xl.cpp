@@ -216,46 +216,52 @@ void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, c
     const RowMatrix& R = relativeTable(st, l, k - 1); // [>= k, HD], row = distance
 
     const std::size_t perHead = static_cast<std::size_t>(q) * static_cast<std::size_t>(k);
-    probs.resize(static_cast<std::size_t>(H) * perHead);
+    probs.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
     if (wantTerms)
         for (auto& t : terms)
             t.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
     RowMatrix heads(q, HD); // concatenated per-head outputs
 
+    // Visible keys of each query form one contiguous range [lo, i + mlen] (causal, and same_length cuts the
+    // far end), so scores and softmax run on contiguous spans with Eigen's vectorised expressions.
+    std::vector<int> rowLo(static_cast<std::size_t>(q));
+    for (int i = 0; i < q; ++i) {
+        int lo = 0;
+        while (lo < k && mask[static_cast<std::size_t>(i) * k + lo])
+            ++lo;
+        rowLo[static_cast<std::size_t>(i)] = lo;
+    }
     // Heads are independent: split them across threads (Eigen does not nest its own threads inside).
 #pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * D > 2e5)
     for (int n = 0; n < H; ++n) {
-        const auto Qn = qkv.middleCols(n * D, D);           // [q, D]
-        const auto Kn = K.middleCols(n * D, D);             // [k, D]
-        const auto Rn = R.topRows(k).middleCols(n * D, D);  // [k, D], row = distance
+        const RowMatrix Qs = qkv.middleCols(n * D, D) * scale; // [q, D], scaled once
+        const auto Kn = K.middleCols(n * D, D);                // [k, D]
+        const auto Rn = R.topRows(k).middleCols(n * D, D);     // [k, D], row = distance
         const ConstVectorMap u(asVector(L.rwBias).data() + n * D, D);
         const ConstVectorMap v(asVector(L.rrBias).data() + n * D, D);
-        RowMatrix A(q, k), B(q, k); // A: (a) by key; B: (b) by distance
-        A.noalias() = Qn * Kn.transpose();
-        B.noalias() = Qn * Rn.transpose();
-        const RowVector c = (Kn * u.transpose()).transpose() * scale;  // (c) by key      [k]
-        const RowVector dd = (Rn * v.transpose()).transpose() * scale; // (d) by distance [k]
-        std::vector<float> score(static_cast<std::size_t>(k));
+        RowMatrix A(q, k), B(q, k); // A: term (a) by key; B: term (b) by distance
+        A.noalias() = Qs * Kn.transpose();
+        B.noalias() = Qs * Rn.transpose();
+        const RowVector c = (Kn * u.transpose()).transpose() * scale;  // term (c) by key      [k]
+        const RowVector dd = (Rn * v.transpose()).transpose() * scale; // term (d) by distance [k]
+        Eigen::ArrayXf score(k);
         float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
         for (int i = 0; i < q; ++i) {
-            const std::uint8_t* m = mask.data() + static_cast<std::size_t>(i) * k;
-            const std::size_t rowOff = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
-            for (int j = 0; j < k; ++j) {
-                if (m[j]) {
-                    score[static_cast<std::size_t>(j)] = 0;
-                    continue;
-                }
-                const int dist = i + mlen - j;
-                const float a = A(i, j) * scale, b = B(i, dist) * scale;
-                score[static_cast<std::size_t>(j)] = a + b + c[j] + dd[dist];
-                if (wantTerms) {
-                    terms[0][rowOff + j] = a;
-                    terms[1][rowOff + j] = b;
-                    terms[2][rowOff + j] = c[j];
-                    terms[3][rowOff + j] = dd[dist];
-                }
+            const int lo = rowLo[static_cast<std::size_t>(i)], hi = i + mlen, len = hi - lo + 1;
+            // Key j = lo + t has distance len - 1 - t: distance-indexed rows are read reversed.
+            auto s = score.head(len);
+            s = A.row(i).segment(lo, len).array() + B.row(i).head(len).reverse().array() +
+                c.segment(lo, len).array() + dd.head(len).reverse().array();
+            const float mx = s.maxCoeff();
+            s = (s - mx).exp();
+            Eigen::Map<Eigen::ArrayXf>(P + static_cast<std::size_t>(i) * k + lo, len) = s / s.sum();
+            if (wantTerms) {
+                const std::size_t off = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k + lo;
+                Eigen::Map<RowVector>(terms[0].data() + off, len) = A.row(i).segment(lo, len);
+                Eigen::Map<RowVector>(terms[1].data() + off, len) = B.row(i).head(len).reverse();
+                Eigen::Map<RowVector>(terms[2].data() + off, len) = c.segment(lo, len);
+                Eigen::Map<RowVector>(terms[3].data() + off, len) = dd.head(len).reverse();
             }
-            maskedSoftmax(score.data(), m, k, P + static_cast<std::size_t>(i) * k);
         }
         const Eigen::Map<const RowMatrix> Pn(P, q, k);
         heads.middleCols(n * D, D).noalias() = Pn * V.middleCols(n * D, D);

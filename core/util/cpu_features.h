@@ -1,0 +1,14 @@
+// Checks that this CPU has the vector instructions the build was compiled for (x86-64-v3 by default), so an
+// older machine gets a clear message instead of an illegal-instruction crash.
+#pragma once
+
+#include <string>
+
+namespace attnscope::core {
+
+// Empty when everything the build needs is present; else the missing features, e.g. "AVX2, FMA".
+std::string missingCpuFeatures();
+// The instruction-set level the core was compiled for, e.g. "x86-64-v3 (AVX2, FMA)".
+std::string compiledCpuLevel();
+
+} // namespace attnscope::core
