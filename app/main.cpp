@@ -7,6 +7,9 @@
 #include "run/text_capture.h"
 #include "ui/grid_builder.h"
 #include "ui/main_window.h"
+#include "ui/relpos_builder.h"
+#include "relpos_heatmap_view.h"
+#include "analysis/relpos_scan.h"
 #include "util/cpu_features.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -32,6 +35,49 @@ QString sampleText(const std::vector<std::string>& dirs)
             return QString::fromUtf8(f.readAll());
     }
     return QStringLiteral("The quick brown fox jumps over the lazy dog .");
+}
+
+// --paper-figure 5 | 7: scan the text (file) with memory and export the layer x relative-position heatmaps.
+int paperFigureExport(const QCommandLineParser& p, const std::vector<std::string>& dirs)
+{
+    try {
+        const int fig = p.value("paper-figure").toInt();
+        if (fig != 5 && fig != 7)
+            throw core::Error(core::ErrorCode::BadInput, "--paper-figure must be 5 or 7 (6 is the token grid: use --layer/--head)");
+        const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
+        const auto bundle = app::loadBundle(spec, dirs);
+        const auto& info = bundle->info();
+        core::ScanOptions opt;
+        opt.memLen = p.isSet("mem-len") ? p.value("mem-len").toInt() : info.defaultMemLen;
+        opt.segmentLen = p.isSet("segment-length") ? p.value("segment-length").toInt() : info.defaultSegmentLen;
+        opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
+        opt.terms = fig == 7 ? "a,b,d" : "";
+        core::ScanResult scan;
+        if (p.isSet("text-file"))
+            scan = core::scanTextFile(*bundle->loaded.model, *bundle->tokenizer, p.value("text-file").toStdString(), opt);
+        else
+            scan = core::scanText(*bundle->loaded.model, *bundle->tokenizer,
+                                  (p.isSet("text") ? p.value("text") : sampleText(dirs)).toStdString(), opt);
+        const QString what = QObject::tr("%1 · %2 tokens · memory %3").arg(bundle->displayName).arg(scan.tokens).arg(opt.memLen);
+        const auto figure = fig == 5 ? app::relposFigure(scan, QObject::tr("Attention by relative distance (Fig. 5) · %1").arg(what), {"full"})
+                                     : app::relposFigure(scan, QObject::tr("Attention of each score term alone (Fig. 7) · %1").arg(what),
+                                                         {"term_a", "term_b", "term_d"});
+        widgets::RelposHeatmapView view;
+        const int w = p.value("width").toInt() * (fig == 7 ? 2 : 1), h = p.value("height").toInt();
+        view.resize(w, h);
+        view.setData(figure);
+        const QString err = app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()});
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
+            return 1;
+        }
+        std::fprintf(stderr, "wrote %s (%lld tokens scanned)\n", qPrintable(p.value("export")),
+                     static_cast<long long>(scan.tokens));
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: error: %s\n", e.what());
+        return 1;
+    }
 }
 
 int headlessExport(const QCommandLineParser& p, const std::vector<std::string>& dirs)
@@ -101,6 +147,9 @@ int main(int argc, char** argv)
         {"layer", "Layer to show, from 1.", "L", "1"},
         {"head", "Head to show, from 1, or 'avg'.", "H", "1"},
         {"segment-length", "Tokens per segment (default: the model's).", "N"},
+        {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5 or 7 for the text (a corpus scan).", "N"},
+        {"mem-len", "Memory length for scans (default: the model's).", "M"},
+        {"max-tokens", "Scan at most N tokens.", "N"},
         {"export", "Write the figure to FILE (.png, .svg, .pdf) and exit without a window.", "FILE"},
         {"width", "Exported figure width in pixels.", "W", "1000"},
         {"height", "Exported figure height in pixels.", "H", "900"},
@@ -109,7 +158,7 @@ int main(int argc, char** argv)
     p.process(app);
     const auto dirs = builtinModelDirs(argv[0]);
     if (p.isSet("export"))
-        return headlessExport(p, dirs);
+        return p.isSet("paper-figure") ? paperFigureExport(p, dirs) : headlessExport(p, dirs);
 
     app::ComputeController compute(dirs);
     app::MainWindow window(&compute, dirs);
