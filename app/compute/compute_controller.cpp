@@ -35,13 +35,49 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
         emit busyChanged(busy(), QString());
         emit textFailed(msg, cancelled);
     });
+    connect(m_worker, &ComputeWorker::scanProgress, this, [this](qint64 done, qint64 total, quint64 gen) {
+        if (gen == m_latestScan)
+            emit scanProgress(done, total);
+    });
+    connect(m_worker, &ComputeWorker::scanPartial, this, [this](ScanResultPtr r, quint64 gen) {
+        if (gen == m_latestScan)
+            emit scanPartial(r);
+    });
+    connect(m_worker, &ComputeWorker::scanFinished, this, [this](ScanResultPtr r, quint64 gen) {
+        if (gen != m_latestScan)
+            return;
+        m_scanInFlight = false;
+        emit busyChanged(busy(), QString());
+        emit scanFinished(r);
+    });
+    connect(m_worker, &ComputeWorker::scanFailed, this, [this](const QString& msg, quint64 gen) {
+        if (gen != m_latestScan)
+            return;
+        m_scanInFlight = false;
+        emit busyChanged(busy(), QString());
+        emit scanFailed(msg);
+    });
     m_thread.start();
+}
+
+quint64 ComputeController::scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen,
+                                      qint64 maxTokens, const QString& terms)
+{
+    const quint64 gen = ++m_generation;
+    m_latestScan = gen;
+    if (m_scanStop)
+        m_scanStop->requestStop();
+    m_scanStop = std::make_shared<core::StopToken>();
+    ScanRequest req{textFile, text, memLen, segmentLen, maxTokens, terms, m_scanStop};
+    m_scanInFlight = true;
+    emit busyChanged(true, tr("Scanning…"));
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, req, gen] { w->scanCorpus(req, gen); }, Qt::QueuedConnection);
+    return gen;
 }
 
 ComputeController::~ComputeController()
 {
-    if (m_currentStop)
-        m_currentStop->requestStop();
+    cancel();
     m_thread.quit();
     m_thread.wait();
 }
@@ -74,6 +110,8 @@ void ComputeController::cancel()
 {
     if (m_currentStop)
         m_currentStop->requestStop();
+    if (m_scanStop)
+        m_scanStop->requestStop();
 }
 
 } // namespace attnscope::app

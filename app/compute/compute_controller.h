@@ -18,10 +18,14 @@ public:
     // Returns the request's generation. A newer text request cancels and supersedes older ones.
     quint64 loadModel(const QString& spec);
     quint64 runText(const QString& text, int segmentLen = 0, int memLen = -1);
-    void cancel();
+    // Corpus scan of a file (or of `text` when the path is empty); a new scan cancels a running one.
+    quint64 scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen, qint64 maxTokens,
+                       const QString& terms);
+    void cancel(); // stops the running text request and scan
 
     const ModelBundlePtr& model() const { return m_model; }
-    bool busy() const { return m_pendingLoads > 0 || m_textInFlight; }
+    bool busy() const { return m_pendingLoads > 0 || m_textInFlight || m_scanInFlight; }
+    bool scanning() const { return m_scanInFlight; }
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
@@ -29,6 +33,10 @@ signals:
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
     void busyChanged(bool busy, const QString& what);
+    void scanProgress(qint64 done, qint64 total);
+    void scanPartial(attnscope::app::ScanResultPtr result);
+    void scanFinished(attnscope::app::ScanResultPtr result);
+    void scanFailed(const QString& message);
 
 private:
     QThread m_thread;
@@ -38,7 +46,10 @@ private:
     quint64 m_latestText = 0;
     int m_pendingLoads = 0;
     bool m_textInFlight = false;
+    bool m_scanInFlight = false;
+    quint64 m_latestScan = 0;
     std::shared_ptr<core::StopToken> m_currentStop;
+    std::shared_ptr<core::StopToken> m_scanStop;
 };
 
 } // namespace attnscope::app

@@ -5,6 +5,7 @@
 #include "ui/thumbnails.h"
 #include "util/error.h"
 
+#include <QElapsedTimer>
 #include <spdlog/spdlog.h>
 
 namespace attnscope::app {
@@ -49,6 +50,46 @@ void ComputeWorker::runText(const TextRequest& request, quint64 generation)
         emit textFailed(QString::fromStdString(e.what()), generation, e.code() == core::ErrorCode::Cancelled);
     } catch (const std::exception& e) {
         emit textFailed(QString::fromStdString(e.what()), generation, false);
+    }
+}
+
+void ComputeWorker::scanCorpus(const ScanRequest& request, quint64 generation)
+{
+    if (!m_model) {
+        emit scanFailed(tr("No model is loaded."), generation);
+        return;
+    }
+    try {
+        core::ScanOptions opt;
+        opt.memLen = request.memLen;
+        opt.segmentLen = request.segmentLen;
+        opt.maxTokens = request.maxTokens;
+        opt.terms = request.terms.toStdString();
+        opt.stop = request.stop.get();
+        QElapsedTimer progressClock, partialClock;
+        progressClock.start();
+        partialClock.start();
+        opt.progress = [&](std::int64_t done, std::int64_t total) {
+            if (progressClock.elapsed() >= 100) {
+                progressClock.restart();
+                emit scanProgress(done, total, generation);
+            }
+        };
+        opt.partial = [&](const core::ScanResult& r) {
+            if (partialClock.elapsed() >= 1000) {
+                partialClock.restart();
+                emit scanPartial(std::make_shared<core::ScanResult>(r), generation);
+            }
+        };
+        const auto& model = *m_model->loaded.model;
+        auto result = request.textFile.isEmpty()
+                          ? core::scanText(model, *m_model->tokenizer, request.text.toStdString(), opt)
+                          : core::scanTextFile(model, *m_model->tokenizer, request.textFile.toStdString(), opt);
+        if (request.textFile.isEmpty())
+            result.metadata["text"] = "built-in sample";
+        emit scanFinished(std::make_shared<core::ScanResult>(std::move(result)), generation);
+    } catch (const std::exception& e) {
+        emit scanFailed(QString::fromStdString(e.what()), generation);
     }
 }
 

@@ -18,6 +18,16 @@ struct TextRequest {
     std::shared_ptr<core::StopToken> stop;
 };
 
+struct ScanRequest {
+    QString textFile;   // empty: scan `text`
+    QString text;
+    int memLen = 0;
+    int segmentLen = 0;
+    qint64 maxTokens = -1;
+    QString terms;      // "a,b,c,d" for term profiles
+    std::shared_ptr<core::StopToken> stop;
+};
+
 class ComputeWorker : public QObject {
     Q_OBJECT
 public:
@@ -28,12 +38,18 @@ public:
 public slots:
     void loadModel(const QString& spec, quint64 generation);
     void runText(const attnscope::app::TextRequest& request, quint64 generation);
+    void scanCorpus(const attnscope::app::ScanRequest& request, quint64 generation);
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model, quint64 generation);
     void modelFailed(const QString& spec, const QString& message, quint64 generation);
     void textReady(attnscope::app::TextResultPtr result, quint64 generation);
     void textFailed(const QString& message, quint64 generation, bool cancelled);
+    // Throttled to about ten a second; partial results about once a second.
+    void scanProgress(qint64 done, qint64 total, quint64 generation);
+    void scanPartial(attnscope::app::ScanResultPtr result, quint64 generation);
+    void scanFinished(attnscope::app::ScanResultPtr result, quint64 generation);
+    void scanFailed(const QString& message, quint64 generation);
 
 private:
     std::vector<std::string> m_builtinDirs;

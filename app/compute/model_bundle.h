@@ -2,6 +2,7 @@
 #pragma once
 
 #include "model/model_loader.h"
+#include "analysis/relpos_scan.h"
 #include "head_overview_view.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
@@ -30,6 +31,7 @@ struct TextResult {
     widgets::HeadThumbnailsPtr thumbnails;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
+using ScanResultPtr = std::shared_ptr<const core::ScanResult>;
 
 // Loads model and tokenizer; throws core::Error. Safe to call from any thread.
 ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs);

@@ -8,6 +8,7 @@
 #include "model/model_loader.h"
 #include "text_attention_view.h"
 #include "ui/grid_builder.h"
+#include "ui/relpos_panel.h"
 #include "ui/thumbnails.h"
 
 #include <QAction>
@@ -15,7 +16,10 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
+#include <QRadioButton>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
@@ -104,6 +108,8 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
         m_result.reset();
         refreshModelPanel();
         syncSelectorsFromSelection();
+        m_relpos->setModelName(m->displayName);
+        m_relpos->setScan(nullptr, false);
         m_text->setPlaceholderText(m->tokenizer->kind().rfind("token ids", 0) == 0
                                        ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                        : tr("Type or paste text; the attention updates as you type."));
@@ -131,6 +137,30 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
         m_overview->setThumbnails(m_selection.segment < 0 ? r->thumbnails : makeThumbnails(c, m_selection.segment));
         refreshGrid();
         highlightTokens(-1);
+        m_relpos->setTextCapture(r->capture);
+    });
+    connect(m_compute, &ComputeController::scanProgress, this, [this](qint64 done, qint64 total) {
+        m_progress->setRange(0, 1000);
+        m_progress->setValue(total > 0 ? static_cast<int>(1000 * done / std::max<qint64>(1, total)) : 0);
+        const double secs = m_scanClock.elapsed() / 1000.0;
+        const double left = done > 0 ? secs * static_cast<double>(total - done) / static_cast<double>(done) : 0;
+        m_status->setText(tr("Scanning: %1 of about %2 tokens, %3 tokens/s, about %4 s left")
+                              .arg(done)
+                              .arg(total)
+                              .arg(secs > 0 ? static_cast<int>(static_cast<double>(done) / secs) : 0)
+                              .arg(static_cast<int>(left)));
+    });
+    connect(m_compute, &ComputeController::scanPartial, this, [this](ScanResultPtr r) { m_relpos->setScan(r, true); });
+    connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {
+        m_progress->setRange(0, 0);
+        m_relpos->setScan(r, false);
+        m_status->setText(r->partial ? tr("Scan cancelled after %1 tokens (partial result kept)").arg(r->tokens)
+                                     : tr("Scan finished: %1 tokens in %2 s").arg(r->tokens).arg(m_scanClock.elapsed() / 1000.0, 0, 'f', 1));
+    });
+    connect(m_compute, &ComputeController::scanFailed, this, [this](const QString& msg) {
+        m_progress->setRange(0, 0);
+        m_status->setText(tr("Scan failed"));
+        QMessageBox::warning(this, tr("Scan failed"), msg);
     });
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
         m_status->setText(cancelled ? tr("Cancelled") : msg);
@@ -265,6 +295,13 @@ void MainWindow::buildDocks()
     m_textView->setObjectName(QStringLiteral("textView"));
     m_secondaryDocks << addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
 
+    // Relative-position heatmap (Figs. 5 and 7) with head summaries
+    m_relpos = new RelposPanel(this);
+    m_relpos->setObjectName(QStringLiteral("relposPanel"));
+    auto* relDock = addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
+    m_secondaryDocks << relDock;
+    connect(m_relpos, &RelposPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
+
     // Display options
     auto* viewPanel = new QWidget(this);
     auto* vf = new QFormLayout(viewPanel);
@@ -388,6 +425,43 @@ void MainWindow::buildMenus()
     present->setShortcut(QKeySequence(Qt::Key_F11));
     connect(present, &QAction::toggled, this, &MainWindow::setPresentation);
 
+    QMenu* analysis = menuBar()->addMenu(tr("&Analysis"));
+    analysis->addAction(tr("&Scan Corpus…"), this, &MainWindow::scanDialog)->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+    analysis->addAction(tr("&Open Scan Result…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open scan result"), QString(),
+                                                          tr("Scan results (*.safetensors)"));
+        if (path.isEmpty())
+            return;
+        try {
+            auto r = std::make_shared<core::ScanResult>(core::ScanResult::load(path.toStdString()));
+            m_relpos->setScan(r, false);
+            m_relpos->showCorpus();
+            m_status->setText(tr("Opened scan %1 (%2 tokens)").arg(path).arg(r->tokens));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Could not open scan"), QString::fromStdString(e.what()));
+        }
+    });
+    analysis->addAction(tr("Sa&ve Scan Result…"), this, [this] {
+        if (!m_relpos->scan()) {
+            QMessageBox::information(this, tr("Save scan"), tr("There is no corpus scan to save yet."));
+            return;
+        }
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save scan result"), QStringLiteral("scan.safetensors"),
+                                                          tr("Scan results (*.safetensors)"));
+        if (path.isEmpty())
+            return;
+        try {
+            m_relpos->scan()->save(path.toStdString());
+            m_status->setText(tr("Saved %1").arg(path));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Could not save scan"), QString::fromStdString(e.what()));
+        }
+    });
+    QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
+    paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
+    paper->addAction(tr("Fig. &6: the widest head's memory attention"), this, [this] { showPaperFigure(6); });
+    paper->addAction(tr("Fig. &7: terms (a), (b), (d) alone"), this, [this] { showPaperFigure(7); });
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
         QMessageBox::information(this, tr("Keyboard shortcuts"),
@@ -405,6 +479,120 @@ void MainWindow::buildMenus()
                               "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+void MainWindow::scanDialog()
+{
+    const auto& m = m_compute->model();
+    if (!m) {
+        QMessageBox::information(this, tr("Scan corpus"), tr("Open a model first."));
+        return;
+    }
+    QDialog dlg(this);
+    dlg.setWindowTitle(tr("Scan corpus"));
+    auto* form = new QFormLayout(&dlg);
+    auto* sample = new QRadioButton(tr("Built-in sample text"), &dlg);
+    auto* fromFile = new QRadioButton(tr("Text file:"), &dlg);
+    auto* path = new QLineEdit(&dlg);
+    auto* browse = new QPushButton(tr("Browse…"), &dlg);
+    sample->setChecked(true);
+    auto* fileRow = new QHBoxLayout;
+    fileRow->addWidget(fromFile);
+    fileRow->addWidget(path, 1);
+    fileRow->addWidget(browse);
+    connect(browse, &QPushButton::clicked, &dlg, [&] {
+        const QString f = QFileDialog::getOpenFileName(&dlg, tr("Text to scan"));
+        if (!f.isEmpty()) {
+            path->setText(f);
+            fromFile->setChecked(true);
+        }
+    });
+    const bool relative = m->info().hasRelativeTerms;
+    auto* mem = new QSpinBox(&dlg);
+    mem->setRange(relative ? 1 : 0, 100000);
+    mem->setValue(std::max(relative ? 1 : 0, m->info().defaultMemLen));
+    mem->setEnabled(relative);
+    auto* seg = new QSpinBox(&dlg);
+    seg->setRange(1, m->info().maxSegmentLen);
+    seg->setValue(std::min(m->info().defaultSegmentLen, m->info().maxSegmentLen));
+    auto* maxTok = new QSpinBox(&dlg);
+    maxTok->setRange(0, 2000000000);
+    maxTok->setSpecialValueText(tr("all"));
+    auto* terms = new QCheckBox(tr("Also the profiles of terms (a), (b), (c), (d) alone"), &dlg);
+    terms->setChecked(relative);
+    terms->setEnabled(relative);
+    if (!relative)
+        terms->setToolTip(tr("Only relative-attention models (Transformer-XL) have score terms"));
+    form->addRow(sample);
+    form->addRow(fileRow);
+    form->addRow(tr("Memory length"), mem);
+    form->addRow(tr("Segment length"), seg);
+    form->addRow(tr("At most tokens"), maxTok);
+    form->addRow(terms);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dlg);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Scan"));
+    connect(buttons, &QDialogButtonBox::accepted, &dlg, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dlg, &QDialog::reject);
+    form->addRow(buttons);
+    if (dlg.exec() != QDialog::Accepted)
+        return;
+    startScan(fromFile->isChecked() ? path->text() : QString(), mem->value(), seg->value(),
+              maxTok->value() > 0 ? maxTok->value() : -1, terms->isChecked());
+}
+
+void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, qint64 maxTokens, bool terms)
+{
+    QString text;
+    if (textFile.isEmpty()) {
+        for (const auto& d : m_builtinDirs) {
+            QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
+            if (f.open(QIODevice::ReadOnly)) {
+                text = QString::fromUtf8(f.readAll());
+                break;
+            }
+        }
+        if (text.isEmpty())
+            text = m_text->toPlainText();
+    }
+    m_scanClock.start();
+    m_relpos->setScan(nullptr, true);
+    m_relpos->showCorpus();
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        if (d->objectName() == QLatin1String("relposDock"))
+            d->show();
+    m_compute->scanCorpus(textFile, text, memLen, segmentLen, maxTokens, terms ? QStringLiteral("a,b,c,d") : QString());
+}
+
+void MainWindow::showPaperFigure(int figure)
+{
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        if (d->objectName() == QLatin1String("relposDock"))
+            d->show();
+    if (figure == 5) {
+        m_relpos->setProfiles({"full"});
+    } else if (figure == 7) {
+        if (!m_compute->model() || !m_compute->model()->info().hasRelativeTerms) {
+            QMessageBox::information(this, tr("Fig. 7"), tr("Fig. 7 needs a model with relative score terms (Transformer-XL)."));
+            return;
+        }
+        m_relpos->setProfiles({"term_a", "term_b", "term_d"});
+    } else if (figure == 6) {
+        const auto& r = m_relpos->currentResult();
+        if (!r)
+            return;
+        const auto s = core::summariseHeads(*r, "full");
+        const auto order = core::rankByWidth(s);
+        const auto& widest = s[order.front()];
+        m_highlight->setChecked(true);
+        m_topPercent->setValue(20);
+        setSelection(widest.layer, {widest.head});
+        m_status->setText(tr("Fig. 6: the widest head is L%1 H%2 (then L%3 H%4, L%5 H%6); step with the arrow keys")
+                              .arg(widest.layer + 1).arg(widest.head + 1)
+                              .arg(s[order[std::min<std::size_t>(1, order.size() - 1)]].layer + 1)
+                              .arg(s[order[std::min<std::size_t>(1, order.size() - 1)]].head + 1)
+                              .arg(s[order[std::min<std::size_t>(2, order.size() - 1)]].layer + 1)
+                              .arg(s[order[std::min<std::size_t>(2, order.size() - 1)]].head + 1));
+    }
 }
 
 void MainWindow::rebuildRecentMenu()

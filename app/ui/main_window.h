@@ -7,6 +7,7 @@
 #include "grid_data.h"
 #include "ui/view_selection.h"
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -30,6 +31,8 @@ class TextAttentionView;
 
 namespace attnscope::app {
 
+class RelposPanel;
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -46,6 +49,13 @@ public:
     widgets::HeadOverviewView* headOverview() const { return m_overview; }
     widgets::TextAttentionView* textView() const { return m_textView; }
     QPlainTextEdit* textEdit() const { return m_text; }
+    RelposPanel* relposPanel() const { return m_relpos; }
+
+    // Corpus scan on the compute thread (empty path: the built-in sample text); the heatmap fills in as it runs.
+    void startScan(const QString& textFile, int memLen, int segmentLen, qint64 maxTokens, bool terms);
+    // The paper's figures for the current model and corpus: 5 (all heads x distances), 6 (the widest head's
+    // grid with the top-20% highlight), 7 (terms (a), (b), (d) side by side).
+    void showPaperFigure(int figure);
 
     QString exportFigureTo(const QString& path, double scale = 1.0);
     QString exportDataTo(const QString& path);
@@ -74,6 +84,7 @@ private:
     void refreshModelPanel();
     void syncSelectorsFromSelection();
     void highlightTokens(int hoveredPosition);
+    void scanDialog();
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
 
     ComputeController* m_compute;
@@ -81,6 +92,8 @@ private:
     widgets::AttentionGridView* m_grid = nullptr;
     widgets::HeadOverviewView* m_overview = nullptr;
     widgets::TextAttentionView* m_textView = nullptr;
+    RelposPanel* m_relpos = nullptr;
+    QElapsedTimer m_scanClock;
     QPlainTextEdit* m_text = nullptr;
     QCheckBox* m_live = nullptr;
     QLabel* m_tokenInfo = nullptr;

@@ -1,6 +1,8 @@
 // Relative-position scan: accumulation observer, streaming file reader, result file format, head summaries.
 #include "analysis/relpos_scan.h"
 
+#include "run/text_capture.h"
+
 #include "io/safetensors.h"
 #include "model/nn_ops.h"
 #include "util/error.h"
@@ -62,9 +64,9 @@ std::vector<ProfileKind> parseProfileKinds(const std::string& termsList)
 }
 
 // ----------------------------------------------------------------------------------------------------------
-class RelposScanner::Accumulator final : public AttentionObserver {
+class RelposAccumulator final : public AttentionObserver {
 public:
-    Accumulator(const ModelInfo& info, int distances, std::vector<ProfileKind> kinds)
+    RelposAccumulator(const ModelInfo& info, int distances, std::vector<ProfileKind> kinds)
         : m_kinds(std::move(kinds))
     {
         r.layers = info.layers;
@@ -153,7 +155,7 @@ RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& opt
     if (kinds.size() > 1 && !info.hasRelativeTerms)
         throw Error(ErrorCode::BadInput, "this model has no relative score terms; scan without --terms");
     const int distances = relative ? options.memLen + options.segmentLen : options.segmentLen;
-    m_acc = std::make_unique<Accumulator>(info, distances, std::move(kinds));
+    m_acc = std::make_unique<RelposAccumulator>(info, distances, std::move(kinds));
     RunOptions ro;
     ro.memLen = relative ? options.memLen : 0;
     ro.sameLength = options.sameLength;
@@ -205,6 +207,8 @@ bool RelposScanner::feed(std::span<const std::int32_t> ids)
         used += seg;
         if (m_options.progress)
             m_options.progress(m_acc->r.tokens, m_totalEstimate);
+        if (m_options.partial)
+            m_options.partial(m_acc->r);
     }
     m_pending.erase(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(used));
     return !m_cancelled && (m_options.maxTokens < 0 || m_fed < m_options.maxTokens);
@@ -365,6 +369,43 @@ std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s)
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return s[a].entropy > s[b].entropy; });
     return idx;
+}
+
+ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms)
+{
+    auto kinds = parseProfileKinds(terms);
+    if (kinds.size() > 1 && !capture.hasTerms())
+        throw Error(ErrorCode::BadInput, "this capture has no score terms");
+    int distances = 1;
+    for (const auto& s : capture.segments)
+        distances = std::max(distances, s.klen);
+    RelposAccumulator acc(capture.model, distances, std::move(kinds));
+    for (const auto& s : capture.segments) {
+        SegmentView sv;
+        sv.qlen = s.qlen;
+        sv.mlen = s.mlen;
+        sv.klen = s.klen;
+        sv.mask = s.mask.data();
+        acc.onSegment(sv);
+        for (std::size_t l = 0; l < s.probs.size(); ++l) {
+            LayerView lv;
+            lv.layer = static_cast<int>(l);
+            lv.heads = capture.model.heads;
+            lv.qlen = s.qlen;
+            lv.mlen = s.mlen;
+            lv.klen = s.klen;
+            lv.mask = s.mask.data();
+            lv.attnProb = s.probs[l].data();
+            for (int t = 0; t < 4; ++t)
+                lv.terms[t] = s.terms[t].empty() ? nullptr : s.terms[t][l].data();
+            acc.onLayer(lv);
+        }
+        acc.r.tokens += s.qlen;
+    }
+    acc.r.metadata["model"] = capture.model.source;
+    acc.r.metadata["text"] = "current text";
+    acc.r.metadata["tokens"] = std::to_string(acc.r.tokens);
+    return std::move(acc.r);
 }
 
 // ----------------------------------------------------------------------------------------------------------

@@ -32,8 +32,10 @@ struct ScanOptions {
     std::int64_t maxTokens = -1;    // -1: no limit
     std::string terms;              // "" or e.g. "a,b,c,d" / "a+b"
     const StopToken* stop = nullptr;
-    // Called about every segment (done, estimated total tokens). Any thread-safety is the caller's business.
+    // Called after every segment (done, estimated total tokens). Any thread-safety is the caller's business.
     std::function<void(std::int64_t, std::int64_t)> progress;
+    // Called after every segment with the sums so far (for views that fill in while the scan runs).
+    std::function<void(const class ScanResult&)> partial;
 };
 
 struct HeadSummary {
@@ -68,6 +70,11 @@ std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& 
 // Head indices (into summariseHeads' order) sorted from the widest (highest entropy) to the narrowest.
 std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s);
 
+class RelposAccumulator;
+
+// The same profiles for a text already captured for the interactive views (no model run).
+ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "");
+
 // The incremental engine: feed tokens in any chunk sizes; segments run as soon as they are full.
 class RelposScanner {
 public:
@@ -82,13 +89,12 @@ public:
     void setTotalEstimate(std::int64_t total) { m_totalEstimate = total; }
 
 private:
-    class Accumulator;
     void runSegment(std::span<const std::int32_t> ids);
 
     const AttentionModel& m_model;
     ScanOptions m_options;
     std::unique_ptr<RunState> m_state;
-    std::unique_ptr<Accumulator> m_acc;
+    std::unique_ptr<RelposAccumulator> m_acc;
     std::vector<std::int32_t> m_pending;
     std::int64_t m_fed = 0;
     std::int64_t m_totalEstimate = 0;

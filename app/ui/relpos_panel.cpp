@@ -1,0 +1,151 @@
+// RelposPanel implementation.
+#include "ui/relpos_panel.h"
+
+#include "relpos_heatmap_view.h"
+#include "ui/relpos_builder.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+
+namespace attnscope::app {
+
+RelposPanel::RelposPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_view(new widgets::RelposHeatmapView(this))
+    , m_source(new QComboBox(this))
+    , m_order(new QComboBox(this))
+    , m_log(new QCheckBox(tr("Log scale"), this))
+    , m_info(new QLabel(this))
+    , m_table(new QTableWidget(this))
+{
+    m_view->setObjectName(QStringLiteral("relposHeatmap"));
+    m_source->addItems({tr("Current text"), tr("Corpus scan")});
+    m_order->addItems({tr("Rows by layer"), tr("Widest heads first (entropy)"), tr("Farthest-looking first (mean distance)")});
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Source"), this));
+    controls->addWidget(m_source);
+    controls->addWidget(m_order);
+    controls->addWidget(m_log);
+    controls->addWidget(m_info, 1);
+    m_table->setColumnCount(5);
+    m_table->setHorizontalHeaderLabels({tr("head"), tr("entropy"), tr("mean distance"), tr("mass < 5"), tr("mass < 50")});
+    m_table->verticalHeader()->setVisible(false);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSortingEnabled(true);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(m_view);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(controls);
+    layout->addWidget(split, 1);
+
+    connect(m_source, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+    connect(m_order, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+    connect(m_log, &QCheckBox::toggled, this, [this] { refresh(); });
+    connect(m_view, &widgets::RelposHeatmapView::headClicked, this, &RelposPanel::headSelected);
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int row, int) {
+        const auto* item = m_table->item(row, 0);
+        if (item)
+            emit headSelected(item->data(Qt::UserRole).toInt(), item->data(Qt::UserRole + 1).toInt());
+    });
+}
+
+void RelposPanel::setTextCapture(TextCapturePtr capture)
+{
+    m_capture = std::move(capture);
+    m_textProfile.reset();
+    if (m_source->currentIndex() == 0)
+        refresh();
+}
+
+void RelposPanel::setScan(ScanResultPtr scan, bool running)
+{
+    m_scan = std::move(scan);
+    m_running = running;
+    if (m_source->currentIndex() == 1)
+        refresh();
+}
+
+void RelposPanel::showCorpus()
+{
+    if (m_source->currentIndex() == 1)
+        refresh();
+    else
+        m_source->setCurrentIndex(1);
+}
+
+void RelposPanel::setProfiles(const std::vector<std::string>& profiles)
+{
+    m_profiles = profiles;
+    refresh();
+}
+
+void RelposPanel::refresh()
+{
+    ScanResultPtr r;
+    QString source;
+    if (m_source->currentIndex() == 0) {
+        if (m_capture && !m_textProfile) {
+            try {
+                m_textProfile = std::make_shared<core::ScanResult>(
+                    core::relposFromCapture(*m_capture, m_capture->hasTerms() ? "a,b,c,d" : ""));
+            } catch (const std::exception&) {
+                m_textProfile.reset();
+            }
+        }
+        r = m_textProfile;
+        source = tr("current text");
+    } else {
+        r = m_scan;
+        source = m_scan && m_scan->metadata.count("text") ? QString::fromStdString(m_scan->metadata.at("text")) : tr("corpus");
+    }
+    m_current = r;
+    if (!r) {
+        m_view->setData(nullptr);
+        m_table->setRowCount(0);
+        m_info->setText(m_source->currentIndex() == 1 ? tr("No scan yet: Analysis > Scan Corpus…") : QString());
+        return;
+    }
+    std::vector<std::string> shown;
+    for (const auto& p : m_profiles)
+        if (r->sums.count(p))
+            shown.push_back(p);
+    if (shown.empty())
+        shown.push_back("full");
+    const QString title = tr("%1 · %2 · %3 tokens%4")
+                              .arg(m_modelName, source)
+                              .arg(r->tokens)
+                              .arg(m_running ? tr(" (scanning…)") : (r->partial ? tr(" (cancelled, partial)") : QString()));
+    m_view->setData(relposFigure(*r, title, shown, static_cast<HeadOrder>(m_order->currentIndex()), m_log->isChecked()));
+    m_info->setText(tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
+
+    const auto summaries = core::summariseHeads(*r, "full");
+    m_table->setSortingEnabled(false);
+    m_table->setRowCount(static_cast<int>(summaries.size()));
+    for (int i = 0; i < static_cast<int>(summaries.size()); ++i) {
+        const auto& s = summaries[static_cast<std::size_t>(i)];
+        auto* head = new QTableWidgetItem(QStringLiteral("L%1 H%2").arg(s.layer + 1).arg(s.head + 1));
+        head->setData(Qt::UserRole, s.layer);
+        head->setData(Qt::UserRole + 1, s.head);
+        m_table->setItem(i, 0, head);
+        const double vals[4] = {s.entropy, s.meanDistance, s.massNear5, s.massNear50};
+        for (int c = 0; c < 4; ++c) {
+            auto* it = new QTableWidgetItem;
+            it->setData(Qt::DisplayRole, QString::number(vals[c], 'f', c == 1 ? 1 : 3).toDouble());
+            m_table->setItem(i, c + 1, it);
+        }
+    }
+    m_table->setSortingEnabled(true);
+}
+
+} // namespace attnscope::app
