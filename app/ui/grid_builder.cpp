@@ -40,7 +40,7 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, int hea
         heads = QObject::tr("average of heads %1").arg(l.join(QStringLiteral(", ")));
     }
     QString t = QObject::tr("%1 · layer %2 · %3").arg(modelName).arg(s.layer + 1).arg(heads);
-    if (!s.terms.isFull())
+    if (!s.terms.isFull() || s.terms.raw)
         t += QObject::tr(" · terms %1").arg(QString::fromStdString(s.terms.label()));
     return t;
 }
@@ -64,8 +64,12 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
         d->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
     for (int t : grid.colTokens)
         d->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
-    d->valueLabel = s.terms.isFull() ? QObject::tr("attention probability")
-                                     : QObject::tr("softmax of terms %1").arg(QString::fromStdString(s.terms.label()));
+    const QString termText = QString::fromStdString(core::TermSelection{s.terms.a, s.terms.b, s.terms.c, s.terms.d}.label());
+    if (s.terms.raw)
+        d->valueLabel = QObject::tr("score %1 before softmax").arg(termText == QLatin1String("full") ? QObject::tr("a+b+c+d") : termText);
+    else
+        d->valueLabel = s.terms.isFull() ? QObject::tr("attention probability") : QObject::tr("softmax of terms %1").arg(termText);
+    d->diverging = s.terms.raw;
     return d;
 }
 

@@ -109,6 +109,15 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
         refreshModelPanel();
         syncSelectorsFromSelection();
         m_relpos->setModelName(m->displayName);
+        const bool relative = m->info().hasRelativeTerms;
+        m_termPanel->setEnabled(relative);
+        m_rawScores->setEnabled(relative);
+        const QString why = relative ? QString() : tr("%1 models have no relative score terms: their attention is one "
+                                                      "softmax of q·k (term toggles need Transformer-XL)")
+                                                       .arg(QString::fromUtf8(core::familyName(m->info().family)));
+        m_termPanel->setToolTip(why);
+        m_rawScores->setToolTip(why);
+        setTerms(core::TermSelection{}); // a new model starts on full attention
         m_relpos->setScan(nullptr, false);
         m_text->setPlaceholderText(m->tokenizer->kind().rfind("token ids", 0) == 0
                                        ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
@@ -320,6 +329,29 @@ void MainWindow::buildDocks()
     m_topPercent->setValue(20);
     m_topPercent->setSuffix(tr(" %"));
     auto* resetZoom = new QPushButton(tr("Reset zoom"), viewPanel);
+    m_termPanel = new QWidget(viewPanel);
+    auto* termRow = new QHBoxLayout(m_termPanel);
+    termRow->setContentsMargins(0, 0, 0, 0);
+    const char* termNames[4] = {"(a) q·k", "(b) q·R", "(c) u·k", "(d) v·R"};
+    const char* termTips[4] = {"content: query against key", "content-dependent position: query against relative position",
+                               "global content bias u against key", "global position bias v against relative position"};
+    for (int t = 0; t < 4; ++t) {
+        m_termBox[t] = new QCheckBox(QString::fromUtf8(termNames[t]), m_termPanel);
+        m_termBox[t]->setChecked(true);
+        m_termBox[t]->setToolTip(tr("Term %1 of Transformer-XL's score (paper Sec. 3.3)").arg(QString::fromUtf8(termTips[t])));
+        termRow->addWidget(m_termBox[t]);
+        connect(m_termBox[t], &QCheckBox::toggled, this, [this] {
+            setTerms({m_termBox[0]->isChecked(), m_termBox[1]->isChecked(), m_termBox[2]->isChecked(),
+                      m_termBox[3]->isChecked(), m_rawScores->isChecked()});
+        });
+    }
+    m_rawScores = new QCheckBox(tr("Raw scores (before softmax)"), viewPanel);
+    connect(m_rawScores, &QCheckBox::toggled, this, [this](bool raw) {
+        setTerms({m_termBox[0]->isChecked(), m_termBox[1]->isChecked(), m_termBox[2]->isChecked(),
+                  m_termBox[3]->isChecked(), raw});
+    });
+    vf->addRow(tr("Terms"), m_termPanel);
+    vf->addRow(m_rawScores);
     vf->addRow(tr("Colours"), m_colourMap);
     vf->addRow(tr("Scale"), m_normalisation);
     vf->addRow(m_values);
@@ -479,6 +511,26 @@ void MainWindow::buildMenus()
                               "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>")
                                .arg(QApplication::applicationVersion()));
     });
+}
+
+void MainWindow::setTerms(const core::TermSelection& terms)
+{
+    if (!terms.any()) {
+        m_status->setText(tr("Select at least one term"));
+        return;
+    }
+    m_selection.terms = terms;
+    const bool boxes[4] = {terms.a, terms.b, terms.c, terms.d};
+    for (int t = 0; t < 4; ++t) {
+        const QSignalBlocker block(m_termBox[t]);
+        m_termBox[t]->setChecked(boxes[t]);
+    }
+    {
+        const QSignalBlocker block(m_rawScores);
+        m_rawScores->setChecked(terms.raw);
+    }
+    refreshGrid();
+    m_relpos->setTerms(terms);
 }
 
 void MainWindow::scanDialog()

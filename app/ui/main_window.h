@@ -62,6 +62,8 @@ public:
     // One figure per head of the current layer into `folder` (PNG, SVG or PDF); returns the error or "".
     QString exportAllHeadsTo(const QString& folder, const QString& extension = QStringLiteral("png"));
     void setPresentation(bool on);
+    // Term toggles (Transformer-XL): which of (a) (b) (c) (d) make up the score, and raw scores vs softmax.
+    void setTerms(const core::TermSelection& terms);
 
 public slots:
     void nextHead(int delta);
@@ -106,6 +108,9 @@ private:
     QCheckBox* m_values = nullptr;
     QCheckBox* m_highlight = nullptr;
     QDoubleSpinBox* m_topPercent = nullptr;
+    QCheckBox* m_termBox[4] = {nullptr, nullptr, nullptr, nullptr};
+    QCheckBox* m_rawScores = nullptr;
+    QWidget* m_termPanel = nullptr;
     QFormLayout* m_modelForm = nullptr;
     QMenu* m_recentMenu = nullptr;
     QLabel* m_status = nullptr;

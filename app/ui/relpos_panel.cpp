@@ -90,6 +90,22 @@ void RelposPanel::setProfiles(const std::vector<std::string>& profiles)
     refresh();
 }
 
+void RelposPanel::setTerms(const core::TermSelection& terms)
+{
+    const core::TermSelection t{terms.a, terms.b, terms.c, terms.d};
+    if (t.isFull() || !t.any()) {
+        m_extraTerm.clear();
+        setProfiles({"full"});
+        return;
+    }
+    const std::string label = t.label(); // "a", "a+b", ...
+    if (label.find('+') != std::string::npos && label != m_extraTerm) {
+        m_extraTerm = label;
+        m_textProfile.reset(); // recompute with the combination
+    }
+    setProfiles({"term_" + label});
+}
+
 void RelposPanel::refresh()
 {
     ScanResultPtr r;
@@ -98,7 +114,7 @@ void RelposPanel::refresh()
         if (m_capture && !m_textProfile) {
             try {
                 m_textProfile = std::make_shared<core::ScanResult>(
-                    core::relposFromCapture(*m_capture, m_capture->hasTerms() ? "a,b,c,d" : ""));
+                    core::relposFromCapture(*m_capture, m_capture->hasTerms() ? "a,b,c,d," + m_extraTerm : ""));
             } catch (const std::exception&) {
                 m_textProfile.reset();
             }
@@ -120,14 +136,18 @@ void RelposPanel::refresh()
     for (const auto& p : m_profiles)
         if (r->sums.count(p))
             shown.push_back(p);
-    if (shown.empty())
+    if (shown.empty()) {
         shown.push_back("full");
+        if (m_profiles.front() != "full")
+            m_info->setText(tr("This scan has no %1 profile: scan again with term profiles").arg(profileTitle(m_profiles.front())));
+    }
     const QString title = tr("%1 · %2 · %3 tokens%4")
                               .arg(m_modelName, source)
                               .arg(r->tokens)
                               .arg(m_running ? tr(" (scanning…)") : (r->partial ? tr(" (cancelled, partial)") : QString()));
     m_view->setData(relposFigure(*r, title, shown, static_cast<HeadOrder>(m_order->currentIndex()), m_log->isChecked()));
-    m_info->setText(tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
+    if (shown.front() == m_profiles.front())
+        m_info->setText(tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
 
     const auto summaries = core::summariseHeads(*r, "full");
     m_table->setSortingEnabled(false);

@@ -2,6 +2,7 @@
 // the heatmap (Fig. 5, or the term panels of Fig. 7) and a table of head summaries. Emits the head the user picks.
 #pragma once
 
+#include "analysis/attention_grid.h"
 #include "compute/model_bundle.h"
 
 #include <QWidget>
@@ -28,6 +29,8 @@ public:
     // Profiles shown as panels: {"full"} (Fig. 5) or e.g. {"term_a", "term_b", "term_d"} (Fig. 7).
     void setProfiles(const std::vector<std::string>& profiles);
     void showCorpus(); // switch the source to the corpus scan
+    // The term toggles: full attention, or the softmax of a combination of terms.
+    void setTerms(const core::TermSelection& terms);
     const ScanResultPtr& currentResult() const { return m_current; }
     const ScanResultPtr& scan() const { return m_scan; }
     widgets::RelposHeatmapView* heatmap() const { return m_view; }
@@ -51,6 +54,7 @@ private:
     ScanResultPtr m_current;
     std::vector<std::string> m_profiles{"full"};
     QString m_modelName;
+    std::string m_extraTerm; // a combination like "a+b" also profiled for the current text
     bool m_running = false;
 };
 

@@ -12,7 +12,7 @@ namespace attnscope::core {
 
 std::string TermSelection::label() const
 {
-    if (isFull())
+    if (isFull() && !raw)
         return "full";
     std::string s;
     for (auto [on, ch] : {std::pair{a, 'a'}, {b, 'b'}, {c, 'c'}, {d, 'd'}})
@@ -21,7 +21,9 @@ std::string TermSelection::label() const
                 s += '+';
             s += ch;
         }
-    return s.empty() ? "none" : s;
+    if (s.empty())
+        return "none";
+    return raw ? "raw " + s : s;
 }
 
 std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction)
@@ -65,7 +67,7 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     for (int h : heads)
         if (h < 0 || h >= H)
             throw Error(ErrorCode::BadInput, "head " + std::to_string(h + 1) + " does not exist");
-    const bool full = terms.isFull();
+    const bool full = terms.isFull() && !terms.raw;
     if (!full && (!capture.hasTerms() || !terms.any()))
         throw Error(ErrorCode::BadInput, capture.hasTerms() ? "select at least one term"
                                                             : "this model has no relative score terms");
@@ -95,6 +97,11 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
                     if (sel[t])
                         s += seg.terms[t][static_cast<std::size_t>(layer)][off + rowOff + j];
                 scores[static_cast<std::size_t>(j)] = s;
+            }
+            if (terms.raw) {
+                for (int j = 0; j < g.cols; ++j)
+                    g.values[rowOff + j] += scores[static_cast<std::size_t>(j)];
+                continue;
             }
             maskedSoftmax(scores.data(), seg.mask.data() + rowOff, g.cols, probs.data());
             for (int j = 0; j < g.cols; ++j)

@@ -13,6 +13,7 @@ namespace attnscope::core {
 // Which score the grid shows: full attention, or the softmax over visible keys of the sum of chosen terms.
 struct TermSelection {
     bool a = true, b = true, c = true, d = true;
+    bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
     bool isFull() const { return a && b && c && d; }
     bool any() const { return a || b || c || d; }
     std::string label() const; // "full", "a+b", ...
@@ -28,8 +29,8 @@ struct AttentionGrid {
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
 };
 
-// `heads`: zero-based heads to average (empty = all heads of the layer). Terms other than full need a
-// capture with terms. Throws Error(BadInput) for out-of-range segment, layer or head.
+// `heads`: zero-based heads to average (empty = all heads of the layer). Terms other than full, and raw
+// scores, need a capture with terms. With terms.raw the values are the summed scores (masked cells NaN). Throws Error(BadInput) for out-of-range segment, layer or head.
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& heads,
                             const TermSelection& terms = {}, double topFraction = 0.2);
 

@@ -4,7 +4,9 @@
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
 #include "test_support.h"
+#include "relpos_heatmap_view.h"
 #include "ui/main_window.h"
+#include "ui/relpos_panel.h"
 
 #include <QImage>
 #include <qcustomplot.h>
@@ -195,4 +197,98 @@ TEST_CASE("the app binary exports a figure headlessly", "[app][e2e]")
                             "' 2>" + (tmp / "err").string();
     CHECK(WEXITSTATUS(std::system(bad.c_str())) == 1);
     CHECK(test::readBytes(tmp / "err").find("--layer must be 1 .. 2") != std::string::npos);
+}
+
+TEST_CASE("term toggles change the grid to the softmax of the chosen terms", "[app][window][terms]")
+{
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    w.show();
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    w.textEdit()->setPlainText(QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8 9 7 9"));
+    w.openModel(caseDir("txl-adaptive"));
+    REQUIRE(ready.wait(10000));
+    QApplication::processEvents();
+    const auto& capture = *w.result()->capture;
+    const int seg = static_cast<int>(w.grid()->data()->rowPositions.front()) / capture.segmentLen;
+
+    for (const core::TermSelection t : {core::TermSelection{true, true, false, false}, core::TermSelection{false, true, false, false},
+                                        core::TermSelection{false, false, false, true}}) {
+        w.setTerms(t);
+        const auto expected = core::attentionGrid(capture, seg, 0, {0}, t);
+        const auto& shown = *w.grid()->data();
+        REQUIRE(shown.rows == expected.rows);
+        REQUIRE(shown.cols == expected.cols);
+        for (int i = 0; i < expected.rows * expected.cols; ++i) {
+            const float e = expected.values[static_cast<std::size_t>(i)];
+            const float a = shown.values[static_cast<std::size_t>(i)];
+            if (std::isnan(e))
+                CHECK(std::isnan(a));
+            else
+                CHECK(a == Approx(e).margin(1e-7));
+        }
+        CHECK(shown.title.contains(QString::fromStdString(t.label())));
+    }
+    // Sanity of the comparison itself: the (a)+(b) grid differs from full attention.
+    const auto full = core::attentionGrid(capture, seg, 0, {0});
+    const auto ab = core::attentionGrid(capture, seg, 0, {0}, core::TermSelection{true, true, false, false});
+    double diff = 0;
+    for (std::size_t i = 0; i < full.values.size(); ++i)
+        if (!std::isnan(full.values[i]))
+            diff = std::max(diff, static_cast<double>(std::abs(full.values[i] - ab.values[i])));
+    CHECK(diff > 1e-3);
+    // Raw scores: the terms' sum before softmax, drawn with a diverging map.
+    w.setTerms(core::TermSelection{true, true, true, true, true});
+    CHECK(w.grid()->data()->diverging);
+    CHECK(w.grid()->data()->valueLabel.contains("before softmax"));
+}
+
+TEST_CASE("relative-position heatmap cells equal the scan result, and a cancelled scan leaves the app usable",
+          "[app][window][scan]")
+{
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    w.show();
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    w.textEdit()->setPlainText(QStringLiteral("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18"));
+    w.openModel(caseDir("txl-tiny"));
+    REQUIRE(ready.wait(10000));
+
+    test::TempDir tmp;
+    std::string text;
+    for (int i = 0; i < 400; ++i)
+        text += std::to_string((i * 7) % 40) + (i % 20 == 19 ? "\n" : " ");
+    test::writeBytes(tmp / "ids.txt", text);
+    QSignalSpy finished(&c, &app::ComputeController::scanFinished);
+    w.startScan(QString::fromStdString((tmp / "ids.txt").string()), 8, 6, -1, true);
+    REQUIRE(finished.wait(20000));
+    const auto scan = finished.at(0).at(0).value<app::ScanResultPtr>();
+    REQUIRE(scan->tokens == 400);
+    QApplication::processEvents();
+    const auto* heat = w.relposPanel()->heatmap();
+    REQUIRE(heat->data());
+    const auto avg = scan->average("full");
+    for (int h = 0; h < scan->layers * scan->heads; ++h)
+        for (int d = 0; d < scan->distances; ++d)
+            REQUIRE(heat->valueAt(0, h, d) == Approx(avg[static_cast<std::size_t>(h * scan->distances + d)]));
+
+    // A scan cancelled right away keeps a partial result and the window keeps working.
+    std::string big;
+    for (int i = 0; i < 200000; ++i)
+        big += std::to_string(i % 40) + (i % 20 == 19 ? "\n" : " ");
+    test::writeBytes(tmp / "big.txt", big);
+    finished.clear();
+    w.startScan(QString::fromStdString((tmp / "big.txt").string()), 8, 6, -1, false);
+    QTest::qWait(50);
+    c.cancel();
+    REQUIRE(finished.wait(20000));
+    const auto partial = finished.at(0).at(0).value<app::ScanResultPtr>();
+    CHECK(partial->partial);
+    CHECK(partial->tokens < 200000);
+    ready.clear();
+    w.textEdit()->setPlainText(QStringLiteral("5 6 7"));
+    REQUIRE(ready.wait(10000));
+    CHECK(w.result()->capture->tokens.size() == 3);
 }
