@@ -45,10 +45,39 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, int hea
     return t;
 }
 
+namespace {
+widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+                              int segment, const core::AttentionGrid& grid);
+}
+
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
     const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction);
+    if (s.revealRows >= 0 && s.revealRows < grid.rows) {
+        // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
+        // (same_length models aside); later rows and the keys they would add are simply not shown yet.
+        const int k = std::max(1, s.revealRows), cols = grid.memoryCols + k;
+        core::AttentionGrid cut;
+        cut.rows = k;
+        cut.cols = cols;
+        cut.memoryCols = grid.memoryCols;
+        for (int r = 0; r < k; ++r)
+            for (int c = 0; c < cols; ++c) {
+                cut.values.push_back(grid.at(r, c));
+                cut.highlight.push_back(grid.highlight[static_cast<std::size_t>(r) * grid.cols + c]);
+            }
+        cut.rowTokens.assign(grid.rowTokens.begin(), grid.rowTokens.begin() + k);
+        cut.colTokens.assign(grid.colTokens.begin(), grid.colTokens.begin() + cols);
+        return fillGrid(capture, modelName, s, segment, cut);
+    }
+    return fillGrid(capture, modelName, s, segment, grid);
+}
+
+namespace {
+widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+                              int segment, const core::AttentionGrid& grid)
+{
     auto d = std::make_shared<widgets::GridData>();
     d->title = selectionTitle(modelName, s, capture.model.heads);
     if (capture.segments.size() > 1)
@@ -72,5 +101,6 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
     d->diverging = s.terms.raw;
     return d;
 }
+} // namespace
 
 } // namespace attnscope::app

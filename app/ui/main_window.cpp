@@ -27,6 +27,8 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QInputDialog>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -144,6 +146,28 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
         m_segmentSpin->setValue((m_selection.segment < 0 ? autoSegment(c) : m_selection.segment) + 1);
         m_updatingSelectors = false;
         m_overview->setThumbnails(m_selection.segment < 0 ? r->thumbnails : makeThumbnails(c, m_selection.segment));
+        if (!m_pendingSession.isEmpty()) {
+            // Restore the saved view now that the session's model and text are computed.
+            const QJsonObject sel = m_pendingSession.value(QStringLiteral("selection")).toObject();
+            const QJsonObject view = m_pendingSession.value(QStringLiteral("view")).toObject();
+            m_pendingSession = {};
+            m_colourMap->setCurrentText(view.value(QStringLiteral("colourMap")).toString(m_colourMap->currentText()));
+            m_normalisation->setCurrentIndex(view.value(QStringLiteral("normalisation")).toInt(0));
+            m_values->setChecked(view.value(QStringLiteral("values")).toBool(true));
+            m_highlight->setChecked(view.value(QStringLiteral("highlight")).toBool(true));
+            m_topPercent->setValue(100.0 * sel.value(QStringLiteral("topFraction")).toDouble(0.2));
+            m_selection.layer = sel.value(QStringLiteral("layer")).toInt(0);
+            m_selection.heads.clear();
+            for (const auto& h : sel.value(QStringLiteral("heads")).toArray())
+                m_selection.heads.push_back(h.toInt());
+            m_selection.segment = sel.value(QStringLiteral("segment")).toInt(-1);
+            m_selection.revealRows = sel.value(QStringLiteral("revealRows")).toInt(-1);
+            const QJsonObject t = sel.value(QStringLiteral("terms")).toObject();
+            syncSelectorsFromSelection();
+            setTerms({t.value(QStringLiteral("a")).toBool(true), t.value(QStringLiteral("b")).toBool(true),
+                      t.value(QStringLiteral("c")).toBool(true), t.value(QStringLiteral("d")).toBool(true),
+                      t.value(QStringLiteral("raw")).toBool(false)});
+        }
         refreshGrid();
         highlightTokens(-1);
         m_relpos->setTextCapture(r->capture);
@@ -244,6 +268,61 @@ void MainWindow::buildDocks()
     row->addWidget(m_live);
     row->addWidget(runButton);
     row->addWidget(m_tokenInfo, 1);
+    // Token-by-token stepping for class: the grid grows one query row at a time.
+    auto* first = new QPushButton(tr("⏮"), textPanel);
+    auto* back = new QPushButton(tr("◀"), textPanel);
+    auto* play = new QPushButton(tr("▶ Play"), textPanel);
+    auto* fwd = new QPushButton(tr("▶|"), textPanel);
+    auto* all = new QPushButton(tr("All"), textPanel);
+    first->setToolTip(tr("Start stepping: show the first token only"));
+    back->setToolTip(tr("One token back"));
+    fwd->setToolTip(tr("One token forward"));
+    play->setToolTip(tr("Reveal the segment one token at a time"));
+    all->setToolTip(tr("Show every token"));
+    m_stepLabel = new QLabel(textPanel);
+    for (QPushButton* b : {first, back, play, fwd, all}) {
+        b->setMaximumWidth(70);
+        row->addWidget(b);
+    }
+    row->addWidget(m_stepLabel);
+    auto rows = [this] { return m_gridData ? m_gridData->rows : 0; };
+    auto fullRows = [this] {
+        if (!m_result)
+            return 0;
+        const auto& c = *m_result->capture;
+        const int seg = m_selection.segment < 0 ? autoSegment(c) : m_selection.segment;
+        return c.segments[static_cast<std::size_t>(seg)].qlen;
+    };
+    connect(first, &QPushButton::clicked, this, [this] { setRevealRows(1); });
+    connect(back, &QPushButton::clicked, this, [this, rows] { setRevealRows(std::max(1, rows() - 1)); });
+    connect(fwd, &QPushButton::clicked, this, [this, rows, fullRows] {
+        setRevealRows(m_selection.revealRows < 0 ? 1 : std::min(fullRows(), rows() + 1));
+    });
+    connect(all, &QPushButton::clicked, this, [this] {
+        m_playTimer.stop();
+        setRevealRows(-1);
+    });
+    connect(play, &QPushButton::clicked, this, [this, play] {
+        if (m_playTimer.isActive()) {
+            m_playTimer.stop();
+            play->setText(tr("▶ Play"));
+            return;
+        }
+        if (m_selection.revealRows < 0)
+            setRevealRows(1);
+        play->setText(tr("⏸ Pause"));
+        m_playTimer.start();
+    });
+    m_playTimer.setInterval(700);
+    connect(&m_playTimer, &QTimer::timeout, this, [this, play, fullRows] {
+        const int next = m_selection.revealRows + 1;
+        if (next > fullRows()) {
+            m_playTimer.stop();
+            play->setText(tr("▶ Play"));
+            return;
+        }
+        setRevealRows(next);
+    });
     tl->addWidget(m_text, 1);
     tl->addLayout(row);
     m_secondaryDocks << addDock(tr("Text"), QStringLiteral("textDock"), textPanel, Qt::BottomDockWidgetArea);
@@ -398,6 +477,26 @@ void MainWindow::buildMenus()
     if (builtins->isEmpty())
         builtins->addAction(tr("(none installed)"))->setEnabled(false);
     file->addSeparator();
+    file->addAction(tr("Open &Session…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("attnscope sessions (*.attnscope)"));
+        if (path.isEmpty())
+            return;
+        const QString err = openSession(path);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Could not open session"), err);
+    });
+    file->addAction(tr("Save Sessio&n…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), QStringLiteral("session.attnscope"),
+                                                          tr("attnscope sessions (*.attnscope)"));
+        if (path.isEmpty())
+            return;
+        const QString err = saveSession(path);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Could not save session"), err);
+        else
+            m_status->setText(tr("Saved session %1").arg(path));
+    });
+    file->addSeparator();
     QAction* exportFig = file->addAction(tr("Export &Figure…"), this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export figure"), QStringLiteral("attention.png"),
                                                           tr("PNG image (*.png);;SVG vector image (*.svg);;PDF (*.pdf)"));
@@ -531,6 +630,84 @@ void MainWindow::setTerms(const core::TermSelection& terms)
     }
     refreshGrid();
     m_relpos->setTerms(terms);
+}
+
+QString MainWindow::saveSession(const QString& path)
+{
+    if (!m_compute->model())
+        return tr("Open a model before saving a session.");
+    QJsonObject o;
+    o[QStringLiteral("format")] = QStringLiteral("attnscope-session/1");
+    o[QStringLiteral("model")] = m_compute->model()->spec;
+    o[QStringLiteral("text")] = m_text->toPlainText();
+    QJsonObject sel;
+    sel[QStringLiteral("layer")] = m_selection.layer;
+    QJsonArray heads;
+    for (int h : m_selection.heads)
+        heads.append(h);
+    sel[QStringLiteral("heads")] = heads;
+    sel[QStringLiteral("segment")] = m_selection.segment;
+    sel[QStringLiteral("topFraction")] = m_selection.topFraction;
+    sel[QStringLiteral("revealRows")] = m_selection.revealRows;
+    sel[QStringLiteral("terms")] = QJsonObject{{"a", m_selection.terms.a}, {"b", m_selection.terms.b},
+                                               {"c", m_selection.terms.c}, {"d", m_selection.terms.d},
+                                               {"raw", m_selection.terms.raw}};
+    o[QStringLiteral("selection")] = sel;
+    o[QStringLiteral("view")] = QJsonObject{{"colourMap", m_colourMap->currentText()},
+                                            {"normalisation", m_normalisation->currentIndex()},
+                                            {"values", m_values->isChecked()},
+                                            {"highlight", m_highlight->isChecked()}};
+    if (m_relpos->scan()) {
+        // The scan travels as a scan-result file next to the session.
+        const QString scanPath = path + QStringLiteral(".scan.safetensors");
+        try {
+            m_relpos->scan()->save(scanPath.toStdString());
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+        o[QStringLiteral("scan")] = QFileInfo(scanPath).fileName();
+    }
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        return tr("%1: cannot write (%2)").arg(path, f.errorString());
+    f.write(QJsonDocument(o).toJson());
+    return {};
+}
+
+QString MainWindow::openSession(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return tr("%1: cannot read (%2)").arg(path, f.errorString());
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (doc.isNull() || !doc.isObject())
+        return tr("%1: not a session file (%2)").arg(path, err.errorString());
+    const QJsonObject o = doc.object();
+    if (o.value(QStringLiteral("format")).toString() != QLatin1String("attnscope-session/1"))
+        return tr("%1: not an attnscope session (format is not attnscope-session/1)").arg(path);
+    if (o.contains(QStringLiteral("scan"))) {
+        const QString scanPath = QFileInfo(path).dir().filePath(o.value(QStringLiteral("scan")).toString());
+        try {
+            m_relpos->setScan(std::make_shared<core::ScanResult>(core::ScanResult::load(scanPath.toStdString())), false);
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+    }
+    m_pendingSession = o;
+    {
+        const QSignalBlocker block(m_text); // the run starts when the model is loaded
+        m_text->setPlainText(o.value(QStringLiteral("text")).toString());
+    }
+    openModel(o.value(QStringLiteral("model")).toString());
+    return {};
+}
+
+void MainWindow::setRevealRows(int rows)
+{
+    m_selection.revealRows = rows;
+    m_stepLabel->setText(rows < 0 ? QString() : tr("token %1").arg(rows));
+    refreshGrid();
 }
 
 void MainWindow::scanDialog()

@@ -8,6 +8,7 @@
 #include "ui/view_selection.h"
 
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QTimer>
 
@@ -62,6 +63,11 @@ public:
     // One figure per head of the current layer into `folder` (PNG, SVG or PDF); returns the error or "".
     QString exportAllHeadsTo(const QString& folder, const QString& extension = QStringLiteral("png"));
     void setPresentation(bool on);
+    // Token-by-token stepping through the shown segment: -1 shows every row.
+    void setRevealRows(int rows);
+    // Sessions: model, text, selections, term toggles, view settings and the scan result, reopened as saved.
+    QString saveSession(const QString& path);
+    QString openSession(const QString& path);
     // Term toggles (Transformer-XL): which of (a) (b) (c) (d) make up the score, and raw scores vs softmax.
     void setTerms(const core::TermSelection& terms);
 
@@ -118,12 +124,15 @@ private:
     QPushButton* m_cancel = nullptr;
     QList<QDockWidget*> m_secondaryDocks; // hidden in presentation mode
     QTimer m_debounce;
+    QTimer m_playTimer;
+    QLabel* m_stepLabel = nullptr;
     QByteArray m_defaultState;
     QByteArray m_statePresentation;
     ViewSelection m_selection;
     TextResultPtr m_result;
     widgets::GridDataPtr m_gridData;
     QString m_pendingSpec;
+    QJsonObject m_pendingSession; // applied when the session's model and text are ready
     bool m_updatingSelectors = false;
     bool m_presentation = false;
 };

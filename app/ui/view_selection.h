@@ -13,6 +13,7 @@ struct ViewSelection {
     int segment = -1;          // -1: the last segment
     core::TermSelection terms;
     double topFraction = 0.2;
+    int revealRows = -1;       // token-by-token stepping: show only the first N queries (-1 = all)
 };
 
 } // namespace attnscope::app

@@ -292,3 +292,52 @@ TEST_CASE("relative-position heatmap cells equal the scan result, and a cancelle
     REQUIRE(ready.wait(10000));
     CHECK(w.result()->capture->tokens.size() == 3);
 }
+
+TEST_CASE("a saved session reopens identically, and stepping reveals one token at a time", "[app][window][session]")
+{
+    test::TempDir tmp;
+    const QString session = QString::fromStdString((tmp / "s.attnscope").string());
+    widgets::GridDataPtr savedGrid;
+    {
+        app::ComputeController c({});
+        app::MainWindow w(&c, {});
+        w.resize(1280, 800);
+        QSignalSpy ready(&c, &app::ComputeController::textReady);
+        w.textEdit()->setPlainText(QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8"));
+        w.openModel(caseDir("txl-samelen"));
+        REQUIRE(ready.wait(10000));
+        w.setSelection(1, {2});
+        w.setTerms(core::TermSelection{true, false, false, true});
+
+        // Stepping: the grid grows by one query row per step (its keys end at the revealed token).
+        const int full = w.grid()->data()->rows;
+        w.setRevealRows(1);
+        CHECK(w.grid()->data()->rows == 1);
+        w.setRevealRows(2);
+        CHECK(w.grid()->data()->rows == 2);
+        CHECK(w.grid()->data()->cols == w.grid()->data()->memoryCols + 2);
+        w.setRevealRows(-1);
+        CHECK(w.grid()->data()->rows == full);
+
+        REQUIRE(w.saveSession(session).isEmpty());
+        savedGrid = w.grid()->data();
+    }
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    REQUIRE(w.openSession(session).isEmpty());
+    REQUIRE(ready.wait(10000));
+    QApplication::processEvents();
+    CHECK(w.textEdit()->toPlainText() == "3 1 4 1 5 9 2 6 5 3 5 8");
+    CHECK(w.selection().layer == 1);
+    CHECK(w.selection().heads == std::vector<int>{2});
+    CHECK(w.selection().terms.label() == "a+d");
+    const auto& g = *w.grid()->data();
+    CHECK(g.title == savedGrid->title);
+    REQUIRE(g.values.size() == savedGrid->values.size());
+    for (std::size_t i = 0; i < g.values.size(); ++i)
+        CHECK((std::isnan(g.values[i]) ? std::isnan(savedGrid->values[i]) : g.values[i] == savedGrid->values[i]));
+    test::writeBytes(tmp / "bad.attnscope", "{\"format\": \"other\"}");
+    CHECK(w.openSession(QString::fromStdString((tmp / "bad.attnscope").string())).contains("not an attnscope session"));
+}
