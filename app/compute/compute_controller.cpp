@@ -57,7 +57,25 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
         emit busyChanged(busy(), QString());
         emit scanFailed(msg);
     });
+    connect(m_worker, &ComputeWorker::comparisonReady, this, [this](widgets::ComparisonPtr d, quint64 gen) {
+        if (gen == m_latestComparison)
+            emit comparisonReady(d);
+    });
+    connect(m_worker, &ComputeWorker::comparisonFailed, this, [this](const QString& msg, quint64 gen) {
+        if (gen == m_latestComparison)
+            emit comparisonFailed(msg);
+    });
     m_thread.start();
+}
+
+quint64 ComputeController::compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens)
+{
+    const quint64 gen = ++m_generation;
+    m_latestComparison = gen;
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, specs, text, layer, maxTokens, gen] { w->compareModels(specs, text, layer, maxTokens, gen); },
+        Qt::QueuedConnection);
+    return gen;
 }
 
 quint64 ComputeController::scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen,

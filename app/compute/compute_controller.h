@@ -22,6 +22,7 @@ public:
     quint64 scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen, qint64 maxTokens,
                        const QString& terms);
     void cancel(); // stops the running text request and scan
+    quint64 compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
 
     const ModelBundlePtr& model() const { return m_model; }
     bool busy() const { return m_pendingLoads > 0 || m_textInFlight || m_scanInFlight; }
@@ -37,6 +38,8 @@ signals:
     void scanPartial(attnscope::app::ScanResultPtr result);
     void scanFinished(attnscope::app::ScanResultPtr result);
     void scanFailed(const QString& message);
+    void comparisonReady(attnscope::widgets::ComparisonPtr data);
+    void comparisonFailed(const QString& message);
 
 private:
     QThread m_thread;
@@ -48,6 +51,7 @@ private:
     bool m_textInFlight = false;
     bool m_scanInFlight = false;
     quint64 m_latestScan = 0;
+    quint64 m_latestComparison = 0;
     std::shared_ptr<core::StopToken> m_currentStop;
     std::shared_ptr<core::StopToken> m_scanStop;
 };

@@ -2,6 +2,7 @@
 #include "compute/compute_worker.h"
 
 #include "run/text_capture.h"
+#include "ui/grid_builder.h"
 #include "ui/thumbnails.h"
 #include "util/error.h"
 
@@ -50,6 +51,40 @@ void ComputeWorker::runText(const TextRequest& request, quint64 generation)
         emit textFailed(QString::fromStdString(e.what()), generation, e.code() == core::ErrorCode::Cancelled);
     } catch (const std::exception& e) {
         emit textFailed(QString::fromStdString(e.what()), generation, false);
+    }
+}
+
+void ComputeWorker::compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens,
+                                  quint64 generation)
+{
+    try {
+        auto data = std::make_shared<widgets::ComparisonData>();
+        int shownTokens = 0;
+        for (const QString& spec : specs) {
+            auto& bundle = m_compareCache[spec];
+            if (!bundle)
+                bundle = loadBundle(spec, m_builtinDirs);
+            auto tokens = bundle->tokenizer->encode(text.toStdString());
+            if (static_cast<int>(tokens.size()) > maxTokens)
+                tokens.resize(static_cast<std::size_t>(maxTokens));
+            shownTokens = static_cast<int>(tokens.size());
+            core::CaptureOptions opt;
+            opt.segmentLen = std::max(1, shownTokens); // one segment: the same rows and columns for every model
+            const auto capture = core::captureText(*bundle->loaded.model, std::move(tokens), opt);
+            std::vector<widgets::GridDataPtr> row;
+            ViewSelection sel;
+            sel.layer = std::min(layer, bundle->info().layers - 1);
+            for (int h = 0; h < bundle->info().heads; ++h) {
+                sel.heads = {h};
+                row.push_back(buildGrid(*capture, bundle->displayName, sel));
+            }
+            data->rowTitles << tr("%1 (layer %2)").arg(bundle->displayName).arg(sel.layer + 1);
+            data->grids.push_back(std::move(row));
+        }
+        data->title = tr("Same text, %1 tokens: each model's heads side by side (shared colour scale 0..1)").arg(shownTokens);
+        emit comparisonReady(data, generation);
+    } catch (const std::exception& e) {
+        emit comparisonFailed(QString::fromStdString(e.what()), generation);
     }
 }
 

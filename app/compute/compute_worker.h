@@ -5,7 +5,10 @@
 #include "compute/model_bundle.h"
 #include "util/stop_token.h"
 
+#include "comparison_view.h"
+
 #include <QObject>
+#include <map>
 #include <atomic>
 #include <memory>
 
@@ -39,6 +42,8 @@ public slots:
     void loadModel(const QString& spec, quint64 generation);
     void runText(const attnscope::app::TextRequest& request, quint64 generation);
     void scanCorpus(const attnscope::app::ScanRequest& request, quint64 generation);
+    // Runs the first `maxTokens` tokens of `text` through each model; one grid per head of `layer` (0-based).
+    void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens, quint64 generation);
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model, quint64 generation);
@@ -50,10 +55,13 @@ signals:
     void scanPartial(attnscope::app::ScanResultPtr result, quint64 generation);
     void scanFinished(attnscope::app::ScanResultPtr result, quint64 generation);
     void scanFailed(const QString& message, quint64 generation);
+    void comparisonReady(attnscope::widgets::ComparisonPtr data, quint64 generation);
+    void comparisonFailed(const QString& message, quint64 generation);
 
 private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
+    std::map<QString, ModelBundlePtr> m_compareCache; // models opened for comparisons, kept for the next one
 };
 
 } // namespace attnscope::app

@@ -2,6 +2,7 @@
 #include "ui/main_window.h"
 
 #include "attention_grid_view.h"
+#include "comparison_view.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
 #include "head_overview_view.h"
@@ -32,6 +33,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -390,6 +392,50 @@ void MainWindow::buildDocks()
     m_secondaryDocks << relDock;
     connect(m_relpos, &RelposPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
 
+    // Model comparison: small multiples of several models on the same text
+    auto* comparePanel = new QWidget(this);
+    auto* cl = new QHBoxLayout(comparePanel);
+    auto* side = new QVBoxLayout;
+    m_compareList = new QListWidget(comparePanel);
+    m_compareList->setMaximumWidth(180);
+    for (const auto& name : core::listBuiltinModels(m_builtinDirs)) {
+        auto* item = new QListWidgetItem(QString::fromStdString(name), m_compareList);
+        item->setData(Qt::UserRole, QStringLiteral("builtin:") + QString::fromStdString(name));
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(QString::fromStdString(name).startsWith(QLatin1String("heads-")) ? Qt::Checked : Qt::Unchecked);
+    }
+    auto* addFolder = new QPushButton(tr("Add folder…"), comparePanel);
+    auto* compare = new QPushButton(tr("Compare"), comparePanel);
+    side->addWidget(new QLabel(tr("Models"), comparePanel));
+    side->addWidget(m_compareList, 1);
+    side->addWidget(addFolder);
+    side->addWidget(compare);
+    m_comparison = new widgets::ComparisonView(comparePanel);
+    m_comparison->setObjectName(QStringLiteral("comparison"));
+    cl->addLayout(side);
+    cl->addWidget(m_comparison, 1);
+    auto* compareDock = addDock(tr("Compare Models"), QStringLiteral("compareDock"), comparePanel, Qt::BottomDockWidgetArea);
+    m_secondaryDocks << compareDock;
+    connect(addFolder, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Model folder to compare"));
+        if (dir.isEmpty())
+            return;
+        auto* item = new QListWidgetItem(QFileInfo(dir).fileName(), m_compareList);
+        item->setData(Qt::UserRole, dir);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Checked);
+    });
+    connect(compare, &QPushButton::clicked, this, [this] {
+        QStringList specs;
+        for (int i = 0; i < m_compareList->count(); ++i)
+            if (m_compareList->item(i)->checkState() == Qt::Checked)
+                specs << m_compareList->item(i)->data(Qt::UserRole).toString();
+        compareModels(specs);
+    });
+    connect(m_compute, &ComputeController::comparisonReady, m_comparison, &widgets::ComparisonView::setData);
+    connect(m_compute, &ComputeController::comparisonFailed, this,
+            [this](const QString& msg) { QMessageBox::warning(this, tr("Comparison failed"), msg); });
+
     // Display options
     auto* viewPanel = new QWidget(this);
     auto* vf = new QFormLayout(viewPanel);
@@ -701,6 +747,20 @@ QString MainWindow::openSession(const QString& path)
     }
     openModel(o.value(QStringLiteral("model")).toString());
     return {};
+}
+
+void MainWindow::compareModels(const QStringList& specs)
+{
+    if (specs.isEmpty()) {
+        m_status->setText(tr("Tick the models to compare"));
+        return;
+    }
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        if (d->objectName() == QLatin1String("compareDock")) {
+            d->show();
+            d->raise();
+        }
+    m_compute->compareModels(specs, m_text->toPlainText(), m_selection.layer);
 }
 
 void MainWindow::setRevealRows(int rows)

@@ -18,6 +18,7 @@ class QDoubleSpinBox;
 class QDockWidget;
 class QFormLayout;
 class QLabel;
+class QListWidget;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
@@ -26,6 +27,7 @@ class QSpinBox;
 
 namespace attnscope::widgets {
 class AttentionGridView;
+class ComparisonView;
 class HeadOverviewView;
 class TextAttentionView;
 } // namespace attnscope::widgets
@@ -51,6 +53,9 @@ public:
     widgets::TextAttentionView* textView() const { return m_textView; }
     QPlainTextEdit* textEdit() const { return m_text; }
     RelposPanel* relposPanel() const { return m_relpos; }
+    widgets::ComparisonView* comparison() const { return m_comparison; }
+    // Compares the given models on the current text (side by side, shared colour scale).
+    void compareModels(const QStringList& specs);
 
     // Corpus scan on the compute thread (empty path: the built-in sample text); the heatmap fills in as it runs.
     void startScan(const QString& textFile, int memLen, int segmentLen, qint64 maxTokens, bool terms);
@@ -101,6 +106,8 @@ private:
     widgets::HeadOverviewView* m_overview = nullptr;
     widgets::TextAttentionView* m_textView = nullptr;
     RelposPanel* m_relpos = nullptr;
+    widgets::ComparisonView* m_comparison = nullptr;
+    QListWidget* m_compareList = nullptr;
     QElapsedTimer m_scanClock;
     QPlainTextEdit* m_text = nullptr;
     QCheckBox* m_live = nullptr;

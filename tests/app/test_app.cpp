@@ -341,3 +341,30 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
     test::writeBytes(tmp / "bad.attnscope", "{\"format\": \"other\"}");
     CHECK(w.openSession(QString::fromStdString((tmp / "bad.attnscope").string())).contains("not an attnscope session"));
 }
+
+TEST_CASE("model comparison shows every head of every model with one shared colour scale", "[app][window][compare]")
+{
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    w.textEdit()->setPlainText(QStringLiteral("1 2 3 4 5 6 7 8 9 10"));
+    QSignalSpy ready(&c, &app::ComputeController::comparisonReady);
+    w.compareModels({caseDir("txl-tiny"), caseDir("txl-samelen"), caseDir("gpt2-tiny")});
+    REQUIRE(ready.wait(10000));
+    QApplication::processEvents();
+    const auto& d = *w.comparison()->data();
+    REQUIRE(d.grids.size() == 3);
+    CHECK(d.grids[0].size() == 3); // txl-tiny: 3 heads
+    CHECK(d.grids[1].size() == 4); // txl-samelen: 4 heads
+    CHECK(d.grids[2].size() == 4); // gpt2-tiny: 4 heads
+    CHECK(w.comparison()->panelCount() == 11);
+    for (const auto& row : d.grids)
+        for (const auto& g : row) {
+            CHECK(g->rows == 10);
+            CHECK(g->colLabels == row.front()->colLabels); // same tokens everywhere
+        }
+    QSignalSpy failed(&c, &app::ComputeController::comparisonFailed);
+    w.compareModels({QStringLiteral("builtin:nope")});
+    REQUIRE(failed.wait(10000));
+    CHECK(failed.at(0).at(0).toString().contains("nope"));
+}
