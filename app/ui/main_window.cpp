@@ -433,8 +433,10 @@ void MainWindow::buildDocks()
         compareModels(specs);
     });
     connect(m_compute, &ComputeController::comparisonReady, m_comparison, &widgets::ComparisonView::setData);
-    connect(m_compute, &ComputeController::comparisonFailed, this,
-            [this](const QString& msg) { QMessageBox::warning(this, tr("Comparison failed"), msg); });
+    connect(m_compute, &ComputeController::comparisonFailed, this, [this](const QString& msg) {
+        m_comparison->setData(nullptr);
+        m_status->setText(tr("Comparison failed: %1").arg(msg)); // not modal: the other views stay usable
+    });
 
     // Display options
     auto* viewPanel = new QWidget(this);
