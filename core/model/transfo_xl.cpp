@@ -208,15 +208,17 @@ void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, c
 
     RowMatrix qkv(q, 3 * HD); // [q, 3HD]
     qkv.noalias() = xin * asMatrix(L.qkv).transpose();
-    RowMatrix K(k, HD), V(k, HD); // [k, HD]: cached memory rows, then this segment's
-    K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+    // KR [2k, HD]: the keys (cached memory rows, then this segment's) stacked on the projected relative
+    // encodings of distances 0..k-1, so each head gets terms (a) and (b) from one wider product.
+    RowMatrix KR(2 * k, HD), V(k, HD);
+    KR.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+    KR.middleRows(mlen, q) = qkv.middleCols(HD, HD);
+    KR.bottomRows(k) = relativeTable(st, l, k - 1).topRows(k);
     V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
-    K.bottomRows(q) = qkv.middleCols(HD, HD);
     V.bottomRows(q) = qkv.middleCols(2 * HD, HD);
-    const RowMatrix& R = relativeTable(st, l, k - 1); // [>= k, HD], row = distance
 
     const std::size_t perHead = static_cast<std::size_t>(q) * static_cast<std::size_t>(k);
-    probs.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
+    probs.resize(static_cast<std::size_t>(H) * perHead); // every entry is written below (masked ones as 0)
     if (wantTerms)
         for (auto& t : terms)
             t.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
@@ -235,30 +237,37 @@ void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, c
 #pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * D > 2e5)
     for (int n = 0; n < H; ++n) {
         const RowMatrix Qs = qkv.middleCols(n * D, D) * scale; // [q, D], scaled once
-        const auto Kn = K.middleCols(n * D, D);                // [k, D]
-        const auto Rn = R.topRows(k).middleCols(n * D, D);     // [k, D], row = distance
+        // AB = Qs [K; R]^T: columns 0..k-1 = (a) by key, k..2k-1 = (b) by distance.
+        const auto KRn = KR.middleCols(n * D, D);
         const ConstVectorMap u(asVector(L.rwBias).data() + n * D, D);
         const ConstVectorMap v(asVector(L.rrBias).data() + n * D, D);
-        RowMatrix A(q, k), B(q, k); // A: term (a) by key; B: term (b) by distance
-        A.noalias() = Qs * Kn.transpose();
-        B.noalias() = Qs * Rn.transpose();
-        const RowVector c = (Kn * u.transpose()).transpose() * scale;  // term (c) by key      [k]
-        const RowVector dd = (Rn * v.transpose()).transpose() * scale; // term (d) by distance [k]
+        RowMatrix AB(q, 2 * k);
+        AB.noalias() = Qs * KRn.transpose();
+        RowVector cd(2 * k); // (c) by key, then (d) by distance
+        cd.head(k).noalias() = (KRn.topRows(k) * u.transpose()).transpose() * scale;
+        cd.tail(k).noalias() = (KRn.bottomRows(k) * v.transpose()).transpose() * scale;
+        const auto c = cd.head(k);
+        const auto dd = cd.tail(k);
         Eigen::ArrayXf score(k);
         float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
         for (int i = 0; i < q; ++i) {
             const int lo = rowLo[static_cast<std::size_t>(i)], hi = i + mlen, len = hi - lo + 1;
+            const auto A = AB.row(i).head(k);
+            const auto B = AB.row(i).tail(k);
             // Key j = lo + t has distance len - 1 - t: distance-indexed rows are read reversed.
             auto s = score.head(len);
-            s = A.row(i).segment(lo, len).array() + B.row(i).head(len).reverse().array() +
-                c.segment(lo, len).array() + dd.head(len).reverse().array();
+            s = A.segment(lo, len).array() + B.head(len).reverse().array() + c.segment(lo, len).array() +
+                dd.head(len).reverse().array();
             const float mx = s.maxCoeff();
             s = (s - mx).exp();
-            Eigen::Map<Eigen::ArrayXf>(P + static_cast<std::size_t>(i) * k + lo, len) = s / s.sum();
+            float* row = P + static_cast<std::size_t>(i) * k;
+            std::fill(row, row + lo, 0.0f); // masked keys: exactly 0
+            std::fill(row + hi + 1, row + k, 0.0f);
+            Eigen::Map<Eigen::ArrayXf>(row + lo, len) = s / s.sum();
             if (wantTerms) {
                 const std::size_t off = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k + lo;
-                Eigen::Map<RowVector>(terms[0].data() + off, len) = A.row(i).segment(lo, len);
-                Eigen::Map<RowVector>(terms[1].data() + off, len) = B.row(i).head(len).reverse();
+                Eigen::Map<RowVector>(terms[0].data() + off, len) = A.segment(lo, len);
+                Eigen::Map<RowVector>(terms[1].data() + off, len) = B.head(len).reverse();
                 Eigen::Map<RowVector>(terms[2].data() + off, len) = c.segment(lo, len);
                 Eigen::Map<RowVector>(terms[3].data() + off, len) = dd.head(len).reverse();
             }
@@ -275,8 +284,9 @@ void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, c
         layerNormRows(sum, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, attnOut);
 
     // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
-    st.kMem[static_cast<std::size_t>(l)] = lastRows(RowMatrix(K.topRows(mlen)), RowMatrix(K.bottomRows(q)), st.memLen);
-    st.vMem[static_cast<std::size_t>(l)] = lastRows(RowMatrix(V.topRows(mlen)), RowMatrix(V.bottomRows(q)), st.memLen);
+    const int keep = std::min(k, st.memLen);
+    st.kMem[static_cast<std::size_t>(l)] = KR.middleRows(k - keep, keep);
+    st.vMem[static_cast<std::size_t>(l)] = V.bottomRows(keep);
 }
 
 void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) const

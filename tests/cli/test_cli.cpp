@@ -108,3 +108,31 @@ TEST_CASE("attnscope-cli errors exit non-zero and say what is wrong", "[cli][err
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("no tokenizer files") != std::string::npos);
 }
+
+TEST_CASE("attnscope-cli finds built-in models by name", "[cli][builtin]")
+{
+    test::TempDir tmp;
+    auto r = runCli({"list-builtin"});
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.out.find("builtin:txl-wikitext2") != std::string::npos);
+    CHECK(r.out.find("builtin:heads-4") != std::string::npos);
+
+    r = runCli({"tokenize", "--tokenizer", "builtin:heads-4", "--text", "the lobster"});
+    REQUIRE(r.exitCode == 0);
+    const auto ids = nlohmann::json::parse(r.out);
+    REQUIRE(ids.size() == 2);
+
+    test::writeBytes(tmp / "in.json", nlohmann::json{{"segments", {ids, ids}}, {"mem_len", 4}}.dump());
+    const auto out = (tmp / "out.safetensors").string();
+    r = runCli({"dump", "--model", "builtin:heads-4", "--input", (tmp / "in.json").string(), "--out", out});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto tensors = test::loadAll(out);
+    bool found = false;
+    for (const auto& t : tensors)
+        if (t.name == "seg1.layer0.attn_prob") {
+            found = true;
+            CHECK(t.shape == core::Shape{4, 2, 4}); // 4 heads, 2 queries, 2 memory + 2 keys
+        }
+    CHECK(found);
+}

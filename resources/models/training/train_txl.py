@@ -247,6 +247,7 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.1)
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--minutes", type=float, default=30)
+    ap.add_argument("--steps", type=int, default=0, help="fixed number of steps (the schedule follows steps, not time)")
     ap.add_argument("--max-epochs", type=int, default=50)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
@@ -280,11 +281,11 @@ def main():
         mems = []
         for s in range(0, train.shape[1] - 1 - args.tgt_len, args.tgt_len):
             elapsed = time.time() - t0
-            if elapsed > budget:
+            if (args.steps and step >= args.steps) or (not args.steps and elapsed > budget):
                 done = True
                 break
-            # Linear warm-up, then cosine decay over the time budget.
-            frac = min(1.0, elapsed / budget)
+            # Linear warm-up, then cosine decay over the step or time budget.
+            frac = min(1.0, step / args.steps) if args.steps else min(1.0, elapsed / budget)
             lr = args.lr * min(1.0, (step + 1) / warmup) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
             for g in opt.param_groups:
                 g["lr"] = lr
@@ -309,7 +310,8 @@ def main():
     uni = unigram_ppl(train_ids, valid_ids, len(vocab))
     print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {train_minutes:.1f} min, {epoch} epochs",
           flush=True)
-    cmd = " ".join(["/usr/bin/python3", "resources/models/training/train_txl.py"] + sys.argv[1:])
+    cmd = " ".join(["/usr/bin/python3", "resources/models/training/train_txl.py"] +
+                   [os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv[1:]])
     card = f"""# {args.name}
 
 Word-level Transformer-XL trained by attnscope's own script on WikiText-2 (CC BY-SA 3.0, Merity et al. 2016):

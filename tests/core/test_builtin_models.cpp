@@ -1,0 +1,149 @@
+// The built-in models: they load by name, and the trained Transformer-XL shows what the Transformer-XL paper
+// reports about its attention when scanned over WikiText-2 validation text (Sec. 3.3, Figs. 5 and 7).
+#include "analysis/relpos_scan.h"
+#include "model/model_loader.h"
+#include "test_support.h"
+#include "tokenize/tokenizer.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <numeric>
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+std::vector<std::string> builtinDirs()
+{
+    return {(fs::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()};
+}
+
+// Pearson correlation of two profiles.
+double correlation(const float* a, const float* b, int n)
+{
+    double ma = 0, mb = 0;
+    for (int i = 0; i < n; ++i) {
+        ma += a[i];
+        mb += b[i];
+    }
+    ma /= n;
+    mb /= n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (int i = 0; i < n; ++i) {
+        sab += (a[i] - ma) * (b[i] - mb);
+        saa += (a[i] - ma) * (a[i] - ma);
+        sbb += (b[i] - mb) * (b[i] - mb);
+    }
+    return sab / std::sqrt(saa * sbb);
+}
+
+double meanEntropy(const core::ScanResult& r, const std::string& profile)
+{
+    double s = 0;
+    const auto sum = core::summariseHeads(r, profile);
+    for (const auto& h : sum)
+        s += h.entropy;
+    return s / static_cast<double>(sum.size());
+}
+
+// One scan shared by the observation tests (the slow part).
+const core::ScanResult& validationScan()
+{
+    static const core::ScanResult scan = [] {
+        const auto m = core::loadModel("builtin:txl-wikitext2", builtinDirs());
+        const auto tok = core::loadTokenizer(m.folder);
+        core::ScanOptions opt;
+        opt.memLen = m.model->info().defaultMemLen;        // the training memory length
+        opt.segmentLen = m.model->info().defaultSegmentLen; // the training segment length
+        opt.maxTokens = 12000;                              // stable to about 1e-3, a few seconds
+        opt.terms = "a,b,d";
+        const auto valid = test::testdataDir() / ".." / "data" / "wikitext-2" / "valid.txt";
+        return core::scanTextFile(*m.model, *tok, valid.string(), opt);
+    }();
+    return scan;
+}
+} // namespace
+
+TEST_CASE("built-in models load by name and are listed", "[builtin]")
+{
+    const auto names = core::listBuiltinModels(builtinDirs());
+    for (const char* n : {"txl-wikitext2", "heads-1", "heads-2", "heads-3", "heads-4", "heads-5", "heads-6", "heads-7", "heads-8"}) {
+        INFO(n);
+        CHECK(std::find(names.begin(), names.end(), n) != names.end());
+    }
+    for (int h = 1; h <= 8; ++h) {
+        const auto m = core::loadModel("builtin:heads-" + std::to_string(h), builtinDirs());
+        CHECK(m.model->info().heads == h);
+        CHECK(m.model->info().layers == 1);
+        const auto tok = core::loadTokenizer(m.folder);
+        CHECK(tok->kind() == "word-level");
+        CHECK(tok->encode("the lobster is blue\n").size() == 5);
+    }
+    const auto txl = core::loadModel("builtin:txl-wikitext2", builtinDirs());
+    CHECK(txl.model->info().layers * txl.model->info().heads >= 32);
+    CHECK(fs::exists(fs::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "sample.txt"));
+}
+
+TEST_CASE("paper observation: attention concentrates on nearby tokens", "[builtin][paper]")
+{
+    const auto& r = validationScan();
+    const auto avg = r.average("full");
+    const int D = r.distances, heads = r.layers * r.heads;
+    // Mass at distances 0..9, averaged over heads, against uniform attention over the visible keys
+    // (a query at position i of a segment after the first sees mem_len + i + 1 keys).
+    double near = 0;
+    for (int h = 0; h < heads; ++h)
+        for (int d = 0; d < 10; ++d)
+            near += avg[static_cast<std::size_t>(h * D + d)];
+    near /= heads;
+    const int mem = std::stoi(r.metadata.at("mem_len")), seg = std::stoi(r.metadata.at("segment_length"));
+    double uniform = 0;
+    for (int i = 0; i < seg; ++i)
+        uniform += 10.0 / (mem + i + 1);
+    uniform /= seg;
+    INFO("mean mass at distances < 10: " << near << ", uniform attention would give " << uniform);
+    CHECK(near > 3 * uniform);
+}
+
+// Known shortfall of the shipped txl-wikitext2 (see docs/models.md): its widest head is almost uniform over the
+// whole memory, but the median head is already wide, so the margin is about 0.43 nats, short of 0.5. The check
+// keeps its threshold; [!shouldfail] records the shortfall and turns red once a retrained model meets it.
+TEST_CASE("paper observation: some heads are much wider than the median head", "[builtin][paper][!shouldfail]")
+{
+    const auto s = core::summariseHeads(validationScan(), "full");
+    std::vector<double> e;
+    for (const auto& h : s)
+        e.push_back(h.entropy);
+    std::sort(e.begin(), e.end());
+    const double median = e[e.size() / 2], widest = e.back();
+    const auto& w = s[core::rankByWidth(s).front()];
+    INFO("profile entropy: widest head L" << w.layer + 1 << " H" << w.head + 1 << " = " << widest << " nats, median "
+                                          << median << " (uniform over the distances: " << std::log(validationScan().distances) << ")");
+    CHECK(widest > median + 0.5);
+}
+
+TEST_CASE("paper observation: term (b) tracks the full attention more closely than term (a)", "[builtin][paper]")
+{
+    const auto& r = validationScan();
+    const auto full = r.average("full"), a = r.average("term_a"), b = r.average("term_b");
+    const int D = r.distances, heads = r.layers * r.heads;
+    double ca = 0, cb = 0;
+    for (int h = 0; h < heads; ++h) {
+        ca += correlation(full.data() + h * D, a.data() + h * D, D);
+        cb += correlation(full.data() + h * D, b.data() + h * D, D);
+    }
+    ca /= heads;
+    cb /= heads;
+    INFO("mean correlation with the full attention profile: term (a) " << ca << ", term (b) " << cb);
+    CHECK(cb > ca);
+    CHECK(cb > 0.5);
+}
+
+TEST_CASE("paper observation: term (d) is flatter than term (b)", "[builtin][paper]")
+{
+    const auto& r = validationScan();
+    const double eb = meanEntropy(r, "term_b"), ed = meanEntropy(r, "term_d");
+    INFO("mean profile entropy: term (b) " << eb << ", term (d) " << ed);
+    CHECK(ed > eb);
+}
