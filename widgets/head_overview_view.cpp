@@ -21,7 +21,10 @@ HeadOverviewView::HeadOverviewView(QWidget* parent)
 
 void HeadOverviewView::setThumbnails(HeadThumbnailsPtr thumbs)
 {
+    const bool reshape = !m_thumbs || !thumbs || m_thumbs->layers != thumbs->layers || m_thumbs->heads != thumbs->heads;
     m_thumbs = std::move(thumbs);
+    if (reshape)
+        setMinimumSize(minimumSizeHint());
     updateGeometry();
     update();
 }
@@ -47,6 +50,14 @@ QSize HeadOverviewView::sizeHint() const
     if (!m_thumbs)
         return {240, 160};
     return {kLabelW + m_thumbs->heads * (36 + kGap), kLabelH + m_thumbs->layers * (36 + kGap)};
+}
+
+QSize HeadOverviewView::minimumSizeHint() const
+{
+    // Thumbnails stay at least 22 px so structure is visible even in a crowded dock.
+    if (!m_thumbs)
+        return {120, 80};
+    return {kLabelW + m_thumbs->heads * (22 + kGap), kLabelH + m_thumbs->layers * (22 + kGap)};
 }
 
 QRect HeadOverviewView::cellRect(int layer, int head) const

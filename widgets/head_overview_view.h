@@ -23,7 +23,7 @@ public:
     // 0-based; empty heads = all heads of the layer selected (average).
     void setSelection(int layer, const std::vector<int>& heads);
     QSize sizeHint() const override;
-    QSize minimumSizeHint() const override { return {120, 80}; }
+    QSize minimumSizeHint() const override;
     // Cell rectangle of a head (for tests and hit testing).
     QRect cellRect(int layer, int head) const;
 

@@ -21,6 +21,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QRadioButton>
+#include <QScreen>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
@@ -236,7 +237,23 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
     });
 
     qApp->installEventFilter(this); // head/layer stepping keys work whichever dock has focus
-    resize(1400, 900);
+    // Docks that are consulted less often share a place as tabs, so the grid keeps most of a 1280x800 screen.
+    auto dockNamed = [this](const char* name) {
+        for (QDockWidget* d : findChildren<QDockWidget*>())
+            if (d->objectName() == QLatin1String(name))
+                return d;
+        return static_cast<QDockWidget*>(nullptr);
+    };
+    tabifyDockWidget(dockNamed("displayDock"), dockNamed("modelDock"));
+    tabifyDockWidget(dockNamed("textDock"), dockNamed("relposDock"));
+    tabifyDockWidget(dockNamed("relposDock"), dockNamed("compareDock"));
+    dockNamed("textDock")->raise();
+    dockNamed("displayDock")->raise();
+    const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 900);
+    resize(std::min(1400, avail.width()), std::min(900, avail.height()));
+    resizeDocks({dockNamed("textDock")}, {height() / 5}, Qt::Vertical);
+    resizeDocks({dockNamed("textViewDock"), dockNamed("headDock")}, {width() / 6, width() / 4}, Qt::Horizontal);
+    resizeDocks({dockNamed("headDock")}, {height() / 2}, Qt::Vertical);
     m_defaultState = saveState();
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
@@ -271,7 +288,7 @@ void MainWindow::buildDocks()
     row->addWidget(runButton);
     row->addWidget(m_tokenInfo, 1);
     // Token-by-token stepping for class: the grid grows one query row at a time.
-    auto* first = new QPushButton(tr("⏮"), textPanel);
+    auto* first = new QPushButton(tr("|◀"), textPanel);
     auto* back = new QPushButton(tr("◀"), textPanel);
     auto* play = new QPushButton(tr("▶ Play"), textPanel);
     auto* fwd = new QPushButton(tr("▶|"), textPanel);
@@ -849,16 +866,20 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     m_relpos->setScan(nullptr, true);
     m_relpos->showCorpus();
     for (QDockWidget* d : findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String("relposDock"))
+        if (d->objectName() == QLatin1String("relposDock")) {
             d->show();
+            d->raise();
+        }
     m_compute->scanCorpus(textFile, text, memLen, segmentLen, maxTokens, terms ? QStringLiteral("a,b,c,d") : QString());
 }
 
 void MainWindow::showPaperFigure(int figure)
 {
     for (QDockWidget* d : findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String("relposDock"))
+        if (d->objectName() == QLatin1String("relposDock")) {
             d->show();
+            d->raise();
+        }
     if (figure == 5) {
         m_relpos->setProfiles({"full"});
     } else if (figure == 7) {

@@ -193,6 +193,40 @@ def write_safetensors(path, tensors, metadata):
             f.write(b)
 
 
+def read_safetensors(path):
+    """Own minimal reader (F16/F32) for --init-from."""
+    import numpy as np
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, e in header.items():
+        b, en = e["data_offsets"]
+        dt = {"F16": np.float16, "F32": np.float32}[e["dtype"]]
+        out[name] = torch.tensor(np.frombuffer(blob[8 + n + b:8 + n + en], dtype=dt).reshape(e["shape"]).astype(np.float32))
+    return out
+
+
+def load_exported(model, folder):
+    """Loads weights written by export() (the inverse mapping), to continue training a shipped model."""
+    w = read_safetensors(os.path.join(folder, "model.safetensors"))
+    p = "transformer."
+    with torch.no_grad():
+        model.emb.weight.copy_(w[p + "word_emb.emb_layers.0.weight"])
+        model.r_w_bias.copy_(w[p + "r_w_bias"])
+        model.r_r_bias.copy_(w[p + "r_r_bias"])
+        for i, L in enumerate(model.layers):
+            q = f"{p}layers.{i}."
+            for mod, name in [(L.qkv_net, "dec_attn.qkv_net"), (L.r_net, "dec_attn.r_net"), (L.o_net, "dec_attn.o_net")]:
+                mod.weight.copy_(w[q + name + ".weight"])
+            for mod, name in [(L.attn_ln, "dec_attn.layer_norm"), (L.ff_ln, "pos_ff.layer_norm"),
+                              (L.ff[0], "pos_ff.CoreNet.0"), (L.ff[3], "pos_ff.CoreNet.3")]:
+                mod.weight.copy_(w[q + name + ".weight"])
+                mod.bias.copy_(w[q + name + ".bias"])
+
+
 def export(model, args, vocab, out, card):
     os.makedirs(out, exist_ok=True)
     p = "transformer."
@@ -252,6 +286,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--init-from", default="", help="continue from a model folder written by this script "
+                    "(same shape and vocabulary; the output bias restarts at 0)")
+    ap.add_argument("--prior-minutes", type=float, default=0, help="training time already spent (for the card)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -269,6 +306,11 @@ def main():
 
     model = TXL(len(vocab), args.d_model, args.layers, args.heads, args.d_head, args.d_inner, args.mem_len,
                 args.dropout)
+    if args.init_from:
+        with open(os.path.join(args.init_from, "vocab.txt"), encoding="utf-8") as f:
+            if f.read().split("\n")[:-1] != vocab:
+                sys.exit("--init-from: the vocabulary differs")
+        load_exported(model, args.init_from)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     steps_per_epoch = (train.shape[1] - 1) // args.tgt_len
     budget = args.minutes * 60
@@ -310,6 +352,8 @@ def main():
     uni = unigram_ppl(train_ids, valid_ids, len(vocab))
     print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {train_minutes:.1f} min, {epoch} epochs",
           flush=True)
+    prior = (f"; continued from an earlier run of {args.prior_minutes:.0f} min (`--init-from`)"
+             if args.init_from else "")
     cmd = " ".join(["/usr/bin/python3", "resources/models/training/train_txl.py"] +
                    [os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv[1:]])
     card = f"""# {args.name}
@@ -323,7 +367,7 @@ trained on `test.txt`, evaluated on `valid.txt`.
 | memory / segment | mem_len {args.mem_len}, tgt_len {args.tgt_len} |
 | vocabulary | {len(vocab)} most frequent training words + `<unk>`, `<eos>` |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16) |
-| training | {step} steps, {epoch} epochs, {train_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed} |
+| training | {step} steps, {epoch} epochs, {train_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
 | validation perplexity | **{ppl:.1f}** (unigram model on the same vocabulary: {uni:.1f}) |
 
 Command line:
@@ -332,6 +376,10 @@ Command line:
 {cmd}
 ```
 """
+    if args.init_from and os.path.exists(os.path.join(args.init_from, "README.md")):
+        with open(os.path.join(args.init_from, "README.md")) as f:
+            earlier = f.read().split("\n", 1)[1]  # without its title
+        card += "\n## The run this one continued\n" + earlier.replace("\n## ", "\n### ")
     export(model, args, vocab, args.out, card)
     print(f"wrote {args.out}", flush=True)
 
