@@ -125,11 +125,8 @@ int headlessExport(const QCommandLineParser& p, const std::vector<std::string>& 
 
 int main(int argc, char** argv)
 {
-    if (const std::string missing = attnscope::core::missingCpuFeatures(); !missing.empty()) {
-        std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 "
-                             "for older processors)\n", "attnscope", missing.c_str());
+    if (!attnscope::core::cpuCanRunThisBuild("attnscope"))
         return 1;
-    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("attnscope"));
     QApplication::setOrganizationName(QStringLiteral("attnscope"));

@@ -137,11 +137,8 @@ double flopsPerToken(const Options& o)
 
 int main(int argc, char** argv)
 {
-    if (const std::string missing = attnscope::core::missingCpuFeatures(); !missing.empty()) {
-        std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 "
-                             "for older processors)\n", "attnscope-bench", missing.c_str());
+    if (!attnscope::core::cpuCanRunThisBuild("attnscope-bench"))
         return 1;
-    }
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];

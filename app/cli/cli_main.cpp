@@ -278,11 +278,8 @@ int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
 
 int main(int argc, char** argv)
 {
-    if (const std::string missing = attnscope::core::missingCpuFeatures(); !missing.empty()) {
-        std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 "
-                             "for older processors)\n", "attnscope-cli", missing.c_str());
+    if (!attnscope::core::cpuCanRunThisBuild("attnscope-cli"))
         return 1;
-    }
     try {
         if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
             std::cout << kUsage;

@@ -238,12 +238,6 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
 
     qApp->installEventFilter(this); // head/layer stepping keys work whichever dock has focus
     // Docks that are consulted less often share a place as tabs, so the grid keeps most of a 1280x800 screen.
-    auto dockNamed = [this](const char* name) {
-        for (QDockWidget* d : findChildren<QDockWidget*>())
-            if (d->objectName() == QLatin1String(name))
-                return d;
-        return static_cast<QDockWidget*>(nullptr);
-    };
     tabifyDockWidget(dockNamed("displayDock"), dockNamed("modelDock"));
     tabifyDockWidget(dockNamed("textDock"), dockNamed("relposDock"));
     tabifyDockWidget(dockNamed("relposDock"), dockNamed("compareDock"));
@@ -258,6 +252,22 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+QDockWidget* MainWindow::dockNamed(const char* objectName) const
+{
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        if (d->objectName() == QLatin1String(objectName))
+            return d;
+    return nullptr;
+}
+
+void MainWindow::showDock(const char* objectName)
+{
+    if (QDockWidget* d = dockNamed(objectName)) {
+        d->show();
+        d->raise();
+    }
 }
 
 QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area)
@@ -774,11 +784,7 @@ void MainWindow::compareModels(const QStringList& specs)
         m_status->setText(tr("Tick the models to compare"));
         return;
     }
-    for (QDockWidget* d : findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String("compareDock")) {
-            d->show();
-            d->raise();
-        }
+    showDock("compareDock");
     m_compute->compareModels(specs, m_text->toPlainText(), m_selection.layer);
 }
 
@@ -865,21 +871,13 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     m_scanClock.start();
     m_relpos->setScan(nullptr, true);
     m_relpos->showCorpus();
-    for (QDockWidget* d : findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String("relposDock")) {
-            d->show();
-            d->raise();
-        }
+    showDock("relposDock");
     m_compute->scanCorpus(textFile, text, memLen, segmentLen, maxTokens, terms ? QStringLiteral("a,b,c,d") : QString());
 }
 
 void MainWindow::showPaperFigure(int figure)
 {
-    for (QDockWidget* d : findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String("relposDock")) {
-            d->show();
-            d->raise();
-        }
+    showDock("relposDock");
     if (figure == 5) {
         m_relpos->setProfiles({"full"});
     } else if (figure == 7) {

@@ -98,6 +98,8 @@ private:
     void syncSelectorsFromSelection();
     void highlightTokens(int hoveredPosition);
     void scanDialog();
+    QDockWidget* dockNamed(const char* objectName) const;
+    void showDock(const char* objectName); // shows and raises a (possibly tabbed) dock
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
 
     ComputeController* m_compute;

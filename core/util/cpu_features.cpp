@@ -1,6 +1,8 @@
 // CPU feature check, compiled for the x86-64 baseline so it runs before anything that needs newer instructions.
 #include "util/cpu_features.h"
 
+#include <cstdio>
+
 namespace attnscope::core {
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -35,6 +37,16 @@ std::string missingCpuFeatures()
     return {};
 }
 #endif
+
+bool cpuCanRunThisBuild(const char* program)
+{
+    const std::string missing = missingCpuFeatures();
+    if (missing.empty())
+        return true;
+    std::fprintf(stderr, "%s: this build needs a CPU with %s (configure with -DATTNSCOPE_X86_LEVEL=v2 for older "
+                         "processors)\n", program, missing.c_str());
+    return false;
+}
 
 std::string compiledCpuLevel()
 {

@@ -8,6 +8,8 @@ namespace attnscope::core {
 
 // Empty when everything the build needs is present; else the missing features, e.g. "AVX2, FMA".
 std::string missingCpuFeatures();
+// For a program's main(): false (after printing why on stderr, naming `program`) when this CPU cannot run the build.
+bool cpuCanRunThisBuild(const char* program);
 // The instruction-set level the core was compiled for, e.g. "x86-64-v3 (AVX2, FMA)".
 std::string compiledCpuLevel();
 
