@@ -18,6 +18,7 @@
 #include <QCommandLineParser>
 #include <QFile>
 #include <QTimer>
+#include <qcustomplot.h>
 #include <cstdio>
 #include <filesystem>
 
@@ -42,8 +43,8 @@ int paperFigureExport(const QCommandLineParser& p, const std::vector<std::string
 {
     try {
         const int fig = p.value("paper-figure").toInt();
-        if (fig != 5 && fig != 7)
-            throw core::Error(core::ErrorCode::BadInput, "--paper-figure must be 5 or 7 (6 is the token grid: use --layer/--head)");
+        if (fig != 5 && fig != 6 && fig != 7)
+            throw core::Error(core::ErrorCode::BadInput, "--paper-figure must be 5, 6 or 7");
         const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
         const auto bundle = app::loadBundle(spec, dirs);
         const auto& info = bundle->info();
@@ -59,6 +60,46 @@ int paperFigureExport(const QCommandLineParser& p, const std::vector<std::string
             scan = core::scanText(*bundle->loaded.model, *bundle->tokenizer,
                                   (p.isSet("text") ? p.value("text") : sampleText(dirs)).toStdString(), opt);
         const QString what = QObject::tr("%1 · %2 tokens · memory %3").arg(bundle->displayName).arg(scan.tokens).arg(opt.memLen);
+        if (fig == 6) {
+            // The three widest heads by the ranking, each as the token grid of a segment with full memory (the
+            // first few segments of the text), top 20% of every row outlined in red.
+            const QString text = p.isSet("text-file") ? QString::fromStdString(core::readTextFile(p.value("text-file").toStdString()))
+                                                      : (p.isSet("text") ? p.value("text") : sampleText(dirs));
+            auto tokens = bundle->tokenizer->encode(text.toStdString());
+            const auto want = static_cast<std::size_t>(opt.memLen / std::max(1, opt.segmentLen) + 2) * static_cast<std::size_t>(opt.segmentLen);
+            if (tokens.size() > want)
+                tokens.resize(want);
+            core::CaptureOptions copt;
+            copt.segmentLen = opt.segmentLen;
+            copt.run.memLen = opt.memLen;
+            const auto capture = core::captureText(*bundle->loaded.model, std::move(tokens), copt);
+            const auto summary = core::summariseHeads(scan, "full");
+            const auto order = core::rankByWidth(summary);
+            std::vector<std::unique_ptr<widgets::AttentionGridView>> views;
+            std::vector<QCustomPlot*> plots;
+            const int w = p.value("width").toInt() * 3 / 2, h = p.value("height").toInt();
+            for (std::size_t r = 0; r < std::min<std::size_t>(3, order.size()); ++r) {
+                app::ViewSelection sel;
+                sel.layer = summary[order[r]].layer;
+                sel.heads = {summary[order[r]].head};
+                auto v = std::make_unique<widgets::AttentionGridView>();
+                v->setShowValues(false);
+                v->resize(w / 3, h);
+                auto grid = std::make_shared<widgets::GridData>(*app::buildGrid(*capture, bundle->displayName, sel));
+                grid->title = QObject::tr("L%1 H%2 · widest #%3").arg(sel.layer + 1).arg(sel.heads[0] + 1).arg(r + 1);
+                v->setData(grid);
+                plots.push_back(v->plot());
+                views.push_back(std::move(v));
+            }
+            const QString err = app::exportComposite(plots, p.value("export"), {w, h, p.value("scale").toDouble()});
+            if (!err.isEmpty()) {
+                std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
+                return 1;
+            }
+            std::fprintf(stderr, "wrote %s (the three widest heads of %lld scanned tokens)\n", qPrintable(p.value("export")),
+                         static_cast<long long>(scan.tokens));
+            return 0;
+        }
         const auto figure = fig == 5 ? app::relposFigure(scan, QObject::tr("Attention by relative distance (Fig. 5) · %1").arg(what), {"full"})
                                      : app::relposFigure(scan, QObject::tr("Attention of each score term alone (Fig. 7) · %1").arg(what),
                                                          {"term_a", "term_b", "term_d"});
@@ -144,7 +185,7 @@ int main(int argc, char** argv)
         {"layer", "Layer to show, from 1.", "L", "1"},
         {"head", "Head to show, from 1, or 'avg'.", "H", "1"},
         {"segment-length", "Tokens per segment (default: the model's).", "N"},
-        {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5 or 7 for the text (a corpus scan).", "N"},
+        {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5, 6 or 7 for the text (a corpus scan).", "N"},
         {"mem-len", "Memory length for scans (default: the model's).", "M"},
         {"max-tokens", "Scan at most N tokens.", "N"},
         {"export", "Write the figure to FILE (.png, .svg, .pdf) and exit without a window.", "FILE"},

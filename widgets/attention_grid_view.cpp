@@ -153,6 +153,9 @@ AttentionGridView::AttentionGridView(QWidget* parent)
         a->setTickLength(0, 3);
     }
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
+    // Labels depend on the pixels per cell: recompute them whenever the layout is settled (also when a figure is
+    // exported at another size, which re-lays out the plot) and when the visible range changes.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] { updateTicks(); });
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
     connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
 
@@ -248,8 +251,8 @@ void AttentionGridView::updateTicks()
     const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
     auto fill = [&](QCPAxis* axis, QCPAxisTickerText* ticker, const QStringList& labels, int count, double pixels) {
         ticker->clear();
-        if (count == 0)
-            return;
+        if (count == 0 || pixels < 2)
+            return; // not laid out yet: labels come with the first layout (afterLayout)
         const QCPRange r = axis->range();
         const double perCell = pixels / std::max(1e-9, r.size());
         // Show every label if they fit, else every k-th, recomputed for the visible range at each zoom.

@@ -4,15 +4,30 @@
 #include <qcustomplot.h>
 
 #include <QFileInfo>
+#include <QPdfWriter>
 #include <QSvgGenerator>
+#include <memory>
 
 namespace attnscope::app {
+
+namespace {
+// A plot that is not on screen (headless export, one file per head) has never been laid out at the figure's size;
+// lay it out there first so size-dependent parts (thinned token labels) match what is painted.
+void layOutOffscreen(QCustomPlot* plot, int w, int h)
+{
+    if (plot->isVisible())
+        return;
+    plot->setViewport(QRect(0, 0, w, h)); // a hidden widget's resize is deferred; the viewport is what layout uses
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+}
+} // namespace
 
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)
 {
     const QString ext = QFileInfo(path).suffix().toLower();
     const int w = size.width > 0 ? size.width : plot->width();
     const int h = size.height > 0 ? size.height : plot->height();
+    layOutOffscreen(plot, w, h);
     bool ok = false;
     if (ext == QLatin1String("png")) {
         ok = plot->savePng(path, w, h, size.scale);
@@ -30,6 +45,65 @@ QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& s
         if (ok) {
             plot->toPainter(&painter, w, h);
             painter.end();
+        }
+    } else {
+        return QObject::tr("%1: unknown figure format \"%2\" (use .png, .svg or .pdf)").arg(path, ext);
+    }
+    if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
+        return QObject::tr("%1: could not write the figure (is the folder writable?)").arg(path);
+    return {};
+}
+
+QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size)
+{
+    if (plots.empty())
+        return QObject::tr("%1: nothing to export").arg(path);
+    const QString ext = QFileInfo(path).suffix().toLower();
+    const int n = static_cast<int>(plots.size());
+    const int w = size.width > 0 ? size.width : plots.front()->width() * n;
+    const int h = size.height > 0 ? size.height : plots.front()->height();
+    const int each = w / n;
+    for (QCustomPlot* plot : plots)
+        layOutOffscreen(plot, each, h);
+    // Each plot paints itself (vector where the target is vector) into its slot.
+    auto paintAll = [&](QCPPainter& p) {
+        for (int i = 0; i < n; ++i) {
+            p.save();
+            p.translate(i * each, 0);
+            plots[static_cast<std::size_t>(i)]->toPainter(&p, each, h);
+            p.restore();
+        }
+    };
+    bool ok = false;
+    if (ext == QLatin1String("png")) {
+        QImage img(static_cast<int>(w * size.scale), static_cast<int>(h * size.scale), QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        QCPPainter p(&img);
+        p.scale(size.scale, size.scale);
+        paintAll(p);
+        p.end();
+        ok = img.save(path);
+    } else if (ext == QLatin1String("svg") || ext == QLatin1String("pdf")) {
+        std::unique_ptr<QPaintDevice> dev;
+        if (ext == QLatin1String("svg")) {
+            auto* gen = new QSvgGenerator;
+            gen->setFileName(path);
+            gen->setSize(QSize(w, h));
+            gen->setViewBox(QRect(0, 0, w, h));
+            gen->setResolution(plots.front()->logicalDpiX());
+            dev.reset(gen);
+        } else {
+            auto* pdf = new QPdfWriter(path);
+            pdf->setPageSize(QPageSize(QSizeF(w, h), QPageSize::Point));
+            pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
+            pdf->setResolution(72); // 1 pixel = 1 point
+            dev.reset(pdf);
+        }
+        QCPPainter p;
+        ok = p.begin(dev.get());
+        if (ok) {
+            paintAll(p);
+            p.end();
         }
     } else {
         return QObject::tr("%1: unknown figure format \"%2\" (use .png, .svg or .pdf)").arg(path, ext);

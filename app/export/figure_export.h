@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <vector>
 
 class QCustomPlot;
 
@@ -15,5 +16,8 @@ struct FigureSize {
 
 // Returns an empty string on success, else a message naming the file and the problem.
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size = {});
+
+// Several plots side by side in one figure (each gets an equal share of `size`), by extension as above.
+QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size);
 
 } // namespace attnscope::app
