@@ -13,6 +13,7 @@
 #include "ui/thumbnails.h"
 
 #include <QAction>
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -887,21 +888,52 @@ void MainWindow::showPaperFigure(int figure)
         }
         m_relpos->setProfiles({"term_a", "term_b", "term_d"});
     } else if (figure == 6) {
+        // The three widest heads (by the current profile's ranking), each as the memory grid of the shown
+        // segment with the top 20% of every row outlined: one window, one figure to export.
         const auto& r = m_relpos->currentResult();
-        if (!r)
+        if (!r || !m_result) {
+            m_status->setText(tr("Fig. 6 needs a text and a relative-position profile"));
             return;
+        }
         const auto s = core::summariseHeads(*r, "full");
         const auto order = core::rankByWidth(s);
-        const auto& widest = s[order.front()];
-        m_highlight->setChecked(true);
-        m_topPercent->setValue(20);
-        setSelection(widest.layer, {widest.head});
-        m_status->setText(tr("Fig. 6: the widest head is L%1 H%2 (then L%3 H%4, L%5 H%6); step with the arrow keys")
-                              .arg(widest.layer + 1).arg(widest.head + 1)
-                              .arg(s[order[std::min<std::size_t>(1, order.size() - 1)]].layer + 1)
-                              .arg(s[order[std::min<std::size_t>(1, order.size() - 1)]].head + 1)
-                              .arg(s[order[std::min<std::size_t>(2, order.size() - 1)]].layer + 1)
-                              .arg(s[order[std::min<std::size_t>(2, order.size() - 1)]].head + 1));
+        auto* dlg = new QDialog(this);
+        dlg->setAttribute(Qt::WA_DeleteOnClose);
+        dlg->setWindowTitle(tr("Fig. 6: the three widest heads"));
+        auto* layout = new QVBoxLayout(dlg);
+        auto* row = new QHBoxLayout;
+        auto plots = std::make_shared<std::vector<QCustomPlot*>>();
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, order.size()); ++i) {
+            ViewSelection sel = m_selection;
+            sel.layer = s[order[i]].layer;
+            sel.heads = {s[order[i]].head};
+            sel.terms = core::TermSelection{};
+            sel.topFraction = 0.2;
+            auto grid = std::make_shared<widgets::GridData>(*buildGrid(*m_result->capture, m_compute->model()->displayName, sel));
+            grid->title = tr("L%1 H%2 · widest #%3").arg(sel.layer + 1).arg(sel.heads[0] + 1).arg(i + 1);
+            auto* v = new widgets::AttentionGridView(dlg);
+            v->setShowValues(false);
+            v->setData(grid);
+            row->addWidget(v);
+            plots->push_back(v->plot());
+        }
+        layout->addLayout(row, 1);
+        auto* exportButton = new QPushButton(tr("Export Figure…"), dlg);
+        layout->addWidget(exportButton, 0, Qt::AlignRight);
+        connect(exportButton, &QPushButton::clicked, dlg, [this, dlg, plots] {
+            const QString path = QFileDialog::getSaveFileName(dlg, tr("Export Fig. 6"), QStringLiteral("fig6.pdf"),
+                                                              tr("PDF (*.pdf);;SVG vector image (*.svg);;PNG image (*.png)"));
+            if (path.isEmpty())
+                return;
+            const QString err = exportComposite(*plots, path, {plots->front()->width() * static_cast<int>(plots->size()),
+                                                               plots->front()->height(), 2.0});
+            if (!err.isEmpty())
+                QMessageBox::warning(dlg, tr("Export failed"), err);
+            else
+                m_status->setText(tr("Saved %1").arg(path));
+        });
+        dlg->resize(1400, 650);
+        dlg->show();
     }
 }
 
