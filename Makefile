@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build run test bench clean
+.PHONY: deps configure build run test bench screenshots clean
 
 deps:
 	@bash tools/install-deps.sh
@@ -22,6 +22,10 @@ test: build
 
 bench: build
 	./$(BUILD)/bench/attnscope-bench $(ARGS)
+
+# Regenerates docs/images from the real window (needs xvfb, installed by deps).
+screenshots: build
+	xvfb-run -a -s "-screen 0 1600x1000x24 -dpi 96" ./$(BUILD)/app/attnscope-docshots docs/images ../shared/data/wikitext-2/valid.txt
 
 clean:
 	rm -rf $(BUILD)
