@@ -5,6 +5,8 @@
 
 #include "io/safetensors.h"
 #include "model/nn_ops.h"
+
+#include <Eigen/Core>
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -96,32 +98,51 @@ public:
     {
         const int D = r.distances;
         const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
+        // Each query's visible keys form one contiguous span [lo, hi] (causal; same_length cuts the far end):
+        // the per-term softmaxes then run vectorised over that span.
+        std::vector<int> rowLo(static_cast<std::size_t>(l.qlen)), rowLen(static_cast<std::size_t>(l.qlen));
+        for (int i = 0; i < l.qlen; ++i) {
+            const std::uint8_t* mask = l.mask + static_cast<std::size_t>(i) * l.klen;
+            int lo = 0, hi = l.klen - 1, visible = 0;
+            while (lo < l.klen && mask[lo])
+                ++lo;
+            while (hi >= 0 && mask[hi])
+                --hi;
+            for (int j = 0; j < l.klen; ++j)
+                visible += mask[j] ? 0 : 1;
+            if (visible != hi - lo + 1)
+                throw Error(ErrorCode::BadInput, "relative-position scans need contiguous visible keys per query");
+            rowLo[static_cast<std::size_t>(i)] = lo;
+            rowLen[static_cast<std::size_t>(i)] = visible;
+        }
         // Heads write disjoint slices of the sums: split them across threads.
 #pragma omp parallel for schedule(dynamic)
         for (int n = 0; n < l.heads; ++n) {
-            std::vector<float> scores(static_cast<std::size_t>(l.klen)), probs(static_cast<std::size_t>(l.klen));
+            Eigen::ArrayXf probs(l.klen);
             const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
             for (std::size_t k = 0; k < m_kinds.size(); ++k) {
                 double* sum = m_sumPtr[k] + (static_cast<std::size_t>(l.layer) * r.heads + n) * D;
                 const bool sel[4] = {m_kinds[k].terms.a, m_kinds[k].terms.b, m_kinds[k].terms.c, m_kinds[k].terms.d};
                 for (int i = 0; i < l.qlen; ++i) {
-                    const std::size_t rowOff = headOff + static_cast<std::size_t>(i) * l.klen;
-                    const std::uint8_t* mask = l.mask + static_cast<std::size_t>(i) * l.klen;
-                    const float* p = l.attnProb + rowOff;
-                    if (k > 0) { // softmax over visible keys of the chosen terms alone (Fig. 7)
-                        for (int j = 0; j < l.klen; ++j) {
-                            float s = 0;
-                            for (int t = 0; t < 4; ++t)
-                                if (sel[t])
-                                    s += l.terms[t][rowOff + j];
-                            scores[static_cast<std::size_t>(j)] = s;
-                        }
-                        maskedSoftmax(scores.data(), mask, l.klen, probs.data());
+                    const int lo = rowLo[static_cast<std::size_t>(i)], len = rowLen[static_cast<std::size_t>(i)];
+                    if (len == 0)
+                        continue;
+                    const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
+                    const float* p = l.attnProb + off;
+                    if (k > 0) { // softmax over the visible keys of the chosen terms alone (Fig. 7)
+                        auto s = probs.head(len);
+                        s.setZero();
+                        for (int t = 0; t < 4; ++t)
+                            if (sel[t])
+                                s += Eigen::Map<const Eigen::ArrayXf>(l.terms[t] + off, len);
+                        s = (s - s.maxCoeff()).exp();
+                        s /= s.sum();
                         p = probs.data();
                     }
-                    for (int j = 0; j < l.klen; ++j)
-                        if (!mask[j])
-                            sum[i + l.mlen - j] += p[j];
+                    // Key lo + t lies at distance i + mlen - lo - t.
+                    double* at = sum + (i + l.mlen - lo);
+                    for (int t = 0; t < len; ++t)
+                        at[-t] += p[t];
                 }
             }
         }
