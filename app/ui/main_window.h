@@ -140,7 +140,6 @@ private:
     ViewSelection m_selection;
     TextResultPtr m_result;
     widgets::GridDataPtr m_gridData;
-    QString m_pendingSpec;
     QJsonObject m_pendingSession; // applied when the session's model and text are ready
     bool m_updatingSelectors = false;
     bool m_presentation = false;

@@ -70,6 +70,7 @@ struct SegmentEndView {
     const float* lnF = nullptr;    // [qlen, dModel]
     const float* logits = nullptr; // [qlen, vocab]
     int vocab = 0;
+    int dModel = 0;
 };
 
 // Receives captured tensors. Called on the thread that runs the model, in order: segment, its layers, end.

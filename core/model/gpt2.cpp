@@ -22,7 +22,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
 {
     const auto& c = m_config;
     const Checkpoint& w = *m_weights;
-    const std::string prefix = w.has(std::string(GPT2Names::prefix) + GPT2Names::wte) ? GPT2Names::prefix : "";
+    const std::string prefix = detectPrefix(w, GPT2Names::prefix, GPT2Names::wte);
     auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
     const std::int64_t C = c.nEmbd;
     m_wte = w.get(name(GPT2Names::wte), {c.vocabSize, C});
@@ -162,6 +162,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     SegmentEndView ev;
     ev.segment = st.segmentsDone;
     ev.qlen = T;
+    ev.dModel = C;
     RowMatrix lnF, logits;
     if (observer.wantLogits()) {
         layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);

@@ -1,6 +1,8 @@
 // tensorName: pattern substitution for the name tables.
 #include "model/tensor_names.h"
 
+#include "io/checkpoint.h"
+
 namespace attnscope::core {
 
 std::string tensorName(const std::string& prefix, const char* pattern, int index)
@@ -12,6 +14,11 @@ std::string tensorName(const std::string& prefix, const char* pattern, int index
             s.replace(pos, 3, std::to_string(index));
     }
     return s;
+}
+
+std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern)
+{
+    return weights.has(tensorName(prefix, probePattern, 0)) ? prefix : "";
 }
 
 } // namespace attnscope::core

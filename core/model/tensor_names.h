@@ -50,6 +50,11 @@ struct GPT2Names {
     static constexpr const char* prefix = "transformer.";
 };
 
+class Checkpoint;
+// `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".
+// `probePattern` is a name every checkpoint of the family has (index 0 substituted).
+std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern);
+
 // Replaces {l} / {c} in a pattern with the index.
 std::string tensorName(const std::string& prefix, const char* pattern, int index = -1);
 

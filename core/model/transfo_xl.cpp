@@ -46,8 +46,7 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
 {
     const auto& c = m_config;
     const Checkpoint& w = *m_weights;
-    const std::string firstName = std::string(TransfoXLNames::prefix) + "layers.0.dec_attn.qkv_net.weight";
-    const std::string prefix = w.has(firstName) ? TransfoXLNames::prefix : "";
+    const std::string prefix = detectPrefix(w, TransfoXLNames::prefix, TransfoXLNames::qkv);
     auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
     const std::int64_t d = c.dModel, HD = static_cast<std::int64_t>(c.nHead) * c.dHead;
 
@@ -386,6 +385,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     SegmentEndView ev;
     ev.segment = st.segmentsDone;
     ev.qlen = q;
+    ev.dModel = d;
     observer.onSegmentEnd(ev);
     st.tokensSeen += q;
     ++st.segmentsDone;

@@ -64,8 +64,7 @@ public:
     void onSegmentEnd(const SegmentEndView& e) override
     {
         if (e.lnF) {
-            m_dModelEnd = m_out.empty() ? 0 : m_out.front().shape.back();
-            add("ln_f", {e.qlen, m_dModelEnd}, e.lnF);
+            add("ln_f", {e.qlen, e.dModel}, e.lnF);
             add("logits", {e.qlen, e.vocab}, e.logits);
         }
     }
@@ -80,7 +79,6 @@ private:
     bool m_relative;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
-    std::int64_t m_dModelEnd = 0;
 };
 
 } // namespace

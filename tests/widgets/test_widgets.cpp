@@ -31,16 +31,21 @@ GridDataPtr sampleGrid()
     g->highlight = {0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
     return g;
 }
+// A grid view on screen (offscreen platform) with its layout settled.
+void show(AttentionGridView& view, GridDataPtr data, QSize size = {800, 600})
+{
+    view.resize(size);
+    view.show();
+    view.setData(std::move(data));
+    QApplication::processEvents();
+    view.plot()->replot();
+}
 } // namespace
 
 TEST_CASE("grid view shows every token label and formats cells", "[widgets]")
 {
     AttentionGridView view;
-    view.resize(800, 600);
-    view.show();
-    view.setData(sampleGrid());
-    QApplication::processEvents();
-    view.plot()->replot();
+    show(view, sampleGrid());
     const auto x = view.visibleLabels(Qt::Horizontal);
     const auto y = view.visibleLabels(Qt::Vertical);
     CHECK(x.size() == 4);
@@ -55,11 +60,7 @@ TEST_CASE("grid view shows every token label and formats cells", "[widgets]")
 TEST_CASE("grid view maps clicks to cells and reports them", "[widgets]")
 {
     AttentionGridView view;
-    view.resize(800, 600);
-    view.show();
-    view.setData(sampleGrid());
-    QApplication::processEvents();
-    view.plot()->replot();
+    show(view, sampleGrid());
     QSignalSpy spy(&view, &AttentionGridView::cellClicked);
     // Centre of cell (row 1, col 2) in widget coordinates.
     const QPoint p(static_cast<int>(view.plot()->xAxis->coordToPixel(2)), static_cast<int>(view.plot()->yAxis->coordToPixel(1)));
@@ -81,10 +82,7 @@ TEST_CASE("grid view keeps labels readable when there are many tokens", "[widget
     }
     g->values.assign(400 * 400, 0.001f);
     AttentionGridView view;
-    view.resize(600, 500);
-    view.show();
-    view.setData(g);
-    QApplication::processEvents();
+    show(view, g, {600, 500});
     const int shown = static_cast<int>(view.visibleLabels(Qt::Vertical).size());
     CHECK(shown > 5);
     CHECK(shown < 60); // thinned to fit
