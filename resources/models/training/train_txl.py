@@ -10,7 +10,7 @@ Example:
   /usr/bin/python3 train_txl.py --name txl-wikitext2 --layers 6 --heads 8 --d-model 128 --d-head 16 \
       --d-inner 512 --mem-len 128 --tgt-len 64 --minutes 35 --out ../txl-wikitext2
 """
-import argparse, json, math, os, struct, sys, time
+import argparse, ctypes, json, math, os, struct, sys, time
 from collections import Counter
 
 import torch
@@ -19,11 +19,11 @@ import torch.nn.functional as F
 
 
 def _onednn_mm(a, b):
-    """a [M, K] @ b [K, N] through oneDNN: Debian's torch has only a generic BLAS, about 20x slower here."""
+    """a [M, K] @ b [K, N] through torch's bundled oneDNN, independent of the system BLAS."""
     return torch._C._nn.mkldnn_linear(a.contiguous().to_mkldnn(), b.t().contiguous().to_mkldnn(), None).to_dense()
 
 
-class _MatMul(torch.autograd.Function):
+class _OneDnnMatMul(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -35,9 +35,37 @@ class _MatMul(torch.autograd.Function):
         return _onednn_mm(g, b.t()), _onednn_mm(a.t(), g)
 
 
+def _gflops(mm, n=256, reps=20):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    mm(a, b)
+    t = time.perf_counter()
+    for _ in range(reps):
+        mm(a, b)
+    return 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9
+
+
+# Debian's torch multiplies matrices through the system BLAS (libblas.so.3). The reference BLAS that Debian installs
+# by default runs at about 1 GFLOP/s here; with OpenBLAS (`apt-get install libopenblas0-pthread`) torch's own
+# products are the fastest path, linear layers and the attention's batched products alike. Without it, the linear
+# layers go through oneDNN (20x faster than the reference BLAS) and the batched attention products stay slow.
+# Chosen once by measurement; the numbers are the same either way up to rounding.
+MATMUL_PATH = "torch"
+
+
+def choose_matmul_path():
+    global MATMUL_PATH
+    native, onednn = _gflops(torch.mm), _gflops(_onednn_mm)
+    MATMUL_PATH = "torch" if native >= 0.5 * onednn else "onednn"
+    print(f"matrix products: system BLAS {native:.1f} GFLOP/s, oneDNN {onednn:.1f} GFLOP/s -> {MATMUL_PATH}"
+          + ("" if MATMUL_PATH == "torch" else " (install libopenblas0-pthread for about 2.5x faster training)"),
+          flush=True)
+
+
 def linear(x, weight, bias=None):
-    """x [..., in] @ weight[out, in]^T (+ bias), differentiable, on the fast oneDNN path."""
-    y = _MatMul.apply(x.reshape(-1, x.shape[-1]), weight.t())
+    """x [..., in] @ weight[out, in]^T (+ bias), differentiable, on the faster of the two paths."""
+    if MATMUL_PATH == "torch":
+        return F.linear(x, weight, bias)
+    y = _OneDnnMatMul.apply(x.reshape(-1, x.shape[-1]), weight.t())
     if bias is not None:
         y = y + bias
     return y.reshape(*x.shape[:-1], weight.shape[0])
@@ -284,6 +312,7 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="fixed number of steps (the schedule follows steps, not time)")
     ap.add_argument("--max-epochs", type=int, default=50)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--eval-every", type=int, default=500, help="steps between quick validation prints (0: none)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--out", required=True)
     ap.add_argument("--init-from", default="", help="continue from a model folder written by this script "
@@ -292,6 +321,11 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    try:  # OpenBLAS keeps its own thread pool; two trainings side by side must not oversubscribe the cores
+        ctypes.CDLL("libopenblas.so.0").openblas_set_num_threads(args.threads)
+    except (OSError, AttributeError):
+        pass
+    choose_matmul_path()
     t0 = time.time()
 
     train_tok = read_tokens(os.path.join(args.data, "test.txt"))
@@ -342,6 +376,9 @@ def main():
             if step % 50 == 0:
                 print(f"epoch {epoch} step {step} loss {loss.item():.3f} lr {lr:.2e} "
                       f"{(time.time() - t0) / 60:.1f} min", flush=True)
+            if args.eval_every and step % args.eval_every == 0:  # a cheap look at over-fitting on the way
+                print(f"step {step}: perplexity on 16k validation tokens "
+                      f"{evaluate(model, valid, args.tgt_len, max_tokens=16384):.1f}", flush=True)
         epoch += 1
     train_minutes = (time.time() - t0) / 60
     # The exported weights are half precision: measure perplexity with exactly those.
