@@ -281,10 +281,12 @@ int main(int argc, char** argv)
     if (!attnscope::core::cpuCanRunThisBuild("attnscope-cli"))
         return 1;
     try {
-        if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-            std::cout << kUsage;
-            return 0;
-        }
+        // --help anywhere (also after a command: `attnscope-cli scan --help`) prints the usage.
+        for (int i = 1; i < argc; ++i)
+            if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+                std::cout << kUsage;
+                return 0;
+            }
         const std::string command = argc >= 2 ? argv[1] : "";
         const auto builtins = attnscope::builtinModelDirs(argv[0]);
         if (command == "dump")

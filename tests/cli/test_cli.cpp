@@ -93,6 +93,13 @@ TEST_CASE("attnscope-cli errors exit non-zero and say what is wrong", "[cli][err
     CHECK(r.exitCode == 2);
     CHECK(r.err.find("unknown command") != std::string::npos);
 
+    for (const char* command : {"scan", "dump", "heads"}) {
+        INFO(command << " --help");
+        r = runCli({command, "--help"});
+        CHECK(r.exitCode == 0);
+        CHECK(r.out.find("attnscope-cli scan --model MODEL") != std::string::npos);
+    }
+
     r = runCli({"dump", "--model", (test::testdataDir() / "txl-tiny").string()});
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("--input") != std::string::npos);
