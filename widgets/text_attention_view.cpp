@@ -153,7 +153,11 @@ TextAttentionView::TextAttentionView(QWidget* parent)
     layout->addWidget(split);
     m_table->setColumnCount(3);
     m_table->setHorizontalHeaderLabels({tr("from"), tr("to"), tr("strength %")});
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    // The dock is narrow: the words share the width, the number takes what it needs (no horizontal scrolling).
+    m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->verticalHeader()->setVisible(false);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
