@@ -7,6 +7,7 @@
 #include <QHelpEvent>
 #include <QToolTip>
 #include <cmath>
+#include <utility>
 
 namespace attnscope::widgets {
 
@@ -56,13 +57,16 @@ protected:
         };
         const double lineScale = m_view->m_presentation ? 2.0 : 1.0;
 
-        // Memory columns: a light veil and a separator line before the first current token.
+        // Memory columns: a separator line before the first current token. No veil: a tint over the memory would
+        // make its colours disagree with the colour bar.
         if (d->memoryCols > 0) {
             const QRectF mem = cellRect(r0, 0).united(cellRect(r1, d->memoryCols - 1));
-            painter->fillRect(mem, QColor(255, 255, 255, 70));
-            painter->setPen(QPen(QColor(30, 30, 30), 3.0 * lineScale));
+            // White with a dark core: visible on the dark and on the light end of every colour map.
             const double sx = x->coordToPixel(d->memoryCols - 0.5);
-            painter->drawLine(QPointF(sx, mem.top()), QPointF(sx, mem.bottom()));
+            for (const auto& [colour, width] : {std::pair{QColor(255, 255, 255), 4.0}, std::pair{QColor(20, 20, 20), 1.5}}) {
+                painter->setPen(QPen(colour, width * lineScale));
+                painter->drawLine(QPointF(sx, mem.top()), QPointF(sx, mem.bottom()));
+            }
         }
 
         // Cell values, when cells are large enough to hold "0.00".
@@ -200,6 +204,8 @@ void AttentionGridView::rebuild()
     m_map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
     m_map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
     m_title->setText(m_data ? m_data->title : QString());
+    m_plot->xAxis->setLabel(m_data && m_data->memoryCols > 0 ? tr("key (attended-to) tokens: memory | current segment")
+                                                             : tr("key (attended-to) tokens"));
     if (!m_data || rows == 0) {
         m_map->data()->fill(std::nan(""));
         updateColours();

@@ -7,6 +7,7 @@
 #include <QTableWidget>
 #include <QTest>
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <qcustomplot.h>
 
@@ -70,6 +71,23 @@ TEST_CASE("grid view maps clicks to cells and reports them", "[widgets]")
     CHECK(spy.at(0).at(0).toInt() == 1);
     CHECK(spy.at(0).at(1).toInt() == 2);
     CHECK(view.cellAt(QPoint(1, 1)) == QPoint(-1, -1)); // outside the cells
+}
+
+TEST_CASE("grid view draws memory cells in the colour bar's colours", "[widgets]")
+{
+    auto g = std::make_shared<GridData>(*sampleGrid());
+    g->values[8] = g->values[9] = 0.3f; // row 2: the memory key and the first segment key hold the same value
+    std::fill(g->highlight.begin(), g->highlight.end(), 0);
+    AttentionGridView view;
+    view.setShowValues(false);
+    show(view, g);
+    const QImage img = view.plot()->grab().toImage();
+    auto pixel = [&](int col) {
+        return img.pixel(static_cast<int>(view.plot()->xAxis->coordToPixel(col)), static_cast<int>(view.plot()->yAxis->coordToPixel(2)));
+    };
+    CHECK(QColor(pixel(0)) == QColor(pixel(1)));
+    CHECK(QColor(pixel(0)) != QColor(pixel(2))); // and the picture does depend on the value
+    CHECK(view.plot()->xAxis->label().contains("memory"));
 }
 
 TEST_CASE("grid view keeps labels readable when there are many tokens", "[widgets]")
