@@ -21,10 +21,18 @@
 #include <qcustomplot.h>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
 using namespace attnscope;
 
 namespace {
+// An export's error message becomes the exception the headless paths report (one place prints errors).
+void throwIfFailed(const QString& err)
+{
+    if (!err.isEmpty())
+        throw std::runtime_error(err.toStdString());
+}
+
 
 constexpr const char* kDefaultModel = "builtin:txl-wikitext2";
 
@@ -91,11 +99,7 @@ int paperFigureExport(const QCommandLineParser& p, const std::vector<std::string
                 plots.push_back(v->plot());
                 views.push_back(std::move(v));
             }
-            const QString err = app::exportComposite(plots, p.value("export"), {w, h, p.value("scale").toDouble()});
-            if (!err.isEmpty()) {
-                std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
-                return 1;
-            }
+            throwIfFailed(app::exportComposite(plots, p.value("export"), {w, h, p.value("scale").toDouble()}));
             std::fprintf(stderr, "wrote %s (the three widest heads of %lld scanned tokens)\n", qPrintable(p.value("export")),
                          static_cast<long long>(scan.tokens));
             return 0;
@@ -107,11 +111,7 @@ int paperFigureExport(const QCommandLineParser& p, const std::vector<std::string
         const int w = p.value("width").toInt() * (fig == 7 ? 2 : 1), h = p.value("height").toInt();
         view.resize(w, h);
         view.setData(figure);
-        const QString err = app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()});
-        if (!err.isEmpty()) {
-            std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
-            return 1;
-        }
+        throwIfFailed(app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()}));
         std::fprintf(stderr, "wrote %s (%lld tokens scanned)\n", qPrintable(p.value("export")),
                      static_cast<long long>(scan.tokens));
         return 0;
@@ -149,11 +149,7 @@ int headlessExport(const QCommandLineParser& p, const std::vector<std::string>& 
         const int w = p.value("width").toInt(), h = p.value("height").toInt();
         view.resize(w, h);
         view.resetView();
-        const QString err = app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()});
-        if (!err.isEmpty()) {
-            std::fprintf(stderr, "attnscope: error: %s\n", qPrintable(err));
-            return 1;
-        }
+        throwIfFailed(app::exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()}));
         std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
         return 0;
     } catch (const std::exception& e) {

@@ -1,4 +1,4 @@
-// exportFigure: QCustomPlot's own PNG/PDF writers; SVG through QSvgGenerator + QCPPainter.
+// Figure export: every plot paints itself through QCPPainter into a QImage (PNG), QSvgGenerator or QPdfWriter.
 #include "export/figure_export.h"
 
 #include <qcustomplot.h>
@@ -21,38 +21,6 @@ void layOutOffscreen(QCustomPlot* plot, int w, int h)
     plot->replot(QCustomPlot::rpImmediateRefresh);
 }
 } // namespace
-
-QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)
-{
-    const QString ext = QFileInfo(path).suffix().toLower();
-    const int w = size.width > 0 ? size.width : plot->width();
-    const int h = size.height > 0 ? size.height : plot->height();
-    layOutOffscreen(plot, w, h);
-    bool ok = false;
-    if (ext == QLatin1String("png")) {
-        ok = plot->savePng(path, w, h, size.scale);
-    } else if (ext == QLatin1String("pdf")) {
-        ok = plot->savePdf(path, w, h, QCP::epNoCosmetic);
-    } else if (ext == QLatin1String("svg")) {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(QSize(w, h));
-        gen.setViewBox(QRect(0, 0, w, h));
-        gen.setResolution(plot->logicalDpiX()); // else text comes out small
-        gen.setTitle(QStringLiteral("attnscope figure"));
-        QCPPainter painter;
-        ok = painter.begin(&gen);
-        if (ok) {
-            plot->toPainter(&painter, w, h);
-            painter.end();
-        }
-    } else {
-        return QObject::tr("%1: unknown figure format \"%2\" (use .png, .svg or .pdf)").arg(path, ext);
-    }
-    if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
-        return QObject::tr("%1: could not write the figure (is the folder writable?)").arg(path);
-    return {};
-}
 
 QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size)
 {
@@ -111,6 +79,11 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
     if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
         return QObject::tr("%1: could not write the figure (is the folder writable?)").arg(path);
     return {};
+}
+
+QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)
+{
+    return exportComposite({plot}, path, size); // one figure is a composite of one: the same writers
 }
 
 } // namespace attnscope::app
