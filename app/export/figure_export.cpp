@@ -58,7 +58,8 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
             gen->setFileName(path);
             gen->setSize(QSize(w, h));
             gen->setViewBox(QRect(0, 0, w, h));
-            gen->setResolution(plots.front()->logicalDpiX());
+            gen->setResolution(plots.front()->logicalDpiX()); // else text comes out small
+            gen->setTitle(QStringLiteral("attnscope figure"));
             dev.reset(gen);
         } else {
             auto* pdf = new QPdfWriter(path);
