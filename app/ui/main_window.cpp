@@ -567,10 +567,7 @@ void MainWindow::buildMenus()
         if (path.isEmpty())
             return;
         const QString err = saveSession(path);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Could not save session"), err);
-        else
-            m_status->setText(tr("Saved session %1").arg(path));
+        reportSave(this, err, tr("Could not save session"), tr("Saved session %1").arg(path));
     });
     file->addSeparator();
     QAction* exportFig = file->addAction(tr("Export &Figure…"), this, [this] {
@@ -588,10 +585,7 @@ void MainWindow::buildMenus()
             scale = choices.indexOf(c) + 1;
         }
         const QString err = exportFigureTo(path, scale);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-        else
-            m_status->setText(tr("Saved %1").arg(path));
+        reportSave(this, err, tr("Export failed"), tr("Saved %1").arg(path));
     });
     exportFig->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
     file->addAction(tr("Export &Data…"), this, [this] {
@@ -600,20 +594,14 @@ void MainWindow::buildMenus()
         if (path.isEmpty())
             return;
         const QString err = exportDataTo(path);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-        else
-            m_status->setText(tr("Saved %1").arg(path));
+        reportSave(this, err, tr("Export failed"), tr("Saved %1").arg(path));
     });
     file->addAction(tr("Export &All Heads…"), this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for one figure per head"));
         if (dir.isEmpty())
             return;
         const QString err = exportAllHeadsTo(dir);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-        else
-            m_status->setText(tr("Saved every head of layer %1 to %2").arg(m_selection.layer + 1).arg(dir));
+        reportSave(this, err, tr("Export failed"), tr("Saved every head of layer %1 to %2").arg(m_selection.layer + 1).arg(dir));
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -927,10 +915,7 @@ void MainWindow::showPaperFigure(int figure)
                 return;
             const QString err = exportComposite(*plots, path, {plots->front()->width() * static_cast<int>(plots->size()),
                                                                plots->front()->height(), 2.0});
-            if (!err.isEmpty())
-                QMessageBox::warning(dlg, tr("Export failed"), err);
-            else
-                m_status->setText(tr("Saved %1").arg(path));
+            reportSave(dlg, err, tr("Export failed"), tr("Saved %1").arg(path));
         });
         dlg->resize(1400, 650);
         dlg->show();
@@ -1100,6 +1085,14 @@ QString MainWindow::exportFigureTo(const QString& path, double scale)
     if (!m_gridData)
         return tr("There is no figure to export yet.");
     return exportFigure(m_grid->plot(), path, FigureSize{0, 0, scale});
+}
+
+void MainWindow::reportSave(QWidget* parent, const QString& err, const QString& failTitle, const QString& done)
+{
+    if (!err.isEmpty())
+        QMessageBox::warning(parent, failTitle, err);
+    else
+        m_status->setText(done);
 }
 
 QString MainWindow::exportDataTo(const QString& path)

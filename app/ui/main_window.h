@@ -98,6 +98,8 @@ private:
     void syncSelectorsFromSelection();
     void highlightTokens(int hoveredPosition);
     void scanDialog();
+    // After a save or export from a menu: a warning box (over `parent`) with the error, else `done` in the status bar.
+    void reportSave(QWidget* parent, const QString& err, const QString& failTitle, const QString& done);
     QDockWidget* dockNamed(const char* objectName) const;
     void showDock(const char* objectName); // shows and raises a (possibly tabbed) dock
     QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
