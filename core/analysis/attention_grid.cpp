@@ -1,7 +1,6 @@
 // attentionGrid: head selection, term recombination and the top-fraction highlight.
 #include "analysis/attention_grid.h"
 
-#include "model/nn_ops.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -10,23 +9,8 @@
 
 namespace attnscope::core {
 
-std::string TermSelection::label() const
-{
-    if (isFull() && !raw)
-        return "full";
-    std::string s;
-    for (auto [on, ch] : {std::pair{a, 'a'}, {b, 'b'}, {c, 'c'}, {d, 'd'}})
-        if (on) {
-            if (!s.empty())
-                s += '+';
-            s += ch;
-        }
-    if (s.empty())
-        return "none";
-    return raw ? "raw " + s : s;
-}
-
-std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction)
+std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction,
+                                          bool probabilities)
 {
     std::vector<std::uint8_t> out(values.size(), 0);
     std::vector<float> row;
@@ -41,7 +25,9 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
             continue;
         const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(fraction * row.size() - 1e-9)));
         std::nth_element(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(keep - 1), row.end(), std::greater<>());
-        const float threshold = row[keep - 1];
+        float threshold = row[keep - 1];
+        if (probabilities)
+            threshold = std::max({threshold, 1.0f / static_cast<float>(row.size()) + 1e-7f, 0.005f});
         for (int c = 0; c < cols; ++c) {
             const float v = values[static_cast<std::size_t>(r) * cols + c];
             if (!std::isnan(v) && v >= threshold)
@@ -52,7 +38,7 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
 }
 
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& headsIn,
-                            const TermSelection& terms, double topFraction)
+                            const TermSelection& terms, double topFraction, bool highlightMemoryOnly)
 {
     if (segment < 0 || segment >= static_cast<int>(capture.segments.size()))
         throw Error(ErrorCode::BadInput, "segment " + std::to_string(segment + 1) + " does not exist");
@@ -68,9 +54,10 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
         if (h < 0 || h >= H)
             throw Error(ErrorCode::BadInput, "head " + std::to_string(h + 1) + " does not exist");
     const bool full = terms.isFull() && !terms.raw;
-    if (!full && (!capture.hasTerms() || !terms.any()))
-        throw Error(ErrorCode::BadInput, capture.hasTerms() ? "select at least one term"
-                                                            : "this model has no relative score terms");
+    if (!terms.any())
+        throw Error(ErrorCode::BadInput, "no score term is selected: tick at least one of (a), (b), (c), (d)");
+    if (!full && !capture.hasTerms())
+        throw Error(ErrorCode::BadInput, "this model has no relative score terms");
 
     AttentionGrid g;
     g.rows = seg.qlen;
@@ -78,34 +65,28 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     g.memoryCols = seg.mlen;
     const std::size_t cells = static_cast<std::size_t>(g.rows) * g.cols;
     g.values.assign(cells, 0.0f);
-    std::vector<float> scores(static_cast<std::size_t>(g.cols)), probs(static_cast<std::size_t>(g.cols));
-    const bool sel[4] = {terms.a, terms.b, terms.c, terms.d};
+    std::vector<float> span(static_cast<std::size_t>(g.cols));
+    std::vector<VisibleSpan> spans(static_cast<std::size_t>(g.rows));
+    for (int i = 0; i < g.rows; ++i)
+        spans[static_cast<std::size_t>(i)] = visibleSpan(seg.mask.data() + static_cast<std::size_t>(i) * g.cols, g.cols);
     for (int h : heads) {
         const std::size_t off = static_cast<std::size_t>(h) * cells;
         const auto& P = seg.probs[static_cast<std::size_t>(layer)];
         for (int i = 0; i < g.rows; ++i) {
-            const std::size_t rowOff = static_cast<std::size_t>(i) * g.cols;
+            const auto [lo, len] = spans[static_cast<std::size_t>(i)];
+            const std::size_t at = static_cast<std::size_t>(i) * g.cols + lo;
+            float* out = g.values.data() + at;
             if (full) {
-                for (int j = 0; j < g.cols; ++j)
-                    g.values[rowOff + j] += P[off + rowOff + j];
+                for (int t = 0; t < len; ++t)
+                    out[t] += P[off + at + t];
                 continue;
             }
-            // Softmax over visible keys of the chosen terms' sum (the paper's Fig. 7 per-term attention).
-            for (int j = 0; j < g.cols; ++j) {
-                float s = 0;
-                for (int t = 0; t < 4; ++t)
-                    if (sel[t])
-                        s += seg.terms[t][static_cast<std::size_t>(layer)][off + rowOff + j];
-                scores[static_cast<std::size_t>(j)] = s;
-            }
-            if (terms.raw) {
-                for (int j = 0; j < g.cols; ++j)
-                    g.values[rowOff + j] += scores[static_cast<std::size_t>(j)];
-                continue;
-            }
-            maskedSoftmax(scores.data(), seg.mask.data() + rowOff, g.cols, probs.data());
-            for (int j = 0; j < g.cols; ++j)
-                g.values[rowOff + j] += probs[static_cast<std::size_t>(j)];
+            const float* termPtr[4];
+            for (int t = 0; t < 4; ++t)
+                termPtr[t] = seg.terms[t][static_cast<std::size_t>(layer)].data() + off + at;
+            termSoftmax(termPtr, terms, len, span.data());
+            for (int t = 0; t < len; ++t)
+                out[t] += span[static_cast<std::size_t>(t)];
         }
     }
     const float inv = 1.0f / static_cast<float>(heads.size());
@@ -117,7 +98,11 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
         g.rowTokens.push_back(first + i);
     for (int j = 0; j < g.cols; ++j)
         g.colTokens.push_back(first - seg.mlen + j);
-    g.highlight = topFractionMask(g.values, g.rows, g.cols, topFraction);
+    g.highlight = topFractionMask(g.values, g.rows, g.cols, topFraction, !terms.raw);
+    if (highlightMemoryOnly)
+        for (int i = 0; i < g.rows; ++i)
+            for (int j = g.memoryCols; j < g.cols; ++j)
+                g.highlight[static_cast<std::size_t>(i) * g.cols + j] = 0;
     return g;
 }
 

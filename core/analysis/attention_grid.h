@@ -2,22 +2,15 @@
 // probabilities for one segment, with masked cells marked, plus the top-fraction highlight of the paper's Fig. 6.
 #pragma once
 
+#include "analysis/attention_math.h"
 #include "run/text_capture.h"
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace attnscope::core {
-
-// Which score the grid shows: full attention, or the softmax over visible keys of the sum of chosen terms.
-struct TermSelection {
-    bool a = true, b = true, c = true, d = true;
-    bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
-    bool isFull() const { return a && b && c && d; }
-    bool any() const { return a || b || c || d; }
-    std::string label() const; // "full", "a+b", ...
-};
 
 struct AttentionGrid {
     int rows = 0, cols = 0;           // queries x keys
@@ -30,12 +23,18 @@ struct AttentionGrid {
 };
 
 // `heads`: zero-based heads to average (empty = all heads of the layer). Terms other than full, and raw
-// scores, need a capture with terms. With terms.raw the values are the summed scores (masked cells NaN). Throws Error(BadInput) for out-of-range segment, layer or head.
+// scores, need a capture with terms. With terms.raw the values are the summed scores (masked cells NaN).
+// The highlight ranks each row's visible keys; with `highlightMemoryOnly` only memory keys keep their mark (the
+// paper's Fig. 6 marks "tokens in the memory that have top 20% attention values").
+// Throws Error(BadInput) for out-of-range segment, layer or head, or when no term is selected.
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& heads,
-                            const TermSelection& terms = {}, double topFraction = 0.2);
+                            const TermSelection& terms = {}, double topFraction = 0.2, bool highlightMemoryOnly = false);
 
-// For each row, marks the keys whose value is among the top `fraction` of that row's unmasked values
-// (at least one key per row; ties at the threshold included).
-std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction);
+// For each row, marks the keys whose value is among the top `fraction` of that row's unmasked values (ties at the
+// threshold included). With `probabilities`, a key must also get more than an even share of its row (1 / visible
+// keys) and print as at least 0.01: a head that attends to a few keys would otherwise get dozens of "top 20%" marks
+// on cells that hold nothing.
+std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction,
+                                          bool probabilities = false);
 
 } // namespace attnscope::core

@@ -4,7 +4,6 @@
 #include "run/text_capture.h"
 
 #include "io/safetensors.h"
-#include "model/nn_ops.h"
 
 #include <Eigen/Core>
 #include "util/error.h"
@@ -20,31 +19,53 @@ namespace attnscope::core {
 
 namespace {
 constexpr const char* kFormat = "attnscope-relpos-scan/1";
+constexpr const char* kTermPrefix = "term_";
 
-TermSelection selectionFromLetters(const std::string& letters, const std::string& whole)
+// "a+b" -> terms (a) and (b); nullopt for anything else.
+std::optional<TermSelection> termsFromLetters(const std::string& letters)
 {
     TermSelection t{false, false, false, false};
-    std::size_t i = 0;
-    while (i < letters.size()) {
-        const char c = letters[i];
-        if (c == 'a') t.a = true;
-        else if (c == 'b') t.b = true;
-        else if (c == 'c') t.c = true;
-        else if (c == 'd') t.d = true;
-        else
-            throw Error(ErrorCode::BadInput, "term \"" + whole + "\" is not a combination of a, b, c, d (e.g. a+b)");
-        ++i;
-        if (i < letters.size() && letters[i] != '+')
-            throw Error(ErrorCode::BadInput, "term \"" + whole + "\": join terms with '+', e.g. a+b");
-        ++i;
+    for (std::size_t i = 0; i < letters.size(); i += 2) {
+        bool* slot = letters[i] == 'a' ? &t.a : letters[i] == 'b' ? &t.b : letters[i] == 'c' ? &t.c : letters[i] == 'd' ? &t.d : nullptr;
+        if (!slot || *slot || (i + 1 < letters.size() && letters[i + 1] != '+') || i + 1 == letters.size() - 1)
+            return std::nullopt;
+        *slot = true;
     }
+    if (!t.any())
+        return std::nullopt;
     return t;
 }
 } // namespace
 
-std::vector<ProfileKind> parseProfileKinds(const std::string& termsList)
+Profile Profile::ofTerms(const TermSelection& t)
 {
-    std::vector<ProfileKind> kinds{{"full", TermSelection{}}};
+    TermSelection terms = t;
+    terms.raw = false;
+    if (terms.isFull())
+        return full();
+    return {ProfileKind::Terms, terms};
+}
+
+std::string Profile::key() const
+{
+    return kind == ProfileKind::Full ? "full" : kTermPrefix + terms.label();
+}
+
+std::optional<Profile> Profile::fromKey(const std::string& key)
+{
+    if (key == "full")
+        return full();
+    if (key.rfind(kTermPrefix, 0) != 0)
+        return std::nullopt;
+    const auto t = termsFromLetters(key.substr(std::string_view(kTermPrefix).size()));
+    if (!t)
+        return std::nullopt;
+    return Profile::ofTerms(*t);
+}
+
+std::vector<Profile> parseProfileList(const std::string& termsList)
+{
+    std::vector<Profile> out{Profile::full()};
     std::size_t pos = 0;
     while (pos < termsList.size()) {
         auto comma = termsList.find(',', pos);
@@ -53,38 +74,38 @@ std::vector<ProfileKind> parseProfileKinds(const std::string& termsList)
         std::string item = termsList.substr(pos, comma - pos);
         item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
         pos = comma + 1;
-        if (item.empty())
+        if (item.empty() || item == "full")
             continue;
-        if (item == "full")
-            continue;
-        const TermSelection t = selectionFromLetters(item, item);
-        const std::string name = "term_" + t.label();
-        if (std::none_of(kinds.begin(), kinds.end(), [&](const ProfileKind& k) { return k.name == name; }))
-            kinds.push_back({name, t});
+        const auto t = termsFromLetters(item);
+        if (!t)
+            throw Error(ErrorCode::BadInput, "term \"" + item + "\" is not a combination of a, b, c, d joined with '+' (e.g. a+b)");
+        const Profile p = Profile::ofTerms(*t);
+        if (std::find(out.begin(), out.end(), p) == out.end())
+            out.push_back(p);
     }
-    return kinds;
+    return out;
 }
 
 // ----------------------------------------------------------------------------------------------------------
 class RelposAccumulator final : public AttentionObserver {
 public:
-    RelposAccumulator(const ModelInfo& info, int distances, std::vector<ProfileKind> kinds)
-        : m_kinds(std::move(kinds))
+    RelposAccumulator(const ModelInfo& info, int distances, std::vector<Profile> profiles)
+        : m_profiles(std::move(profiles))
     {
         r.layers = info.layers;
         r.heads = info.heads;
         r.distances = distances;
         const auto n = static_cast<std::size_t>(r.layers) * r.heads * distances;
-        for (const auto& k : m_kinds) {
-            r.profileNames.push_back(k.name);
-            r.sums[k.name].assign(n, 0.0);
+        for (const auto& p : m_profiles) {
+            r.profileNames.push_back(p.key());
+            r.sums[p.key()].assign(n, 0.0);
         }
-        for (const auto& k : m_kinds)
-            m_sumPtr.push_back(r.sums[k.name].data());
+        for (const auto& p : m_profiles)
+            m_sumPtr.push_back(r.sums[p.key()].data());
         r.count.assign(static_cast<std::size_t>(distances), 0.0);
     }
 
-    bool wantTerms() const override { return m_kinds.size() > 1; }
+    bool wantTerms() const override { return m_profiles.size() > 1; }
 
     void onSegment(const SegmentView& s) override
     {
@@ -98,45 +119,27 @@ public:
     {
         const int D = r.distances;
         const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
-        // Each query's visible keys form one contiguous span [lo, hi] (causal; same_length cuts the far end):
-        // the per-term softmaxes then run vectorised over that span.
-        std::vector<int> rowLo(static_cast<std::size_t>(l.qlen)), rowLen(static_cast<std::size_t>(l.qlen));
-        for (int i = 0; i < l.qlen; ++i) {
-            const std::uint8_t* mask = l.mask + static_cast<std::size_t>(i) * l.klen;
-            int lo = 0, hi = l.klen - 1, visible = 0;
-            while (lo < l.klen && mask[lo])
-                ++lo;
-            while (hi >= 0 && mask[hi])
-                --hi;
-            for (int j = 0; j < l.klen; ++j)
-                visible += mask[j] ? 0 : 1;
-            if (visible != hi - lo + 1)
-                throw Error(ErrorCode::BadInput, "relative-position scans need contiguous visible keys per query");
-            rowLo[static_cast<std::size_t>(i)] = lo;
-            rowLen[static_cast<std::size_t>(i)] = visible;
-        }
+        std::vector<VisibleSpan> spans(static_cast<std::size_t>(l.qlen));
+        for (int i = 0; i < l.qlen; ++i)
+            spans[static_cast<std::size_t>(i)] = visibleSpan(l.mask + static_cast<std::size_t>(i) * l.klen, l.klen);
         // Heads write disjoint slices of the sums: split them across threads.
 #pragma omp parallel for schedule(dynamic)
         for (int n = 0; n < l.heads; ++n) {
-            Eigen::ArrayXf probs(l.klen);
+            std::vector<float> probs(static_cast<std::size_t>(l.klen));
             const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
-            for (std::size_t k = 0; k < m_kinds.size(); ++k) {
+            for (std::size_t k = 0; k < m_profiles.size(); ++k) {
                 double* sum = m_sumPtr[k] + (static_cast<std::size_t>(l.layer) * r.heads + n) * D;
-                const bool sel[4] = {m_kinds[k].terms.a, m_kinds[k].terms.b, m_kinds[k].terms.c, m_kinds[k].terms.d};
                 for (int i = 0; i < l.qlen; ++i) {
-                    const int lo = rowLo[static_cast<std::size_t>(i)], len = rowLen[static_cast<std::size_t>(i)];
+                    const auto [lo, len] = spans[static_cast<std::size_t>(i)];
                     if (len == 0)
                         continue;
                     const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
                     const float* p = l.attnProb + off;
-                    if (k > 0) { // softmax over the visible keys of the chosen terms alone (Fig. 7)
-                        auto s = probs.head(len);
-                        s.setZero();
+                    if (m_profiles[k].kind == ProfileKind::Terms) { // the chosen terms' own softmax (Fig. 7)
+                        const float* termPtr[4];
                         for (int t = 0; t < 4; ++t)
-                            if (sel[t])
-                                s += Eigen::Map<const Eigen::ArrayXf>(l.terms[t] + off, len);
-                        s = (s - s.maxCoeff()).exp();
-                        s /= s.sum();
+                            termPtr[t] = l.terms[t] ? l.terms[t] + off : nullptr;
+                        termSoftmax(termPtr, m_profiles[k].terms, len, probs.data());
                         p = probs.data();
                     }
                     // Key lo + t lies at distance i + mlen - lo - t.
@@ -151,7 +154,7 @@ public:
     ScanResult r;
 
 private:
-    std::vector<ProfileKind> m_kinds;
+    std::vector<Profile> m_profiles;
     std::vector<double*> m_sumPtr;
 };
 
@@ -172,7 +175,7 @@ RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& opt
         throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
                                              " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
                                              ")");
-    auto kinds = parseProfileKinds(options.terms);
+    auto kinds = parseProfileList(options.terms);
     if (kinds.size() > 1 && !info.hasRelativeTerms)
         throw Error(ErrorCode::BadInput, "this model has no relative score terms; scan without --terms");
     const int distances = relative ? options.memLen + options.segmentLen : options.segmentLen;
@@ -338,6 +341,8 @@ ScanResult ScanResult::load(const std::string& path)
         pos = comma + 1;
         if (name.empty())
             continue;
+        if (!Profile::fromKey(name))
+            throw Error(ErrorCode::CorruptFile, "metadata names an unknown profile \"" + name + "\"", path, "profiles");
         const auto* s = f.find("relpos." + name + ".sum");
         if (!s || s->shape.size() != 3 || s->shape[2] != r.distances)
             throw Error(ErrorCode::MissingTensor, "missing or misshaped sums", path, "relpos." + name + ".sum");
@@ -394,7 +399,7 @@ std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s)
 
 ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms)
 {
-    auto kinds = parseProfileKinds(terms);
+    auto kinds = parseProfileList(terms);
     if (kinds.size() > 1 && !capture.hasTerms())
         throw Error(ErrorCode::BadInput, "this capture has no score terms");
     int distances = 1;

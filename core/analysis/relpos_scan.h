@@ -3,7 +3,7 @@
 // does not grow with the text. Results are mergeable (sums and counts add) and saved as safetensors.
 #pragma once
 
-#include "analysis/attention_grid.h"
+#include "analysis/attention_math.h"
 #include "model/attention_model.h"
 #include "tokenize/tokenizer.h"
 
@@ -16,13 +16,26 @@
 
 namespace attnscope::core {
 
-// A term profile: "full" (the model's attention) or a combination of terms ("a", "b", "a+b", ...).
-struct ProfileKind {
-    std::string name;    // "full", "term_a", "term_a+b"
-    TermSelection terms; // all four for "full"
+enum class ProfileKind {
+    Full,  // the model's attention
+    Terms, // the softmax of a combination of Transformer-XL score terms alone (Fig. 7)
 };
-// Parses "a,b,c,d" / "a+b,d" into profile kinds (full is always included first). Throws Error(BadInput).
-std::vector<ProfileKind> parseProfileKinds(const std::string& termsList);
+
+// One relative-position profile of a scan. Its key names it in result files and on the command line:
+// "full", "term_a", "term_a+b", ... Keys are made and read here only.
+struct Profile {
+    ProfileKind kind = ProfileKind::Full;
+    TermSelection terms; // for ProfileKind::Terms: the combination (never raw)
+
+    static Profile full() { return {}; }
+    static Profile ofTerms(const TermSelection& t);
+    std::string key() const;
+    // nullopt when `key` names no profile.
+    static std::optional<Profile> fromKey(const std::string& key);
+    bool operator==(const Profile&) const = default;
+};
+// Parses "a,b,c,d" / "a+b,d" into profiles (full is always included first). Throws Error(BadInput).
+std::vector<Profile> parseProfileList(const std::string& termsList);
 
 struct ScanOptions {
     int memLen = 0;                 // must be >= 1

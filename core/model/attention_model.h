@@ -20,6 +20,7 @@ struct ModelInfo {
     std::string source;     // folder or file it was opened from (or "builtin:NAME")
     int layers = 0;
     int heads = 0;
+    int kvHeads = 0;        // key/value heads: fewer than `heads` with grouped-query attention (query head n uses n / (heads / kvHeads))
     int dModel = 0;
     int dHead = 0;
     int vocabSize = 0;
@@ -28,6 +29,8 @@ struct ModelInfo {
     int maxSegmentLen = 0;   // GPT-2: n_positions; Transformer-XL: no architectural limit (a large bound)
     bool hasRelativeTerms = false;
     std::int64_t parameterCount = 0;
+    std::string positions;   // the position scheme in words, e.g. "relative (sinusoidal), memory 128"
+    std::string weightTypes; // how the weights are stored, e.g. "F16", "BF16, 2 shards", "Q8_0 (22), F32 (8)"
 };
 
 // Start of a segment: everything shared by all its layers. Pointers valid only during the callback.

@@ -49,6 +49,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     m_info.source = std::move(source);
     m_info.layers = c.nLayer;
     m_info.heads = c.nHead;
+    m_info.kvHeads = c.nHead;
     m_info.dModel = c.nEmbd;
     m_info.dHead = c.nEmbd / c.nHead;
     m_info.vocabSize = c.vocabSize;

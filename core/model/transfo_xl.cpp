@@ -110,6 +110,7 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     m_info.source = std::move(source);
     m_info.layers = c.nLayer;
     m_info.heads = c.nHead;
+    m_info.kvHeads = c.nHead;
     m_info.dModel = c.dModel;
     m_info.dHead = c.dHead;
     m_info.vocabSize = c.vocabSize;

@@ -1,0 +1,62 @@
+// visibleSpan, termSoftmax: vectorised with Eigen over the contiguous span.
+#include "analysis/attention_math.h"
+
+#include "util/error.h"
+
+#include <Eigen/Core>
+
+namespace attnscope::core {
+
+std::string TermSelection::label() const
+{
+    if (isFull() && !raw)
+        return "full";
+    std::string s;
+    for (auto [on, ch] : {std::pair{a, 'a'}, {b, 'b'}, {c, 'c'}, {d, 'd'}})
+        if (on) {
+            if (!s.empty())
+                s += '+';
+            s += ch;
+        }
+    if (s.empty())
+        return "none";
+    return raw ? "raw " + s : s;
+}
+
+VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys)
+{
+    int lo = 0, hi = keys - 1;
+    while (lo < keys && maskRow[lo])
+        ++lo;
+    while (hi >= lo && maskRow[hi])
+        --hi;
+    for (int j = lo; j <= hi; ++j)
+        if (maskRow[j])
+            throw Error(ErrorCode::BadInput, "attention views need contiguous visible keys per query");
+    return {lo, hi >= lo ? hi - lo + 1 : 0};
+}
+
+void softmaxInPlace(float* x, int n)
+{
+    if (n <= 0)
+        return;
+    Eigen::Map<Eigen::ArrayXf> s(x, n);
+    s = (s - s.maxCoeff()).exp();
+    s /= s.sum();
+}
+
+void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out)
+{
+    if (len <= 0)
+        return;
+    Eigen::Map<Eigen::ArrayXf> s(out, len);
+    s.setZero();
+    const bool sel[4] = {selection.a, selection.b, selection.c, selection.d};
+    for (int t = 0; t < 4; ++t)
+        if (sel[t])
+            s += Eigen::Map<const Eigen::ArrayXf>(terms[t], len);
+    if (!selection.raw)
+        softmaxInPlace(out, len);
+}
+
+} // namespace attnscope::core

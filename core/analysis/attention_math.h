@@ -1,0 +1,39 @@
+// The two rules every attention view shares: which keys a query sees (one contiguous span), and the softmax of a
+// chosen combination of score terms over that span. The token grid, the thumbnails and the corpus scan use these
+// and nothing else, so a grid cell and a scan profile can never disagree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace attnscope::core {
+
+// Which score the grid shows: full attention, or the softmax over visible keys of the sum of chosen terms.
+struct TermSelection {
+    bool a = true, b = true, c = true, d = true;
+    bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
+    bool isFull() const { return a && b && c && d; }
+    bool any() const { return a || b || c || d; }
+    std::string label() const; // "full", "a+b", "raw a+b+c+d", "none"
+    bool operator==(const TermSelection&) const = default;
+};
+
+// The keys a query sees form one contiguous range [lo, lo + len) of the key axis (causal masking, and
+// same_length / a sliding window cut the far end). len == 0: the query sees nothing.
+struct VisibleSpan {
+    int lo = 0;
+    int len = 0;
+};
+// Reads the span from one row of a [queries, keys] mask (1 = masked). Throws Error(BadInput) if the visible keys
+// are not contiguous (no model family here produces that).
+VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys);
+
+// out[t] = softmax over t in [0, len) of the sum of the selected terms at terms[k][t] (each pointing at the span's
+// first key). With selection.raw the sum itself is written. Terms not selected may be null.
+void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out);
+
+// Softmax in place over n scores (max-subtracted).
+void softmaxInPlace(float* x, int n);
+
+} // namespace attnscope::core
