@@ -2,7 +2,7 @@
 // memory separator and the locked row for visible cells only (one item per cell would not scale).
 #include "attention_grid_view.h"
 
-#include <qcustomplot.h>
+#include "crisp_color_map.h"
 
 #include <QHelpEvent>
 #include <QToolTip>
@@ -37,8 +37,12 @@ protected:
     {
         const auto& d = m_view->m_data;
         if (!d || d->rows == 0) {
-            painter->setPen(QColor(120, 120, 120));
-            painter->drawText(clipRect(), Qt::AlignCenter, QObject::tr("No attention to show yet"));
+            painter->setPen(QColor(90, 90, 90));
+            QFont f = mParentPlot->font();
+            f.setPointSizeF(m_view->m_presentation ? 16 : 11);
+            painter->setFont(f);
+            const QString text = m_view->m_placeholder.isEmpty() ? QObject::tr("No attention to show yet") : m_view->m_placeholder;
+            painter->drawText(clipRect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, text);
             return;
         }
         QCPAxis* x = mParentPlot->xAxis;
@@ -69,13 +73,11 @@ protected:
             }
         }
 
-        // Cell values, when cells are large enough to hold "0.00".
+        // Cell values, in the largest font (up to the mode's size) that fits "0.00" into a cell.
         QFont font = mParentPlot->font();
-        font.setPointSizeF(m_view->m_presentation ? 12 : 8);
-        const QFontMetricsF fm(font);
-        const bool values = m_view->m_showValues && cellW >= fm.horizontalAdvance(QStringLiteral("0.00")) + 4 &&
-                            cellH >= fm.height() + 1;
-        if (values) {
+        const double valueSize = m_view->m_showValues ? m_view->valueFontSize(cellW, cellH) : 0;
+        if (valueSize > 0) {
+            font.setPointSizeF(valueSize);
             QFont bold = font;
             bold.setBold(true);
             QCPColorGradient grad = m_view->m_map->gradient(); // color() is non-const: one copy per paint
@@ -99,14 +101,32 @@ protected:
             }
         }
 
-        // Top-fraction highlight (the paper's Fig. 6: red outlines).
-        if (m_view->m_showHighlight && !d->highlight.empty()) {
-            painter->setPen(QPen(QColor(220, 20, 30), std::max(1.0, std::min(2.5, cellW / 10)) * lineScale));
-            painter->setBrush(Qt::NoBrush);
+        // Top-fraction highlight (the paper's Fig. 6): a thin red frame inside the cell, so the cell's colour
+        // (and its value) stays visible; in cells too small for a frame, a red dot in the middle.
+        if (m_view->m_showHighlight && !d->highlight.empty() && std::min(cellW, cellH) >= 3) {
+            const double side = std::min(cellW, cellH);
+            const bool frame = side >= 7;
+            const double w = std::clamp(side / 14, 1.0, 2.0) * (m_view->m_presentation ? 1.5 : 1.0);
+            painter->setPen(frame ? QPen(QColor(230, 25, 35), w) : Qt::NoPen);
+            painter->setBrush(frame ? QBrush(Qt::NoBrush) : QBrush(QColor(230, 25, 35)));
+            const double inset = w / 2 + (side >= 10 ? 1 : 0);
             for (int r = r0; r <= r1; ++r)
-                for (int c = c0; c <= c1; ++c)
-                    if (d->highlight[static_cast<std::size_t>(r) * d->cols + c])
-                        painter->drawRect(cellRect(r, c).adjusted(1, 1, -1, -1));
+                for (int c = c0; c <= c1; ++c) {
+                    if (!d->highlight[static_cast<std::size_t>(r) * d->cols + c])
+                        continue;
+                    const QRectF cell = cellRect(r, c);
+                    if (frame)
+                        painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
+                    else
+                        painter->drawRect(QRectF(cell.center() - QPointF(side / 6, side / 6), QSizeF(side / 3, side / 3)));
+                }
+        }
+
+        const QPoint fc = m_view->m_focusCell;
+        if (fc.y() >= 0 && fc.y() < d->rows && fc.x() >= 0 && fc.x() < d->cols) {
+            painter->setPen(QPen(QColor(0, 170, 255), 3 * lineScale));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(cellRect(fc.y(), fc.x()));
         }
 
         if (m_view->m_lockedRow >= 0 && m_view->m_lockedRow < d->rows) {
@@ -125,11 +145,13 @@ AttentionGridView::AttentionGridView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     m_plot = new QCustomPlot(this);
+    // The plot fits whatever room it gets (labels thin out): its natural minimum would widen the window.
+    m_plot->setMinimumSize(160, 120);
     layout->addWidget(m_plot);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->setNoAntialiasingOnDrag(true);
 
-    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    m_map = new CrispColorMap(m_plot->xAxis, m_plot->yAxis);
     m_map->setInterpolate(false);
     m_map->setTightBoundary(false);
     m_plot->plotLayout()->insertRow(0);
@@ -170,9 +192,19 @@ AttentionGridView::AttentionGridView(QWidget* parent)
         const QPoint cell = cellAt(m_plot->mapTo(this, e->pos()));
         emit cellHovered(cell.y(), cell.x());
     });
+    // A click is a press and release at (nearly) the same place; a drag pans and selects nothing.
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+        m_pressPos = e->pos();
+        m_pressOnCell = e->button() == Qt::LeftButton && cellAt(m_plot->mapTo(this, e->pos())).x() >= 0;
+    });
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
+        if (!m_pressOnCell || e->button() != Qt::LeftButton)
+            return;
+        m_pressOnCell = false;
+        if ((e->pos() - m_pressPos).manhattanLength() > 4)
+            return;
         const QPoint cell = cellAt(m_plot->mapTo(this, e->pos()));
-        if (cell.x() >= 0 && e->button() == Qt::LeftButton)
+        if (cell.x() >= 0)
             emit cellClicked(cell.y(), cell.x(), e->modifiers());
     });
     rebuild(); // start empty (transparent), not with QCustomPlot's default zero-filled map
@@ -185,12 +217,48 @@ QString AttentionGridView::cellText(float value)
     return std::isnan(value) ? QString() : QString::number(static_cast<double>(value), 'f', 2);
 }
 
+double AttentionGridView::valueFontSize(double cellWidth, double cellHeight) const
+{
+    const double largest = m_presentation ? 14 : 8;
+    QFont f = m_plot->font();
+    for (double size = largest; size >= 6.5; size -= 0.5) {
+        f.setPointSizeF(size);
+        f.setBold(true); // the row maximum is bold: it must fit too
+        const QFontMetricsF fm(f);
+        if (cellWidth >= fm.horizontalAdvance(QStringLiteral("0.00")) + 4 && cellHeight >= fm.height() + 1)
+            return size;
+    }
+    return 0;
+}
+
+void AttentionGridView::setPlaceholder(const QString& text)
+{
+    m_placeholder = text;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setFocusCell(int row, int col)
+{
+    m_focusCell = QPoint(col, row);
+    if (m_data && row >= 0 && col >= 0) {
+        // Bring the cell into view without changing the zoom.
+        for (auto [axis, at] : {std::pair{m_plot->xAxis, col}, std::pair{m_plot->yAxis, row}}) {
+            const QCPRange r = axis->range();
+            if (at - 0.5 < r.lower || at + 0.5 > r.upper)
+                axis->setRange(at - r.size() / 2, at + r.size() / 2);
+        }
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void AttentionGridView::setData(GridDataPtr data)
 {
     const bool sameShape = m_data && data && m_data->rows == data->rows && m_data->cols == data->cols;
     m_data = std::move(data);
     if (m_lockedRow >= (m_data ? m_data->rows : 0))
         m_lockedRow = -1;
+    if (!sameShape)
+        m_focusCell = QPoint(-1, -1);
     rebuild();
     if (!sameShape)
         resetView(); // keep the user's zoom while only values change (head stepping, live typing)
@@ -245,8 +313,8 @@ void AttentionGridView::rebuild()
 
 void AttentionGridView::updateColours()
 {
-    const ColourMap map = m_data && m_data->diverging ? ColourMap::RedBlue : m_colourMap;
-    m_map->setGradient(makeGradient(map));
+    // Always the map the user chose (the Display dock names it); raw scores only get a range symmetric around 0.
+    m_map->setGradient(makeGradient(m_colourMap));
     m_plot->axisRect()->setBackground(QBrush(QColor(250, 250, 250))); // masked cells: near-white, not colour
 }
 

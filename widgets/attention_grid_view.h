@@ -10,7 +10,6 @@
 #include <QWidget>
 
 class QCustomPlot;
-class QCPColorMap;
 class QCPColorScale;
 class QCPAxisTickerText;
 class QCPMarginGroup;
@@ -19,6 +18,7 @@ class QCPTextElement;
 namespace attnscope::widgets {
 
 class GridOverlay;
+class CrispColorMap;
 
 enum class Normalisation { Unit, PerGridMax, Log };
 
@@ -30,6 +30,9 @@ public:
 
     void setData(GridDataPtr data);
     const GridDataPtr& data() const { return m_data; }
+    // What the empty grid says (e.g. "Computing attention…", or why there is nothing to show).
+    void setPlaceholder(const QString& text);
+    const QString& placeholder() const { return m_placeholder; }
 
     void setColourMap(ColourMap map);
     ColourMap colourMap() const { return m_colourMap; }
@@ -44,6 +47,9 @@ public:
     // Locks a row (-1 = none); a locked row is outlined.
     void setLockedRow(int row);
     int lockedRow() const { return m_lockedRow; }
+    // Marks one cell (e.g. a pair picked in the text view) and scrolls it into view; (-1, -1) = none.
+    void setFocusCell(int row, int col);
+    QPoint focusCell() const { return m_focusCell; }
     void resetView();
 
     // For export and tests.
@@ -54,6 +60,8 @@ public:
     QPoint cellAt(const QPoint& widgetPos) const;
     // Text printed in a cell when values are on ("0.42"); empty for masked cells.
     static QString cellText(float value);
+    // Point size of the cell values for cells of this size (0 = too small to print).
+    double valueFontSize(double cellWidth, double cellHeight) const;
 
 signals:
     void cellHovered(int row, int col); // (-1, -1) when the mouse leaves the cells
@@ -69,7 +77,7 @@ private:
     QString tooltipFor(int row, int col) const;
 
     QCustomPlot* m_plot = nullptr;
-    QCPColorMap* m_map = nullptr;
+    CrispColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     QCPMarginGroup* m_margins = nullptr;
     QCPTextElement* m_title = nullptr;
@@ -82,6 +90,10 @@ private:
     bool m_showHighlight = true;
     bool m_presentation = false;
     int m_lockedRow = -1;
+    QPoint m_focusCell{-1, -1};
+    QString m_placeholder;
+    QPoint m_pressPos;          // a press that moves further than a few pixels is a pan, not a click
+    bool m_pressOnCell = false;
     friend class GridOverlay;
 };
 

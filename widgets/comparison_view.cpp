@@ -2,8 +2,7 @@
 #include "comparison_view.h"
 
 #include "colour_maps.h"
-
-#include <qcustomplot.h>
+#include "crisp_color_map.h"
 
 #include <cmath>
 
@@ -24,8 +23,10 @@ void ComparisonView::setData(ComparisonPtr data)
     m_data = std::move(data);
     m_panels = 0;
     m_plot->clearPlottables();
+    m_plot->clearItems(); // the head labels belong to axis rects that are about to go
     m_plot->plotLayout()->clear();
     if (!m_data || m_data->grids.empty()) {
+        setMinimumSize(0, 0);
         m_plot->plotLayout()->addElement(0, 0, new QCPTextElement(m_plot, tr("Choose models and press Compare")));
         m_plot->replot();
         return;
@@ -61,7 +62,7 @@ void ComparisonView::setData(ComparisonPtr data)
             QCPAxis* x = rect->axis(QCPAxis::atBottom);
             QCPAxis* y = rect->axis(QCPAxis::atLeft);
             y->setRangeReversed(true);
-            auto* map = new QCPColorMap(x, y);
+            auto* map = new CrispColorMap(x, y);
             map->setInterpolate(false);
             map->data()->setSize(g.cols, g.rows);
             map->data()->setRange(QCPRange(0, g.cols - 1), QCPRange(0, g.rows - 1));
@@ -86,6 +87,8 @@ void ComparisonView::setData(ComparisonPtr data)
         }
     }
     body->setColumnStretchFactor(0, 0.6);
+    // Small multiples stay legible: each grid gets at least ~48 px; the dock scrolls beyond that.
+    setMinimumSize(160 + static_cast<int>(maxHeads) * 48, 70 + static_cast<int>(m_data->grids.size()) * 56);
     m_plot->plotLayout()->addElement(1, 1, scale);
     scale->setDataRange(QCPRange(0, 1));
     scale->setGradient(makeGradient(ColourMap::Viridis));

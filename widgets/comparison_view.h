@@ -2,20 +2,13 @@
 // colour scale (the teaching figure of one-layer transformers trained with 1..8 heads). Draws only.
 #pragma once
 
-#include "grid_data.h"
+#include "comparison_data.h"
 
 #include <QWidget>
 
 class QCustomPlot;
 
 namespace attnscope::widgets {
-
-struct ComparisonData {
-    QString title;
-    QStringList rowTitles;                        // one per model
-    std::vector<std::vector<GridDataPtr>> grids;  // [model][head]
-};
-using ComparisonPtr = std::shared_ptr<const ComparisonData>;
 
 class ComparisonView : public QWidget {
     Q_OBJECT

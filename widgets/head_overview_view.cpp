@@ -15,6 +15,8 @@ HeadOverviewView::HeadOverviewView(QWidget* parent)
     : QWidget(parent)
 {
     setMouseTracking(true);
+    // Clicking a thumbnail takes the keyboard focus (out of the text box), so the arrow keys then step heads.
+    setFocusPolicy(Qt::ClickFocus);
     setToolTip(tr("Click a head to show it; Ctrl-click to average several."));
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }

@@ -2,18 +2,12 @@
 // (the grid then shows their average). Draws only; emits the user's choice.
 #pragma once
 
-#include <QImage>
+#include "thumbnail_data.h"
+
 #include <QWidget>
-#include <memory>
 #include <vector>
 
 namespace attnscope::widgets {
-
-struct HeadThumbnails {
-    int layers = 0, heads = 0;
-    std::vector<QImage> images; // layer-major: images[layer * heads + head]
-};
-using HeadThumbnailsPtr = std::shared_ptr<const HeadThumbnails>;
 
 class HeadOverviewView : public QWidget {
     Q_OBJECT

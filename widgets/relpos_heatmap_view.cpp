@@ -1,7 +1,7 @@
 // RelposHeatmapView: one axis rect + colour map + colour scale per panel; rows reordered on request.
 #include "relpos_heatmap_view.h"
 
-#include <qcustomplot.h>
+#include "crisp_color_map.h"
 
 #include <QHelpEvent>
 #include <QToolTip>
@@ -23,6 +23,7 @@ RelposHeatmapView::RelposHeatmapView(QWidget* parent)
         if (c.x() >= 0 && m_data && !m_data->panels.empty())
             emit headClicked(c.x() / m_data->panels.front().heads, c.x() % m_data->panels.front().heads);
     });
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] { updateRowLabels(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
         const QPoint c = cellAt(m_plot->mapTo(this, e->pos()));
         emit cellHovered(c.x(), c.y());
@@ -41,6 +42,50 @@ void RelposHeatmapView::setData(RelposFigurePtr data)
     rebuild();
 }
 
+QSize RelposHeatmapView::minimumSizeHint() const
+{
+    const int rows = m_data && !m_data->panels.empty() ? m_data->panels.front().layers * m_data->panels.front().heads : 0;
+    return {260, 110 + rows * kMinRowHeight};
+}
+
+QSize RelposHeatmapView::sizeHint() const
+{
+    return {700, std::max(360, minimumSizeHint().height())};
+}
+
+QStringList RelposHeatmapView::visibleRowLabels() const
+{
+    QStringList out;
+    if (!m_rowTickers.empty())
+        for (const auto& label : m_rowTickers.front()->ticks())
+            out << label;
+    return out;
+}
+
+void RelposHeatmapView::updateRowLabels()
+{
+    if (!m_data)
+        return;
+    for (std::size_t p = 0; p < m_rects.size() && p < m_data->panels.size(); ++p) {
+        const auto& panel = m_data->panels[p];
+        const int rows = panel.layers * panel.heads;
+        QCPAxis* y = m_rects[p]->axis(QCPAxis::atLeft);
+        const double perRow = m_rects[p]->height() / std::max(1.0, y->range().size());
+        const QFontMetrics fm(y->tickLabelFont());
+        // Every label when rows are tall enough, else every k-th (whole layers when rows are in layer order).
+        int step = std::max(1, static_cast<int>(std::ceil((fm.height() + 1) / std::max(perRow, 1e-6))));
+        if (m_data->rowOrder.empty() && step > 1 && step < panel.heads)
+            while (panel.heads % step != 0)
+                ++step;
+        auto& ticker = m_rowTickers[p];
+        ticker->clear();
+        for (int r = 0; r < rows; r += step) {
+            const int src = m_data->rowOrder.empty() ? r : m_data->rowOrder[static_cast<std::size_t>(r)];
+            ticker->addTick(r, headLabel(src, panel.heads));
+        }
+    }
+}
+
 void RelposHeatmapView::rebuild()
 {
     m_plot->clearPlottables();
@@ -48,6 +93,8 @@ void RelposHeatmapView::rebuild()
     m_plot->plotLayout()->clear();
     m_rects.clear();
     m_maps.clear();
+    m_rowTickers.clear();
+    updateGeometry(); // the minimum height follows the number of head rows
     if (!m_data || m_data->panels.empty()) {
         auto* empty = new QCPTextElement(m_plot, tr("No relative-position profile yet: run a scan (Analysis menu)"));
         m_plot->plotLayout()->addElement(0, 0, empty);
@@ -81,7 +128,7 @@ void RelposHeatmapView::rebuild()
             a->grid()->setVisible(false);
             a->setSubTicks(false);
         }
-        auto* map = new QCPColorMap(x, y);
+        auto* map = new CrispColorMap(x, y);
         map->setInterpolate(false);
         map->data()->setSize(D, rows);
         map->data()->setRange(QCPRange(0, D - 1), QCPRange(0, rows - 1));
@@ -108,14 +155,10 @@ void RelposHeatmapView::rebuild()
         x->setRange(-0.5, D - 0.5);
         y->setRange(-0.5, rows - 0.5);
 
-        // Row labels "L1 H8", thinned to what fits; layer boundaries as lines when rows are in layer order.
+        // Row labels "L1 H8": filled in by updateRowLabels once the layout says how tall a row is.
         auto ticker = QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText);
-        const int step = std::max(1, (rows + 39) / 40);
-        for (int r = 0; r < rows; r += step) {
-            const int src = m_data->rowOrder.empty() ? r : m_data->rowOrder[static_cast<std::size_t>(r)];
-            ticker->addTick(r, headLabel(src, panel.heads));
-        }
         y->setTicker(ticker);
+        m_rowTickers.push_back(ticker);
         if (m_data->rowOrder.empty())
             for (int l = 1; l < panel.layers; ++l) {
                 auto* line = new QCPItemStraightLine(m_plot);
@@ -129,6 +172,7 @@ void RelposHeatmapView::rebuild()
         m_rects.push_back(rect);
         m_maps.push_back(map);
     }
+    m_plot->replot(); // lays out, which fills the row labels (afterLayout)
     m_plot->replot();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "colour_maps.h"
+#include "relpos_figure_data.h"
 
 #include <QString>
 #include <QWidget>
@@ -12,25 +13,10 @@
 
 class QCustomPlot;
 class QCPColorMap;
+class QCPAxisTickerText;
 class QCPAxisRect;
 
 namespace attnscope::widgets {
-
-struct RelposPanel {
-    QString title;             // e.g. "full attention", "term (b)"
-    int layers = 0, heads = 0, distances = 0;
-    std::vector<float> values; // [layers * heads, distances], layer-major
-};
-
-struct RelposFigureData {
-    QString title;
-    std::vector<RelposPanel> panels;
-    // Display order of the head rows (indices into layer-major rows); empty = by layer.
-    std::vector<int> rowOrder;
-    bool log = false;          // logarithmic colour scale
-    int maxDistance = -1;      // show distances 0..maxDistance (-1: all)
-};
-using RelposFigurePtr = std::shared_ptr<const RelposFigureData>;
 
 class RelposHeatmapView : public QWidget {
     Q_OBJECT
@@ -44,6 +30,13 @@ public:
     // Head (layer-major index) and distance under a widget position, or (-1, -1).
     QPoint cellAt(const QPoint& widgetPos) const;
     double valueAt(int panel, int headIndex, int distance) const;
+    // Every head row gets at least this many pixels: the minimum height grows with the rows (put the view in a
+    // scroll area), and row labels are thinned to what fits.
+    static constexpr int kMinRowHeight = 8;
+    QSize minimumSizeHint() const override;
+    QSize sizeHint() const override;
+    // Row labels currently on the first panel's head axis (for tests).
+    QStringList visibleRowLabels() const;
 
 signals:
     void headClicked(int layer, int head);
@@ -54,12 +47,14 @@ protected:
 
 private:
     void rebuild();
+    void updateRowLabels();
     int panelAt(const QPoint& plotPos) const;
 
     QCustomPlot* m_plot;
     RelposFigurePtr m_data;
     std::vector<QCPAxisRect*> m_rects;
     std::vector<QCPColorMap*> m_maps;
+    std::vector<QSharedPointer<QCPAxisTickerText>> m_rowTickers;
 };
 
 } // namespace attnscope::widgets

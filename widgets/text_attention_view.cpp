@@ -161,6 +161,11 @@ TextAttentionView::TextAttentionView(QWidget* parent)
     m_table->verticalHeader()->setVisible(false);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int tableRow, int) {
+        const auto* from = m_table->item(tableRow, 0);
+        if (from)
+            emit pairActivated(from->data(Qt::UserRole).toInt(), from->data(Qt::UserRole + 1).toInt());
+    });
 }
 
 std::vector<TextAttentionView::Pair> TextAttentionView::strongestPairs(const GridData& g, int count, bool skipSelf)
@@ -189,13 +194,21 @@ void TextAttentionView::setData(GridDataPtr grid)
     m_table->setRowCount(0);
     if (!m_data)
         return;
+    // Raw scores are not shares of attention: say "score" and print them as they are.
+    const bool scores = m_data->diverging;
+    m_table->setHorizontalHeaderLabels({tr("from"), tr("to"), scores ? tr("score") : tr("strength %")});
     const auto pairs = strongestPairs(*m_data, 20, true);
     m_table->setRowCount(static_cast<int>(pairs.size()));
     for (int i = 0; i < static_cast<int>(pairs.size()); ++i) {
         const auto& p = pairs[static_cast<std::size_t>(i)];
-        m_table->setItem(i, 0, new QTableWidgetItem(m_data->rowLabels.value(p.row)));
+        auto* from = new QTableWidgetItem(m_data->rowLabels.value(p.row));
+        from->setData(Qt::UserRole, p.row);
+        from->setData(Qt::UserRole + 1, p.col);
+        from->setToolTip(tr("Click to show this pair in the grid"));
+        m_table->setItem(i, 0, from);
         m_table->setItem(i, 1, new QTableWidgetItem(m_data->colLabels.value(p.col)));
-        auto* v = new QTableWidgetItem(QString::number(100.0 * p.value, 'f', 1));
+        auto* v = new QTableWidgetItem(scores ? QString::number(static_cast<double>(p.value), 'f', 2)
+                                              : QString::number(100.0 * p.value, 'f', 1));
         v->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_table->setItem(i, 2, v);
     }

@@ -1,5 +1,6 @@
 // The interactive multi-head text page: the segment's tokens as flowing words; hovering or clicking a word tints
-// the words it attends to (selected head or average); a table lists the strongest (from, to, strength %) pairs.
+// the words it attends to (selected head or average); a table lists the strongest (from, to, strength %) pairs, or
+// (from, to, score) when the grid holds raw scores.
 #pragma once
 
 #include "grid_data.h"
@@ -30,6 +31,7 @@ public:
 
 signals:
     void tokenHovered(int position); // absolute token position, -1 when none
+    void pairActivated(int row, int col); // a pair clicked in the table (grid row and column)
 
 private:
     WordFlow* m_flow;

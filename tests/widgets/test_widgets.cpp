@@ -1,7 +1,12 @@
 // Widgets offscreen: a known grid gives the expected labels and cell texts; clicks select; masked cells blank.
 #include "attention_grid_view.h"
 #include "head_overview_view.h"
+#include "relpos_heatmap_view.h"
 #include "text_attention_view.h"
+
+#include <QDir>
+#include <QHeaderView>
+#include <QSvgGenerator>
 
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -149,4 +154,161 @@ TEST_CASE("text view lists the strongest pairs, skipping a token's attention to 
     view.setData(g);
     CHECK(view.pairsTable()->rowCount() == 6); // 9 unmasked cells minus 3 self pairs (fewer than 20)
     CHECK(view.pairsTable()->item(0, 2)->text() == "40.0");
+}
+
+namespace {
+// A grid of n x n cells with distinct values (no masking).
+GridDataPtr squareGrid(int n)
+{
+    auto g = std::make_shared<GridData>();
+    g->rows = g->cols = n;
+    for (int i = 0; i < n; ++i) {
+        g->rowLabels << QStringLiteral("r%1").arg(i);
+        g->colLabels << QStringLiteral("c%1").arg(i);
+    }
+    for (int i = 0; i < n * n; ++i)
+        g->values.push_back(static_cast<float>((i * 7919) % 1000) / 1000.0f);
+    return g;
+}
+// The view exported as SVG, as the app's exporter does it: the plot paints itself into an SVG generator.
+QByteArray exportSvg(AttentionGridView& view)
+{
+    const QString path = QDir::temp().filePath(QStringLiteral("attnscope-widget-export.svg"));
+    QFile::remove(path);
+    {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(view.plot()->size());
+        gen.setViewBox(QRect(QPoint(0, 0), view.plot()->size()));
+        QCPPainter painter;
+        REQUIRE(painter.begin(&gen));
+        view.plot()->toPainter(&painter, view.plot()->width(), view.plot()->height());
+        painter.end();
+    }
+    QFile f(path);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    return f.readAll();
+}
+// Every PNG embedded in an SVG.
+std::vector<QImage> svgImages(const QByteArray& svg)
+{
+    std::vector<QImage> out;
+    for (int at = svg.indexOf("data:image/png;base64,"); at >= 0; at = svg.indexOf("data:image/png;base64,", at + 1)) {
+        const int end = svg.indexOf('"', at);
+        out.push_back(QImage::fromData(QByteArray::fromBase64(svg.mid(at + 22, end - at - 22)), "PNG"));
+    }
+    return out;
+}
+} // namespace
+
+TEST_CASE("vector export draws few cells as rectangles and many as a lossless image with a pixel per cell", "[widgets][export]")
+{
+    AttentionGridView small;
+    small.setShowValues(false);
+    show(small, squareGrid(12));
+    const QByteArray svg = exportSvg(small);
+    // 144 cells, each its own filled rectangle (the only picture is the colour bar's gradient, not the 12x12 map).
+    CHECK(svg.count("<rect") + svg.count("<path") >= 144);
+    for (const QImage& img : svgImages(svg))
+        CHECK((img.width() != 12 && img.height() != 12));
+
+    AttentionGridView big;
+    big.setShowValues(false);
+    big.setShowHighlight(false);
+    show(big, squareGrid(300)); // 90,000 cells: an image
+    QImage img;
+    for (const QImage& i : svgImages(exportSvg(big)))
+        if (i.width() >= img.width())
+            img = i; // the map: the widest picture (the colour bar is narrow)
+    REQUIRE(!img.isNull());
+    // Whole pixels per cell, more than one: a viewer's smoothing then only touches the cell borders, not whole
+    // cells (QCustomPlot's own path embeds one pixel per cell, which viewers blur when the figure is enlarged).
+    CHECK(img.width() > 300);
+    CHECK(img.height() > 300);
+    CHECK(img.width() % 300 == 0);
+    CHECK(img.height() % 300 == 0);
+}
+
+TEST_CASE("grid view: dragging pans without selecting; a click selects", "[widgets]")
+{
+    AttentionGridView view;
+    show(view, sampleGrid());
+    QSignalSpy spy(&view, &AttentionGridView::cellClicked);
+    const QPoint p(static_cast<int>(view.plot()->xAxis->coordToPixel(1)), static_cast<int>(view.plot()->yAxis->coordToPixel(1)));
+    QTest::mousePress(view.plot(), Qt::LeftButton, Qt::NoModifier, p);
+    QTest::mouseMove(view.plot(), p + QPoint(40, 30));
+    QTest::mouseRelease(view.plot(), Qt::LeftButton, Qt::NoModifier, p + QPoint(40, 30));
+    CHECK(spy.count() == 0);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, Qt::NoModifier, p);
+    CHECK(spy.count() == 1);
+}
+
+TEST_CASE("grid view: the highlight frame leaves the cell's colour visible", "[widgets]")
+{
+    auto g = std::make_shared<GridData>(*sampleGrid());
+    AttentionGridView view;
+    view.setShowValues(false);
+    show(view, g, {400, 300});
+    const QImage img = view.plot()->grab().toImage();
+    // Cell (row 0, col 1) is highlighted: its centre still has the colour-map colour, not red.
+    const QPoint centre(static_cast<int>(view.plot()->xAxis->coordToPixel(1)), static_cast<int>(view.plot()->yAxis->coordToPixel(0)));
+    const QColor c = img.pixelColor(centre);
+    CHECK_FALSE((c.red() > 200 && c.green() < 60 && c.blue() < 60));
+    // ... and a red frame is drawn inside it.
+    const double half = std::abs(view.plot()->xAxis->coordToPixel(1.5) - view.plot()->xAxis->coordToPixel(1)) ;
+    bool red = false;
+    for (int dx = -static_cast<int>(half); dx <= 0 && !red; ++dx) {
+        const QColor e = img.pixelColor(centre + QPoint(dx, 0));
+        red = e.red() > 200 && e.green() < 60 && e.blue() < 80;
+    }
+    CHECK(red);
+}
+
+TEST_CASE("text view says score for raw scores and reports a clicked pair", "[widgets]")
+{
+    auto g = std::make_shared<GridData>(*sampleGrid());
+    g->diverging = true;
+    g->values = {1.5f, -2.0f, std::nanf(""), std::nanf(""), 3.25f, 0.5f, -1.0f, std::nanf(""), 0.1f, 0.2f, 0.3f, 0.4f};
+    TextAttentionView view;
+    view.resize(400, 400);
+    view.show();
+    view.setData(g);
+    CHECK(view.pairsTable()->horizontalHeaderItem(2)->text() == "score");
+    CHECK(view.pairsTable()->item(0, 2)->text() == "3.25");
+    QSignalSpy spy(&view, &TextAttentionView::pairActivated);
+    QApplication::processEvents();
+    const QRect r = view.pairsTable()->visualItemRect(view.pairsTable()->item(0, 0));
+    QTest::mouseClick(view.pairsTable()->viewport(), Qt::LeftButton, Qt::NoModifier, r.center());
+    REQUIRE(spy.count() == 1);
+    CHECK(spy.at(0).at(0).toInt() == 1); // row 1 ("c") ...
+    CHECK(spy.at(0).at(1).toInt() == 0); // ... to col 0 ("a"): 3.25
+    g->diverging = false;
+    view.setData(std::make_shared<GridData>(*sampleGrid()));
+    CHECK(view.pairsTable()->horizontalHeaderItem(2)->text() == "strength %");
+}
+
+TEST_CASE("relative-position heatmap keeps rows readable: minimum height grows with the heads", "[widgets]")
+{
+    auto f = std::make_shared<RelposFigureData>();
+    RelposFigurePanel p;
+    p.layers = 6;
+    p.heads = 8;
+    p.distances = 50;
+    p.values.assign(48 * 50, 0.02f);
+    f->panels.push_back(p);
+    RelposHeatmapView view;
+    view.setData(f);
+    CHECK(view.minimumSizeHint().height() >= 48 * RelposHeatmapView::kMinRowHeight);
+    view.resize(600, view.minimumSizeHint().height());
+    view.show();
+    QApplication::processEvents();
+    view.plot()->replot();
+    const QStringList labels = view.visibleRowLabels();
+    CHECK(labels.size() >= 8);   // thinned ...
+    CHECK(labels.size() <= 48);
+    CHECK(labels.contains("L1 H1"));
+    view.resize(600, 1200); // room for every row
+    QApplication::processEvents();
+    view.plot()->replot();
+    CHECK(view.visibleRowLabels().size() == 48);
 }
