@@ -23,4 +23,15 @@ std::vector<std::string> builtinModelDirs(const char* argv0)
     return dirs;
 }
 
+std::string userGuidePath()
+{
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    for (const fs::path& dir : {fs::path(ATTNSCOPE_SOURCE_DOCS_DIR),
+                                (exe.parent_path() / ".." / "share" / "doc" / "attnscope").lexically_normal()})
+        if (fs::exists(dir / "user-guide.md", ec))
+            return (dir / "user-guide.md").string();
+    return {};
+}
+
 } // namespace attnscope

@@ -1,135 +1,266 @@
-// ComputeController: generation bookkeeping on the GUI thread.
+// ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
+
+#include "util/error.h"
+#include "views/comparison_builder.h"
+#include "views/grid_builder.h"
+#include "views/thumbnails.h"
+
+#include <QElapsedTimer>
+#include <spdlog/spdlog.h>
 
 namespace attnscope::app {
 
 ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObject* parent)
     : QObject(parent)
-    , m_worker(new ComputeWorker(std::move(builtinDirs)))
+    , m_builtinDirs(std::move(builtinDirs))
+    , m_compareCache(std::make_shared<std::map<QString, ModelBundlePtr>>())
 {
-    m_thread.setObjectName(QStringLiteral("attnscope-compute"));
-    m_worker->moveToThread(&m_thread);
-    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
-    connect(m_worker, &ComputeWorker::modelLoaded, this, [this](ModelBundlePtr m, quint64) {
-        --m_pendingLoads;
-        m_model = m;
-        emit busyChanged(busy(), QString());
-        emit modelLoaded(m);
-    });
-    connect(m_worker, &ComputeWorker::modelFailed, this, [this](const QString& spec, const QString& msg, quint64) {
-        --m_pendingLoads;
-        emit busyChanged(busy(), QString()); // before the failure signal, whose handler may open a modal dialog
-        emit modelFailed(spec, msg);
-    });
-    connect(m_worker, &ComputeWorker::textReady, this, [this](TextResultPtr c, quint64 gen) {
-        if (gen != m_latestText)
-            return; // stale: a newer request superseded it
-        m_textInFlight = false;
-        emit busyChanged(busy(), QString());
-        emit textReady(c);
-    });
-    connect(m_worker, &ComputeWorker::textFailed, this, [this](const QString& msg, quint64 gen, bool cancelled) {
-        if (gen != m_latestText)
-            return;
-        m_textInFlight = false;
-        emit busyChanged(busy(), QString());
-        emit textFailed(msg, cancelled);
-    });
-    connect(m_worker, &ComputeWorker::scanProgress, this, [this](qint64 done, qint64 total, quint64 gen) {
-        if (gen == m_latestScan)
-            emit scanProgress(done, total);
-    });
-    connect(m_worker, &ComputeWorker::scanPartial, this, [this](ScanResultPtr r, quint64 gen) {
-        if (gen == m_latestScan)
-            emit scanPartial(r);
-    });
-    connect(m_worker, &ComputeWorker::scanFinished, this, [this](ScanResultPtr r, quint64 gen) {
-        if (gen != m_latestScan)
-            return;
-        m_scanInFlight = false;
-        emit busyChanged(busy(), QString());
-        emit scanFinished(r);
-    });
-    connect(m_worker, &ComputeWorker::scanFailed, this, [this](const QString& msg, quint64 gen) {
-        if (gen != m_latestScan)
-            return;
-        m_scanInFlight = false;
-        emit busyChanged(busy(), QString());
-        emit scanFailed(msg);
-    });
-    connect(m_worker, &ComputeWorker::comparisonReady, this, [this](widgets::ComparisonPtr d, quint64 gen) {
-        if (gen == m_latestComparison)
-            emit comparisonReady(d);
-    });
-    connect(m_worker, &ComputeWorker::comparisonFailed, this, [this](const QString& msg, quint64 gen) {
-        if (gen == m_latestComparison)
-            emit comparisonFailed(msg);
-    });
-    m_thread.start();
-}
-
-quint64 ComputeController::compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens)
-{
-    const quint64 gen = ++m_generation;
-    m_latestComparison = gen;
-    QMetaObject::invokeMethod(
-        m_worker, [w = m_worker, specs, text, layer, maxTokens, gen] { w->compareModels(specs, text, layer, maxTokens, gen); },
-        Qt::QueuedConnection);
-    return gen;
-}
-
-quint64 ComputeController::scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen,
-                                      qint64 maxTokens, const QString& terms)
-{
-    const quint64 gen = ++m_generation;
-    m_latestScan = gen;
-    if (m_scanStop)
-        m_scanStop->requestStop();
-    m_scanStop = std::make_shared<core::StopToken>();
-    ScanRequest req{textFile, text, memLen, segmentLen, maxTokens, terms, m_scanStop};
-    m_scanInFlight = true;
-    emit busyChanged(true, tr("Scanning…"));
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, req, gen] { w->scanCorpus(req, gen); }, Qt::QueuedConnection);
-    return gen;
 }
 
 ComputeController::~ComputeController()
 {
-    cancel();
-    m_thread.quit();
-    m_thread.wait();
+    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare})
+        t->invalidate();
+    m_interactive.join();
+    m_background.join();
 }
 
-quint64 ComputeController::loadModel(const QString& spec)
+bool ComputeController::busy() const
 {
-    const quint64 gen = ++m_generation;
-    ++m_pendingLoads;
-    emit busyChanged(true, tr("Loading %1…").arg(spec));
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, spec, gen] { w->loadModel(spec, gen); }, Qt::QueuedConnection);
-    return gen;
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_scan, &m_compare})
+        if (t->running())
+            return true;
+    return false;
 }
 
-quint64 ComputeController::runText(const QString& text, int segmentLen, int memLen)
+bool ComputeController::idle() const
 {
-    const quint64 gen = ++m_generation;
-    m_latestText = gen;
-    m_worker->latestTextGeneration.store(gen);
-    if (m_currentStop)
-        m_currentStop->requestStop(); // the running request is superseded
-    m_currentStop = std::make_shared<core::StopToken>();
-    TextRequest req{text, segmentLen, memLen, m_currentStop};
-    m_textInFlight = true;
-    emit busyChanged(true, tr("Computing attention…"));
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, req, gen] { w->runText(req, gen); }, Qt::QueuedConnection);
-    return gen;
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare})
+        if (t->running())
+            return false;
+    return true;
+}
+
+void ComputeController::reportBusy(const QString& what)
+{
+    emit busyChanged(busy(), what);
+}
+
+template <typename T, typename Work, typename Done, typename Failed>
+void ComputeController::submit(ComputeLane& lane, JobTracker& tracker, const QString& what, Work work, Done done,
+                               Failed failed)
+{
+    const quint64 generation = tracker.begin();
+    const auto stop = tracker.stopToken();
+    JobTracker* t = &tracker;
+    if (!what.isEmpty())
+        reportBusy(what);
+    // Runs `fn` on the GUI thread if this job is still the newest of its kind then.
+    auto toGui = [this, t, generation](std::function<void()> fn) {
+        QMetaObject::invokeMethod(
+            this, [t, generation, fn = std::move(fn)] {
+                if (t->isCurrent(generation))
+                    fn();
+            },
+            Qt::QueuedConnection);
+    };
+    lane.post([this, t, generation, stop, toGui, work = std::move(work), done = std::move(done),
+               failed = std::move(failed)]() mutable {
+        if (!t->isCurrent(generation))
+            return; // superseded before it started: a newer request of this kind is queued behind it
+        std::shared_ptr<const T> result;
+        JobFailure failure;
+        try {
+            result = work(JobContext(stop, toGui));
+        } catch (const core::Error& e) {
+            failure = {QString::fromStdString(e.what()), e.code() == core::ErrorCode::Cancelled};
+        } catch (const std::bad_alloc&) {
+            failure = {tr("Not enough memory for this request.")};
+        } catch (const std::exception& e) {
+            failure = {QString::fromStdString(e.what())};
+        } catch (...) {
+            failure = {tr("An unexpected internal error stopped this request.")};
+        }
+        if (!result && failure.message.isEmpty())
+            failure.message = tr("The request produced no result.");
+        toGui([this, t, generation, result, failure, done = std::move(done), failed = std::move(failed)] {
+            t->finished(generation);
+            if (result)
+                done(result);
+            else
+                failed(failure);
+            reportBusy();
+        });
+    });
+}
+
+void ComputeController::loadModel(const QString& spec)
+{
+    const auto dirs = m_builtinDirs;
+    submit<ModelBundle>(
+        m_interactive, m_load, tr("Loading %1…").arg(spec),
+        [spec, dirs](const JobContext&) { return loadBundle(spec, dirs); },
+        [this](ModelBundlePtr m) {
+            // Everything computed for the previous model is dropped at once.
+            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile})
+                t->invalidate();
+            m_model = std::move(m);
+            m_text.reset();
+            emit modelLoaded(m_model);
+        },
+        [this, spec](const JobFailure& f) {
+            spdlog::warn("loading {} failed: {}", spec.toStdString(), f.message.toStdString());
+            emit modelFailed(spec, f.message);
+        });
+}
+
+void ComputeController::runText(const QString& text, int segmentLen, int memLen)
+{
+    if (!m_model) {
+        emit textFailed(tr("No model is loaded."), false);
+        return;
+    }
+    const ModelBundlePtr model = m_model;
+    const TextRequest request{text, segmentLen, memLen};
+    submit<TextResult>(
+        m_interactive, m_textJob, tr("Computing attention…"),
+        [model, request](const JobContext& ctx) {
+            core::CaptureOptions opt;
+            opt.segmentLen = request.segmentLen;
+            if (request.memLen >= 0)
+                opt.run.memLen = request.memLen;
+            opt.run.stop = &ctx.stop();
+            auto result = std::make_shared<TextResult>();
+            result->model = model;
+            result->capture = core::captureText(*model->loaded.model, *model->tokenizer, request.text.toStdString(), opt);
+            result->thumbnails = makeThumbnails(*result->capture, -1);
+            return std::shared_ptr<const TextResult>(result);
+        },
+        [this](TextResultPtr r) {
+            m_text = r;
+            emit textReady(r);
+        },
+        [this](const JobFailure& f) { emit textFailed(f.message, f.cancelled); });
+}
+
+void ComputeController::requestGrid(const ViewSelection& selection)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    submit<widgets::GridData>(
+        m_interactive, m_grid, {},
+        [text, selection](const JobContext&) {
+            return buildGrid(*text->capture, text->model->displayName, selection);
+        },
+        [this](widgets::GridDataPtr g) { emit gridReady(g); },
+        [this](const JobFailure& f) { emit gridFailed(f.message); });
+}
+
+void ComputeController::requestThumbnails(int segment, const core::TermSelection& terms)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    submit<widgets::HeadThumbnails>(
+        m_interactive, m_thumbs, {},
+        [text, segment, terms](const JobContext&) { return makeThumbnails(*text->capture, segment, terms); },
+        [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); },
+        [this](const JobFailure& f) { emit gridFailed(f.message); });
+}
+
+void ComputeController::requestTextProfile(const std::string& extraTerms)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    submit<core::ScanResult>(
+        m_interactive, m_profile, {},
+        [text, extraTerms](const JobContext&) {
+            const auto& c = *text->capture;
+            return std::make_shared<const core::ScanResult>(
+                core::relposFromCapture(c, c.hasTerms() ? "a,b,c,d," + extraTerms : std::string()));
+        },
+        [this](ScanResultPtr r) { emit textProfileReady(r); },
+        [this](const JobFailure& f) { emit textProfileFailed(f.message); });
+}
+
+void ComputeController::scanCorpus(const ScanRequest& request)
+{
+    if (!m_model) {
+        emit scanFailed(tr("No model is loaded."));
+        return;
+    }
+    const ModelBundlePtr model = m_model;
+    submit<core::ScanResult>(
+        m_background, m_scan, tr("Scanning…"),
+        [this, model, request](const JobContext& ctx) {
+            core::ScanOptions opt;
+            opt.memLen = request.memLen;
+            opt.segmentLen = request.segmentLen;
+            opt.maxTokens = request.maxTokens;
+            opt.terms = request.terms.toStdString();
+            opt.stop = &ctx.stop();
+            QElapsedTimer progressClock, partialClock;
+            progressClock.start();
+            partialClock.start();
+            // Throttled: about ten progress reports and one partial heatmap a second.
+            opt.progress = [&](std::int64_t done, std::int64_t total) {
+                if (progressClock.elapsed() >= 100) {
+                    progressClock.restart();
+                    ctx.post([this, done, total] { emit scanProgress(done, total); });
+                }
+            };
+            opt.partial = [&](const core::ScanResult& r) {
+                if (partialClock.elapsed() >= 1000) {
+                    partialClock.restart();
+                    auto copy = std::make_shared<const core::ScanResult>(r);
+                    ctx.post([this, copy] { emit scanPartial(copy); });
+                }
+            };
+            const auto& m = *model->loaded.model;
+            auto result = request.textFile.isEmpty()
+                              ? core::scanText(m, *model->tokenizer, request.text.toStdString(), opt)
+                              : core::scanTextFile(m, *model->tokenizer, request.textFile.toStdString(), opt);
+            if (request.textFile.isEmpty())
+                result.metadata["text"] = request.textName.isEmpty() ? "text" : request.textName.toStdString();
+            return std::make_shared<const core::ScanResult>(std::move(result));
+        },
+        [this](ScanResultPtr r) { emit scanFinished(r); },
+        [this](const JobFailure& f) { emit scanFailed(f.message); });
+}
+
+void ComputeController::compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens)
+{
+    compareModels(ComparisonRequest{specs, text, layer, maxTokens});
+}
+
+void ComputeController::compareModels(const ComparisonRequest& request)
+{
+    const auto cache = m_compareCache;
+    const auto dirs = m_builtinDirs;
+    submit<widgets::ComparisonData>(
+        m_background, m_compare, tr("Comparing models…"),
+        [request, cache, dirs](const JobContext&) {
+            std::vector<ModelBundlePtr> models;
+            for (const QString& spec : request.specs) {
+                auto& bundle = (*cache)[spec];
+                if (!bundle)
+                    bundle = loadBundle(spec, dirs);
+                models.push_back(bundle);
+            }
+            return buildComparison(models, request.text, request.layer, request.maxTokens);
+        },
+        [this](widgets::ComparisonPtr d) { emit comparisonReady(d); },
+        [this](const JobFailure& f) { emit comparisonFailed(f.message); });
 }
 
 void ComputeController::cancel()
 {
-    if (m_currentStop)
-        m_currentStop->requestStop();
-    if (m_scanStop)
-        m_scanStop->requestStop();
+    m_textJob.cancel();
+    m_scan.cancel();
+    m_compare.cancel();
 }
 
 } // namespace attnscope::app

@@ -1,11 +1,21 @@
-// GUI-side handle of the compute thread: sends requests by value, drops stale results, cancels superseded work.
-// Lives on the GUI thread; all signals are emitted there.
+// GUI-side handle of the compute threads. Every request is a job of one kind (load, text, grid, thumbnails, text
+// profile, scan, comparison) submitted through one mechanism: the newest request of a kind wins, an older one is
+// stopped, and only the newest result of each kind is delivered, on the GUI thread, as a typed signal.
+// Two lanes: the interactive lane (load, text and the views of the text) and the background lane (corpus scans,
+// comparisons), so a long scan never delays the grid. Lives on the GUI thread.
 #pragma once
 
-#include "compute/compute_worker.h"
+#include "comparison_data.h"
+#include "compute/compute_lane.h"
+#include "compute/job_tracker.h"
+#include "compute/requests.h"
+#include "compute/results.h"
+#include "grid_data.h"
+#include "views/view_selection.h"
 
 #include <QObject>
-#include <QThread>
+#include <QStringList>
+#include <map>
 
 namespace attnscope::app {
 
@@ -15,24 +25,38 @@ public:
     explicit ComputeController(std::vector<std::string> builtinDirs, QObject* parent = nullptr);
     ~ComputeController() override;
 
-    // Returns the request's generation. A newer text request cancels and supersedes older ones.
-    quint64 loadModel(const QString& spec);
-    quint64 runText(const QString& text, int segmentLen = 0, int memLen = -1);
-    // Corpus scan of a file (or of `text` when the path is empty); a new scan cancels a running one.
-    quint64 scanCorpus(const QString& textFile, const QString& text, int memLen, int segmentLen, qint64 maxTokens,
-                       const QString& terms);
-    void cancel(); // stops the running text request and scan
-    quint64 compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
+    void loadModel(const QString& spec);
+    // A new text request stops and supersedes the running one.
+    void runText(const QString& text, int segmentLen = 0, int memLen = -1);
+    // Views of the newest text result (nothing happens before there is one).
+    void requestGrid(const ViewSelection& selection);
+    void requestThumbnails(int segment, const core::TermSelection& terms);
+    void requestTextProfile(const std::string& extraTerms); // relative-position profile of the current text
+    // Corpus scan of a file (or of `request.text` when the path is empty); a new scan stops a running one.
+    void scanCorpus(const ScanRequest& request);
+    void compareModels(const ComparisonRequest& request);
+    // Compatibility form used by the window.
+    void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
+    void cancel(); // stops the running text request, scan and comparison
 
     const ModelBundlePtr& model() const { return m_model; }
-    bool busy() const { return m_pendingLoads > 0 || m_textInFlight || m_scanInFlight; }
-    bool scanning() const { return m_scanInFlight; }
+    const TextResultPtr& textResult() const { return m_text; }
+    bool busy() const;
+    // No request of any kind is running or waiting to be delivered (tests wait for this).
+    bool idle() const;
+    bool scanning() const { return m_scan.running(); }
+    const std::vector<std::string>& builtinDirs() const { return m_builtinDirs; }
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
     void modelFailed(const QString& spec, const QString& message);
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
+    void gridReady(attnscope::widgets::GridDataPtr grid);
+    void gridFailed(const QString& message);
+    void thumbnailsReady(attnscope::widgets::HeadThumbnailsPtr thumbnails);
+    void textProfileReady(attnscope::app::ScanResultPtr profile);
+    void textProfileFailed(const QString& message);
     void busyChanged(bool busy, const QString& what);
     void scanProgress(qint64 done, qint64 total);
     void scanPartial(attnscope::app::ScanResultPtr result);
@@ -42,18 +66,20 @@ signals:
     void comparisonFailed(const QString& message);
 
 private:
-    QThread m_thread;
-    ComputeWorker* m_worker;
+    // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
+    // still the newest when it ends. Every exception stops at the job's boundary and becomes a JobFailure.
+    template <typename T, typename Work, typename Done, typename Failed>
+    void submit(ComputeLane& lane, JobTracker& tracker, const QString& what, Work work, Done done, Failed failed);
+    void reportBusy(const QString& what = {});
+
+    std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
-    quint64 m_generation = 0;
-    quint64 m_latestText = 0;
-    int m_pendingLoads = 0;
-    bool m_textInFlight = false;
-    bool m_scanInFlight = false;
-    quint64 m_latestScan = 0;
-    quint64 m_latestComparison = 0;
-    std::shared_ptr<core::StopToken> m_currentStop;
-    std::shared_ptr<core::StopToken> m_scanStop;
+    TextResultPtr m_text;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare;
+    // Models opened for comparisons, kept for the next one; touched only on the background lane.
+    std::shared_ptr<std::map<QString, ModelBundlePtr>> m_compareCache;
+    ComputeLane m_interactive{QStringLiteral("attnscope-compute")};
+    ComputeLane m_background{QStringLiteral("attnscope-background")};
 };
 
 } // namespace attnscope::app

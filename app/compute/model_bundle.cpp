@@ -1,7 +1,6 @@
 // loadBundle: model + tokenizer from one spec.
 #include "compute/model_bundle.h"
 
-#include "run/text_capture.h"
 #include "tokenize/id_tokenizer.h"
 
 #include <QDir>

@@ -1,7 +1,12 @@
 // Figure export: every plot paints itself through QCPPainter into a QImage (PNG), QSvgGenerator or QPdfWriter.
 #include "export/figure_export.h"
 
+#include "attention_grid_view.h"
+#include "views/grid_builder.h"
+
 #include <qcustomplot.h>
+
+#include <QDir>
 
 #include <QFileInfo>
 #include <QPdfWriter>
@@ -35,6 +40,7 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
         layOutOffscreen(plot, each, h);
     // Each plot paints itself (vector where the target is vector) into its slot.
     auto paintAll = [&](QCPPainter& p) {
+        p.setRenderHint(QPainter::LosslessImageRendering); // images in PDF stored losslessly, never as JPEG
         for (int i = 0; i < n; ++i) {
             p.save();
             p.translate(i * each, 0);
@@ -85,6 +91,28 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)
 {
     return exportComposite({plot}, path, size); // one figure is a composite of one: the same writers
+}
+
+QString exportAllHeads(const core::TextCapture& capture, const QString& modelName, const ViewSelection& selection,
+                       const widgets::AttentionGridView& style, const QString& folder, const QString& extension)
+{
+    widgets::AttentionGridView view; // off screen, same settings as the visible grid
+    view.setColourMap(style.colourMap());
+    view.setNormalisation(style.normalisation());
+    view.setShowValues(style.showValues());
+    view.setShowHighlight(style.showHighlight());
+    view.resize(style.size());
+    ViewSelection sel = selection;
+    for (int h = 0; h < capture.model.heads; ++h) {
+        sel.heads = {h};
+        view.setData(buildGrid(capture, modelName, sel));
+        const QString path = QDir(folder).filePath(
+            QStringLiteral("%1_layer%2_head%3.%4").arg(modelName).arg(sel.layer + 1).arg(h + 1).arg(extension));
+        const QString err = exportFigure(view.plot(), path, FigureSize{style.width(), style.height(), 1.0});
+        if (!err.isEmpty())
+            return err;
+    }
+    return {};
 }
 
 } // namespace attnscope::app

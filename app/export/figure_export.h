@@ -6,6 +6,13 @@
 
 class QCustomPlot;
 
+namespace attnscope::core {
+struct TextCapture;
+}
+namespace attnscope::widgets {
+class AttentionGridView;
+}
+
 namespace attnscope::app {
 
 struct FigureSize {
@@ -19,5 +26,11 @@ QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& s
 
 // Several plots side by side in one figure (each gets an equal share of `size`), by extension as above.
 QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size);
+
+struct ViewSelection;
+// One figure per head of `selection`'s layer into `folder` (NAME_layerL_headH.EXT), drawn like `style` (colours,
+// scale, values, highlight, size). Returns "" or the first error.
+QString exportAllHeads(const core::TextCapture& capture, const QString& modelName, const ViewSelection& selection,
+                       const widgets::AttentionGridView& style, const QString& folder, const QString& extension);
 
 } // namespace attnscope::app

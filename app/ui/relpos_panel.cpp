@@ -2,13 +2,14 @@
 #include "ui/relpos_panel.h"
 
 #include "relpos_heatmap_view.h"
-#include "ui/relpos_builder.h"
+#include "views/relpos_builder.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 
@@ -16,7 +17,7 @@ namespace attnscope::app {
 
 RelposPanel::RelposPanel(QWidget* parent)
     : QWidget(parent)
-    , m_view(new widgets::RelposHeatmapView(this))
+    , m_view(new widgets::RelposHeatmapView)
     , m_source(new QComboBox(this))
     , m_order(new QComboBox(this))
     , m_log(new QCheckBox(tr("Log scale"), this))
@@ -26,6 +27,7 @@ RelposPanel::RelposPanel(QWidget* parent)
     m_view->setObjectName(QStringLiteral("relposHeatmap"));
     m_source->addItems({tr("Current text"), tr("Corpus scan")});
     m_order->addItems({tr("Rows by layer"), tr("Widest heads first (entropy)"), tr("Farthest-looking first (mean distance)")});
+    m_info->setWordWrap(true);
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Source"), this));
     controls->addWidget(m_source);
@@ -39,8 +41,13 @@ RelposPanel::RelposPanel(QWidget* parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSortingEnabled(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Rows keep a readable height: with many heads the heatmap scrolls instead of squeezing its labels together.
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(m_view);
     auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(m_view);
+    split->addWidget(scroll);
     split->addWidget(m_table);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
@@ -60,20 +67,70 @@ RelposPanel::RelposPanel(QWidget* parent)
     });
 }
 
-void RelposPanel::setTextCapture(TextCapturePtr capture)
+void RelposPanel::showEvent(QShowEvent* event)
 {
-    m_capture = std::move(capture);
+    QWidget::showEvent(event);
+    if (m_source->currentIndex() == 0 && !m_textProfile)
+        refresh();
+}
+
+QString RelposPanel::infoText() const
+{
+    return m_info->text();
+}
+
+void RelposPanel::textChanged()
+{
     m_textProfile.reset();
+    m_textProfileAsked = false;
     if (m_source->currentIndex() == 0)
         refresh();
 }
 
+void RelposPanel::setTextProfile(ScanResultPtr profile)
+{
+    m_textProfile = std::move(profile);
+    if (m_source->currentIndex() == 0)
+        refresh();
+}
+
+void RelposPanel::setTextProfileError(const QString& message)
+{
+    m_textProfile.reset();
+    if (m_source->currentIndex() == 0) {
+        refresh();
+        m_info->setText(tr("No profile of the current text: %1").arg(message));
+    }
+}
+
+void RelposPanel::scanProgress(qint64 done, qint64 total)
+{
+    const double secs = std::max(1e-3, m_scanClock.elapsed() / 1000.0);
+    const double rate = static_cast<double>(done) / secs;
+    m_info->setText(tr("Scanning: %1 of about %2 tokens, %3 tokens/s, about %4 s left")
+                        .arg(done)
+                        .arg(total)
+                        .arg(static_cast<int>(rate))
+                        .arg(rate > 0 ? static_cast<int>(static_cast<double>(total - done) / rate) : 0));
+}
+
 void RelposPanel::setScan(ScanResultPtr scan, bool running)
 {
+    if (running && !m_running)
+        m_scanClock.start();
     m_scan = std::move(scan);
     m_running = running;
     if (m_source->currentIndex() == 1)
         refresh();
+}
+
+void RelposPanel::clear()
+{
+    m_scan.reset();
+    m_textProfile.reset();
+    m_textProfileAsked = false;
+    m_running = false;
+    refresh();
 }
 
 void RelposPanel::showCorpus()
@@ -92,18 +149,19 @@ void RelposPanel::setProfiles(const std::vector<std::string>& profiles)
 
 void RelposPanel::setTerms(const core::TermSelection& terms)
 {
-    const core::TermSelection t{terms.a, terms.b, terms.c, terms.d};
-    if (t.isFull() || !t.any()) {
+    const core::Profile p = core::Profile::ofTerms(terms);
+    if (p.kind == core::ProfileKind::Full || !terms.any()) {
         m_extraTerm.clear();
         setProfiles({"full"});
         return;
     }
-    const std::string label = t.label(); // "a", "a+b", ...
+    const std::string label = p.terms.label(); // "a", "a+b", ...
     if (label.find('+') != std::string::npos && label != m_extraTerm) {
         m_extraTerm = label;
-        m_textProfile.reset(); // recompute with the combination
+        m_textProfile.reset(); // needs the combination too
+        m_textProfileAsked = false;
     }
-    setProfiles({"term_" + label});
+    setProfiles({p.key()});
 }
 
 void RelposPanel::refresh()
@@ -111,13 +169,9 @@ void RelposPanel::refresh()
     ScanResultPtr r;
     QString source;
     if (m_source->currentIndex() == 0) {
-        if (m_capture && !m_textProfile) {
-            try {
-                m_textProfile = std::make_shared<core::ScanResult>(
-                    core::relposFromCapture(*m_capture, m_capture->hasTerms() ? "a,b,c,d," + m_extraTerm : ""));
-            } catch (const std::exception&) {
-                m_textProfile.reset();
-            }
+        if (!m_textProfile && !m_textProfileAsked && isVisible()) {
+            m_textProfileAsked = true;
+            emit textProfileWanted(m_extraTerm);
         }
         r = m_textProfile;
         source = tr("current text");
@@ -129,25 +183,27 @@ void RelposPanel::refresh()
     if (!r) {
         m_view->setData(nullptr);
         m_table->setRowCount(0);
-        m_info->setText(m_source->currentIndex() == 1 ? tr("No scan yet: Analysis > Scan Corpus…") : QString());
+        m_info->setText(m_source->currentIndex() == 1 ? (m_running ? tr("Scanning…") : tr("No scan yet: Analysis > Scan Corpus…"))
+                                                      : tr("Computing the profile of the current text…"));
         return;
     }
     std::vector<std::string> shown;
     for (const auto& p : m_profiles)
         if (r->sums.count(p))
             shown.push_back(p);
+    QString missing;
     if (shown.empty()) {
         shown.push_back("full");
         if (m_profiles.front() != "full")
-            m_info->setText(tr("This scan has no %1 profile: scan again with term profiles").arg(profileTitle(m_profiles.front())));
+            missing = tr("This scan has no %1 profile (scan again with term profiles); showing full attention. ")
+                          .arg(profileTitle(m_profiles.front()));
     }
     const QString title = tr("%1 · %2 · %3 tokens%4")
                               .arg(m_modelName, source)
                               .arg(r->tokens)
                               .arg(m_running ? tr(" (scanning…)") : (r->partial ? tr(" (cancelled, partial)") : QString()));
     m_view->setData(relposFigure(*r, title, shown, static_cast<HeadOrder>(m_order->currentIndex()), m_log->isChecked()));
-    if (shown.front() == m_profiles.front())
-        m_info->setText(tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
+    m_info->setText(missing + tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
 
     const auto summaries = core::summariseHeads(*r, "full");
     m_table->setSortingEnabled(false);

@@ -1,10 +1,13 @@
-// The relative-position dock's content: source choice (current text or corpus scan), row order, log scale,
-// the heatmap (Fig. 5, or the term panels of Fig. 7) and a table of head summaries. Emits the head the user picks.
+// The Relative Position dock: source (current text or corpus scan), row order, log scale, the heatmap (Fig. 5, or
+// the term panels of Fig. 7) in a scroll area so every head row stays readable, and the table of head summaries.
+// Emits the head the user picks, and asks for the current text's profile when it needs it (computed off the GUI
+// thread by the caller). Errors are shown in the dock, never dropped.
 #pragma once
 
-#include "analysis/attention_grid.h"
-#include "compute/model_bundle.h"
+#include "analysis/attention_math.h"
+#include "compute/results.h"
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 class QCheckBox;
@@ -24,9 +27,14 @@ public:
     explicit RelposPanel(QWidget* parent = nullptr);
 
     void setModelName(const QString& name) { m_modelName = name; }
-    void setTextCapture(TextCapturePtr capture); // profiles of the current text
+    // A new text was computed: its profile is stale until textProfileReady() delivers the new one.
+    void textChanged();
+    void setTextProfile(ScanResultPtr profile);
+    void setTextProfileError(const QString& message);
     void setScan(ScanResultPtr scan, bool running); // a corpus scan (partial while running)
-    // Profiles shown as panels: {"full"} (Fig. 5) or e.g. {"term_a", "term_b", "term_d"} (Fig. 7).
+    void scanProgress(qint64 done, qint64 total);   // shown with the rate and the time left
+    void clear();                                   // a new model: nothing of the old one stays
+    // Profile keys shown as panels: {"full"} (Fig. 5) or e.g. {"term_a", "term_b", "term_d"} (Fig. 7).
     void setProfiles(const std::vector<std::string>& profiles);
     void showCorpus(); // switch the source to the corpus scan
     // The term toggles: full attention, or the softmax of a combination of terms.
@@ -35,9 +43,15 @@ public:
     const ScanResultPtr& scan() const { return m_scan; }
     widgets::RelposHeatmapView* heatmap() const { return m_view; }
     QTableWidget* summaryTable() const { return m_table; }
+    QString infoText() const;
 
 signals:
     void headSelected(int layer, int head);
+    // The current text's profile is needed, with this term combination besides a, b, c, d ("" = none).
+    void textProfileWanted(const std::string& extraTerms);
+
+protected:
+    void showEvent(QShowEvent* event) override; // a profile is only computed while the dock is seen
 
 private:
     void refresh();
@@ -48,13 +62,14 @@ private:
     QCheckBox* m_log;
     QLabel* m_info;
     QTableWidget* m_table;
-    TextCapturePtr m_capture;
     ScanResultPtr m_scan;
-    ScanResultPtr m_textProfile; // computed lazily from m_capture
+    ScanResultPtr m_textProfile;
     ScanResultPtr m_current;
     std::vector<std::string> m_profiles{"full"};
     QString m_modelName;
     std::string m_extraTerm; // a combination like "a+b" also profiled for the current text
+    bool m_textProfileAsked = false;
+    QElapsedTimer m_scanClock;
     bool m_running = false;
 };
 

@@ -4,6 +4,7 @@
 #include "builtin_paths.h"
 #include "compute/compute_controller.h"
 #include "ui/main_window.h"
+#include "ui/figure_window.h"
 #include "ui/relpos_panel.h"
 
 #include <QApplication>

@@ -2,6 +2,7 @@
 // keyboard stepping in the main window, figure and data export, and the app binary end to end (headless).
 #include "analysis/attention_grid.h"
 #include "attention_grid_view.h"
+#include "comparison_view.h"
 #include "compute/compute_controller.h"
 #include "test_support.h"
 #include "relpos_heatmap_view.h"
@@ -23,6 +24,13 @@ namespace {
 QString caseDir(const char* name)
 {
     return QString::fromStdString((test::testdataDir() / name).string());
+}
+
+// Waits until every request to the compute threads has been delivered (grids are computed there too).
+void settle(app::ComputeController& c)
+{
+    REQUIRE(QTest::qWaitFor([&] { return c.idle(); }, 20000));
+    QApplication::processEvents();
 }
 
 app::ModelBundlePtr loadInto(app::ComputeController& c, const QString& spec)
@@ -100,7 +108,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     w.textEdit()->setPlainText(QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8"));
     w.openModel(caseDir("txl-samelen"));
     REQUIRE(ready.wait(10000));
-    QApplication::processEvents();
+    settle(c);
     REQUIRE(w.grid()->data());
     CHECK(w.selection().layer == 0);
     CHECK(w.selection().heads == std::vector<int>{0});
@@ -115,6 +123,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     CHECK(w.selection().layer == 1);
     QTest::keyClick(w.grid(), Qt::Key_A);
     CHECK(w.selection().heads.empty());
+    settle(c);
     CHECK(w.grid()->data()->title.contains("average"));
     // In the text box arrows move the cursor, not the head.
     QTest::keyClick(w.grid(), Qt::Key_A);
@@ -124,6 +133,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     CHECK(w.selection().heads == before);
 
     // Exported data equals the core's numbers for the same selection.
+    settle(c);
     test::TempDir tmp;
     const QString csv = QString::fromStdString((tmp / "grid.csv").string());
     REQUIRE(w.exportDataTo(csv).isEmpty());
@@ -209,13 +219,14 @@ TEST_CASE("term toggles change the grid to the softmax of the chosen terms", "[a
     w.textEdit()->setPlainText(QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8 9 7 9"));
     w.openModel(caseDir("txl-adaptive"));
     REQUIRE(ready.wait(10000));
-    QApplication::processEvents();
+    settle(c);
     const auto& capture = *w.result()->capture;
     const int seg = static_cast<int>(w.grid()->data()->rowPositions.front()) / capture.segmentLen;
 
     for (const core::TermSelection t : {core::TermSelection{true, true, false, false}, core::TermSelection{false, true, false, false},
                                         core::TermSelection{false, false, false, true}}) {
         w.setTerms(t);
+        settle(c);
         const auto expected = core::attentionGrid(capture, seg, 0, {0}, t);
         const auto& shown = *w.grid()->data();
         REQUIRE(shown.rows == expected.rows);
@@ -240,6 +251,7 @@ TEST_CASE("term toggles change the grid to the softmax of the chosen terms", "[a
     CHECK(diff > 1e-3);
     // Raw scores: the terms' sum before softmax, drawn with a diverging map.
     w.setTerms(core::TermSelection{true, true, true, true, true});
+    settle(c);
     CHECK(w.grid()->data()->diverging);
     CHECK(w.grid()->data()->valueLabel.contains("before softmax"));
 }
@@ -308,15 +320,19 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
         REQUIRE(ready.wait(10000));
         w.setSelection(1, {2});
         w.setTerms(core::TermSelection{true, false, false, true});
+        settle(c);
 
         // Stepping: the grid grows by one query row per step (its keys end at the revealed token).
         const int full = w.grid()->data()->rows;
         w.setRevealRows(1);
+        settle(c);
         CHECK(w.grid()->data()->rows == 1);
         w.setRevealRows(2);
+        settle(c);
         CHECK(w.grid()->data()->rows == 2);
         CHECK(w.grid()->data()->cols == w.grid()->data()->memoryCols + 2);
         w.setRevealRows(-1);
+        settle(c);
         CHECK(w.grid()->data()->rows == full);
 
         REQUIRE(w.saveSession(session).isEmpty());
@@ -328,7 +344,7 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
     QSignalSpy ready(&c, &app::ComputeController::textReady);
     REQUIRE(w.openSession(session).isEmpty());
     REQUIRE(ready.wait(10000));
-    QApplication::processEvents();
+    settle(c);
     CHECK(w.textEdit()->toPlainText() == "3 1 4 1 5 9 2 6 5 3 5 8");
     CHECK(w.selection().layer == 1);
     CHECK(w.selection().heads == std::vector<int>{2});

@@ -1,4 +1,5 @@
-// Architecture rule: nothing under core/ includes a Qt header (core must build and run without Qt).
+// Architecture rules, checked on the sources: core/ has no Qt; widgets/ only draw (no model code); the compute side
+// of the app (compute/, views/) never reaches up into the window (ui/).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -8,14 +9,13 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("core/ includes no Qt header", "[layering]")
+namespace {
+// Every line of every source file under `folder` that matches `forbidden`; returns the number of files seen.
+int checkIncludes(const fs::path& folder, const std::regex& forbidden)
 {
-    const fs::path core = fs::path(ATTNSCOPE_SOURCE_DIR) / "core";
-    REQUIRE(fs::is_directory(core));
-    // <QString>, <QtCore/...>, "qobject.h", <qcustomplot.h> ...
-    const std::regex qtInclude(R"(^\s*#\s*include\s*[<"](Q[A-Za-z]+|Qt[A-Za-z]*/[^>"]*|q[a-z_]+\.h)[>"])");
+    REQUIRE(fs::is_directory(folder));
     int files = 0;
-    for (const auto& e : fs::recursive_directory_iterator(core)) {
+    for (const auto& e : fs::recursive_directory_iterator(folder)) {
         if (!e.is_regular_file())
             continue;
         const auto ext = e.path().extension().string();
@@ -28,8 +28,30 @@ TEST_CASE("core/ includes no Qt header", "[layering]")
         while (std::getline(in, line)) {
             ++lineNo;
             INFO(e.path().string() << ":" << lineNo << ": " << line);
-            CHECK_FALSE(std::regex_search(line, qtInclude));
+            CHECK_FALSE(std::regex_search(line, forbidden));
         }
     }
-    CHECK(files > 10);
+    return files;
+}
+const fs::path kSource = ATTNSCOPE_SOURCE_DIR;
+} // namespace
+
+TEST_CASE("core/ includes no Qt header", "[layering]")
+{
+    // <QString>, <QtCore/...>, "qobject.h", <qcustomplot.h> ...
+    const std::regex qtInclude(R"(^\s*#\s*include\s*[<"](Q[A-Za-z]+|Qt[A-Za-z]*/[^>"]*|q[a-z_]+\.h)[>"])");
+    CHECK(checkIncludes(kSource / "core", qtInclude) > 10);
+}
+
+TEST_CASE("widgets/ draw only: no model, tokenizer or run code", "[layering]")
+{
+    const std::regex coreInclude(R"(^\s*#\s*include\s*"(model|run|tokenize|io|analysis)/)");
+    CHECK(checkIncludes(kSource / "widgets", coreInclude) > 5);
+}
+
+TEST_CASE("app/compute and app/views include nothing from app/ui", "[layering]")
+{
+    const std::regex uiInclude(R"(^\s*#\s*include\s*"ui/)");
+    CHECK(checkIncludes(kSource / "app" / "compute", uiInclude) > 3);
+    CHECK(checkIncludes(kSource / "app" / "views", uiInclude) > 3);
 }

@@ -11,7 +11,8 @@ namespace attnscope::test {
 
 // ../shared/testdata relative to the source tree (or $ATTNSCOPE_TESTDATA).
 std::filesystem::path testdataDir();
-// Case folders (those with input.json and expected.safetensors) whose name starts with `prefix`.
+// Case folders (those with input.json and expected.safetensors) whose name starts with `prefix` and whose model
+// family the core supports. Cases of other families are left out and named on stderr, once per run.
 std::vector<std::filesystem::path> referenceCases(const std::string& prefix = "");
 
 // A fresh empty folder under the system temp dir, removed on destruction.

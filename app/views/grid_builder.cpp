@@ -1,5 +1,7 @@
 // buildGrid implementation.
-#include "ui/grid_builder.h"
+#include "views/grid_builder.h"
+
+#include "analysis/attention_grid.h"
 
 #include <QObject>
 
@@ -53,7 +55,8 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
-    const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction);
+    const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction,
+                                          s.highlightScope == HighlightScope::Memory);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "analysis/relpos_scan.h"
-#include "relpos_heatmap_view.h"
+#include "relpos_figure_data.h"
 
 #include <QString>
 
@@ -14,7 +14,7 @@ enum class HeadOrder { ByLayer, ByEntropy, ByMeanDistance };
 widgets::RelposFigurePtr relposFigure(const core::ScanResult& scan, const QString& title,
                                       const std::vector<std::string>& profiles, HeadOrder order = HeadOrder::ByLayer,
                                       bool log = false);
-// "full attention", "term (a)", "terms (a+b)".
-QString profileTitle(const std::string& profile);
+// "full attention", "term (a)", "terms (a+b)" for a profile key of a scan result.
+QString profileTitle(const std::string& profileKey);
 
 } // namespace attnscope::app

@@ -1,10 +1,12 @@
-// Converts a text capture + selection into the token grid's drawing data (labels, title, values).
+// Converts a text capture + selection into the token grid's drawing data (labels, title, values). Pure functions
+// of their inputs: they run on the compute threads.
 #pragma once
 
-#include "compute/model_bundle.h"
 #include "grid_data.h"
 #include "run/text_capture.h"
-#include "ui/view_selection.h"
+#include "views/view_selection.h"
+
+#include <QString>
 
 namespace attnscope::app {
 

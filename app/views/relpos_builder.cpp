@@ -1,5 +1,5 @@
 // relposFigure implementation.
-#include "ui/relpos_builder.h"
+#include "views/relpos_builder.h"
 
 #include <QObject>
 #include <algorithm>
@@ -7,11 +7,14 @@
 
 namespace attnscope::app {
 
-QString profileTitle(const std::string& profile)
+QString profileTitle(const std::string& profileKey)
 {
-    if (profile == "full")
+    const auto p = core::Profile::fromKey(profileKey);
+    if (!p)
+        return QString::fromStdString(profileKey);
+    if (p->kind == core::ProfileKind::Full)
         return QObject::tr("full attention");
-    const QString terms = QString::fromStdString(profile.substr(5)); // after "term_"
+    const QString terms = QString::fromStdString(p->terms.label());
     return terms.contains('+') ? QObject::tr("terms (%1)").arg(terms) : QObject::tr("term (%1)").arg(terms);
 }
 
@@ -22,7 +25,7 @@ widgets::RelposFigurePtr relposFigure(const core::ScanResult& scan, const QStrin
     f->title = title;
     f->log = log;
     for (const auto& p : profiles) {
-        widgets::RelposPanel panel;
+        widgets::RelposFigurePanel panel;
         panel.title = profileTitle(p);
         panel.layers = scan.layers;
         panel.heads = scan.heads;

@@ -1,0 +1,25 @@
+// Plain data that the compute threads hand to the GUI thread: immutable snapshots behind shared_ptr to const.
+#pragma once
+
+#include "analysis/relpos_scan.h"
+#include "compute/model_bundle.h"
+#include "run/text_capture.h"
+#include "thumbnail_data.h"
+
+#include <memory>
+
+namespace attnscope::app {
+
+using TextCapturePtr = std::shared_ptr<const core::TextCapture>;
+using ScanResultPtr = std::shared_ptr<const core::ScanResult>;
+
+// What a text request produces: the captured attention, for the model it was computed with, and the head overview
+// of the segment shown first (full attention).
+struct TextResult {
+    ModelBundlePtr model;
+    TextCapturePtr capture;
+    widgets::HeadThumbnailsPtr thumbnails;
+};
+using TextResultPtr = std::shared_ptr<const TextResult>;
+
+} // namespace attnscope::app

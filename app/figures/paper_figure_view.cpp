@@ -1,0 +1,64 @@
+// PaperFigureView: one relative-position heatmap (Figs. 5, 7) or a row of token grids (Fig. 6).
+#include "figures/paper_figure_view.h"
+
+#include "attention_grid_view.h"
+#include "relpos_heatmap_view.h"
+
+#include <QHBoxLayout>
+#include <algorithm>
+
+namespace attnscope::app {
+
+PaperFigureView::PaperFigureView(QWidget* parent)
+    : QWidget(parent)
+    , m_row(new QHBoxLayout(this))
+{
+    m_row->setContentsMargins(0, 0, 0, 0);
+}
+
+void PaperFigureView::setFigure(const PaperFigure& figure)
+{
+    for (QWidget* v : m_views)
+        delete v;
+    m_views.clear();
+    m_plots.clear();
+    m_figure = figure;
+    if (figure.heatmap) {
+        auto* v = new widgets::RelposHeatmapView(this);
+        v->setData(figure.heatmap);
+        m_row->addWidget(v);
+        m_views.push_back(v);
+        m_plots.push_back(v->plot());
+    }
+    for (const auto& g : figure.grids) {
+        auto* v = new widgets::AttentionGridView(this);
+        v->setShowValues(false); // Fig. 6 is about where attention goes, at a glance
+        v->setData(g);
+        m_row->addWidget(v);
+        m_views.push_back(v);
+        m_plots.push_back(v->plot());
+    }
+}
+
+QSize PaperFigureView::readableSize() const
+{
+    if (m_figure.heatmap && !m_figure.heatmap->panels.empty()) {
+        const auto& p = m_figure.heatmap->panels.front();
+        const int rows = p.layers * p.heads;
+        const int panels = static_cast<int>(m_figure.heatmap->panels.size());
+        return {std::clamp(520 * panels, 900, 1800), std::clamp(140 + 12 * rows, 500, 1400)};
+    }
+    return {480 * std::max<int>(1, static_cast<int>(m_figure.grids.size())), 560};
+}
+
+QString PaperFigureView::exportTo(const QString& path, FigureSize size) const
+{
+    if (size.width <= 0 || size.height <= 0) {
+        const QSize s = isVisible() ? QWidget::size() : readableSize();
+        size.width = s.width();
+        size.height = s.height();
+    }
+    return exportComposite(m_plots, path, size);
+}
+
+} // namespace attnscope::app

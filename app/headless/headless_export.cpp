@@ -1,0 +1,139 @@
+// Headless export: the same builders and views as the window, drawn off screen.
+#include "headless/headless_export.h"
+
+#include "attention_grid_view.h"
+#include "compute/model_bundle.h"
+#include "export/figure_export.h"
+#include "figures/paper_figure_view.h"
+#include "run/text_capture.h"
+#include "util/error.h"
+#include "util/text_file.h"
+#include "views/grid_builder.h"
+#include "views/paper_figures.h"
+
+#include <QFile>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+namespace attnscope::app {
+
+namespace {
+constexpr const char* kDefaultModel = "builtin:txl-wikitext2";
+
+// An export's error message becomes the exception the one catch below prints.
+void throwIfFailed(const QString& err)
+{
+    if (!err.isEmpty())
+        throw std::runtime_error(err.toStdString());
+}
+
+QString textOf(const QCommandLineParser& p, const std::vector<std::string>& dirs)
+{
+    if (p.isSet("text-file"))
+        return QString::fromStdString(core::readTextFile(p.value("text-file").toStdString()));
+    return p.isSet("text") ? p.value("text") : builtinSampleText(dirs);
+}
+
+int intOption(const QCommandLineParser& p, const char* name, int lo, int hi)
+{
+    bool ok = false;
+    const int v = p.value(name).toInt(&ok);
+    if (!ok || v < lo || v > hi)
+        throw core::Error(core::ErrorCode::BadInput, std::string("--") + name + " must be a whole number from " +
+                                                         std::to_string(lo) + " to " + std::to_string(hi));
+    return v;
+}
+
+// --paper-figure 5 | 6 | 7: scan the text with memory, then draw the figure from the scan (and, for Fig. 6, from
+// the grids of the text's first segments).
+void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
+{
+    const int fig = intOption(p, "paper-figure", 5, 7);
+    const auto& info = bundle.info();
+    core::ScanOptions opt;
+    opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : info.defaultMemLen;
+    opt.segmentLen = p.isSet("segment-length") ? intOption(p, "segment-length", 1, info.maxSegmentLen)
+                                               : std::min(info.defaultSegmentLen, info.maxSegmentLen);
+    opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
+    opt.terms = fig == 7 ? "a,b,d" : "";
+    const QString text = textOf(p, dirs);
+    const auto scan = core::scanText(*bundle.loaded.model, *bundle.tokenizer, text.toStdString(), opt);
+    PaperFigure figure;
+    if (fig == 6) {
+        auto tokens = bundle.tokenizer->encode(text.toStdString());
+        // Enough segments for the memory to fill (fig6Segment picks the first full one).
+        const auto want = static_cast<std::size_t>(opt.memLen / std::max(1, opt.segmentLen) + 2) * static_cast<std::size_t>(opt.segmentLen);
+        if (tokens.size() > want)
+            tokens.resize(want);
+        core::CaptureOptions copt;
+        copt.segmentLen = opt.segmentLen;
+        copt.run.memLen = opt.memLen;
+        const auto capture = core::captureText(*bundle.loaded.model, std::move(tokens), copt);
+        figure = paperFigure6(scan, *capture, bundle.displayName);
+    } else {
+        figure = paperFigureFromScan(fig, scan, QObject::tr("%1 · %2 tokens · memory %3")
+                                                    .arg(bundle.displayName).arg(scan.tokens).arg(opt.memLen));
+    }
+    PaperFigureView view;
+    const int w = p.value("width").toInt() * (fig == 5 ? 1 : 2) * (fig == 6 ? 3 : 2) / 2;
+    const int h = p.value("height").toInt();
+    view.resize(w, h);
+    view.setFigure(figure);
+    throwIfFailed(view.exportTo(p.value("export"), {w, h, p.value("scale").toDouble()}));
+    std::fprintf(stderr, "wrote %s (Fig. %d, %lld tokens scanned)\n", qPrintable(p.value("export")), fig,
+                 static_cast<long long>(scan.tokens));
+}
+
+void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
+{
+    core::CaptureOptions opt;
+    if (p.isSet("segment-length"))
+        opt.segmentLen = intOption(p, "segment-length", 1, bundle.info().maxSegmentLen);
+    const auto capture = core::captureText(*bundle.loaded.model, *bundle.tokenizer, textOf(p, dirs).toStdString(), opt);
+    ViewSelection sel;
+    sel.layer = p.value("layer").toInt() - 1;
+    sel.heads = p.value("head") == QLatin1String("avg") ? std::vector<int>{} : std::vector<int>{p.value("head").toInt() - 1};
+    if (sel.layer < 0 || sel.layer >= bundle.info().layers)
+        throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(bundle.info().layers));
+    if (!sel.heads.empty() && (sel.heads[0] < 0 || sel.heads[0] >= bundle.info().heads))
+        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(bundle.info().heads) + " or avg");
+    widgets::AttentionGridView view;
+    view.setData(buildGrid(*capture, bundle.displayName, sel));
+    const int w = p.value("width").toInt(), h = p.value("height").toInt();
+    view.resize(w, h);
+    view.resetView();
+    throwIfFailed(exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()}));
+    std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
+}
+} // namespace
+
+QString builtinSampleText(const std::vector<std::string>& dirs)
+{
+    for (const auto& d : dirs) {
+        QFile f(QString::fromStdString((std::filesystem::path(d) / "sample.txt").string()));
+        if (f.open(QIODevice::ReadOnly))
+            return QString::fromUtf8(f.readAll());
+    }
+    return QStringLiteral("The quick brown fox jumps over the lazy dog .");
+}
+
+int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string>& dirs)
+{
+    try {
+        intOption(p, "width", 50, 20000);
+        intOption(p, "height", 50, 20000);
+        const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
+        const auto bundle = loadBundle(spec, dirs);
+        if (p.isSet("paper-figure"))
+            paperFigure(p, *bundle, dirs);
+        else
+            headGrid(p, *bundle, dirs);
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "attnscope: error: %s\n", e.what());
+        return 1;
+    }
+}
+
+} // namespace attnscope::app

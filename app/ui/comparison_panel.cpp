@@ -1,0 +1,94 @@
+// ComparisonPanel implementation.
+#include "ui/comparison_panel.h"
+
+#include "comparison_view.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, QWidget* parent)
+    : QWidget(parent)
+    , m_list(new QListWidget(this))
+    , m_message(new QLabel(this))
+    , m_view(new widgets::ComparisonView)
+{
+    m_view->setObjectName(QStringLiteral("comparison"));
+    m_list->setMaximumWidth(180);
+    for (const auto& name : builtinNames) {
+        const QString n = QString::fromStdString(name);
+        addModel(n, QStringLiteral("builtin:") + n, n.startsWith(QLatin1String("heads-")));
+    }
+    auto* addFolder = new QPushButton(tr("Add model…"), this);
+    addFolder->setToolTip(tr("A model folder, or a .gguf file"));
+    auto* compare = new QPushButton(tr("Compare"), this);
+    m_message->setWordWrap(true);
+    auto* side = new QVBoxLayout;
+    side->addWidget(new QLabel(tr("Models"), this));
+    side->addWidget(m_list, 1);
+    side->addWidget(addFolder);
+    side->addWidget(compare);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(m_view);
+    auto* right = new QVBoxLayout;
+    right->addWidget(m_message);
+    right->addWidget(scroll, 1);
+    auto* layout = new QHBoxLayout(this);
+    layout->addLayout(side);
+    layout->addLayout(right, 1);
+    m_message->hide();
+
+    connect(addFolder, &QPushButton::clicked, this, [this] {
+        QFileDialog dlg(this, tr("Model to compare: a folder, or a .gguf file"));
+        dlg.setFileMode(QFileDialog::AnyFile);
+        dlg.setNameFilter(tr("Models (config.json *.gguf);;All files (*)"));
+        if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty())
+            return;
+        QString path = dlg.selectedFiles().front();
+        if (QFileInfo(path).fileName() == QLatin1String("config.json"))
+            path = QFileInfo(path).absolutePath();
+        addModel(QFileInfo(path).fileName(), path, true);
+    });
+    connect(compare, &QPushButton::clicked, this, [this] { emit compareRequested(checkedSpecs()); });
+}
+
+void ComparisonPanel::addModel(const QString& name, const QString& spec, bool checked)
+{
+    auto* item = new QListWidgetItem(name, m_list);
+    item->setData(Qt::UserRole, spec);
+    item->setToolTip(spec);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+}
+
+QStringList ComparisonPanel::checkedSpecs() const
+{
+    QStringList specs;
+    for (int i = 0; i < m_list->count(); ++i)
+        if (m_list->item(i)->checkState() == Qt::Checked)
+            specs << m_list->item(i)->data(Qt::UserRole).toString();
+    return specs;
+}
+
+void ComparisonPanel::setData(widgets::ComparisonPtr data)
+{
+    m_message->hide();
+    m_view->setData(std::move(data));
+}
+
+void ComparisonPanel::setMessage(const QString& message)
+{
+    m_message->setText(message);
+    m_message->setVisible(!message.isEmpty());
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,161 @@
+// DisplayPanel implementation. The colour box always names the map the grid draws: raw scores switch it to the
+// diverging map (and back to the previous one), and the user may still pick any map.
+#include "ui/display_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QPushButton>
+
+namespace attnscope::app {
+
+DisplayPanel::DisplayPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
+    , m_colourMap(new QComboBox(this))
+    , m_normalisation(new QComboBox(this))
+    , m_values(new QCheckBox(tr("Values in cells"), this))
+    , m_highlight(new QCheckBox(tr("Highlight top"), this))
+    , m_topPercent(new QDoubleSpinBox(this))
+    , m_scope(new QComboBox(this))
+{
+    auto* form = new QFormLayout(this);
+    auto* terms = new QWidget(this);
+    auto* grid = new QGridLayout(terms);
+    grid->setContentsMargins(0, 0, 0, 0);
+    const char* names[4] = {"(a) q·k", "(b) q·R", "(c) u·k", "(d) v·R"};
+    const char* tips[4] = {"content: query against key", "content-dependent position: query against relative position",
+                           "global content bias u against key", "global position bias v against relative position"};
+    for (int t = 0; t < 4; ++t) {
+        m_termBox[t] = new QCheckBox(QString::fromUtf8(names[t]), terms);
+        m_termBox[t]->setChecked(true);
+        m_termBox[t]->setProperty("termTip", tr("Term %1 of Transformer-XL's score (paper Sec. 3.3)").arg(QString::fromUtf8(tips[t])));
+        m_termBox[t]->setToolTip(m_termBox[t]->property("termTip").toString());
+        grid->addWidget(m_termBox[t], t / 2, t % 2);
+        connect(m_termBox[t], &QCheckBox::toggled, this, &DisplayPanel::emitTerms);
+    }
+    connect(m_raw, &QCheckBox::toggled, this, [this](bool raw) {
+        // Raw scores are signed: show them in the diverging map, and go back to the previous map after.
+        const QSignalBlocker block(m_colourMap);
+        if (raw) {
+            m_beforeRaw = widgets::colourMapFromName(m_colourMap->currentText());
+            m_colourMap->setCurrentText(widgets::colourMapName(widgets::ColourMap::RedBlue));
+        } else if (widgets::isDiverging(widgets::colourMapFromName(m_colourMap->currentText()))) {
+            m_colourMap->setCurrentText(widgets::colourMapName(m_beforeRaw));
+        }
+        emit settingsChanged(settings());
+        emitTerms();
+    });
+    m_colourMap->addItems(widgets::colourMapNames());
+    m_normalisation->addItems({tr("0 .. 1"), tr("0 .. grid maximum"), tr("log scale")});
+    m_values->setChecked(true);
+    m_highlight->setChecked(true);
+    m_highlight->setToolTip(tr("Outline, in each row, the keys with the top share of the row's attention (the paper's Fig. 6)"));
+    m_topPercent->setRange(1, 100);
+    m_topPercent->setDecimals(0);
+    m_topPercent->setValue(20);
+    m_topPercent->setSuffix(tr(" %"));
+    m_scope->addItems({tr("in the memory"), tr("on all keys")});
+    m_scope->setObjectName(QStringLiteral("highlightScope"));
+    m_scope->setToolTip(tr("The paper's Fig. 6 marks memory tokens only; models without memory need \"on all keys\""));
+    auto* resetZoom = new QPushButton(tr("Reset zoom"), this);
+
+    form->addRow(tr("Terms"), terms);
+    form->addRow(m_raw);
+    form->addRow(tr("Colours"), m_colourMap);
+    form->addRow(tr("Scale"), m_normalisation);
+    form->addRow(m_values);
+    auto* hl = new QHBoxLayout;
+    hl->addWidget(m_highlight);
+    hl->addWidget(m_topPercent);
+    form->addRow(hl);
+    form->addRow(tr("Highlight"), m_scope);
+    form->addRow(resetZoom);
+
+    auto settingsEdited = [this] { emit settingsChanged(settings()); };
+    connect(m_colourMap, &QComboBox::currentTextChanged, this, settingsEdited);
+    connect(m_normalisation, &QComboBox::currentIndexChanged, this, settingsEdited);
+    connect(m_values, &QCheckBox::toggled, this, settingsEdited);
+    connect(m_highlight, &QCheckBox::toggled, this, settingsEdited);
+    auto highlightEdited = [this] {
+        emit highlightChanged(m_topPercent->value() / 100.0,
+                              m_scope->currentIndex() == 0 ? HighlightScope::Memory : HighlightScope::AllKeys);
+    };
+    connect(m_topPercent, &QDoubleSpinBox::valueChanged, this, highlightEdited);
+    connect(m_scope, &QComboBox::currentIndexChanged, this, highlightEdited);
+    connect(resetZoom, &QPushButton::clicked, this, &DisplayPanel::resetZoom);
+}
+
+void DisplayPanel::emitTerms()
+{
+    emit termsChanged(terms());
+}
+
+core::TermSelection DisplayPanel::terms() const
+{
+    return {m_termBox[0]->isChecked(), m_termBox[1]->isChecked(), m_termBox[2]->isChecked(), m_termBox[3]->isChecked(),
+            m_raw->isChecked()};
+}
+
+void DisplayPanel::setModel(const core::ModelInfo& model)
+{
+    const bool relative = model.hasRelativeTerms;
+    setTermsAvailable(relative, relative ? QString()
+                                         : tr("%1 models have no relative score terms: their attention is one softmax of "
+                                              "q·k, so there is nothing to split (term toggles need Transformer-XL)")
+                                               .arg(QString::fromUtf8(core::familyName(model.family))));
+    setTerms(core::TermSelection{});
+}
+
+void DisplayPanel::setTermsAvailable(bool available, const QString& why)
+{
+    // Tooltips on every disabled box (a disabled parent's tooltip is not shown over its children).
+    for (QCheckBox* b : m_termBox) {
+        b->setEnabled(available);
+        b->setToolTip(available ? b->property("termTip").toString() : why);
+    }
+    m_raw->setEnabled(available);
+    m_raw->setToolTip(available ? tr("Show the chosen terms' sum before the softmax, in a diverging colour map") : why);
+}
+
+void DisplayPanel::setTerms(const core::TermSelection& t)
+{
+    const bool on[4] = {t.a, t.b, t.c, t.d};
+    for (int i = 0; i < 4; ++i) {
+        const QSignalBlocker block(m_termBox[i]);
+        m_termBox[i]->setChecked(on[i]);
+    }
+    if (m_raw->isChecked() != t.raw)
+        m_raw->setChecked(t.raw); // switches the colour map along, and re-emits the (same) terms
+}
+
+void DisplayPanel::setHighlight(double fraction, HighlightScope scope)
+{
+    const QSignalBlocker a(m_topPercent), b(m_scope);
+    m_topPercent->setValue(100.0 * fraction);
+    m_scope->setCurrentIndex(scope == HighlightScope::Memory ? 0 : 1);
+}
+
+DisplaySettings DisplayPanel::settings() const
+{
+    return {widgets::colourMapFromName(m_colourMap->currentText()),
+            static_cast<widgets::Normalisation>(m_normalisation->currentIndex()), m_values->isChecked(),
+            m_highlight->isChecked()};
+}
+
+void DisplayPanel::setSettings(const DisplaySettings& s)
+{
+    {
+        const QSignalBlocker a(m_colourMap), b(m_normalisation), c(m_values), d(m_highlight);
+        m_colourMap->setCurrentText(widgets::colourMapName(s.colourMap));
+        m_normalisation->setCurrentIndex(static_cast<int>(s.normalisation));
+        m_values->setChecked(s.values);
+        m_highlight->setChecked(s.highlight);
+    }
+    emit settingsChanged(settings());
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,49 @@
+// FigureWindow implementation.
+#include "ui/figure_window.h"
+
+#include "figures/paper_figure_view.h"
+#include "ui/file_dialogs.h"
+
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
+    : QWidget(parent, Qt::Window)
+    , m_view(new PaperFigureView(this))
+{
+    setAttribute(Qt::WA_DeleteOnClose);
+    setWindowTitle(tr("Fig. %1 — attnscope").arg(figure.number));
+    m_view->setFigure(figure);
+    auto* exportButton = new QPushButton(tr("Export Figure…"), this);
+    auto* close = new QPushButton(tr("Close"), this);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(exportButton);
+    buttons->addWidget(close);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_view, 1);
+    layout->addLayout(buttons);
+    connect(close, &QPushButton::clicked, this, &QWidget::close);
+    connect(exportButton, &QPushButton::clicked, this, [this, figure] {
+        const QString path = askFigurePath(this, tr("Export Fig. %1").arg(figure.number), QStringLiteral("fig%1").arg(figure.number));
+        if (path.isEmpty())
+            return;
+        const QString err = m_view->exportTo(path, {m_view->width(), m_view->height(), 2.0});
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+        else
+            emit saved(path);
+    });
+    // Readable, but never larger than the screen.
+    const QRect avail = (parent && parent->screen() ? parent->screen() : QGuiApplication::primaryScreen())->availableGeometry();
+    const QSize want = m_view->readableSize() + QSize(24, 60);
+    resize(std::min(want.width(), avail.width() - 40), std::min(want.height(), avail.height() - 60));
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,66 @@
+// File choosers: the extension follows the selected filter when the typed name has none.
+#include "ui/file_dialogs.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+namespace attnscope::app {
+
+namespace {
+// "PNG image (*.png)" -> "png"
+QString extensionOfFilter(const QString& filter)
+{
+    const auto m = QRegularExpression(QStringLiteral("\\*\\.(\\w+)")).match(filter);
+    return m.hasMatch() ? m.captured(1) : QString();
+}
+
+QString askWithFilters(QWidget* parent, const QString& title, const QString& baseName, const QStringList& filters)
+{
+    QFileDialog dlg(parent, title);
+    dlg.setAcceptMode(QFileDialog::AcceptSave);
+    dlg.setNameFilters(filters);
+    dlg.selectFile(baseName + QLatin1Char('.') + extensionOfFilter(filters.front()));
+    // Keep the proposed name's extension in step with the chosen type.
+    QObject::connect(&dlg, &QFileDialog::filterSelected, &dlg, [&dlg](const QString& f) {
+        dlg.setDefaultSuffix(extensionOfFilter(f));
+    });
+    dlg.setDefaultSuffix(extensionOfFilter(filters.front()));
+    if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty())
+        return {};
+    QString path = dlg.selectedFiles().front();
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QLatin1Char('.') + extensionOfFilter(dlg.selectedNameFilter());
+    return path;
+}
+} // namespace
+
+QString askFigurePath(QWidget* parent, const QString& title, const QString& baseName)
+{
+    return askWithFilters(parent, title, baseName,
+                          {QObject::tr("PDF (*.pdf)"), QObject::tr("SVG vector image (*.svg)"), QObject::tr("PNG image (*.png)")});
+}
+
+QString askDataPath(QWidget* parent, const QString& title, const QString& baseName)
+{
+    return askWithFilters(parent, title, baseName,
+                          {QObject::tr("CSV table (*.csv)"), QObject::tr("NumPy array (*.npy)"), QObject::tr("JSON with tokens (*.json)")});
+}
+
+QString askSavePath(QWidget* parent, const QString& title, const QString& proposed, const QString& filter,
+                    const QString& extension)
+{
+    QFileDialog dlg(parent, title);
+    dlg.setAcceptMode(QFileDialog::AcceptSave);
+    dlg.setNameFilter(filter);
+    dlg.setDefaultSuffix(extension);
+    dlg.selectFile(proposed);
+    if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty())
+        return {};
+    QString path = dlg.selectedFiles().front();
+    if (QFileInfo(path).suffix().isEmpty())
+        path += QLatin1Char('.') + extension;
+    return path;
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,21 @@
+// Help > User Guide: the bundled docs/user-guide.md rendered offline (Markdown with its screenshots).
+#pragma once
+
+#include <QWidget>
+
+class QTextBrowser;
+
+namespace attnscope::app {
+
+class GuideWindow : public QWidget {
+    Q_OBJECT
+public:
+    // `markdownPath` is the guide's file; its folder resolves the images. An empty or missing path shows why.
+    explicit GuideWindow(const QString& markdownPath, QWidget* parent = nullptr);
+    QTextBrowser* browser() const { return m_browser; }
+
+private:
+    QTextBrowser* m_browser;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,124 @@
+// HeadsPanel implementation.
+#include "ui/heads_panel.h"
+
+#include "head_overview_view.h"
+#include "ui/key_router.h"
+
+#include <QCheckBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+HeadsPanel::HeadsPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_layer(new QSpinBox(this))
+    , m_head(new QSpinBox(this))
+    , m_segment(new QSpinBox(this))
+    , m_average(new QCheckBox(tr("Average of the layer's heads (A)"), this))
+    , m_groups(new QLabel(this))
+    , m_overview(new widgets::HeadOverviewView(this))
+{
+    for (QSpinBox* sb : {m_layer, m_head, m_segment})
+        sb->setRange(1, 1);
+    markAsStepper(m_layer);
+    markAsStepper(m_head);
+    m_layer->setToolTip(tr("Up / Down: previous / next layer (as everywhere in the window)"));
+    m_head->setToolTip(tr("Left / Right: previous / next head (as everywhere in the window)"));
+    m_segment->setToolTip(tr("Texts longer than a segment run in several segments with memory"));
+    m_groups->setWordWrap(true);
+    m_groups->hide();
+    m_overview->setObjectName(QStringLiteral("headOverview"));
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Layer"), this));
+    top->addWidget(m_layer, 1);
+    top->addWidget(new QLabel(tr("Head"), this));
+    top->addWidget(m_head, 1);
+    auto* form = new QFormLayout;
+    form->addRow(top);
+    form->addRow(m_average);
+    form->addRow(tr("Segment"), m_segment);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(form);
+    layout->addWidget(m_groups);
+    layout->addWidget(m_overview, 1);
+
+    auto edited = [this] {
+        if (!m_updating)
+            emit selectionEdited(m_layer->value() - 1, m_head->value() - 1, m_average->isChecked());
+    };
+    connect(m_layer, &QSpinBox::valueChanged, this, edited);
+    connect(m_head, &QSpinBox::valueChanged, this, edited);
+    connect(m_average, &QCheckBox::toggled, this, edited);
+    connect(m_segment, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            emit segmentChosen(v - 1);
+    });
+    connect(m_overview, &widgets::HeadOverviewView::headClicked, this, [this](int layer, int head, bool additive) {
+        std::vector<int> heads{head};
+        if (additive && layer == m_shown.layer && !m_shown.heads.empty()) {
+            heads = m_shown.heads;
+            if (const auto it = std::find(heads.begin(), heads.end(), head); it != heads.end()) {
+                if (heads.size() > 1)
+                    heads.erase(it);
+            } else {
+                heads.push_back(head);
+            }
+            std::sort(heads.begin(), heads.end());
+        }
+        emit headsChosen(layer, heads);
+    });
+}
+
+void HeadsPanel::setModelShape(int layers, int heads, int kvHeads)
+{
+    const QSignalBlocker a(m_layer), b(m_head);
+    m_layer->setRange(1, std::max(1, layers));
+    m_head->setRange(1, std::max(1, heads));
+    // Grouped-query attention: say which query heads share a key/value head (the overview brackets them too).
+    if (kvHeads > 0 && kvHeads < heads) {
+        const int g = heads / kvHeads;
+        m_groups->setText(tr("%1 query heads share %2 key/value heads: heads %3 use kv head 1, and so on (groups of %4)")
+                              .arg(heads)
+                              .arg(kvHeads)
+                              .arg(g == 1 ? QStringLiteral("1") : QStringLiteral("1–%1").arg(g))
+                              .arg(g));
+        m_groups->show();
+    } else {
+        m_groups->hide();
+    }
+}
+
+void HeadsPanel::setSelection(const ViewSelection& s)
+{
+    m_shown = s;
+    m_updating = true;
+    m_layer->setValue(s.layer + 1);
+    if (!s.heads.empty())
+        m_head->setValue(s.heads.front() + 1);
+    m_average->setChecked(s.heads.empty());
+    m_head->setEnabled(s.heads.size() <= 1);
+    m_overview->setSelection(s.layer, s.heads);
+    m_updating = false;
+}
+
+void HeadsPanel::setSegments(int count, int shown)
+{
+    m_updating = true;
+    m_segment->setRange(1, std::max(1, count));
+    m_segment->setValue(shown + 1);
+    m_segment->setEnabled(count > 1);
+    m_updating = false;
+}
+
+void HeadsPanel::setThumbnails(widgets::HeadThumbnailsPtr thumbnails)
+{
+    m_overview->setThumbnails(std::move(thumbnails));
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,389 @@
+// MainWindow's menus and the file actions behind them (and behind drag and drop): models, texts, sessions, exports,
+// scans, paper figures, help.
+#include "attention_grid_view.h"
+#include "builtin_paths.h"
+#include "model/model_loader.h"
+#include "comparison_view.h"
+#include "export/data_export.h"
+#include "export/figure_export.h"
+#include "ui/comparison_panel.h"
+#include "ui/display_panel.h"
+#include "ui/figure_window.h"
+#include "ui/file_dialogs.h"
+#include "ui/guide_window.h"
+#include "ui/main_window.h"
+#include "ui/relpos_panel.h"
+#include "ui/scan_dialog.h"
+#include "ui/text_panel.h"
+#include "ui/window_layout.h"
+#include "util/error.h"
+#include "util/text_file.h"
+#include "views/paper_figures.h"
+
+#include <QAction>
+#include <QDragEnterEvent>
+#include <QMimeData>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QInputDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+
+namespace attnscope::app {
+
+namespace {
+constexpr int kMaxRecent = 8;
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open Model…"), this, [this] {
+        QFileDialog dlg(this, tr("Open a model: its folder (config.json + weights) or a .gguf file"));
+        dlg.setFileMode(QFileDialog::AnyFile);
+        dlg.setNameFilter(tr("Models (config.json *.gguf);;All files (*)"));
+        if (dlg.exec() == QDialog::Accepted && !dlg.selectedFiles().isEmpty())
+            openModel(dlg.selectedFiles().front());
+    });
+    open->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open Model &Folder…"), this, [this] {
+        const QString path = QFileDialog::getExistingDirectory(this, tr("Open model folder (config.json + weights)"));
+        if (!path.isEmpty())
+            openModel(path);
+    });
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    QMenu* builtins = file->addMenu(tr("&Built-in Models"));
+    for (const auto& name : core::listBuiltinModels(m_builtinDirs)) {
+        const QString spec = QStringLiteral("builtin:") + QString::fromStdString(name);
+        builtins->addAction(QString::fromStdString(name), this, [this, spec] { openModel(spec); });
+    }
+    if (builtins->isEmpty())
+        builtins->addAction(tr("(none installed)"))->setEnabled(false);
+    file->addAction(tr("Open &Text…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open text"), QString(), tr("Text files (*.txt *.md *.text);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        if (const QString err = openTextFile(path); !err.isEmpty())
+            QMessageBox::warning(this, tr("Could not open text"), err);
+    });
+    file->addSeparator();
+    file->addAction(tr("Open &Session…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("attnscope sessions (*.attnscope)"));
+        if (path.isEmpty())
+            return;
+        if (const QString err = openSession(path); !err.isEmpty())
+            QMessageBox::warning(this, tr("Could not open session"), err);
+    });
+    file->addAction(tr("Save Sessio&n…"), this, [this] {
+        const QString path = askSavePath(this, tr("Save session"), QStringLiteral("session.attnscope"),
+                                         tr("attnscope sessions (*.attnscope)"), QStringLiteral("attnscope"));
+        if (!path.isEmpty())
+            reportSave(this, saveSession(path), tr("Could not save session"), tr("Saved session %1").arg(path));
+    });
+    file->addSeparator();
+    QAction* exportFig = file->addAction(tr("Export &Figure…"), this, [this] {
+        const QString path = askFigurePath(this, tr("Export figure"), QStringLiteral("attention"));
+        if (path.isEmpty())
+            return;
+        double scale = 1.0;
+        if (QFileInfo(path).suffix().compare(QLatin1String("png"), Qt::CaseInsensitive) == 0) {
+            bool ok = false;
+            const QStringList choices{tr("1x (screen, 96 dpi)"), tr("2x (print, 192 dpi)"), tr("3x (poster, 288 dpi)")};
+            const QString c = QInputDialog::getItem(this, tr("PNG resolution"), tr("Resolution"), choices, 1, false, &ok);
+            if (!ok)
+                return;
+            scale = choices.indexOf(c) + 1;
+        }
+        reportSave(this, exportFigureTo(path, scale), tr("Export failed"), tr("Saved %1").arg(path));
+    });
+    exportFig->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+    file->addAction(tr("Export &Data…"), this, [this] {
+        const QString path = askDataPath(this, tr("Export data"), QStringLiteral("attention"));
+        if (!path.isEmpty())
+            reportSave(this, exportDataTo(path), tr("Export failed"), tr("Saved %1").arg(path));
+    });
+    file->addAction(tr("Export &All Heads…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for one figure per head"));
+        if (!dir.isEmpty())
+            reportSave(this, exportAllHeadsTo(dir), tr("Export failed"),
+                       tr("Saved every head of layer %1 to %2").arg(m_selection.layer + 1).arg(dir));
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("&Reset Layout"), this, [this] { m_layout->resetLayout(); });
+    QAction* present = view->addAction(tr("&Presentation Mode"));
+    present->setCheckable(true);
+    present->setShortcut(QKeySequence(Qt::Key_F11));
+    present->setShortcutContext(Qt::ApplicationShortcut);
+    connect(present, &QAction::toggled, this, &MainWindow::setPresentation);
+    addAction(present); // the shortcut works while the menu bar is hidden in full screen
+
+    QMenu* analysis = menuBar()->addMenu(tr("&Analysis"));
+    analysis->addAction(tr("&Scan Corpus…"), this, [this] {
+        const auto& m = m_compute->model();
+        if (!m) {
+            QMessageBox::information(this, tr("Scan corpus"), tr("Open a model first."));
+            return;
+        }
+        if (const auto s = askScanSettings(this, m->info()))
+            startScan(s->textFile, s->memLen, s->segmentLen, s->maxTokens, s->terms);
+    })->setShortcut(QKeySequence(tr("Ctrl+Shift+S")));
+    analysis->addAction(tr("&Open Scan Result…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open scan result"), QString(), tr("Scan results (*.safetensors)"));
+        if (path.isEmpty())
+            return;
+        try {
+            auto r = std::make_shared<core::ScanResult>(core::ScanResult::load(path.toStdString()));
+            m_relpos->setScan(r, false);
+            m_relpos->showCorpus();
+            showStatus(tr("Opened scan %1 (%2 tokens)").arg(path).arg(r->tokens));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Could not open scan"), QString::fromStdString(e.what()));
+        }
+    });
+    analysis->addAction(tr("Sa&ve Scan Result…"), this, [this] {
+        if (!m_relpos->scan()) {
+            QMessageBox::information(this, tr("Save scan"), tr("There is no corpus scan to save yet."));
+            return;
+        }
+        const QString path = askSavePath(this, tr("Save scan result"), QStringLiteral("scan.safetensors"),
+                                         tr("Scan results (*.safetensors)"), QStringLiteral("safetensors"));
+        if (path.isEmpty())
+            return;
+        try {
+            m_relpos->scan()->save(path.toStdString());
+            showStatus(tr("Saved %1").arg(path));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, tr("Could not save scan"), QString::fromStdString(e.what()));
+        }
+    });
+    QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
+    paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
+    paper->addAction(tr("Fig. &6: the widest heads' memory attention"), this, [this] { showPaperFigure(6); });
+    paper->addAction(tr("Fig. &7: terms (a), (b), (d) alone"), this, [this] { showPaperFigure(7); });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&User Guide"), this, [this] { (new GuideWindow(QString::fromStdString(userGuidePath()), this))->show(); })
+        ->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"),
+                                 tr("Left / Right: previous / next head\nUp / Down: previous / next layer\n"
+                                    "A: average of the layer's heads, and back\n(in the text box, lists and other "
+                                    "controls that use arrows: Alt+arrows)\n\n"
+                                    "Click a cell: lock its row\nCtrl-click a head thumbnail: average several heads\n"
+                                    "Mouse wheel / drag: zoom / pan the grid\n\nF11: presentation mode\n"
+                                    "Ctrl+Shift+E: export figure\nCtrl+O: open model\nF1: user guide"));
+    });
+    help->addAction(tr("&About attnscope"), this, [this] {
+        QMessageBox::about(this, tr("About attnscope"),
+                           tr("<h3>attnscope %1</h3><p>Look inside transformer attention: token grids, every head "
+                              "at a glance, and the Transformer-XL paper's attention figures.</p>"
+                              "<p>The built-in models are trained on WikiText-2 (Merity et al. 2016, "
+                              "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentModels")).toStringList();
+    for (const QString& spec : recent)
+        m_recentMenu->addAction(spec, this, [this, spec] { openModel(spec); });
+    if (recent.isEmpty())
+        m_recentMenu->addAction(tr("(empty)"))->setEnabled(false);
+}
+
+void MainWindow::rememberRecent(const QString& spec)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentModels")).toStringList();
+    recent.removeAll(spec);
+    recent.prepend(spec);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentModels"), recent);
+    rebuildRecentMenu();
+}
+
+QString MainWindow::openTextFile(const QString& path)
+{
+    try {
+        setText(QString::fromStdString(core::readTextFile(path.toStdString())));
+        showStatus(tr("Opened text %1").arg(path));
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    // A text file becomes the text; a session reopens; anything else is taken as a model (folder, config, .gguf).
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile())
+        return;
+    const QString path = urls.front().toLocalFile();
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    QString err;
+    if (QFileInfo(path).isFile() && (suffix == QLatin1String("txt") || suffix == QLatin1String("text") || suffix == QLatin1String("md")))
+        err = openTextFile(path);
+    else if (suffix == QLatin1String("attnscope"))
+        err = openSession(path);
+    else
+        openModel(path);
+    if (!err.isEmpty())
+        QMessageBox::warning(this, tr("Could not open %1").arg(QFileInfo(path).fileName()), err);
+}
+
+void MainWindow::compareModels(const QStringList& specs)
+{
+    if (specs.isEmpty()) {
+        showStatus(tr("Tick the models to compare"));
+        return;
+    }
+    if (QDockWidget* d = dock("compareDock")) {
+        d->show();
+        d->raise();
+    }
+    m_comparison->setMessage(tr("Comparing %n model(s)…", "", static_cast<int>(specs.size())));
+    m_compute->compareModels(specs, m_textPanel->text(), m_selection.layer);
+}
+
+QString MainWindow::exportFigureTo(const QString& path, double scale)
+{
+    if (!m_gridData)
+        return tr("There is no figure to export yet.");
+    return exportFigure(m_grid->plot(), path, FigureSize{0, 0, scale});
+}
+
+QString MainWindow::exportDataTo(const QString& path)
+{
+    if (!m_gridData)
+        return tr("There is no data to export yet.");
+    return exportGridData(*m_gridData, path);
+}
+
+QString MainWindow::exportAllHeadsTo(const QString& folder, const QString& extension)
+{
+    const auto r = result();
+    if (!r)
+        return tr("There is nothing to export yet.");
+    return exportAllHeads(*r->capture, r->model->displayName, m_selection, *m_grid, folder, extension);
+}
+
+QString MainWindow::saveSession(const QString& pathIn)
+{
+    if (!m_compute->model())
+        return tr("Open a model before saving a session.");
+    const QString path = withSessionExtension(pathIn);
+    SessionState s{m_compute->model()->spec, m_textPanel->text(), m_selection, m_displayPanel->settings(), {}};
+    if (m_relpos->scan()) {
+        // The scan travels as a scan-result file next to the session.
+        const QString scanPath = path + QStringLiteral(".scan.safetensors");
+        try {
+            m_relpos->scan()->save(scanPath.toStdString());
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+        s.scanFile = QFileInfo(scanPath).fileName();
+    }
+    return writeSessionFile(path, s);
+}
+
+QString MainWindow::openSession(const QString& path)
+{
+    SessionState s;
+    if (const QString err = readSessionFile(path, s); !err.isEmpty())
+        return err;
+    std::shared_ptr<const core::ScanResult> scan;
+    if (!s.scanFile.isEmpty()) {
+        const QString scanPath = QFileInfo(path).dir().filePath(s.scanFile);
+        try {
+            scan = std::make_shared<core::ScanResult>(core::ScanResult::load(scanPath.toStdString()));
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+    }
+    // Model, text and scan are applied when the model is loaded; the view when its text is computed.
+    m_pendingSession = s;
+    m_pendingScan = scan;
+    m_textPanel->setTextSilently(s.text);
+    openModel(s.model);
+    return {};
+}
+
+void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, qint64 maxTokens, bool terms)
+{
+    ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, terms ? QStringLiteral("a,b,c,d") : QString()};
+    if (textFile.isEmpty()) {
+        for (const auto& d : m_builtinDirs) {
+            QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
+            if (f.open(QIODevice::ReadOnly)) {
+                req.text = QString::fromUtf8(f.readAll());
+                req.textName = tr("built-in sample");
+                break;
+            }
+        }
+        if (req.text.isEmpty()) {
+            req.text = m_textPanel->text();
+            req.textName = tr("current text");
+        }
+    }
+    m_relpos->setScan(nullptr, true);
+    m_relpos->showCorpus();
+    if (QDockWidget* d = dock("relposDock")) {
+        d->show();
+        d->raise();
+    }
+    m_compute->scanCorpus(req);
+}
+
+FigureWindow* MainWindow::showPaperFigure(int number)
+{
+    const auto& model = m_compute->model();
+    const ScanResultPtr source = m_relpos->currentResult();
+    if (!model || !source) {
+        QMessageBox::information(this, tr("Fig. %1").arg(number),
+                                 tr("Fig. %1 needs a relative-position profile: run Analysis > Scan Corpus…, or show the "
+                                    "current text's profile in the Relative Position dock.").arg(number));
+        return nullptr;
+    }
+    try {
+        const QString what = tr("%1 · %2 tokens").arg(model->displayName).arg(source->tokens);
+        PaperFigure f;
+        if (number == 6) {
+            const auto r = result();
+            if (!r)
+                throw core::Error(core::ErrorCode::BadInput, "Fig. 6 needs a computed text");
+            f = paperFigure6(*source, *r->capture, model->displayName);
+        } else {
+            f = paperFigureFromScan(number, *source, what);
+        }
+        auto* w = new FigureWindow(f, this);
+        connect(w, &FigureWindow::saved, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
+        w->show();
+        return w;
+    } catch (const std::exception& e) {
+        QMessageBox::information(this, tr("Fig. %1").arg(number), QString::fromStdString(e.what()));
+        return nullptr;
+    }
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,65 @@
+// StatusArea implementation.
+#include "ui/status_area.h"
+
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+
+namespace attnscope::app {
+
+StatusArea::StatusArea(QStatusBar* bar)
+    : QObject(bar)
+    , m_bar(bar)
+    , m_label(new QLabel(bar))
+    , m_progress(new QProgressBar(bar))
+    , m_cancel(new QPushButton(tr("Cancel"), bar))
+{
+    m_label->setMinimumWidth(10); // long messages are cut, never widen the window
+    m_progress->setRange(0, 0);
+    m_progress->setMaximumWidth(160);
+    m_progress->hide();
+    m_cancel->hide();
+    bar->addWidget(m_label, 1);
+    bar->addPermanentWidget(m_progress);
+    bar->addPermanentWidget(m_cancel);
+    connect(m_cancel, &QPushButton::clicked, this, &StatusArea::cancelClicked);
+}
+
+void StatusArea::show(const QString& text)
+{
+    m_label->setText(text);
+}
+
+void StatusArea::notify(const QString& text)
+{
+    m_bar->showMessage(text, 15000);
+}
+
+QString StatusArea::text() const
+{
+    const QString message = m_bar->currentMessage();
+    return message.isEmpty() ? m_label->text() : message;
+}
+
+void StatusArea::setBusy(bool busy, const QString& what)
+{
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    if (!busy)
+        m_progress->setRange(0, 0);
+    if (busy && !what.isEmpty())
+        show(what);
+}
+
+void StatusArea::setProgress(qint64 done, qint64 total)
+{
+    if (total <= 0) {
+        m_progress->setRange(0, 0);
+        return;
+    }
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(static_cast<int>(1000 * std::min(done, total) / total));
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,35 @@
+// The status bar's parts: a line for what is shown, notices that stay a while, and while the compute threads work,
+// a progress bar (a percentage during scans) with Cancel.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QStatusBar;
+
+namespace attnscope::app {
+
+class StatusArea : public QObject {
+    Q_OBJECT
+public:
+    explicit StatusArea(QStatusBar* bar);
+    void show(const QString& text);   // replaces the status line
+    void notify(const QString& text); // a notice over the status line for 15 s
+    QString text() const;             // the notice if one is up, else the status line
+    void setBusy(bool busy, const QString& what);
+    void setProgress(qint64 done, qint64 total); // total 0: just busy
+
+signals:
+    void cancelClicked();
+
+private:
+    QStatusBar* m_bar;
+    QLabel* m_label;
+    QProgressBar* m_progress;
+    QPushButton* m_cancel;
+};
+
+} // namespace attnscope::app

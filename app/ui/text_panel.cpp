@@ -1,0 +1,190 @@
+// TextPanel: text box with token shading; stepping buttons use the style's media icons (font glyphs like ⏸ are
+// missing from common fonts and showed as boxes).
+#include "ui/text_panel.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QStyle>
+#include <QTextBlock>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+namespace {
+// Character index in a QString for each byte offset of its UTF-8 form (token spans are UTF-8 bytes).
+std::vector<int> utf8ToQStringIndex(const QString& s)
+{
+    std::vector<int> map;
+    map.reserve(static_cast<std::size_t>(s.size()) * 2 + 1);
+    for (int i = 0; i < s.size(); ++i) {
+        const char32_t u = s.at(i).unicode();
+        int bytes = u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
+        if (s.at(i).isHighSurrogate() && i + 1 < s.size()) {
+            for (int b = 0; b < 4; ++b)
+                map.push_back(i);
+            ++i;
+            continue;
+        }
+        for (int b = 0; b < bytes; ++b)
+            map.push_back(i);
+    }
+    map.push_back(static_cast<int>(s.size()));
+    return map;
+}
+} // namespace
+
+TextPanel::TextPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_text(new QPlainTextEdit(this))
+    , m_live(new QCheckBox(tr("Live"), this))
+    , m_tokenInfo(new QLabel(this))
+    , m_stepLabel(new QLabel(this))
+    , m_playButton(new QToolButton(this))
+{
+    m_text->setObjectName(QStringLiteral("textEdit"));
+    m_live->setChecked(true);
+    m_live->setToolTip(tr("Recompute the attention while you type"));
+    auto* run = new QPushButton(tr("Run"), this);
+    run->setToolTip(tr("Compute the attention of the text now"));
+    m_tokenInfo->setWordWrap(true);
+    m_tokenInfo->setMinimumWidth(60);
+
+    auto* row = new QHBoxLayout;
+    row->addWidget(m_live);
+    row->addWidget(run);
+    row->addWidget(m_tokenInfo, 1);
+    // Token-by-token stepping for class: the grid grows one query row at a time.
+    auto button = [this, row](QStyle::StandardPixmap icon, const QString& tip) {
+        auto* b = new QToolButton(this);
+        b->setIcon(style()->standardIcon(icon));
+        b->setToolTip(tip);
+        b->setAutoRaise(false);
+        row->addWidget(b);
+        return b;
+    };
+    auto* first = button(QStyle::SP_MediaSkipBackward, tr("Start stepping: show the first token only"));
+    auto* back = button(QStyle::SP_MediaSeekBackward, tr("One token back"));
+    row->addWidget(m_playButton);
+    auto* fwd = button(QStyle::SP_MediaSeekForward, tr("One token forward"));
+    auto* all = button(QStyle::SP_MediaSkipForward, tr("Show every token"));
+    m_playButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    setPlayingLook(false);
+    row->addWidget(m_stepLabel);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_text, 1);
+    layout->addLayout(row);
+
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(120);
+    connect(&m_debounce, &QTimer::timeout, this, &TextPanel::runRequested);
+    connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
+        if (m_live->isChecked())
+            m_debounce.start();
+    });
+    connect(run, &QPushButton::clicked, this, [this] {
+        m_debounce.stop();
+        emit runRequested();
+    });
+    connect(first, &QToolButton::clicked, this, [this] { emit revealRequested(1); });
+    connect(back, &QToolButton::clicked, this, [this] { step(-1); });
+    connect(fwd, &QToolButton::clicked, this, [this] { step(+1); });
+    connect(all, &QToolButton::clicked, this, [this] {
+        stopPlaying();
+        emit revealRequested(-1);
+    });
+    m_play.setInterval(700);
+    connect(&m_play, &QTimer::timeout, this, [this] { step(+1); });
+    connect(m_playButton, &QToolButton::clicked, this, [this] {
+        if (m_play.isActive()) {
+            stopPlaying();
+            return;
+        }
+        if (m_revealed < 0)
+            emit revealRequested(1); // playing starts from the first token
+        m_play.start();
+        setPlayingLook(true);
+    });
+}
+
+void TextPanel::setPlayingLook(bool playing)
+{
+    m_playButton->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+    m_playButton->setText(playing ? tr("Pause") : tr("Play"));
+    m_playButton->setToolTip(playing ? tr("Pause the stepping") : tr("Reveal the segment one token at a time"));
+}
+
+void TextPanel::stopPlaying()
+{
+    m_play.stop();
+    setPlayingLook(false);
+}
+
+QString TextPanel::text() const
+{
+    return m_text->toPlainText();
+}
+
+void TextPanel::setTextSilently(const QString& text)
+{
+    const QSignalBlocker block(m_text);
+    m_text->setPlainText(text);
+}
+
+void TextPanel::setTokenInfo(const QString& info)
+{
+    m_tokenInfo->setText(info);
+}
+
+void TextPanel::setPlaceholder(const QString& text)
+{
+    m_text->setPlaceholderText(text);
+}
+
+void TextPanel::setStepping(int segmentRows, int revealed)
+{
+    m_segmentRows = segmentRows;
+    m_revealed = revealed;
+    m_stepLabel->setText(revealed < 0 ? QString() : tr("token %1 of %2").arg(revealed).arg(segmentRows));
+}
+
+void TextPanel::step(int delta)
+{
+    const int current = m_revealed < 0 ? (delta > 0 ? 0 : m_segmentRows) : m_revealed;
+    const int next = current + delta;
+    if (next > m_segmentRows) { // the end: playing stops there
+        stopPlaying();
+        return;
+    }
+    emit revealRequested(std::max(1, next));
+}
+
+void TextPanel::shadeTokens(const std::shared_ptr<const core::TextCapture>& capture, int hovered)
+{
+    // Token boundaries as alternating shades; the hovered token (from any view) in yellow.
+    QList<QTextEdit::ExtraSelection> sels;
+    const QString text = m_text->toPlainText();
+    if (capture && capture->text == text.toStdString()) {
+        const auto map = utf8ToQStringIndex(text);
+        const int limit = 5000; // shading a huge text would cost more than it shows
+        for (int t = 0; t < static_cast<int>(capture->tokens.size()) && t < limit; ++t) {
+            const auto& tok = capture->tokens[static_cast<std::size_t>(t)];
+            if (tok.end >= map.size())
+                break;
+            QTextEdit::ExtraSelection s;
+            s.cursor = QTextCursor(m_text->document());
+            s.cursor.setPosition(map[tok.begin]);
+            s.cursor.setPosition(map[tok.end], QTextCursor::KeepAnchor);
+            s.format.setBackground(t == hovered ? QColor(255, 214, 0) : (t % 2 ? QColor(226, 236, 250) : QColor(250, 236, 220)));
+            sels << s;
+        }
+    }
+    m_text->setExtraSelections(sels);
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,57 @@
+// The Text dock: the text box (token boundaries shaded, the hovered token lit), Live / Run, the token count, and the
+// stepping controls that reveal a segment one token at a time in class. Emits intent; owns no model state.
+#pragma once
+
+#include "run/text_capture.h"
+
+#include <QTimer>
+#include <QWidget>
+#include <memory>
+
+class QCheckBox;
+class QLabel;
+class QPlainTextEdit;
+class QToolButton;
+
+namespace attnscope::app {
+
+class TextPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TextPanel(QWidget* parent = nullptr);
+
+    QPlainTextEdit* editor() const { return m_text; }
+    QString text() const;
+    // Replaces the text without starting a run (the caller decides when to run).
+    void setTextSilently(const QString& text);
+    void setTokenInfo(const QString& info);
+    void setPlaceholder(const QString& text);
+    // Shades token boundaries of `capture` when it was computed from the text now in the box; `hovered` (absolute
+    // token position, -1 = none) is lit.
+    void shadeTokens(const std::shared_ptr<const core::TextCapture>& capture, int hovered);
+    // Stepping: how many query rows the shown segment has, and how many are revealed (-1 = all). Shows the state
+    // next to the buttons; does not emit.
+    void setStepping(int segmentRows, int revealed);
+    bool playing() const { return m_play.isActive(); }
+    void stopPlaying();
+
+signals:
+    void runRequested();           // Run pressed, or the text changed with Live on (debounced)
+    void revealRequested(int rows); // the stepping buttons (and Play's ticks): show the first `rows` queries, -1 = all
+
+private:
+    void setPlayingLook(bool playing);
+    void step(int delta); // one token forward or back from what is shown
+
+    QPlainTextEdit* m_text;
+    QCheckBox* m_live;
+    QLabel* m_tokenInfo;
+    QLabel* m_stepLabel;
+    QToolButton* m_playButton;
+    QTimer m_debounce;
+    QTimer m_play;
+    int m_segmentRows = 0;
+    int m_revealed = -1;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,137 @@
+// WindowLayout implementation.
+#include "ui/window_layout.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QScreen>
+#include <QScrollArea>
+#include <QSettings>
+
+namespace attnscope::app {
+
+namespace {
+QDockWidget* dockNamed(QMainWindow* w, const char* name)
+{
+    return w->findChild<QDockWidget*>(QLatin1String(name));
+}
+QRect availableArea(const QWidget* w)
+{
+    const QScreen* s = w->screen() ? w->screen() : QGuiApplication::primaryScreen();
+    return s ? s->availableGeometry() : QRect(0, 0, 1280, 800);
+}
+} // namespace
+
+WindowLayout::WindowLayout(QMainWindow* window)
+    : QObject(window)
+    , m_window(window)
+{
+}
+
+QWidget* WindowLayout::scrollable(QWidget* content)
+{
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(content);
+    return scroll;
+}
+
+void WindowLayout::settle()
+{
+    QMainWindow* w = m_window;
+    // Docks consulted less often share a place as tabs, so the grid keeps most of a 1280x800 screen.
+    w->tabifyDockWidget(dockNamed(w, "displayDock"), dockNamed(w, "modelDock"));
+    w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "relposDock"));
+    w->tabifyDockWidget(dockNamed(w, "relposDock"), dockNamed(w, "compareDock"));
+    dockNamed(w, "textDock")->raise();
+    dockNamed(w, "displayDock")->raise();
+    const QRect avail = availableArea(w);
+    // Leave room for a frame the window manager adds later; small screens (a projector) get the whole screen.
+    w->resize(std::min(1400, avail.width() - 16), std::min(900, avail.height() - 48));
+    if (avail.width() <= 1440 || avail.height() <= 900)
+        w->setWindowState(w->windowState() | Qt::WindowMaximized);
+    w->resizeDocks({dockNamed(w, "textDock")}, {w->height() / 5}, Qt::Vertical);
+    w->resizeDocks({dockNamed(w, "textViewDock"), dockNamed(w, "headDock")}, {w->width() / 6, w->width() / 4}, Qt::Horizontal);
+    w->resizeDocks({dockNamed(w, "headDock")}, {w->height() / 2}, Qt::Vertical);
+    m_defaultState = w->saveState();
+    QSettings settings;
+    if (settings.contains(QStringLiteral("window/geometry")))
+        w->restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    w->restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    fitToScreen();
+}
+
+void WindowLayout::resetLayout()
+{
+    m_window->restoreState(m_defaultState);
+    for (QDockWidget* d : m_window->findChildren<QDockWidget*>())
+        d->show();
+    fitToScreen();
+}
+
+void WindowLayout::fitToScreen()
+{
+    if (m_presentation || m_window->isFullScreen() || m_window->isMaximized())
+        return;
+    // The frame (title bar, borders) must fit too: work on the frame rectangle, then set the client part.
+    const QRect avail = availableArea(m_window);
+    const QRect frame = m_window->frameGeometry(), client = m_window->geometry();
+    const QMargins border(client.left() - frame.left(), client.top() - frame.top(), frame.right() - client.right(),
+                          frame.bottom() - client.bottom());
+    QRect f = frame;
+    f.setSize(f.size().boundedTo(avail.size()));
+    if (f.right() > avail.right())
+        f.moveRight(avail.right());
+    if (f.bottom() > avail.bottom())
+        f.moveBottom(avail.bottom());
+    f.moveLeft(std::max(f.left(), avail.left()));
+    f.moveTop(std::max(f.top(), avail.top()));
+    if (f != frame)
+        m_window->setGeometry(f.marginsRemoved(border));
+}
+
+void WindowLayout::setPresentation(bool on, const QList<QDockWidget*>& keepVisible)
+{
+    if (on == m_presentation)
+        return;
+    m_presentation = on;
+    if (on) {
+        m_savedState = m_window->saveState();
+        m_savedGeometry = m_window->saveGeometry();
+        m_savedRect = m_window->geometry();
+        m_savedWindowState = m_window->windowState();
+        m_savedFont = QApplication::font();
+        for (QDockWidget* d : m_window->findChildren<QDockWidget*>())
+            if (!keepVisible.contains(d))
+                d->hide();
+        for (QDockWidget* d : keepVisible) {
+            d->show();
+            d->raise();
+        }
+        QFont f = m_savedFont;
+        f.setPointSizeF(f.pointSizeF() * 1.5);
+        QApplication::setFont(f);
+        m_window->showFullScreen();
+    } else {
+        QApplication::setFont(m_savedFont);
+        // Docks first, then the window: restoring the docks may widen the window for their saved sizes.
+        m_window->restoreState(m_savedState);
+        if (m_savedWindowState & Qt::WindowMaximized) {
+            m_window->showMaximized();
+        } else {
+            m_window->showNormal();
+            m_window->setGeometry(m_savedRect);
+        }
+        fitToScreen();
+    }
+}
+
+void WindowLayout::saveSettings() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), m_presentation ? m_savedGeometry : m_window->saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), m_presentation ? m_savedState : m_window->saveState());
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,69 @@
+// Paper figures: profiles for Figs. 5 and 7, the widest heads' grids for Fig. 6.
+#include "views/paper_figures.h"
+
+#include "util/error.h"
+#include "views/grid_builder.h"
+#include "views/relpos_builder.h"
+
+#include <QObject>
+
+namespace attnscope::app {
+
+PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const QString& what)
+{
+    PaperFigure f;
+    f.number = number;
+    if (number == 5) {
+        f.title = QObject::tr("Attention by relative distance (Fig. 5) · %1").arg(what);
+        f.heatmap = relposFigure(scan, f.title, {"full"});
+        return f;
+    }
+    if (number != 7)
+        throw core::Error(core::ErrorCode::BadInput, "only Figs. 5 and 7 are drawn from a scan alone");
+    std::vector<std::string> keys;
+    for (const auto& t : {core::TermSelection{true, false, false, false}, core::TermSelection{false, true, false, false},
+                          core::TermSelection{false, false, false, true}})
+        keys.push_back(core::Profile::ofTerms(t).key());
+    for (const auto& k : keys)
+        if (!scan.sums.count(k))
+            throw core::Error(core::ErrorCode::BadInput,
+                              "Fig. 7 needs the profiles of terms (a), (b) and (d): scan again with term profiles "
+                              "(a Transformer-XL model; in the scan dialog tick the term profiles)");
+    f.title = QObject::tr("Attention of each score term alone (Fig. 7) · %1").arg(what);
+    f.heatmap = relposFigure(scan, f.title, keys);
+    return f;
+}
+
+int fig6Segment(const core::TextCapture& capture)
+{
+    for (std::size_t s = 0; s < capture.segments.size(); ++s)
+        if (capture.memLen > 0 && capture.segments[s].mlen >= capture.memLen)
+            return static_cast<int>(s);
+    return static_cast<int>(capture.segments.size()) - 1;
+}
+
+PaperFigure paperFigure6(const core::ScanResult& ranking, const core::TextCapture& capture, const QString& modelName,
+                         int count)
+{
+    if (capture.segments.empty())
+        throw core::Error(core::ErrorCode::BadInput, "Fig. 6 needs a text");
+    const auto summary = core::summariseHeads(ranking, "full");
+    const auto order = core::rankByWidth(summary);
+    PaperFigure f;
+    f.number = 6;
+    f.title = QObject::tr("The %1 widest heads (Fig. 6) · %2").arg(std::min<std::size_t>(count, order.size())).arg(modelName);
+    for (std::size_t i = 0; i < std::min<std::size_t>(static_cast<std::size_t>(count), order.size()); ++i) {
+        ViewSelection sel;
+        sel.layer = summary[order[i]].layer;
+        sel.heads = {summary[order[i]].head};
+        sel.segment = fig6Segment(capture);
+        sel.topFraction = 0.2;
+        sel.highlightScope = HighlightScope::Memory;
+        auto grid = std::make_shared<widgets::GridData>(*buildGrid(capture, modelName, sel));
+        grid->title = QObject::tr("L%1 H%2 · widest #%3").arg(sel.layer + 1).arg(sel.heads[0] + 1).arg(i + 1);
+        f.grids.push_back(std::move(grid));
+    }
+    return f;
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,23 @@
+// What the user has chosen to look at: layer, heads, segment, score terms, highlight (0-based inside).
+#pragma once
+
+#include "analysis/attention_math.h"
+
+#include <vector>
+
+namespace attnscope::app {
+
+// Where the top-fraction highlight may appear: the paper's Fig. 6 marks memory tokens only.
+enum class HighlightScope { Memory, AllKeys };
+
+struct ViewSelection {
+    int layer = 0;
+    std::vector<int> heads{0}; // averaged when several; empty = all heads of the layer
+    int segment = -1;          // -1: the segment chosen automatically (autoSegment)
+    core::TermSelection terms;
+    double topFraction = 0.2;
+    HighlightScope highlightScope = HighlightScope::Memory;
+    int revealRows = -1;       // token-by-token stepping: show only the first N queries (-1 = all)
+};
+
+} // namespace attnscope::app

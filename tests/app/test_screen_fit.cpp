@@ -1,0 +1,87 @@
+// The window on small and high-density screens (run once per screen: 1280x800, 1366x768, 2560x1600 at 2x): every
+// dock and control stays inside the screen at start, after comparing eight models, and around presentation mode.
+#include "builtin_paths.h"
+#include "compute/compute_controller.h"
+#include "qt_catch.h"
+#include "ui/main_window.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QMenuBar>
+#include <QScreen>
+#include <QStatusBar>
+#include <QTabBar>
+#include <QTest>
+#include <catch2/catch.hpp>
+
+using namespace attnscope;
+
+namespace {
+void settle(app::ComputeController& c)
+{
+    REQUIRE(QTest::qWaitFor([&] { return c.idle(); }, 60000));
+    QApplication::processEvents();
+}
+
+// Visible widgets of the window that reach outside the screen's available area (names for the message).
+QStringList outside(const QMainWindow& w)
+{
+    const QRect screen = w.screen()->availableGeometry();
+    QStringList bad;
+    if (!screen.contains(w.frameGeometry()))
+        bad << QStringLiteral("the window %1x%2").arg(w.frameGeometry().width()).arg(w.frameGeometry().height());
+    QList<QWidget*> controls{w.menuBar(), w.statusBar()};
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+        controls << d;
+    for (QTabBar* t : w.findChildren<QTabBar*>())
+        controls << t;
+    for (QWidget* c : controls) {
+        const QRect g(c->mapToGlobal(QPoint(0, 0)), c->size());
+        // Docks behind another tab are parked outside the window by Qt: not on screen, not seen.
+        if (!c->isVisible() || !g.intersects(w.frameGeometry()))
+            continue;
+        if (!screen.contains(g))
+            bad << (c->objectName().isEmpty() ? QString::fromLatin1(c->metaObject()->className()) : c->objectName()) +
+                       QStringLiteral(" %1x%2+%3+%4").arg(g.width()).arg(g.height()).arg(g.x()).arg(g.y());
+    }
+    return bad;
+}
+} // namespace
+
+TEST_CASE("every dock and control stays on the screen", "[app][screen]")
+{
+    const QRect screen = QGuiApplication::primaryScreen()->availableGeometry();
+    INFO("screen " << screen.width() << "x" << screen.height() << " at "
+                   << QGuiApplication::primaryScreen()->devicePixelRatio() << "x");
+    const std::vector<std::string> dirs{std::string(ATTNSCOPE_SOURCE_DIR) + "/resources/models"};
+    app::ComputeController c(dirs);
+    app::MainWindow w(&c, dirs);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.setText(QStringLiteral("the lobster is blue , only becoming red on cooking ."));
+    w.openModel(QStringLiteral("builtin:txl-wikitext2"));
+    settle(c);
+    REQUIRE(w.result());
+    CHECK(outside(w).join(", ").toStdString() == "");
+    CHECK(w.minimumSizeHint().width() <= screen.width());
+    CHECK(w.minimumSizeHint().height() <= screen.height());
+
+    QStringList heads;
+    for (int h = 1; h <= 8; ++h)
+        heads << QStringLiteral("builtin:heads-%1").arg(h);
+    w.compareModels(heads);
+    settle(c);
+    QApplication::processEvents();
+    CHECK(outside(w).join(", ").toStdString() == "");
+    CHECK(w.minimumSizeHint().height() <= screen.height());
+
+    w.setPresentation(true);
+    QApplication::processEvents();
+    CHECK(outside(w).join(", ").toStdString() == "");
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK(outside(w).join(", ").toStdString() == "");
+    // Reset Layout after all that still fits.
+    w.dock("compareDock")->show();
+    CHECK(outside(w).join(", ").toStdString() == "");
+}

@@ -1,0 +1,427 @@
+// The main window as a user meets it: no stale view after a model switch, arrow keys in every focus situation,
+// honest labels, presentation mode, sessions with their scan, crisp PDF export, texts from files and drops.
+#include "attention_grid_view.h"
+#include "compute/compute_controller.h"
+#include "head_overview_view.h"
+#include "relpos_heatmap_view.h"
+#include "qt_catch.h"
+#include "test_support.h"
+#include "text_attention_view.h"
+#include "ui/display_panel.h"
+#include "figures/paper_figure_view.h"
+#include "ui/figure_window.h"
+#include "ui/guide_window.h"
+#include "ui/heads_panel.h"
+#include "ui/main_window.h"
+#include "ui/relpos_panel.h"
+#include "ui/scan_dialog.h"
+#include "ui/text_panel.h"
+
+#include <qcustomplot.h>
+#include <QAbstractItemView>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDockWidget>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTest>
+#include <QTextBrowser>
+#include <QTimer>
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using namespace attnscope;
+
+namespace {
+QString caseDir(const char* name)
+{
+    return QString::fromStdString((test::testdataDir() / name).string());
+}
+
+void settle(app::ComputeController& c)
+{
+    REQUIRE(QTest::qWaitFor([&] { return c.idle(); }, 30000));
+    QApplication::processEvents();
+}
+
+// A window on `model` showing `text`, with every view filled in.
+struct Window {
+    app::ComputeController c{{}};
+    app::MainWindow w{&c, {}};
+    Window(const char* model, const QString& text)
+    {
+        w.resize(1280, 800);
+        w.show();
+        REQUIRE(QTest::qWaitForWindowExposed(&w));
+        w.activateWindow();
+        w.textEdit()->setPlainText(text);
+        w.openModel(caseDir(model));
+        settle(c);
+        REQUIRE(w.result());
+    }
+};
+
+QString ids(int n)
+{
+    QString s;
+    for (int i = 0; i < n; ++i)
+        s += QString::number((i * 7) % 40) + ' ';
+    return s;
+}
+} // namespace
+
+TEST_CASE("opening another model switches or clears every view at once", "[app][window][stale]")
+{
+    Window win("txl-tiny", ids(12));
+    auto& w = win.w;
+    REQUIRE(w.grid()->data());
+    CHECK(w.grid()->data()->title.contains("txl-tiny"));
+    QSignalSpy loaded(&win.c, &app::ComputeController::modelLoaded);
+    w.openModel(caseDir("gpt2-tiny"));
+    REQUIRE(loaded.wait(10000));
+    // The moment the new model is there, nothing of the old one is on screen.
+    CHECK_FALSE(w.grid()->data());
+    CHECK(w.grid()->placeholder().contains("gpt2-tiny"));
+    CHECK_FALSE(w.textView()->pairsTable()->rowCount() > 0);
+    CHECK(w.windowTitle().contains("gpt2-tiny"));
+    settle(win.c);
+    REQUIRE(w.grid()->data());
+    CHECK(w.grid()->data()->title.contains("gpt2-tiny"));
+    CHECK(w.result()->model->displayName == "gpt2-tiny");
+    CHECK(w.headsPanel()->layerBox()->maximum() == 2);
+    CHECK(w.headsPanel()->headBox()->maximum() == 4);
+    // The term boxes of a model without terms are disabled, and each says why.
+    for (int t = 0; t < 4; ++t) {
+        CHECK_FALSE(w.displayPanel()->termBox(t)->isEnabled());
+        CHECK(w.displayPanel()->termBox(t)->toolTip().contains("no relative score terms"));
+    }
+}
+
+TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][window][keys]")
+{
+    Window win("txl-samelen", ids(12));
+    auto& w = win.w;
+    auto key = [&](Qt::Key k, Qt::KeyboardModifiers m = Qt::NoModifier) {
+        QWidget* target = QApplication::activePopupWidget() ? QApplication::activePopupWidget()->focusWidget()
+                                                            : QApplication::focusWidget();
+        REQUIRE(target);
+        QTest::keyClick(target, k, m);
+    };
+
+    SECTION("the grid: Left/Right heads, Up/Down layers, A to the average and back to the same head")
+    {
+        w.grid()->setFocus();
+        key(Qt::Key_Right);
+        key(Qt::Key_Right);
+        CHECK(w.selection().heads == std::vector<int>{2});
+        key(Qt::Key_Down);
+        CHECK(w.selection().layer == 1);
+        key(Qt::Key_Up);
+        CHECK(w.selection().layer == 0);
+        key(Qt::Key_A);
+        CHECK(w.selection().heads.empty());
+        key(Qt::Key_A);
+        CHECK(w.selection().heads == std::vector<int>{2});
+    }
+    SECTION("the text box keeps its arrows; Alt+arrows step")
+    {
+        w.textEdit()->setFocus();
+        key(Qt::Key_Right);
+        key(Qt::Key_A);
+        CHECK(w.selection().heads == std::vector<int>{0});
+        key(Qt::Key_Right, Qt::AltModifier);
+        CHECK(w.selection().heads == std::vector<int>{1});
+    }
+    SECTION("an open colour list keeps Up and Down")
+    {
+        QComboBox* colours = w.displayPanel()->colourBox();
+        w.dock("displayDock")->raise();
+        colours->setFocus();
+        colours->showPopup();
+        REQUIRE(QTest::qWaitFor([] { return QApplication::activePopupWidget() != nullptr; }, 2000));
+        const QString before = colours->view()->currentIndex().data().toString();
+        key(Qt::Key_Down);
+        CHECK(w.selection().layer == 0); // not stepped
+        CHECK(colours->view()->currentIndex().data().toString() != before);
+        colours->hidePopup();
+    }
+    SECTION("the layer box steps the same way as everywhere (Up = previous layer)")
+    {
+        w.setSelection(1, {0});
+        w.headsPanel()->layerBox()->setFocus();
+        key(Qt::Key_Up);
+        CHECK(w.selection().layer == 0);
+        key(Qt::Key_Down);
+        CHECK(w.selection().layer == 1);
+        key(Qt::Key_Right);
+        CHECK(w.selection().heads == std::vector<int>{1});
+    }
+    SECTION("clicking a thumbnail takes the focus from the text, so arrows then step heads")
+    {
+        w.textEdit()->setFocus();
+        auto* overview = w.headOverview();
+        w.dock("headDock")->raise();
+        QTest::mouseClick(overview, Qt::LeftButton, Qt::NoModifier, overview->cellRect(1, 2).center());
+        CHECK(w.selection().layer == 1);
+        CHECK(w.selection().heads == std::vector<int>{2});
+        CHECK(QApplication::focusWidget() == overview);
+        key(Qt::Key_Right);
+        CHECK(w.selection().heads == std::vector<int>{3});
+    }
+    SECTION("after F11 the arrows step heads at once")
+    {
+        w.headsPanel()->layerBox()->setFocus();
+        w.setPresentation(true);
+        QApplication::processEvents();
+        key(Qt::Key_Down);
+        CHECK(w.selection().layer == 1);
+        w.setPresentation(false);
+    }
+}
+
+TEST_CASE("labels say what is shown: raw scores, the colour map drawn, no term ticked", "[app][window][labels]")
+{
+    Window win("txl-adaptive", ids(15));
+    auto& w = win.w;
+    const auto fullThumb = w.headOverview()->grab().toImage();
+    w.setTerms(core::TermSelection{true, true, true, true, true}); // raw scores
+    settle(win.c);
+    CHECK(w.grid()->data()->diverging);
+    CHECK(w.displayPanel()->colourBox()->currentText().contains("diverging"));
+    CHECK(w.grid()->colourMap() == widgets::ColourMap::RedBlue);
+    CHECK(w.textView()->pairsTable()->horizontalHeaderItem(2)->text() == "score");
+    // Thumbnails follow the toggles.
+    CHECK(w.headOverview()->grab().toImage() != fullThumb);
+    w.setTerms(core::TermSelection{});
+    settle(win.c);
+    CHECK(w.displayPanel()->colourBox()->currentText() == "Viridis");
+    CHECK(w.textView()->pairsTable()->horizontalHeaderItem(2)->text() == "strength %");
+    // No term ticked: the grid says so instead of keeping the old picture.
+    w.setTerms(core::TermSelection{false, false, false, false});
+    settle(win.c);
+    CHECK_FALSE(w.grid()->data());
+    CHECK(w.grid()->placeholder().contains("term"));
+}
+
+TEST_CASE("Fig. 6 highlight: memory keys only by default, only keys with more than an even share", "[app][window][highlight]")
+{
+    Window win("txl-tiny", ids(18));
+    auto& w = win.w;
+    const auto& g = *w.grid()->data();
+    REQUIRE(g.memoryCols > 0);
+    int marked = 0;
+    for (int r = 0; r < g.rows; ++r)
+        for (int c = 0; c < g.cols; ++c)
+            if (g.highlight[static_cast<std::size_t>(r) * g.cols + c]) {
+                ++marked;
+                CHECK(c < g.memoryCols);
+                int visible = 0;
+                for (int k = 0; k < g.cols; ++k)
+                    visible += std::isnan(g.at(r, k)) ? 0 : 1;
+                CHECK(g.at(r, c) > 1.0f / static_cast<float>(visible)); // more than an even share
+                CHECK(g.at(r, c) >= 0.005f);
+            }
+    CHECK(marked > 0);
+    w.displayPanel()->findChild<QComboBox*>(QStringLiteral("highlightScope"))->setCurrentIndex(1); // "on all keys"
+    settle(win.c);
+    bool outside = false;
+    const auto& all = *w.grid()->data();
+    for (int r = 0; r < all.rows; ++r)
+        for (int c = all.memoryCols; c < all.cols; ++c)
+            outside = outside || all.highlight[static_cast<std::size_t>(r) * all.cols + c];
+    CHECK(outside);
+}
+
+TEST_CASE("presentation mode: full screen, the text and stepping stay, fonts grow, leaving restores the layout",
+          "[app][window][presentation]")
+{
+    Window win("txl-tiny", ids(12));
+    auto& w = win.w;
+    w.resize(760, 700); // inside the test screen, so the window manager has nothing to correct
+    QApplication::processEvents();
+    const QRect before = w.geometry();
+    const double font = QApplication::font().pointSizeF();
+    QStringList visibleBefore;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+        if (d->isVisible())
+            visibleBefore << d->objectName();
+    w.setPresentation(true);
+    QApplication::processEvents();
+    CHECK(w.isFullScreen());
+    CHECK(w.dock("textDock")->isVisible());
+    CHECK_FALSE(w.dock("displayDock")->isVisible());
+    CHECK(QApplication::font().pointSizeF() > font * 1.4);
+    // Values stay in the cells: the values font fits the cells it is drawn in.
+    const auto* plot = w.grid()->plot();
+    const double cellW = std::abs(plot->xAxis->coordToPixel(1) - plot->xAxis->coordToPixel(0));
+    const double cellH = std::abs(plot->yAxis->coordToPixel(1) - plot->yAxis->coordToPixel(0));
+    CHECK(w.grid()->valueFontSize(cellW, cellH) > 0);
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK_FALSE(w.isFullScreen());
+    CHECK(QApplication::font().pointSizeF() == font);
+    CHECK(w.geometry() == before);
+    QStringList visibleAfter;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+        if (d->isVisible())
+            visibleAfter << d->objectName();
+    visibleBefore.sort();
+    visibleAfter.sort();
+    CHECK(visibleAfter.join(',').toStdString() == visibleBefore.join(',').toStdString());
+}
+
+TEST_CASE("a session round trip restores the view and the corpus scan; bad values are refused or corrected",
+          "[app][window][session]")
+{
+    test::TempDir tmp;
+    std::string corpus;
+    for (int i = 0; i < 200; ++i)
+        corpus += std::to_string((i * 11) % 40) + (i % 20 == 19 ? "\n" : " ");
+    test::writeBytes(tmp / "corpus.txt", corpus);
+    const QString session = QString::fromStdString((tmp / "lesson").string()); // no extension typed
+    {
+        Window win("txl-tiny", ids(12));
+        QSignalSpy scanned(&win.c, &app::ComputeController::scanFinished);
+        win.w.startScan(QString::fromStdString((tmp / "corpus.txt").string()), 8, 6, -1, false);
+        REQUIRE(scanned.wait(20000));
+        win.w.setSelection(1, {2});
+        settle(win.c);
+        REQUIRE(win.w.saveSession(session).isEmpty());
+    }
+    CHECK(QFileInfo::exists(session + ".attnscope")); // the extension is added, so Open Session finds it
+    Window win("gpt2-tiny", ids(5));
+    REQUIRE(win.w.openSession(session + ".attnscope").isEmpty());
+    settle(win.c);
+    CHECK(win.w.selection().layer == 1);
+    CHECK(win.w.selection().heads == std::vector<int>{2});
+    REQUIRE(win.w.relposPanel()->scan());
+    CHECK(win.w.relposPanel()->scan()->tokens == 200);
+
+    // A session whose segment is out of range opens, with the segment corrected and a message.
+    const QByteArray text = test::readBytes(std::filesystem::path((session + ".attnscope").toStdString())).c_str();
+    QByteArray bad = text;
+    bad.replace("\"segment\": -1", "\"segment\": 99");
+    REQUIRE(bad != text);
+    test::writeBytes(tmp / "bad.attnscope", bad.toStdString());
+    REQUIRE(win.w.openSession(QString::fromStdString((tmp / "bad.attnscope").string())).isEmpty());
+    settle(win.c);
+    CHECK(win.w.selection().segment == -1);
+    CHECK(win.w.statusText().contains("segment 100 does not exist"));
+    REQUIRE(win.w.showPaperFigure(6)); // and Fig. 6 opens instead of aborting
+    // Wrong types are refused with the key named.
+    QByteArray wrong = text;
+    wrong.replace("\"layer\": 1", "\"layer\": \"one\"");
+    test::writeBytes(tmp / "wrong.attnscope", wrong.toStdString());
+    CHECK(win.w.openSession(QString::fromStdString((tmp / "wrong.attnscope").string())).contains("selection.layer"));
+}
+
+TEST_CASE("the paper figures open in windows of their own with a readable size", "[app][window][figures]")
+{
+    Window win("txl-tiny", ids(18));
+    test::TempDir tmp;
+    std::string corpus;
+    for (int i = 0; i < 300; ++i)
+        corpus += std::to_string((i * 13) % 40) + " ";
+    test::writeBytes(tmp / "c.txt", corpus);
+    QSignalSpy scanned(&win.c, &app::ComputeController::scanFinished);
+    win.w.startScan(QString::fromStdString((tmp / "c.txt").string()), 8, 6, -1, true);
+    REQUIRE(scanned.wait(20000));
+    for (int fig : {5, 6, 7}) {
+        app::FigureWindow* f = win.w.showPaperFigure(fig);
+        REQUIRE(f);
+        CHECK(f->isVisible());
+        CHECK(f->windowTitle().startsWith(QStringLiteral("Fig. %1").arg(fig)));
+        CHECK(f->width() >= 500);
+        const QString pdf = QString::fromStdString((tmp / ("fig" + std::to_string(fig) + ".pdf")).string());
+        REQUIRE(f->view()->exportTo(pdf).isEmpty());
+        CHECK(QFileInfo(pdf).size() > 1000);
+        f->close();
+    }
+}
+
+TEST_CASE("PDF export of the grid is lossless with at least one pixel per cell", "[app][window][export]")
+{
+    Window win("txl-tiny", ids(18));
+    test::TempDir tmp;
+    const QString pdf = QString::fromStdString((tmp / "grid.pdf").string());
+    REQUIRE(win.w.exportFigureTo(pdf).isEmpty());
+    const std::string bytes = test::readBytes(tmp / "grid.pdf");
+    CHECK(bytes.rfind("%PDF-", 0) == 0);
+    CHECK(bytes.find("/DCTDecode") == std::string::npos); // no JPEG
+    // The cells are vector rectangles here (few cells): no image as small as the grid itself.
+    const auto& g = *win.w.grid()->data();
+    const QRegularExpression re(QStringLiteral("/Width (\\d+)"));
+    for (auto it = re.globalMatch(QString::fromStdString(bytes)); it.hasNext();)
+        CHECK(it.next().captured(1).toInt() != g.cols);
+}
+
+TEST_CASE("texts come from files, drops and the scan dialog's typed path", "[app][window][files]")
+{
+    Window win("txl-tiny", ids(5));
+    test::TempDir tmp;
+    test::writeBytes(tmp / "t.txt", "1 2 3 4 5 6 7");
+    REQUIRE(win.w.openTextFile(QString::fromStdString((tmp / "t.txt").string())).isEmpty());
+    settle(win.c);
+    CHECK(win.w.result()->capture->tokens.size() == 7);
+    CHECK(win.w.openTextFile(QString::fromStdString((tmp / "none.txt").string())).contains("none.txt"));
+
+    test::writeBytes(tmp / "d.txt", "9 8 7");
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(QString::fromStdString((tmp / "d.txt").string()))});
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&win.w, &enter);
+    REQUIRE(enter.isAccepted());
+    QApplication::sendEvent(&win.w, &drop);
+    settle(win.c);
+    CHECK(win.w.textEdit()->toPlainText() == "9 8 7");
+
+    // The scan dialog: a path typed (not browsed) is the one scanned, and is offered again next time.
+    const QString typed = QString::fromStdString((tmp / "t.txt").string());
+    QTimer::singleShot(100, [typed] {
+        auto* dlg = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        REQUIRE(dlg);
+        auto* edit = dlg->findChild<QLineEdit*>();
+        edit->clear();
+        QTest::keyClicks(edit, typed);
+        dlg->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+    });
+    const auto s = app::askScanSettings(&win.w, win.c.model()->info());
+    REQUIRE(s);
+    CHECK(s->textFile == typed);
+    QTimer::singleShot(100, [] {
+        auto* dlg = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        REQUIRE(dlg);
+        CHECK(dlg->findChild<QLineEdit*>()->text().endsWith("t.txt"));
+        dlg->reject();
+    });
+    CHECK_FALSE(app::askScanSettings(&win.w, win.c.model()->info()));
+}
+
+TEST_CASE("a pair clicked in the text view is shown in the grid; Help opens the bundled guide", "[app][window]")
+{
+    Window win("txl-tiny", ids(12));
+    auto* table = win.w.textView()->pairsTable();
+    REQUIRE(table->rowCount() > 0);
+    win.w.dock("textViewDock")->raise();
+    QApplication::processEvents();
+    const QRect r = table->visualItemRect(table->item(0, 0));
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::NoModifier, r.center());
+    const QPoint cell = win.w.grid()->focusCell();
+    CHECK(cell.x() >= 0);
+    CHECK(win.w.grid()->lockedRow() == cell.y());
+
+    app::GuideWindow guide(QString::fromStdString((std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "docs" / "user-guide.md").string()));
+    CHECK(guide.browser()->toPlainText().contains("attnscope user guide"));
+    app::GuideWindow missing(QString{});
+    CHECK(missing.browser()->toPlainText().contains("not installed"));
+}
