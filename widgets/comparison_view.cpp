@@ -8,6 +8,21 @@
 
 namespace attnscope::widgets {
 
+namespace {
+// A row label that does not cap its row's height (QCPTextElement's maximum height is one line of text, which would
+// squeeze every grid of the row into it).
+class RowLabel : public QCPTextElement {
+public:
+    using QCPTextElement::QCPTextElement;
+    QSize maximumOuterSizeHint() const override
+    {
+        QSize s = QCPTextElement::maximumOuterSizeHint();
+        s.setHeight(QWIDGETSIZE_MAX);
+        return s;
+    }
+};
+} // namespace
+
 ComparisonView::ComparisonView(QWidget* parent)
     : QWidget(parent)
     , m_plot(new QCustomPlot(this))
@@ -42,11 +57,11 @@ void ComparisonView::setData(ComparisonPtr data)
     for (const auto& row : m_data->grids)
         maxHeads = std::max(maxHeads, row.size());
     for (std::size_t r = 0; r < m_data->grids.size(); ++r) {
-        auto* label = new QCPTextElement(m_plot, m_data->rowTitles.value(static_cast<int>(r)), QFont(font().family(), 9, QFont::Bold));
+        auto* label = new RowLabel(m_plot, m_data->rowTitles.value(static_cast<int>(r)), QFont(font().family(), 9, QFont::Bold));
         body->addElement(static_cast<int>(r), 0, label);
         for (std::size_t h = 0; h < maxHeads; ++h) {
             if (h >= m_data->grids[r].size()) {
-                body->addElement(static_cast<int>(r), static_cast<int>(h) + 1, new QCPTextElement(m_plot, QString()));
+                body->addElement(static_cast<int>(r), static_cast<int>(h) + 1, new RowLabel(m_plot, QString()));
                 continue;
             }
             const auto& g = *m_data->grids[r][h];

@@ -3,6 +3,7 @@
 
 #include "comparison_view.h"
 
+#include <QApplication>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -21,7 +22,7 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
     , m_view(new widgets::ComparisonView)
 {
     m_view->setObjectName(QStringLiteral("comparison"));
-    m_list->setMaximumWidth(180);
+    m_list->setMaximumWidth(220);
     for (const auto& name : builtinNames) {
         const QString n = QString::fromStdString(name);
         addModel(n, QStringLiteral("builtin:") + n, n.startsWith(QLatin1String("heads-")));
@@ -30,15 +31,19 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
     addFolder->setToolTip(tr("A model folder, or a .gguf file"));
     auto* compare = new QPushButton(tr("Compare"), this);
     m_message->setWordWrap(true);
+    // Buttons first: they stay in view however short the dock is.
     auto* side = new QVBoxLayout;
-    side->addWidget(new QLabel(tr("Models"), this));
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(compare);
+    buttons->addWidget(addFolder);
+    side->addLayout(buttons);
     side->addWidget(m_list, 1);
-    side->addWidget(addFolder);
-    side->addWidget(compare);
+    m_list->setMinimumHeight(40);
     auto* scroll = new QScrollArea(this);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidget(m_view);
+    m_scroll = scroll;
     auto* right = new QVBoxLayout;
     right->addWidget(m_message);
     right->addWidget(scroll, 1);
@@ -83,6 +88,10 @@ void ComparisonPanel::setData(widgets::ComparisonPtr data)
 {
     m_message->hide();
     m_view->setData(std::move(data));
+    // The view's minimum size follows the number of models and heads; a scroll area only re-reads it on a layout
+    // request of its own.
+    QEvent relayout(QEvent::LayoutRequest);
+    QApplication::sendEvent(m_scroll, &relayout);
 }
 
 void ComparisonPanel::setMessage(const QString& message)

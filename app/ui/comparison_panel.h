@@ -8,6 +8,7 @@
 
 class QListWidget;
 class QLabel;
+class QScrollArea;
 
 namespace attnscope::widgets {
 class ComparisonView;
@@ -31,6 +32,7 @@ private:
     void addModel(const QString& name, const QString& spec, bool checked);
 
     QListWidget* m_list;
+    QScrollArea* m_scroll;
     QLabel* m_message;
     widgets::ComparisonView* m_view;
 };

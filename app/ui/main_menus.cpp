@@ -258,10 +258,7 @@ void MainWindow::compareModels(const QStringList& specs)
         showStatus(tr("Tick the models to compare"));
         return;
     }
-    if (QDockWidget* d = dock("compareDock")) {
-        d->show();
-        d->raise();
-    }
+    showDock("compareDock", 0.45); // room for the small multiples
     m_comparison->setMessage(tr("Comparing %n model(s)…", "", static_cast<int>(specs.size())));
     m_compute->compareModels(specs, m_textPanel->text(), m_selection.layer);
 }
@@ -348,10 +345,7 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     }
     m_relpos->setScan(nullptr, true);
     m_relpos->showCorpus();
-    if (QDockWidget* d = dock("relposDock")) {
-        d->show();
-        d->raise();
-    }
+    showDock("relposDock", 0.45); // room for the heatmap
     m_compute->scanCorpus(req);
 }
 

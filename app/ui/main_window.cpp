@@ -53,11 +53,12 @@ MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> buil
 
 MainWindow::~MainWindow() = default;
 
-QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area)
+QDockWidget* MainWindow::addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area,
+                                 bool scrollable)
 {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(objectName);
-    dock->setWidget(WindowLayout::scrollable(content));
+    dock->setWidget(scrollable ? WindowLayout::scrollable(content) : content);
     addDockWidget(area, dock);
     return dock;
 }
@@ -78,7 +79,7 @@ void MainWindow::buildPanels()
     m_relpos = new RelposPanel;
     m_relpos->setObjectName(QStringLiteral("relposPanel"));
     m_comparison = new ComparisonPanel(core::listBuiltinModels(m_builtinDirs));
-    addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea);
+    addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
     addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
@@ -404,6 +405,18 @@ widgets::ComparisonView* MainWindow::comparison() const { return m_comparison->v
 QDockWidget* MainWindow::dock(const char* objectName) const
 {
     return findChild<QDockWidget*>(QLatin1String(objectName));
+}
+
+void MainWindow::showDock(const char* objectName, double heightShare)
+{
+    QDockWidget* d = dock(objectName);
+    if (!d)
+        return;
+    d->show();
+    d->raise();
+    const int want = static_cast<int>(height() * heightShare);
+    if (!d->isFloating() && d->height() < want)
+        resizeDocks({d}, {want}, Qt::Vertical);
 }
 
 void MainWindow::showStatus(const QString& text) { m_status->show(text); }

@@ -76,6 +76,8 @@ public:
     RelposPanel* relposPanel() const { return m_relpos; }
     widgets::ComparisonView* comparison() const;
     QDockWidget* dock(const char* objectName) const;
+    // Shows and raises a dock; a docked one gets at least `heightShare` of the window's height (figures need room).
+    void showDock(const char* objectName, double heightShare = 0);
     QString statusText() const;
 
 public slots:
@@ -111,7 +113,9 @@ private:
     void rebuildRecentMenu();
     // After a save or export from a menu: a warning box (over `parent`) with the error, else `done` in the status bar.
     void reportSave(QWidget* parent, const QString& err, const QString& failTitle, const QString& done);
-    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area);
+    // `content` is wrapped in a scroll area unless it copes with any size itself.
+    QDockWidget* addDock(const QString& title, const QString& objectName, QWidget* content, Qt::DockWidgetArea area,
+                         bool scrollable = true);
 
     ComputeController* m_compute;
     std::vector<std::string> m_builtinDirs;

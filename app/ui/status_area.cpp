@@ -28,6 +28,7 @@ StatusArea::StatusArea(QStatusBar* bar)
 
 void StatusArea::show(const QString& text)
 {
+    m_line = text;
     m_label->setText(text);
 }
 
@@ -46,10 +47,12 @@ void StatusArea::setBusy(bool busy, const QString& what)
 {
     m_progress->setVisible(busy);
     m_cancel->setVisible(busy);
-    if (!busy)
+    if (!busy) {
         m_progress->setRange(0, 0);
-    if (busy && !what.isEmpty())
-        show(what);
+        m_label->setText(m_line);
+    } else if (!what.isEmpty()) {
+        m_label->setText(what);
+    }
 }
 
 void StatusArea::setProgress(qint64 done, qint64 total)

@@ -19,7 +19,7 @@ public:
     void show(const QString& text);   // replaces the status line
     void notify(const QString& text); // a notice over the status line for 15 s
     QString text() const;             // the notice if one is up, else the status line
-    void setBusy(bool busy, const QString& what);
+    void setBusy(bool busy, const QString& what); // `what` shows while busy; then the status line returns
     void setProgress(qint64 done, qint64 total); // total 0: just busy
 
 signals:
@@ -30,6 +30,7 @@ private:
     QLabel* m_label;
     QProgressBar* m_progress;
     QPushButton* m_cancel;
+    QString m_line; // what show() last set: back in place when the busy text goes
 };
 
 } // namespace attnscope::app

@@ -75,10 +75,12 @@ TextPanel::TextPanel(QWidget* parent)
     setPlayingLook(false);
     row->addWidget(m_stepLabel);
 
+    // The controls first: in a short dock (presentation mode) they stay in view and the text box scrolls.
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(m_text, 1);
     layout->addLayout(row);
+    layout->addWidget(m_text, 1);
+    m_text->setMinimumHeight(m_text->fontMetrics().lineSpacing() * 2 + 12);
 
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(120);

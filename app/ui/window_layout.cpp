@@ -7,6 +7,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
+#include <QTimer>
 
 namespace attnscope::app {
 
@@ -113,6 +114,15 @@ void WindowLayout::setPresentation(bool on, const QList<QDockWidget*>& keepVisib
         f.setPointSizeF(f.pointSizeF() * 1.5);
         QApplication::setFont(f);
         m_window->showFullScreen();
+        // The kept docks show all of their content (the text box and its stepping buttons) at the larger font.
+        QTimer::singleShot(0, this, [this, keepVisible] {
+            for (QDockWidget* d : keepVisible) {
+                auto* scroll = qobject_cast<QScrollArea*>(d->widget());
+                QWidget* content = scroll ? scroll->widget() : d->widget();
+                const int want = content->minimumSizeHint().height() + content->fontMetrics().height() * 4;
+                m_window->resizeDocks({d}, {std::max(want, d->height())}, Qt::Vertical);
+            }
+        });
     } else {
         QApplication::setFont(m_savedFont);
         // Docks first, then the window: restoring the docks may widen the window for their saved sizes.
