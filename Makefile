@@ -25,7 +25,7 @@ bench: build
 
 # Regenerates docs/images: the real window under Xvfb (installed by deps), then docs/models.md's Fig. 5/7 pictures.
 screenshots: build
-	xvfb-run -a -s "-screen 0 1600x1000x24 -dpi 96" ./$(BUILD)/app/attnscope-docshots docs/images ../shared/data/wikitext-2/valid.txt
+	xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" ./$(BUILD)/app/attnscope-docshots docs/images ../shared/data/wikitext-2/valid.txt
 	for f in 5 7; do QT_QPA_PLATFORM=offscreen ./$(BUILD)/app/attnscope --model builtin:txl-wikitext2 \
 	  --text-file ../shared/data/wikitext-2/valid.txt --max-tokens 20000 --paper-figure $$f --height 700 \
 	  --export docs/images/models-txl-fig$$f.png; done

@@ -16,6 +16,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.metainfo.xml
 install(FILES ${PROJECT_SOURCE_DIR}/resources/icons/attnscope.svg
         DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps RENAME ${ATTNSCOPE_APP_ID}.svg COMPONENT app)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT app)
+# The user guide with its screenshots: Help > User Guide reads it offline from <prefix>/share/doc/attnscope.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/user-guide.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT app)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/images DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT app)
 
 set(CPACK_PACKAGE_NAME attnscope)
 set(CPACK_PACKAGE_VENDOR "attnscope developers")

@@ -102,8 +102,8 @@ protected:
         }
 
         // Top-fraction highlight (the paper's Fig. 6): a thin red frame inside the cell, so the cell's colour
-        // (and its value) stays visible; in cells too small for a frame, a red dot in the middle.
-        if (m_view->m_showHighlight && !d->highlight.empty() && std::min(cellW, cellH) >= 3) {
+        // (and its value) stays visible; in cells too small for a frame, a red mark over the cell's middle third.
+        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2) {
             const double side = std::min(cellW, cellH);
             const bool frame = side >= 7;
             const double w = std::clamp(side / 14, 1.0, 2.0) * (m_view->m_presentation ? 1.5 : 1.0);
@@ -117,8 +117,10 @@ protected:
                     const QRectF cell = cellRect(r, c);
                     if (frame)
                         painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
-                    else
-                        painter->drawRect(QRectF(cell.center() - QPointF(side / 6, side / 6), QSizeF(side / 3, side / 3)));
+                    else {
+                        const QSizeF mark(std::max(1.0, cell.width() / 3), std::max(1.0, cell.height() / 3));
+                        painter->drawRect(QRectF(cell.center() - QPointF(mark.width() / 2, mark.height() / 2), mark));
+                    }
                 }
         }
 

@@ -36,10 +36,18 @@ PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const 
 
 int fig6Segment(const core::TextCapture& capture)
 {
-    for (std::size_t s = 0; s < capture.segments.size(); ++s)
-        if (capture.memLen > 0 && capture.segments[s].mlen >= capture.memLen)
-            return static_cast<int>(s);
-    return static_cast<int>(capture.segments.size()) - 1;
+    int best = 0;
+    std::size_t bestPairs = 0;
+    for (std::size_t s = 0; s < capture.segments.size(); ++s) {
+        std::size_t pairs = 0;
+        for (std::uint8_t m : capture.segments[s].mask)
+            pairs += m ? 0 : 1;
+        if (pairs >= bestPairs) {
+            bestPairs = pairs;
+            best = static_cast<int>(s);
+        }
+    }
+    return best;
 }
 
 PaperFigure paperFigure6(const core::ScanResult& ranking, const core::TextCapture& capture, const QString& modelName,

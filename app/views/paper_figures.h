@@ -25,7 +25,8 @@ struct PaperFigure {
 // Throws core::Error(BadInput) when the scan lacks what the figure needs (Fig. 7 needs term profiles).
 PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const QString& what);
 
-// The segment Fig. 6 shows: the first one whose memory is full (the model sees its whole context), else the last.
+// The segment Fig. 6 shows: the one whose grid holds the most visible (query, key) pairs, i.e. the most memory in
+// use over the most queries (a short tail after a full segment loses to it); the later one on ties.
 int fig6Segment(const core::TextCapture& capture);
 
 // Fig. 6: the `count` widest heads of `ranking` (a scan or the current text's profile) drawn from `capture`.

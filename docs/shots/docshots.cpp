@@ -1,16 +1,16 @@
 // attnscope-docshots: drives the real main window through the scenes of the user guide and saves a PNG of the
-// window and of each dock into docs/images (run under Xvfb or QT_QPA_PLATFORM=offscreen). Not installed.
+// window and of each dock into docs/images (run under Xvfb at 1280x800, a projector's size). Not installed.
 #include "attention_grid_view.h"
 #include "builtin_paths.h"
 #include "compute/compute_controller.h"
-#include "ui/main_window.h"
+#include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
-#include "ui/relpos_panel.h"
+#include "ui/main_window.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
-#include <QPlainTextEdit>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QTest>
 #include <cstdio>
@@ -19,6 +19,14 @@ using namespace attnscope;
 
 namespace {
 QString outDir;
+
+bool settle(app::ComputeController& c, int ms = 120000)
+{
+    const bool ok = QTest::qWaitFor([&] { return c.idle(); }, ms);
+    QApplication::processEvents();
+    QTest::qWait(200);
+    return ok;
+}
 
 void save(QWidget* w, const QString& name)
 {
@@ -29,12 +37,14 @@ void save(QWidget* w, const QString& name)
     std::fprintf(stderr, "wrote %s\n", qPrintable(path));
 }
 
-QDockWidget* dock(app::MainWindow& w, const char* name)
+QString sampleText(const std::vector<std::string>& dirs)
 {
-    for (auto* d : w.findChildren<QDockWidget*>())
-        if (d->objectName() == QLatin1String(name))
-            return d;
-    return nullptr;
+    for (const auto& d : dirs) {
+        QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
+        if (f.open(QIODevice::ReadOnly))
+            return QString::fromUtf8(f.readAll());
+    }
+    return {};
 }
 } // namespace
 
@@ -48,74 +58,58 @@ int main(int argc, char** argv)
     const auto dirs = builtinModelDirs(argv[0]);
     app::ComputeController compute(dirs);
     app::MainWindow w(&compute, dirs);
-    w.resize(1600, 1000);
     w.show();
-    QSignalSpy ready(&compute, &app::ComputeController::textReady);
-    QFile sample(QDir(QString::fromStdString(dirs[0])).filePath(QStringLiteral("sample.txt")));
-    for (const auto& d : dirs) {
-        sample.setFileName(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
-        if (sample.exists())
-            break;
-    }
-    sample.open(QIODevice::ReadOnly);
-    w.textEdit()->setPlainText(QString::fromUtf8(sample.readAll()));
+    w.setGeometry(w.screen()->availableGeometry()); // the whole screen, also without a window manager
+    w.setText(sampleText(dirs));
     w.openModel(QStringLiteral("builtin:txl-wikitext2"));
-    if (!ready.wait(60000))
+    if (!settle(compute))
         return 1;
-    w.setSelection(0, {0});
     save(&w, QStringLiteral("main-window"));
     save(w.grid(), QStringLiteral("token-grid"));
-    save(dock(w, "headDock"), QStringLiteral("heads-dock"));
-    save(dock(w, "textViewDock"), QStringLiteral("text-view-dock"));
-    save(dock(w, "textDock"), QStringLiteral("text-dock"));
-    save(dock(w, "modelDock"), QStringLiteral("model-dock"));
-    save(dock(w, "displayDock"), QStringLiteral("display-dock"));
+    for (const char* d : {"headDock", "textViewDock", "textDock", "modelDock", "displayDock"})
+        w.dock(d)->raise();
+    settle(compute);
+    save(w.dock("headDock"), QStringLiteral("heads-dock"));
+    save(w.dock("textViewDock"), QStringLiteral("text-view-dock"));
+    save(w.dock("textDock"), QStringLiteral("text-dock"));
+    save(w.dock("modelDock"), QStringLiteral("model-dock"));
+    w.dock("displayDock")->raise();
+    save(w.dock("displayDock"), QStringLiteral("display-dock"));
 
     // Term toggles: the grid of (b) alone.
     w.setTerms(core::TermSelection{false, true, false, false});
+    settle(compute);
     save(w.grid(), QStringLiteral("token-grid-term-b"));
     w.setTerms(core::TermSelection{});
+    settle(compute);
 
-    // Corpus scan -> Figs. 5, 6 and 7.
-    QSignalSpy scanned(&compute, &app::ComputeController::scanFinished);
+    // Corpus scan -> Figs. 5, 6 and 7, each in its window.
     w.startScan(corpus, 128, 64, 20000, true);
-    if (!scanned.wait(600000))
+    if (!settle(compute, 900000))
         return 1;
-    auto* rel = dock(w, "relposDock");
-    rel->setFloating(true);
-    rel->resize(1500, 700);
-    w.showPaperFigure(5);
-    save(rel, QStringLiteral("paper-fig5"));
-    w.showPaperFigure(7);
-    save(rel, QStringLiteral("paper-fig7"));
-    w.showPaperFigure(6);
-    for (QWidget* top : QApplication::topLevelWidgets())
-        if (top->windowTitle().startsWith(QLatin1String("Fig. 6"))) {
-            save(top, QStringLiteral("paper-fig6"));
-            top->close();
-        }
-    w.showPaperFigure(5);
-    rel->setFloating(false);
+    save(w.dock("relposDock"), QStringLiteral("relpos-dock"));
+    for (int fig : {5, 6, 7}) {
+        app::FigureWindow* f = w.showPaperFigure(fig);
+        if (!f)
+            return 1;
+        save(f, QStringLiteral("paper-fig%1").arg(fig));
+        f->close();
+    }
 
     // Model comparison of the teaching models.
-    QSignalSpy compared(&compute, &app::ComputeController::comparisonReady);
-    w.textEdit()->setPlainText(QStringLiteral("the lobster is blue , only becoming red on cooking ."));
-    if (!ready.wait(60000))
-        return 1;
+    w.setText(QStringLiteral("the lobster is blue , only becoming red on cooking ."));
+    settle(compute);
     QStringList heads;
     for (int h = 1; h <= 8; ++h)
         heads << QStringLiteral("builtin:heads-%1").arg(h);
     w.compareModels(heads);
-    if (!compared.wait(60000))
+    if (!settle(compute))
         return 1;
-    auto* cmp = dock(w, "compareDock");
-    cmp->setFloating(true);
-    cmp->resize(1500, 950);
-    save(cmp, QStringLiteral("compare-heads-1-8"));
-    cmp->setFloating(false);
+    save(&w, QStringLiteral("compare-heads-1-8"));
 
     // Presentation mode.
     w.setPresentation(true);
+    settle(compute);
     save(&w, QStringLiteral("presentation-mode"));
     w.setPresentation(false);
     return 0;
