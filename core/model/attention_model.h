@@ -61,6 +61,13 @@ struct LayerView {
     // masked entries 0. Null unless the observer wants terms and the model has them.
     const float* terms[4] = {nullptr, nullptr, nullptr, nullptr};
     const std::uint8_t* mask = nullptr; // [qlen, klen]
+    // Rotary models, when the observer wants them: queries and keys after rotation (Hugging Face order), and the
+    // scores before softmax (masked entries 0). Query head n uses key head n / (heads / kvHeads).
+    int kvHeads = 0;
+    int headDim = 0;
+    const float* qRot = nullptr;   // [heads, qlen, headDim]
+    const float* kRot = nullptr;   // [kvHeads, klen, headDim]
+    const float* scores = nullptr; // [heads, qlen, klen], times 1/sqrt(headDim)
     const float* memsIn = nullptr;      // [mlen, dModel] or null
     const float* attnOutput = nullptr;  // [qlen, dModel], family-specific (see the model headers)
     const float* hidden = nullptr;      // [qlen, dModel], layer output
@@ -82,6 +89,7 @@ public:
     virtual ~AttentionObserver() = default;
     virtual bool wantTerms() const { return false; }
     virtual bool wantLogits() const { return false; }
+    virtual bool wantRotary() const { return false; } // qRot, kRot and scores of rotary models
     virtual void onSegment(const SegmentView&) {}
     virtual void onLayer(const LayerView&) = 0;
     virtual void onSegmentEnd(const SegmentEndView&) {}

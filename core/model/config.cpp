@@ -1,21 +1,29 @@
 // config.json parsing with a message per missing or out-of-range key.
 #include "model/config.h"
 
+#include "io/gguf.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
+#include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 namespace attnscope::core {
 
 const char* familyName(ModelFamily f)
 {
-    return f == ModelFamily::TransfoXL ? "Transformer-XL" : "GPT-2";
+    switch (f) {
+    case ModelFamily::TransfoXL: return "Transformer-XL";
+    case ModelFamily::GPT2: return "GPT-2";
+    case ModelFamily::Llama: return "Llama";
+    }
+    return "?";
 }
 
 std::string supportedModelTypes()
 {
-    return "transfo-xl, gpt2";
+    return "transfo-xl, gpt2, llama, mistral, qwen2";
 }
 
 namespace {
@@ -77,6 +85,26 @@ public:
         for (const auto& v : *it)
             out.push_back(checkedInt(v, key, 1));
         return out;
+    }
+
+    double doubleOr(const char* key, double fallback) const
+    {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null())
+            return fallback;
+        if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
+            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + it->dump(), m_file, key);
+        return it->get<double>();
+    }
+
+    const nlohmann::json* object(const char* key) const
+    {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null())
+            return nullptr;
+        if (!it->is_object())
+            throw Error(ErrorCode::BadConfig, "must be an object or null, got " + it->dump(), m_file, key);
+        return &*it;
     }
 
     std::string stringOr(const char* key, const std::string& fallback) const
@@ -171,7 +199,142 @@ GPT2Config parseGPT2(const Reader& r)
     return c;
 }
 
+// rope_scaling: null, {rope_type|type: default|linear|llama3, factor, low_freq_factor, high_freq_factor,
+// original_max_position_embeddings}.
+void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::string& file, RopeConfig& rope)
+{
+    const Reader s(j, file);
+    std::string type = s.stringOr("rope_type", s.stringOr("type", "default"));
+    if (type == "default")
+        return;
+    if (type == "linear") {
+        rope.scaling = RopeConfig::Scaling::Linear;
+        rope.factor = s.doubleOr("factor", 1.0);
+        return;
+    }
+    if (type == "llama3") {
+        rope.scaling = RopeConfig::Scaling::Llama3;
+        rope.factor = s.doubleOr("factor", 8.0);
+        rope.lowFreqFactor = s.doubleOr("low_freq_factor", 1.0);
+        rope.highFreqFactor = s.doubleOr("high_freq_factor", 4.0);
+        rope.originalMaxPositions = s.doubleOr("original_max_position_embeddings", 8192);
+        if (rope.highFreqFactor <= rope.lowFreqFactor)
+            r.fail("rope_scaling", "high_freq_factor must be larger than low_freq_factor");
+        return;
+    }
+    r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear and llama3 are)");
+}
+
+LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    LlamaConfig c;
+    c.modelType = type;
+    c.vocabSize = r.positiveInt("vocab_size");
+    c.hidden = r.positiveInt("hidden_size");
+    c.intermediate = r.positiveInt("intermediate_size");
+    c.nHead = r.positiveInt("num_attention_heads");
+    c.nKvHead = r.intOr("num_key_value_heads", c.nHead, 1);
+    c.nLayer = r.positiveInt("num_hidden_layers");
+    c.headDim = r.intOr("head_dim", c.hidden / c.nHead, 1);
+    c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
+    c.rope.theta = r.doubleOr("rope_theta", 10000.0);
+    c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", false);
+    const bool attentionBias = r.boolOr("attention_bias", false);
+    c.qkvBias = attentionBias || type == "qwen2";
+    c.oBias = attentionBias && type != "qwen2";
+    c.mlpBias = r.boolOr("mlp_bias", false);
+    if (type == "mistral")
+        c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    else if (type == "qwen2" && r.boolOr("use_sliding_window", false))
+        c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    const std::string act = r.stringOr("hidden_act", "silu");
+    if (act != "silu")
+        r.fail("hidden_act", "\"" + act + "\" is not supported (Llama-family models use silu)");
+    if (c.nHead % c.nKvHead != 0)
+        r.fail("num_key_value_heads", std::to_string(c.nHead) + " attention heads cannot be shared evenly by " +
+                                          std::to_string(c.nKvHead) + " key/value heads");
+    if (c.headDim % 2 != 0)
+        r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
+    if (!j.contains("head_dim") && c.hidden % c.nHead != 0)
+        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(c.nHead) + " (give head_dim)");
+    if (const auto* rs = r.object("rope_scaling"))
+        parseRopeScaling(r, *rs, file, c.rope);
+    return c;
+}
+
 } // namespace
+
+LlamaConfig ggufModelConfig(const GgufFile& g)
+{
+    const std::string arch = g.string("general.architecture");
+    if (arch != "llama" && arch != "qwen2")
+        throw Error(ErrorCode::UnknownModelType,
+                    "GGUF architecture \"" + arch + "\" is not supported (llama and qwen2 are)", g.path(),
+                    "general.architecture");
+    auto key = [&](const std::string& k) { return arch + "." + k; };
+    auto positive = [&](const std::string& k) -> int {
+        const auto v = g.uint(k);
+        if (v < 1 || v > 100'000'000)
+            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), k);
+        return static_cast<int>(v);
+    };
+    LlamaConfig c;
+    c.modelType = arch;
+    c.fromGguf = true;
+    c.ggufInterleavedQK = arch == "llama"; // llama.cpp's converter undoes Hugging Face's permutation for llama only
+    c.nLayer = positive(key("block_count"));
+    c.hidden = positive(key("embedding_length"));
+    c.intermediate = positive(key("feed_forward_length"));
+    c.nHead = positive(key("attention.head_count"));
+    c.nKvHead = g.value(key("attention.head_count_kv")) ? positive(key("attention.head_count_kv")) : c.nHead;
+    c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;
+    c.maxPositions = g.value(key("context_length")) ? positive(key("context_length")) : 2048;
+    c.rmsNormEps = static_cast<float>(g.numberOr(key("attention.layer_norm_rms_epsilon")).value_or(1e-5));
+    c.rope.theta = g.numberOr(key("rope.freq_base")).value_or(10000.0);
+    if (const auto dims = g.uintOr(key("rope.dimension_count")); dims && *dims != static_cast<std::uint64_t>(c.headDim))
+        throw Error(ErrorCode::BadConfig,
+                    "rotary embeddings over " + std::to_string(*dims) + " of " + std::to_string(c.headDim) +
+                        " head dimensions are not supported",
+                    g.path(), key("rope.dimension_count"));
+    if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling != "none") {
+        if (*scaling != "linear")
+            throw Error(ErrorCode::BadConfig, "rope scaling \"" + *scaling + "\" is not supported (linear is)", g.path(),
+                        key("rope.scaling.type"));
+        c.rope.scaling = RopeConfig::Scaling::Linear;
+        c.rope.factor = g.number(key("rope.scaling.factor"));
+    }
+    if (const auto* f = g.find("rope_freqs.weight")) {
+        if (f->type != GgmlType::F32 || f->dims.size() != 1 || f->dims[0] != c.headDim / 2)
+            throw Error(ErrorCode::ShapeMismatch, "must be F32 of " + std::to_string(c.headDim / 2) + " frequencies",
+                        g.path(), "rope_freqs.weight");
+        c.rope.freqDivisors.resize(static_cast<std::size_t>(c.headDim / 2));
+        std::memcpy(c.rope.freqDivisors.data(), g.bytes(*f), c.rope.freqDivisors.size() * sizeof(float));
+    }
+    const auto* embd = g.find("token_embd.weight");
+    if (!embd)
+        throw Error(ErrorCode::MissingTensor, "tensor not found in the file", g.path(), "token_embd.weight");
+    if (embd->dims.size() != 2)
+        throw Error(ErrorCode::ShapeMismatch, "must be 2-D", g.path(), "token_embd.weight");
+    c.vocabSize = static_cast<int>(embd->dims[1]);
+    if (const auto v = g.uintOr(key("vocab_size")); v && *v != static_cast<std::uint64_t>(c.vocabSize))
+        throw Error(ErrorCode::BadConfig,
+                    "says " + std::to_string(*v) + " tokens but token_embd.weight has " + std::to_string(c.vocabSize),
+                    g.path(), key("vocab_size"));
+    c.tieEmbeddings = g.find("output.weight") == nullptr;
+    c.qkvBias = g.find("blk.0.attn_q.bias") != nullptr;
+    c.oBias = g.find("blk.0.attn_output.bias") != nullptr;
+    c.mlpBias = g.find("blk.0.ffn_up.bias") != nullptr;
+    if (const auto w = g.uintOr(key("attention.sliding_window")))
+        c.slidingWindow = static_cast<int>(std::min<std::uint64_t>(*w, 100'000'000));
+    if (c.nHead % c.nKvHead != 0)
+        throw Error(ErrorCode::BadConfig, "cannot share " + std::to_string(c.nHead) + " heads evenly", g.path(),
+                    key("attention.head_count_kv"));
+    if (c.headDim % 2 != 0)
+        throw Error(ErrorCode::BadConfig, "head size must be even", g.path(), key("attention.key_length"));
+    return c;
+}
 
 ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file)
 {
@@ -187,6 +350,8 @@ ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file
         return parseTransfoXL(r);
     if (type == "gpt2")
         return parseGPT2(r);
+    if (type == "llama" || type == "mistral" || type == "qwen2")
+        return parseLlama(r, json, file, type);
     throw Error(ErrorCode::UnknownModelType,
                 "model type \"" + type + "\" is not supported; supported model types: " + supportedModelTypes(), file,
                 "model_type");

@@ -1,4 +1,5 @@
-// Model configuration read from a Hugging Face config.json (transfo-xl and gpt2).
+// Model configuration read from a Hugging Face config.json (transfo-xl, gpt2, llama / mistral / qwen2) or from a
+// GGUF file's metadata (architectures llama and qwen2).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -8,9 +9,9 @@
 
 namespace attnscope::core {
 
-enum class ModelFamily { TransfoXL, GPT2 };
+enum class ModelFamily { TransfoXL, GPT2, Llama };
 const char* familyName(ModelFamily f);
-// The model_type strings we accept, for messages: "transfo-xl, gpt2".
+// The model_type strings we accept, for messages: "transfo-xl, gpt2, llama, mistral, qwen2".
 std::string supportedModelTypes();
 
 struct TransfoXLConfig {
@@ -43,10 +44,48 @@ struct GPT2Config {
     float layerNormEps = 1e-5f;
 };
 
-using ModelConfig = std::variant<TransfoXLConfig, GPT2Config>;
+// Rotary position embedding (Hugging Face rotate_half layout: dimensions i and i + d/2 of a head form pair i).
+struct RopeConfig {
+    double theta = 10000.0;
+    enum class Scaling { None, Linear, Llama3 } scaling = Scaling::None;
+    double factor = 1.0;          // linear: positions divided by it; llama3: low frequencies divided by it
+    double lowFreqFactor = 1.0;   // llama3
+    double highFreqFactor = 4.0;  // llama3
+    double originalMaxPositions = 8192; // llama3
+    // Per-frequency divisors given by the file itself (GGUF rope_freqs.weight), used instead of the formula.
+    std::vector<float> freqDivisors;
+};
+
+struct LlamaConfig {
+    std::string modelType = "llama"; // llama, mistral, qwen2 (or the GGUF architecture)
+    int vocabSize = 0;
+    int hidden = 0;
+    int intermediate = 0;
+    int nHead = 0;
+    int nKvHead = 0;
+    int headDim = 0;
+    int nLayer = 0;
+    float rmsNormEps = 1e-6f;
+    RopeConfig rope;
+    int maxPositions = 2048;
+    bool tieEmbeddings = false;
+    bool qkvBias = false; // attention_bias, or Qwen2's q/k/v biases
+    bool oBias = false;   // attention_bias (Llama) also puts a bias on o_proj; Qwen2 has none
+    bool mlpBias = false;
+    int slidingWindow = 0; // Mistral: keys further back than this are not seen (0 = no window)
+    bool fromGguf = false;
+    bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
+};
+
+using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig>;
 
 // Parses and validates a config; `file` is used in messages. Throws Error(UnknownModelType / BadConfig).
 ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file);
 ModelConfig readModelConfig(const std::string& configPath);
+
+class GgufFile;
+// The configuration of a GGUF model from its metadata (and tensor shapes). Throws Error(UnknownModelType / BadConfig)
+// naming the file and the key.
+LlamaConfig ggufModelConfig(const GgufFile& file);
 
 } // namespace attnscope::core

@@ -3,9 +3,12 @@
 
 #include "io/checkpoint.h"
 #include "model/config.h"
+#include "io/gguf.h"
 #include "model/gpt2.h"
+#include "model/llama.h"
 #include "model/transfo_xl.h"
 #include "util/error.h"
+#include "util/memory_info.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -59,21 +62,56 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
     }
     if (fs::path(spec).filename() == "config.json")
         return fs::path(spec).parent_path().empty() ? std::string(".") : fs::path(spec).parent_path().string();
-    throw Error(ErrorCode::Io, "expected a model folder or its config.json", spec);
+    if (looksLikeGguf(spec) || fs::path(spec).extension() == ".gguf")
+        return spec; // a .gguf without the magic gets the GGUF reader's own message
+
+    throw Error(ErrorCode::Io, "expected a model folder, its config.json, or a .gguf file", spec);
 }
 
-LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& builtinDirs)
+namespace {
+// Refuses a model whose converted weights would not fit in memory, before converting anything.
+void checkMemory(const Checkpoint& weights, const LoadOptions& options)
+{
+    const std::uint64_t need = weights.conversionBytes();
+    const std::uint64_t have = options.memoryBudget > 0 ? options.memoryBudget : availableMemoryBytes();
+    if (have > 0 && need > have / 10 * 9)
+        throw Error(ErrorCode::BadInput,
+                    "the model needs about " + formatBytes(need) + " of memory for its weights in float32, but only " +
+                        formatBytes(have) + " are available",
+                    weights.source());
+}
+} // namespace
+
+LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& builtinDirs, const LoadOptions& options)
 {
     LoadedModel out;
-    out.folder = resolveModelFolder(spec, builtinDirs);
+    const std::string resolved = resolveModelFolder(spec, builtinDirs);
+    const bool builtin = spec.rfind(kBuiltinPrefix, 0) == 0;
+    if (fs::is_regular_file(resolved)) { // a GGUF file: configuration, weights and tokenizer in one
+        out.ggufPath = resolved;
+        out.folder = fs::path(resolved).parent_path().empty() ? "." : fs::path(resolved).parent_path().string();
+        auto weights = Checkpoint::openGguf(resolved);
+        const LlamaConfig config = ggufModelConfig(*weights->gguf());
+        checkMemory(*weights, options);
+        weights->setConversionProgress(options.progress);
+        out.model = std::make_shared<LlamaModel>(config, weights, builtin ? spec : resolved);
+        weights->setConversionProgress({});
+        return out;
+    }
+    out.folder = resolved;
     const std::string configPath = (fs::path(out.folder) / "config.json").string();
     const ModelConfig config = readModelConfig(configPath);
     auto weights = Checkpoint::openFolder(out.folder);
-    const std::string source = spec.rfind(kBuiltinPrefix, 0) == 0 ? spec : out.folder;
+    checkMemory(*weights, options);
+    weights->setConversionProgress(options.progress);
+    const std::string source = builtin ? spec : out.folder;
     if (const auto* txl = std::get_if<TransfoXLConfig>(&config))
         out.model = std::make_shared<TransfoXLModel>(*txl, weights, source);
+    else if (const auto* gpt2 = std::get_if<GPT2Config>(&config))
+        out.model = std::make_shared<GPT2Model>(*gpt2, weights, source);
     else
-        out.model = std::make_shared<GPT2Model>(std::get<GPT2Config>(config), weights, source);
+        out.model = std::make_shared<LlamaModel>(std::get<LlamaConfig>(config), weights, source);
+    weights->setConversionProgress({});
     return out;
 }
 

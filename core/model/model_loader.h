@@ -1,24 +1,39 @@
-// Opens a model from a folder (Hugging Face layout), its config.json, or "builtin:NAME".
+// Opens a model from a folder (Hugging Face layout), its config.json, a .gguf file, or "builtin:NAME".
 #pragma once
 
 #include "model/attention_model.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace attnscope::core {
 
+class StopToken;
+
 struct LoadedModel {
     std::shared_ptr<const AttentionModel> model;
-    std::string folder; // where config.json and the tokenizer files live
+    std::string folder;   // where config.json and the tokenizer files live (a GGUF file's folder)
+    std::string ggufPath; // the GGUF file when the model is one (its tokenizer is inside it), else empty
+    // Where the tokenizer comes from: the GGUF file, or the folder.
+    const std::string& tokenizerSource() const { return ggufPath.empty() ? folder : ggufPath; }
 };
 
-// `spec` is a folder, a path to config.json, or "builtin:NAME" looked up as NAME/ in `builtinDirs`.
-// Throws Error naming the file and the problem (unknown model type, missing tensor, wrong shape, ...).
-LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& builtinDirs = {});
+struct LoadOptions {
+    // Bytes converted to float32 so far and in all (weights stored as F16/BF16 or quantised), for progress bars.
+    std::function<void(std::uint64_t, std::uint64_t)> progress;
+    // Memory a load may use for converted weights; 0 = what the machine has available (/proc/meminfo).
+    std::uint64_t memoryBudget = 0;
+};
 
-// Resolves a spec to the model folder without loading weights (same rules and messages as loadModel).
+// `spec` is a folder, a path to config.json, a .gguf file, or "builtin:NAME" looked up as NAME/ in `builtinDirs`.
+// Throws Error naming the file and the problem (unknown model type, missing tensor, wrong shape, not enough memory
+// for the converted weights, ...).
+LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& builtinDirs = {},
+                      const LoadOptions& options = {});
+
+// Resolves a spec to the model folder (or the .gguf file) without loading weights (same rules and messages).
 std::string resolveModelFolder(const std::string& spec, const std::vector<std::string>& builtinDirs = {});
 
 // Names of the built-in models found in `builtinDirs` (folders holding a config.json), sorted.

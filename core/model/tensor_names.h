@@ -50,6 +50,35 @@ struct GPT2Names {
     static constexpr const char* prefix = "transformer.";
 };
 
+// Llama family (llama, mistral, qwen2): each tensor under its Hugging Face name and its GGUF name. Weights are
+// [out, in] (y = x W^T) in both; GGUF q/k rows of architecture llama are in Meta's interleaved order.
+struct LlamaNames {
+    struct Name {
+        const char* hf;
+        const char* gguf;
+    };
+    static constexpr Name embed{"model.embed_tokens.weight", "token_embd.weight"};
+    static constexpr Name norm{"model.norm.weight", "output_norm.weight"};
+    static constexpr Name lmHead{"lm_head.weight", "output.weight"};
+    static constexpr Name ropeFreqs{nullptr, "rope_freqs.weight"};
+    static constexpr Name attnNorm{"model.layers.{l}.input_layernorm.weight", "blk.{l}.attn_norm.weight"};
+    static constexpr Name q{"model.layers.{l}.self_attn.q_proj.weight", "blk.{l}.attn_q.weight"};
+    static constexpr Name k{"model.layers.{l}.self_attn.k_proj.weight", "blk.{l}.attn_k.weight"};
+    static constexpr Name v{"model.layers.{l}.self_attn.v_proj.weight", "blk.{l}.attn_v.weight"};
+    static constexpr Name o{"model.layers.{l}.self_attn.o_proj.weight", "blk.{l}.attn_output.weight"};
+    static constexpr Name qBias{"model.layers.{l}.self_attn.q_proj.bias", "blk.{l}.attn_q.bias"};
+    static constexpr Name kBias{"model.layers.{l}.self_attn.k_proj.bias", "blk.{l}.attn_k.bias"};
+    static constexpr Name vBias{"model.layers.{l}.self_attn.v_proj.bias", "blk.{l}.attn_v.bias"};
+    static constexpr Name oBias{"model.layers.{l}.self_attn.o_proj.bias", "blk.{l}.attn_output.bias"};
+    static constexpr Name ffnNorm{"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.ffn_norm.weight"};
+    static constexpr Name gate{"model.layers.{l}.mlp.gate_proj.weight", "blk.{l}.ffn_gate.weight"};
+    static constexpr Name up{"model.layers.{l}.mlp.up_proj.weight", "blk.{l}.ffn_up.weight"};
+    static constexpr Name down{"model.layers.{l}.mlp.down_proj.weight", "blk.{l}.ffn_down.weight"};
+    static constexpr Name gateBias{"model.layers.{l}.mlp.gate_proj.bias", "blk.{l}.ffn_gate.bias"};
+    static constexpr Name upBias{"model.layers.{l}.mlp.up_proj.bias", "blk.{l}.ffn_up.bias"};
+    static constexpr Name downBias{"model.layers.{l}.mlp.down_proj.bias", "blk.{l}.ffn_down.bias"};
+};
+
 class Checkpoint;
 // `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".
 // `probePattern` is a name every checkpoint of the family has (index 0 substituted).

@@ -24,13 +24,15 @@ std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& fil
 
 class DumpObserver final : public AttentionObserver {
 public:
-    DumpObserver(bool relative, std::vector<OutputTensor>& out)
-        : m_relative(relative)
+    DumpObserver(ModelFamily family, std::vector<OutputTensor>& out)
+        : m_relative(family == ModelFamily::TransfoXL)
+        , m_rotary(family == ModelFamily::Llama)
         , m_out(out)
     {
     }
     bool wantTerms() const override { return m_relative; }
     bool wantLogits() const override { return !m_relative; }
+    bool wantRotary() const override { return m_rotary; }
 
     void onSegment(const SegmentView& s) override
     {
@@ -50,6 +52,11 @@ public:
     {
         const std::string p = "layer" + std::to_string(l.layer) + ".";
         const Shape probShape{l.heads, l.qlen, l.klen};
+        if (l.qRot) {
+            add(p + "q_rot", {l.heads, l.qlen, l.headDim}, l.qRot);
+            add(p + "k_rot", {l.kvHeads, l.klen, l.headDim}, l.kRot);
+            add(p + "attn_scores", probShape, l.scores);
+        }
         add(p + "attn_prob", probShape, l.attnProb);
         static const char* termNames[4] = {"term_a", "term_b", "term_c", "term_d"};
         for (int t = 0; t < 4; ++t)
@@ -64,7 +71,7 @@ public:
     void onSegmentEnd(const SegmentEndView& e) override
     {
         if (e.lnF) {
-            add("ln_f", {e.qlen, e.dModel}, e.lnF);
+            add(m_rotary ? "norm" : "ln_f", {e.qlen, e.dModel}, e.lnF);
             add("logits", {e.qlen, e.vocab}, e.logits);
         }
     }
@@ -77,6 +84,7 @@ private:
     }
 
     bool m_relative;
+    bool m_rotary;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
 };
@@ -133,6 +141,15 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
         if (ids == input.end())
             throw Error(ErrorCode::BadInput, "needs \"token_ids\"", inputFile);
         segments.push_back(idList(*ids, inputFile, "token_ids"));
+        // Causal models run one sequence from position 0; other positions are not a run this dump can make.
+        if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array()) {
+            const auto p = idList(*pos, inputFile, "positions");
+            for (std::size_t t = 0; t < p.size(); ++t)
+                if (p.size() != segments.front().size() || p[t] != static_cast<std::int32_t>(t))
+                    throw Error(ErrorCode::BadInput, "must be 0, 1, ..., T-1 for the T token ids", inputFile, "positions");
+        }
+        if (const auto b = input.find("batch"); b != input.end() && !(b->is_number_integer() && b->get<std::int64_t>() == 1))
+            throw Error(ErrorCode::BadInput, "only batch 1 is supported", inputFile, "batch");
     }
     if (segments.empty())
         throw Error(ErrorCode::BadInput, "no tokens to run", inputFile);
@@ -141,7 +158,7 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
             throw Error(ErrorCode::BadInput, "a segment is empty", inputFile);
 
     std::vector<OutputTensor> out;
-    DumpObserver observer(relative, out);
+    DumpObserver observer(model.info().family, out);
     try {
         model.run(segments, options, observer);
     } catch (const Error& e) {

@@ -1,0 +1,34 @@
+// ggml tensor types as GGUF files store them: ids, names, block sizes, and dequantisation to float32 of the types
+// attnscope reads (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K). Layouts follow the public GGUF/ggml description.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnscope::core {
+
+enum class GgmlType : std::uint32_t {
+    F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9, Q2_K = 10, Q3_K = 11, Q4_K = 12,
+    Q5_K = 13, Q6_K = 14, Q8_K = 15, IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21,
+    IQ2_S = 22, IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30, TQ1_0 = 34,
+    TQ2_0 = 35,
+};
+
+struct GgmlTypeInfo {
+    const char* name;
+    std::uint32_t blockSize; // elements per block
+    std::uint32_t typeSize;  // bytes per block
+    bool readable;           // attnscope can dequantise it
+};
+
+// nullopt for an id that names no ggml type.
+std::optional<GgmlTypeInfo> ggmlTypeInfo(std::uint32_t id);
+std::string ggmlTypeName(GgmlType t);
+// "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K"
+std::string readableGgmlTypes();
+
+// Dequantises `n` consecutive elements (n a multiple of the block size) from `src` into `dst`.
+void dequantize(GgmlType type, const std::uint8_t* src, float* dst, std::int64_t n);
+
+} // namespace attnscope::core

@@ -1,0 +1,370 @@
+// Llama-family forward pass. Shapes: q = segment length, m = carried keys, k = m + q, C = hidden size,
+// H query heads and KV key/value heads of size d; query head n reads key/value head n / (H / KV).
+#include "model/llama.h"
+
+#include "model/tensor_names.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <cmath>
+
+namespace attnscope::core {
+
+class LlamaModel::State final : public RunState {
+public:
+    int memLen = 0;
+    const StopToken* stop = nullptr;
+    std::vector<RowMatrix> k; // per layer [m, KV*d]: keys before rotation
+    std::vector<RowMatrix> v; // per layer [m, KV*d]
+};
+
+namespace {
+
+// out = x / sqrt(mean(x^2) + eps) * w, row by row (statistics in double).
+void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
+{
+    const auto g = asVector(w);
+    out.resize(x.rows(), x.cols());
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        double ss = 0;
+        for (Eigen::Index c = 0; c < x.cols(); ++c)
+            ss += static_cast<double>(x(r, c)) * x(r, c);
+        const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(x.cols()) + eps));
+        for (Eigen::Index c = 0; c < x.cols(); ++c)
+            out(r, c) = (x(r, c) * inv) * g[c];
+    }
+}
+
+void addBias(RowMatrix& y, const WeightView& b)
+{
+    if (b.data)
+        y.rowwise() += asVector(b);
+}
+
+
+} // namespace
+
+WeightView LlamaModel::weight(const LlamaNames::Name& name, int layer, const Shape& shape) const
+{
+    const char* pattern = m_config.fromGguf ? name.gguf : name.hf;
+    return m_weights->get(tensorName("", pattern, layer), shape);
+}
+
+WeightView LlamaModel::optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const
+{
+    return wanted ? weight(name, layer, shape) : WeightView{};
+}
+
+WeightView LlamaModel::hfOrder(const WeightView& w, int heads)
+{
+    const int d = m_config.headDim, half = d / 2;
+    const std::int64_t cols = w.shape.size() == 2 ? w.shape[1] : 1;
+    std::vector<float> out(static_cast<std::size_t>(w.numel()));
+    for (int n = 0; n < heads; ++n)
+        for (int j = 0; j < 2; ++j)
+            for (int i = 0; i < half; ++i) {
+                const std::int64_t hfRow = static_cast<std::int64_t>(n) * d + j * half + i;
+                const std::int64_t ggufRow = static_cast<std::int64_t>(n) * d + 2 * i + j;
+                std::copy_n(w.data + ggufRow * cols, cols, out.begin() + hfRow * cols);
+            }
+    m_owned.push_back(std::move(out));
+    return {m_owned.back().data(), w.shape};
+}
+
+LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> weights, std::string source)
+    : m_config(std::move(config))
+    , m_weights(std::move(weights))
+{
+    const auto& c = m_config;
+    const std::int64_t C = c.hidden, D = c.headDim, QD = c.nHead * D, KD = c.nKvHead * D;
+    m_embed = weight(LlamaNames::embed, -1, {c.vocabSize, C});
+    m_norm = weight(LlamaNames::norm, -1, {C});
+    m_lmHead = c.tieEmbeddings ? m_embed : weight(LlamaNames::lmHead, -1, {c.vocabSize, C});
+    m_layers.reserve(static_cast<std::size_t>(c.nLayer));
+    for (int l = 0; l < c.nLayer; ++l) {
+        Layer L;
+        L.attnNorm = weight(LlamaNames::attnNorm, l, {C});
+        L.q = weight(LlamaNames::q, l, {QD, C});
+        L.k = weight(LlamaNames::k, l, {KD, C});
+        L.v = weight(LlamaNames::v, l, {KD, C});
+        L.o = weight(LlamaNames::o, l, {C, QD});
+        L.qBias = optionalWeight(LlamaNames::qBias, l, {QD}, c.qkvBias);
+        L.kBias = optionalWeight(LlamaNames::kBias, l, {KD}, c.qkvBias);
+        L.vBias = optionalWeight(LlamaNames::vBias, l, {KD}, c.qkvBias);
+        L.oBias = optionalWeight(LlamaNames::oBias, l, {C}, c.oBias);
+        L.ffnNorm = weight(LlamaNames::ffnNorm, l, {C});
+        L.gate = weight(LlamaNames::gate, l, {c.intermediate, C});
+        L.up = weight(LlamaNames::up, l, {c.intermediate, C});
+        L.down = weight(LlamaNames::down, l, {C, c.intermediate});
+        L.gateBias = optionalWeight(LlamaNames::gateBias, l, {c.intermediate}, c.mlpBias);
+        L.upBias = optionalWeight(LlamaNames::upBias, l, {c.intermediate}, c.mlpBias);
+        L.downBias = optionalWeight(LlamaNames::downBias, l, {C}, c.mlpBias);
+        if (c.ggufInterleavedQK) {
+            L.q = hfOrder(L.q, c.nHead);
+            L.k = hfOrder(L.k, c.nKvHead);
+            if (L.qBias.data)
+                L.qBias = hfOrder(L.qBias, c.nHead);
+            if (L.kBias.data)
+                L.kBias = hfOrder(L.kBias, c.nKvHead);
+        }
+        m_layers.push_back(L);
+    }
+
+    // Rotation frequencies in float32, as the reference computes them: 1 / theta^(2i/d), then the scaling.
+    const int half = c.headDim / 2;
+    m_invFreq.resize(static_cast<std::size_t>(half));
+    for (int i = 0; i < half; ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.headDim);
+        const float base = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(c.rope.theta)),
+                                                       static_cast<double>(exponent)));
+        float f = 1.0f / base;
+        if (!c.rope.freqDivisors.empty()) {
+            f /= c.rope.freqDivisors[static_cast<std::size_t>(i)];
+        } else if (c.rope.scaling == RopeConfig::Scaling::Linear) {
+            f = static_cast<float>(f / c.rope.factor);
+        } else if (c.rope.scaling == RopeConfig::Scaling::Llama3) {
+            // Long wavelengths are divided by the factor, short ones kept, the band between interpolated.
+            const double wavelen = 2.0 * M_PI / f;
+            const double lowWavelen = c.rope.originalMaxPositions / c.rope.lowFreqFactor;
+            const double highWavelen = c.rope.originalMaxPositions / c.rope.highFreqFactor;
+            if (wavelen > lowWavelen) {
+                f = static_cast<float>(f / c.rope.factor);
+            } else if (wavelen >= highWavelen) {
+                const double smooth = (c.rope.originalMaxPositions / wavelen - c.rope.lowFreqFactor) /
+                                      (c.rope.highFreqFactor - c.rope.lowFreqFactor);
+                f = static_cast<float>((1 - smooth) * f / c.rope.factor + smooth * f);
+            }
+        }
+        m_invFreq[static_cast<std::size_t>(i)] = f;
+    }
+
+    m_info.family = ModelFamily::Llama;
+    m_info.source = std::move(source);
+    m_info.layers = c.nLayer;
+    m_info.heads = c.nHead;
+    m_info.kvHeads = c.nKvHead;
+    m_info.dModel = c.hidden;
+    m_info.dHead = c.headDim;
+    m_info.vocabSize = c.vocabSize;
+    m_info.defaultMemLen = c.slidingWindow > 0 ? c.slidingWindow - 1 : 0;
+    m_info.defaultSegmentLen = std::min(c.maxPositions, 2048);
+    m_info.maxSegmentLen = std::max(1, c.maxPositions);
+    m_info.hasRelativeTerms = false;
+    m_info.parameterCount = m_weights->countElements([](const std::string& n) { return n.find("rope_freqs") == std::string::npos; });
+    std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
+    if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
+        pos += ", llama3 frequency scaling";
+    else if (c.rope.scaling == RopeConfig::Scaling::Linear)
+        pos += ", linear scaling x" + std::to_string(c.rope.factor).substr(0, 4);
+    pos += ", context " + std::to_string(c.maxPositions);
+    if (c.slidingWindow > 0)
+        pos += ", sliding window " + std::to_string(c.slidingWindow);
+    m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
+    m_info.weightTypes = m_weights->describeStorage();
+}
+
+std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
+{
+    auto st = std::make_unique<State>();
+    st->memLen = options.memLen.value_or(m_info.defaultMemLen);
+    st->stop = options.stop;
+    if (st->memLen < 0)
+        throw Error(ErrorCode::BadInput, "the number of carried keys must be 0 or more, got " + std::to_string(st->memLen));
+    const auto n = static_cast<std::size_t>(m_config.nLayer);
+    const Eigen::Index KD = static_cast<Eigen::Index>(m_config.nKvHead) * m_config.headDim;
+    st->k.assign(n, RowMatrix(0, KD));
+    st->v.assign(n, RowMatrix(0, KD));
+    return st;
+}
+
+// Rotates, in place, `rows` rows of `heads` head vectors laid out [heads][rows][d] at positions firstPosition...
+void LlamaModel::rotate(float* x, int rows, int heads, int firstPosition, int) const
+{
+    const int d = m_config.headDim, half = d / 2;
+    std::vector<float> cs(static_cast<std::size_t>(rows) * half), sn(cs.size());
+    for (int t = 0; t < rows; ++t)
+        for (int i = 0; i < half; ++i) {
+            // The angle in float32, as the reference; its cosine and sine rounded from double.
+            const float angle = static_cast<float>(firstPosition + t) * m_invFreq[static_cast<std::size_t>(i)];
+            cs[static_cast<std::size_t>(t) * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+            sn[static_cast<std::size_t>(t) * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
+        }
+    for (int h = 0; h < heads; ++h)
+        for (int t = 0; t < rows; ++t) {
+            float* r = x + (static_cast<std::size_t>(h) * rows + t) * d;
+            const float* c = cs.data() + static_cast<std::size_t>(t) * half;
+            const float* s = sn.data() + static_cast<std::size_t>(t) * half;
+            for (int i = 0; i < half; ++i) {
+                const float x1 = r[i], x2 = r[i + half];
+                r[i] = x1 * c[i] - x2 * s[i];
+                r[i + half] = x2 * c[i] + x1 * s[i];
+            }
+        }
+}
+
+void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
+{
+    auto& st = static_cast<State&>(baseState);
+    const auto& c = m_config;
+    const int q = static_cast<int>(ids.size());
+    if (q == 0)
+        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
+    if (q > m_info.maxSegmentLen)
+        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
+                                             std::to_string(m_info.maxSegmentLen) + " positions");
+    const int m = static_cast<int>(st.k[0].rows());
+    const int k = m + q;
+    const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim, group = H / KV;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+
+    const auto embed = asMatrix(m_embed);
+    RowMatrix x(q, C);
+    for (int t = 0; t < q; ++t) {
+        const int id = ids[static_cast<std::size_t>(t)];
+        if (id < 0 || id >= c.vocabSize)
+            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
+                                                 " is outside the vocabulary [0, " + std::to_string(c.vocabSize) + ")");
+        x.row(t) = embed.row(id);
+    }
+    // Query i (position m + i) sees key j when j <= m + i and, with a sliding window, m + i - j < window.
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
+    std::vector<int> rowLo(static_cast<std::size_t>(q));
+    for (int i = 0; i < q; ++i) {
+        const int lo = c.slidingWindow > 0 ? std::max(0, m + i - c.slidingWindow + 1) : 0;
+        rowLo[static_cast<std::size_t>(i)] = lo;
+        for (int j = 0; j < k; ++j)
+            mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
+    }
+    SegmentView sv;
+    sv.segment = st.segmentsDone;
+    sv.firstPosition = st.tokensSeen;
+    sv.qlen = q;
+    sv.mlen = m;
+    sv.klen = k;
+    sv.dModel = C;
+    sv.embedding = x.data();
+    sv.mask = mask.data();
+    observer.onSegment(sv);
+
+    const bool wantRotary = observer.wantRotary();
+    const std::size_t perHead = static_cast<std::size_t>(q) * k;
+    std::vector<float> probs(static_cast<std::size_t>(H) * perHead);
+    std::vector<float> scores(wantRotary ? probs.size() : 0);
+    std::vector<float> qRot(static_cast<std::size_t>(H) * q * d), kRot(static_cast<std::size_t>(KV) * k * d);
+    RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), V(k, KV * d), heads(q, H * d), attnOut(q, C);
+    RowMatrix hGate, hUp, ff;
+    for (int l = 0; l < c.nLayer; ++l) {
+        if (st.stop && st.stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "run cancelled");
+        const auto& L = m_layers[static_cast<std::size_t>(l)];
+        const auto li = static_cast<std::size_t>(l);
+        rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
+        Q.noalias() = a * asMatrix(L.q).transpose();
+        addBias(Q, L.qBias);
+        Knew.noalias() = a * asMatrix(L.k).transpose();
+        addBias(Knew, L.kBias);
+        Vnew.noalias() = a * asMatrix(L.v).transpose();
+        addBias(Vnew, L.vBias);
+        K.topRows(m) = st.k[li];
+        K.bottomRows(q) = Knew;
+        V.topRows(m) = st.v[li];
+        V.bottomRows(q) = Vnew;
+        // Head-major copies, rotated: queries at positions m.., keys at 0..
+        for (int n = 0; n < H; ++n)
+            for (int t = 0; t < q; ++t)
+                std::copy_n(Q.row(t).data() + n * d, d, qRot.data() + (static_cast<std::size_t>(n) * q + t) * d);
+        for (int n = 0; n < KV; ++n)
+            for (int t = 0; t < k; ++t)
+                std::copy_n(K.row(t).data() + n * d, d, kRot.data() + (static_cast<std::size_t>(n) * k + t) * d);
+        rotate(qRot.data(), q, H, m, d);
+        rotate(kRot.data(), k, KV, 0, d);
+
+#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * d > 2e5)
+        for (int n = 0; n < H; ++n) {
+            const int g = n / group;
+            const Eigen::Map<const RowMatrix> Qn(qRot.data() + static_cast<std::size_t>(n) * q * d, q, d);
+            const Eigen::Map<const RowMatrix> Kg(kRot.data() + static_cast<std::size_t>(g) * k * d, k, d);
+            RowMatrix S(q, k);
+            S.noalias() = Qn * Kg.transpose();
+            S *= scale;
+            float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
+            for (int i = 0; i < q; ++i) {
+                const int lo = rowLo[static_cast<std::size_t>(i)], hi = m + i, len = hi - lo + 1;
+                float* row = P + static_cast<std::size_t>(i) * k;
+                std::fill(row, row + lo, 0.0f);
+                std::fill(row + hi + 1, row + k, 0.0f);
+                Eigen::Map<Eigen::ArrayXf> p(row + lo, len);
+                p = S.row(i).segment(lo, len).array();
+                if (wantRotary) {
+                    float* sr = scores.data() + static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
+                    std::fill(sr, sr + k, 0.0f);
+                    std::copy_n(row + lo, len, sr + lo);
+                }
+                p = (p - p.maxCoeff()).exp();
+                p /= p.sum();
+            }
+            const Eigen::Map<const RowMatrix> Pn(P, q, k);
+            heads.middleCols(n * d, d).noalias() = Pn * V.middleCols(g * d, d);
+        }
+        attnOut.noalias() = heads * asMatrix(L.o).transpose();
+        addBias(attnOut, L.oBias);
+
+        RowMatrix h = x + attnOut;
+        rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
+        hGate.resize(q, c.intermediate);
+        hGate.noalias() = a * asMatrix(L.gate).transpose();
+        addBias(hGate, L.gateBias);
+        hUp.resize(q, c.intermediate);
+        hUp.noalias() = a * asMatrix(L.up).transpose();
+        addBias(hUp, L.upBias);
+        hGate = hGate.unaryExpr([](float z) { return z / (1.0f + std::exp(-z)); }).cwiseProduct(hUp); // silu(gate) * up
+        ff.resize(q, C);
+        ff.noalias() = hGate * asMatrix(L.down).transpose();
+        addBias(ff, L.downBias);
+        x = h + ff;
+
+        LayerView lv;
+        lv.segment = st.segmentsDone;
+        lv.layer = l;
+        lv.heads = H;
+        lv.qlen = q;
+        lv.mlen = m;
+        lv.klen = k;
+        lv.dModel = C;
+        lv.attnProb = probs.data();
+        lv.mask = mask.data();
+        lv.kvHeads = KV;
+        lv.headDim = d;
+        if (wantRotary) {
+            lv.qRot = qRot.data();
+            lv.kRot = kRot.data();
+            lv.scores = scores.data();
+        }
+        lv.attnOutput = attnOut.data();
+        lv.hidden = x.data();
+        observer.onLayer(lv);
+
+        // Carry the newest memLen keys (before rotation) and values to the next segment.
+        const int keep = std::min(k, st.memLen);
+        st.k[li] = K.bottomRows(keep);
+        st.v[li] = V.bottomRows(keep);
+    }
+
+    SegmentEndView ev;
+    ev.segment = st.segmentsDone;
+    ev.qlen = q;
+    ev.dModel = C;
+    RowMatrix normed, logits;
+    if (observer.wantLogits()) {
+        rmsNormRows(x, m_norm, c.rmsNormEps, normed);
+        logits.noalias() = normed * asMatrix(m_lmHead).transpose();
+        ev.lnF = normed.data();
+        ev.logits = logits.data();
+        ev.vocab = c.vocabSize;
+    }
+    observer.onSegmentEnd(ev);
+    st.tokensSeen += q;
+    ++st.segmentsDone;
+}
+
+} // namespace attnscope::core

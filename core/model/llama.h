@@ -1,0 +1,53 @@
+// Llama-family decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2, SmolLM2, TinyLlama): RMSNorm, rotary position embedding
+// in the Hugging Face rotate_half layout (optional linear or llama3 frequency scaling), grouped-query attention,
+// SwiGLU, tied or untied LM head, optional q/k/v biases, optional sliding window. Forward pass with capture.
+#pragma once
+
+#include "io/checkpoint.h"
+#include "model/attention_model.h"
+#include "model/config.h"
+#include "model/nn_ops.h"
+#include "model/tensor_names.h"
+
+namespace attnscope::core {
+
+// A segment continues from the keys/values of up to memLen earlier tokens (0 by default, so each segment is a text of
+// its own; Mistral carries its sliding window). Rotary angles use positions relative to the carried keys: the cache
+// holds keys before rotation, at positions 0..m-1, and the segment sits at m..m+q-1 (scores depend on i - j only).
+// LayerView::attnOutput is the o_proj output before the residual add; qRot/kRot/scores are filled when the observer
+// wants them (wantRotary). Weights from a GGUF file of architecture llama have their q/k rows put back into the
+// Hugging Face order at load, so both give the same attention.
+// Thread safety: const methods may be called concurrently with distinct RunStates.
+class LlamaModel final : public AttentionModel {
+public:
+    LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> weights, std::string source);
+
+    const ModelInfo& info() const override { return m_info; }
+    const LlamaConfig& config() const { return m_config; }
+    std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+    // Rotation frequencies of pair i of a head (after scaling), float32 as the reference computes them. [headDim / 2]
+    const std::vector<float>& inverseFrequencies() const { return m_invFreq; }
+
+private:
+    struct Layer {
+        WeightView attnNorm, q, k, v, o, qBias, kBias, vBias, oBias, ffnNorm, gate, up, down, gateBias, upBias, downBias;
+    };
+    class State;
+    // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
+    WeightView weight(const LlamaNames::Name& name, int layer, const Shape& shape) const;
+    WeightView optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const;
+    // GGUF (architecture llama) q/k rows back into the Hugging Face order: HF row n*d + j*d/2 + i = GGUF row n*d + 2i + j.
+    WeightView hfOrder(const WeightView& w, int heads);
+    void rotate(float* x, int rows, int heads, int firstPosition, int rowStride) const;
+
+    LlamaConfig m_config;
+    std::shared_ptr<const Checkpoint> m_weights;
+    ModelInfo m_info;
+    WeightView m_embed, m_norm, m_lmHead;
+    std::vector<Layer> m_layers;
+    std::vector<float> m_invFreq;
+    std::vector<std::vector<float>> m_owned; // re-ordered GGUF q/k weights
+};
+
+} // namespace attnscope::core
