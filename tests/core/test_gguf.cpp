@@ -72,7 +72,7 @@ TEST_CASE("a GGUF and its Hugging Face source give the same attention", "[gguf]"
         for (std::size_t i = 0; i < a.size(); ++i) {
             INFO(name << " " << a[i].name);
             REQUIRE(a[i].name == b[i].name);
-            CHECK(test::compare(a[i], b[i], 1e-6, 0).ok); // same weights, same order of operations
+            CHECK(test::compare(a[i], b[i], 1e-5, 1e-6).ok); // same weights: equal up to float32 rounding
         }
         CHECK(gguf.model->info().kvHeads == hf.model->info().kvHeads);
         CHECK(gguf.model->info().parameterCount == hf.model->info().parameterCount);
