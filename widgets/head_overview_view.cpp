@@ -23,6 +23,12 @@ HeadOverviewView::HeadOverviewView(QWidget* parent)
 
 void HeadOverviewView::setThumbnails(HeadThumbnailsPtr thumbs)
 {
+    if (thumbs && thumbs->kvHeads > 0 && thumbs->kvHeads < thumbs->heads)
+        setToolTip(tr("Click a head to show it; Ctrl-click to average several.\nHeads on one shaded band share a "
+                      "key/value head (%1 query heads per key/value head).")
+                       .arg(thumbs->heads / thumbs->kvHeads));
+    else
+        setToolTip(tr("Click a head to show it; Ctrl-click to average several."));
     const bool reshape = !m_thumbs || !thumbs || m_thumbs->layers != thumbs->layers || m_thumbs->heads != thumbs->heads;
     m_thumbs = std::move(thumbs);
     if (reshape)
@@ -80,6 +86,14 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
     QFont f = font();
     f.setPointSizeF(std::max(7.0, f.pointSizeF() - 1));
     p.setFont(f);
+    // Grouped-query attention: the heads that share a key/value head sit on one shaded band (and the tooltip says so).
+    const int kv = m_thumbs->kvHeads, group = kv > 0 && kv < m_thumbs->heads ? m_thumbs->heads / kv : 0;
+    if (group > 0)
+        for (int g = 0; g < kv; ++g) {
+            const QRect first = cellRect(0, g * group), last = cellRect(0, g * group + group - 1);
+            const QRect band(first.left() - 1, 0, last.right() - first.left() + 3, kLabelH - 1);
+            p.fillRect(band, g % 2 ? QColor(214, 228, 247) : QColor(232, 214, 247));
+        }
     p.setPen(palette().color(QPalette::WindowText));
     for (int h = 0; h < m_thumbs->heads; ++h) {
         const QRect c = cellRect(0, h);

@@ -27,7 +27,7 @@ namespace {
 const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
   attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
-  attnscope-cli tokenize --tokenizer DIR (--text TEXT | --text-file FILE)
+  attnscope-cli tokenize --tokenizer DIR|FILE (--text TEXT | --text-file FILE) [--special]
   attnscope-cli scan --model MODEL --text-file FILE --mem-len M --segment-length T
                      [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
                      --out RESULT.safetensors
@@ -36,7 +36,10 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
 
-MODEL is a model folder (Hugging Face layout), its config.json, or builtin:NAME.
+MODEL is a model folder (Hugging Face layout), its config.json, a .gguf file, or builtin:NAME.
+A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, or vocab.txt), one of those
+files, or a .gguf file (its own vocabulary). tokenize prints the ids without special tokens; --special adds what
+the tokenizer adds by default (Llama's BOS).
 )";
 
 struct Args {
@@ -44,7 +47,8 @@ struct Args {
     std::map<std::string, std::string> options;
 };
 
-Args parseArgs(int argc, char** argv, const std::vector<std::string>& known)
+// `known` options take a value; `flags` take none (they are stored as "1").
+Args parseArgs(int argc, char** argv, const std::vector<std::string>& known, const std::vector<std::string>& flags = {})
 {
     Args a;
     if (argc < 2)
@@ -55,6 +59,10 @@ Args parseArgs(int argc, char** argv, const std::vector<std::string>& known)
         if (arg.rfind("--", 0) != 0)
             throw Error(ErrorCode::BadInput, "unexpected argument \"" + arg + "\"");
         const std::string key = arg.substr(2);
+        if (std::find(flags.begin(), flags.end(), key) != flags.end()) {
+            a.options[key] = "1";
+            continue;
+        }
         if (std::find(known.begin(), known.end(), key) == known.end())
             throw Error(ErrorCode::BadInput, "unknown option --" + key + " for " + a.command);
         if (i + 1 >= argc)
@@ -99,8 +107,9 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
     else
         throw Error(ErrorCode::BadInput, "tokenize needs --text or --text-file");
     const auto tok = loadTokenizer(folder);
+    const bool special = a.options.count("special") != 0;
     nlohmann::json ids = nlohmann::json::array();
-    for (const auto& t : tok->encode(text))
+    for (const auto& t : special ? tok->encodeWithSpecial(text) : tok->encode(text))
         ids.push_back(t.id);
     std::cout << ids.dump() << "\n";
     return 0;
@@ -150,7 +159,7 @@ private:
 int cmdScan(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
-    const auto tokenizer = loadTokenizer(loaded.folder);
+    const auto tokenizer = loadTokenizer(loaded.tokenizerSource());
     const auto& textFile = require(a, "text-file");
     const auto& out = require(a, "out");
     ScanOptions opt;
@@ -265,10 +274,13 @@ int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
     j["source"] = i.source;
     j["layers"] = i.layers;
     j["heads"] = i.heads;
+    j["kv_heads"] = i.kvHeads;
     j["d_model"] = i.dModel;
     j["d_head"] = i.dHead;
     j["vocab_size"] = i.vocabSize;
     j["mem_len"] = i.defaultMemLen;
+    j["positions"] = i.positions;
+    j["weights"] = i.weightTypes;
     j["parameters"] = i.parameterCount;
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -292,7 +304,7 @@ int main(int argc, char** argv)
         if (command == "dump")
             return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);
         if (command == "tokenize")
-            return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file"}), builtins);
+            return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file"}, {"special"}), builtins);
         if (command == "scan")
             return cmdScan(parseArgs(argc, argv, {"model", "text-file", "mem-len", "segment-length", "max-tokens",
                                                   "terms", "shard", "same-length", "clamp-len", "out"}),

@@ -100,7 +100,19 @@ void ComputeController::loadModel(const QString& spec)
     const auto dirs = m_builtinDirs;
     submit<ModelBundle>(
         m_interactive, m_load, tr("Loading %1…").arg(spec),
-        [spec, dirs](const JobContext&) { return loadBundle(spec, dirs); },
+        [this, spec, dirs](const JobContext& ctx) {
+            // Converting the weights of a large checkpoint takes a while: report it about ten times a second.
+            QElapsedTimer clock;
+            clock.start();
+            core::LoadOptions options;
+            options.progress = [&](std::uint64_t done, std::uint64_t total) {
+                if (clock.elapsed() >= 100 || done == total) {
+                    clock.restart();
+                    ctx.post([this, done, total] { emit loadProgress(static_cast<qint64>(done), static_cast<qint64>(total)); });
+                }
+            };
+            return loadBundle(spec, dirs, options);
+        },
         [this](ModelBundlePtr m) {
             // Everything computed for the previous model is dropped at once.
             for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile})

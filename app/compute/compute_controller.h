@@ -49,6 +49,7 @@ public:
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
+    void loadProgress(qint64 done, qint64 total); // bytes of weights converted to float32 so far
     void modelFailed(const QString& spec, const QString& message);
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);

@@ -8,18 +8,19 @@
 
 namespace attnscope::app {
 
-ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs)
+ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs, const core::LoadOptions& options)
 {
     auto b = std::make_shared<ModelBundle>();
-    b->loaded = core::loadModel(spec.toStdString(), builtinDirs);
-    // Reference test models ship without a tokenizer: let the user type token ids instead.
-    if (core::hasTokenizerFiles(b->loaded.folder))
-        b->tokenizer = core::loadTokenizer(b->loaded.folder);
+    b->loaded = core::loadModel(spec.toStdString(), builtinDirs, options);
+    // A GGUF file carries its vocabulary; reference test folders ship without one: then the user types token ids.
+    if (!b->loaded.ggufPath.empty() || core::hasTokenizerFiles(b->loaded.folder))
+        b->tokenizer = core::loadTokenizer(b->loaded.tokenizerSource());
     else
         b->tokenizer = std::make_shared<core::IdTokenizer>(b->loaded.model->info().vocabSize);
     b->spec = spec;
-    b->displayName = spec.startsWith(QLatin1String("builtin:")) ? spec.mid(8)
-                                                                 : QFileInfo(QString::fromStdString(b->loaded.folder)).fileName();
+    b->displayName = spec.startsWith(QLatin1String("builtin:"))
+                         ? spec.mid(8)
+                         : QFileInfo(QString::fromStdString(b->loaded.ggufPath.empty() ? b->loaded.folder : b->loaded.ggufPath)).fileName();
     if (b->displayName.isEmpty() || b->displayName == QLatin1String("."))
         b->displayName = QDir(QString::fromStdString(b->loaded.folder)).dirName();
     return b;

@@ -19,7 +19,8 @@ struct ModelBundle {
 };
 using ModelBundlePtr = std::shared_ptr<const ModelBundle>;
 
-// Loads model and tokenizer; throws core::Error. Safe to call from any thread.
-ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs);
+// Loads model and tokenizer (from the folder, or from the GGUF file); throws core::Error. Any thread.
+ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& builtinDirs,
+                          const core::LoadOptions& options = {});
 
 } // namespace attnscope::app

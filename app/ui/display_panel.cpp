@@ -103,10 +103,16 @@ core::TermSelection DisplayPanel::terms() const
 void DisplayPanel::setModel(const core::ModelInfo& model)
 {
     const bool relative = model.hasRelativeTerms;
-    setTermsAvailable(relative, relative ? QString()
-                                         : tr("%1 models have no relative score terms: their attention is one softmax of "
-                                              "q·k, so there is nothing to split (term toggles need Transformer-XL)")
-                                               .arg(QString::fromUtf8(core::familyName(model.family))));
+    QString why;
+    if (model.family == core::ModelFamily::Llama)
+        why = tr("Llama-family models use rotary position embeddings: their score is one product of rotated queries and "
+                 "keys, with no (a)-(d) terms to split (Transformer-XL's term toggles do not apply; rotary frequency "
+                 "bands are their counterpart)");
+    else if (!relative)
+        why = tr("%1 models have no relative score terms: their attention is one softmax of q·k, so there is nothing to "
+                 "split (term toggles need Transformer-XL)")
+                  .arg(QString::fromUtf8(core::familyName(model.family)));
+    setTermsAvailable(relative, why);
     setTerms(core::TermSelection{});
 }
 

@@ -183,6 +183,10 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
     connect(m_compute, &ComputeController::textProfileFailed, m_relpos, &RelposPanel::setTextProfileError);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
+    connect(m_compute, &ComputeController::loadProgress, this, [this](qint64 done, qint64 total) {
+        m_status->setProgress(done, total);
+        m_status->setBusy(true, tr("Converting the weights to float32: %1 of %2 MiB").arg(done >> 20).arg(total >> 20));
+    });
     connect(m_compute, &ComputeController::scanProgress, m_relpos, &RelposPanel::scanProgress);
     connect(m_compute, &ComputeController::scanPartial, m_relpos, [this](ScanResultPtr r) { m_relpos->setScan(r, true); });
     connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {

@@ -96,7 +96,8 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std:
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
                                                 std::string text, const CaptureOptions& options)
 {
-    auto capture = captureImpl(model, tokenizer.encode(text), options);
+    // The tokens the model sees by default (Llama-family tokenizers add BOS; its span is empty).
+    auto capture = captureImpl(model, tokenizer.encodeWithSpecial(text), options);
     capture->text = std::move(text);
     return capture;
 }

@@ -40,7 +40,8 @@ struct CaptureOptions {
 // Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise).
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
                                                 const CaptureOptions& options);
-// Tokenizes `text` and captures it; the capture keeps the text.
+// Tokenizes `text` as the model sees it by default (encodeWithSpecial: Llama's BOS first) and captures it; the
+// capture keeps the text.
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
                                                 std::string text, const CaptureOptions& options);
 

@@ -1,22 +1,350 @@
-// Byte-level BPE as GPT-2 defines it. Pre-tokenisation implements the pattern
-//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-// by hand over code points (std::regex has no Unicode classes).
+// BpeTokenizer: the pipeline over text units that remember their source bytes.
 #include "tokenize/bpe_tokenizer.h"
 
-#include "tokenize/unicode_class.h"
 #include "util/error.h"
-#include "util/text_file.h"
 
-#include <climits>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include <algorithm>
 
 namespace attnscope::core {
 
 namespace {
-std::string displayText(std::string_view bytes)
+
+using Piece = std::vector<TextUnit>;
+
+std::u32string codepoints(const Piece& p)
 {
+    std::u32string s;
+    s.reserve(p.size());
+    for (const auto& u : p)
+        s.push_back(u.cp);
+    return s;
+}
+
+// GPT-2's bytes_to_unicode: printable bytes map to themselves, the others to 256, 257, ...
+const char32_t* byteToUnicode()
+{
+    static const auto table = [] {
+        static char32_t t[256];
+        int next = 0;
+        for (int b = 0; b < 256; ++b) {
+            const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+            t[b] = printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + next++);
+        }
+        return t;
+    }();
+    return table;
+}
+
+// [begin, end) unit ranges of `piece` that `find` reports, turned into pieces by `behavior`.
+std::vector<Piece> splitPiece(const Piece& piece, const std::vector<std::pair<int, int>>& matchesIn, SplitBehavior behavior,
+                              bool invert)
+{
+    const int n = static_cast<int>(piece.size());
+    // With invert the pattern describes the parts to keep as they are: the gaps become the "matches".
+    std::vector<std::pair<int, int>> matches;
+    if (!invert) {
+        matches = matchesIn;
+    } else {
+        int at = 0;
+        for (const auto& [b, e] : matchesIn) {
+            if (b > at)
+                matches.emplace_back(at, b);
+            at = e;
+        }
+        if (at < n)
+            matches.emplace_back(at, n);
+    }
+    // Alternating segments: (range, isMatch).
+    std::vector<std::pair<std::pair<int, int>, bool>> segs;
+    int at = 0;
+    for (const auto& m : matches) {
+        if (m.first > at)
+            segs.push_back({{at, m.first}, false});
+        segs.push_back({m, true});
+        at = m.second;
+    }
+    if (at < n)
+        segs.push_back({{at, n}, false});
+    if (behavior == SplitBehavior::Contiguous) { // adjacent matches become one
+        std::vector<std::pair<std::pair<int, int>, bool>> merged;
+        for (const auto& s : segs)
+            if (!merged.empty() && merged.back().second && s.second)
+                merged.back().first.second = s.first.second;
+            else
+                merged.push_back(s);
+        segs = std::move(merged);
+    }
+    std::vector<std::pair<int, int>> ranges;
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+        const auto [range, isMatch] = segs[i];
+        if (!isMatch) {
+            ranges.push_back(range);
+            continue;
+        }
+        switch (behavior) {
+        case SplitBehavior::Removed: break;
+        case SplitBehavior::MergedWithPrevious:
+            if (!ranges.empty() && ranges.back().second == range.first)
+                ranges.back().second = range.second;
+            else
+                ranges.push_back(range);
+            break;
+        case SplitBehavior::MergedWithNext:
+            if (i + 1 < segs.size() && !segs[i + 1].second) {
+                segs[i + 1].first.first = range.first;
+            } else {
+                ranges.push_back(range);
+            }
+            break;
+        default: ranges.push_back(range); break;
+        }
+    }
+    std::vector<Piece> out;
+    for (const auto& [b, e] : ranges)
+        if (e > b)
+            out.emplace_back(piece.begin() + b, piece.begin() + e);
+    return out;
+}
+
+std::vector<std::pair<int, int>> literalMatches(const std::u32string& s, const std::u32string& lit)
+{
+    std::vector<std::pair<int, int>> out;
+    if (lit.empty())
+        return out;
+    for (std::size_t at = s.find(lit); at != std::u32string::npos; at = s.find(lit, at + lit.size()))
+        out.emplace_back(static_cast<int>(at), static_cast<int>(at + lit.size()));
+    return out;
+}
+
+char32_t lowerCase(char32_t c)
+{
+    if ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7))
+        return c + 0x20;
+    return c;
+}
+
+bool isWordChar(char32_t c)
+{
+    return c == '_' || isLetter(c) || isNumber(c);
+}
+
+} // namespace
+
+const char* BpeTokenizer::gpt2Pattern()
+{
+    return R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+}
+
+BpeTokenizer::BpeTokenizer(TokenizerPipeline pipeline)
+    : m_p(std::move(pipeline))
+{
+    for (std::size_t i = 0; i < m_p.added.size(); ++i)
+        if (!m_p.added[i].content.empty())
+            m_addedByLength.push_back(i);
+    std::stable_sort(m_addedByLength.begin(), m_addedByLength.end(), [this](std::size_t a, std::size_t b) {
+        return m_p.added[a].content.size() > m_p.added[b].content.size();
+    });
+}
+
+int BpeTokenizer::vocabSize() const
+{
+    int n = m_p.model.vocabSize();
+    for (const auto& a : m_p.added)
+        n = std::max(n, a.id + 1);
+    return n;
+}
+
+void BpeTokenizer::normalize(Piece& piece) const
+{
+    for (const auto& step : m_p.normalizers) {
+        switch (step.kind) {
+        case NormalizerStep::Kind::Prepend: {
+            if (piece.empty())
+                break; // nothing to prepend to (an empty text stays empty)
+            Piece added;
+            for (char32_t c : step.text)
+                added.push_back({c, piece.front().begin, piece.front().begin});
+            piece.insert(piece.begin(), added.begin(), added.end());
+            break;
+        }
+        case NormalizerStep::Kind::Replace: {
+            const std::u32string s = codepoints(piece);
+            const auto matches = step.regex ? step.regex->findAll(s) : literalMatches(s, step.text);
+            if (matches.empty())
+                break;
+            Piece out;
+            int at = 0;
+            for (const auto& [b, e] : matches) {
+                out.insert(out.end(), piece.begin() + at, piece.begin() + b);
+                const std::uint32_t from = piece[static_cast<std::size_t>(b)].begin;
+                const std::uint32_t to = piece[static_cast<std::size_t>(e - 1)].end;
+                for (char32_t c : step.content)
+                    out.push_back({c, from, to});
+                at = e;
+            }
+            out.insert(out.end(), piece.begin() + at, piece.end());
+            piece = std::move(out);
+            break;
+        }
+        case NormalizerStep::Kind::Nfc: piece = toNfc(piece); break;
+        case NormalizerStep::Kind::Lowercase:
+            for (auto& u : piece)
+                u.cp = lowerCase(u.cp);
+            break;
+        case NormalizerStep::Kind::Strip: {
+            std::size_t b = 0, e = piece.size();
+            while (step.left && b < e && isWhiteSpace(piece[b].cp))
+                ++b;
+            while (step.right && e > b && isWhiteSpace(piece[e - 1].cp))
+                --e;
+            piece = Piece(piece.begin() + static_cast<std::ptrdiff_t>(b), piece.begin() + static_cast<std::ptrdiff_t>(e));
+            break;
+        }
+        }
+    }
+}
+
+std::vector<BpeTokenizer::Piece> BpeTokenizer::preTokenize(Piece piece, bool first) const
+{
+    std::vector<Piece> pieces{std::move(piece)};
+    for (const auto& step : m_p.preTokenizers) {
+        std::vector<Piece> next;
+        for (auto& p : pieces) {
+            switch (step.kind) {
+            case PreTokenizerStep::Kind::ByteLevel: {
+                if (step.addPrefixSpace && !p.empty() && p.front().cp != ' ')
+                    p.insert(p.begin(), TextUnit{' ', p.front().begin, p.front().begin});
+                std::vector<Piece> parts = step.regex ? splitPiece(p, step.regex->findAll(codepoints(p)), SplitBehavior::Isolated, false)
+                                                      : std::vector<Piece>{p};
+                if (step.mapBytes) {
+                    const char32_t* map = byteToUnicode();
+                    for (auto& part : parts) {
+                        Piece bytes;
+                        for (const auto& u : part) {
+                            const std::string utf8 = toUtf8(u.cp);
+                            const bool exact = u.end - u.begin == utf8.size();
+                            for (std::size_t i = 0; i < utf8.size(); ++i) {
+                                const auto b = static_cast<unsigned char>(utf8[i]);
+                                if (exact)
+                                    bytes.push_back({map[b], u.begin + static_cast<std::uint32_t>(i), u.begin + static_cast<std::uint32_t>(i) + 1});
+                                else
+                                    bytes.push_back({map[b], u.begin, u.end});
+                            }
+                        }
+                        part = std::move(bytes);
+                    }
+                }
+                for (auto& part : parts)
+                    next.push_back(std::move(part));
+                break;
+            }
+            case PreTokenizerStep::Kind::Split: {
+                const std::u32string s = codepoints(p);
+                auto parts = splitPiece(p, step.regex ? step.regex->findAll(s) : literalMatches(s, step.literal), step.behavior,
+                                        step.invert);
+                for (auto& part : parts)
+                    next.push_back(std::move(part));
+                break;
+            }
+            case PreTokenizerStep::Kind::Metaspace: {
+                for (auto& u : p)
+                    if (u.cp == ' ')
+                        u.cp = step.replacement;
+                const bool prepend = step.prepend == PreTokenizerStep::Prepend::Always ||
+                                     (step.prepend == PreTokenizerStep::Prepend::First && first);
+                if (prepend && !p.empty() && p.front().cp != step.replacement)
+                    p.insert(p.begin(), TextUnit{step.replacement, p.front().begin, p.front().begin});
+                if (!step.split) {
+                    next.push_back(std::move(p));
+                    break;
+                }
+                auto parts = splitPiece(p, literalMatches(codepoints(p), std::u32string(1, step.replacement)),
+                                        SplitBehavior::MergedWithNext, false);
+                for (auto& part : parts)
+                    next.push_back(std::move(part));
+                break;
+            }
+            case PreTokenizerStep::Kind::Digits:
+            case PreTokenizerStep::Kind::Punctuation:
+            case PreTokenizerStep::Kind::WhitespaceSplit:
+            case PreTokenizerStep::Kind::Whitespace: {
+                // Runs of the class (or single characters) as matches.
+                std::vector<std::pair<int, int>> matches;
+                auto inClass = [&](char32_t c) {
+                    switch (step.kind) {
+                    case PreTokenizerStep::Kind::Digits: return generalCategory(c) == GeneralCategory::Nd;
+                    case PreTokenizerStep::Kind::Punctuation:
+                        return (categoryGroupMask('P') & categoryBit(generalCategory(c))) != 0 ||
+                               (c < 0x80 && std::ispunct(static_cast<int>(c)));
+                    default: return isWhiteSpace(c);
+                    }
+                };
+                const bool single = (step.kind == PreTokenizerStep::Kind::Digits && step.individualDigits) ||
+                                    step.kind == PreTokenizerStep::Kind::Punctuation;
+                for (int i = 0, n = static_cast<int>(p.size()); i < n;) {
+                    if (!inClass(p[static_cast<std::size_t>(i)].cp)) {
+                        ++i;
+                        continue;
+                    }
+                    int j = i + 1;
+                    while (!single && j < n && inClass(p[static_cast<std::size_t>(j)].cp))
+                        ++j;
+                    matches.emplace_back(i, j);
+                    i = j;
+                }
+                SplitBehavior b = step.behavior;
+                if (step.kind == PreTokenizerStep::Kind::WhitespaceSplit || step.kind == PreTokenizerStep::Kind::Whitespace)
+                    b = SplitBehavior::Removed;
+                auto parts = splitPiece(p, matches, b, false);
+                if (step.kind == PreTokenizerStep::Kind::Whitespace) { // also split words from punctuation (\w+|[^\w\s]+)
+                    std::vector<Piece> finer;
+                    for (auto& part : parts) {
+                        std::vector<std::pair<int, int>> words;
+                        for (int i = 0, n = static_cast<int>(part.size()); i < n;) {
+                            const bool w = isWordChar(part[static_cast<std::size_t>(i)].cp);
+                            int j = i + 1;
+                            while (j < n && isWordChar(part[static_cast<std::size_t>(j)].cp) == w)
+                                ++j;
+                            words.emplace_back(i, j);
+                            i = j;
+                        }
+                        for (auto& f : splitPiece(part, words, SplitBehavior::Isolated, false))
+                            finer.push_back(std::move(f));
+                    }
+                    parts = std::move(finer);
+                }
+                for (auto& part : parts)
+                    next.push_back(std::move(part));
+                break;
+            }
+            }
+        }
+        pieces = std::move(next);
+    }
+    return pieces;
+}
+
+void BpeTokenizer::encodePiece(Piece piece, bool first, std::vector<Token>& out) const
+{
+    normalize(piece);
+    for (const auto& part : preTokenize(std::move(piece), first)) {
+        std::vector<BpeModel::Unit> units;
+        units.reserve(part.size());
+        for (const auto& u : part)
+            units.push_back({toUtf8(u.cp), u.begin, u.end});
+        m_p.model.encode(units, out);
+    }
+}
+
+std::string BpeTokenizer::display(const Token& t, std::string_view text) const
+{
+    const std::string& piece = t.id < m_p.model.vocabSize() ? m_p.model.piece(t.id) : std::string();
+    const bool byteToken = piece.size() == 6 && piece.rfind("<0x", 0) == 0 && piece.back() == '>';
+    if (t.end <= t.begin || (byteToken && t.end - t.begin != 1))
+        return piece.empty() ? "<" + std::to_string(t.id) + ">" : piece;
+    // The token's own characters from the text; bytes that are not whole characters shown as <0xNN>.
     std::string out;
+    const std::string_view bytes = text.substr(t.begin, t.end - t.begin);
     for (std::size_t i = 0; i < bytes.size();) {
         std::size_t len;
         const char32_t cp = decodeUtf8(bytes, i, len);
@@ -31,189 +359,87 @@ std::string displayText(std::string_view bytes)
     }
     return out;
 }
-} // namespace
-
-BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, std::int32_t> vocab,
-                           const std::vector<std::pair<std::string, std::string>>& merges, std::string source)
-    : m_vocab(std::move(vocab))
-    , m_source(std::move(source))
-{
-    for (std::size_t r = 0; r < merges.size(); ++r)
-        m_mergeRank.emplace(merges[r].first + " " + merges[r].second, static_cast<int>(r));
-    // GPT-2's bytes_to_unicode: printable bytes map to themselves, the rest to 256, 257, ...
-    int next = 0;
-    for (int b = 0; b < 256; ++b) {
-        const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-        appendUtf8(m_byteToSymbol[b], printable ? static_cast<char32_t>(b) : static_cast<char32_t>(256 + next++));
-    }
-}
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::fromFiles(const std::string& vocabJson, const std::string& mergesTxt)
-{
-    const auto vj = readJsonFile(vocabJson);
-    if (!vj.is_object())
-        throw Error(ErrorCode::BadJson, "expected an object of token -> id", vocabJson);
-    std::unordered_map<std::string, std::int32_t> vocab;
-    for (auto it = vj.begin(); it != vj.end(); ++it) {
-        if (!it->is_number_integer())
-            throw Error(ErrorCode::BadJson, "token id is not an integer", vocabJson, it.key());
-        vocab.emplace(it.key(), it->get<std::int32_t>());
-    }
-    std::vector<std::pair<std::string, std::string>> merges;
-    std::istringstream in(readTextFile(mergesTxt));
-    std::string line;
-    int lineNo = 0;
-    while (std::getline(in, line)) {
-        ++lineNo;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.empty() || (lineNo == 1 && line.rfind("#version", 0) == 0))
-            continue;
-        const auto sp = line.find(' ');
-        if (sp == std::string::npos || sp == 0 || sp + 1 == line.size())
-            throw Error(ErrorCode::CorruptFile, "line " + std::to_string(lineNo) + " is not a \"left right\" pair",
-                        mergesTxt);
-        merges.emplace_back(line.substr(0, sp), line.substr(sp + 1));
-    }
-    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, vocabJson);
-}
-
-std::unique_ptr<BpeTokenizer> BpeTokenizer::fromTokenizerJson(const std::string& path)
-{
-    const auto j = readJsonFile(path);
-    const auto model = j.find("model");
-    if (model == j.end() || !model->is_object())
-        throw Error(ErrorCode::BadJson, "no \"model\" object", path);
-    const std::string type = model->value("type", "");
-    if (type != "BPE")
-        throw Error(ErrorCode::BadJson, "tokenizer model type \"" + type + "\" is not supported (BPE only)", path,
-                    "model.type");
-    std::unordered_map<std::string, std::int32_t> vocab;
-    const auto v = model->find("vocab");
-    if (v == model->end() || !v->is_object())
-        throw Error(ErrorCode::BadJson, "no vocab object", path, "model.vocab");
-    for (auto it = v->begin(); it != v->end(); ++it)
-        vocab.emplace(it.key(), it->get<std::int32_t>());
-    std::vector<std::pair<std::string, std::string>> merges;
-    const auto m = model->find("merges");
-    if (m == model->end() || !m->is_array())
-        throw Error(ErrorCode::BadJson, "no merges list", path, "model.merges");
-    for (const auto& e : *m) {
-        if (e.is_string()) { // "left right"
-            const auto s = e.get<std::string>();
-            const auto sp = s.find(' ');
-            if (sp == std::string::npos)
-                throw Error(ErrorCode::BadJson, "merge \"" + s + "\" is not a pair", path, "model.merges");
-            merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
-        } else if (e.is_array() && e.size() == 2) { // ["left", "right"] (newer tokenizers)
-            merges.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
-        } else {
-            throw Error(ErrorCode::BadJson, "merge entry " + e.dump() + " is not a pair", path, "model.merges");
-        }
-    }
-    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, path);
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> BpeTokenizer::preTokenize(std::string_view text)
-{
-    std::vector<char32_t> cps;
-    std::vector<std::size_t> at; // byte offset of each code point, plus the end
-    for (std::size_t i = 0; i < text.size();) {
-        std::size_t len;
-        cps.push_back(decodeUtf8(text, i, len));
-        at.push_back(i);
-        i += len;
-    }
-    at.push_back(text.size());
-    const std::size_t n = cps.size();
-    auto cls = [&](std::size_t i) { return classify(cps[i]); };
-
-    std::vector<std::pair<std::size_t, std::size_t>> out;
-    std::size_t i = 0;
-    while (i < n) {
-        std::size_t end = i + 1;
-        const char32_t c = cps[i];
-        if (c == U'\'' && i + 1 < n) { // contractions: 's 't 'm 'd 're 've 'll
-            const char32_t a = cps[i + 1];
-            const char32_t b = i + 2 < n ? cps[i + 2] : 0;
-            if (a == U's' || a == U't' || a == U'm' || a == U'd')
-                end = i + 2;
-            else if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l'))
-                end = i + 3;
-        }
-        const bool contraction = end > i + 1;
-        if (!contraction) {
-            // ` ?X+` for X in letters, numbers, other: an optional single space, then a run of one class.
-            const std::size_t s = (c == U' ' && i + 1 < n && cls(i + 1) != CharClass::Space) ? i + 1 : i;
-            const CharClass k = cls(s);
-            if (k != CharClass::Space) {
-                end = s + 1;
-                while (end < n && cls(end) == k)
-                    ++end;
-            } else {
-                // White space: all of a run that reaches the end; otherwise leave its last character to
-                // start the next piece (\s+(?!\S)), or take a single one (\s+).
-                std::size_t r = i;
-                while (r < n && cls(r) == CharClass::Space)
-                    ++r;
-                end = r == n ? n : (r - i >= 2 ? r - 1 : i + 1);
-            }
-        }
-        out.emplace_back(at[i], at[end]);
-        i = end;
-    }
-    return out;
-}
-
-void BpeTokenizer::bpe(std::string_view piece, std::size_t offset, std::vector<Token>& out) const
-{
-    struct Sym {
-        std::string s;
-        std::size_t begin, end;
-    };
-    std::vector<Sym> syms;
-    for (std::size_t b = 0; b < piece.size(); ++b)
-        syms.push_back({m_byteToSymbol[static_cast<unsigned char>(piece[b])], offset + b, offset + b + 1});
-    while (syms.size() > 1) {
-        int best = INT_MAX;
-        std::size_t bi = 0;
-        for (std::size_t i = 0; i + 1 < syms.size(); ++i) {
-            const auto it = m_mergeRank.find(syms[i].s + " " + syms[i + 1].s);
-            if (it != m_mergeRank.end() && it->second < best) {
-                best = it->second;
-                bi = i;
-            }
-        }
-        if (best == INT_MAX)
-            break;
-        const std::string first = syms[bi].s, second = syms[bi + 1].s;
-        std::vector<Sym> merged;
-        for (std::size_t i = 0; i < syms.size();) {
-            if (i + 1 < syms.size() && syms[i].s == first && syms[i + 1].s == second) {
-                merged.push_back({first + second, syms[i].begin, syms[i + 1].end});
-                i += 2;
-            } else {
-                merged.push_back(std::move(syms[i]));
-                ++i;
-            }
-        }
-        syms = std::move(merged);
-    }
-    for (const auto& s : syms) {
-        const auto it = m_vocab.find(s.s);
-        if (it == m_vocab.end())
-            throw Error(ErrorCode::CorruptFile, "BPE symbol \"" + s.s + "\" is not in the vocabulary", m_source);
-        out.push_back({it->second, {}, s.begin, s.end});
-    }
-}
 
 std::vector<Token> BpeTokenizer::encode(std::string_view text) const
 {
     std::vector<Token> out;
-    for (const auto& [b, e] : preTokenize(text))
-        bpe(text.substr(b, e - b), b, out);
+    const auto n = text.size();
+    // Added tokens first: the text between them is tokenized piece by piece.
+    auto pieceOf = [&](std::size_t b, std::size_t e) {
+        Piece p;
+        for (std::size_t i = b; i < e;) {
+            std::size_t len;
+            const char32_t cp = decodeUtf8(text, i, len);
+            p.push_back({cp, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(i + len)});
+            i += len;
+        }
+        return p;
+    };
+    auto isSpaceByte = [&](std::size_t i) { return text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'; };
+    std::size_t textStart = 0;
+    for (std::size_t pos = 0; pos < n;) {
+        const AddedToken* hit = nullptr;
+        for (std::size_t k : m_addedByLength) {
+            const auto& a = m_p.added[k];
+            if (text.compare(pos, a.content.size(), a.content) != 0)
+                continue;
+            if (a.singleWord) {
+                std::size_t len;
+                const bool before = pos > 0 && isWordChar(decodeUtf8(text, pos - 1, len));
+                const bool after = pos + a.content.size() < n && isWordChar(decodeUtf8(text, pos + a.content.size(), len));
+                if (before || after)
+                    continue;
+            }
+            hit = &a;
+            break;
+        }
+        if (!hit) {
+            ++pos;
+            continue;
+        }
+        std::size_t begin = pos, end = pos + hit->content.size();
+        if (hit->lstrip)
+            while (begin > textStart && isSpaceByte(begin - 1))
+                --begin;
+        if (hit->rstrip)
+            while (end < n && isSpaceByte(end))
+                ++end;
+        if (begin > textStart)
+            encodePiece(pieceOf(textStart, begin), textStart == 0, out);
+        out.push_back({hit->id, {}, begin, end});
+        pos = textStart = end;
+    }
+    if (textStart < n)
+        encodePiece(pieceOf(textStart, n), textStart == 0, out);
     for (auto& t : out)
-        t.text = displayText(text.substr(t.begin, t.end - t.begin));
+        t.text = display(t, text);
+    return out;
+}
+
+Token BpeTokenizer::specialToken(int id, std::uint32_t at) const
+{
+    Token t{id, {}, at, at};
+    for (const auto& a : m_p.added)
+        if (a.id == id)
+            t.text = a.content;
+    if (t.text.empty() && id < m_p.model.vocabSize())
+        t.text = m_p.model.piece(id);
+    return t;
+}
+
+std::vector<Token> BpeTokenizer::specialPrefix() const
+{
+    std::vector<Token> out;
+    for (int id : m_p.prefixIds)
+        out.push_back(specialToken(id, 0));
+    return out;
+}
+
+std::vector<Token> BpeTokenizer::specialSuffix() const
+{
+    std::vector<Token> out;
+    for (int id : m_p.suffixIds)
+        out.push_back(specialToken(id, 0)); // the caller moves them to the end of the text
     return out;
 }
 

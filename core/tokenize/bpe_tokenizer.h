@@ -1,35 +1,91 @@
-// GPT-2 byte-level BPE: the GPT-2 pre-tokenizer regex, bytes mapped to printable code points, ranked merges.
+// The BPE tokenizer pipeline of Hugging Face's tokenizers, which every BPE format here is expressed in:
+//   1. added tokens (special or not) are matched in the raw text first;
+//   2. each piece between them is normalised (Prepend, Replace, NFC, Lowercase, Strip);
+//   3. pre-tokenised (ByteLevel with the GPT-2 pattern, Split by a pattern, Metaspace, Digits, Whitespace, ...);
+//   4. each pre-token is encoded by the BPE model;
+//   5. the post-processor's template adds special tokens around the text (encodeWithSpecial).
+// Every character keeps the original bytes it came from, so every token has its span in the input text.
+// Built from tokenizer.json, vocab.json + merges.txt, SentencePiece tokenizer.model, or a GGUF vocabulary
+// (tokenizer_formats.h). Immutable after construction; encode is thread-safe.
 #pragma once
 
+#include "tokenize/bpe_model.h"
 #include "tokenize/tokenizer.h"
+#include "tokenize/unicode_class.h"
+#include "tokenize/unicode_regex.h"
 
-#include <unordered_map>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace attnscope::core {
 
+struct AddedToken {
+    std::string content;
+    int id = 0;
+    bool special = false;
+    bool lstrip = false, rstrip = false; // white space on that side belongs to the token
+    bool singleWord = false;             // only as a whole word
+};
+
+struct NormalizerStep {
+    enum class Kind { Prepend, Replace, Nfc, Lowercase, Strip } kind = Kind::Prepend;
+    std::u32string text;      // Prepend: what; Replace: the literal pattern
+    std::u32string content;   // Replace: the replacement
+    std::shared_ptr<const UnicodeRegex> regex; // Replace with a regex pattern
+    bool left = true, right = true; // Strip
+};
+
+enum class SplitBehavior { Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous };
+
+struct PreTokenizerStep {
+    enum class Kind { ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation } kind = Kind::ByteLevel;
+    std::shared_ptr<const UnicodeRegex> regex; // ByteLevel (when it splits), Split, Whitespace
+    std::u32string literal;                    // Split by a literal string
+    SplitBehavior behavior = SplitBehavior::Isolated;
+    bool invert = false;          // Split: the pattern describes what to keep
+    bool addPrefixSpace = false;  // ByteLevel
+    bool mapBytes = true;         // ByteLevel: bytes to GPT-2's printable characters
+    char32_t replacement = U'\u2581'; // Metaspace
+    enum class Prepend { Always, First, Never } prepend = Prepend::Always; // Metaspace
+    bool split = true;            // Metaspace
+    bool individualDigits = false; // Digits
+};
+
+struct TokenizerPipeline {
+    std::vector<AddedToken> added;
+    std::vector<NormalizerStep> normalizers;
+    std::vector<PreTokenizerStep> preTokenizers;
+    BpeModel model;
+    std::vector<int> prefixIds, suffixIds; // what the post-processor adds around a text
+    std::string kind;                      // "byte-level BPE", "SentencePiece BPE", ...
+    std::string source;                    // file, for messages
+};
+
 class BpeTokenizer final : public Tokenizer {
 public:
-    // `vocab`: token string (byte-mapped) -> id; `merges`: pairs in rank order.
-    BpeTokenizer(std::unordered_map<std::string, std::int32_t> vocab,
-                 const std::vector<std::pair<std::string, std::string>>& merges, std::string source);
-
-    static std::unique_ptr<BpeTokenizer> fromFiles(const std::string& vocabJson, const std::string& mergesTxt);
-    static std::unique_ptr<BpeTokenizer> fromTokenizerJson(const std::string& path);
+    explicit BpeTokenizer(TokenizerPipeline pipeline);
 
     std::vector<Token> encode(std::string_view text) const override;
-    std::string kind() const override { return "byte-level BPE"; }
-    int vocabSize() const override { return static_cast<int>(m_vocab.size()); }
+    std::vector<Token> specialPrefix() const override;
+    std::vector<Token> specialSuffix() const override;
+    std::string kind() const override { return m_p.kind; }
+    int vocabSize() const override;
+    const TokenizerPipeline& pipeline() const { return m_p; }
 
-    // Splits text into pre-tokens with the GPT-2 pattern; returns byte spans. Exposed for tests.
-    static std::vector<std::pair<std::size_t, std::size_t>> preTokenize(std::string_view text);
+    // The GPT-2 pre-tokenizer pattern (also ByteLevel's default split).
+    static const char* gpt2Pattern();
 
 private:
-    void bpe(std::string_view piece, std::size_t offset, std::vector<Token>& out) const;
+    using Piece = std::vector<TextUnit>;
+    void encodePiece(Piece piece, bool first, std::vector<Token>& out) const;
+    void normalize(Piece& piece) const;
+    std::vector<Piece> preTokenize(Piece piece, bool first) const;
+    std::string display(const Token& t, std::string_view text) const;
+    Token specialToken(int id, std::uint32_t at) const;
 
-    std::unordered_map<std::string, std::int32_t> m_vocab;
-    std::unordered_map<std::string, int> m_mergeRank; // "left right" -> rank
-    std::string m_byteToSymbol[256];                  // GPT-2 bytes_to_unicode, UTF-8 encoded
-    std::string m_source;
+    TokenizerPipeline m_p;
+    std::vector<std::size_t> m_addedByLength; // indices into m_p.added, longest content first
 };
 
 } // namespace attnscope::core

@@ -1,5 +1,7 @@
-// loadTokenizer: picks the tokenizer from the files present in a model folder.
-#include "tokenize/bpe_tokenizer.h"
+// loadTokenizer: picks the tokenizer from what a folder holds, or from the file given.
+#include "io/gguf.h"
+#include "tokenize/id_tokenizer.h"
+#include "tokenize/tokenizer_formats.h"
 #include "tokenize/word_tokenizer.h"
 #include "util/error.h"
 
@@ -9,20 +11,49 @@ namespace fs = std::filesystem;
 
 namespace attnscope::core {
 
-std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folder)
+std::vector<Token> Tokenizer::encodeWithSpecial(std::string_view text) const
 {
-    const fs::path dir(folder);
-    if (!fs::is_directory(dir))
-        throw Error(ErrorCode::Io, "not a folder", folder);
-    if (fs::exists(dir / "vocab.json") && fs::exists(dir / "merges.txt"))
-        return BpeTokenizer::fromFiles((dir / "vocab.json").string(), (dir / "merges.txt").string());
-    if (fs::exists(dir / "tokenizer.json"))
-        return BpeTokenizer::fromTokenizerJson((dir / "tokenizer.json").string());
-    if (fs::exists(dir / "vocab.txt"))
-        return WordTokenizer::fromFile((dir / "vocab.txt").string());
+    std::vector<Token> out = specialPrefix();
+    for (auto& t : encode(text))
+        out.push_back(std::move(t));
+    for (auto t : specialSuffix()) {
+        t.begin = t.end = text.size();
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile)
+{
+    const fs::path p(folderOrFile);
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+        const std::string name = p.filename().string();
+        if (looksLikeGguf(folderOrFile) || p.extension() == ".gguf")
+            return tokenizerFromGguf(GgufFile(folderOrFile));
+        if (name == "tokenizer.json")
+            return tokenizerFromJson(folderOrFile);
+        if (p.extension() == ".model")
+            return tokenizerFromSentencePiece(folderOrFile);
+        if (name == "vocab.txt")
+            return WordTokenizer::fromFile(folderOrFile);
+        throw Error(ErrorCode::Io, "not a tokenizer file (expected tokenizer.json, tokenizer.model, vocab.txt or a .gguf file)",
+                    folderOrFile);
+    }
+    if (!fs::is_directory(p, ec))
+        throw Error(ErrorCode::Io, "no such file or folder", folderOrFile);
+    if (fs::exists(p / "tokenizer.json"))
+        return tokenizerFromJson((p / "tokenizer.json").string());
+    if (fs::exists(p / "tokenizer.model"))
+        return tokenizerFromSentencePiece((p / "tokenizer.model").string());
+    if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt"))
+        return tokenizerFromGpt2Files((p / "vocab.json").string(), (p / "merges.txt").string());
+    if (fs::exists(p / "vocab.txt"))
+        return WordTokenizer::fromFile((p / "vocab.txt").string());
     throw Error(ErrorCode::Io,
-                "no tokenizer files in the folder (expected vocab.json + merges.txt, tokenizer.json, or vocab.txt)",
-                folder);
+                "no tokenizer files in the folder (expected tokenizer.json, tokenizer.model, vocab.json + merges.txt, or "
+                "vocab.txt)",
+                folderOrFile);
 }
 
 } // namespace attnscope::core

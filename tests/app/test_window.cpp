@@ -12,6 +12,7 @@
 #include "ui/figure_window.h"
 #include "ui/guide_window.h"
 #include "ui/heads_panel.h"
+#include "ui/model_panel.h"
 #include "ui/main_window.h"
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
@@ -25,6 +26,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -424,4 +426,46 @@ TEST_CASE("a pair clicked in the text view is shown in the grid; Help opens the 
     CHECK(guide.browser()->toPlainText().contains("attnscope user guide"));
     app::GuideWindow missing(QString{});
     CHECK(missing.browser()->toPlainText().contains("not installed"));
+}
+
+TEST_CASE("a Llama-family folder and a GGUF file open like any model", "[app][window][llama]")
+{
+    for (const char* model : {"llama-gqa", "llama-gqa/model-q8_0.gguf"}) {
+        DYNAMIC_SECTION(model)
+        {
+            Window win(model, QStringLiteral("14 67 46 14 0 12 25 38"));
+            auto& w = win.w;
+            REQUIRE(w.grid()->data());
+            // The folder has no tokenizer (ids typed); the GGUF brings its own vocabulary, which adds BOS.
+            const auto& tokens = w.result()->capture->tokens;
+            CHECK(w.grid()->data()->rows == static_cast<int>(tokens.size()));
+            if (QString(model).endsWith(".gguf"))
+                CHECK(tokens.front().id == 1);
+            else
+                CHECK(tokens.size() == 8);
+            CHECK(w.headsPanel()->headBox()->maximum() == 8);
+            // Heads that share a key/value head are shown as groups.
+            CHECK(w.headsPanel()->findChild<QLabel*>() != nullptr);
+            bool groupsNamed = false;
+            for (auto* l : w.headsPanel()->findChildren<QLabel*>())
+                groupsNamed = groupsNamed || (l->isVisibleTo(w.headsPanel()) && l->text().contains("share 2 key/value heads"));
+            CHECK(groupsNamed);
+            CHECK(w.headOverview()->toolTip().contains("share a key/value head"));
+            // No Transformer-XL terms: the boxes say why.
+            CHECK_FALSE(w.displayPanel()->termBox(0)->isEnabled());
+            CHECK(w.displayPanel()->termBox(0)->toolTip().contains("rotary"));
+            // The model dock names the new fields.
+            QStringList rows;
+            for (const auto& [k, v] : w.modelPanel()->rows())
+                rows << k + "=" + v;
+            const QString all = rows.join('\n');
+            CHECK(all.contains("Key/value heads=2"));
+            CHECK(all.contains("rotary"));
+            CHECK(all.contains(QString(model).endsWith(".gguf") ? "Q8_0" : "F32"));
+            // Keys step heads as for any model.
+            w.grid()->setFocus();
+            QTest::keyClick(w.grid(), Qt::Key_Right);
+            CHECK(w.selection().heads == std::vector<int>{1});
+        }
+    }
 }

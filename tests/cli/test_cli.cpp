@@ -143,3 +143,52 @@ TEST_CASE("attnscope-cli finds built-in models by name", "[cli][builtin]")
         }
     CHECK(found);
 }
+
+TEST_CASE("attnscope-cli tokenize: real tokenizers, with and without --special, and GGUF vocabularies", "[cli][tokenizer]")
+{
+    for (const char* name : {"gpt2", "llama3", "llama2"}) {
+        const auto dir = test::testdataDir() / "tokenizers" / name;
+        const auto cases = core::readJsonFile((dir / "cases.json").string());
+        // Every tenth case through the process (the library test runs them all).
+        for (std::size_t i = 0; i < cases.size(); i += 10) {
+            const auto text = cases[i]["text"].get<std::string>();
+            INFO(name << " case " << i);
+            auto r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", text});
+            REQUIRE(r.exitCode == 0);
+            CHECK(nlohmann::json::parse(r.out) == cases[i]["ids"]);
+            r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", text, "--special"});
+            REQUIRE(r.exitCode == 0);
+            CHECK(nlohmann::json::parse(r.out) == cases[i]["ids_with_special"]);
+        }
+    }
+    // A GGUF's own vocabulary (SentencePiece-style, with BOS).
+    const auto r = runCli({"tokenize", "--tokenizer", (test::testdataDir() / "llama-tiny" / "model-f32.gguf").string(),
+                           "--text", "hello", "--special"});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto ids = nlohmann::json::parse(r.out);
+    REQUIRE(ids.size() >= 2);
+    CHECK(ids[0] == 1); // tokenizer.ggml.bos_token_id
+}
+
+TEST_CASE("attnscope-cli dump and info take GGUF files", "[cli][gguf]")
+{
+    test::TempDir tmp;
+    const auto dir = test::testdataDir() / "llama-gqa";
+    const auto out = (tmp / "out.safetensors").string();
+    auto r = runCli({"dump", "--model", (dir / "model-q8_0.gguf").string(), "--input", (dir / "input.json").string(),
+                     "--out", out});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    CHECK(test::referenceMismatches((dir / "expected-q8_0.safetensors").string(), test::loadAll(out)).empty());
+    r = runCli({"info", "--model", (dir / "model-q8_0.gguf").string()});
+    REQUIRE(r.exitCode == 0);
+    const auto info = nlohmann::json::parse(r.out);
+    CHECK(info["family"] == "Llama");
+    CHECK(info["heads"] == 8);
+    CHECK(info["kv_heads"] == 2);
+    CHECK(info["d_head"] == 8);
+    CHECK(info["weights"].get<std::string>().find("Q8_0") != std::string::npos);
+    CHECK(info["positions"].get<std::string>().find("llama3") != std::string::npos);
+    CHECK(info["parameters"] == 91584);
+}

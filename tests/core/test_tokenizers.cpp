@@ -1,5 +1,6 @@
 // Tokenizers: GPT-2 byte-level BPE against the shared llama.cpp vectors; the word-level tokenizer's rules.
 #include "tokenize/bpe_tokenizer.h"
+#include "tokenize/unicode_regex.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/word_tokenizer.h"
 #include "test_support.h"
@@ -44,6 +45,7 @@ TEST_CASE("GPT-2 BPE from tokenizer.json gives the same ids", "[tokenizer]")
     const auto dir = test::testdataDir() / "gpt2-tokenizer";
     test::TempDir tmp;
     nlohmann::json tj;
+    tj["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}};
     tj["model"]["type"] = "BPE";
     tj["model"]["vocab"] = core::readJsonFile((dir / "vocab.json").string());
     nlohmann::json merges = nlohmann::json::array();
@@ -78,10 +80,12 @@ TEST_CASE("GPT-2 BPE from tokenizer.json gives the same ids", "[tokenizer]")
 
 TEST_CASE("GPT-2 pre-tokenizer splits like the GPT-2 pattern", "[tokenizer]")
 {
-    auto pieces = [](const std::string& s) {
+    const core::UnicodeRegex gpt2(core::BpeTokenizer::gpt2Pattern());
+    auto pieces = [&](const std::string& s) { // ASCII inputs: code point offsets are byte offsets
         std::vector<std::string> out;
-        for (const auto& [b, e] : core::BpeTokenizer::preTokenize(s))
-            out.push_back(s.substr(b, e - b));
+        const std::u32string cps(s.begin(), s.end());
+        for (const auto& [b, e] : gpt2.findAll(cps))
+            out.push_back(s.substr(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
         return out;
     };
     CHECK(pieces("I'm here") == std::vector<std::string>{"I", "'m", " here"});
@@ -89,6 +93,76 @@ TEST_CASE("GPT-2 pre-tokenizer splits like the GPT-2 pattern", "[tokenizer]")
     CHECK(pieces("x   ") == std::vector<std::string>{"x", "   "});
     CHECK(pieces("3.14!!") == std::vector<std::string>{"3", ".", "14", "!!"});
     CHECK(pieces("\t\nz") == std::vector<std::string>{"\t", "\n", "z"});
+}
+
+namespace {
+std::vector<int> ids(const std::vector<core::Token>& tokens)
+{
+    std::vector<int> out;
+    for (const auto& t : tokens)
+        out.push_back(t.id);
+    return out;
+}
+
+// Every case of a tokenizers/ folder through `tok`: ids without and with the special tokens, and spans that stay in
+// the text, in order, and cover exactly the bytes of the text that are not special-token literals or whitespace the
+// normaliser dropped.
+void checkCases(const core::Tokenizer& tok, const std::filesystem::path& casesFile)
+{
+    const auto cases = core::readJsonFile(casesFile.string());
+    REQUIRE(cases.size() >= 100);
+    int checked = 0;
+    for (const auto& c : cases) {
+        const auto text = c["text"].get<std::string>();
+        INFO("text (" << text.size() << " bytes): " << text.substr(0, 200));
+        const auto tokens = tok.encode(text);
+        CHECK(ids(tokens) == c["ids"].get<std::vector<int>>());
+        CHECK(ids(tok.encodeWithSpecial(text)) == c["ids_with_special"].get<std::vector<int>>());
+        std::size_t last = 0;
+        for (const auto& t : tokens) {
+            CHECK(t.begin <= t.end);
+            CHECK(t.end <= text.size());
+            CHECK(t.begin >= last);
+            last = std::max(last, t.begin);
+            CHECK_FALSE(t.text.empty());
+        }
+        ++checked;
+    }
+    CHECK(checked == static_cast<int>(cases.size()));
+}
+} // namespace
+
+TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with and without special tokens", "[tokenizer][hf]")
+{
+    int folders = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::testdataDir() / "tokenizers")) {
+        if (!std::filesystem::exists(e.path() / "tokenizer.json") || !std::filesystem::exists(e.path() / "cases.json"))
+            continue;
+        DYNAMIC_SECTION(e.path().filename().string())
+        {
+            const auto tok = core::loadTokenizer(e.path().string());
+            checkCases(*tok, e.path() / "cases.json");
+        }
+        ++folders;
+    }
+    CHECK(folders >= 3);
+}
+
+TEST_CASE("SentencePiece tokenizer.model gives the same ids as its tokenizer.json", "[tokenizer][sentencepiece]")
+{
+    int models = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::testdataDir() / "tokenizers")) {
+        if (!std::filesystem::exists(e.path() / "tokenizer.model"))
+            continue;
+        DYNAMIC_SECTION(e.path().filename().string())
+        {
+            const auto tok = core::loadTokenizer((e.path() / "tokenizer.model").string());
+            CHECK(tok->kind() == "SentencePiece BPE");
+            checkCases(*tok, e.path() / "cases.json");
+        }
+        ++models;
+    }
+    CHECK(models >= 1);
 }
 
 TEST_CASE("word-level tokenizer: whitespace split, <unk>, <eos> at line ends, spans", "[tokenizer]")
