@@ -1,6 +1,7 @@
 // attnscope-bench: speed of the forward pass with attention capture (and the machine's GEMM peak) on a random
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
+#include "random_models.h"
 #include "io/safetensors.h"
 #include "util/cpu_features.h"
 #include "model/model_loader.h"
@@ -18,6 +19,7 @@
 #include <string>
 
 using namespace attnscope::core;
+namespace bench = attnscope::bench;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -33,55 +35,6 @@ struct Options {
 double seconds(Clock::time_point a, Clock::time_point b)
 {
     return std::chrono::duration<double>(b - a).count();
-}
-
-// Writes a random model folder of the requested shape (weights ~ N(0, 0.02), LayerNorm gains 1).
-fs::path makeRandomModel(const Options& o)
-{
-    const fs::path dir = fs::temp_directory_path() / ("attnscope-bench-" + std::to_string(o.layers) + "x" +
-                                                      std::to_string(o.heads) + "x" + std::to_string(o.dModel));
-    fs::create_directories(dir);
-    nlohmann::json cfg = {{"model_type", "transfo-xl"}, {"vocab_size", o.vocab}, {"d_model", o.dModel},
-                          {"d_embed", o.dModel},        {"n_head", o.heads},     {"d_head", o.dHead},
-                          {"d_inner", o.dInner},        {"n_layer", o.layers},   {"mem_len", o.memLen},
-                          {"tgt_len", o.tgtLen},        {"cutoffs", nlohmann::json::array()}};
-    std::ofstream(dir / "config.json") << cfg.dump(2);
-    std::mt19937 rng(7);
-    std::normal_distribution<float> nd(0.0f, 0.02f);
-    auto randn = [&](Shape s) {
-        OutputTensor t{"", s, std::vector<float>(static_cast<std::size_t>(shapeNumel(s)))};
-        for (auto& v : t.data)
-            v = nd(rng);
-        return t;
-    };
-    auto fill = [](Shape s, float v) {
-        return OutputTensor{"", s, std::vector<float>(static_cast<std::size_t>(shapeNumel(s)), v)};
-    };
-    std::vector<OutputTensor> w;
-    auto add = [&](std::string name, OutputTensor t) {
-        t.name = "transformer." + name;
-        w.push_back(std::move(t));
-    };
-    const std::int64_t d = o.dModel, hd = static_cast<std::int64_t>(o.heads) * o.dHead;
-    add("word_emb.emb_layers.0.weight", randn({o.vocab, d}));
-    add("r_w_bias", randn({o.heads, o.dHead}));
-    add("r_r_bias", randn({o.heads, o.dHead}));
-    for (int l = 0; l < o.layers; ++l) {
-        const std::string p = "layers." + std::to_string(l) + ".";
-        add(p + "dec_attn.qkv_net.weight", randn({3 * hd, d}));
-        add(p + "dec_attn.r_net.weight", randn({hd, d}));
-        add(p + "dec_attn.o_net.weight", randn({d, hd}));
-        add(p + "dec_attn.layer_norm.weight", fill({d}, 1));
-        add(p + "dec_attn.layer_norm.bias", fill({d}, 0));
-        add(p + "pos_ff.CoreNet.0.weight", randn({o.dInner, d}));
-        add(p + "pos_ff.CoreNet.0.bias", fill({o.dInner}, 0));
-        add(p + "pos_ff.CoreNet.3.weight", randn({d, o.dInner}));
-        add(p + "pos_ff.CoreNet.3.bias", fill({d}, 0));
-        add(p + "pos_ff.layer_norm.weight", fill({d}, 1));
-        add(p + "pos_ff.layer_norm.bias", fill({d}, 0));
-    }
-    writeSafetensors((dir / "model.safetensors").string(), w);
-    return dir;
 }
 
 // Copies every layer's probabilities (and terms) into a reused buffer, as a real consumer would read them.
@@ -140,6 +93,14 @@ int main(int argc, char** argv)
     if (!attnscope::core::cpuCanRunThisBuild("attnscope-bench"))
         return 1;
     Options o;
+    if (argc >= 3 && std::string(argv[1]) == "--make-llama") {
+        // attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]: a random model to open and try.
+        const std::string shape = argc > 3 ? argv[3] : "smollm2-135m";
+        const auto dtype = argc > 4 && std::string(argv[4]) == "bf16" ? DType::BF16 : DType::F32;
+        bench::writeRandomLlama(bench::llamaShape(shape), argv[2], dtype, argc > 5 ? argv[5] : "");
+        std::printf("wrote a random %s model to %s\n", shape.c_str(), argv[2]);
+        return 0;
+    }
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
@@ -163,7 +124,16 @@ int main(int argc, char** argv)
                 "%d tokens, %d thread(s), capture %s\n",
                 o.layers, o.heads, o.dModel, o.dHead, o.dInner, o.tgtLen, o.memLen, o.tokens, o.threads,
                 o.terms ? "probs+terms" : "probs");
-    const auto dir = makeRandomModel(o);
+    bench::TransfoXLShape shape;
+    shape.layers = o.layers;
+    shape.heads = o.heads;
+    shape.dModel = o.dModel;
+    shape.dHead = o.dHead;
+    shape.dInner = o.dInner;
+    shape.memLen = o.memLen;
+    shape.tgtLen = o.tgtLen;
+    shape.vocab = o.vocab;
+    const auto dir = bench::randomTransfoXL(shape);
     const auto t0 = Clock::now();
     const auto loaded = loadModel(dir.string());
     std::printf("open model (memory-mapped, %.0f MB): %.3f s\n",
