@@ -278,6 +278,8 @@ void AttentionGridView::rebuild()
                                                              : tr("key (attended-to) tokens"));
     if (!m_data || rows == 0) {
         m_map->data()->fill(std::nan(""));
+        m_map->setDataRange(QCPRange(0, 1)); // an empty grid's colour bar reads like a probability's
+        m_scale->axis()->setLabel(QString());
         updateColours();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;

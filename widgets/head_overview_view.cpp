@@ -62,10 +62,12 @@ QSize HeadOverviewView::sizeHint() const
 
 QSize HeadOverviewView::minimumSizeHint() const
 {
-    // Thumbnails stay at least 22 px so structure is visible even in a crowded dock.
+    // Thumbnails stay at least 22 px so structure is visible even in a crowded dock (12 px for models with many
+    // heads, whose rows would otherwise need a wide screen).
     if (!m_thumbs)
         return {120, 80};
-    return {kLabelW + m_thumbs->heads * (22 + kGap), kLabelH + m_thumbs->layers * (22 + kGap)};
+    const int side = m_thumbs->heads > 16 ? 12 : 22;
+    return {kLabelW + m_thumbs->heads * (side + kGap), kLabelH + m_thumbs->layers * (side + kGap)};
 }
 
 QRect HeadOverviewView::cellRect(int layer, int head) const
