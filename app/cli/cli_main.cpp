@@ -10,6 +10,7 @@
 
 #include "builtin_paths.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -28,11 +29,11 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
   attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
   attnscope-cli tokenize --tokenizer DIR|FILE (--text TEXT | --text-file FILE) [--special]
-  attnscope-cli scan --model MODEL --text-file FILE --mem-len M --segment-length T
+  attnscope-cli scan --model MODEL --text-file FILE [--mem-len M] [--segment-length T]
                      [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
                      --out RESULT.safetensors
   attnscope-cli merge A.safetensors B.safetensors ... --out RESULT.safetensors
-  attnscope-cli heads RESULT.safetensors [--profile full|term_a|...] [--top N]
+  attnscope-cli heads RESULT.safetensors [--profile full|term_a|...] [--top N] [--sort width|sink]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
 
@@ -40,6 +41,12 @@ MODEL is a model folder (Hugging Face layout), its config.json, a .gguf file, or
 A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, or vocab.txt), one of those
 files, or a .gguf file (its own vocabulary). tokenize prints the ids without special tokens; --special adds what
 the tokenizer adds by default (Llama's BOS).
+
+scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
+models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
+default); rotary models may carry a cache of the last M tokens from chunk to chunk (--mem-len M, sliding window).
+heads lists each head's entropy, mean distance, near mass, first-key mass and sink rate (queries from a chunk's
+second token on putting more than 0.3 on its first key).
 )";
 
 struct Args {
@@ -159,17 +166,12 @@ private:
 int cmdScan(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
-    const auto tokenizer = loadTokenizer(loaded.tokenizerSource());
     const auto& textFile = require(a, "text-file");
     const auto& out = require(a, "out");
     ScanOptions opt;
-    opt.memLen = parseInt(a, "mem-len", -1);
-    if (opt.memLen < 0 && loaded.model->info().family == ModelFamily::TransfoXL)
-        throw Error(ErrorCode::BadInput, "scan needs --mem-len (the memory length, e.g. the model's " +
-                                             std::to_string(loaded.model->info().defaultMemLen) + ")");
-    opt.segmentLen = parseInt(a, "segment-length", -1);
-    if (opt.segmentLen < 0)
-        throw Error(ErrorCode::BadInput, "scan needs --segment-length");
+    const auto& info = loaded.model->info();
+    opt.memLen = a.options.count("mem-len") ? parseInt(a, "mem-len", -1) : defaultScanMemLen(info);
+    opt.segmentLen = a.options.count("segment-length") ? parseInt(a, "segment-length", -1) : defaultScanSegmentLen(info);
     opt.maxTokens = parseInt(a, "max-tokens", -1);
     if (a.options.count("same-length"))
         opt.sameLength = parseInt(a, "same-length", 0) != 0;
@@ -189,6 +191,8 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
             throw Error(ErrorCode::BadInput, "--shard expects I/N, e.g. 2/8, got \"" + s + "\"");
         }
     }
+    checkScanOptions(info, opt); // before the tokenizer: a wrong option is the first thing to hear about
+    const auto tokenizer = loadTokenizer(loaded.tokenizerSource());
     ProgressBar bar;
     opt.progress = [&bar](std::int64_t done, std::int64_t total) { bar.update(done, total); };
     auto result = scanTextFile(*loaded.model, *tokenizer, textFile, opt, shardI, shardN);
@@ -238,29 +242,45 @@ int cmdHeads(int argc, char** argv)
 {
     if (argc < 3)
         throw Error(ErrorCode::BadInput, "heads needs a scan result file");
-    std::string profile = "full";
+    std::string profile = "full", sort = "width";
     int top = -1;
-    for (int i = 3; i + 1 < argc; i += 2) {
+    for (int i = 3; i < argc; i += 2) {
         const std::string k = argv[i];
+        if (i + 1 >= argc)
+            throw Error(ErrorCode::BadInput, k + " needs a value");
         if (k == "--profile")
             profile = argv[i + 1];
         else if (k == "--top")
             top = std::atoi(argv[i + 1]);
+        else if (k == "--sort")
+            sort = argv[i + 1];
         else
             throw Error(ErrorCode::BadInput, "unknown option " + k + " for heads");
     }
+    if (sort != "width" && sort != "sink")
+        throw Error(ErrorCode::BadInput, "--sort must be width or sink, got \"" + sort + "\"");
     const auto r = ScanResult::load(argv[2]);
+    if (sort == "sink" && !r.hasSinks())
+        throw Error(ErrorCode::BadInput, "this scan result has no attention-sink counts (it predates them): scan again",
+                    argv[2]);
     const auto s = summariseHeads(r, profile);
-    const auto order = rankByWidth(s);
-    std::printf("rank  head (#)        entropy  mean dist  mass<5  mass<50   (%s, %lld tokens%s)\n", profile.c_str(),
-                static_cast<long long>(r.tokens), r.partial ? ", partial" : "");
+    auto order = rankByWidth(s);
+    if (sort == "sink")
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return s[x].sinkRate > s[y].sinkRate; });
+    const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
+    std::printf("rank  head (#)        entropy  mean dist  mass<5  mass<50  first-key  sink rate   (%s, %s%lld tokens%s)\n",
+                profile.c_str(), mode.c_str(), static_cast<long long>(r.tokens), r.partial ? ", partial" : "");
     int shown = 0;
     for (std::size_t k : order) {
         if (top >= 0 && shown >= top)
             break;
         const auto& h = s[k];
-        std::printf("%4d  L%-2d H%-2d (%4d)  %7.3f  %9.1f  %6.3f  %7.3f\n", ++shown, h.layer + 1, h.head + 1,
+        std::printf("%4d  L%-2d H%-2d (%4d)  %7.3f  %9.1f  %6.3f  %7.3f", ++shown, h.layer + 1, h.head + 1,
                     h.layer * r.heads + h.head + 1, h.entropy, h.meanDistance, h.massNear5, h.massNear50);
+        if (r.hasSinks())
+            std::printf("  %9.3f  %9.3f\n", h.firstKeyMass, h.sinkRate);
+        else
+            std::printf("  %9s  %9s\n", "-", "-");
     }
     return 0;
 }

@@ -135,18 +135,28 @@ void ComputeController::runText(const QString& text, int segmentLen, int memLen)
     }
     const ModelBundlePtr model = m_model;
     const TextRequest request{text, segmentLen, memLen};
+    // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change).
+    const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
         m_interactive, m_textJob, tr("Computing attention…"),
-        [model, request](const JobContext& ctx) {
+        [this, model, request, previous](const JobContext& ctx) {
             core::CaptureOptions opt;
             opt.segmentLen = request.segmentLen;
             if (request.memLen >= 0)
                 opt.run.memLen = request.memLen;
             opt.run.stop = &ctx.stop();
+            opt.previous = previous;
+            QElapsedTimer clock;
+            clock.start();
+            opt.progress = [&](double done) {
+                if (clock.elapsed() >= 100) {
+                    clock.restart();
+                    ctx.post([this, done] { emit textProgress(done); });
+                }
+            };
             auto result = std::make_shared<TextResult>();
             result->model = model;
             result->capture = core::captureText(*model->loaded.model, *model->tokenizer, request.text.toStdString(), opt);
-            result->thumbnails = makeThumbnails(*result->capture, -1);
             return std::shared_ptr<const TextResult>(result);
         },
         [this](TextResultPtr r) {

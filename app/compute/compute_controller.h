@@ -11,6 +11,7 @@
 #include "compute/requests.h"
 #include "compute/results.h"
 #include "grid_data.h"
+#include "thumbnail_data.h"
 #include "views/view_selection.h"
 
 #include <QObject>
@@ -51,6 +52,7 @@ signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
     void loadProgress(qint64 done, qint64 total); // bytes of weights converted to float32 so far
     void modelFailed(const QString& spec, const QString& message);
+    void textProgress(double done); // fraction of a long text's forward pass, about ten times a second
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
     void gridReady(attnscope::widgets::GridDataPtr grid);

@@ -4,7 +4,6 @@
 #include "analysis/relpos_scan.h"
 #include "compute/model_bundle.h"
 #include "run/text_capture.h"
-#include "thumbnail_data.h"
 
 #include <memory>
 
@@ -13,12 +12,11 @@ namespace attnscope::app {
 using TextCapturePtr = std::shared_ptr<const core::TextCapture>;
 using ScanResultPtr = std::shared_ptr<const core::ScanResult>;
 
-// What a text request produces: the captured attention, for the model it was computed with, and the head overview
-// of the segment shown first (full attention).
+// What a text request produces: what recomputes the text's attention, for the model it was computed with. Grids,
+// thumbnails and profiles are separate requests, computed from it when a view asks.
 struct TextResult {
     ModelBundlePtr model;
     TextCapturePtr capture;
-    widgets::HeadThumbnailsPtr thumbnails;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
 

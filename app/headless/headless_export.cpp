@@ -52,9 +52,9 @@ void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const s
     const int fig = intOption(p, "paper-figure", 5, 7);
     const auto& info = bundle.info();
     core::ScanOptions opt;
-    opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : info.defaultMemLen;
+    opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : core::defaultScanMemLen(info);
     opt.segmentLen = p.isSet("segment-length") ? intOption(p, "segment-length", 1, info.maxSegmentLen)
-                                               : std::min(info.defaultSegmentLen, info.maxSegmentLen);
+                                               : core::defaultScanSegmentLen(info);
     opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
     opt.terms = fig == 7 ? "a,b,d" : "";
     const QString text = textOf(p, dirs);

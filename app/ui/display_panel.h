@@ -2,7 +2,7 @@
 // highlight (fraction and where: memory only, as the paper's Fig. 6, or all keys), reset zoom. Emits intent.
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 #include "model/attention_model.h"
 #include "attention_grid_view.h"
 #include "views/view_selection.h"

@@ -183,6 +183,10 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
     connect(m_compute, &ComputeController::textProfileFailed, m_relpos, &RelposPanel::setTextProfileError);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
+    connect(m_compute, &ComputeController::textProgress, this, [this](double done) {
+        m_status->setProgress(static_cast<qint64>(done * 1000), 1000);
+        m_status->setBusy(true, tr("Computing attention: %1%").arg(static_cast<int>(done * 100)));
+    });
     connect(m_compute, &ComputeController::loadProgress, this, [this](qint64 done, qint64 total) {
         m_status->setProgress(done, total);
         m_status->setBusy(true, tr("Converting the weights to float32: %1 of %2 MiB").arg(done >> 20).arg(total >> 20));
@@ -256,13 +260,11 @@ void MainWindow::onTextReady(const TextResultPtr& r)
         m_selection.segment = -1;
     m_headsPanel->setSegments(static_cast<int>(c.segments.size()), shownSegment());
     m_textPanel->setStepping(shownSegmentRows(), m_selection.revealRows);
-    if (m_selection.segment < 0 && m_selection.terms == core::TermSelection{})
-        m_headsPanel->setThumbnails(r->thumbnails);
-    else
-        refreshThumbnails();
-    m_relpos->textChanged();
     m_textPanel->shadeTokens(r->capture, -1);
+    // The shown grid first (one interactive lane, first come first served), then the overview and the profile.
     refreshGrid();
+    refreshThumbnails();
+    m_relpos->textChanged();
 }
 
 void MainWindow::applySession(const SessionState& s)
@@ -293,7 +295,7 @@ int MainWindow::shownSegment() const
 int MainWindow::shownSegmentRows() const
 {
     const auto r = result();
-    return r ? r->capture->segments[static_cast<std::size_t>(shownSegment())].qlen : 0;
+    return r ? r->capture->segment(shownSegment()).qlen : 0;
 }
 
 void MainWindow::openModel(const QString& spec)

@@ -4,7 +4,7 @@
 // thread by the caller). Errors are shown in the dock, never dropped.
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 #include "compute/results.h"
 
 #include <QElapsedTimer>

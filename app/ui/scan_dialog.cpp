@@ -1,7 +1,11 @@
 // askScanSettings implementation.
 #include "ui/scan_dialog.h"
 
+#include "analysis/relpos_scan.h"
+
 #include <QCheckBox>
+#include <QComboBox>
+#include <QStandardItemModel>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -43,15 +47,27 @@ std::optional<ScanSettings> askScanSettings(QWidget* parent, const core::ModelIn
         }
     });
     const bool relative = info.hasRelativeTerms;
+    // Causal models: chunks from an empty cache, or (rotary models) a sliding window carried between chunks.
+    auto* mode = new QComboBox(&dlg);
+    mode->setObjectName(QStringLiteral("scanMode"));
+    mode->addItem(QObject::tr("Chunks: each from an empty cache"));
+    mode->addItem(QObject::tr("Sliding window: carry the last tokens' keys"));
+    const bool canSlide = info.family == core::ModelFamily::Llama;
+    if (!canSlide)
+        qobject_cast<QStandardItemModel*>(mode->model())->item(1)->setEnabled(false);
+    mode->setToolTip(canSlide ? QObject::tr("Sliding: every query also sees the carried keys of earlier tokens, as "
+                                            "Mistral's sliding window does")
+                              : QObject::tr("GPT-2's learned positions are absolute: it cannot carry earlier tokens"));
     auto* mem = new QSpinBox(&dlg);
+    mem->setObjectName(QStringLiteral("scanMemory"));
     mem->setRange(relative ? 1 : 0, 100000);
-    mem->setValue(std::max(relative ? 1 : 0, info.defaultMemLen));
+    mem->setValue(relative ? std::max(1, core::defaultScanMemLen(info)) : std::max(1, core::defaultScanSegmentLen(info)));
     mem->setEnabled(relative);
     if (!relative)
-        mem->setToolTip(QObject::tr("This model has no memory: every segment is a text of its own"));
+        QObject::connect(mode, &QComboBox::currentIndexChanged, mem, [mem](int i) { mem->setEnabled(i == 1); });
     auto* seg = new QSpinBox(&dlg);
     seg->setRange(1, info.maxSegmentLen);
-    seg->setValue(std::min(info.defaultSegmentLen, info.maxSegmentLen));
+    seg->setValue(core::defaultScanSegmentLen(info));
     auto* maxTok = new QSpinBox(&dlg);
     maxTok->setRange(0, 2000000000);
     maxTok->setSpecialValueText(QObject::tr("all"));
@@ -62,8 +78,15 @@ std::optional<ScanSettings> askScanSettings(QWidget* parent, const core::ModelIn
         terms->setToolTip(QObject::tr("Only relative-attention models (Transformer-XL) have score terms"));
     form->addRow(sample);
     form->addRow(fileRow);
-    form->addRow(QObject::tr("Memory length"), mem);
-    form->addRow(QObject::tr("Segment length"), seg);
+    if (relative) {
+        form->addRow(QObject::tr("Memory length"), mem);
+        form->addRow(QObject::tr("Segment length"), seg);
+        mode->hide();
+    } else {
+        form->addRow(QObject::tr("Mode"), mode);
+        form->addRow(QObject::tr("Chunk length"), seg);
+        form->addRow(QObject::tr("Carried tokens"), mem);
+    }
     form->addRow(QObject::tr("At most tokens"), maxTok);
     form->addRow(terms);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dlg);
@@ -85,7 +108,7 @@ std::optional<ScanSettings> askScanSettings(QWidget* parent, const core::ModelIn
         s.textFile = path->text().trimmed();
         settings.setValue(QStringLiteral("scan/lastFile"), s.textFile);
     }
-    s.memLen = mem->value();
+    s.memLen = relative || mode->currentIndex() == 1 ? mem->value() : 0;
     s.segmentLen = seg->value();
     s.maxTokens = maxTok->value() > 0 ? maxTok->value() : -1;
     s.terms = terms->isChecked();

@@ -21,7 +21,7 @@ int autoSegment(const core::TextCapture& capture)
 {
     const int n = static_cast<int>(capture.segments.size());
     // The last segment, unless it is a short tail: then the full one before it shows more.
-    if (n >= 2 && capture.segments.back().qlen * 2 < capture.segmentLen)
+    if (n >= 2 && capture.segments.back()->qlen * 2 < capture.segmentLen)
         return n - 2;
     return std::max(0, n - 1);
 }

@@ -40,8 +40,8 @@ int fig6Segment(const core::TextCapture& capture)
     std::size_t bestPairs = 0;
     for (std::size_t s = 0; s < capture.segments.size(); ++s) {
         std::size_t pairs = 0;
-        for (std::uint8_t m : capture.segments[s].mask)
-            pairs += m ? 0 : 1;
+        for (const auto& span : capture.segments[s]->spans)
+            pairs += static_cast<std::size_t>(span.len);
         if (pairs >= bestPairs) {
             bestPairs = pairs;
             best = static_cast<int>(s);

@@ -2,12 +2,13 @@
 // weak structure shows), raw scores in the diverging map around 0.
 #include "views/thumbnails.h"
 
-#include "analysis/attention_grid.h"
+#include "attention/attention_scores.h"
 #include "colour_maps.h"
 #include "views/grid_builder.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnscope::app {
 
@@ -15,33 +16,46 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, int 
                                           const core::TermSelection& terms, int maxSide)
 {
     auto t = std::make_shared<widgets::HeadThumbnails>();
-    if (capture.segments.empty() || !terms.any())
+    if (capture.segments.empty() || !terms.any() || (!terms.isFull() && !capture.hasTerms()))
         return t;
     const int seg = segment < 0 ? autoSegment(capture) : segment;
     t->layers = capture.model.layers;
     t->heads = capture.model.heads;
     t->kvHeads = capture.model.kvHeads;
-    for (int l = 0; l < t->layers; ++l)
+    const auto& s = capture.segment(seg);
+    const int w = std::min(s.klen, maxSide), hgt = std::min(s.qlen, maxSide);
+    // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost
+    // maxSide rows per head, not the whole grid.
+    std::vector<int> rows(static_cast<std::size_t>(hgt));
+    for (int y = 0; y < hgt; ++y)
+        rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * s.qlen / hgt);
+    t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
+    for (int l = 0; l < t->layers; ++l) {
+        const auto in = capture.inputs(seg, l);
+#pragma omp parallel for schedule(dynamic)
         for (int h = 0; h < t->heads; ++h) {
-            const auto g = core::attentionGrid(capture, seg, l, {h}, terms);
+            std::vector<float> values(static_cast<std::size_t>(hgt) * s.klen);
+            core::headAttentionRows(in, h, terms, rows, values.data(), s.klen, std::numeric_limits<float>::quiet_NaN());
             float maxAbs = 1e-9f;
             if (terms.raw)
-                for (float v : g.values)
+                for (float v : values)
                     if (!std::isnan(v))
                         maxAbs = std::max(maxAbs, std::abs(v));
-            const int w = std::min(g.cols, maxSide), hgt = std::min(g.rows, maxSide);
             QImage img(w, hgt, QImage::Format_RGB32);
-            for (int y = 0; y < hgt; ++y)
+            for (int y = 0; y < hgt; ++y) {
+                auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
                 for (int x = 0; x < w; ++x) {
-                    const float v = g.at(y * g.rows / hgt, x * g.cols / w);
+                    const float v = values[static_cast<std::size_t>(y) * s.klen + static_cast<std::size_t>(x) * s.klen / w];
                     QRgb c = qRgb(235, 235, 235);
                     if (!std::isnan(v))
                         c = terms.raw ? widgets::colourAt(widgets::ColourMap::RedBlue, 0.5 + 0.5 * v / maxAbs).rgb()
                                       : widgets::colourAt(widgets::ColourMap::Viridis, std::sqrt(std::max(0.0f, v))).rgb();
-                    img.setPixel(x, y, c);
+                    line[x] = c;
                 }
-            t->images.push_back(img);
+            }
+            t->images[static_cast<std::size_t>(l) * t->heads + h] = img;
         }
+    }
     return t;
 }
 

@@ -2,7 +2,7 @@
 // Pure function of its inputs; runs on the compute threads.
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 #include "run/text_capture.h"
 #include "thumbnail_data.h"
 

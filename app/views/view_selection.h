@@ -1,7 +1,7 @@
 // What the user has chosen to look at: layer, heads, segment, score terms, highlight (0-based inside).
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 
 #include <vector>
 

@@ -1,6 +1,7 @@
 // attentionGrid: head selection, term recombination and the top-fraction highlight.
 #include "analysis/attention_grid.h"
 
+#include "attention/attention_scores.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -13,8 +14,9 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
                                           bool probabilities)
 {
     std::vector<std::uint8_t> out(values.size(), 0);
-    std::vector<float> row;
+#pragma omp parallel for schedule(static) if (static_cast<double>(rows) * cols > 1e6)
     for (int r = 0; r < rows; ++r) {
+        thread_local std::vector<float> row;
         row.clear();
         for (int c = 0; c < cols; ++c) {
             const float v = values[static_cast<std::size_t>(r) * cols + c];
@@ -22,7 +24,7 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
                 row.push_back(v);
         }
         if (row.empty())
-            continue;
+            continue; // (inside an OpenMP loop: no early exit)
         const auto keep = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(fraction * row.size() - 1e-9)));
         std::nth_element(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(keep - 1), row.end(), std::greater<>());
         float threshold = row[keep - 1];
@@ -40,12 +42,9 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& headsIn,
                             const TermSelection& terms, double topFraction, bool highlightMemoryOnly)
 {
-    if (segment < 0 || segment >= static_cast<int>(capture.segments.size()))
-        throw Error(ErrorCode::BadInput, "segment " + std::to_string(segment + 1) + " does not exist");
-    const auto& seg = capture.segments[static_cast<std::size_t>(segment)];
+    const auto& seg = capture.segment(segment);
+    const ScoreInputs in = capture.inputs(segment, layer);
     const int H = capture.model.heads;
-    if (layer < 0 || layer >= static_cast<int>(seg.probs.size()))
-        throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist");
     std::vector<int> heads = headsIn;
     if (heads.empty())
         for (int h = 0; h < H; ++h)
@@ -64,40 +63,28 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     g.cols = seg.klen;
     g.memoryCols = seg.mlen;
     const std::size_t cells = static_cast<std::size_t>(g.rows) * g.cols;
-    g.values.assign(cells, 0.0f);
-    std::vector<float> span(static_cast<std::size_t>(g.cols));
-    std::vector<VisibleSpan> spans(static_cast<std::size_t>(g.rows));
-    for (int i = 0; i < g.rows; ++i)
-        spans[static_cast<std::size_t>(i)] = visibleSpan(seg.mask.data() + static_cast<std::size_t>(i) * g.cols, g.cols);
-    for (int h : heads) {
-        const std::size_t off = static_cast<std::size_t>(h) * cells;
-        const auto& P = seg.probs[static_cast<std::size_t>(layer)];
-        for (int i = 0; i < g.rows; ++i) {
-            const auto [lo, len] = spans[static_cast<std::size_t>(i)];
-            const std::size_t at = static_cast<std::size_t>(i) * g.cols + lo;
-            float* out = g.values.data() + at;
-            if (full) {
-                for (int t = 0; t < len; ++t)
-                    out[t] += P[off + at + t];
-                continue;
-            }
-            const float* termPtr[4];
-            for (int t = 0; t < 4; ++t)
-                termPtr[t] = seg.terms[t][static_cast<std::size_t>(layer)].data() + off + at;
-            termSoftmax(termPtr, terms, len, span.data());
-            for (int t = 0; t < len; ++t)
-                out[t] += span[static_cast<std::size_t>(t)];
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    g.values.resize(cells);
+    headAttention(in, heads.front(), terms, g.values.data(), g.cols, nan);
+    if (heads.size() > 1) {
+        std::vector<float> one(cells);
+        for (std::size_t k = 1; k < heads.size(); ++k) {
+            headAttention(in, heads[k], terms, one.data(), g.cols, nan);
+            for (std::size_t c = 0; c < cells; ++c)
+                g.values[c] += one[c];
         }
+        const float inv = 1.0f / static_cast<float>(heads.size());
+        for (auto& v : g.values)
+            v *= inv;
     }
-    const float inv = 1.0f / static_cast<float>(heads.size());
-    for (std::size_t c = 0; c < cells; ++c)
-        g.values[c] = seg.mask[c] ? std::numeric_limits<float>::quiet_NaN() : g.values[c] * inv;
 
     const auto first = static_cast<int>(seg.firstPosition);
+    g.rowTokens.resize(static_cast<std::size_t>(g.rows));
+    g.colTokens.resize(static_cast<std::size_t>(g.cols));
     for (int i = 0; i < g.rows; ++i)
-        g.rowTokens.push_back(first + i);
+        g.rowTokens[static_cast<std::size_t>(i)] = first + i;
     for (int j = 0; j < g.cols; ++j)
-        g.colTokens.push_back(first - seg.mlen + j);
+        g.colTokens[static_cast<std::size_t>(j)] = first - seg.mlen + j;
     g.highlight = topFractionMask(g.values, g.rows, g.cols, topFraction, !terms.raw);
     if (highlightMemoryOnly)
         for (int i = 0; i < g.rows; ++i)

@@ -2,7 +2,7 @@
 // probabilities for one segment, with masked cells marked, plus the top-fraction highlight of the paper's Fig. 6.
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 #include "run/text_capture.h"
 
 #include <limits>

@@ -1,6 +1,7 @@
 // Relative-position scan: accumulation observer, streaming file reader, result file format, head summaries.
 #include "analysis/relpos_scan.h"
 
+#include "attention/attention_scores.h"
 #include "run/text_capture.h"
 
 #include "io/safetensors.h"
@@ -103,32 +104,41 @@ public:
         for (const auto& p : m_profiles)
             m_sumPtr.push_back(r.sums[p.key()].data());
         r.count.assign(static_cast<std::size_t>(distances), 0.0);
+        r.sinkMass.assign(static_cast<std::size_t>(r.layers) * r.heads, 0.0);
+        r.sinkHits.assign(r.sinkMass.size(), 0.0);
     }
 
     bool wantTerms() const override { return m_profiles.size() > 1; }
+    const std::vector<Profile>& profiles() const { return m_profiles; }
 
     void onSegment(const SegmentView& s) override
     {
-        for (int i = 0; i < s.qlen; ++i)
-            for (int j = 0; j < s.klen; ++j)
-                if (!s.mask[static_cast<std::size_t>(i) * s.klen + j])
-                    r.count[static_cast<std::size_t>(i + s.mlen - j)] += 1.0;
+        const auto spans = spansOfMask(s.mask, s.qlen, s.klen);
+        countSegment(s.qlen, s.mlen, spans.data());
+    }
+
+    // The (query, key) pairs of a segment at each distance, and the queries that count for sinks.
+    void countSegment(int qlen, int mlen, const VisibleSpan* spans)
+    {
+        for (int i = 0; i < qlen; ++i) {
+            const auto [lo, len] = spans[i];
+            for (int j = lo; j < lo + len; ++j)
+                r.count[static_cast<std::size_t>(i + mlen - j)] += 1.0;
+            if (len >= 2)
+                r.sinkQueries += 1.0;
+        }
     }
 
     void onLayer(const LayerView& l) override
     {
-        const int D = r.distances;
         const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
-        std::vector<VisibleSpan> spans(static_cast<std::size_t>(l.qlen));
-        for (int i = 0; i < l.qlen; ++i)
-            spans[static_cast<std::size_t>(i)] = visibleSpan(l.mask + static_cast<std::size_t>(i) * l.klen, l.klen);
+        const auto spans = spansOfMask(l.mask, l.qlen, l.klen);
         // Heads write disjoint slices of the sums: split them across threads.
 #pragma omp parallel for schedule(dynamic)
         for (int n = 0; n < l.heads; ++n) {
             std::vector<float> probs(static_cast<std::size_t>(l.klen));
             const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
-            for (std::size_t k = 0; k < m_profiles.size(); ++k) {
-                double* sum = m_sumPtr[k] + (static_cast<std::size_t>(l.layer) * r.heads + n) * D;
+            for (std::size_t k = 0; k < m_profiles.size(); ++k)
                 for (int i = 0; i < l.qlen; ++i) {
                     const auto [lo, len] = spans[static_cast<std::size_t>(i)];
                     if (len == 0)
@@ -142,12 +152,23 @@ public:
                         termSoftmax(termPtr, m_profiles[k].terms, len, probs.data());
                         p = probs.data();
                     }
-                    // Key lo + t lies at distance i + mlen - lo - t.
-                    double* at = sum + (i + l.mlen - lo);
-                    for (int t = 0; t < len; ++t)
-                        at[-t] += p[t];
+                    addRow(l.layer, n, k, i + l.mlen, spans[static_cast<std::size_t>(i)], p);
                 }
-            }
+        }
+    }
+
+    // Query row at key position `at` (= i + mlen) of head (layer, n) in profile k: its distribution p over its span.
+    void addRow(int layer, int n, std::size_t k, int at, VisibleSpan span, const float* p)
+    {
+        const std::size_t head = static_cast<std::size_t>(layer) * r.heads + n;
+        double* sum = m_sumPtr[k] + head * static_cast<std::size_t>(r.distances) + (at - span.lo);
+        // Key lo + t lies at distance at - lo - t.
+        for (int t = 0; t < span.len; ++t)
+            sum[-t] += p[t];
+        if (k == 0 && span.len >= 2) {
+            r.sinkMass[head] += p[0];
+            if (p[0] > kSinkThreshold)
+                r.sinkHits[head] += 1.0;
         }
     }
 
@@ -159,15 +180,38 @@ private:
 };
 
 // ----------------------------------------------------------------------------------------------------------
-RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& options)
-    : m_model(model)
-    , m_options(options)
+int defaultScanSegmentLen(const ModelInfo& info)
 {
-    const auto& info = model.info();
+    if (info.family == ModelFamily::TransfoXL)
+        return std::min(info.defaultSegmentLen, info.maxSegmentLen);
+    return std::min(info.maxSegmentLen, 1024);
+}
+
+int defaultScanMemLen(const ModelInfo& info)
+{
+    return info.family == ModelFamily::TransfoXL ? info.defaultMemLen : 0;
+}
+
+std::string scanModeName(const ModelInfo& info, int memLen)
+{
+    if (info.family == ModelFamily::TransfoXL)
+        return "memory";
+    return memLen > 0 ? "sliding" : "chunks";
+}
+
+void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
+{
     const bool relative = info.family == ModelFamily::TransfoXL;
     if (relative && options.memLen < 1)
         throw Error(ErrorCode::BadInput, "a relative-position scan needs a memory: the memory length must be at "
                                          "least 1 (got " + std::to_string(options.memLen) + ")");
+    if (options.memLen < 0)
+        throw Error(ErrorCode::BadInput, "the memory length must be 0 (chunks) or more (got " + std::to_string(options.memLen) + ")");
+    if (info.family == ModelFamily::GPT2 && options.memLen > 0)
+        throw Error(ErrorCode::BadInput,
+                    "GPT-2 cannot scan with a sliding window (memory " + std::to_string(options.memLen) +
+                        "): its learned positions are absolute (0.." + std::to_string(info.maxSegmentLen - 1) +
+                        "), so carried keys would need positions it does not have. Use memory 0 (chunks).");
     if (options.segmentLen < 1)
         throw Error(ErrorCode::BadInput, "the segment length must be at least 1 (got " +
                                              std::to_string(options.segmentLen) + ")");
@@ -175,13 +219,21 @@ RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& opt
         throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
                                              " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
                                              ")");
-    auto kinds = parseProfileList(options.terms);
-    if (kinds.size() > 1 && !info.hasRelativeTerms)
+    if (parseProfileList(options.terms).size() > 1 && !info.hasRelativeTerms)
         throw Error(ErrorCode::BadInput, "this model has no relative score terms; scan without --terms");
-    const int distances = relative ? options.memLen + options.segmentLen : options.segmentLen;
+}
+
+RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& options)
+    : m_model(model)
+    , m_options(options)
+{
+    const auto& info = model.info();
+    checkScanOptions(info, options);
+    auto kinds = parseProfileList(options.terms);
+    const int distances = options.memLen + options.segmentLen;
     m_acc = std::make_unique<RelposAccumulator>(info, distances, std::move(kinds));
     RunOptions ro;
-    ro.memLen = relative ? options.memLen : 0;
+    ro.memLen = options.memLen;
     ro.sameLength = options.sameLength;
     ro.clampLen = options.clampLen;
     ro.stop = nullptr; // see runSegment: stops only between segments
@@ -189,7 +241,8 @@ RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& opt
     auto& md = m_acc->r.metadata;
     md["format"] = kFormat;
     md["model"] = info.source;
-    md["mem_len"] = std::to_string(relative ? options.memLen : 0);
+    md["mode"] = scanModeName(info, options.memLen);
+    md["mem_len"] = std::to_string(options.memLen);
     md["segment_length"] = std::to_string(options.segmentLen);
     md["same_length"] = options.sameLength.has_value() ? (*options.sameLength ? "true" : "false") : "model default";
     md["clamp_len"] = options.clampLen.has_value() ? std::to_string(*options.clampLen) : "model default";
@@ -266,6 +319,24 @@ std::vector<float> ScanResult::average(const std::string& profile) const
     return out;
 }
 
+std::vector<float> ScanResult::firstKeyMass() const
+{
+    std::vector<float> out(static_cast<std::size_t>(layers) * heads, 0.0f);
+    if (hasSinks() && sinkQueries > 0)
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<float>(sinkMass[i] / sinkQueries);
+    return out;
+}
+
+std::vector<float> ScanResult::sinkRate() const
+{
+    std::vector<float> out(static_cast<std::size_t>(layers) * heads, 0.0f);
+    if (hasSinks() && sinkQueries > 0)
+        for (std::size_t i = 0; i < out.size(); ++i)
+            out[i] = static_cast<float>(sinkHits[i] / sinkQueries);
+    return out;
+}
+
 void ScanResult::merge(const ScanResult& o)
 {
     auto mismatch = [](const std::string& what) {
@@ -277,7 +348,7 @@ void ScanResult::merge(const ScanResult& o)
         mismatch("memory or segment lengths");
     if (o.profileNames != profileNames)
         mismatch("term profiles");
-    for (const char* key : {"model", "mem_len", "segment_length", "same_length", "clamp_len"})
+    for (const char* key : {"model", "mode", "mem_len", "segment_length", "same_length", "clamp_len"})
         if (metadata.count(key) && o.metadata.count(key) && metadata.at(key) != o.metadata.at(key))
             mismatch(std::string(key) + " (" + metadata.at(key) + " vs " + o.metadata.at(key) + ")");
     for (auto& [name, s] : sums) {
@@ -287,6 +358,17 @@ void ScanResult::merge(const ScanResult& o)
     }
     for (std::size_t i = 0; i < count.size(); ++i)
         count[i] += o.count[i];
+    if (hasSinks() && o.hasSinks()) {
+        for (std::size_t i = 0; i < sinkMass.size(); ++i) {
+            sinkMass[i] += o.sinkMass[i];
+            sinkHits[i] += o.sinkHits[i];
+        }
+        sinkQueries += o.sinkQueries;
+    } else { // a part without sink counts makes the sum's sinks unknown
+        sinkMass.clear();
+        sinkHits.clear();
+        sinkQueries = 0;
+    }
     tokens += o.tokens;
     partial = partial || o.partial;
     metadata["tokens"] = std::to_string(tokens);
@@ -308,6 +390,14 @@ void ScanResult::save(const std::string& path) const
         out.push_back(std::move(s));
     }
     out.push_back({"relpos.count", {distances}, {}, DType::F64, count});
+    if (hasSinks()) {
+        const Shape heads2{layers, heads};
+        out.push_back({"sink.first_key_mass", heads2, firstKeyMass()});
+        out.push_back({"sink.rate", heads2, sinkRate()});
+        out.push_back({"sink.first_key_mass.sum", heads2, {}, DType::F64, sinkMass});
+        out.push_back({"sink.hits", heads2, {}, DType::F64, sinkHits});
+        out.push_back({"sink.queries", {1}, {}, DType::F64, {sinkQueries}});
+    }
     auto md = metadata;
     md["format"] = kFormat;
     md["profiles"] = "";
@@ -353,6 +443,18 @@ ScanResult ScanResult::load(const std::string& path)
     }
     if (r.profileNames.empty() || r.profileNames.front() != "full")
         throw Error(ErrorCode::CorruptFile, "scan result has no full-attention profile", path);
+    const Shape heads2{r.layers, r.heads};
+    const auto* mass = f.find("sink.first_key_mass.sum");
+    const auto* hits = f.find("sink.hits");
+    const auto* queries = f.find("sink.queries");
+    if (mass || hits || queries) {
+        if (!mass || !hits || !queries || mass->shape != heads2 || hits->shape != heads2 || queries->shape != Shape{1})
+            throw Error(ErrorCode::CorruptFile, "incomplete or misshaped attention-sink counts (sink.first_key_mass.sum, "
+                                                "sink.hits [layers, heads], sink.queries [1])", path);
+        r.sinkMass = readAsDouble(f, *mass);
+        r.sinkHits = readAsDouble(f, *hits);
+        r.sinkQueries = readAsDouble(f, *queries).at(0);
+    }
     r.tokens = md.count("tokens") ? std::stoll(md.at("tokens")) : 0;
     r.partial = md.count("partial") && md.at("partial") == "true";
     return r;
@@ -384,6 +486,11 @@ std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& 
                     if (d < 50)
                         s.massNear50 += q;
                 }
+            if (r.hasSinks() && r.sinkQueries > 0) {
+                const std::size_t head = static_cast<std::size_t>(l) * r.heads + h;
+                s.firstKeyMass = r.sinkMass[head] / r.sinkQueries;
+                s.sinkRate = r.sinkHits[head] / r.sinkQueries;
+            }
             out.push_back(s);
         }
     return out;
@@ -404,27 +511,33 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
         throw Error(ErrorCode::BadInput, "this capture has no score terms");
     int distances = 1;
     for (const auto& s : capture.segments)
-        distances = std::max(distances, s.klen);
+        distances = std::max(distances, s->klen);
     RelposAccumulator acc(capture.model, distances, std::move(kinds));
-    for (const auto& s : capture.segments) {
-        SegmentView sv;
-        sv.qlen = s.qlen;
-        sv.mlen = s.mlen;
-        sv.klen = s.klen;
-        sv.mask = s.mask.data();
-        acc.onSegment(sv);
-        for (std::size_t l = 0; l < s.probs.size(); ++l) {
-            LayerView lv;
-            lv.layer = static_cast<int>(l);
-            lv.heads = capture.model.heads;
-            lv.qlen = s.qlen;
-            lv.mlen = s.mlen;
-            lv.klen = s.klen;
-            lv.mask = s.mask.data();
-            lv.attnProb = s.probs[l].data();
-            for (int t = 0; t < 4; ++t)
-                lv.terms[t] = s.terms[t].empty() ? nullptr : s.terms[t][l].data();
-            acc.onLayer(lv);
+    const auto& profiles = acc.profiles();
+    for (int si = 0; si < static_cast<int>(capture.segments.size()); ++si) {
+        const auto& s = capture.segment(si);
+        acc.countSegment(s.qlen, s.mlen, s.spans.data());
+        for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) {
+            const ScoreInputs in = capture.inputs(si, l);
+            // Recomputed block by block (attention_scores.h): no [heads, q, k] buffer for long texts.
+#pragma omp parallel for schedule(dynamic)
+            for (int n = 0; n < in.heads; ++n) {
+                HeadScores hs(in, n);
+                std::vector<float> row(static_cast<std::size_t>(in.klen));
+                for (int r0 = 0; r0 < in.qlen; r0 += HeadScores::kBlockRows) {
+                    const int r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);
+                    hs.compute(r0, r1);
+                    for (std::size_t k = 0; k < profiles.size(); ++k)
+                        for (int i = r0; i < r1; ++i) {
+                            const auto span = in.spans[i];
+                            if (span.len == 0)
+                                continue;
+                            hs.rowSum(i, profiles[k].terms, row.data());
+                            softmaxInPlace(row.data(), span.len);
+                            acc.addRow(l, n, k, i + in.mlen, span, row.data());
+                        }
+                }
+            }
         }
         acc.r.tokens += s.qlen;
     }

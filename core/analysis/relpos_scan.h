@@ -3,7 +3,7 @@
 // does not grow with the text. Results are mergeable (sums and counts add) and saved as safetensors.
 #pragma once
 
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 #include "model/attention_model.h"
 #include "tokenize/tokenizer.h"
 
@@ -37,8 +37,13 @@ struct Profile {
 // Parses "a,b,c,d" / "a+b,d" into profiles (full is always included first). Throws Error(BadInput).
 std::vector<Profile> parseProfileList(const std::string& termsList);
 
+// How a scan runs the token stream (figures.md, "Causal models over a corpus"):
+//  - Transformer-XL: segments of segmentLen with a memory of memLen (>= 1) tokens;
+//  - causal models, memLen 0 ("chunks"): chunks of segmentLen tokens, each from an empty cache;
+//  - rotary models, memLen W > 0 ("sliding"): a cache of the last W tokens' keys and values carried from chunk to
+//    chunk. GPT-2 cannot (absolute positions) and says so.
 struct ScanOptions {
-    int memLen = 0;                 // must be >= 1
+    int memLen = 0;
     int segmentLen = 0;             // must be >= 1 and <= the model's maximum
     std::optional<bool> sameLength;
     std::optional<int> clampLen;
@@ -51,13 +56,27 @@ struct ScanOptions {
     std::function<void(const class ScanResult&)> partial;
 };
 
+// The scan settings a model gets when none are given: Transformer-XL its own memory and segment; causal models
+// chunks of their context length, at most 1024 tokens.
+int defaultScanSegmentLen(const ModelInfo& info);
+int defaultScanMemLen(const ModelInfo& info);
+// Throws Error(BadInput) saying what is wrong with `options` for this model (the scanner checks them too).
+void checkScanOptions(const ModelInfo& info, const ScanOptions& options);
+// "memory", "chunks" or "sliding" (see ScanOptions).
+std::string scanModeName(const ModelInfo& info, int memLen);
+
 struct HeadSummary {
     int layer = 0, head = 0;   // 0-based
     double entropy = 0;        // nats, of the profile normalised over distance
     double meanDistance = 0;   // tokens
     double massNear5 = 0;      // share of the normalised profile at distances 0..4
     double massNear50 = 0;     // ... at distances 0..49
+    double firstKeyMass = 0;   // mean probability on the first key a query sees (queries that see two keys or more)
+    double sinkRate = 0;       // share of those queries putting more than kSinkThreshold on it
 };
+
+// Gu et al. 2024's threshold for a query "sinking" into the first key.
+inline constexpr float kSinkThreshold = 0.3f;
 
 class ScanResult {
 public:
@@ -65,12 +84,20 @@ public:
     std::vector<std::string> profileNames;    // "full" first
     std::map<std::string, std::vector<double>> sums; // name -> [layers, heads, distances]
     std::vector<double> count;                // [distances]: (query, key) pairs seen at each distance
+    // Attention sinks, per head [layers, heads]: summed probability on the first key each query sees, and how many
+    // queries put more than kSinkThreshold there, over sinkQueries queries (those that see two keys or more: from
+    // a chunk's second token on). Empty in results saved before sinks were counted.
+    std::vector<double> sinkMass, sinkHits;
+    double sinkQueries = 0;
     std::int64_t tokens = 0;
     bool partial = false;                     // cancelled before the end
     std::map<std::string, std::string> metadata;
 
     // Average at each distance (sum / count; 0 where nothing was seen). [layers, heads, distances].
     std::vector<float> average(const std::string& profile) const;
+    bool hasSinks() const { return !sinkMass.empty(); }
+    std::vector<float> firstKeyMass() const; // [layers, heads]; zeros without sinks
+    std::vector<float> sinkRate() const;     // [layers, heads]
     // Adds another result of the same model shape and options. Throws Error(BadInput) if they differ.
     void merge(const ScanResult& other);
 

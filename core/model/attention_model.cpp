@@ -6,6 +6,11 @@
 
 namespace attnscope::core {
 
+std::unique_ptr<RunState> AttentionModel::resumeWithin(const RunState&, int) const
+{
+    return nullptr;
+}
+
 void AttentionModel::run(const std::vector<std::vector<std::int32_t>>& segments, const RunOptions& options,
                          AttentionObserver& observer) const
 {

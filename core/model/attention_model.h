@@ -1,6 +1,7 @@
 // The interface every model family implements: run segments, hand each layer's attention to an observer.
 #pragma once
 
+#include "attention/attention_scores.h"
 #include "model/config.h"
 
 #include <cstdint>
@@ -56,18 +57,20 @@ struct LayerView {
     int mlen = 0;
     int klen = 0;
     int dModel = 0;
-    const float* attnProb = nullptr;    // [heads, qlen, klen], masked entries exactly 0
+    // The queries and keys the scores were computed from (rotated for rotary models), valid during the callback:
+    // everything needed to recompute any head's scores and probabilities exactly (attention_scores.h).
+    ScoreInputs inputs;
+    // [heads, qlen, klen], masked entries exactly 0. Null unless the observer wants probabilities.
+    const float* attnProb = nullptr;
     // The four score terms (a) q.k, (b) q.R, (c) u.k, (d) v.R, each times 1/sqrt(d_head), [heads, qlen, klen],
     // masked entries 0. Null unless the observer wants terms and the model has them.
     const float* terms[4] = {nullptr, nullptr, nullptr, nullptr};
+    // Dot-product models, when the observer wants scores: the scores before softmax, times 1/sqrt(headDim),
+    // [heads, qlen, klen], masked entries 0.
+    const float* scores = nullptr;
     const std::uint8_t* mask = nullptr; // [qlen, klen]
-    // Rotary models, when the observer wants them: queries and keys after rotation (Hugging Face order), and the
-    // scores before softmax (masked entries 0). Query head n uses key head n / (heads / kvHeads).
     int kvHeads = 0;
     int headDim = 0;
-    const float* qRot = nullptr;   // [heads, qlen, headDim]
-    const float* kRot = nullptr;   // [kvHeads, klen, headDim]
-    const float* scores = nullptr; // [heads, qlen, klen], times 1/sqrt(headDim)
     const float* memsIn = nullptr;      // [mlen, dModel] or null
     const float* attnOutput = nullptr;  // [qlen, dModel], family-specific (see the model headers)
     const float* hidden = nullptr;      // [qlen, dModel], layer output
@@ -89,7 +92,9 @@ public:
     virtual ~AttentionObserver() = default;
     virtual bool wantTerms() const { return false; }
     virtual bool wantLogits() const { return false; }
-    virtual bool wantRotary() const { return false; } // qRot, kRot and scores of rotary models
+    virtual bool wantScores() const { return false; }       // LayerView::scores of dot-product models
+    // False lets the model attend block by block without a [heads, q, k] buffer (LayerView::attnProb stays null).
+    virtual bool wantProbabilities() const { return true; }
     virtual void onSegment(const SegmentView&) {}
     virtual void onLayer(const LayerView&) = 0;
     virtual void onSegmentEnd(const SegmentEndView&) {}
@@ -103,12 +108,16 @@ struct RunOptions {
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
 };
 
-// The state carried across segments (Transformer-XL memory). Opaque to callers.
+// The state carried across segments (Transformer-XL's memory, a causal model's key/value cache). Opaque to callers.
 class RunState {
 public:
     virtual ~RunState() = default;
+    // An independent copy (a captured text keeps copies to resume from after an edit).
+    virtual std::unique_ptr<RunState> clone() const = 0;
+    virtual std::size_t bytes() const = 0; // memory held
     std::int64_t tokensSeen = 0;
     int segmentsDone = 0;
+    const StopToken* stop = nullptr; // checked between layers; throws Error(Cancelled)
 };
 
 class AttentionModel {
@@ -119,6 +128,11 @@ public:
     virtual std::unique_ptr<RunState> newState(const RunOptions& options) const = 0;
     // Runs one segment, continuing from `state`. Throws Error(BadInput) for ids out of range or too long.
     virtual void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const = 0;
+    // Causal families: a state that resumes the segment `segmentEnd` ran last, after its first `keep` tokens (1 <=
+    // keep <= that segment's length). Running the segment's remaining tokens from it computes what running the whole
+    // segment computed for them; the observer sees the segment's first `keep` tokens as cached keys (mlen grows by
+    // `keep`) and the same segment index. Null when the family cannot: Transformer-XL's memory holds whole segments.
+    virtual std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const;
 
     // Convenience: the segments in order, from an empty memory.
     void run(const std::vector<std::vector<std::int32_t>>& segments, const RunOptions& options,

@@ -1,6 +1,7 @@
 // GPT-2 forward pass. Shapes: T tokens, C = n_embd, H heads of size hs = C / H.
 #include "model/gpt2.h"
 
+#include "model/kv_cache.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -12,7 +13,9 @@ namespace attnscope::core {
 namespace {
 class GPT2State final : public RunState {
 public:
-    const StopToken* stop = nullptr;
+    KvCache cache; // keys and values [rows, C] per layer; only a resumed segment starts with rows in it
+    std::unique_ptr<RunState> clone() const override { return std::make_unique<GPT2State>(*this); }
+    std::size_t bytes() const override { return cache.bytes(); }
 };
 } // namespace
 
@@ -64,8 +67,25 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
 
 std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const
 {
+    if (options.memLen.value_or(0) > 0)
+        throw Error(ErrorCode::BadInput,
+                    "GPT-2 cannot carry earlier tokens into a segment (memory " + std::to_string(*options.memLen) +
+                        "): its learned positions are absolute, so every segment starts at position 0 and holds at most " +
+                        std::to_string(m_config.nPositions) + " tokens. Use a memory of 0 (chunks).");
     auto st = std::make_unique<GPT2State>();
     st->stop = options.stop;
+    st->cache = KvCache(m_config.nLayer, m_config.nEmbd);
+    return st;
+}
+
+std::unique_ptr<RunState> GPT2Model::resumeWithin(const RunState& segmentEnd, int keep) const
+{
+    const auto& end = dynamic_cast<const GPT2State&>(segmentEnd);
+    auto st = std::make_unique<GPT2State>();
+    st->stop = end.stop;
+    st->cache = end.cache.resumedAt(keep);
+    st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
+    st->segmentsDone = end.segmentsDone - 1;
     return st;
 }
 
@@ -76,8 +96,10 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     const int C = m_config.nEmbd, H = m_config.nHead, hs = C / H;
     if (T == 0)
         throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
-    if (T > m_config.nPositions)
-        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(T) + " tokens exceeds the model's " +
+    const int m = st.cache.begin(0); // positions are absolute: nothing carries over, except into a resumed segment
+    const int K = m + T;
+    if (K > m_config.nPositions)
+        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(K) + " tokens exceeds the model's " +
                                              std::to_string(m_config.nPositions) + " positions (n_positions)");
 
     const auto wte = asMatrix(m_wte);
@@ -89,27 +111,32 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
             throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
                                                  " is outside the vocabulary [0, " +
                                                  std::to_string(m_config.vocabSize) + ")");
-        x.row(t) = wte.row(id) + wpe.row(t);
+        x.row(t) = wte.row(id) + wpe.row(m + t);
     }
-    std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * T, 0);
-    for (int i = 0; i < T; ++i)
-        for (int j = i + 1; j < T; ++j)
-            mask[static_cast<std::size_t>(i) * T + j] = 1;
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * K, 0);
+    std::vector<VisibleSpan> spans(static_cast<std::size_t>(T));
+    for (int i = 0; i < T; ++i) {
+        spans[static_cast<std::size_t>(i)] = {0, m + i + 1};
+        for (int j = m + i + 1; j < K; ++j)
+            mask[static_cast<std::size_t>(i) * K + j] = 1;
+    }
 
     SegmentView sv;
     sv.segment = st.segmentsDone;
     sv.firstPosition = st.tokensSeen;
     sv.qlen = T;
-    sv.klen = T;
+    sv.mlen = m;
+    sv.klen = K;
     sv.dModel = C;
     sv.embedding = x.data();
     sv.mask = mask.data();
     observer.onSegment(sv);
 
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-    const std::size_t perHead = static_cast<std::size_t>(T) * T;
-    std::vector<float> probs(static_cast<std::size_t>(H) * perHead);
-    RowMatrix a, qkv(T, 3 * C), heads(T, C), attnOut(T, C), h, ff;
+    const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
+    const std::size_t perLayer = static_cast<std::size_t>(H) * T * K;
+    std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
     for (int l = 0; l < m_config.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
@@ -117,18 +144,27 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
         qkv.noalias() = a * asMatrix(L.attnW);
         qkv.rowwise() += asVector(L.attnB);
-#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * T * T * hs > 2e5)
-        for (int n = 0; n < H; ++n) {
-            RowMatrix S(T, T);
-            S.noalias() = qkv.middleCols(n * hs, hs) * qkv.middleCols(C + n * hs, hs).transpose();
-            S *= scale;
-            float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
-            for (int i = 0; i < T; ++i)
-                maskedSoftmax(S.row(i).data(), mask.data() + static_cast<std::size_t>(i) * T, T,
-                              P + static_cast<std::size_t>(i) * T);
-            const Eigen::Map<const RowMatrix> Pn(P, T, T);
-            heads.middleCols(n * hs, hs).noalias() = Pn * qkv.middleCols(2 * C + n * hs, hs);
-        }
+        kNew = qkv.middleCols(C, C);
+        vNew = qkv.middleCols(2 * C, C);
+        st.cache.append(l, kNew.data(), vNew.data(), T);
+
+        ScoreInputs in;
+        in.qlen = T;
+        in.klen = K;
+        in.mlen = m;
+        in.heads = H;
+        in.kvHeads = H;
+        in.headDim = hs;
+        in.scale = scale;
+        in.queries = qkv.data();
+        in.queryStride = 3 * C;
+        in.keys = st.cache.keys(l);
+        in.keyStride = C;
+        in.spans = spans.data();
+        AttentionCapture keep;
+        keep.probabilities = wantProbs ? probs.data() : nullptr;
+        keep.terms[0] = wantScores ? scores.data() : nullptr;
+        attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
         attnOut.noalias() = heads * asMatrix(L.projW);
         attnOut.rowwise() += asVector(L.projB);
         x += attnOut;
@@ -151,14 +187,20 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         lv.layer = l;
         lv.heads = H;
         lv.qlen = T;
-        lv.klen = T;
+        lv.mlen = m;
+        lv.klen = K;
         lv.dModel = C;
-        lv.attnProb = probs.data();
+        lv.inputs = in;
+        lv.attnProb = wantProbs ? probs.data() : nullptr;
+        lv.scores = wantScores ? scores.data() : nullptr;
         lv.mask = mask.data();
+        lv.kvHeads = H;
+        lv.headDim = hs;
         lv.attnOutput = attnOut.data();
         lv.hidden = x.data();
         observer.onLayer(lv);
     }
+    st.cache.finish();
 
     SegmentEndView ev;
     ev.segment = st.segmentsDone;

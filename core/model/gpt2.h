@@ -8,8 +8,9 @@
 
 namespace attnscope::core {
 
-// Each segment is an independent sequence starting at position 0 (no memory); a segment may hold at most
-// n_positions tokens. LayerView::attnOutput is the attention sub-layer output BEFORE the residual add.
+// Each segment is an independent sequence starting at position 0 (positions are absolute, so no memory carries
+// over; asking for one is an error); a segment may hold at most n_positions tokens. A segment can be resumed
+// part-way from its key/value cache (resumeWithin). LayerView::attnOutput is the attention sub-layer output BEFORE the residual add.
 // When the observer wants logits, onSegmentEnd receives ln_f and the tied-embedding logits.
 class GPT2Model final : public AttentionModel {
 public:
@@ -18,6 +19,7 @@ public:
     const ModelInfo& info() const override { return m_info; }
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+    std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
 
 private:
     struct Layer {

@@ -2,6 +2,7 @@
 // H query heads and KV key/value heads of size d; query head n reads key/value head n / (H / KV).
 #include "model/llama.h"
 
+#include "model/kv_cache.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -13,9 +14,9 @@ namespace attnscope::core {
 class LlamaModel::State final : public RunState {
 public:
     int memLen = 0;
-    const StopToken* stop = nullptr;
-    std::vector<RowMatrix> k; // per layer [m, KV*d]: keys before rotation
-    std::vector<RowMatrix> v; // per layer [m, KV*d]
+    KvCache cache; // keys before rotation, and values, [rows, KV*d] per layer
+    std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
+    std::size_t bytes() const override { return cache.bytes(); }
 };
 
 namespace {
@@ -147,7 +148,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.dHead = c.headDim;
     m_info.vocabSize = c.vocabSize;
     m_info.defaultMemLen = c.slidingWindow > 0 ? c.slidingWindow - 1 : 0;
-    m_info.defaultSegmentLen = std::min(c.maxPositions, 2048);
+    m_info.defaultSegmentLen = std::min(c.maxPositions, 4096);
     m_info.maxSegmentLen = std::max(1, c.maxPositions);
     m_info.hasRelativeTerms = false;
     m_info.parameterCount = m_weights->countElements([](const std::string& n) { return n.find("rope_freqs") == std::string::npos; });
@@ -170,36 +171,55 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     st->stop = options.stop;
     if (st->memLen < 0)
         throw Error(ErrorCode::BadInput, "the number of carried keys must be 0 or more, got " + std::to_string(st->memLen));
-    const auto n = static_cast<std::size_t>(m_config.nLayer);
-    const Eigen::Index KD = static_cast<Eigen::Index>(m_config.nKvHead) * m_config.headDim;
-    st->k.assign(n, RowMatrix(0, KD));
-    st->v.assign(n, RowMatrix(0, KD));
+    st->cache = KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
     return st;
 }
 
-// Rotates, in place, `rows` rows of `heads` head vectors laid out [heads][rows][d] at positions firstPosition...
-void LlamaModel::rotate(float* x, int rows, int heads, int firstPosition, int) const
+std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, int keep) const
 {
-    const int d = m_config.headDim, half = d / 2;
-    std::vector<float> cs(static_cast<std::size_t>(rows) * half), sn(cs.size());
-    for (int t = 0; t < rows; ++t)
+    const auto& end = dynamic_cast<const State&>(segmentEnd);
+    auto st = std::make_unique<State>();
+    st->memLen = end.memLen;
+    st->stop = end.stop;
+    st->cache = end.cache.resumedAt(keep);
+    st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
+    st->segmentsDone = end.segmentsDone - 1;
+    return st;
+}
+
+LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions) const
+{
+    const int half = m_config.headDim / 2;
+    RotaryTable t;
+    t.cos.resize(static_cast<std::size_t>(positions) * half);
+    t.sin.resize(t.cos.size());
+    for (int p = 0; p < positions; ++p)
         for (int i = 0; i < half; ++i) {
             // The angle in float32, as the reference; its cosine and sine rounded from double.
-            const float angle = static_cast<float>(firstPosition + t) * m_invFreq[static_cast<std::size_t>(i)];
-            cs[static_cast<std::size_t>(t) * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-            sn[static_cast<std::size_t>(t) * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
+            const float angle = static_cast<float>(p) * m_invFreq[static_cast<std::size_t>(i)];
+            t.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
+            t.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
         }
-    for (int h = 0; h < heads; ++h)
-        for (int t = 0; t < rows; ++t) {
-            float* r = x + (static_cast<std::size_t>(h) * rows + t) * d;
-            const float* c = cs.data() + static_cast<std::size_t>(t) * half;
-            const float* s = sn.data() + static_cast<std::size_t>(t) * half;
+    return t;
+}
+
+// Rotates, in place, `rows` rows of `heads` head vectors (row t at x + t * stride, head n at + n * d) to positions
+// firstPosition + t (Hugging Face rotate_half: dimension i pairs with i + d/2).
+void LlamaModel::rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const
+{
+    const int d = m_config.headDim, half = d / 2;
+    for (int t = 0; t < rows; ++t) {
+        const float* c = table.cos.data() + static_cast<std::size_t>(firstPosition + t) * half;
+        const float* s = table.sin.data() + static_cast<std::size_t>(firstPosition + t) * half;
+        for (int h = 0; h < heads; ++h) {
+            float* r = x + t * stride + h * d;
             for (int i = 0; i < half; ++i) {
                 const float x1 = r[i], x2 = r[i + half];
                 r[i] = x1 * c[i] - x2 * s[i];
                 r[i + half] = x2 * c[i] + x1 * s[i];
             }
         }
+    }
 }
 
 void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
@@ -212,9 +232,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     if (q > m_info.maxSegmentLen)
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
                                              std::to_string(m_info.maxSegmentLen) + " positions");
-    const int m = static_cast<int>(st.k[0].rows());
-    const int k = m + q;
-    const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim, group = H / KV;
+    const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
 
     const auto embed = asMatrix(m_embed);
@@ -226,12 +244,14 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
                                                  " is outside the vocabulary [0, " + std::to_string(c.vocabSize) + ")");
         x.row(t) = embed.row(id);
     }
+    const int m = st.cache.begin(st.memLen);
+    const int k = m + q;
     // Query i (position m + i) sees key j when j <= m + i and, with a sliding window, m + i - j < window.
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
-    std::vector<int> rowLo(static_cast<std::size_t>(q));
+    std::vector<VisibleSpan> spans(static_cast<std::size_t>(q));
     for (int i = 0; i < q; ++i) {
         const int lo = c.slidingWindow > 0 ? std::max(0, m + i - c.slidingWindow + 1) : 0;
-        rowLo[static_cast<std::size_t>(i)] = lo;
+        spans[static_cast<std::size_t>(i)] = {lo, m + i - lo + 1};
         for (int j = 0; j < k; ++j)
             mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
     }
@@ -246,18 +266,16 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     sv.mask = mask.data();
     observer.onSegment(sv);
 
-    const bool wantRotary = observer.wantRotary();
-    const std::size_t perHead = static_cast<std::size_t>(q) * k;
-    std::vector<float> probs(static_cast<std::size_t>(H) * perHead);
-    std::vector<float> scores(wantRotary ? probs.size() : 0);
-    std::vector<float> qRot(static_cast<std::size_t>(H) * q * d), kRot(static_cast<std::size_t>(KV) * k * d);
-    RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), V(k, KV * d), heads(q, H * d), attnOut(q, C);
+    const RotaryTable table = rotaryTable(k);
+    const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
+    const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
+    std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
     for (int l = 0; l < c.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
-        const auto li = static_cast<std::size_t>(l);
         rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
         Q.noalias() = a * asMatrix(L.q).transpose();
         addBias(Q, L.qBias);
@@ -265,47 +283,29 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         addBias(Knew, L.kBias);
         Vnew.noalias() = a * asMatrix(L.v).transpose();
         addBias(Vnew, L.vBias);
-        K.topRows(m) = st.k[li];
-        K.bottomRows(q) = Knew;
-        V.topRows(m) = st.v[li];
-        V.bottomRows(q) = Vnew;
-        // Head-major copies, rotated: queries at positions m.., keys at 0..
-        for (int n = 0; n < H; ++n)
-            for (int t = 0; t < q; ++t)
-                std::copy_n(Q.row(t).data() + n * d, d, qRot.data() + (static_cast<std::size_t>(n) * q + t) * d);
-        for (int n = 0; n < KV; ++n)
-            for (int t = 0; t < k; ++t)
-                std::copy_n(K.row(t).data() + n * d, d, kRot.data() + (static_cast<std::size_t>(n) * k + t) * d);
-        rotate(qRot.data(), q, H, m, d);
-        rotate(kRot.data(), k, KV, 0, d);
+        st.cache.append(l, Knew.data(), Vnew.data(), q);
+        // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
+        K = Eigen::Map<const RowMatrix>(st.cache.keys(l), k, KV * d);
+        rotate(table, Q.data(), q, H * d, H, m);
+        rotate(table, K.data(), k, KV * d, KV, 0);
 
-#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * d > 2e5)
-        for (int n = 0; n < H; ++n) {
-            const int g = n / group;
-            const Eigen::Map<const RowMatrix> Qn(qRot.data() + static_cast<std::size_t>(n) * q * d, q, d);
-            const Eigen::Map<const RowMatrix> Kg(kRot.data() + static_cast<std::size_t>(g) * k * d, k, d);
-            RowMatrix S(q, k);
-            S.noalias() = Qn * Kg.transpose();
-            S *= scale;
-            float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
-            for (int i = 0; i < q; ++i) {
-                const int lo = rowLo[static_cast<std::size_t>(i)], hi = m + i, len = hi - lo + 1;
-                float* row = P + static_cast<std::size_t>(i) * k;
-                std::fill(row, row + lo, 0.0f);
-                std::fill(row + hi + 1, row + k, 0.0f);
-                Eigen::Map<Eigen::ArrayXf> p(row + lo, len);
-                p = S.row(i).segment(lo, len).array();
-                if (wantRotary) {
-                    float* sr = scores.data() + static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
-                    std::fill(sr, sr + k, 0.0f);
-                    std::copy_n(row + lo, len, sr + lo);
-                }
-                p = (p - p.maxCoeff()).exp();
-                p /= p.sum();
-            }
-            const Eigen::Map<const RowMatrix> Pn(P, q, k);
-            heads.middleCols(n * d, d).noalias() = Pn * V.middleCols(g * d, d);
-        }
+        ScoreInputs in;
+        in.qlen = q;
+        in.klen = k;
+        in.mlen = m;
+        in.heads = H;
+        in.kvHeads = KV;
+        in.headDim = d;
+        in.scale = scale;
+        in.queries = Q.data();
+        in.queryStride = H * d;
+        in.keys = K.data();
+        in.keyStride = KV * d;
+        in.spans = spans.data();
+        AttentionCapture keep;
+        keep.probabilities = wantProbs ? probs.data() : nullptr;
+        keep.terms[0] = wantScores ? scores.data() : nullptr;
+        attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
         attnOut.noalias() = heads * asMatrix(L.o).transpose();
         addBias(attnOut, L.oBias);
 
@@ -331,24 +331,17 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.mlen = m;
         lv.klen = k;
         lv.dModel = C;
-        lv.attnProb = probs.data();
+        lv.inputs = in;
+        lv.attnProb = wantProbs ? probs.data() : nullptr;
+        lv.scores = wantScores ? scores.data() : nullptr;
         lv.mask = mask.data();
         lv.kvHeads = KV;
         lv.headDim = d;
-        if (wantRotary) {
-            lv.qRot = qRot.data();
-            lv.kRot = kRot.data();
-            lv.scores = scores.data();
-        }
         lv.attnOutput = attnOut.data();
         lv.hidden = x.data();
         observer.onLayer(lv);
-
-        // Carry the newest memLen keys (before rotation) and values to the next segment.
-        const int keep = std::min(k, st.memLen);
-        st.k[li] = K.bottomRows(keep);
-        st.v[li] = V.bottomRows(keep);
     }
+    st.cache.finish();
 
     SegmentEndView ev;
     ev.segment = st.segmentsDone;

@@ -14,8 +14,8 @@ namespace attnscope::core {
 // A segment continues from the keys/values of up to memLen earlier tokens (0 by default, so each segment is a text of
 // its own; Mistral carries its sliding window). Rotary angles use positions relative to the carried keys: the cache
 // holds keys before rotation, at positions 0..m-1, and the segment sits at m..m+q-1 (scores depend on i - j only).
-// LayerView::attnOutput is the o_proj output before the residual add; qRot/kRot/scores are filled when the observer
-// wants them (wantRotary). Weights from a GGUF file of architecture llama have their q/k rows put back into the
+// LayerView::attnOutput is the o_proj output before the residual add; LayerView::inputs holds the rotated queries and
+// keys, row-major; scores are filled when the observer wants them (wantScores). Weights from a GGUF file of architecture llama have their q/k rows put back into the
 // Hugging Face order at load, so both give the same attention.
 // Thread safety: const methods may be called concurrently with distinct RunStates.
 class LlamaModel final : public AttentionModel {
@@ -26,6 +26,7 @@ public:
     const LlamaConfig& config() const { return m_config; }
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+    std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
     // Rotation frequencies of pair i of a head (after scaling), float32 as the reference computes them. [headDim / 2]
     const std::vector<float>& inverseFrequencies() const { return m_invFreq; }
 
@@ -39,7 +40,11 @@ private:
     WeightView optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const;
     // GGUF (architecture llama) q/k rows back into the Hugging Face order: HF row n*d + j*d/2 + i = GGUF row n*d + 2i + j.
     WeightView hfOrder(const WeightView& w, int heads);
-    void rotate(float* x, int rows, int heads, int firstPosition, int rowStride) const;
+    struct RotaryTable {
+        std::vector<float> cos, sin; // [positions, headDim / 2]
+    };
+    RotaryTable rotaryTable(int positions) const;
+    void rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const;
 
     LlamaConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;

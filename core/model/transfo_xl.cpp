@@ -16,11 +16,19 @@ public:
     int memLen = 0;
     bool sameLength = false;
     int clampLen = -1;
-    const StopToken* stop = nullptr;
     std::vector<RowMatrix> mems;   // per layer [m, d]: un-normalised layer inputs
     std::vector<RowMatrix> kMem;   // per layer [m, H*D]: key projections of the memory rows
     std::vector<RowMatrix> vMem;   // per layer [m, H*D]
     std::vector<RowMatrix> rTable; // per layer [distances, H*D]: row r = r_net(sinusoid(min(r, clamp)))
+    std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
+    std::size_t bytes() const override
+    {
+        std::size_t b = 0;
+        for (const auto* v : {&mems, &kMem, &vMem, &rTable})
+            for (const auto& m : *v)
+                b += static_cast<std::size_t>(m.size()) * sizeof(float);
+        return b;
+    }
 };
 
 namespace {
@@ -192,101 +200,55 @@ const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDist
     return table;
 }
 
-void TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, const std::vector<std::uint8_t>& mask,
-                               bool wantTerms, RowMatrix& attnOut, std::vector<float>& probs,
-                               std::vector<float> (&terms)[4]) const
+ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int mlen, const std::vector<VisibleSpan>& spans,
+                                      const AttentionCapture& keep, LayerBuffers& buf) const
 {
     const auto& L = m_layers[static_cast<std::size_t>(l)];
     const int H = m_config.nHead, D = m_config.dHead, HD = H * D;
     const int q = static_cast<int>(x.rows()), k = mlen + q;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
 
     RowMatrix normed;
     if (m_config.preLnorm)
         layerNormRows(x, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, normed);
     const RowMatrix& xin = m_config.preLnorm ? normed : x;
 
-    RowMatrix qkv(q, 3 * HD); // [q, 3HD]
-    qkv.noalias() = xin * asMatrix(L.qkv).transpose();
-    // KR [2k, HD]: the keys (cached memory rows, then this segment's) stacked on the projected relative
-    // encodings of distances 0..k-1, so each head gets terms (a) and (b) from one wider product.
-    RowMatrix KR(2 * k, HD), V(k, HD);
-    KR.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
-    KR.middleRows(mlen, q) = qkv.middleCols(HD, HD);
-    KR.bottomRows(k) = relativeTable(st, l, k - 1).topRows(k);
-    V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
-    V.bottomRows(q) = qkv.middleCols(2 * HD, HD);
+    buf.qkv.resize(q, 3 * HD);
+    buf.qkv.noalias() = xin * asMatrix(L.qkv).transpose();
+    buf.K.resize(k, HD);
+    buf.V.resize(k, HD);
+    buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+    buf.K.bottomRows(q) = buf.qkv.middleCols(HD, HD);
+    buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
+    buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
+    const RowMatrix& R = relativeTable(st, l, k - 1);
 
-    const std::size_t perHead = static_cast<std::size_t>(q) * static_cast<std::size_t>(k);
-    probs.resize(static_cast<std::size_t>(H) * perHead); // every entry is written below (masked ones as 0)
-    if (wantTerms)
-        for (auto& t : terms)
-            t.assign(static_cast<std::size_t>(H) * perHead, 0.0f);
+    ScoreInputs in;
+    in.qlen = q;
+    in.klen = k;
+    in.mlen = mlen;
+    in.heads = H;
+    in.kvHeads = H;
+    in.headDim = D;
+    in.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    in.queries = buf.qkv.data();
+    in.queryStride = 3 * HD;
+    in.keys = buf.K.data();
+    in.keyStride = HD;
+    in.relative = R.data();
+    in.relativeStride = HD;
+    in.u = L.rwBias.data;
+    in.v = L.rrBias.data;
+    in.spans = spans.data();
     RowMatrix heads(q, HD); // concatenated per-head outputs
-
-    // Visible keys of each query form one contiguous range [lo, i + mlen] (causal, and same_length cuts the
-    // far end), so scores and softmax run on contiguous spans with Eigen's vectorised expressions.
-    std::vector<int> rowLo(static_cast<std::size_t>(q));
-    for (int i = 0; i < q; ++i) {
-        int lo = 0;
-        while (lo < k && mask[static_cast<std::size_t>(i) * k + lo])
-            ++lo;
-        rowLo[static_cast<std::size_t>(i)] = lo;
-    }
-    // Heads are independent: split them across threads (Eigen does not nest its own threads inside).
-#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * D > 2e5)
-    for (int n = 0; n < H; ++n) {
-        const RowMatrix Qs = qkv.middleCols(n * D, D) * scale; // [q, D], scaled once
-        // AB = Qs [K; R]^T: columns 0..k-1 = (a) by key, k..2k-1 = (b) by distance.
-        const auto KRn = KR.middleCols(n * D, D);
-        const ConstVectorMap u(asVector(L.rwBias).data() + n * D, D);
-        const ConstVectorMap v(asVector(L.rrBias).data() + n * D, D);
-        RowMatrix AB(q, 2 * k);
-        AB.noalias() = Qs * KRn.transpose();
-        RowVector cd(2 * k); // (c) by key, then (d) by distance
-        cd.head(k).noalias() = (KRn.topRows(k) * u.transpose()).transpose() * scale;
-        cd.tail(k).noalias() = (KRn.bottomRows(k) * v.transpose()).transpose() * scale;
-        const auto c = cd.head(k);
-        const auto dd = cd.tail(k);
-        Eigen::ArrayXf score(k);
-        float* P = probs.data() + static_cast<std::size_t>(n) * perHead;
-        for (int i = 0; i < q; ++i) {
-            const int lo = rowLo[static_cast<std::size_t>(i)], hi = i + mlen, len = hi - lo + 1;
-            const auto A = AB.row(i).head(k);
-            const auto B = AB.row(i).tail(k);
-            // Key j = lo + t has distance len - 1 - t: distance-indexed rows are read reversed.
-            auto s = score.head(len);
-            s = A.segment(lo, len).array() + B.head(len).reverse().array() + c.segment(lo, len).array() +
-                dd.head(len).reverse().array();
-            const float mx = s.maxCoeff();
-            s = (s - mx).exp();
-            float* row = P + static_cast<std::size_t>(i) * k;
-            std::fill(row, row + lo, 0.0f); // masked keys: exactly 0
-            std::fill(row + hi + 1, row + k, 0.0f);
-            Eigen::Map<Eigen::ArrayXf>(row + lo, len) = s / s.sum();
-            if (wantTerms) {
-                const std::size_t off = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k + lo;
-                Eigen::Map<RowVector>(terms[0].data() + off, len) = A.segment(lo, len);
-                Eigen::Map<RowVector>(terms[1].data() + off, len) = B.head(len).reverse();
-                Eigen::Map<RowVector>(terms[2].data() + off, len) = c.segment(lo, len);
-                Eigen::Map<RowVector>(terms[3].data() + off, len) = dd.head(len).reverse();
-            }
-        }
-        const Eigen::Map<const RowMatrix> Pn(P, q, k);
-        heads.middleCols(n * D, D).noalias() = Pn * V.middleCols(n * D, D);
-    }
+    attendAllHeads(in, buf.V.data(), HD, heads.data(), HD, keep);
 
     RowMatrix sum = x;
     sum.noalias() += heads * asMatrix(L.oNet).transpose();
     if (m_config.preLnorm)
-        attnOut = std::move(sum);
+        buf.attnOut = std::move(sum);
     else
-        layerNormRows(sum, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, attnOut);
-
-    // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
-    const int keep = std::min(k, st.memLen);
-    st.kMem[static_cast<std::size_t>(l)] = KR.middleRows(k - keep, keep);
-    st.vMem[static_cast<std::size_t>(l)] = V.bottomRows(keep);
+        layerNormRows(sum, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, buf.attnOut);
+    return in;
 }
 
 void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) const
@@ -350,16 +312,26 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     sv.mask = mask.data();
     observer.onSegment(sv);
 
-    const bool wantTerms = observer.wantTerms();
-    RowMatrix attnOut, hidden;
-    std::vector<float> probs;
+    const bool wantTerms = observer.wantTerms(), wantProbs = observer.wantProbabilities();
+    const auto spans = spansOfMask(mask.data(), q, k);
+    const std::size_t perLayer = static_cast<std::size_t>(m_config.nHead) * q * k;
+    std::vector<float> probs(wantProbs ? perLayer : 0);
     std::vector<float> terms[4];
+    AttentionCapture keep;
+    keep.probabilities = wantProbs ? probs.data() : nullptr;
+    if (wantTerms)
+        for (int t = 0; t < 4; ++t) {
+            terms[t].resize(perLayer);
+            keep.terms[t] = terms[t].data();
+        }
+    LayerBuffers buf;
+    RowMatrix hidden;
     for (int l = 0; l < m_config.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto li = static_cast<std::size_t>(l);
-        attention(st, l, x, mlen, mask, wantTerms, attnOut, probs, terms);
-        feedForward(l, attnOut, hidden);
+        const ScoreInputs in = attention(st, l, x, mlen, spans, keep, buf);
+        feedForward(l, buf.attnOut, hidden);
 
         LayerView lv;
         lv.segment = st.segmentsDone;
@@ -369,16 +341,23 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         lv.mlen = mlen;
         lv.klen = k;
         lv.dModel = d;
-        lv.attnProb = probs.data();
+        lv.inputs = in;
+        lv.attnProb = wantProbs ? probs.data() : nullptr;
         if (wantTerms)
             for (int t = 0; t < 4; ++t)
                 lv.terms[t] = terms[t].data();
         lv.mask = mask.data();
+        lv.kvHeads = m_config.nHead;
+        lv.headDim = m_config.dHead;
         lv.memsIn = mlen > 0 ? st.mems[li].data() : nullptr;
-        lv.attnOutput = attnOut.data();
+        lv.attnOutput = buf.attnOut.data();
         lv.hidden = hidden.data();
         observer.onLayer(lv);
 
+        // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
+        const int keepRows = std::min(k, st.memLen);
+        st.kMem[li] = buf.K.bottomRows(keepRows);
+        st.vMem[li] = buf.V.bottomRows(keepRows);
         st.mems[li] = lastRows(st.mems[li], x, st.memLen);
         x = std::move(hidden);
         hidden = RowMatrix();

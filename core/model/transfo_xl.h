@@ -35,10 +35,14 @@ private:
         WeightView qkv, rNet, oNet, lnAttnW, lnAttnB, ff1W, ff1B, ff2W, ff2B, lnFfW, lnFfB, rwBias, rrBias;
     };
     class State;
+    struct LayerBuffers {
+        RowMatrix qkv, K, V, attnOut; // [q, 3HD], keys and values [k, HD] (memory rows first), sub-layer output
+    };
 
-    void attention(State& st, int layer, const RowMatrix& x, int mlen, const std::vector<std::uint8_t>& mask,
-                   bool wantTerms, RowMatrix& attnOut, std::vector<float>& probs,
-                   std::vector<float> (&terms)[4]) const;
+    // The attention sub-layer of one layer: its output goes to buf.attnOut; returns where its scores come from
+    // (pointing into buf and the state, valid until the next layer).
+    ScoreInputs attention(State& st, int layer, const RowMatrix& x, int mlen, const std::vector<VisibleSpan>& spans,
+                          const AttentionCapture& keep, LayerBuffers& buf) const;
     void feedForward(int layer, const RowMatrix& y, RowMatrix& out) const;
     const RowMatrix& relativeTable(State& st, int layer, int maxDistance) const;
 

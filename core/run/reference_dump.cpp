@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace attnscope::core {
 
 namespace {
@@ -32,7 +34,7 @@ public:
     }
     bool wantTerms() const override { return m_relative; }
     bool wantLogits() const override { return !m_relative; }
-    bool wantRotary() const override { return m_rotary; }
+    bool wantScores() const override { return m_rotary; }
 
     void onSegment(const SegmentView& s) override
     {
@@ -52,9 +54,10 @@ public:
     {
         const std::string p = "layer" + std::to_string(l.layer) + ".";
         const Shape probShape{l.heads, l.qlen, l.klen};
-        if (l.qRot) {
-            add(p + "q_rot", {l.heads, l.qlen, l.headDim}, l.qRot);
-            add(p + "k_rot", {l.kvHeads, l.klen, l.headDim}, l.kRot);
+        if (m_rotary) {
+            const auto& in = l.inputs;
+            addHeadMajor(p + "q_rot", in.queries, in.queryStride, l.qlen, l.heads, l.headDim);
+            addHeadMajor(p + "k_rot", in.keys, in.keyStride, l.klen, l.kvHeads, l.headDim);
             add(p + "attn_scores", probShape, l.scores);
         }
         add(p + "attn_prob", probShape, l.attnProb);
@@ -77,6 +80,16 @@ public:
     }
 
 private:
+    // Rows of `heads` head vectors (row t at x + t * stride) as [heads, rows, d], the reference's layout.
+    void addHeadMajor(const std::string& name, const float* x, std::ptrdiff_t stride, int rows, int heads, int d)
+    {
+        std::vector<float> out(static_cast<std::size_t>(heads) * rows * d);
+        for (int n = 0; n < heads; ++n)
+            for (int t = 0; t < rows; ++t)
+                std::copy_n(x + t * stride + n * d, d, out.begin() + (static_cast<std::ptrdiff_t>(n) * rows + t) * d);
+        m_out.push_back({m_segPrefix + name, {heads, rows, d}, std::move(out)});
+    }
+
     void add(const std::string& name, const Shape& shape, const float* data)
     {
         const auto n = static_cast<std::size_t>(shapeNumel(shape));

@@ -1,59 +1,175 @@
-// captureText: an observer that copies each layer's probabilities (and terms) into a TextCapture.
+// captureText: an observer that copies each layer's score inputs, and the driver that decides what of the previous
+// capture an edited text can keep.
 #include "run/text_capture.h"
 
 #include "util/error.h"
+#include "util/memory_info.h"
+#include "util/stop_token.h"
+
+#include <algorithm>
 
 namespace attnscope::core {
 
-namespace {
-class CaptureObserver final : public AttentionObserver {
-public:
-    CaptureObserver(TextCapture& out, bool terms)
-        : m_out(out)
-        , m_terms(terms)
-    {
-    }
-    bool wantTerms() const override { return m_terms; }
-    void onSegment(const SegmentView& s) override
-    {
-        SegmentCapture seg;
-        seg.firstPosition = s.firstPosition;
-        seg.qlen = s.qlen;
-        seg.mlen = s.mlen;
-        seg.klen = s.klen;
-        seg.mask.assign(s.mask, s.mask + static_cast<std::size_t>(s.qlen) * s.klen);
-        m_out.segments.push_back(std::move(seg));
-    }
-    void onLayer(const LayerView& l) override
-    {
-        auto& seg = m_out.segments.back();
-        const std::size_t n = static_cast<std::size_t>(l.heads) * l.qlen * l.klen;
-        seg.probs.emplace_back(l.attnProb, l.attnProb + n);
-        for (int t = 0; t < 4; ++t)
-            if (l.terms[t])
-                seg.terms[t].emplace_back(l.terms[t], l.terms[t] + n);
-    }
+std::size_t LayerRecord::bytes() const
+{
+    return (queries.capacity() + keys.capacity() + relative.capacity() + u.capacity() + v.capacity()) * sizeof(float);
+}
 
-private:
-    TextCapture& m_out;
-    bool m_terms;
-};
-} // namespace
+std::size_t SegmentCapture::bytes() const
+{
+    std::size_t b = spans.capacity() * sizeof(VisibleSpan);
+    for (const auto& l : layers)
+        b += l.bytes();
+    return b;
+}
+
+const SegmentCapture& TextCapture::segment(int s) const
+{
+    if (s < 0 || s >= static_cast<int>(segments.size()))
+        throw Error(ErrorCode::BadInput, "segment " + std::to_string(s + 1) + " does not exist");
+    return *segments[static_cast<std::size_t>(s)];
+}
+
+ScoreInputs TextCapture::inputs(int s, int layer) const
+{
+    const auto& seg = segment(s);
+    if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
+        throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist");
+    const auto& r = seg.layers[static_cast<std::size_t>(layer)];
+    ScoreInputs in;
+    in.qlen = seg.qlen;
+    in.klen = seg.klen;
+    in.mlen = seg.mlen;
+    in.heads = model.heads;
+    in.kvHeads = model.kvHeads;
+    in.headDim = model.dHead;
+    in.scale = scoreScale;
+    in.queries = r.queries.data();
+    in.queryStride = static_cast<std::ptrdiff_t>(model.heads) * model.dHead;
+    in.keys = r.keys.data();
+    in.keyStride = static_cast<std::ptrdiff_t>(model.kvHeads) * model.dHead;
+    if (!r.relative.empty()) {
+        in.relative = r.relative.data();
+        in.relativeStride = in.queryStride;
+        in.u = r.u.data();
+        in.v = r.v.data();
+    }
+    in.spans = seg.spans.data();
+    return in;
+}
 
 std::size_t TextCapture::bytes() const
 {
     std::size_t b = 0;
-    for (const auto& s : segments) {
-        for (const auto& p : s.probs)
-            b += p.size() * sizeof(float);
-        for (const auto& t : s.terms)
-            for (const auto& p : t)
-                b += p.size() * sizeof(float);
-    }
+    for (const auto& s : segments)
+        b += s->bytes();
+    for (const auto& st : endStates)
+        if (st)
+            b += st->bytes();
     return b;
 }
 
 namespace {
+
+// Copies `rows` rows of `width` floats from a strided source.
+std::vector<float> compactRows(const float* src, std::ptrdiff_t stride, int rows, int width)
+{
+    std::vector<float> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(width));
+    for (int r = 0; r < rows; ++r)
+        std::copy_n(src + r * stride, width, out.begin() + static_cast<std::ptrdiff_t>(r) * width);
+    return out;
+}
+
+class RecordObserver final : public AttentionObserver {
+public:
+    explicit RecordObserver(std::function<void(int layer, int qlen)> layerDone)
+        : m_layerDone(std::move(layerDone))
+    {
+    }
+    bool wantProbabilities() const override { return false; }
+    void onSegment(const SegmentView& s) override
+    {
+        m_seg = std::make_shared<SegmentCapture>();
+        m_seg->firstPosition = s.firstPosition;
+        m_seg->qlen = s.qlen;
+        m_seg->mlen = s.mlen;
+        m_seg->klen = s.klen;
+        m_seg->spans = spansOfMask(s.mask, s.qlen, s.klen);
+    }
+    void onLayer(const LayerView& l) override
+    {
+        const auto& in = l.inputs;
+        const int qWidth = in.heads * in.headDim, kWidth = in.kvHeads * in.headDim;
+        LayerRecord r;
+        r.queries = compactRows(in.queries, in.queryStride, in.qlen, qWidth);
+        r.keys = compactRows(in.keys, in.keyStride, in.klen, kWidth);
+        if (in.relativeTerms()) {
+            r.relative = compactRows(in.relative, in.relativeStride, in.klen, qWidth);
+            r.u.assign(in.u, in.u + qWidth);
+            r.v.assign(in.v, in.v + qWidth);
+        }
+        m_seg->layers.push_back(std::move(r));
+        m_scale = in.scale;
+        if (m_layerDone)
+            m_layerDone(l.layer, l.qlen);
+    }
+    std::shared_ptr<SegmentCapture> take() { return std::move(m_seg); }
+    float scale() const { return m_scale; }
+
+private:
+    std::function<void(int, int)> m_layerDone;
+    std::shared_ptr<SegmentCapture> m_seg;
+    float m_scale = 1.0f;
+};
+
+// Segment s of the old capture, its first `keep` rows, joined with the rows a resumed run computed after them.
+std::shared_ptr<SegmentCapture> joinResumed(const SegmentCapture& old, int keep, const SegmentCapture& rest)
+{
+    auto out = std::make_shared<SegmentCapture>();
+    out->firstPosition = old.firstPosition;
+    out->mlen = old.mlen;
+    out->qlen = keep + rest.qlen;
+    out->klen = rest.klen;
+    out->spans.assign(old.spans.begin(), old.spans.begin() + keep);
+    out->spans.insert(out->spans.end(), rest.spans.begin(), rest.spans.end());
+    for (std::size_t l = 0; l < rest.layers.size(); ++l) {
+        const auto& o = old.layers[l];
+        LayerRecord r = rest.layers[l]; // keys: the resumed run saw every key of the segment
+        const std::size_t width = old.qlen ? o.queries.size() / static_cast<std::size_t>(old.qlen) : 0;
+        r.queries.insert(r.queries.begin(), o.queries.begin(), o.queries.begin() + static_cast<std::ptrdiff_t>(width * keep));
+        out->layers.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
+{
+    auto opt = [](const auto& v) { return v ? std::to_string(static_cast<int>(*v)) : std::string("-"); };
+    return "segment=" + std::to_string(segmentLen) + " memory=" + std::to_string(memLen) +
+           " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen);
+}
+
+// Refuses, before running, a text whose records would not fit.
+void checkSize(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen, const CaptureOptions& options)
+{
+    const double width = static_cast<double>(info.heads + info.kvHeads) * info.dHead * sizeof(float);
+    double perToken = static_cast<double>(info.layers) * width;
+    if (info.hasRelativeTerms) // memory keys and relative encodings are kept per segment
+        perToken += static_cast<double>(info.layers) * (2.0 * info.heads * info.dHead * sizeof(float)) *
+                    (1.0 + static_cast<double>(memLen) / std::max(1, segmentLen));
+    const double estimate = perToken * static_cast<double>(tokens);
+    std::size_t limit = options.maxBytes;
+    if (limit == 0) {
+        const auto avail = availableMemoryBytes();
+        limit = avail ? static_cast<std::size_t>(avail / 2) : std::size_t(4) << 30;
+    }
+    if (estimate > static_cast<double>(limit))
+        throw Error(ErrorCode::BadInput,
+                    "the text has " + std::to_string(tokens) + " tokens; keeping what recomputes its attention would need " +
+                        formatBytes(static_cast<std::uint64_t>(estimate)) + " (limit " + formatBytes(limit) +
+                        "). Use a shorter text or a corpus scan.");
+}
+
 std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vector<Token> tokens,
                                          const CaptureOptions& options)
 {
@@ -62,27 +178,94 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     const auto& info = model.info();
     auto out = std::make_shared<TextCapture>();
     out->model = info;
+    out->producer = &model;
     out->segmentLen = options.segmentLen > 0 ? options.segmentLen : info.defaultSegmentLen;
     out->segmentLen = std::min(out->segmentLen, info.maxSegmentLen);
-    out->memLen = info.family == ModelFamily::TransfoXL ? options.run.memLen.value_or(info.defaultMemLen) : 0;
-    const bool terms = options.captureTerms && info.hasRelativeTerms;
-
-    // Estimate before running: a huge text must fail clearly, not exhaust memory.
-    const double perKey = static_cast<double>(info.layers) * info.heads * sizeof(float) * (terms ? 5 : 1);
-    const double estimate = perKey * static_cast<double>(tokens.size()) * (out->segmentLen + out->memLen);
-    if (estimate > static_cast<double>(options.maxBytes))
-        throw Error(ErrorCode::BadInput,
-                    "the text has " + std::to_string(tokens.size()) + " tokens; keeping its attention would need about " +
-                        std::to_string(static_cast<long long>(estimate / (1 << 20))) + " MiB (limit " +
-                        std::to_string(options.maxBytes >> 20) + " MiB). Use a shorter text or a corpus scan.");
+    out->memLen = options.run.memLen.value_or(info.defaultMemLen);
+    out->runKey = runKeyOf(options, out->segmentLen, out->memLen);
+    checkSize(info, tokens.size(), out->segmentLen, out->memLen, options);
 
     std::vector<std::int32_t> ids;
     ids.reserve(tokens.size());
     for (const auto& t : tokens)
         ids.push_back(t.id);
     out->tokens = std::move(tokens);
-    CaptureObserver obs(*out, terms);
-    model.runSplit(ids, out->segmentLen, options.run, obs);
+    const int T = static_cast<int>(ids.size()), S = out->segmentLen;
+    const int segments = (T + S - 1) / S;
+
+    // What the previous capture gives: whole segments before the first change, and a state to go on from.
+    std::unique_ptr<RunState> state;
+    int firstToRun = 0; // first segment that runs
+    int resumeKeep = 0; // > 0: segment firstToRun resumes after this many of its tokens
+    const auto& prev = options.previous;
+    if (prev && prev->producer == &model && prev->runKey == out->runKey && prev->model.source == info.source) {
+        int p = 0;
+        const int common = std::min(T, static_cast<int>(prev->tokens.size()));
+        while (p < common && prev->tokens[static_cast<std::size_t>(p)].id == ids[static_cast<std::size_t>(p)])
+            ++p;
+        p = std::min(p, T - 1); // at least one token runs, so the changed segment's end state is fresh
+        const int s = p / S, keep = p - s * S;
+        if (keep > 0 && s < static_cast<int>(prev->endStates.size()) && prev->endStates[static_cast<std::size_t>(s)])
+            state = model.resumeWithin(*prev->endStates[static_cast<std::size_t>(s)], keep);
+        if (state) {
+            firstToRun = s;
+            resumeKeep = keep;
+        } else {
+            // Go on from the newest kept state at or before the start of segment s.
+            int e = std::min(s, static_cast<int>(prev->endStates.size())) - 1;
+            while (e >= 0 && !prev->endStates[static_cast<std::size_t>(e)])
+                --e;
+            firstToRun = e + 1;
+            if (e >= 0)
+                state = prev->endStates[static_cast<std::size_t>(e)]->clone();
+        }
+        for (int i = 0; i < firstToRun; ++i) {
+            out->segments.push_back(prev->segments[static_cast<std::size_t>(i)]);
+            out->endStates.push_back(prev->endStates[static_cast<std::size_t>(i)]);
+        }
+        out->scoreScale = prev->scoreScale;
+        out->reusedTokens = firstToRun * S + resumeKeep;
+    }
+    if (!state)
+        state = model.newState(options.run);
+    state->stop = options.run.stop;
+
+    // Progress in token-layers of the part that runs.
+    const double work = static_cast<double>(T - out->reusedTokens) * info.layers;
+    double done = 0;
+    RecordObserver observer([&](int, int qlen) {
+        done += qlen;
+        if (options.progress && work > 0)
+            options.progress(std::min(1.0, done / work));
+    });
+    for (int s = firstToRun; s < segments; ++s) {
+        if (options.run.stop && options.run.stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "run cancelled");
+        const int begin = s * S + (s == firstToRun ? resumeKeep : 0);
+        const int end = std::min(T, (s + 1) * S);
+        model.forwardSegment(*state, std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(begin),
+                                                                                  static_cast<std::size_t>(end - begin)),
+                             observer);
+        auto seg = observer.take();
+        if (s == firstToRun && resumeKeep > 0)
+            seg = joinResumed(*prev->segments[static_cast<std::size_t>(s)], resumeKeep, *seg);
+        out->segments.push_back(std::move(seg));
+        // The last state is moved, earlier ones copied (the run goes on from them). Kept states hold no stop token:
+        // this run's token dies with its job.
+        std::shared_ptr<RunState> kept = s + 1 == segments ? std::shared_ptr<RunState>(std::move(state))
+                                                           : std::shared_ptr<RunState>(state->clone());
+        kept->stop = nullptr;
+        out->endStates.push_back(std::move(kept));
+        out->scoreScale = observer.scale();
+    }
+    // Keep the newest states within the budget: typing happens mostly near the end.
+    std::size_t kept = 0;
+    for (auto it = out->endStates.rbegin(); it != out->endStates.rend(); ++it)
+        if (*it) {
+            kept += (*it)->bytes();
+            if (kept > options.stateBudget)
+                it->reset();
+        }
     return out;
 }
 } // namespace

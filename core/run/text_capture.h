@@ -1,40 +1,80 @@
-// Runs a model over a tokenized text and keeps every segment's attention (the interactive views' data).
+// Runs a model over a tokenized text and keeps what recomputes any head's attention exactly: per segment and layer
+// the queries and keys the scores came from (Transformer-XL: also its relative encodings and biases). A long text
+// costs [tokens, (heads + kv heads) x head size] floats per layer instead of [heads, tokens, tokens]; grids,
+// thumbnails and profiles are computed from it when asked (attention_grid.h). An edited text reuses the unchanged
+// prefix of the previous capture: whole segments before the first change, and for causal models the part of the
+// changed segment before it (its key/value cache).
 #pragma once
 
+#include "attention/attention_scores.h"
 #include "model/attention_model.h"
 #include "tokenize/tokenizer.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace attnscope::core {
 
-// One segment's captured attention. Keys: mlen memory positions then qlen current ones; key j is the token at
-// absolute position firstPosition - mlen + j.
+// One layer of one segment, compact (row strides are the widths).
+struct LayerRecord {
+    std::vector<float> queries;  // [qlen, heads * headDim], not scaled (rotary: rotated)
+    std::vector<float> keys;     // [klen, kvHeads * headDim], memory / cached keys first
+    std::vector<float> relative; // Transformer-XL: [klen, heads * headDim], row r = distance r
+    std::vector<float> u, v;     // Transformer-XL: [heads * headDim]
+    std::size_t bytes() const;
+};
+
+// One segment. Keys: mlen memory positions then qlen current ones; key j is the token at absolute position
+// firstPosition - mlen + j.
 struct SegmentCapture {
     std::int64_t firstPosition = 0;
     int qlen = 0, mlen = 0, klen = 0;
-    std::vector<std::uint8_t> mask;            // [qlen, klen], 1 = masked
-    std::vector<std::vector<float>> probs;     // per layer [heads, qlen, klen]
-    std::vector<std::vector<float>> terms[4];  // per term, per layer [heads, qlen, klen] (empty unless captured)
+    std::vector<VisibleSpan> spans; // [qlen]: the keys each query sees
+    std::vector<LayerRecord> layers;
+    bool masked(int query, int key) const
+    {
+        const auto& s = spans[static_cast<std::size_t>(query)];
+        return key < s.lo || key >= s.lo + s.len;
+    }
+    std::size_t bytes() const;
 };
 
 struct TextCapture {
     ModelInfo model;
     std::string text; // the UTF-8 text the token spans refer to
     std::vector<Token> tokens;
-    std::vector<SegmentCapture> segments;
+    std::vector<std::shared_ptr<const SegmentCapture>> segments; // shared with the capture an edit came from
     int segmentLen = 0;
     int memLen = 0;
-    bool hasTerms() const { return !segments.empty() && !segments.front().terms[0].empty(); }
-    std::size_t bytes() const; // memory held, for limits and messages
+    float scoreScale = 1.0f;  // 1/sqrt(head size), as the model computed it
+    int reusedTokens = 0;     // leading tokens whose keys came from the previous capture (0: computed afresh)
+
+    bool hasTerms() const { return model.hasRelativeTerms; }
+    const SegmentCapture& segment(int s) const; // throws Error(BadInput) when out of range
+    // Where segment s, layer l's scores come from (pointers into this capture).
+    ScoreInputs inputs(int segment, int layer) const;
+    std::size_t bytes() const; // memory held (records and kept states), for limits and messages
+
+    // Internal to captureText: per segment, the model's state after it (null where dropped to bound memory), the
+    // model that made the capture and the settings it ran with. Only compared, never dereferenced elsewhere.
+    std::vector<std::shared_ptr<const RunState>> endStates;
+    const AttentionModel* producer = nullptr;
+    std::string runKey;
 };
 
 struct CaptureOptions {
     int segmentLen = 0;       // 0: the model's default
     RunOptions run;
-    bool captureTerms = true; // only relative models have terms
-    std::size_t maxBytes = std::size_t(2) << 30; // refuse texts whose capture would exceed this (clear error)
+    // Refuse texts whose records would exceed this (clear error); 0: half of the memory available now.
+    std::size_t maxBytes = 0;
+    // Model states kept for resuming after an edit, newest segments first, up to this many bytes.
+    std::size_t stateBudget = std::size_t(1) << 30;
+    // The capture of the text before an edit: its unchanged prefix is reused when it came from the same model
+    // and settings.
+    std::shared_ptr<const TextCapture> previous;
+    // Fraction done (0..1), called on the running thread after every layer.
+    std::function<void(double)> progress;
 };
 
 // Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise).

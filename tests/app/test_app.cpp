@@ -54,7 +54,10 @@ TEST_CASE("controller loads a model, runs text, and keeps the model when a load 
     REQUIRE(ready.wait(10000));
     const auto result = ready.at(0).at(0).value<app::TextResultPtr>();
     CHECK(result->capture->tokens.size() == 8);
-    CHECK(result->thumbnails->images.size() == 6); // 2 layers x 3 heads
+    QSignalSpy thumbs(&c, &app::ComputeController::thumbnailsReady);
+    c.requestThumbnails(-1, {});
+    REQUIRE(thumbs.wait(10000));
+    CHECK(thumbs.at(0).at(0).value<widgets::HeadThumbnailsPtr>()->images.size() == 6); // 2 layers x 3 heads
 
     test::TempDir tmp;
     std::filesystem::copy(test::testdataDir() / "txl-tiny", tmp / "broken");

@@ -1,9 +1,12 @@
 // attnscope-cli end to end: dump and tokenize reproduce the reference data; errors exit non-zero with a message.
+#include "analysis/relpos_scan.h"
 #include "test_support.h"
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -191,4 +194,51 @@ TEST_CASE("attnscope-cli dump and info take GGUF files", "[cli][gguf]")
     CHECK(info["weights"].get<std::string>().find("Q8_0") != std::string::npos);
     CHECK(info["positions"].get<std::string>().find("llama3") != std::string::npos);
     CHECK(info["parameters"] == 91584);
+}
+
+TEST_CASE("attnscope-cli scans a Llama-family model in chunks and with a sliding window; heads shows sink rates",
+          "[cli][scan]")
+{
+    test::TempDir tmp;
+    const auto model = (test::testdataDir() / "llama-gqa" / "model-f32.gguf").string(); // carries its vocabulary
+    {
+        std::ofstream f(tmp / "corpus.txt");
+        for (int i = 0; i < 40; ++i)
+            f << "the quick brown fox jumps over the lazy dog " << i << "\n";
+    }
+    const auto corpus = (tmp / "corpus.txt").string();
+    const auto chunks = (tmp / "chunks.safetensors").string(), sliding = (tmp / "sliding.safetensors").string();
+    auto r = runCli({"scan", "--model", model, "--text-file", corpus, "--segment-length", "32", "--out", chunks});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    auto scan = core::ScanResult::load(chunks);
+    CHECK(scan.metadata.at("mode") == "chunks");
+    CHECK(scan.distances == 32);
+    CHECK(scan.hasSinks());
+    r = runCli({"scan", "--model", model, "--text-file", corpus, "--segment-length", "32", "--mem-len", "16", "--out",
+                sliding});
+    REQUIRE(r.exitCode == 0);
+    scan = core::ScanResult::load(sliding);
+    CHECK(scan.metadata.at("mode") == "sliding");
+    CHECK(scan.distances == 48);
+
+    r = runCli({"heads", chunks, "--sort", "sink", "--top", "3"});
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.out.find("sink rate") != std::string::npos);
+    CHECK(r.out.find("chunks") != std::string::npos);
+    // Three rows, sorted by sink rate, each printing the rate the result holds.
+    const auto heads = core::summariseHeads(core::ScanResult::load(chunks));
+    std::vector<double> rates;
+    for (const auto& h : heads)
+        rates.push_back(h.sinkRate);
+    std::sort(rates.rbegin(), rates.rend());
+    char top[32];
+    std::snprintf(top, sizeof top, "%9.3f\n", rates[0]);
+    CHECK(r.out.find(top) != std::string::npos);
+
+    // GPT-2 says why it cannot carry a cache.
+    r = runCli({"scan", "--model", (test::testdataDir() / "gpt2-tiny").string(), "--text-file", corpus, "--mem-len",
+                "8", "--out", (tmp / "g.safetensors").string()});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("absolute") != std::string::npos);
 }

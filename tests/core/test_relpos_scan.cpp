@@ -279,6 +279,9 @@ TEST_CASE("bad scan options are refused with clear messages", "[scan][errors]")
     CHECK_THROWS_WITH(core::scanTextFile(*m.model, *tok, (dir / "vocab.txt").string(), opt, 3, 2),
                       Catch::Contains("shard"));
     const auto g = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    CHECK_THROWS_WITH(core::RelposScanner(*g.model, opt), Catch::Contains("GPT-2 cannot scan with a sliding window") &&
+                                                          Catch::Contains("absolute"));
+    opt.memLen = 0;
     opt.segmentLen = 17;
     CHECK_THROWS_WITH(core::RelposScanner(*g.model, opt), Catch::Contains("longer than this model allows (16)"));
 }

@@ -1,5 +1,5 @@
 // visibleSpan, termSoftmax: vectorised with Eigen over the contiguous span.
-#include "analysis/attention_math.h"
+#include "attention/attention_math.h"
 
 #include "util/error.h"
 

@@ -1,0 +1,213 @@
+// HeadScores and the drivers built on it. Products run on strided Eigen maps of the caller's buffers; a block of
+// rows only multiplies the keys its rows can see (causal blocks stop at their last row's key).
+#include "attention/attention_scores.h"
+
+#include "util/error.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+
+namespace attnscope::core {
+
+namespace {
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Strided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+using Out = Eigen::Map<Matrix>;
+
+Strided block(const float* base, std::ptrdiff_t stride, int row0, int rows, int col0, int cols)
+{
+    return Strided(base + row0 * stride + col0, rows, cols, Eigen::OuterStride<>(stride));
+}
+} // namespace
+
+HeadScores::HeadScores(const ScoreInputs& in, int head)
+    : m_in(in)
+    , m_head(head)
+{
+    if (in.relativeTerms()) {
+        // (c) and (d) do not depend on the query: once per head, over every key / distance.
+        const int d = in.headDim;
+        const auto K = block(in.keys, in.keyStride, 0, in.klen, head * d, d);
+        const auto R = block(in.relative, in.relativeStride, 0, in.klen, head * d, d);
+        const Eigen::Map<const Eigen::VectorXf> u(in.u + head * d, d), v(in.v + head * d, d);
+        m_c.resize(static_cast<std::size_t>(in.klen));
+        m_d.resize(static_cast<std::size_t>(in.klen));
+        Eigen::Map<Eigen::VectorXf>(m_c.data(), in.klen).noalias() = (K * u) * in.scale;
+        Eigen::Map<Eigen::VectorXf>(m_d.data(), in.klen).noalias() = (R * v) * in.scale;
+    }
+}
+
+void HeadScores::compute(int r0, int r1)
+{
+    const int rows = r1 - r0, d = m_in.headDim;
+    int cols = 0;
+    for (int i = r0; i < r1; ++i) {
+        const auto& s = m_in.spans[i];
+        cols = std::max(cols, s.len > 0 ? s.lo + s.len : 0);
+    }
+    cols = std::max(cols, 1);
+    m_r0 = r0;
+    m_cols = cols;
+    const auto Q = block(m_in.queries, m_in.queryStride, r0, rows, m_head * d, d);
+    const int g = m_in.relativeTerms() ? m_head : m_in.keyHead(m_head);
+    const auto K = block(m_in.keys, m_in.keyStride, 0, cols, g * d, d);
+    m_dot.resize(static_cast<std::size_t>(rows) * cols);
+    Out S(m_dot.data(), rows, cols);
+    if (!m_in.relativeTerms()) {
+        S.noalias() = Q * K.transpose();
+        S *= m_in.scale;
+        return;
+    }
+    const Matrix Qs = Q * m_in.scale; // scaled once, as the Transformer-XL reference does
+    const auto R = block(m_in.relative, m_in.relativeStride, 0, cols, m_head * d, d);
+    m_rel.resize(m_dot.size());
+    Out B(m_rel.data(), rows, cols);
+    S.noalias() = Qs * K.transpose();
+    B.noalias() = Qs * R.transpose();
+}
+
+void HeadScores::rowTerm(int i, int t, float* out) const
+{
+    const auto [lo, len] = m_in.spans[i];
+    const std::size_t r = static_cast<std::size_t>(i - m_r0) * m_cols;
+    const int hi = i + m_in.mlen; // distance of key j is hi - j
+    switch (t) {
+    case 0: std::copy_n(m_dot.data() + r + lo, len, out); break;
+    case 1:
+        for (int k = 0; k < len; ++k)
+            out[k] = m_rel[r + static_cast<std::size_t>(hi - lo - k)];
+        break;
+    case 2: std::copy_n(m_c.data() + lo, len, out); break;
+    default:
+        for (int k = 0; k < len; ++k)
+            out[k] = m_d[static_cast<std::size_t>(hi - lo - k)];
+        break;
+    }
+}
+
+void HeadScores::rowSum(int i, const TermSelection& sel, float* out) const
+{
+    const int len = m_in.spans[i].len;
+    if (!m_in.relativeTerms()) {
+        rowTerm(i, 0, out);
+        return;
+    }
+    // Same order of additions everywhere: 0 + (a) + (b) + (c) + (d).
+    std::fill(out, out + len, 0.0f);
+    thread_local std::vector<float> term;
+    term.resize(static_cast<std::size_t>(len));
+    const bool on[4] = {sel.a, sel.b, sel.c, sel.d};
+    for (int t = 0; t < 4; ++t)
+        if (on[t]) {
+            rowTerm(i, t, term.data());
+            for (int k = 0; k < len; ++k)
+                out[k] += term[static_cast<std::size_t>(k)];
+        }
+}
+
+namespace {
+// One finished row: selected terms' softmax (or sum) on the span, `masked` elsewhere.
+void writeRow(const HeadScores& hs, const ScoreInputs& in, int i, const TermSelection& sel, float* row, float masked)
+{
+    const auto [lo, len] = in.spans[i];
+    std::fill(row, row + lo, masked);
+    std::fill(row + lo + len, row + in.klen, masked);
+    hs.rowSum(i, sel, row + lo);
+    if (!sel.raw)
+        softmaxInPlace(row + lo, len);
+}
+
+void checkHead(const ScoreInputs& in, int head)
+{
+    if (head < 0 || head >= in.heads)
+        throw Error(ErrorCode::BadInput, "head " + std::to_string(head + 1) + " does not exist");
+}
+} // namespace
+
+void headAttention(const ScoreInputs& in, int head, const TermSelection& sel, float* out, std::ptrdiff_t ld, float masked)
+{
+    checkHead(in, head);
+    const int blocks = (in.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows;
+    // Blocks are independent: long texts split them across threads.
+#pragma omp parallel if (blocks > 1 && static_cast<double>(in.qlen) * in.klen * in.headDim > 2e6)
+    {
+        HeadScores hs(in, head);
+#pragma omp for schedule(dynamic)
+        for (int b = 0; b < blocks; ++b) {
+            const int r0 = b * HeadScores::kBlockRows, r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);
+            hs.compute(r0, r1);
+            for (int i = r0; i < r1; ++i)
+                writeRow(hs, in, i, sel, out + i * ld, masked);
+        }
+    }
+}
+
+void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel, std::span<const int> rows,
+                       float* out, std::ptrdiff_t ld, float masked)
+{
+    checkHead(in, head);
+    HeadScores hs(in, head);
+    // Runs of consecutive wanted rows are computed together; nothing else is.
+    for (std::size_t k = 0; k < rows.size();) {
+        std::size_t e = k + 1;
+        while (e < rows.size() && rows[e] == rows[e - 1] + 1 && e - k < HeadScores::kBlockRows)
+            ++e;
+        hs.compute(rows[k], rows[e - 1] + 1);
+        for (; k < e; ++k)
+            writeRow(hs, in, rows[k], sel, out + static_cast<std::ptrdiff_t>(k) * ld, masked);
+    }
+}
+
+void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t valueStride, float* out,
+                    std::ptrdiff_t outStride, const AttentionCapture& keep)
+{
+    const int H = in.heads, q = in.qlen, k = in.klen, d = in.headDim;
+    const std::size_t perHead = static_cast<std::size_t>(q) * k;
+    const int termCount = in.relativeTerms() ? 4 : 1;
+    const TermSelection full;
+#pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * d > 2e5)
+    for (int n = 0; n < H; ++n) {
+        HeadScores hs(in, n);
+        const int g = in.relativeTerms() ? n : in.keyHead(n);
+        Matrix P;
+        for (int r0 = 0; r0 < q; r0 += HeadScores::kBlockRows) {
+            const int r1 = std::min(q, r0 + HeadScores::kBlockRows), rows = r1 - r0;
+            hs.compute(r0, r1);
+            int cols = 1;
+            for (int i = r0; i < r1; ++i)
+                cols = std::max(cols, in.spans[i].lo + in.spans[i].len);
+            P.setZero(rows, cols);
+            for (int i = r0; i < r1; ++i) {
+                const auto [lo, len] = in.spans[i];
+                float* row = P.row(i - r0).data();
+                hs.rowSum(i, full, row + lo);
+                softmaxInPlace(row + lo, len);
+                const std::size_t at = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
+                if (keep.probabilities) {
+                    float* dst = keep.probabilities + at;
+                    std::fill(dst, dst + k, 0.0f);
+                    std::copy_n(row + lo, len, dst + lo);
+                }
+                for (int t = 0; t < termCount; ++t)
+                    if (keep.terms[t]) {
+                        float* dst = keep.terms[t] + at;
+                        std::fill(dst, dst + k, 0.0f);
+                        hs.rowTerm(i, t, dst + lo);
+                    }
+            }
+            const auto V = block(values, valueStride, 0, cols, g * d, d);
+            Eigen::Map<Matrix, 0, Eigen::OuterStride<>> O(out + r0 * outStride + n * d, rows, d, Eigen::OuterStride<>(outStride));
+            O.noalias() = P * V;
+        }
+    }
+}
+
+std::vector<VisibleSpan> spansOfMask(const std::uint8_t* mask, int qlen, int klen)
+{
+    std::vector<VisibleSpan> spans(static_cast<std::size_t>(qlen));
+    for (int i = 0; i < qlen; ++i)
+        spans[static_cast<std::size_t>(i)] = visibleSpan(mask + static_cast<std::size_t>(i) * klen, klen);
+    return spans;
+}
+
+} // namespace attnscope::core

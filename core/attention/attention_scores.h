@@ -1,0 +1,86 @@
+// The one place attention scores and probabilities are computed from a layer's queries and keys. The forward passes
+// of every family call it, and so do the grids a captured text recomputes on demand: a grid computed later is the
+// same arithmetic, in the same row blocks, as what the model computed while it ran.
+#pragma once
+
+#include "attention/attention_math.h"
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace attnscope::core {
+
+// Where one layer's queries and keys are, as the forward pass used them (row-major, any row stride).
+// Score of query i and key j in head n (key/value head g = n / (heads / kvHeads)):
+//   dot-product models:  scale * q_i . k_j                                         (rotary q and k already rotated)
+//   Transformer-XL:      (a) s q_i.k_j + (b) s q_i.R_{dist} + (c) s u.k_j + (d) s v.R_{dist}, s = scale, dist = i + mlen - j
+struct ScoreInputs {
+    int qlen = 0, klen = 0, mlen = 0;
+    int heads = 0, kvHeads = 0, headDim = 0;
+    float scale = 1.0f;
+    const float* queries = nullptr; // [qlen, heads * headDim], not scaled
+    std::ptrdiff_t queryStride = 0;
+    const float* keys = nullptr;    // [klen, kvHeads * headDim]: memory / cached keys first
+    std::ptrdiff_t keyStride = 0;
+    // Transformer-XL only: projected relative encodings, row r = distance r (at least klen rows), and the learned
+    // biases u (r_w_bias) and v (r_r_bias), [heads * headDim].
+    const float* relative = nullptr;
+    std::ptrdiff_t relativeStride = 0;
+    const float* u = nullptr;
+    const float* v = nullptr;
+    const VisibleSpan* spans = nullptr; // [qlen]: the keys each query sees
+
+    bool relativeTerms() const { return relative != nullptr; }
+    int keyHead(int head) const { return head / (heads / kvHeads); }
+};
+
+// One head's score terms for a block of query rows. Rows are computed in blocks of kBlockRows everywhere, so the
+// same row always comes out of the same arithmetic.
+class HeadScores {
+public:
+    static constexpr int kBlockRows = 128;
+
+    HeadScores(const ScoreInputs& in, int head);
+    // Computes query rows [r0, r1).
+    void compute(int r0, int r1);
+    // Writes row i's (r0 <= i < r1) sum of the selected terms over its visible span to out[0, len). Dot-product
+    // models have one term: any selection with a term gives the score.
+    void rowSum(int i, const TermSelection& selection, float* out) const;
+    // Row i's term t (0..3 = a..d; dot-product models: t = 0, the score) over its visible span.
+    void rowTerm(int i, int t, float* out) const;
+
+private:
+    const ScoreInputs& m_in;
+    int m_head = 0;
+    int m_r0 = 0, m_cols = 0;
+    std::vector<float> m_dot; // [rows, cols]: (a) or the score
+    std::vector<float> m_rel; // [rows, cols]: (b) by distance (Transformer-XL)
+    std::vector<float> m_c, m_d; // [klen]: (c) by key, (d) by distance (Transformer-XL)
+};
+
+// Every row of one head: the softmax over each row's visible keys of the selected terms (their sum with
+// selection.raw), in out[i * ld + j]; entries outside a row's span are set to `masked`.
+void headAttention(const ScoreInputs& in, int head, const TermSelection& selection, float* out, std::ptrdiff_t ld,
+                   float masked);
+// The same for some rows only (ascending, distinct), out[k * ld + j] for rows[k]: thumbnails sample rows of long
+// texts. Only the wanted rows are multiplied, so values may differ from headAttention's in the last bit.
+void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& selection, std::span<const int> rows,
+                       float* out, std::ptrdiff_t ld, float masked);
+
+// What a forward pass may keep besides the output, each [heads, qlen, klen] with masked entries 0 (null: not wanted).
+struct AttentionCapture {
+    float* probabilities = nullptr;
+    float* terms[4] = {nullptr, nullptr, nullptr, nullptr}; // Transformer-XL (a)..(d); dot-product models: [0] = score
+};
+
+// The attention of every head: out[i, n*headDim ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value
+// rows [klen, kvHeads * headDim] (Transformer-XL: heads * headDim). Heads run in parallel; no [heads, q, k] buffer
+// is needed unless `keep` asks for one.
+void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t valueStride, float* out,
+                    std::ptrdiff_t outStride, const AttentionCapture& keep = {});
+
+// Visible spans of a [qlen, klen] mask (1 = masked).
+std::vector<VisibleSpan> spansOfMask(const std::uint8_t* mask, int qlen, int klen);
+
+} // namespace attnscope::core

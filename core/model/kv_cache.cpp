@@ -1,0 +1,73 @@
+// KvCache: rows live in per-layer vectors, so appending a segment's rows is amortised and needs no second copy.
+#include "model/kv_cache.h"
+
+#include "util/error.h"
+
+#include <algorithm>
+
+namespace attnscope::core {
+
+KvCache::KvCache(int layers, int width)
+    : m_width(width)
+    , m_k(static_cast<std::size_t>(layers))
+    , m_v(static_cast<std::size_t>(layers))
+{
+}
+
+int KvCache::begin(int carry)
+{
+    if (m_resumed) {
+        m_resumed = false;
+        return m_k.empty() ? 0 : rows(0);
+    }
+    for (std::size_t l = 0; l < m_k.size(); ++l) {
+        const std::size_t have = m_k[l].size() / static_cast<std::size_t>(m_width);
+        const std::size_t keep = std::min<std::size_t>(have, static_cast<std::size_t>(std::max(0, carry)));
+        const std::size_t drop = (have - keep) * static_cast<std::size_t>(m_width);
+        m_k[l].erase(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(drop));
+        m_v[l].erase(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(drop));
+    }
+    m_segmentStart = m_k.empty() ? 0 : rows(0);
+    return m_segmentStart;
+}
+
+void KvCache::append(int layer, const float* keys, const float* values, int q)
+{
+    const std::size_t n = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_width);
+    auto& k = m_k[static_cast<std::size_t>(layer)];
+    auto& v = m_v[static_cast<std::size_t>(layer)];
+    k.insert(k.end(), keys, keys + n);
+    v.insert(v.end(), values, values + n);
+}
+
+void KvCache::finish()
+{
+    m_segmentTokens = (m_k.empty() ? 0 : rows(0)) - m_segmentStart;
+}
+
+KvCache KvCache::resumedAt(int keep) const
+{
+    if (keep < 1 || keep >= m_segmentTokens + 1)
+        throw Error(ErrorCode::BadInput, "cannot resume a segment of " + std::to_string(m_segmentTokens) +
+                                             " tokens after " + std::to_string(keep));
+    KvCache out;
+    out.m_width = m_width;
+    out.m_segmentStart = m_segmentStart;
+    out.m_resumed = true;
+    const std::size_t n = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_width);
+    for (std::size_t l = 0; l < m_k.size(); ++l) {
+        out.m_k.emplace_back(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(n));
+        out.m_v.emplace_back(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    return out;
+}
+
+std::size_t KvCache::bytes() const
+{
+    std::size_t b = 0;
+    for (std::size_t l = 0; l < m_k.size(); ++l)
+        b += (m_k[l].capacity() + m_v[l].capacity()) * sizeof(float);
+    return b;
+}
+
+} // namespace attnscope::core
