@@ -20,8 +20,9 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Benchmarks (never part of `make test`): prints the figures and writes them into docs/performance.md.
 bench: build
-	./$(BUILD)/bench/attnscope-bench $(ARGS)
+	bash bench/run_benchmarks.sh $(BUILD)
 
 # Regenerates docs/images: the real window under Xvfb (installed by deps), then docs/models.md's Fig. 5/7 pictures.
 screenshots: build

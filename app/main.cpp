@@ -4,6 +4,7 @@
 #include "headless/headless_export.h"
 #include "ui/main_window.h"
 #include "util/cpu_features.h"
+#include "util/memory_info.h"
 #include "util/text_file.h"
 
 #include <QApplication>
@@ -16,6 +17,7 @@ int main(int argc, char** argv)
 {
     if (!attnscope::core::cpuCanRunThisBuild("attnscope"))
         return 1;
+    attnscope::core::returnLargeBlocksToSystem();
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("attnscope"));
     QApplication::setOrganizationName(QStringLiteral("attnscope"));

@@ -1,7 +1,9 @@
 // attnscope-bench: speed of the forward pass with attention capture (and the machine's GEMM peak) on a random
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
+#include "long_text_bench.h"
 #include "random_models.h"
+#include "util/memory_info.h"
 #include "io/safetensors.h"
 #include "util/cpu_features.h"
 #include "model/model_loader.h"
@@ -92,7 +94,25 @@ int main(int argc, char** argv)
 {
     if (!attnscope::core::cpuCanRunThisBuild("attnscope-bench"))
         return 1;
+    returnLargeBlocksToSystem();
     Options o;
+    auto intArg = [&](const char* name, int fallback) {
+        for (int i = 2; i + 1 < argc; ++i)
+            if (std::string(argv[i]) == name)
+                return std::atoi(argv[i + 1]);
+        return fallback;
+    };
+    auto stringArg = [&](const char* name, const char* fallback) {
+        for (int i = 2; i + 1 < argc; ++i)
+            if (std::string(argv[i]) == name)
+                return std::string(argv[i + 1]);
+        return std::string(fallback);
+    };
+    if (argc >= 2 && std::string(argv[1]) == "long-text")
+        return bench::longTextMemory(intArg("--tokens", 4096), intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "edit")
+        return bench::editLatency(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--edits", 21),
+                                  intArg("--threads", 2));
     if (argc >= 3 && std::string(argv[1]) == "--make-llama") {
         // attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]: a random model to open and try.
         const std::string shape = argc > 3 ? argv[3] : "smollm2-135m";
@@ -113,7 +133,10 @@ int main(int argc, char** argv)
         else if (a == "--scan") o.scan = true;
         else {
             std::fprintf(stderr, "usage: attnscope-bench [--tokens N] [--tgt-len T] [--mem-len M] [--layers L] "
-                                 "[--threads N] [--terms] [--scan]\n");
+                                 "[--threads N] [--terms] [--scan]\n"
+                                 "       attnscope-bench long-text [--tokens N] [--threads N]\n"
+                                 "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
+                                 "       attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]\n");
             return 2;
         }
     }

@@ -6,12 +6,15 @@
 
 #include <QHelpEvent>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
 namespace attnscope::widgets {
 
 namespace {
+constexpr double kMinVisibleCells = 4; // the deepest zoom shows this many cells across
+
 QString elide(const QString& s, int maxChars)
 {
     QString t = s;
@@ -184,8 +187,18 @@ AttentionGridView::AttentionGridView(QWidget* parent)
     // Labels depend on the pixels per cell: recompute them whenever the layout is settled (also when a figure is
     // exported at another size, which re-lays out the plot) and when the visible range changes.
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] { updateTicks(); });
-    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
-    connect(m_plot->yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] { updateTicks(); });
+    // Zoom stops where a few cells fill the view (further in shows nothing) and where the whole grid fits with a
+    // margin (further out only shrinks it).
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, axis](const QCPRange& r) {
+            const int cells = !m_data ? 1 : axis == m_plot->xAxis ? m_data->cols : m_data->rows;
+            const double lo = std::min(kMinVisibleCells, static_cast<double>(std::max(cells, 1))), hi = 1.5 * std::max(cells, 1) + 1;
+            if (r.size() < lo - 1e-9 || r.size() > hi + 1e-9) {
+                axis->setRange(r.center(), std::clamp(r.size(), lo, hi), Qt::AlignCenter); // re-enters once, in range
+                return;
+            }
+            updateTicks();
+        });
 
     m_overlay = new GridOverlay(m_plot, this);
     m_plot->setMouseTracking(true);
@@ -271,19 +284,19 @@ void AttentionGridView::setData(GridDataPtr data)
 void AttentionGridView::rebuild()
 {
     const int rows = m_data ? m_data->rows : 0, cols = m_data ? m_data->cols : 0;
-    m_map->data()->setSize(std::max(cols, 1), std::max(rows, 1));
-    m_map->data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
     m_title->setText(m_data ? m_data->title : QString());
     m_plot->xAxis->setLabel(m_data && m_data->memoryCols > 0 ? tr("key (attended-to) tokens: memory | current segment")
                                                              : tr("key (attended-to) tokens"));
     if (!m_data || rows == 0) {
-        m_map->data()->fill(std::nan(""));
+        m_map->setCells(nullptr, nullptr, 0, 0);
         m_map->setDataRange(QCPRange(0, 1)); // an empty grid's colour bar reads like a probability's
         m_scale->axis()->setLabel(QString());
         updateColours();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
         return;
     }
+    // The map draws the grid's own values (shared, not copied): a 4096 x 4096 grid is 64 MB once.
+    m_map->setCells(m_data, m_data->values.data(), rows, cols, m_data->diverging);
     float maxv = 0, maxAbs = 0;
     for (float v : m_data->values)
         if (!std::isnan(v)) {
@@ -291,11 +304,6 @@ void AttentionGridView::rebuild()
             maxAbs = std::max(maxAbs, std::abs(v));
         }
     const bool log = m_normalisation == Normalisation::Log && !m_data->diverging;
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) {
-            const float v = m_data->at(r, c);
-            m_map->data()->setCell(c, r, std::isnan(v) ? std::nan("") : (log ? std::max(1e-4, double(v)) : double(v)));
-        }
     m_map->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     m_scale->axis()->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
     if (log)

@@ -79,13 +79,7 @@ void ComparisonView::setData(ComparisonPtr data)
             y->setRangeReversed(true);
             auto* map = new CrispColorMap(x, y);
             map->setInterpolate(false);
-            map->data()->setSize(g.cols, g.rows);
-            map->data()->setRange(QCPRange(0, g.cols - 1), QCPRange(0, g.rows - 1));
-            for (int i = 0; i < g.rows; ++i)
-                for (int j = 0; j < g.cols; ++j) {
-                    const float v = g.at(i, j);
-                    map->data()->setCell(j, i, std::isnan(v) ? std::nan("") : double(v));
-                }
+            map->setCells(m_data->grids[r][h], g.values.data(), g.rows, g.cols);
             map->setColorScale(scale); // shared: every panel uses the same 0..1 colours
             x->setRange(-0.5, g.cols - 0.5);
             y->setRange(-0.5, g.rows - 0.5);

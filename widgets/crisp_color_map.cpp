@@ -1,4 +1,4 @@
-// CrispColorMap: vector cells or a lossless whole-pixel image when the painter is not a raster painter.
+// CrispColorMap: level-of-detail tiles on raster painters, vector cells or a lossless whole-pixel image otherwise.
 #include "crisp_color_map.h"
 
 #include <QPaintEngine>
@@ -8,31 +8,146 @@
 
 namespace attnscope::widgets {
 
+namespace {
+constexpr std::size_t kTileBudget = 256; // cached tiles (256 KiB each): 64 MiB at most
+}
+
+CrispColorMap::CrispColorMap(QCPAxis* keyAxis, QCPAxis* valueAxis)
+    : QCPColorMap(keyAxis, valueAxis)
+{
+    data()->setSize(1, 1); // the cells live in m_cells; QCustomPlot's own buffer stays one cell
+}
+
+void CrispColorMap::setCells(std::shared_ptr<const void> owner, const float* values, int rows, int cols, bool signedValues)
+{
+    m_cells.reset(std::move(owner), values, rows, cols, signedValues);
+    m_tiles.clear();
+    data()->setRange(QCPRange(0, std::max(cols - 1, 0)), QCPRange(0, std::max(rows - 1, 0)));
+}
+
+void CrispColorMap::setCells(std::vector<float> values, int rows, int cols, bool signedValues)
+{
+    auto owned = std::make_shared<const std::vector<float>>(std::move(values));
+    const float* p = owned->data();
+    setCells(std::move(owned), p, rows, cols, signedValues);
+}
+
 void CrispColorMap::draw(QCPPainter* painter)
 {
+    if (m_cells.empty() || !keyAxis() || !valueAxis())
+        return;
     const QPaintEngine* engine = painter->paintEngine();
     const bool raster = !engine || engine->type() == QPaintEngine::Raster;
-    if (raster || !keyAxis() || keyAxis()->orientation() != Qt::Horizontal)
-        QCPColorMap::draw(painter);
+    if (raster || keyAxis()->orientation() != Qt::Horizontal)
+        drawTiles(painter);
     else
         drawVector(painter);
 }
 
+void CrispColorMap::colourize(const float* values, int n, QRgb* line)
+{
+    const bool log = m_colouring.log;
+    const double floor = m_colouring.range.lower;
+    m_scratch.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const float v = values[i];
+        m_scratch[static_cast<std::size_t>(i)] = std::isnan(v) ? std::nan("") : (log ? std::max(floor, double(v)) : double(v));
+    }
+    m_colouring.gradient.colorize(m_scratch.data(), m_colouring.range, line, n, 1, log);
+    for (int i = 0; i < n; ++i)
+        if (std::isnan(values[i]))
+            line[i] = 0; // blank: the axis rect's background shows
+}
+
+const QImage& CrispColorMap::tile(int level, int tx, int ty)
+{
+    const auto key = std::make_tuple(level, tx, ty);
+    auto it = m_tiles.find(key);
+    if (it == m_tiles.end()) {
+        if (m_tiles.size() >= kTileBudget) { // drop the least recently used
+            auto oldest = std::min_element(m_tiles.begin(), m_tiles.end(),
+                                           [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+            m_tiles.erase(oldest);
+        }
+        const float* cells = m_cells.level(level);
+        const int lc = m_cells.cols(level), lr = m_cells.rows(level);
+        const int w = std::min(kTileSide, lc - tx * kTileSide), h = std::min(kTileSide, lr - ty * kTileSide);
+        QImage img(w, h, QImage::Format_ARGB32_Premultiplied);
+        for (int y = 0; y < h; ++y)
+            colourize(cells + static_cast<std::size_t>(ty * kTileSide + y) * lc + static_cast<std::size_t>(tx) * kTileSide, w,
+                      reinterpret_cast<QRgb*>(img.scanLine(y)));
+        it = m_tiles.emplace(key, Tile{std::move(img), 0}).first;
+    }
+    it->second.used = ++m_clock;
+    return it->second.image;
+}
+
+void CrispColorMap::drawTiles(QCPPainter* painter)
+{
+    const Colouring now{gradient(), dataRange(), dataScaleType() == QCPAxis::stLogarithmic};
+    if (!(now == m_colouring)) {
+        m_colouring = now;
+        m_tiles.clear();
+    }
+    QCPAxis* x = keyAxis();
+    QCPAxis* y = valueAxis();
+    const int rows = m_cells.rows(), cols = m_cells.cols();
+    // Cells in view.
+    const QRect clip = clipRect();
+    const double k0 = x->pixelToCoord(clip.left()), k1 = x->pixelToCoord(clip.right());
+    const double v0 = y->pixelToCoord(clip.top()), v1 = y->pixelToCoord(clip.bottom());
+    const int c0 = std::max(0, static_cast<int>(std::floor(std::min(k0, k1) + 0.5)));
+    const int c1 = std::min(cols - 1, static_cast<int>(std::ceil(std::max(k0, k1) - 0.5)));
+    const int r0 = std::max(0, static_cast<int>(std::floor(std::min(v0, v1) + 0.5)));
+    const int r1 = std::min(rows - 1, static_cast<int>(std::ceil(std::max(v0, v1) - 0.5)));
+    if (c0 > c1 || r0 > r1)
+        return;
+    // The finest level whose pooled cells are at least a screen pixel in both directions: then no pooled cell is
+    // skipped when the image is scaled to the screen, so every spike shows.
+    const double cellW = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
+    const double cellH = std::abs(y->coordToPixel(1) - y->coordToPixel(0));
+    const double cellsPerPixel = 1.0 / std::max(1e-9, std::min(cellW, cellH));
+    int level = 0;
+    while (level + 1 < m_cells.levelCount() && std::ldexp(1.0, level) < cellsPerPixel)
+        ++level;
+    m_lastLevel = level;
+
+    painter->save();
+    painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    // Pooled cells at the far edges may reach past the grid: clip to it.
+    const QRectF gridRect = QRectF(QPointF(x->coordToPixel(-0.5), y->coordToPixel(-0.5)),
+                                   QPointF(x->coordToPixel(cols - 0.5), y->coordToPixel(rows - 0.5)))
+                                .normalized();
+    painter->setClipRect(gridRect.intersected(QRectF(clip)), Qt::IntersectClip);
+    const int span = kTileSide << level; // cells per tile side
+    for (int ty = r0 / span; ty <= r1 / span; ++ty)
+        for (int tx = c0 / span; tx <= c1 / span; ++tx) {
+            const QImage& img = tile(level, tx, ty);
+            // Image pixel (i, j) covers cells from (tx * span + i * 2^level) on: map the image's corners.
+            const double left = x->coordToPixel(tx * span - 0.5), top = y->coordToPixel(ty * span - 0.5);
+            const double right = x->coordToPixel(tx * span + (img.width() << level) - 0.5);
+            const double bottom = y->coordToPixel(ty * span + (img.height() << level) - 0.5);
+            painter->save();
+            QTransform t;
+            t.translate(left, top);
+            t.scale((right - left) / img.width(), (bottom - top) / img.height());
+            painter->setTransform(t, true);
+            painter->drawImage(QPointF(0, 0), img);
+            painter->restore();
+        }
+    painter->restore();
+}
+
 void CrispColorMap::drawVector(QCPPainter* painter)
 {
-    QCPColorMapData* d = data();
-    const int nx = d->keySize(), ny = d->valueSize();
-    if (nx <= 0 || ny <= 0)
-        return;
-    const QCPRange kr = d->keyRange(), vr = d->valueRange();
-    const double kStep = nx > 1 ? (kr.upper - kr.lower) / (nx - 1) : 1.0;
-    const double vStep = ny > 1 ? (vr.upper - vr.lower) / (ny - 1) : 1.0;
-    // Pixel edges of the cells: cell i spans keys lower + (i - 0.5) step .. lower + (i + 0.5) step.
+    const int nx = m_cells.cols(), ny = m_cells.rows();
+    // Pixel edges of the cells: cell i spans keys i - 0.5 .. i + 0.5.
     std::vector<double> xs(static_cast<std::size_t>(nx) + 1), ys(static_cast<std::size_t>(ny) + 1);
     for (int i = 0; i <= nx; ++i)
-        xs[static_cast<std::size_t>(i)] = keyAxis()->coordToPixel(kr.lower + (i - 0.5) * kStep);
+        xs[static_cast<std::size_t>(i)] = keyAxis()->coordToPixel(i - 0.5);
     for (int j = 0; j <= ny; ++j)
-        ys[static_cast<std::size_t>(j)] = valueAxis()->coordToPixel(vr.lower + (j - 0.5) * vStep);
+        ys[static_cast<std::size_t>(j)] = valueAxis()->coordToPixel(j - 0.5);
     // Cells in view.
     const QRectF clip = clipRect();
     auto visibleRange = [](const std::vector<double>& edges, double lo, double hi) {
@@ -51,13 +166,15 @@ void CrispColorMap::drawVector(QCPPainter* painter)
     const auto [y0, y1] = visibleRange(ys, clip.top(), clip.bottom());
     if (x0 < 0 || y0 < 0)
         return;
-    const bool logScale = dataScaleType() == QCPAxis::stLogarithmic;
-    const QCPRange range = dataRange();
-    QCPColorGradient grad = gradient(); // color() is not const
+    m_colouring = Colouring{gradient(), dataRange(), dataScaleType() == QCPAxis::stLogarithmic};
+    m_tiles.clear();
     auto colourOf = [&](int i, int j, bool& blank) -> QRgb {
-        const double v = d->cell(i, j);
+        const float v = m_cells.cell(j, i);
         blank = std::isnan(v);
-        return blank ? 0 : grad.color(v, range, logScale);
+        QRgb c = 0;
+        if (!blank)
+            colourize(&v, 1, &c);
+        return c;
     };
 
     const long long cells = static_cast<long long>(x1 - x0 + 1) * (y1 - y0 + 1);
@@ -97,8 +214,8 @@ void CrispColorMap::drawVector(QCPPainter* painter)
                 if (blank)
                     continue;
                 const int px = (xFlip ? x1 - i : i - x0) * k, py = (yFlip ? y1 - j : j - y0) * k;
-                for (int y = 0; y < k; ++y) {
-                    auto* line = reinterpret_cast<QRgb*>(img.scanLine(py + y));
+                for (int yy = 0; yy < k; ++yy) {
+                    auto* line = reinterpret_cast<QRgb*>(img.scanLine(py + yy));
                     std::fill(line + px, line + px + k, c);
                 }
             }

@@ -130,17 +130,18 @@ void RelposHeatmapView::rebuild()
         }
         auto* map = new CrispColorMap(x, y);
         map->setInterpolate(false);
-        map->data()->setSize(D, rows);
-        map->data()->setRange(QCPRange(0, D - 1), QCPRange(0, rows - 1));
+        // Rows in the panel's order (ranked heads, or layer by layer); the log scale's floor is the range's lower end.
+        std::vector<float> cells(static_cast<std::size_t>(rows) * D);
         float maxv = 1e-9f;
         for (int r = 0; r < rows; ++r) {
             const int src = m_data->rowOrder.empty() ? r : m_data->rowOrder[static_cast<std::size_t>(r)];
             for (int d = 0; d < D; ++d) {
                 const float v = panel.values[static_cast<std::size_t>(src) * panel.distances + d];
                 maxv = std::max(maxv, v);
-                map->data()->setCell(d, r, m_data->log ? std::max(1e-5, double(v)) : double(v));
+                cells[static_cast<std::size_t>(r) * D + d] = v;
             }
         }
+        map->setCells(std::move(cells), rows, D);
         map->setColorScale(scale); // first: attaching a scale replaces the map's gradient with the scale's
         map->setGradient(makeGradient(ColourMap::Viridis));
         if (m_data->log) {

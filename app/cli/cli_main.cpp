@@ -5,6 +5,7 @@
 #include "run/reference_dump.h"
 #include "tokenize/tokenizer.h"
 #include "util/cpu_features.h"
+#include "util/memory_info.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -312,6 +313,7 @@ int main(int argc, char** argv)
 {
     if (!attnscope::core::cpuCanRunThisBuild("attnscope-cli"))
         return 1;
+    attnscope::core::returnLargeBlocksToSystem();
     try {
         // --help anywhere (also after a command: `attnscope-cli scan --help`) prints the usage.
         for (int i = 1; i < argc; ++i)

@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QScrollBar>
 #include <QTableWidget>
 
 namespace attnscope::app {
@@ -34,8 +35,15 @@ RelposPanel::RelposPanel(QWidget* parent)
     controls->addWidget(m_order);
     controls->addWidget(m_log);
     controls->addWidget(m_info, 1);
-    m_table->setColumnCount(5);
-    m_table->setHorizontalHeaderLabels({tr("head"), tr("entropy"), tr("mean distance"), tr("mass < 5"), tr("mass < 50")});
+    m_table->setColumnCount(7);
+    // Two-line headers keep the columns narrow enough for all seven to show beside the heatmap.
+    m_table->setHorizontalHeaderLabels({tr("head"), tr("entropy"), tr("mean\ndistance"), tr("mass\n< 5"), tr("mass\n< 50"),
+                                        tr("first\nkey"), tr("sink\nrate")});
+    m_table->horizontalHeaderItem(1)->setToolTip(tr("Entropy of the head's relative-distance profile (nats): wide heads score high"));
+    m_table->horizontalHeaderItem(5)->setToolTip(tr("Mean attention on the first key a query sees (a chunk's first token), "
+                                                    "over queries from the chunk's second token on"));
+    m_table->horizontalHeaderItem(6)->setToolTip(tr("Share of those queries putting more than %1 on the first key "
+                                                    "(attention sink, Gu et al. 2024)").arg(core::kSinkThreshold));
     m_table->verticalHeader()->setVisible(false);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -49,8 +57,8 @@ RelposPanel::RelposPanel(QWidget* parent)
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(scroll);
     split->addWidget(m_table);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 5);
+    split->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
@@ -203,7 +211,14 @@ void RelposPanel::refresh()
                               .arg(r->tokens)
                               .arg(m_running ? tr(" (scanning…)") : (r->partial ? tr(" (cancelled, partial)") : QString()));
     m_view->setData(relposFigure(*r, title, shown, static_cast<HeadOrder>(m_order->currentIndex()), m_log->isChecked()));
-    m_info->setText(missing + tr("%1 tokens, distances 0..%2").arg(r->tokens).arg(r->distances - 1));
+    const auto mode = r->metadata.find("mode");
+    const QString how = mode == r->metadata.end() ? QString()
+                        : mode->second == "chunks"  ? tr(", chunks of %1 tokens").arg(QString::fromStdString(r->metadata.at("segment_length")))
+                        : mode->second == "sliding" ? tr(", chunks of %1 with the last %2 tokens carried")
+                                                          .arg(QString::fromStdString(r->metadata.at("segment_length")),
+                                                               QString::fromStdString(r->metadata.at("mem_len")))
+                                                    : tr(", memory %1").arg(QString::fromStdString(r->metadata.at("mem_len")));
+    m_info->setText(missing + tr("%1 tokens, distances 0..%2%3").arg(r->tokens).arg(r->distances - 1).arg(how));
 
     const auto summaries = core::summariseHeads(*r, "full");
     m_table->setSortingEnabled(false);
@@ -214,14 +229,21 @@ void RelposPanel::refresh()
         head->setData(Qt::UserRole, s.layer);
         head->setData(Qt::UserRole + 1, s.head);
         m_table->setItem(i, 0, head);
-        const double vals[4] = {s.entropy, s.meanDistance, s.massNear5, s.massNear50};
-        for (int c = 0; c < 4; ++c) {
+        const double vals[6] = {s.entropy, s.meanDistance, s.massNear5, s.massNear50, s.firstKeyMass, s.sinkRate};
+        for (int c = 0; c < 6; ++c) {
             auto* it = new QTableWidgetItem;
-            it->setData(Qt::DisplayRole, QString::number(vals[c], 'f', c == 1 ? 1 : 3).toDouble());
+            if (c >= 4 && !r->hasSinks())
+                it->setText(QStringLiteral("–")); // a result saved before sinks were counted
+            else
+                it->setData(Qt::DisplayRole, QString::number(vals[c], 'f', c == 1 ? 1 : 3).toDouble());
             m_table->setItem(i, c + 1, it);
         }
     }
     m_table->setSortingEnabled(true);
+    // Every column in view (the sink columns are the last): the table takes the width its columns need.
+    m_table->resizeColumnsToContents();
+    m_table->setMinimumWidth(m_table->horizontalHeader()->length() + m_table->verticalScrollBar()->sizeHint().width() +
+                             2 * m_table->frameWidth());
 }
 
 } // namespace attnscope::app

@@ -49,14 +49,14 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, int hea
 
 namespace {
 widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
-                              int segment, const core::AttentionGrid& grid);
+                              int segment, core::AttentionGrid grid);
 }
 
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
-    const auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction,
-                                          s.highlightScope == HighlightScope::Memory);
+    auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction,
+                                    s.highlightScope == HighlightScope::Memory);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.
@@ -72,14 +72,14 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
             }
         cut.rowTokens.assign(grid.rowTokens.begin(), grid.rowTokens.begin() + k);
         cut.colTokens.assign(grid.colTokens.begin(), grid.colTokens.begin() + cols);
-        return fillGrid(capture, modelName, s, segment, cut);
+        return fillGrid(capture, modelName, s, segment, std::move(cut));
     }
-    return fillGrid(capture, modelName, s, segment, grid);
+    return fillGrid(capture, modelName, s, segment, std::move(grid));
 }
 
 namespace {
 widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
-                              int segment, const core::AttentionGrid& grid)
+                              int segment, core::AttentionGrid grid)
 {
     auto d = std::make_shared<widgets::GridData>();
     d->title = selectionTitle(modelName, s, capture.model.heads);
@@ -88,8 +88,8 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
     d->rows = grid.rows;
     d->cols = grid.cols;
     d->memoryCols = grid.memoryCols;
-    d->values = grid.values;
-    d->highlight = grid.highlight;
+    d->values = std::move(grid.values); // a 4096 x 4096 grid is 64 MB: moved, not copied
+    d->highlight = std::move(grid.highlight);
     d->rowPositions = grid.rowTokens;
     d->colPositions = grid.colTokens;
     for (int t : grid.rowTokens)

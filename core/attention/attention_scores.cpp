@@ -14,9 +14,32 @@ using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using Strided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 using Out = Eigen::Map<Matrix>;
 
-Strided block(const float* base, std::ptrdiff_t stride, int row0, int rows, int col0, int cols)
+// Rows [row0, row0 + rows) of a source, columns [col0, col0 + cols); the rows must be contiguous.
+Strided block(const RowSource& src, int row0, int rows, int col0, int cols)
 {
-    return Strided(base + row0 * stride + col0, rows, cols, Eigen::OuterStride<>(stride));
+    return Strided(src.row(row0) + col0, rows, cols, Eigen::OuterStride<>(src.stride));
+}
+
+// out[j] = scale * (K_j . w) for j in [0, n): K's rows in their contiguous runs.
+void rowsDot(const RowSource& K, int n, int col0, int d, const float* w, float scale, float* out)
+{
+    const Eigen::Map<const Eigen::VectorXf> wv(w, d);
+    for (int j = 0; j < n;) {
+        const int run = K.contiguousFrom(j, n - j);
+        Eigen::Map<Eigen::VectorXf>(out + j, run).noalias() = (block(K, j, run, col0, d) * wv) * scale;
+        j += run;
+    }
+}
+
+// S[:, j] = Q K_j^T for keys j in [0, cols), K's rows in their contiguous runs.
+template <typename Q>
+void timesKeys(const Q& q, const RowSource& K, int cols, int col0, int d, Out& S)
+{
+    for (int j = 0; j < cols;) {
+        const int run = K.contiguousFrom(j, cols - j);
+        S.middleCols(j, run).noalias() = q * block(K, j, run, col0, d).transpose();
+        j += run;
+    }
 }
 } // namespace
 
@@ -27,13 +50,10 @@ HeadScores::HeadScores(const ScoreInputs& in, int head)
     if (in.relativeTerms()) {
         // (c) and (d) do not depend on the query: once per head, over every key / distance.
         const int d = in.headDim;
-        const auto K = block(in.keys, in.keyStride, 0, in.klen, head * d, d);
-        const auto R = block(in.relative, in.relativeStride, 0, in.klen, head * d, d);
-        const Eigen::Map<const Eigen::VectorXf> u(in.u + head * d, d), v(in.v + head * d, d);
         m_c.resize(static_cast<std::size_t>(in.klen));
         m_d.resize(static_cast<std::size_t>(in.klen));
-        Eigen::Map<Eigen::VectorXf>(m_c.data(), in.klen).noalias() = (K * u) * in.scale;
-        Eigen::Map<Eigen::VectorXf>(m_d.data(), in.klen).noalias() = (R * v) * in.scale;
+        rowsDot(in.keys, in.klen, head * d, d, in.u + head * d, in.scale, m_c.data());
+        rowsDot(in.relative, in.klen, head * d, d, in.v + head * d, in.scale, m_d.data());
     }
 }
 
@@ -48,22 +68,20 @@ void HeadScores::compute(int r0, int r1)
     cols = std::max(cols, 1);
     m_r0 = r0;
     m_cols = cols;
-    const auto Q = block(m_in.queries, m_in.queryStride, r0, rows, m_head * d, d);
+    const auto Q = block(m_in.queries, r0, rows, m_head * d, d); // blocks never cross a page
     const int g = m_in.relativeTerms() ? m_head : m_in.keyHead(m_head);
-    const auto K = block(m_in.keys, m_in.keyStride, 0, cols, g * d, d);
     m_dot.resize(static_cast<std::size_t>(rows) * cols);
     Out S(m_dot.data(), rows, cols);
     if (!m_in.relativeTerms()) {
-        S.noalias() = Q * K.transpose();
+        timesKeys(Q, m_in.keys, cols, g * d, d, S);
         S *= m_in.scale;
         return;
     }
     const Matrix Qs = Q * m_in.scale; // scaled once, as the Transformer-XL reference does
-    const auto R = block(m_in.relative, m_in.relativeStride, 0, cols, m_head * d, d);
     m_rel.resize(m_dot.size());
     Out B(m_rel.data(), rows, cols);
-    S.noalias() = Qs * K.transpose();
-    B.noalias() = Qs * R.transpose();
+    timesKeys(Qs, m_in.keys, cols, g * d, d, S);
+    timesKeys(Qs, m_in.relative, cols, m_head * d, d, B);
 }
 
 void HeadScores::rowTerm(int i, int t, float* out) const
@@ -150,7 +168,7 @@ void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel
     // Runs of consecutive wanted rows are computed together; nothing else is.
     for (std::size_t k = 0; k < rows.size();) {
         std::size_t e = k + 1;
-        while (e < rows.size() && rows[e] == rows[e - 1] + 1 && e - k < HeadScores::kBlockRows)
+        while (e < rows.size() && rows[e] == rows[e - 1] + 1 && rows[e] % HeadScores::kBlockRows != 0)
             ++e;
         hs.compute(rows[k], rows[e - 1] + 1);
         for (; k < e; ++k)
@@ -169,14 +187,16 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
     for (int n = 0; n < H; ++n) {
         HeadScores hs(in, n);
         const int g = in.relativeTerms() ? n : in.keyHead(n);
-        Matrix P;
+        // One probability block per thread, reused: a fresh multi-megabyte buffer per block costs page faults.
+        thread_local std::vector<float> pBuffer;
         for (int r0 = 0; r0 < q; r0 += HeadScores::kBlockRows) {
             const int r1 = std::min(q, r0 + HeadScores::kBlockRows), rows = r1 - r0;
             hs.compute(r0, r1);
             int cols = 1;
             for (int i = r0; i < r1; ++i)
                 cols = std::max(cols, in.spans[i].lo + in.spans[i].len);
-            P.setZero(rows, cols);
+            pBuffer.assign(static_cast<std::size_t>(rows) * cols, 0.0f);
+            Out P(pBuffer.data(), rows, cols);
             for (int i = r0; i < r1; ++i) {
                 const auto [lo, len] = in.spans[i];
                 float* row = P.row(i - r0).data();
@@ -195,7 +215,7 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                         hs.rowTerm(i, t, dst + lo);
                     }
             }
-            const auto V = block(values, valueStride, 0, cols, g * d, d);
+            const auto V = block(RowSource::strided(values, valueStride), 0, cols, g * d, d);
             Eigen::Map<Matrix, 0, Eigen::OuterStride<>> O(out + r0 * outStride + n * d, rows, d, Eigen::OuterStride<>(outStride));
             O.noalias() = P * V;
         }

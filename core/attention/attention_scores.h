@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/row_pages.h"
 
 #include <cstddef>
 #include <span>
@@ -11,7 +12,8 @@
 
 namespace attnscope::core {
 
-// Where one layer's queries and keys are, as the forward pass used them (row-major, any row stride).
+// Where one layer's queries and keys are, as the forward pass used them (strided buffers) or a capture kept them
+// (pages).
 // Score of query i and key j in head n (key/value head g = n / (heads / kvHeads)):
 //   dot-product models:  scale * q_i . k_j                                         (rotary q and k already rotated)
 //   Transformer-XL:      (a) s q_i.k_j + (b) s q_i.R_{dist} + (c) s u.k_j + (d) s v.R_{dist}, s = scale, dist = i + mlen - j
@@ -19,27 +21,25 @@ struct ScoreInputs {
     int qlen = 0, klen = 0, mlen = 0;
     int heads = 0, kvHeads = 0, headDim = 0;
     float scale = 1.0f;
-    const float* queries = nullptr; // [qlen, heads * headDim], not scaled
-    std::ptrdiff_t queryStride = 0;
-    const float* keys = nullptr;    // [klen, kvHeads * headDim]: memory / cached keys first
-    std::ptrdiff_t keyStride = 0;
+    RowSource queries; // [qlen, heads * headDim], not scaled
+    RowSource keys;    // [klen, kvHeads * headDim]: memory / cached keys first
     // Transformer-XL only: projected relative encodings, row r = distance r (at least klen rows), and the learned
     // biases u (r_w_bias) and v (r_r_bias), [heads * headDim].
-    const float* relative = nullptr;
-    std::ptrdiff_t relativeStride = 0;
+    RowSource relative;
     const float* u = nullptr;
     const float* v = nullptr;
     const VisibleSpan* spans = nullptr; // [qlen]: the keys each query sees
 
-    bool relativeTerms() const { return relative != nullptr; }
+    bool relativeTerms() const { return static_cast<bool>(relative); }
     int keyHead(int head) const { return head / (heads / kvHeads); }
 };
 
-// One head's score terms for a block of query rows. Rows are computed in blocks of kBlockRows everywhere, so the
-// same row always comes out of the same arithmetic.
+// One head's score terms for a block of query rows. Rows are computed in blocks of kBlockRows everywhere (aligned
+// with the pages of a capture), so a row comes out of the same arithmetic wherever it is recomputed; keys are
+// multiplied in their contiguous runs.
 class HeadScores {
 public:
-    static constexpr int kBlockRows = 128;
+    static constexpr int kBlockRows = RowPages::kPageRows;
 
     HeadScores(const ScoreInputs& in, int head);
     // Computes query rows [r0, r1).

@@ -142,7 +142,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
-        qkv.noalias() = a * asMatrix(L.attnW);
+        multiply(a, L.attnW, qkv);
         qkv.rowwise() += asVector(L.attnB);
         kNew = qkv.middleCols(C, C);
         vNew = qkv.middleCols(2 * C, C);
@@ -156,29 +156,25 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         in.kvHeads = H;
         in.headDim = hs;
         in.scale = scale;
-        in.queries = qkv.data();
-        in.queryStride = 3 * C;
-        in.keys = st.cache.keys(l);
-        in.keyStride = C;
+        in.queries = RowSource::strided(qkv.data(), 3 * C);
+        in.keys = RowSource::strided(st.cache.keys(l), C);
         in.spans = spans.data();
         AttentionCapture keep;
         keep.probabilities = wantProbs ? probs.data() : nullptr;
         keep.terms[0] = wantScores ? scores.data() : nullptr;
         attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
-        attnOut.noalias() = heads * asMatrix(L.projW);
+        multiply(heads, L.projW, attnOut);
         attnOut.rowwise() += asVector(L.projB);
         x += attnOut;
         layerNormRows(x, L.ln2W, L.ln2B, m_config.layerNormEps, a);
-        h.resize(T, m_config.nInner);
-        h.noalias() = a * asMatrix(L.fcW);
+        multiply(a, L.fcW, h);
         h.rowwise() += asVector(L.fcB);
         switch (m_config.activation) {
         case GPT2Config::Activation::GeluNew: geluNewInPlace(h); break;
         case GPT2Config::Activation::Gelu: geluErfInPlace(h); break;
         case GPT2Config::Activation::Relu: h = h.cwiseMax(0.0f); break;
         }
-        ff.resize(T, C);
-        ff.noalias() = h * asMatrix(L.mlpProjW);
+        multiply(h, L.mlpProjW, ff);
         ff.rowwise() += asVector(L.mlpProjB);
         x += ff;
 

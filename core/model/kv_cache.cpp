@@ -7,6 +7,18 @@
 
 namespace attnscope::core {
 
+namespace {
+// Capacity in whole blocks of rows: a text that grows by a token at a time reallocates rarely, and blocks freed by one
+// text fit the next.
+constexpr std::size_t kRowBlock = 256;
+void reserveRows(std::vector<float>& v, std::size_t rows, std::size_t width)
+{
+    const std::size_t want = (rows + kRowBlock - 1) / kRowBlock * kRowBlock * width;
+    if (v.capacity() < rows * width)
+        v.reserve(want);
+}
+} // namespace
+
 KvCache::KvCache(int layers, int width)
     : m_width(width)
     , m_k(static_cast<std::size_t>(layers))
@@ -36,6 +48,9 @@ void KvCache::append(int layer, const float* keys, const float* values, int q)
     const std::size_t n = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_width);
     auto& k = m_k[static_cast<std::size_t>(layer)];
     auto& v = m_v[static_cast<std::size_t>(layer)];
+    const std::size_t rows = k.size() / static_cast<std::size_t>(m_width) + static_cast<std::size_t>(q);
+    reserveRows(k, rows, static_cast<std::size_t>(m_width));
+    reserveRows(v, rows, static_cast<std::size_t>(m_width));
     k.insert(k.end(), keys, keys + n);
     v.insert(v.end(), values, values + n);
 }
@@ -55,9 +70,14 @@ KvCache KvCache::resumedAt(int keep) const
     out.m_segmentStart = m_segmentStart;
     out.m_resumed = true;
     const std::size_t n = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_width);
+    const auto rows = static_cast<std::size_t>(m_segmentStart + keep) + 1; // room for the typed token
     for (std::size_t l = 0; l < m_k.size(); ++l) {
-        out.m_k.emplace_back(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(n));
-        out.m_v.emplace_back(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(n));
+        out.m_k.emplace_back();
+        out.m_v.emplace_back();
+        reserveRows(out.m_k.back(), rows, static_cast<std::size_t>(m_width));
+        reserveRows(out.m_v.back(), rows, static_cast<std::size_t>(m_width));
+        out.m_k.back().assign(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(n));
+        out.m_v.back().assign(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(n));
     }
     return out;
 }

@@ -277,11 +277,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
-        Q.noalias() = a * asMatrix(L.q).transpose();
+        multiplyTransposed(a, L.q, Q);
         addBias(Q, L.qBias);
-        Knew.noalias() = a * asMatrix(L.k).transpose();
+        multiplyTransposed(a, L.k, Knew);
         addBias(Knew, L.kBias);
-        Vnew.noalias() = a * asMatrix(L.v).transpose();
+        multiplyTransposed(a, L.v, Vnew);
         addBias(Vnew, L.vBias);
         st.cache.append(l, Knew.data(), Vnew.data(), q);
         // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
@@ -297,29 +297,24 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         in.kvHeads = KV;
         in.headDim = d;
         in.scale = scale;
-        in.queries = Q.data();
-        in.queryStride = H * d;
-        in.keys = K.data();
-        in.keyStride = KV * d;
+        in.queries = RowSource::strided(Q.data(), H * d);
+        in.keys = RowSource::strided(K.data(), KV * d);
         in.spans = spans.data();
         AttentionCapture keep;
         keep.probabilities = wantProbs ? probs.data() : nullptr;
         keep.terms[0] = wantScores ? scores.data() : nullptr;
         attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
-        attnOut.noalias() = heads * asMatrix(L.o).transpose();
+        multiplyTransposed(heads, L.o, attnOut);
         addBias(attnOut, L.oBias);
 
         RowMatrix h = x + attnOut;
         rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
-        hGate.resize(q, c.intermediate);
-        hGate.noalias() = a * asMatrix(L.gate).transpose();
+        multiplyTransposed(a, L.gate, hGate);
         addBias(hGate, L.gateBias);
-        hUp.resize(q, c.intermediate);
-        hUp.noalias() = a * asMatrix(L.up).transpose();
+        multiplyTransposed(a, L.up, hUp);
         addBias(hUp, L.upBias);
         hGate = hGate.unaryExpr([](float z) { return z / (1.0f + std::exp(-z)); }).cwiseProduct(hUp); // silu(gate) * up
-        ff.resize(q, C);
-        ff.noalias() = hGate * asMatrix(L.down).transpose();
+        multiplyTransposed(hGate, L.down, ff);
         addBias(ff, L.downBias);
         x = h + ff;
 

@@ -1,10 +1,48 @@
 // nn_ops: LayerNorm, GELU and masked softmax.
 #include "model/nn_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace attnscope::core {
+
+namespace {
+constexpr Eigen::Index kFewRows = 8;      // up to this many rows: split the weight across threads
+constexpr Eigen::Index kChunkColumns = 256; // output features per task
+} // namespace
+
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out)
+{
+    const auto W = asMatrix(w);
+    out.resize(x.rows(), W.rows());
+    if (x.rows() > kFewRows) {
+        out.noalias() = x * W.transpose();
+        return;
+    }
+    const Eigen::Index n = W.rows(), chunks = (n + kChunkColumns - 1) / kChunkColumns;
+#pragma omp parallel for schedule(static) if (static_cast<double>(W.size()) > 1e5)
+    for (Eigen::Index c = 0; c < chunks; ++c) {
+        const Eigen::Index j0 = c * kChunkColumns, m = std::min(kChunkColumns, n - j0);
+        out.middleCols(j0, m).noalias() = x * W.middleRows(j0, m).transpose();
+    }
+}
+
+void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out)
+{
+    const auto W = asMatrix(w);
+    out.resize(x.rows(), W.cols());
+    if (x.rows() > kFewRows) {
+        out.noalias() = x * W;
+        return;
+    }
+    const Eigen::Index n = W.cols(), chunks = (n + kChunkColumns - 1) / kChunkColumns;
+#pragma omp parallel for schedule(static) if (static_cast<double>(W.size()) > 1e5)
+    for (Eigen::Index c = 0; c < chunks; ++c) {
+        const Eigen::Index j0 = c * kChunkColumns, m = std::min(kChunkColumns, n - j0);
+        out.middleCols(j0, m).noalias() = x * W.middleCols(j0, m);
+    }
+}
 
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out)
 {

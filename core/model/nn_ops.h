@@ -21,6 +21,13 @@ inline ConstMatrixMap asMatrix(const WeightView& w)
 }
 inline ConstVectorMap asVector(const WeightView& w) { return ConstVectorMap(w.data, w.numel()); }
 
+// out = x W^T for a weight W [out, in] (PyTorch's Linear layout). A few rows of x (a resumed text's new tokens) are
+// matrix-vector products, which Eigen runs on one thread and which are bound by reading W: they are split over
+// W's rows across threads instead.
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out);
+// out = x W for a weight W [in, out] (GPT-2's Conv1D layout), split the same way for a few rows.
+void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out);
+
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);
 

@@ -230,12 +230,9 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     in.kvHeads = H;
     in.headDim = D;
     in.scale = 1.0f / std::sqrt(static_cast<float>(D));
-    in.queries = buf.qkv.data();
-    in.queryStride = 3 * HD;
-    in.keys = buf.K.data();
-    in.keyStride = HD;
-    in.relative = R.data();
-    in.relativeStride = HD;
+    in.queries = RowSource::strided(buf.qkv.data(), 3 * HD);
+    in.keys = RowSource::strided(buf.K.data(), HD);
+    in.relative = RowSource::strided(R.data(), HD);
     in.u = L.rwBias.data;
     in.v = L.rrBias.data;
     in.spans = spans.data();

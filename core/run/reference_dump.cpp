@@ -56,8 +56,8 @@ public:
         const Shape probShape{l.heads, l.qlen, l.klen};
         if (m_rotary) {
             const auto& in = l.inputs;
-            addHeadMajor(p + "q_rot", in.queries, in.queryStride, l.qlen, l.heads, l.headDim);
-            addHeadMajor(p + "k_rot", in.keys, in.keyStride, l.klen, l.kvHeads, l.headDim);
+            addHeadMajor(p + "q_rot", in.queries, l.qlen, l.heads, l.headDim);
+            addHeadMajor(p + "k_rot", in.keys, l.klen, l.kvHeads, l.headDim);
             add(p + "attn_scores", probShape, l.scores);
         }
         add(p + "attn_prob", probShape, l.attnProb);
@@ -80,13 +80,13 @@ public:
     }
 
 private:
-    // Rows of `heads` head vectors (row t at x + t * stride) as [heads, rows, d], the reference's layout.
-    void addHeadMajor(const std::string& name, const float* x, std::ptrdiff_t stride, int rows, int heads, int d)
+    // Rows of `heads` head vectors as [heads, rows, d], the reference's layout.
+    void addHeadMajor(const std::string& name, const RowSource& x, int rows, int heads, int d)
     {
         std::vector<float> out(static_cast<std::size_t>(heads) * rows * d);
         for (int n = 0; n < heads; ++n)
             for (int t = 0; t < rows; ++t)
-                std::copy_n(x + t * stride + n * d, d, out.begin() + (static_cast<std::ptrdiff_t>(n) * rows + t) * d);
+                std::copy_n(x.row(t) + n * d, d, out.begin() + (static_cast<std::ptrdiff_t>(n) * rows + t) * d);
         m_out.push_back({m_segPrefix + name, {heads, rows, d}, std::move(out)});
     }
 

@@ -12,7 +12,7 @@ namespace attnscope::core {
 
 std::size_t LayerRecord::bytes() const
 {
-    return (queries.capacity() + keys.capacity() + relative.capacity() + u.capacity() + v.capacity()) * sizeof(float);
+    return queries.bytes() + keys.bytes() + relative.bytes() + (u.capacity() + v.capacity()) * sizeof(float);
 }
 
 std::size_t SegmentCapture::bytes() const
@@ -44,13 +44,10 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
     in.kvHeads = model.kvHeads;
     in.headDim = model.dHead;
     in.scale = scoreScale;
-    in.queries = r.queries.data();
-    in.queryStride = static_cast<std::ptrdiff_t>(model.heads) * model.dHead;
-    in.keys = r.keys.data();
-    in.keyStride = static_cast<std::ptrdiff_t>(model.kvHeads) * model.dHead;
-    if (!r.relative.empty()) {
-        in.relative = r.relative.data();
-        in.relativeStride = in.queryStride;
+    in.queries = RowSource::paged(r.queries);
+    in.keys = RowSource::paged(r.keys);
+    if (r.relative.rows() > 0) {
+        in.relative = RowSource::paged(r.relative);
         in.u = r.u.data();
         in.v = r.v.data();
     }
@@ -71,40 +68,57 @@ std::size_t TextCapture::bytes() const
 
 namespace {
 
-// Copies `rows` rows of `width` floats from a strided source.
-std::vector<float> compactRows(const float* src, std::ptrdiff_t stride, int rows, int width)
-{
-    std::vector<float> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(width));
-    for (int r = 0; r < rows; ++r)
-        std::copy_n(src + r * stride, width, out.begin() + static_cast<std::ptrdiff_t>(r) * width);
-    return out;
-}
-
+// Copies what each layer's scores came from into a SegmentCapture. Resuming segment s after `keep` tokens, the
+// old segment's first `keep` query rows and the keys the resumed run saw as cached are shared, not copied.
 class RecordObserver final : public AttentionObserver {
 public:
+    struct Resume {
+        const SegmentCapture* segment = nullptr;
+        int keep = 0;
+    };
     explicit RecordObserver(std::function<void(int layer, int qlen)> layerDone)
         : m_layerDone(std::move(layerDone))
     {
     }
+    void resumeNext(Resume r) { m_resume = r; }
     bool wantProbabilities() const override { return false; }
     void onSegment(const SegmentView& s) override
     {
         m_seg = std::make_shared<SegmentCapture>();
-        m_seg->firstPosition = s.firstPosition;
-        m_seg->qlen = s.qlen;
-        m_seg->mlen = s.mlen;
+        auto spans = spansOfMask(s.mask, s.qlen, s.klen);
+        if (const SegmentCapture* old = m_resume.segment) {
+            m_seg->firstPosition = old->firstPosition;
+            m_seg->mlen = old->mlen;
+            m_seg->qlen = m_resume.keep + s.qlen;
+            m_seg->spans.assign(old->spans.begin(), old->spans.begin() + m_resume.keep);
+        } else {
+            m_seg->firstPosition = s.firstPosition;
+            m_seg->mlen = s.mlen;
+            m_seg->qlen = s.qlen;
+        }
         m_seg->klen = s.klen;
-        m_seg->spans = spansOfMask(s.mask, s.qlen, s.klen);
+        m_seg->spans.insert(m_seg->spans.end(), spans.begin(), spans.end());
     }
     void onLayer(const LayerView& l) override
     {
         const auto& in = l.inputs;
         const int qWidth = in.heads * in.headDim, kWidth = in.kvHeads * in.headDim;
         LayerRecord r;
-        r.queries = compactRows(in.queries, in.queryStride, in.qlen, qWidth);
-        r.keys = compactRows(in.keys, in.keyStride, in.klen, kWidth);
+        int keysFrom = 0;
+        if (const SegmentCapture* old = m_resume.segment) {
+            const auto& o = old->layers[static_cast<std::size_t>(l.layer)];
+            r.queries = o.queries.prefix(m_resume.keep);
+            r.keys = o.keys.prefix(in.mlen); // the cached keys: the same rows at the same positions
+            keysFrom = in.mlen;
+        } else {
+            r.queries = RowPages(qWidth);
+            r.keys = RowPages(kWidth);
+        }
+        r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
+        r.keys.append(in.keys.row(keysFrom), in.keys.stride, in.klen - keysFrom);
         if (in.relativeTerms()) {
-            r.relative = compactRows(in.relative, in.relativeStride, in.klen, qWidth);
+            r.relative = RowPages(qWidth);
+            r.relative.append(in.relative.row(0), in.relative.stride, in.klen);
             r.u.assign(in.u, in.u + qWidth);
             r.v.assign(in.v, in.v + qWidth);
         }
@@ -113,34 +127,16 @@ public:
         if (m_layerDone)
             m_layerDone(l.layer, l.qlen);
     }
+    void onSegmentEnd(const SegmentEndView&) override { m_resume = {}; }
     std::shared_ptr<SegmentCapture> take() { return std::move(m_seg); }
     float scale() const { return m_scale; }
 
 private:
     std::function<void(int, int)> m_layerDone;
+    Resume m_resume;
     std::shared_ptr<SegmentCapture> m_seg;
     float m_scale = 1.0f;
 };
-
-// Segment s of the old capture, its first `keep` rows, joined with the rows a resumed run computed after them.
-std::shared_ptr<SegmentCapture> joinResumed(const SegmentCapture& old, int keep, const SegmentCapture& rest)
-{
-    auto out = std::make_shared<SegmentCapture>();
-    out->firstPosition = old.firstPosition;
-    out->mlen = old.mlen;
-    out->qlen = keep + rest.qlen;
-    out->klen = rest.klen;
-    out->spans.assign(old.spans.begin(), old.spans.begin() + keep);
-    out->spans.insert(out->spans.end(), rest.spans.begin(), rest.spans.end());
-    for (std::size_t l = 0; l < rest.layers.size(); ++l) {
-        const auto& o = old.layers[l];
-        LayerRecord r = rest.layers[l]; // keys: the resumed run saw every key of the segment
-        const std::size_t width = old.qlen ? o.queries.size() / static_cast<std::size_t>(old.qlen) : 0;
-        r.queries.insert(r.queries.begin(), o.queries.begin(), o.queries.begin() + static_cast<std::ptrdiff_t>(width * keep));
-        out->layers.push_back(std::move(r));
-    }
-    return out;
-}
 
 std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
 {
@@ -238,6 +234,8 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
         if (options.progress && work > 0)
             options.progress(std::min(1.0, done / work));
     });
+    if (resumeKeep > 0)
+        observer.resumeNext({prev->segments[static_cast<std::size_t>(firstToRun)].get(), resumeKeep});
     for (int s = firstToRun; s < segments; ++s) {
         if (options.run.stop && options.run.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
@@ -246,10 +244,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
         model.forwardSegment(*state, std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(begin),
                                                                                   static_cast<std::size_t>(end - begin)),
                              observer);
-        auto seg = observer.take();
-        if (s == firstToRun && resumeKeep > 0)
-            seg = joinResumed(*prev->segments[static_cast<std::size_t>(s)], resumeKeep, *seg);
-        out->segments.push_back(std::move(seg));
+        out->segments.push_back(observer.take());
         // The last state is moved, earlier ones copied (the run goes on from them). Kept states hold no stop token:
         // this run's token dies with its job.
         std::shared_ptr<RunState> kept = s + 1 == segments ? std::shared_ptr<RunState>(std::move(state))

@@ -16,12 +16,12 @@
 
 namespace attnscope::core {
 
-// One layer of one segment, compact (row strides are the widths).
+// One layer of one segment, in pages shared with the capture an edit came from.
 struct LayerRecord {
-    std::vector<float> queries;  // [qlen, heads * headDim], not scaled (rotary: rotated)
-    std::vector<float> keys;     // [klen, kvHeads * headDim], memory / cached keys first
-    std::vector<float> relative; // Transformer-XL: [klen, heads * headDim], row r = distance r
-    std::vector<float> u, v;     // Transformer-XL: [heads * headDim]
+    RowPages queries;        // [qlen, heads * headDim], not scaled (rotary: rotated)
+    RowPages keys;           // [klen, kvHeads * headDim], memory / cached keys first
+    RowPages relative;       // Transformer-XL: [klen, heads * headDim], row r = distance r
+    std::vector<float> u, v; // Transformer-XL: [heads * headDim]
     std::size_t bytes() const;
 };
 

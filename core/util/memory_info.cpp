@@ -3,9 +3,47 @@
 
 #include <cstdio>
 #include <fstream>
+#include <malloc.h>
 #include <sstream>
 
 namespace attnscope::core {
+
+void returnLargeBlocksToSystem()
+{
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); // a fixed threshold also turns glibc's dynamic raising off
+}
+
+namespace {
+std::uint64_t statusKiB(const char* key)
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    const std::string prefix = std::string(key) + ":";
+    while (std::getline(in, line))
+        if (line.rfind(prefix, 0) == 0) {
+            std::istringstream s(line.substr(prefix.size()));
+            std::uint64_t kib = 0;
+            s >> kib;
+            return kib;
+        }
+    return 0;
+}
+} // namespace
+
+std::uint64_t peakResidentBytes()
+{
+    return statusKiB("VmHWM") * 1024;
+}
+
+std::uint64_t residentBytes()
+{
+    return statusKiB("VmRSS") * 1024;
+}
+
+void resetPeakResident()
+{
+    std::ofstream("/proc/self/clear_refs") << "5"; // resets VmHWM to the current RSS (Linux 4.0+)
+}
 
 std::uint64_t availableMemoryBytes()
 {

@@ -8,6 +8,14 @@ namespace attnscope::core {
 
 // MemAvailable from /proc/meminfo (bytes), or 0 when unknown.
 std::uint64_t availableMemoryBytes();
+// Makes freed large blocks go back to the system at once. glibc raises its mmap threshold after the first large
+// free, so later tensors of that size come from the heap and stay resident after they are freed: an app that
+// recomputes a long text on every keystroke would grow by a text's worth of tensors per edit. Call first in main().
+void returnLargeBlocksToSystem();
+// Peak and current resident memory of this process (bytes; 0 when unknown), and a reset of the peak.
+std::uint64_t peakResidentBytes();
+std::uint64_t residentBytes();
+void resetPeakResident();
 // "3.2 GiB", "512 MiB"
 std::string formatBytes(std::uint64_t bytes);
 

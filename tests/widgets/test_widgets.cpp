@@ -312,3 +312,56 @@ TEST_CASE("relative-position heatmap keeps rows readable: minimum height grows w
     view.plot()->replot();
     CHECK(view.visibleRowLabels().size() == 48);
 }
+
+namespace {
+// n x n causal grid of zeros with one strong cell.
+GridDataPtr bigGridWithSpike(int n, int spikeRow, int spikeCol)
+{
+    auto g = std::make_shared<GridData>();
+    g->rows = g->cols = n;
+    g->values.assign(static_cast<std::size_t>(n) * n, std::nanf(""));
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c <= r; ++c)
+            g->values[static_cast<std::size_t>(r) * n + c] = 0.0f;
+    g->values[static_cast<std::size_t>(spikeRow) * n + spikeCol] = 1.0f;
+    for (int i = 0; i < n; ++i) {
+        g->rowLabels << QStringLiteral("r%1").arg(i);
+        g->colLabels << QStringLiteral("c%1").arg(i);
+    }
+    return g;
+}
+} // namespace
+
+TEST_CASE("a 4096 x 4096 grid: a one-cell spike stays visible zoomed out, labels appear zoomed in, zoom stops at four cells",
+          "[widgets][big]")
+{
+    const int n = 4096, sr = 3000, sc = 1234;
+    AttentionGridView view;
+    show(view, bigGridWithSpike(n, sr, sc), {900, 800});
+    // Zoomed out a pixel covers several cells: the pooled level keeps the spike's colour (Viridis' top is yellow).
+    const QImage img = view.plot()->toPixmap().toImage();
+    const QRect rect = view.plot()->axisRect()->rect();
+    const int px = static_cast<int>(view.plot()->xAxis->coordToPixel(sc)), py = static_cast<int>(view.plot()->yAxis->coordToPixel(sr));
+    bool bright = false;
+    for (int y = py - 2; y <= py + 2; ++y)
+        for (int x = px - 2; x <= px + 2; ++x)
+            if (rect.contains(x, y) && qRed(img.pixel(x, y)) > 200 && qGreen(img.pixel(x, y)) > 200)
+                bright = true;
+    CHECK(bright);
+    CHECK(view.visibleLabels(Qt::Horizontal).size() < 100); // thinned to what fits
+
+    // Zoomed in to 40 cells: every row and column is labelled.
+    view.plot()->xAxis->setRange(sc - 20, sc + 20);
+    view.plot()->yAxis->setRange(sr - 20, sr + 20);
+    view.plot()->replot();
+    CHECK(view.visibleLabels(Qt::Horizontal).size() >= 35);
+    CHECK(view.visibleLabels(Qt::Horizontal).value(sc) == QStringLiteral("c%1").arg(sc));
+    // Hover and click find the cell under the mouse at this zoom.
+    const QPoint spike(static_cast<int>(view.plot()->xAxis->coordToPixel(sc)), static_cast<int>(view.plot()->yAxis->coordToPixel(sr)));
+    CHECK(view.cellAt(view.plot()->mapTo(&view, spike)) == QPoint(sc, sr));
+
+    // Deeper than four cells across is refused: the range snaps back around its centre.
+    view.plot()->xAxis->setRange(sc - 0.2, sc + 0.2);
+    CHECK(view.plot()->xAxis->range().size() == Approx(4.0));
+    CHECK(view.plot()->xAxis->range().center() == Approx(sc));
+}

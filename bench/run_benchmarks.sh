@@ -1,0 +1,31 @@
+#!/bin/bash
+# Runs the benchmarks, prints what they measure and replaces the measured block of docs/performance.md with it
+# (between the "measured" markers; the rest of that file is written by hand). Usage: run_benchmarks.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+{
+    echo "Measured $(date -u +%Y-%m-%d) on $(nproc) core(s), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')."
+    echo
+    echo "Long text: peak memory of a 4,096-token capture"
+    "$build/bench/attnscope-bench" long-text --tokens 4096 --threads 2
+    echo
+    echo "Live typing: an edit at the end of a 1,000-token text"
+    "$build/bench/attnscope-bench" edit --model smollm2 --tokens 1000 --threads 2
+    "$build/bench/attnscope-bench" edit --model resources/models/txl-wikitext2 --tokens 1000 --threads 2
+    echo
+    echo "Big grids: drawing 4,096 x 4,096 tokens after a zoom"
+    QT_QPA_PLATFORM=offscreen "$build/bench/attnscope-bench-draw" 4096 2>/dev/null
+} | tee "$log"
+
+doc=docs/performance.md
+tmp=$(mktemp "$doc.XXXXXX")
+awk -v src="$log" '
+    /<!-- measured: begin -->/ { print; print "```"; while ((getline line < src) > 0) print line; print "```"; skip = 1; next }
+    /<!-- measured: end -->/ { skip = 0 }
+    !skip { print }
+' "$doc" > "$tmp"
+mv "$tmp" "$doc" # atomic: the document is never half written
+echo "wrote $doc"
