@@ -173,11 +173,19 @@ void ComputeController::requestGrid(const ViewSelection& selection)
     const TextResultPtr text = m_text;
     submit<widgets::GridData>(
         m_interactive, m_grid, {},
-        [text, selection](const JobContext&) {
-            return buildGrid(*text->capture, text->model->displayName, selection);
+        [this, text, selection](const JobContext& ctx) {
+            // Quick grids say nothing; one that takes a while (many heads of a long text) reports its heads.
+            QElapsedTimer clock;
+            clock.start();
+            return buildGrid(*text->capture, text->model->displayName, selection, &ctx.stop(), [&](int done, int total) {
+                if (clock.elapsed() >= 250 && done < total)
+                    ctx.post([this, done, total] { emit gridProgress(done, total); });
+            });
         },
         [this](widgets::GridDataPtr g) { emit gridReady(g); },
-        [this](const JobFailure& f) { emit gridFailed(f.message); });
+        [this](const JobFailure& f) {
+            emit gridFailed(f.cancelled ? tr("Cancelled. Choose a head or layer to compute its grid.") : f.message);
+        });
 }
 
 void ComputeController::requestThumbnails(int segment, const core::TermSelection& terms)
@@ -189,7 +197,8 @@ void ComputeController::requestThumbnails(int segment, const core::TermSelection
         m_interactive, m_thumbs, {},
         [text, segment, terms](const JobContext&) { return makeThumbnails(*text->capture, segment, terms); },
         [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); },
-        [this](const JobFailure& f) { emit gridFailed(f.message); });
+        // The overview stays as it was; the grid (its own request) reports the same problem where it is seen.
+        [](const JobFailure& f) { spdlog::info("head overview not updated: {}", f.message.toStdString()); });
 }
 
 void ComputeController::requestTextProfile(const std::string& extraTerms)
@@ -197,12 +206,13 @@ void ComputeController::requestTextProfile(const std::string& extraTerms)
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
+    // On the background lane: a long text's profile recomputes every head, and must not hold up the grid.
     submit<core::ScanResult>(
-        m_interactive, m_profile, {},
-        [text, extraTerms](const JobContext&) {
+        m_background, m_profile, {},
+        [text, extraTerms](const JobContext& ctx) {
             const auto& c = *text->capture;
             return std::make_shared<const core::ScanResult>(
-                core::relposFromCapture(c, c.hasTerms() ? "a,b,c,d," + extraTerms : std::string()));
+                core::relposFromCapture(c, c.hasTerms() ? "a,b,c,d," + extraTerms : std::string(), &ctx.stop()));
         },
         [this](ScanResultPtr r) { emit textProfileReady(r); },
         [this](const JobFailure& f) { emit textProfileFailed(f.message); });
@@ -281,6 +291,7 @@ void ComputeController::compareModels(const ComparisonRequest& request)
 void ComputeController::cancel()
 {
     m_textJob.cancel();
+    m_grid.cancel();
     m_scan.cancel();
     m_compare.cancel();
 }

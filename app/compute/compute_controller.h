@@ -56,6 +56,7 @@ signals:
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
     void gridReady(attnscope::widgets::GridDataPtr grid);
+    void gridProgress(int headsDone, int heads); // only for grids that take a while
     void gridFailed(const QString& message);
     void thumbnailsReady(attnscope::widgets::HeadThumbnailsPtr thumbnails);
     void textProfileReady(attnscope::app::ScanResultPtr profile);

@@ -183,6 +183,10 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
     connect(m_compute, &ComputeController::textProfileFailed, m_relpos, &RelposPanel::setTextProfileError);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
+    connect(m_compute, &ComputeController::gridProgress, this, [this](int done, int total) {
+        m_status->setProgress(done, total);
+        m_status->setBusy(true, tr("Computing the grid: %1 of %2 heads").arg(done).arg(total));
+    });
     connect(m_compute, &ComputeController::textProgress, this, [this](double done) {
         m_status->setProgress(static_cast<qint64>(done * 1000), 1000);
         m_status->setBusy(true, tr("Computing attention: %1%").arg(static_cast<int>(done * 100)));

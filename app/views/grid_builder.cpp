@@ -52,11 +52,12 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
                               int segment, core::AttentionGrid grid);
 }
 
-widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s)
+widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+                               const core::StopToken* stop, const std::function<void(int, int)>& headsDone)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
     auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction,
-                                    s.highlightScope == HighlightScope::Memory);
+                                    s.highlightScope == HighlightScope::Memory, stop, headsDone);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.

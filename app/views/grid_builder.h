@@ -7,6 +7,7 @@
 #include "views/view_selection.h"
 
 #include <QString>
+#include <functional>
 
 namespace attnscope::app {
 
@@ -15,7 +16,10 @@ int autoSegment(const core::TextCapture& capture);
 // Human title: "txl-wikitext2 · layer 1 · head 8" (1-based numbers, as people say them).
 QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer);
 // Throws core::Error for an out-of-range selection.
-widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s);
+// `stop` and `headsDone` as for core::attentionGrid (an average over many heads of a long text takes a while).
+widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+                               const core::StopToken* stop = nullptr,
+                               const std::function<void(int, int)>& headsDone = {});
 // Display text of a token for axis labels (newlines and tabs made visible).
 QString tokenLabel(const core::Token& t);
 

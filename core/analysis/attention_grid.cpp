@@ -3,6 +3,7 @@
 
 #include "attention/attention_scores.h"
 #include "util/error.h"
+#include "util/stop_token.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,7 +41,8 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
 }
 
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& headsIn,
-                            const TermSelection& terms, double topFraction, bool highlightMemoryOnly)
+                            const TermSelection& terms, double topFraction, bool highlightMemoryOnly,
+                            const StopToken* stop, const std::function<void(int, int)>& headsDone)
 {
     const auto& seg = capture.segment(segment);
     const ScoreInputs in = capture.inputs(segment, layer);
@@ -64,14 +66,23 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     g.memoryCols = seg.mlen;
     const std::size_t cells = static_cast<std::size_t>(g.rows) * g.cols;
     const float nan = std::numeric_limits<float>::quiet_NaN();
+    const int total = static_cast<int>(heads.size());
+    auto headDone = [&](std::size_t k) {
+        if (headsDone)
+            headsDone(static_cast<int>(k) + 1, total);
+        if (stop && stop->stopRequested() && k + 1 < heads.size())
+            throw Error(ErrorCode::Cancelled, "grid cancelled");
+    };
     g.values.resize(cells);
     headAttention(in, heads.front(), terms, g.values.data(), g.cols, nan);
+    headDone(0);
     if (heads.size() > 1) {
         std::vector<float> one(cells);
         for (std::size_t k = 1; k < heads.size(); ++k) {
             headAttention(in, heads[k], terms, one.data(), g.cols, nan);
             for (std::size_t c = 0; c < cells; ++c)
                 g.values[c] += one[c];
+            headDone(k);
         }
         const float inv = 1.0f / static_cast<float>(heads.size());
         for (auto& v : g.values)

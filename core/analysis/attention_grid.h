@@ -5,12 +5,15 @@
 #include "attention/attention_math.h"
 #include "run/text_capture.h"
 
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace attnscope::core {
+
+class StopToken;
 
 struct AttentionGrid {
     int rows = 0, cols = 0;           // queries x keys
@@ -27,8 +30,10 @@ struct AttentionGrid {
 // The highlight ranks each row's visible keys; with `highlightMemoryOnly` only memory keys keep their mark (the
 // paper's Fig. 6 marks "tokens in the memory that have top 20% attention values").
 // Throws Error(BadInput) for out-of-range segment, layer or head, or when no term is selected.
+// `stop` is checked between heads (Error(Cancelled)); `headsDone(done, total)` is called after each head.
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& heads,
-                            const TermSelection& terms = {}, double topFraction = 0.2, bool highlightMemoryOnly = false);
+                            const TermSelection& terms = {}, double topFraction = 0.2, bool highlightMemoryOnly = false,
+                            const StopToken* stop = nullptr, const std::function<void(int, int)>& headsDone = {});
 
 // For each row, marks the keys whose value is among the top `fraction` of that row's unmasked values (ties at the
 // threshold included). With `probabilities`, a key must also get more than an even share of its row (1 / visible

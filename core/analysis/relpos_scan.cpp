@@ -504,7 +504,7 @@ std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s)
     return idx;
 }
 
-ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms)
+ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms, const StopToken* stop)
 {
     auto kinds = parseProfileList(terms);
     if (kinds.size() > 1 && !capture.hasTerms())
@@ -518,6 +518,8 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
         const auto& s = capture.segment(si);
         acc.countSegment(s.qlen, s.mlen, s.spans.data());
         for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) {
+            if (stop && stop->stopRequested())
+                throw Error(ErrorCode::Cancelled, "profile cancelled");
             const ScoreInputs in = capture.inputs(si, l);
             // Recomputed block by block (attention_scores.h): no [heads, q, k] buffer for long texts.
 #pragma omp parallel for schedule(dynamic)

@@ -113,7 +113,8 @@ std::vector<std::size_t> rankByWidth(const std::vector<HeadSummary>& s);
 class RelposAccumulator;
 
 // The same profiles for a text already captured for the interactive views (no model run).
-ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "");
+// Recomputed from the capture's records; `stop` is checked between layers (Error(Cancelled)).
+ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "", const StopToken* stop = nullptr);
 
 // The incremental engine: feed tokens in any chunk sizes; segments run as soon as they are full.
 class RelposScanner {

@@ -7,6 +7,7 @@
 #include "run/reference_dump.h"
 #include "run/text_capture.h"
 #include "test_support.h"
+#include "util/stop_token.h"
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
@@ -503,4 +504,19 @@ TEST_CASE("an edit at the end shares the unchanged pages of the previous capture
         CHECK(b.queries.rows() == 301);
     }
     CHECK(maxGridDifference(*after, *core::captureText(model, tokensOf(ids), {})) <= 2e-6);
+}
+
+TEST_CASE("a grid over many heads reports each head and stops when asked", "[long]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "llama-gqa").string());
+    const auto capture = core::captureText(*loaded.model, tokensOf(randomIds(40, loaded.model->info().vocabSize, 2)), {});
+    std::vector<std::pair<int, int>> reports;
+    core::attentionGrid(*capture, 0, 1, {}, {}, 0.2, false, nullptr, [&](int done, int total) { reports.emplace_back(done, total); });
+    REQUIRE(reports.size() == 8);
+    CHECK(reports.back() == std::pair{8, 8});
+    core::StopToken stop;
+    stop.requestStop();
+    CHECK_THROWS_WITH(core::attentionGrid(*capture, 0, 1, {}, {}, 0.2, false, &stop), Catch::Contains("cancelled"));
+    CHECK_NOTHROW(core::attentionGrid(*capture, 0, 1, {3}, {}, 0.2, false, &stop)); // one head: nothing to stop between
+    CHECK_THROWS_WITH(core::relposFromCapture(*capture, "", &stop), Catch::Contains("cancelled"));
 }
