@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 
 namespace attnscope::core {
 
@@ -42,6 +43,19 @@ void timesKeys(const Q& q, const RowSource& K, int cols, int col0, int d, Out& S
     }
 }
 } // namespace
+
+ScoreInputs ScoreInputs::ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim)
+{
+    ScoreInputs in;
+    in.qlen = qlen;
+    in.klen = klen;
+    in.mlen = mlen;
+    in.heads = heads;
+    in.kvHeads = kvHeads;
+    in.headDim = headDim;
+    in.scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    return in;
+}
 
 HeadScores::HeadScores(const ScoreInputs& in, int head)
     : m_in(in)

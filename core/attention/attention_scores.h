@@ -30,6 +30,8 @@ struct ScoreInputs {
     const float* v = nullptr;
     const VisibleSpan* spans = nullptr; // [qlen]: the keys each query sees
 
+    // The shape of a layer's scores, scale 1/sqrt(headDim) as every family computes it (sources left empty).
+    static ScoreInputs ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim);
     bool relativeTerms() const { return static_cast<bool>(relative); }
     int keyHead(int head) const { return head / (heads / kvHeads); }
 };

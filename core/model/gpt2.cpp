@@ -132,7 +132,6 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     sv.mask = mask.data();
     observer.onSegment(sv);
 
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
     const std::size_t perLayer = static_cast<std::size_t>(H) * T * K;
     std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
@@ -148,14 +147,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         vNew = qkv.middleCols(2 * C, C);
         st.cache.append(l, kNew.data(), vNew.data(), T);
 
-        ScoreInputs in;
-        in.qlen = T;
-        in.klen = K;
-        in.mlen = m;
-        in.heads = H;
-        in.kvHeads = H;
-        in.headDim = hs;
-        in.scale = scale;
+        ScoreInputs in = ScoreInputs::ofShape(T, K, m, H, H, hs);
         in.queries = RowSource::strided(qkv.data(), 3 * C);
         in.keys = RowSource::strided(st.cache.keys(l), C);
         in.spans = spans.data();

@@ -233,8 +233,6 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
                                              std::to_string(m_info.maxSegmentLen) + " positions");
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-
     const auto embed = asMatrix(m_embed);
     RowMatrix x(q, C);
     for (int t = 0; t < q; ++t) {
@@ -289,14 +287,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         rotate(table, Q.data(), q, H * d, H, m);
         rotate(table, K.data(), k, KV * d, KV, 0);
 
-        ScoreInputs in;
-        in.qlen = q;
-        in.klen = k;
-        in.mlen = m;
-        in.heads = H;
-        in.kvHeads = KV;
-        in.headDim = d;
-        in.scale = scale;
+        ScoreInputs in = ScoreInputs::ofShape(q, k, m, H, KV, d);
         in.queries = RowSource::strided(Q.data(), H * d);
         in.keys = RowSource::strided(K.data(), KV * d);
         in.spans = spans.data();

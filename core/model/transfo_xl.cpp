@@ -222,14 +222,7 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
     const RowMatrix& R = relativeTable(st, l, k - 1);
 
-    ScoreInputs in;
-    in.qlen = q;
-    in.klen = k;
-    in.mlen = mlen;
-    in.heads = H;
-    in.kvHeads = H;
-    in.headDim = D;
-    in.scale = 1.0f / std::sqrt(static_cast<float>(D));
+    ScoreInputs in = ScoreInputs::ofShape(q, k, mlen, H, H, D);
     in.queries = RowSource::strided(buf.qkv.data(), 3 * HD);
     in.keys = RowSource::strided(buf.K.data(), HD);
     in.relative = RowSource::strided(R.data(), HD);

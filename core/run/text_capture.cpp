@@ -36,14 +36,8 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
     if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
         throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist");
     const auto& r = seg.layers[static_cast<std::size_t>(layer)];
-    ScoreInputs in;
-    in.qlen = seg.qlen;
-    in.klen = seg.klen;
-    in.mlen = seg.mlen;
-    in.heads = model.heads;
-    in.kvHeads = model.kvHeads;
-    in.headDim = model.dHead;
-    in.scale = scoreScale;
+    ScoreInputs in = ScoreInputs::ofShape(seg.qlen, seg.klen, seg.mlen, model.heads, model.kvHeads, model.dHead);
+    in.scale = scoreScale; // as the model computed it
     in.queries = RowSource::paged(r.queries);
     in.keys = RowSource::paged(r.keys);
     if (r.relative.rows() > 0) {
