@@ -2,6 +2,7 @@
 #include "views/grid_builder.h"
 
 #include "analysis/attention_grid.h"
+#include "analysis/relpos_scan.h"
 
 #include <QObject>
 
@@ -56,8 +57,18 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
                                const core::StopToken* stop, const std::function<void(int, int)>& headsDone)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
-    auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, s.terms, s.topFraction,
-                                    s.highlightScope == HighlightScope::Memory, stop, headsDone);
+    core::GridOptions opt;
+    opt.terms = s.terms;
+    std::optional<core::BandSplit> bands;
+    if (!capture.model.rotaryFrequencies.empty()) {
+        bands = core::bandsFor(capture.model, s.bands);
+        opt.bands = &*bands;
+    }
+    opt.topFraction = s.topFraction;
+    opt.highlightMemoryOnly = s.highlightScope == HighlightScope::Memory;
+    opt.stop = stop;
+    opt.headsDone = headsDone;
+    auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, opt);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.

@@ -2,7 +2,9 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/rotary_bands.h"
 
+#include <optional>
 #include <vector>
 
 namespace attnscope::app {
@@ -14,7 +16,8 @@ struct ViewSelection {
     int layer = 0;
     std::vector<int> heads{0}; // averaged when several; empty = all heads of the layer
     int segment = -1;          // -1: the segment chosen automatically (autoSegment)
-    core::TermSelection terms;
+    core::TermSelection terms;             // Transformer-XL's terms, or a rotary model's bands (slot t = band t)
+    std::optional<core::BandSplit> bands;  // rotary models: the bands the toggles select (unset: three equal bands)
     double topFraction = 0.2;
     HighlightScope highlightScope = HighlightScope::Memory;
     int revealRows = -1;       // token-by-token stepping: show only the first N queries (-1 = all)

@@ -41,11 +41,12 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
 }
 
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& headsIn,
-                            const TermSelection& terms, double topFraction, bool highlightMemoryOnly,
-                            const StopToken* stop, const std::function<void(int, int)>& headsDone)
+                            const GridOptions& options)
 {
+    const auto& terms = options.terms;
     const auto& seg = capture.segment(segment);
-    const ScoreInputs in = capture.inputs(segment, layer);
+    ScoreInputs in = capture.inputs(segment, layer);
+    in.bands = options.bands;
     const int H = capture.model.heads;
     std::vector<int> heads = headsIn;
     if (heads.empty())
@@ -54,11 +55,17 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     for (int h : heads)
         if (h < 0 || h >= H)
             throw Error(ErrorCode::BadInput, "head " + std::to_string(h + 1) + " does not exist");
-    const bool full = terms.isFull() && !terms.raw;
+    const bool full = terms.covers(in.termCount()) && !terms.raw;
     if (!terms.any())
         throw Error(ErrorCode::BadInput, "no score term is selected: tick at least one of (a), (b), (c), (d)");
-    if (!full && !capture.hasTerms())
+    if (!full && !capture.hasTerms() && !options.bands)
         throw Error(ErrorCode::BadInput, "this model has no relative score terms");
+    if (options.bands) {
+        const bool on[4] = {terms.a, terms.b, terms.c, terms.d};
+        for (int b = options.bands->count(); b < 4; ++b)
+            if (on[b] && !terms.covers(options.bands->count()))
+                throw Error(ErrorCode::BadInput, "band " + std::to_string(b + 1) + " does not exist");
+    }
 
     AttentionGrid g;
     g.rows = seg.qlen;
@@ -68,9 +75,9 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const int total = static_cast<int>(heads.size());
     auto headDone = [&](std::size_t k) {
-        if (headsDone)
-            headsDone(static_cast<int>(k) + 1, total);
-        if (stop && stop->stopRequested() && k + 1 < heads.size())
+        if (options.headsDone)
+            options.headsDone(static_cast<int>(k) + 1, total);
+        if (options.stop && options.stop->stopRequested() && k + 1 < heads.size())
             throw Error(ErrorCode::Cancelled, "grid cancelled");
     };
     g.values.resize(cells);
@@ -96,8 +103,8 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
         g.rowTokens[static_cast<std::size_t>(i)] = first + i;
     for (int j = 0; j < g.cols; ++j)
         g.colTokens[static_cast<std::size_t>(j)] = first - seg.mlen + j;
-    g.highlight = topFractionMask(g.values, g.rows, g.cols, topFraction, !terms.raw);
-    if (highlightMemoryOnly)
+    g.highlight = topFractionMask(g.values, g.rows, g.cols, options.topFraction, !terms.raw);
+    if (options.highlightMemoryOnly)
         for (int i = 0; i < g.rows; ++i)
             for (int j = g.memoryCols; j < g.cols; ++j)
                 g.highlight[static_cast<std::size_t>(i) * g.cols + j] = 0;

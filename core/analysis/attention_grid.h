@@ -3,6 +3,7 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/rotary_bands.h"
 #include "run/text_capture.h"
 
 #include <functional>
@@ -25,15 +26,28 @@ struct AttentionGrid {
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
 };
 
-// `heads`: zero-based heads to average (empty = all heads of the layer). Terms other than full, and raw
-// scores, need a capture with terms. With terms.raw the values are the summed scores (masked cells NaN).
+// `heads`: zero-based heads to average (empty = all heads of the layer). Terms other than full need a capture with
+// terms (Transformer-XL) or bands (a rotary model); raw scores show the selected terms' sum. With terms.raw the values are the summed scores (masked cells NaN).
 // The highlight ranks each row's visible keys; with `highlightMemoryOnly` only memory keys keep their mark (the
 // paper's Fig. 6 marks "tokens in the memory that have top 20% attention values").
 // Throws Error(BadInput) for out-of-range segment, layer or head, or when no term is selected.
-// `stop` is checked between heads (Error(Cancelled)); `headsDone(done, total)` is called after each head.
+struct GridOptions {
+    TermSelection terms;             // Transformer-XL's terms, or with `bands` a rotary model's bands
+    const BandSplit* bands = nullptr; // rotary models: what terms.a..d select (band 1..4)
+    double topFraction = 0.2;
+    bool highlightMemoryOnly = false;
+    const StopToken* stop = nullptr;  // checked between heads (Error(Cancelled))
+    std::function<void(int, int)> headsDone; // (done, total) after each head
+};
 AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& heads,
-                            const TermSelection& terms = {}, double topFraction = 0.2, bool highlightMemoryOnly = false,
-                            const StopToken* stop = nullptr, const std::function<void(int, int)>& headsDone = {});
+                            const GridOptions& options);
+inline AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& heads,
+                                   const TermSelection& terms = {})
+{
+    GridOptions o;
+    o.terms = terms;
+    return attentionGrid(capture, segment, layer, heads, o);
+}
 
 // For each row, marks the keys whose value is among the top `fraction` of that row's unmasked values (ties at the
 // threshold included). With `probabilities`, a key must also get more than an even share of its row (1 / visible

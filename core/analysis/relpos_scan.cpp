@@ -33,8 +33,12 @@ public:
         for (const auto& p : m_profiles)
             m_sumPtr.push_back(r.sums[p.key()].data());
         r.count.assign(static_cast<std::size_t>(distances), 0.0);
-        r.sinkMass.assign(static_cast<std::size_t>(r.layers) * r.heads, 0.0);
-        r.sinkHits.assign(r.sinkMass.size(), 0.0);
+        for (const char* name : {kFirstKeyMass, kSinkRate, kQueryEntropy, kAttendedDistance})
+            r.headMeans[name].sum.assign(static_cast<std::size_t>(r.layers) * r.heads, 0.0);
+        m_firstKey = r.headMeans[kFirstKeyMass].sum.data();
+        m_sink = r.headMeans[kSinkRate].sum.data();
+        m_entropy = r.headMeans[kQueryEntropy].sum.data();
+        m_distance = r.headMeans[kAttendedDistance].sum.data();
     }
 
     bool wantTerms() const override { return m_profiles.size() > 1; }
@@ -53,8 +57,14 @@ public:
             const auto [lo, len] = spans[i];
             for (int j = lo; j < lo + len; ++j)
                 r.count[static_cast<std::size_t>(i + mlen - j)] += 1.0;
-            if (len >= 2)
-                r.sinkQueries += 1.0;
+            if (len >= 1) {
+                r.headMeans[kQueryEntropy].queries += 1.0;
+                r.headMeans[kAttendedDistance].queries += 1.0;
+            }
+            if (len >= 2) {
+                r.headMeans[kFirstKeyMass].queries += 1.0;
+                r.headMeans[kSinkRate].queries += 1.0;
+            }
         }
     }
 
@@ -74,7 +84,7 @@ public:
                         continue;
                     const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
                     const float* p = l.attnProb + off;
-                    if (m_profiles[k].kind == ProfileKind::Terms) { // the chosen terms' own softmax (Fig. 7)
+                    if (m_profiles[k].kind != ProfileKind::Full) { // the chosen terms' or bands' own softmax (Fig. 7)
                         const float* termPtr[4];
                         for (int t = 0; t < 4; ++t)
                             termPtr[t] = l.terms[t] ? l.terms[t] + off : nullptr;
@@ -94,10 +104,21 @@ public:
         // Key lo + t lies at distance at - lo - t.
         for (int t = 0; t < span.len; ++t)
             sum[-t] += p[t];
-        if (k == 0 && span.len >= 2) {
-            r.sinkMass[head] += p[0];
+        if (k != 0)
+            return;
+        // Per-query statistics of the full attention.
+        double entropy = 0, distance = 0;
+        for (int t = 0; t < span.len; ++t) {
+            if (p[t] > 0)
+                entropy -= static_cast<double>(p[t]) * std::log(static_cast<double>(p[t]));
+            distance += static_cast<double>(p[t]) * (at - span.lo - t);
+        }
+        m_entropy[head] += entropy;
+        m_distance[head] += distance;
+        if (span.len >= 2) {
+            m_firstKey[head] += p[0];
             if (p[0] > kSinkThreshold)
-                r.sinkHits[head] += 1.0;
+                m_sink[head] += 1.0;
         }
     }
 
@@ -106,6 +127,7 @@ public:
 private:
     std::vector<Profile> m_profiles;
     std::vector<double*> m_sumPtr;
+    double *m_firstKey = nullptr, *m_sink = nullptr, *m_entropy = nullptr, *m_distance = nullptr; // [layers, heads]
 };
 
 // ----------------------------------------------------------------------------------------------------------
@@ -148,8 +170,27 @@ void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
         throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
                                              " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
                                              ")");
-    if (parseProfileList(options.terms).size() > 1 && !info.hasRelativeTerms)
-        throw Error(ErrorCode::BadInput, "this model has no relative score terms; scan without --terms");
+    for (const auto& p : parseProfileList(options.terms)) {
+        if (p.kind == ProfileKind::Terms && !info.hasRelativeTerms)
+            throw Error(ErrorCode::BadInput, "this model has no relative score terms (a)-(d); scan without them");
+        if (p.kind == ProfileKind::Bands) {
+            const BandSplit split = bandsFor(info, options.bands);
+            const bool on[4] = {p.terms.a, p.terms.b, p.terms.c, p.terms.d};
+            for (int b = split.count(); b < 4; ++b)
+                if (on[b])
+                    throw Error(ErrorCode::BadInput, "band " + std::to_string(b + 1) + " does not exist: the split has " +
+                                                         std::to_string(split.count()) + " bands");
+        }
+    }
+}
+
+BandSplit bandsFor(const ModelInfo& info, const std::optional<BandSplit>& chosen)
+{
+    if (info.rotaryFrequencies.empty())
+        throw Error(ErrorCode::BadInput, "frequency bands need a model with rotary position embeddings (Llama family)");
+    if (chosen)
+        return *chosen;
+    return BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3);
 }
 
 RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& options)
@@ -166,6 +207,12 @@ RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& opt
     ro.sameLength = options.sameLength;
     ro.clampLen = options.clampLen;
     ro.stop = nullptr; // see runSegment: stops only between segments
+    if (!info.rotaryFrequencies.empty()) {
+        ro.bands = bandsFor(info, options.bands);
+        m_acc->r.metadata["bands"] = std::to_string(ro.bands->count()) + " bands from pairs";
+        for (int b = 0; b < ro.bands->count(); ++b)
+            m_acc->r.metadata["bands"] += " " + std::to_string(ro.bands->begin(b) + 1);
+    }
     m_state = model.newState(ro);
     auto& md = m_acc->r.metadata;
     md["format"] = ScanResult::kFormat;
@@ -235,11 +282,17 @@ ScanResult RelposScanner::finish()
 }
 
 
-ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms, const StopToken* stop)
+ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms, const StopToken* stop,
+                             const BandSplit* bandsIn)
 {
     auto kinds = parseProfileList(terms);
-    if (kinds.size() > 1 && !capture.hasTerms())
-        throw Error(ErrorCode::BadInput, "this capture has no score terms");
+    std::optional<BandSplit> bands;
+    for (const auto& p : kinds) {
+        if (p.kind == ProfileKind::Terms && !capture.hasTerms())
+            throw Error(ErrorCode::BadInput, "this capture has no score terms");
+        if (p.kind == ProfileKind::Bands && !bands)
+            bands = bandsFor(capture.model, bandsIn ? std::optional(*bandsIn) : std::nullopt);
+    }
     int distances = 1;
     for (const auto& s : capture.segments)
         distances = std::max(distances, s->klen);
@@ -251,11 +304,13 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
         for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) {
             if (stop && stop->stopRequested())
                 throw Error(ErrorCode::Cancelled, "profile cancelled");
-            const ScoreInputs in = capture.inputs(si, l);
+            ScoreInputs in = capture.inputs(si, l);
+            if (bands)
+                in.bands = &*bands;
             // Recomputed block by block (attention_scores.h): no [heads, q, k] buffer for long texts.
 #pragma omp parallel for schedule(dynamic)
             for (int n = 0; n < in.heads; ++n) {
-                HeadScores hs(in, n);
+                HeadScores hs(in, n, profiles.size() > 1);
                 std::vector<float> row(static_cast<std::size_t>(in.klen));
                 for (int r0 = 0; r0 < in.qlen; r0 += HeadScores::kBlockRows) {
                     const int r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);

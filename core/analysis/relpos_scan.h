@@ -4,6 +4,7 @@
 #pragma once
 
 #include "analysis/scan_result.h"
+#include "attention/rotary_bands.h"
 #include "model/attention_model.h"
 #include "tokenize/tokenizer.h"
 
@@ -25,7 +26,8 @@ struct ScanOptions {
     std::optional<bool> sameLength;
     std::optional<int> clampLen;
     std::int64_t maxTokens = -1;    // -1: no limit
-    std::string terms;              // "" or e.g. "a,b,c,d" / "a+b"
+    std::string terms;              // extra profiles: "" or terms "a,b,c,d" / "a+b", or bands "1,2,3" / "1+2"
+    std::optional<BandSplit> bands; // band profiles: the split (default: three equal bands)
     const StopToken* stop = nullptr;
     // Called after every segment (done, estimated total tokens). Any thread-safety is the caller's business.
     std::function<void(std::int64_t, std::int64_t)> progress;
@@ -46,8 +48,13 @@ std::string scanModeName(const ModelInfo& info, int memLen);
 class RelposAccumulator;
 
 // The same profiles for a text already captured for the interactive views (no model run).
-// Recomputed from the capture's records; `stop` is checked between layers (Error(Cancelled)).
-ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "", const StopToken* stop = nullptr);
+// Recomputed from the capture's records; `stop` is checked between layers (Error(Cancelled)). Band profiles use
+// `bands` (default: three equal bands).
+ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "", const StopToken* stop = nullptr,
+                             const BandSplit* bands = nullptr);
+// The bands a scan or a capture of this model uses: `chosen`, or three equal bands of a rotary head. Throws
+// Error(BadInput) for a model without rotary embeddings.
+BandSplit bandsFor(const ModelInfo& info, const std::optional<BandSplit>& chosen = {});
 
 // The incremental engine: feed tokens in any chunk sizes; segments run as soon as they are full.
 class RelposScanner {

@@ -6,26 +6,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace attnscope::core {
 
 namespace {
 constexpr const char* kTermPrefix = "term_";
+constexpr const char* kBandPrefix = "band_";
 
-// "a+b" -> terms (a) and (b); nullopt for anything else.
-std::optional<TermSelection> termsFromLetters(const std::string& letters)
+// "a+b" -> slots 0 and 1 (letters a..d), "1+3" -> slots 0 and 2 (digits 1..4); nullopt for anything else.
+std::optional<TermSelection> slotsFrom(const std::string& text, char first)
 {
     TermSelection t{false, false, false, false};
-    for (std::size_t i = 0; i < letters.size(); i += 2) {
-        bool* slot = letters[i] == 'a' ? &t.a : letters[i] == 'b' ? &t.b : letters[i] == 'c' ? &t.c : letters[i] == 'd' ? &t.d : nullptr;
-        if (!slot || *slot || (i + 1 < letters.size() && letters[i + 1] != '+') || i + 1 == letters.size() - 1)
+    bool* slots[4] = {&t.a, &t.b, &t.c, &t.d};
+    for (std::size_t i = 0; i < text.size(); i += 2) {
+        const int k = text[i] - first;
+        if (k < 0 || k > 3 || *slots[k] || (i + 1 < text.size() && text[i + 1] != '+') || i + 1 == text.size() - 1)
             return std::nullopt;
-        *slot = true;
+        *slots[k] = true;
     }
     if (!t.any())
         return std::nullopt;
     return t;
+}
+
+std::string bandLabel(const TermSelection& t)
+{
+    std::string s;
+    const bool on[4] = {t.a, t.b, t.c, t.d};
+    for (int k = 0; k < 4; ++k)
+        if (on[k])
+            s += (s.empty() ? "" : "+") + std::to_string(k + 1);
+    return s;
 }
 } // namespace
 
@@ -38,21 +51,35 @@ Profile Profile::ofTerms(const TermSelection& t)
     return {ProfileKind::Terms, terms};
 }
 
+Profile Profile::ofBands(const TermSelection& t)
+{
+    TermSelection bands = t;
+    bands.raw = false;
+    return {ProfileKind::Bands, bands}; // all bands alone is not the full profile: each band gets its own softmax
+}
+
 std::string Profile::key() const
 {
-    return kind == ProfileKind::Full ? "full" : kTermPrefix + terms.label();
+    switch (kind) {
+    case ProfileKind::Full: return "full";
+    case ProfileKind::Terms: return kTermPrefix + terms.label();
+    default: return kBandPrefix + bandLabel(terms);
+    }
 }
 
 std::optional<Profile> Profile::fromKey(const std::string& key)
 {
     if (key == "full")
         return full();
-    if (key.rfind(kTermPrefix, 0) != 0)
-        return std::nullopt;
-    const auto t = termsFromLetters(key.substr(std::string_view(kTermPrefix).size()));
-    if (!t)
-        return std::nullopt;
-    return Profile::ofTerms(*t);
+    if (key.rfind(kTermPrefix, 0) == 0) {
+        const auto t = slotsFrom(key.substr(std::string_view(kTermPrefix).size()), 'a');
+        return t ? std::optional(Profile::ofTerms(*t)) : std::nullopt;
+    }
+    if (key.rfind(kBandPrefix, 0) == 0) {
+        const auto t = slotsFrom(key.substr(std::string_view(kBandPrefix).size()), '1');
+        return t ? std::optional(Profile::ofBands(*t)) : std::nullopt;
+    }
+    return std::nullopt;
 }
 
 std::vector<Profile> parseProfileList(const std::string& termsList)
@@ -68,10 +95,12 @@ std::vector<Profile> parseProfileList(const std::string& termsList)
         pos = comma + 1;
         if (item.empty() || item == "full")
             continue;
-        const auto t = termsFromLetters(item);
+        const bool band = item[0] >= '1' && item[0] <= '9';
+        const auto t = slotsFrom(item, band ? '1' : 'a');
         if (!t)
-            throw Error(ErrorCode::BadInput, "term \"" + item + "\" is not a combination of a, b, c, d joined with '+' (e.g. a+b)");
-        const Profile p = Profile::ofTerms(*t);
+            throw Error(ErrorCode::BadInput, "\"" + item + "\" is neither a combination of terms a, b, c, d nor of bands 1 "
+                                             "to 4, joined with '+' (e.g. a+b or 1+2)");
+        const Profile p = band ? Profile::ofBands(*t) : Profile::ofTerms(*t);
         if (std::find(out.begin(), out.end(), p) == out.end())
             out.push_back(p);
     }
@@ -92,21 +121,12 @@ std::vector<float> ScanResult::average(const std::string& profile) const
     return out;
 }
 
-std::vector<float> ScanResult::firstKeyMass() const
+std::vector<float> HeadMeans::mean() const
 {
-    std::vector<float> out(static_cast<std::size_t>(layers) * heads, 0.0f);
-    if (hasSinks() && sinkQueries > 0)
+    std::vector<float> out(sum.size(), 0.0f);
+    if (queries > 0)
         for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = static_cast<float>(sinkMass[i] / sinkQueries);
-    return out;
-}
-
-std::vector<float> ScanResult::sinkRate() const
-{
-    std::vector<float> out(static_cast<std::size_t>(layers) * heads, 0.0f);
-    if (hasSinks() && sinkQueries > 0)
-        for (std::size_t i = 0; i < out.size(); ++i)
-            out[i] = static_cast<float>(sinkHits[i] / sinkQueries);
+            out[i] = static_cast<float>(sum[i] / queries);
     return out;
 }
 
@@ -121,7 +141,7 @@ void ScanResult::merge(const ScanResult& o)
         mismatch("memory or segment lengths");
     if (o.profileNames != profileNames)
         mismatch("term profiles");
-    for (const char* key : {"model", "mode", "mem_len", "segment_length", "same_length", "clamp_len"})
+    for (const char* key : {"model", "mode", "mem_len", "segment_length", "same_length", "clamp_len", "bands"})
         if (metadata.count(key) && o.metadata.count(key) && metadata.at(key) != o.metadata.at(key))
             mismatch(std::string(key) + " (" + metadata.at(key) + " vs " + o.metadata.at(key) + ")");
     for (auto& [name, s] : sums) {
@@ -131,16 +151,17 @@ void ScanResult::merge(const ScanResult& o)
     }
     for (std::size_t i = 0; i < count.size(); ++i)
         count[i] += o.count[i];
-    if (hasSinks() && o.hasSinks()) {
-        for (std::size_t i = 0; i < sinkMass.size(); ++i) {
-            sinkMass[i] += o.sinkMass[i];
-            sinkHits[i] += o.sinkHits[i];
+    // A statistic one part lacks is unknown for the whole.
+    for (auto it = headMeans.begin(); it != headMeans.end();) {
+        const auto other = o.headMeans.find(it->first);
+        if (other == o.headMeans.end()) {
+            it = headMeans.erase(it);
+            continue;
         }
-        sinkQueries += o.sinkQueries;
-    } else { // a part without sink counts makes the sum's sinks unknown
-        sinkMass.clear();
-        sinkHits.clear();
-        sinkQueries = 0;
+        for (std::size_t i = 0; i < it->second.sum.size(); ++i)
+            it->second.sum[i] += other->second.sum[i];
+        it->second.queries += other->second.queries;
+        ++it;
     }
     tokens += o.tokens;
     partial = partial || o.partial;
@@ -163,13 +184,11 @@ void ScanResult::save(const std::string& path) const
         out.push_back(std::move(s));
     }
     out.push_back({"relpos.count", {distances}, {}, DType::F64, count});
-    if (hasSinks()) {
+    for (const auto& [name, m] : headMeans) {
         const Shape heads2{layers, heads};
-        out.push_back({"sink.first_key_mass", heads2, firstKeyMass()});
-        out.push_back({"sink.rate", heads2, sinkRate()});
-        out.push_back({"sink.first_key_mass.sum", heads2, {}, DType::F64, sinkMass});
-        out.push_back({"sink.hits", heads2, {}, DType::F64, sinkHits});
-        out.push_back({"sink.queries", {1}, {}, DType::F64, {sinkQueries}});
+        out.push_back({"head." + name, heads2, m.mean()});
+        out.push_back({"head." + name + ".sum", heads2, {}, DType::F64, m.sum});
+        out.push_back({"head." + name + ".queries", {1}, {}, DType::F64, {m.queries}});
     }
     auto md = metadata;
     md["format"] = kFormat;
@@ -209,6 +228,10 @@ ScanResult ScanResult::load(const std::string& path)
         const auto* s = f.find("relpos." + name + ".sum");
         if (!s || s->shape.size() != 3 || s->shape[2] != r.distances)
             throw Error(ErrorCode::MissingTensor, "missing or misshaped sums", path, "relpos." + name + ".sum");
+        if (!r.profileNames.empty() && (s->shape[0] != r.layers || s->shape[1] != r.heads))
+            throw Error(ErrorCode::CorruptFile, "profiles of different shapes: " + shapeToString(s->shape) + " after [" +
+                                                    std::to_string(r.layers) + ", " + std::to_string(r.heads) + ", ...]",
+                        path, "relpos." + name + ".sum");
         r.layers = static_cast<int>(s->shape[0]);
         r.heads = static_cast<int>(s->shape[1]);
         r.profileNames.push_back(name);
@@ -217,16 +240,20 @@ ScanResult ScanResult::load(const std::string& path)
     if (r.profileNames.empty() || r.profileNames.front() != "full")
         throw Error(ErrorCode::CorruptFile, "scan result has no full-attention profile", path);
     const Shape heads2{r.layers, r.heads};
-    const auto* mass = f.find("sink.first_key_mass.sum");
-    const auto* hits = f.find("sink.hits");
-    const auto* queries = f.find("sink.queries");
-    if (mass || hits || queries) {
-        if (!mass || !hits || !queries || mass->shape != heads2 || hits->shape != heads2 || queries->shape != Shape{1})
-            throw Error(ErrorCode::CorruptFile, "incomplete or misshaped attention-sink counts (sink.first_key_mass.sum, "
-                                                "sink.hits [layers, heads], sink.queries [1])", path);
-        r.sinkMass = readAsDouble(f, *mass);
-        r.sinkHits = readAsDouble(f, *hits);
-        r.sinkQueries = readAsDouble(f, *queries).at(0);
+    for (const char* name : {kFirstKeyMass, kSinkRate, kQueryEntropy, kAttendedDistance}) {
+        const std::string base = std::string("head.") + name;
+        const auto* sum = f.find(base + ".sum");
+        const auto* queries = f.find(base + ".queries");
+        if (!sum && !queries)
+            continue; // saved before this statistic was counted
+        if (!sum || !queries || sum->shape != heads2 || queries->shape != Shape{1})
+            throw Error(ErrorCode::CorruptFile, "incomplete or misshaped per-head statistic (" + base + ".sum [" +
+                                                    std::to_string(r.layers) + ", " + std::to_string(r.heads) + "], " +
+                                                    base + ".queries [1])", path, base);
+        HeadMeans m;
+        m.sum = readAsDouble(f, *sum);
+        m.queries = readAsDouble(f, *queries).at(0);
+        r.headMeans[name] = std::move(m);
     }
     r.tokens = md.count("tokens") ? std::stoll(md.at("tokens")) : 0;
     r.partial = md.count("partial") && md.at("partial") == "true";
@@ -237,18 +264,28 @@ ScanResult ScanResult::load(const std::string& path)
 std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& profile)
 {
     const auto avg = r.average(profile);
-    std::vector<HeadSummary> out;
     const auto D = static_cast<std::size_t>(r.distances);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto meanOf = [&](const char* name) {
+        const auto it = r.headMeans.find(name);
+        return it == r.headMeans.end() ? std::vector<float>() : it->second.mean();
+    };
+    const auto firstKey = meanOf(kFirstKeyMass), sink = meanOf(kSinkRate), qEntropy = meanOf(kQueryEntropy),
+               attended = meanOf(kAttendedDistance);
+    std::vector<HeadSummary> out;
     for (int l = 0; l < r.layers; ++l)
         for (int h = 0; h < r.heads; ++h) {
-            const float* p = avg.data() + (static_cast<std::size_t>(l) * r.heads + h) * D;
+            const std::size_t head = static_cast<std::size_t>(l) * r.heads + h;
+            const float* p = avg.data() + head * D;
             double total = 0;
             for (std::size_t d = 0; d < D; ++d)
                 total += p[d];
             HeadSummary s;
             s.layer = l;
             s.head = h;
-            if (total > 0)
+            if (total > 0) {
+                double cumulative = 0;
+                bool spanned = false;
                 for (std::size_t d = 0; d < D; ++d) {
                     const double q = p[d] / total;
                     if (q > 0)
@@ -258,12 +295,19 @@ std::vector<HeadSummary> summariseHeads(const ScanResult& r, const std::string& 
                         s.massNear5 += q;
                     if (d < 50)
                         s.massNear50 += q;
+                    cumulative += q;
+                    if (!spanned && cumulative >= 0.9 - 1e-12) {
+                        s.span = static_cast<double>(d + 1);
+                        spanned = true;
+                    }
                 }
-            if (r.hasSinks() && r.sinkQueries > 0) {
-                const std::size_t head = static_cast<std::size_t>(l) * r.heads + h;
-                s.firstKeyMass = r.sinkMass[head] / r.sinkQueries;
-                s.sinkRate = r.sinkHits[head] / r.sinkQueries;
             }
+            s.previousToken = D > 1 ? p[1] : nan;
+            auto pick = [&](const std::vector<float>& v) { return v.empty() ? nan : static_cast<double>(v[head]); };
+            s.firstKeyMass = pick(firstKey);
+            s.sinkRate = pick(sink);
+            s.queryEntropy = pick(qEntropy);
+            s.attendedDistance = pick(attended);
             out.push_back(s);
         }
     return out;

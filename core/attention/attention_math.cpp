@@ -4,6 +4,8 @@
 #include "util/error.h"
 
 #include <Eigen/Core>
+#include <Eigen/StdVector>
+#include <vector>
 
 namespace attnscope::core {
 
@@ -40,9 +42,16 @@ void softmaxInPlace(float* x, int n)
 {
     if (n <= 0)
         return;
-    Eigen::Map<Eigen::ArrayXf> s(x, n);
+    // In an aligned buffer: Eigen's vectorised sum groups the elements by the data's alignment, so the same row at
+    // another address would round differently, and a recomputed grid would not equal the forward pass's bit for bit.
+    thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
+    if (buffer.size() < static_cast<std::size_t>(n))
+        buffer.resize(static_cast<std::size_t>(n) * 2);
+    Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> s(buffer.data(), n);
+    s = Eigen::Map<const Eigen::ArrayXf>(x, n);
     s = (s - s.maxCoeff()).exp();
     s /= s.sum();
+    Eigen::Map<Eigen::ArrayXf>(x, n) = s;
 }
 
 void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out)

@@ -14,6 +14,15 @@ struct TermSelection {
     bool a = true, b = true, c = true, d = true;
     bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
     bool isFull() const { return a && b && c && d; }
+    // Every one of the first `count` terms (or bands) is on: the full score, whatever the rest say.
+    bool covers(int count) const
+    {
+        const bool on[4] = {a, b, c, d};
+        for (int t = 0; t < count && t < 4; ++t)
+            if (!on[t])
+                return false;
+        return true;
+    }
     bool any() const { return a || b || c || d; }
     std::string label() const; // "full", "a+b", "raw a+b+c+d", "none"
     bool operator==(const TermSelection&) const = default;

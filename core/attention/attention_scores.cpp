@@ -57,9 +57,10 @@ ScoreInputs ScoreInputs::ofShape(int qlen, int klen, int mlen, int heads, int kv
     return in;
 }
 
-HeadScores::HeadScores(const ScoreInputs& in, int head)
+HeadScores::HeadScores(const ScoreInputs& in, int head, bool withTerms)
     : m_in(in)
     , m_head(head)
+    , m_withTerms(withTerms && in.bands && !in.relativeTerms())
 {
     if (in.relativeTerms()) {
         // (c) and (d) do not depend on the query: once per head, over every key / distance.
@@ -89,6 +90,23 @@ void HeadScores::compute(int r0, int r1)
     if (!m_in.relativeTerms()) {
         timesKeys(Q, m_in.keys, cols, g * d, d, S);
         S *= m_in.scale;
+        if (!m_withTerms)
+            return;
+        // Each band's share: pairs [p0, p1) are dimensions [p0, p1) and [d/2 + p0, d/2 + p1).
+        const int half = d / 2;
+        for (int b = 0; b < m_in.bands->count(); ++b) {
+            const int p0 = m_in.bands->begin(b), n = m_in.bands->end(b) - p0;
+            m_band[b].resize(m_dot.size());
+            Out Sb(m_band[b].data(), rows, cols);
+            const auto Q1 = block(m_in.queries, r0, rows, m_head * d + p0, n);
+            const auto Q2 = block(m_in.queries, r0, rows, m_head * d + half + p0, n);
+            timesKeys(Q1, m_in.keys, cols, g * d + p0, n, Sb);
+            thread_local std::vector<float> second;
+            second.resize(m_dot.size());
+            Out S2(second.data(), rows, cols);
+            timesKeys(Q2, m_in.keys, cols, g * d + half + p0, n, S2);
+            Sb = (Sb + S2) * m_in.scale;
+        }
         return;
     }
     const Matrix Qs = Q * m_in.scale; // scaled once, as the Transformer-XL reference does
@@ -98,11 +116,34 @@ void HeadScores::compute(int r0, int r1)
     timesKeys(Qs, m_in.relative, cols, m_head * d, d, B);
 }
 
+void HeadScores::rowScore(int i, float* out) const
+{
+    if (!m_in.relativeTerms()) {
+        const auto [lo, len] = m_in.spans[i];
+        std::copy_n(m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo, len, out);
+        return;
+    }
+    rowSum(i, TermSelection{true, true, true, false}, out); // (a) + (b) + (c), then (d) below: one order of additions
+    thread_local std::vector<float> term;
+    const int len = m_in.spans[i].len;
+    term.resize(static_cast<std::size_t>(len));
+    rowTerm(i, 3, term.data());
+    for (int k = 0; k < len; ++k)
+        out[k] += term[static_cast<std::size_t>(k)];
+}
+
 void HeadScores::rowTerm(int i, int t, float* out) const
 {
     const auto [lo, len] = m_in.spans[i];
     const std::size_t r = static_cast<std::size_t>(i - m_r0) * m_cols;
     const int hi = i + m_in.mlen; // distance of key j is hi - j
+    if (!m_in.relativeTerms()) {
+        if (m_withTerms)
+            std::copy_n(m_band[t].data() + r + lo, len, out);
+        else
+            std::copy_n(m_dot.data() + r + lo, len, out);
+        return;
+    }
     switch (t) {
     case 0: std::copy_n(m_dot.data() + r + lo, len, out); break;
     case 1:
@@ -120,16 +161,16 @@ void HeadScores::rowTerm(int i, int t, float* out) const
 void HeadScores::rowSum(int i, const TermSelection& sel, float* out) const
 {
     const int len = m_in.spans[i].len;
-    if (!m_in.relativeTerms()) {
-        rowTerm(i, 0, out);
+    if (!m_in.relativeTerms() && (!m_withTerms || sel.covers(m_in.termCount()))) {
+        rowScore(i, out);
         return;
     }
-    // Same order of additions everywhere: 0 + (a) + (b) + (c) + (d).
+    // Same order of additions everywhere: 0 + first selected term + next ...
     std::fill(out, out + len, 0.0f);
     thread_local std::vector<float> term;
     term.resize(static_cast<std::size_t>(len));
     const bool on[4] = {sel.a, sel.b, sel.c, sel.d};
-    for (int t = 0; t < 4; ++t)
+    for (int t = 0; t < m_in.termCount(); ++t)
         if (on[t]) {
             rowTerm(i, t, term.data());
             for (int k = 0; k < len; ++k)
@@ -163,7 +204,7 @@ void headAttention(const ScoreInputs& in, int head, const TermSelection& sel, fl
     // Blocks are independent: long texts split them across threads.
 #pragma omp parallel if (blocks > 1 && static_cast<double>(in.qlen) * in.klen * in.headDim > 2e6)
     {
-        HeadScores hs(in, head);
+        HeadScores hs(in, head, !sel.covers(in.termCount()));
 #pragma omp for schedule(dynamic)
         for (int b = 0; b < blocks; ++b) {
             const int r0 = b * HeadScores::kBlockRows, r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);
@@ -178,7 +219,7 @@ void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel
                        float* out, std::ptrdiff_t ld, float masked)
 {
     checkHead(in, head);
-    HeadScores hs(in, head);
+    HeadScores hs(in, head, !sel.covers(in.termCount()));
     // Runs of consecutive wanted rows are computed together; nothing else is.
     for (std::size_t k = 0; k < rows.size();) {
         std::size_t e = k + 1;
@@ -195,11 +236,11 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
 {
     const int H = in.heads, q = in.qlen, k = in.klen, d = in.headDim;
     const std::size_t perHead = static_cast<std::size_t>(q) * k;
-    const int termCount = in.relativeTerms() ? 4 : 1;
-    const TermSelection full;
+    const int termCount = in.termCount();
+    const bool wantTerms = std::any_of(std::begin(keep.terms), std::end(keep.terms), [](float* t) { return t != nullptr; });
 #pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * d > 2e5)
     for (int n = 0; n < H; ++n) {
-        HeadScores hs(in, n);
+        HeadScores hs(in, n, wantTerms);
         const int g = in.relativeTerms() ? n : in.keyHead(n);
         // One probability block per thread, reused: a fresh multi-megabyte buffer per block costs page faults.
         thread_local std::vector<float> pBuffer;
@@ -214,9 +255,14 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
             for (int i = r0; i < r1; ++i) {
                 const auto [lo, len] = in.spans[i];
                 float* row = P.row(i - r0).data();
-                hs.rowSum(i, full, row + lo);
-                softmaxInPlace(row + lo, len);
+                hs.rowScore(i, row + lo);
                 const std::size_t at = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
+                if (keep.scores) {
+                    float* dst = keep.scores + at;
+                    std::fill(dst, dst + k, 0.0f);
+                    std::copy_n(row + lo, len, dst + lo);
+                }
+                softmaxInPlace(row + lo, len);
                 if (keep.probabilities) {
                     float* dst = keep.probabilities + at;
                     std::fill(dst, dst + k, 0.0f);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/rotary_bands.h"
 #include "attention/row_pages.h"
 
 #include <cstddef>
@@ -29,11 +30,15 @@ struct ScoreInputs {
     const float* u = nullptr;
     const float* v = nullptr;
     const VisibleSpan* spans = nullptr; // [qlen]: the keys each query sees
+    // Rotary models: the frequency bands that stand in for terms (term t = band t), or null.
+    const BandSplit* bands = nullptr;
 
     // The shape of a layer's scores, scale 1/sqrt(headDim) as every family computes it (sources left empty).
     static ScoreInputs ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim);
     bool relativeTerms() const { return static_cast<bool>(relative); }
     int keyHead(int head) const { return head / (heads / kvHeads); }
+    // The score terms a selection can pick: Transformer-XL's four, a rotary model's bands, else one (the score).
+    int termCount() const { return relativeTerms() ? 4 : bands ? bands->count() : 1; }
 };
 
 // One head's score terms for a block of query rows. Rows are computed in blocks of kBlockRows everywhere (aligned
@@ -43,22 +48,27 @@ class HeadScores {
 public:
     static constexpr int kBlockRows = RowPages::kPageRows;
 
-    HeadScores(const ScoreInputs& in, int head);
+    // `withTerms`: also the separate terms of a rotary model's bands (Transformer-XL's come with its score).
+    HeadScores(const ScoreInputs& in, int head, bool withTerms = false);
     // Computes query rows [r0, r1).
     void compute(int r0, int r1);
-    // Writes row i's (r0 <= i < r1) sum of the selected terms over its visible span to out[0, len). Dot-product
-    // models have one term: any selection with a term gives the score.
-    void rowSum(int i, const TermSelection& selection, float* out) const;
-    // Row i's term t (0..3 = a..d; dot-product models: t = 0, the score) over its visible span.
+    // Row i's (r0 <= i < r1) full score over its visible span, into out[0, len).
+    void rowScore(int i, float* out) const;
+    // Row i's term t (0 .. termCount - 1) over its visible span: Transformer-XL's (a)..(d), a band's share of a
+    // rotary score, or (a model without terms) the score.
     void rowTerm(int i, int t, float* out) const;
+    // The score for a full selection; otherwise the sum of the selected terms, 0 + t1 + t2 ... in term order.
+    void rowSum(int i, const TermSelection& selection, float* out) const;
 
 private:
     const ScoreInputs& m_in;
     int m_head = 0;
+    bool m_withTerms = false;
     int m_r0 = 0, m_cols = 0;
     std::vector<float> m_dot; // [rows, cols]: (a) or the score
     std::vector<float> m_rel; // [rows, cols]: (b) by distance (Transformer-XL)
     std::vector<float> m_c, m_d; // [klen]: (c) by key, (d) by distance (Transformer-XL)
+    std::vector<float> m_band[kMaxBands]; // [rows, cols]: each band's share of the score (rotary, with terms)
 };
 
 // Every row of one head: the softmax over each row's visible keys of the selected terms (their sum with
@@ -73,7 +83,8 @@ void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel
 // What a forward pass may keep besides the output, each [heads, qlen, klen] with masked entries 0 (null: not wanted).
 struct AttentionCapture {
     float* probabilities = nullptr;
-    float* terms[4] = {nullptr, nullptr, nullptr, nullptr}; // Transformer-XL (a)..(d); dot-product models: [0] = score
+    float* scores = nullptr;                                 // before softmax
+    float* terms[4] = {nullptr, nullptr, nullptr, nullptr}; // term t (ScoreInputs::termCount)
 };
 
 // The attention of every head: out[i, n*headDim ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value

@@ -32,6 +32,7 @@ struct ModelInfo {
     std::int64_t parameterCount = 0;
     std::string positions;   // the position scheme in words, e.g. "relative (sinusoidal), memory 128"
     std::string weightTypes; // how the weights are stored, e.g. "F16", "BF16, 2 shards", "Q8_0 (22), F32 (8)"
+    std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
 };
 
 // Start of a segment: everything shared by all its layers. Pointers valid only during the callback.
@@ -62,8 +63,9 @@ struct LayerView {
     ScoreInputs inputs;
     // [heads, qlen, klen], masked entries exactly 0. Null unless the observer wants probabilities.
     const float* attnProb = nullptr;
-    // The four score terms (a) q.k, (b) q.R, (c) u.k, (d) v.R, each times 1/sqrt(d_head), [heads, qlen, klen],
-    // masked entries 0. Null unless the observer wants terms and the model has them.
+    // The score terms, [heads, qlen, klen] each, masked entries 0, null unless the observer wants terms and the model
+    // has them: Transformer-XL's (a) q.k, (b) q.R, (c) u.k, (d) v.R, each times 1/sqrt(d_head); a rotary model's
+    // frequency bands (RunOptions::bands), whose sum is the score.
     const float* terms[4] = {nullptr, nullptr, nullptr, nullptr};
     // Dot-product models, when the observer wants scores: the scores before softmax, times 1/sqrt(headDim),
     // [heads, qlen, klen], masked entries 0.
@@ -103,6 +105,13 @@ public:
 // Per-run settings; unset values take the model's config defaults.
 struct RunOptions {
     std::optional<int> memLen;
+    // Rotary models: the frequency bands LayerView::terms holds when the observer wants terms (one per band).
+    std::optional<BandSplit> bands;
+    // Head ablation (GPT-2, Llama family): this head's output is zeroed before the layer's output projection.
+    struct HeadRef {
+        int layer = 0, head = 0;
+    };
+    std::optional<HeadRef> ablate;
     std::optional<bool> sameLength;
     std::optional<int> clampLen;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)

@@ -13,6 +13,7 @@ namespace attnscope::core {
 namespace {
 class GPT2State final : public RunState {
 public:
+    std::optional<RunOptions::HeadRef> ablate;
     KvCache cache; // keys and values [rows, C] per layer; only a resumed segment starts with rows in it
     std::unique_ptr<RunState> clone() const override { return std::make_unique<GPT2State>(*this); }
     std::size_t bytes() const override { return cache.bytes(); }
@@ -74,6 +75,11 @@ std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const
                         std::to_string(m_config.nPositions) + " tokens. Use a memory of 0 (chunks).");
     auto st = std::make_unique<GPT2State>();
     st->stop = options.stop;
+    st->ablate = options.ablate;
+    if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
+                       st->ablate->head >= m_config.nHead))
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
+                                             std::to_string(st->ablate->layer + 1) + " to ablate");
     st->cache = KvCache(m_config.nLayer, m_config.nEmbd);
     return st;
 }
@@ -83,6 +89,7 @@ std::unique_ptr<RunState> GPT2Model::resumeWithin(const RunState& segmentEnd, in
     const auto& end = dynamic_cast<const GPT2State&>(segmentEnd);
     auto st = std::make_unique<GPT2State>();
     st->stop = end.stop;
+    st->ablate = end.ablate;
     st->cache = end.cache.resumedAt(keep);
     st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
     st->segmentsDone = end.segmentsDone - 1;
@@ -153,8 +160,10 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         in.spans = spans.data();
         AttentionCapture keep;
         keep.probabilities = wantProbs ? probs.data() : nullptr;
-        keep.terms[0] = wantScores ? scores.data() : nullptr;
+        keep.scores = wantScores ? scores.data() : nullptr;
         attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
+        if (st.ablate && st.ablate->layer == l)
+            heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * hs, hs).setZero();
         multiply(heads, L.projW, attnOut);
         attnOut.rowwise() += asVector(L.projB);
         x += attnOut;

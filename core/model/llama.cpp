@@ -14,6 +14,8 @@ namespace attnscope::core {
 class LlamaModel::State final : public RunState {
 public:
     int memLen = 0;
+    std::optional<BandSplit> bands;
+    std::optional<RunOptions::HeadRef> ablate;
     KvCache cache; // keys before rotation, and values, [rows, KV*d] per layer
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
     std::size_t bytes() const override { return cache.bytes(); }
@@ -162,6 +164,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         pos += ", sliding window " + std::to_string(c.slidingWindow);
     m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
     m_info.weightTypes = m_weights->describeStorage();
+    m_info.rotaryFrequencies = m_invFreq;
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
@@ -169,8 +172,17 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     auto st = std::make_unique<State>();
     st->memLen = options.memLen.value_or(m_info.defaultMemLen);
     st->stop = options.stop;
+    st->bands = options.bands;
+    st->ablate = options.ablate;
+    if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
+                       st->ablate->head >= m_config.nHead))
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
+                                             std::to_string(st->ablate->layer + 1) + " to ablate");
     if (st->memLen < 0)
         throw Error(ErrorCode::BadInput, "the number of carried keys must be 0 or more, got " + std::to_string(st->memLen));
+    if (st->bands && st->bands->pairs != m_config.headDim / 2)
+        throw Error(ErrorCode::BadInput, "frequency bands of " + std::to_string(st->bands->pairs) +
+                                             " pairs do not fit heads of " + std::to_string(m_config.headDim / 2) + " pairs");
     st->cache = KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
     return st;
 }
@@ -180,6 +192,8 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
     const auto& end = dynamic_cast<const State&>(segmentEnd);
     auto st = std::make_unique<State>();
     st->memLen = end.memLen;
+    st->bands = end.bands;
+    st->ablate = end.ablate;
     st->stop = end.stop;
     st->cache = end.cache.resumedAt(keep);
     st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
@@ -266,8 +280,10 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
 
     const RotaryTable table = rotaryTable(k);
     const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
+    const int bandCount = observer.wantTerms() && st.bands ? st.bands->count() : 0;
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
     std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    std::vector<float> bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
     RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
     for (int l = 0; l < c.nLayer; ++l) {
@@ -290,11 +306,17 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         ScoreInputs in = ScoreInputs::ofShape(q, k, m, H, KV, d);
         in.queries = RowSource::strided(Q.data(), H * d);
         in.keys = RowSource::strided(K.data(), KV * d);
+        if (st.bands)
+            in.bands = &*st.bands;
         in.spans = spans.data();
         AttentionCapture keep;
         keep.probabilities = wantProbs ? probs.data() : nullptr;
-        keep.terms[0] = wantScores ? scores.data() : nullptr;
+        keep.scores = wantScores ? scores.data() : nullptr;
+        for (int b = 0; b < bandCount; ++b)
+            keep.terms[b] = bandTerms.data() + static_cast<std::size_t>(b) * perLayer;
         attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
+        if (st.ablate && st.ablate->layer == l)
+            heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * d, d).setZero();
         multiplyTransposed(heads, L.o, attnOut);
         addBias(attnOut, L.oBias);
 
@@ -320,6 +342,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.inputs = in;
         lv.attnProb = wantProbs ? probs.data() : nullptr;
         lv.scores = wantScores ? scores.data() : nullptr;
+        for (int b = 0; b < bandCount; ++b)
+            lv.terms[b] = keep.terms[b];
         lv.mask = mask.data();
         lv.kvHeads = KV;
         lv.headDim = d;

@@ -133,6 +133,9 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
 {
+    if (options.ablate)
+        throw Error(ErrorCode::BadInput, "head ablation measures the next-token loss, and Transformer-XL models are "
+                                         "read here without their output softmax: it needs GPT-2 or a Llama-family model");
     auto st = std::make_unique<State>();
     st->memLen = options.memLen.value_or(m_config.memLen);
     st->sameLength = options.sameLength.value_or(m_config.sameLength);

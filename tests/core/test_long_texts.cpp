@@ -299,11 +299,12 @@ namespace {
 // chunk (query i sees keys 0..i; distance i - j).
 struct DirectProfile {
     int layers, heads, distances;
-    std::vector<double> sum, count, sinkMass, sinkHits;
-    double sinkQueries = 0;
+    std::vector<double> sum, count, sinkMass, sinkHits, entropy, attended;
+    double sinkQueries = 0, queries = 0;
     DirectProfile(int L, int H, int D)
         : layers(L), heads(H), distances(D), sum(static_cast<std::size_t>(L) * H * D), count(static_cast<std::size_t>(D)),
-          sinkMass(static_cast<std::size_t>(L) * H), sinkHits(static_cast<std::size_t>(L) * H)
+          sinkMass(static_cast<std::size_t>(L) * H), sinkHits(static_cast<std::size_t>(L) * H),
+          entropy(static_cast<std::size_t>(L) * H), attended(static_cast<std::size_t>(L) * H)
     {
     }
     // probs [heads, q, k] of a segment with m cached keys before its q queries; query i sees keys lo(i)..m+i.
@@ -315,11 +316,15 @@ struct DirectProfile {
                 while (probs[(static_cast<std::size_t>(h) * q + i) * k + lo] == 0.0f && lo < m + i)
                     ++lo; // (probabilities of visible keys are never exactly 0 here)
                 for (int j = lo; j <= m + i; ++j) {
-                    sum[(static_cast<std::size_t>(layer) * heads + h) * distances + (m + i - j)] +=
-                        probs[(static_cast<std::size_t>(h) * q + i) * k + j];
+                    const double pij = probs[(static_cast<std::size_t>(h) * q + i) * k + j];
+                    sum[(static_cast<std::size_t>(layer) * heads + h) * distances + (m + i - j)] += pij;
+                    entropy[static_cast<std::size_t>(layer) * heads + h] -= pij > 0 ? pij * std::log(pij) : 0.0;
+                    attended[static_cast<std::size_t>(layer) * heads + h] += pij * (m + i - j);
                     if (countPairs && h == 0)
                         count[static_cast<std::size_t>(m + i - j)] += 1;
                 }
+                if (countPairs && h == 0)
+                    queries += 1;
                 if (m + i - lo >= 1) {
                     const float first = probs[(static_cast<std::size_t>(h) * q + i) * k + lo];
                     sinkMass[static_cast<std::size_t>(layer) * heads + h] += first;
@@ -339,10 +344,19 @@ void requireSameProfile(const core::ScanResult& scan, const DirectProfile& d)
     const auto& sum = scan.sums.at("full");
     for (std::size_t i = 0; i < d.sum.size(); ++i)
         REQUIRE(sum[i] == Approx(d.sum[i]).margin(2e-5));
-    REQUIRE(scan.sinkQueries == d.sinkQueries);
+    const auto& mass = scan.headMeans.at(core::kFirstKeyMass);
+    const auto& hits = scan.headMeans.at(core::kSinkRate);
+    const auto& ent = scan.headMeans.at(core::kQueryEntropy);
+    const auto& dist = scan.headMeans.at(core::kAttendedDistance);
+    REQUIRE(mass.queries == d.sinkQueries);
+    REQUIRE(hits.queries == d.sinkQueries);
+    REQUIRE(ent.queries == d.queries);
+    REQUIRE(dist.queries == d.queries);
     for (std::size_t i = 0; i < d.sinkMass.size(); ++i) {
-        REQUIRE(scan.sinkMass[i] == Approx(d.sinkMass[i]).margin(2e-5));
-        REQUIRE(scan.sinkHits[i] == d.sinkHits[i]);
+        REQUIRE(mass.sum[i] == Approx(d.sinkMass[i]).margin(2e-5));
+        REQUIRE(hits.sum[i] == d.sinkHits[i]);
+        REQUIRE(ent.sum[i] == Approx(d.entropy[i]).margin(1e-3));
+        REQUIRE(dist.sum[i] == Approx(d.attended[i]).epsilon(1e-5));
     }
 }
 } // namespace
@@ -383,6 +397,14 @@ TEST_CASE("chunk-mode scans of causal models equal profiles and sinks computed f
             for (std::size_t i = 0; i < heads.size(); ++i) {
                 CHECK(heads[i].firstKeyMass == Approx(d.sinkMass[i] / d.sinkQueries));
                 CHECK(heads[i].sinkRate == Approx(d.sinkHits[i] / d.sinkQueries));
+                CHECK(heads[i].queryEntropy == Approx(d.entropy[i] / d.queries).epsilon(1e-4));
+                CHECK(heads[i].attendedDistance == Approx(d.attended[i] / d.queries).epsilon(1e-4));
+                // Previous-token score: mean P[i][i-1] over the queries that see their previous token.
+                double prev = 0, n = 0;
+                for (std::size_t b = 0; b < ids.size(); b += static_cast<std::size_t>(C))
+                    n += static_cast<double>(std::min<std::size_t>(ids.size() - b, C) - 1);
+                prev = d.sum[i * static_cast<std::size_t>(C) + 1] / n;
+                CHECK(heads[i].previousToken == Approx(prev).epsilon(1e-5));
             }
         }
     }
@@ -450,8 +472,11 @@ TEST_CASE("the text profile of a capture equals a scan of the same text, sinks i
     REQUIRE(fromCapture.distances == scan.distances);
     for (std::size_t i = 0; i < scan.sums.at("full").size(); ++i)
         CHECK(fromCapture.sums.at("full")[i] == Approx(scan.sums.at("full")[i]).margin(1e-5));
-    CHECK(fromCapture.sinkQueries == scan.sinkQueries);
-    CHECK(fromCapture.sinkHits == scan.sinkHits);
+    for (const char* name : {core::kFirstKeyMass, core::kSinkRate, core::kQueryEntropy, core::kAttendedDistance}) {
+        CHECK(fromCapture.headMeans.at(name).queries == scan.headMeans.at(name).queries);
+        for (std::size_t i = 0; i < scan.headMeans.at(name).sum.size(); ++i)
+            CHECK(fromCapture.headMeans.at(name).sum[i] == Approx(scan.headMeans.at(name).sum[i]).margin(1e-4));
+    }
 }
 
 TEST_CASE("sink counts survive save, load and merge; GPT-2 refuses a sliding window with the reason", "[long][scan]")
@@ -469,12 +494,20 @@ TEST_CASE("sink counts survive save, load and merge; GPT-2 refuses a sliding win
     test::TempDir tmp;
     ra.save((tmp / "a.safetensors").string());
     auto back = core::ScanResult::load((tmp / "a.safetensors").string());
-    CHECK(back.sinkHits == ra.sinkHits);
-    CHECK(back.sinkMass == ra.sinkMass);
-    CHECK(back.sinkQueries == ra.sinkQueries);
+    REQUIRE(back.headMeans.size() == ra.headMeans.size());
+    for (const auto& [name, m] : ra.headMeans) {
+        CHECK(back.headMeans.at(name).sum == m.sum);
+        CHECK(back.headMeans.at(name).queries == m.queries);
+    }
     back.merge(rb);
-    CHECK(back.sinkQueries == ra.sinkQueries + rb.sinkQueries);
-    CHECK(back.sinkRate().size() == static_cast<std::size_t>(back.layers * back.heads));
+    CHECK(back.headMeans.at(core::kSinkRate).queries == ra.headMeans.at(core::kSinkRate).queries + rb.headMeans.at(core::kSinkRate).queries);
+    CHECK(back.headMeans.at(core::kSinkRate).mean().size() == static_cast<std::size_t>(back.layers * back.heads));
+    // A part without a statistic (saved before it was counted) leaves the merged result without it.
+    auto older = rb;
+    older.headMeans.erase(core::kQueryEntropy);
+    back.merge(older);
+    CHECK(!back.has(core::kQueryEntropy));
+    CHECK(back.hasSinks());
 
     opt.memLen = 8;
     CHECK_THROWS_WITH(core::RelposScanner(*loaded.model, opt), Catch::Contains("absolute"));
@@ -511,12 +544,16 @@ TEST_CASE("a grid over many heads reports each head and stops when asked", "[lon
     const auto loaded = core::loadModel((test::testdataDir() / "llama-gqa").string());
     const auto capture = core::captureText(*loaded.model, tokensOf(randomIds(40, loaded.model->info().vocabSize, 2)), {});
     std::vector<std::pair<int, int>> reports;
-    core::attentionGrid(*capture, 0, 1, {}, {}, 0.2, false, nullptr, [&](int done, int total) { reports.emplace_back(done, total); });
+    core::GridOptions opt;
+    opt.headsDone = [&](int done, int total) { reports.emplace_back(done, total); };
+    core::attentionGrid(*capture, 0, 1, {}, opt);
     REQUIRE(reports.size() == 8);
     CHECK(reports.back() == std::pair{8, 8});
     core::StopToken stop;
     stop.requestStop();
-    CHECK_THROWS_WITH(core::attentionGrid(*capture, 0, 1, {}, {}, 0.2, false, &stop), Catch::Contains("cancelled"));
-    CHECK_NOTHROW(core::attentionGrid(*capture, 0, 1, {3}, {}, 0.2, false, &stop)); // one head: nothing to stop between
+    core::GridOptions stopped;
+    stopped.stop = &stop;
+    CHECK_THROWS_WITH(core::attentionGrid(*capture, 0, 1, {}, stopped), Catch::Contains("cancelled"));
+    CHECK_NOTHROW(core::attentionGrid(*capture, 0, 1, {3}, stopped)); // one head: nothing to stop between
     CHECK_THROWS_WITH(core::relposFromCapture(*capture, "", &stop), Catch::Contains("cancelled"));
 }

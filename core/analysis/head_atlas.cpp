@@ -1,0 +1,288 @@
+// Head atlas: text scores over a capture, the induction run, Jensen-Shannon distances and their clustering.
+#include "analysis/head_atlas.h"
+
+#include "attention/attention_scores.h"
+#include "model/attention_model.h"
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace attnscope::core {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void checkStop(const StopToken* stop)
+{
+    if (stop && stop->stopRequested())
+        throw Error(ErrorCode::Cancelled, "head atlas cancelled");
+}
+} // namespace
+
+HeadAtlas emptyAtlas(int layers, int heads)
+{
+    HeadAtlas a;
+    a.layers = layers;
+    a.heads = heads;
+    a.rows.resize(static_cast<std::size_t>(layers) * heads);
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            auto& r = a.rows[static_cast<std::size_t>(l) * heads + h];
+            r.scan = {l, h, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+            r.duplicateToken = kNaN;
+            r.induction = kNaN;
+        }
+    return a;
+}
+
+HeadAtlas atlasFromScan(const ScanResult& scan)
+{
+    HeadAtlas a = emptyAtlas(scan.layers, scan.heads);
+    const auto summaries = summariseHeads(scan, "full");
+    for (std::size_t i = 0; i < summaries.size(); ++i)
+        a.rows[i].scan = summaries[i];
+    a.hasScan = true;
+    return a;
+}
+
+void addTextScores(HeadAtlas& atlas, const std::vector<double>& duplicateToken)
+{
+    for (std::size_t i = 0; i < atlas.rows.size() && i < duplicateToken.size(); ++i)
+        atlas.rows[i].duplicateToken = duplicateToken[i];
+    atlas.hasText = true;
+}
+
+void addInductionScores(HeadAtlas& atlas, const std::vector<double>& induction)
+{
+    for (std::size_t i = 0; i < atlas.rows.size() && i < induction.size(); ++i)
+        atlas.rows[i].induction = induction[i];
+    atlas.hasInduction = true;
+}
+
+void addDuplicateToken(const float* probs, int rows, int cols, std::span<const int> rowPos, std::span<const int> colPos,
+                       std::span<const std::int32_t> ids, double& sum, double& queries)
+{
+    for (int i = 0; i < rows; ++i) {
+        const int qp = rowPos[static_cast<std::size_t>(i)];
+        const std::int32_t id = ids[static_cast<std::size_t>(qp)];
+        double mass = 0;
+        bool seen = false;
+        for (int j = 0; j < cols; ++j) {
+            const int kp = colPos[static_cast<std::size_t>(j)];
+            if (kp >= 0 && kp < qp && ids[static_cast<std::size_t>(kp)] == id) {
+                mass += probs[static_cast<std::size_t>(i) * cols + j];
+                seen = true;
+            }
+        }
+        if (seen) {
+            sum += mass;
+            queries += 1;
+        }
+    }
+}
+
+double inductionScore(const float* probs, int T, int prefix, int R)
+{
+    if (R < 1 || prefix + 2 * R > T)
+        throw Error(ErrorCode::BadInput, "the induction sequence needs " + std::to_string(prefix + 2 * R) +
+                                             " tokens, the attention has " + std::to_string(T));
+    double sum = 0;
+    for (int i = prefix + R; i < prefix + 2 * R; ++i)
+        sum += probs[static_cast<std::size_t>(i) * T + (i - R + 1)];
+    return sum / R;
+}
+
+double jensenShannonDistance(std::span<const float> p, std::span<const float> q)
+{
+    double sp = 0, sq = 0;
+    for (float v : p)
+        sp += std::max(0.0f, v);
+    for (float v : q)
+        sq += std::max(0.0f, v);
+    if (sp <= 0 || sq <= 0)
+        return kNaN;
+    double js = 0;
+    for (std::size_t d = 0; d < p.size(); ++d) {
+        const double a = std::max(0.0f, p[d]) / sp, b = std::max(0.0f, q[d]) / sq, m = 0.5 * (a + b);
+        if (a > 0)
+            js += 0.5 * a * std::log2(a / m);
+        if (b > 0)
+            js += 0.5 * b * std::log2(b / m);
+    }
+    return std::sqrt(std::max(0.0, js));
+}
+
+std::vector<double> duplicateTokenScores(const TextCapture& capture, const StopToken* stop, const AtlasProgress& progress)
+{
+    const int L = capture.model.layers, H = capture.model.heads;
+    std::vector<std::int32_t> ids;
+    for (const auto& t : capture.tokens)
+        ids.push_back(t.id);
+    std::vector<double> sum(static_cast<std::size_t>(L) * H, 0.0), queries(sum.size(), 0.0);
+    const int total = L * static_cast<int>(capture.segments.size());
+    int done = 0;
+    for (int s = 0; s < static_cast<int>(capture.segments.size()); ++s) {
+        const auto& seg = capture.segment(s);
+        std::vector<int> rowPos(static_cast<std::size_t>(seg.qlen)), colPos(static_cast<std::size_t>(seg.klen));
+        for (int i = 0; i < seg.qlen; ++i)
+            rowPos[static_cast<std::size_t>(i)] = static_cast<int>(seg.firstPosition) + i;
+        for (int j = 0; j < seg.klen; ++j)
+            colPos[static_cast<std::size_t>(j)] = static_cast<int>(seg.firstPosition) - seg.mlen + j;
+        // Only queries whose token is among their visible earlier keys count: compute just those rows.
+        std::vector<int> rows, rowsPos;
+        for (int i = 0; i < seg.qlen; ++i) {
+            const auto& span = seg.spans[static_cast<std::size_t>(i)];
+            for (int j = span.lo; j < span.lo + span.len; ++j)
+                if (colPos[static_cast<std::size_t>(j)] < rowPos[static_cast<std::size_t>(i)] &&
+                    ids[static_cast<std::size_t>(colPos[static_cast<std::size_t>(j)])] == ids[static_cast<std::size_t>(rowPos[static_cast<std::size_t>(i)])]) {
+                    rows.push_back(i);
+                    rowsPos.push_back(rowPos[static_cast<std::size_t>(i)]);
+                    break;
+                }
+        }
+        for (int l = 0; l < L; ++l) {
+            checkStop(stop);
+            if (!rows.empty()) {
+                const ScoreInputs in = capture.inputs(s, l);
+#pragma omp parallel for schedule(dynamic)
+                for (int h = 0; h < H; ++h) {
+                    std::vector<float> probs(rows.size() * static_cast<std::size_t>(seg.klen));
+                    headAttentionRows(in, h, {}, rows, probs.data(), seg.klen, 0.0f);
+                    const std::size_t at = static_cast<std::size_t>(l) * H + h;
+                    addDuplicateToken(probs.data(), static_cast<int>(rows.size()), seg.klen, rowsPos, colPos, ids, sum[at],
+                                      queries[at]);
+                }
+            }
+            if (progress)
+                progress(++done, total);
+        }
+    }
+    std::vector<double> out(sum.size());
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = queries[i] > 0 ? sum[i] / queries[i] : kNaN;
+    return out;
+}
+
+std::vector<std::int32_t> inductionSequence(int vocabSize, const Tokenizer* tokenizer, int R, unsigned seed)
+{
+    std::vector<std::int32_t> ids;
+    std::vector<std::int32_t> specials;
+    if (tokenizer) {
+        for (const auto& t : tokenizer->specialPrefix())
+            ids.push_back(t.id);
+        for (const auto& t : tokenizer->specialSuffix())
+            specials.push_back(t.id);
+    }
+    specials.insert(specials.end(), ids.begin(), ids.end());
+    // Ordinary tokens: vocabularies keep special and byte tokens at their ends (Llama 2's first 259, Llama 3's last
+    // 256, GPT-2's last), so draw from the middle 85%.
+    const int lo = vocabSize / 20, hi = std::max(lo + 1, vocabSize * 9 / 10);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> pick(lo, hi - 1);
+    std::vector<std::int32_t> part;
+    while (static_cast<int>(part.size()) < R) {
+        const int id = pick(rng);
+        if (std::find(specials.begin(), specials.end(), id) == specials.end())
+            part.push_back(id);
+    }
+    ids.insert(ids.end(), part.begin(), part.end());
+    ids.insert(ids.end(), part.begin(), part.end());
+    return ids;
+}
+
+std::vector<double> inductionScores(const AttentionModel& model, const Tokenizer* tokenizer, int R,
+                                    const StopToken* stop, const AtlasProgress& progress)
+{
+    const auto& info = model.info();
+    const auto ids = inductionSequence(info.vocabSize, tokenizer, R);
+    const int T = static_cast<int>(ids.size()), prefix = T - 2 * R;
+    if (T > info.maxSegmentLen)
+        throw Error(ErrorCode::BadInput, "the induction sequence (" + std::to_string(T) +
+                                             " tokens) is longer than this model's context");
+    // One segment from an empty memory: the second copy sees the first directly.
+    std::vector<Token> tokens;
+    for (auto id : ids)
+        tokens.push_back({id, {}, 0, 0});
+    CaptureOptions opt;
+    opt.segmentLen = T;
+    opt.run.memLen = 0;
+    opt.run.stop = stop;
+    opt.stateBudget = 0;
+    const auto capture = captureText(model, std::move(tokens), opt);
+    std::vector<double> out(static_cast<std::size_t>(info.layers) * info.heads);
+    std::vector<float> probs(static_cast<std::size_t>(T) * T);
+    for (int l = 0; l < info.layers; ++l) {
+        checkStop(stop);
+        const ScoreInputs in = capture->inputs(0, l);
+        for (int h = 0; h < info.heads; ++h) {
+            headAttention(in, h, {}, probs.data(), T, 0.0f);
+            out[static_cast<std::size_t>(l) * info.heads + h] = inductionScore(probs.data(), T, prefix, R);
+        }
+        if (progress)
+            progress(l + 1, info.layers);
+    }
+    return out;
+}
+
+std::vector<double> headDistances(const ScanResult& scan, const std::string& profile)
+{
+    const auto avg = scan.average(profile);
+    const int n = scan.layers * scan.heads, D = scan.distances;
+    std::vector<double> out(static_cast<std::size_t>(n) * n, 0.0);
+    for (int a = 0; a < n; ++a)
+        for (int b = a + 1; b < n; ++b) {
+            const double d = jensenShannonDistance(std::span(avg).subspan(static_cast<std::size_t>(a) * D, D),
+                                                   std::span(avg).subspan(static_cast<std::size_t>(b) * D, D));
+            out[static_cast<std::size_t>(a) * n + b] = out[static_cast<std::size_t>(b) * n + a] = std::isnan(d) ? 1.0 : d;
+        }
+    return out;
+}
+
+std::vector<int> clusterOrder(const std::vector<double>& dist, int n)
+{
+    // Average linkage: clusters merge by the mean distance between their members; the order lists each merged
+    // pair's members side by side (left cluster first), so the final cluster's order puts neighbours together.
+    std::vector<std::vector<int>> clusters(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        clusters[static_cast<std::size_t>(i)] = {i};
+    std::vector<double> d(dist); // linkage between clusters, indexed by their first slot
+    std::vector<bool> alive(static_cast<std::size_t>(n), true);
+    for (int merges = 0; merges + 1 < n; ++merges) {
+        int bestA = -1, bestB = -1;
+        double best = std::numeric_limits<double>::infinity();
+        for (int a = 0; a < n; ++a) {
+            if (!alive[static_cast<std::size_t>(a)])
+                continue;
+            for (int b = a + 1; b < n; ++b)
+                if (alive[static_cast<std::size_t>(b)] && d[static_cast<std::size_t>(a) * n + b] < best) {
+                    best = d[static_cast<std::size_t>(a) * n + b];
+                    bestA = a;
+                    bestB = b;
+                }
+        }
+        auto& A = clusters[static_cast<std::size_t>(bestA)];
+        auto& B = clusters[static_cast<std::size_t>(bestB)];
+        const double na = static_cast<double>(A.size()), nb = static_cast<double>(B.size());
+        for (int c = 0; c < n; ++c) {
+            if (!alive[static_cast<std::size_t>(c)] || c == bestA || c == bestB)
+                continue;
+            const double v = (na * d[static_cast<std::size_t>(bestA) * n + c] + nb * d[static_cast<std::size_t>(bestB) * n + c]) / (na + nb);
+            d[static_cast<std::size_t>(bestA) * n + c] = d[static_cast<std::size_t>(c) * n + bestA] = v;
+        }
+        A.insert(A.end(), B.begin(), B.end());
+        B.clear();
+        alive[static_cast<std::size_t>(bestB)] = false;
+    }
+    for (int i = 0; i < n; ++i)
+        if (alive[static_cast<std::size_t>(i)])
+            return clusters[static_cast<std::size_t>(i)];
+    return {};
+}
+
+} // namespace attnscope::core

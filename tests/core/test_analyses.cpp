@@ -1,0 +1,345 @@
+// The analyses of the head atlas, rotary bands, rollout and head ablation, each against a direct computation from
+// dumped reference-case tensors or hand-built attention with known answers.
+#include "analysis/attention_grid.h"
+#include "analysis/head_ablation.h"
+#include "analysis/head_atlas.h"
+#include "analysis/relpos_scan.h"
+#include "analysis/rollout.h"
+#include "model/model_loader.h"
+#include "run/reference_dump.h"
+#include "run/text_capture.h"
+#include "test_support.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+using namespace attnscope;
+
+namespace {
+std::vector<core::Token> tokensOf(const std::vector<std::int32_t>& ids)
+{
+    std::vector<core::Token> t;
+    for (auto id : ids)
+        t.push_back({id, std::to_string(id), 0, 0});
+    return t;
+}
+
+std::vector<std::int32_t> caseIds(const std::filesystem::path& dir)
+{
+    return core::readJsonFile((dir / "input.json").string()).at("token_ids").get<std::vector<std::int32_t>>();
+}
+
+const core::OutputTensor& tensor(const std::vector<core::OutputTensor>& all, const std::string& name)
+{
+    for (const auto& t : all)
+        if (t.name == name)
+            return t;
+    FAIL("no tensor " << name);
+    throw std::logic_error("unreachable");
+}
+
+std::vector<std::filesystem::path> causalCases()
+{
+    std::vector<std::filesystem::path> out;
+    for (const auto& dir : test::referenceCases())
+        if (core::readJsonFile((dir / "config.json").string()).value("model_type", "") != "transfo-xl")
+            out.push_back(dir);
+    return out;
+}
+} // namespace
+
+TEST_CASE("rotary bands: each band's raw scores sum to the dumped scores; all bands are the full attention exactly",
+          "[analyses][bands][reference]")
+{
+    for (const auto& dir : test::referenceCases("llama")) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto& info = loaded.model->info();
+            const auto ids = caseIds(dir);
+            const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), {});
+            const auto split = core::BandSplit::equal(info.dHead / 2, 3);
+            const int T = static_cast<int>(ids.size());
+            for (int l = 0; l < info.layers; ++l) {
+                const auto& scores = tensor(dump, "layer" + std::to_string(l) + ".attn_scores");
+                for (int h = 0; h < info.heads; ++h) {
+                    std::vector<double> sum(static_cast<std::size_t>(T) * T, 0.0);
+                    for (int b = 0; b < 3; ++b) {
+                        core::GridOptions o;
+                        o.bands = &split;
+                        o.terms = core::TermSelection{b == 0, b == 1, b == 2, false};
+                        o.terms.raw = true;
+                        const auto g = core::attentionGrid(*capture, 0, l, {h}, o);
+                        for (std::size_t i = 0; i < g.values.size(); ++i)
+                            sum[i] += std::isnan(g.values[i]) ? 0.0 : g.values[i];
+                    }
+                    for (std::size_t i = 0; i < sum.size(); ++i)
+                        REQUIRE(sum[i] == Approx(scores.data[static_cast<std::size_t>(h) * T * T + i]).margin(2e-5));
+                    // The three toggles on (the unused fourth slot off): the full attention, not a sum of bands.
+                    core::GridOptions all;
+                    all.bands = &split;
+                    all.terms = core::TermSelection{true, true, true, false};
+                    const auto a = core::attentionGrid(*capture, 0, l, {h}, all).values;
+                    const auto f = core::attentionGrid(*capture, 0, l, {h}).values;
+                    CHECK(std::memcmp(a.data(), f.data(), a.size() * sizeof(float)) == 0); // bit for bit, NaNs too
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("band profiles: a scan's per-band profiles equal the capture's and each band's softmax sums to one",
+          "[analyses][bands][scan]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "llama-gqa").string());
+    const auto ids = caseIds(test::testdataDir() / "llama-gqa");
+    core::ScanOptions opt;
+    opt.segmentLen = static_cast<int>(ids.size());
+    opt.terms = "1,2,3,1+3";
+    core::RelposScanner scanner(*loaded.model, opt);
+    scanner.feed(ids);
+    const auto scan = scanner.finish();
+    REQUIRE(scan.profileNames == std::vector<std::string>{"full", "band_1", "band_2", "band_3", "band_1+3"});
+    core::CaptureOptions copt;
+    copt.segmentLen = static_cast<int>(ids.size());
+    const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+    const auto text = core::relposFromCapture(*capture, "1,2,3,1+3");
+    for (const auto& name : scan.profileNames) {
+        INFO(name);
+        for (std::size_t i = 0; i < scan.sums.at(name).size(); ++i)
+            REQUIRE(text.sums.at(name)[i] == Approx(scan.sums.at(name)[i]).margin(1e-5));
+    }
+    // Every query's distribution sums to one, whatever the band: the sum over distances is the number of queries.
+    const auto& band = scan.sums.at("band_2");
+    for (int head = 0; head < scan.layers * scan.heads; ++head) {
+        double total = 0;
+        for (int d = 0; d < scan.distances; ++d)
+            total += band[static_cast<std::size_t>(head) * scan.distances + d];
+        CHECK(total == Approx(static_cast<double>(ids.size())).epsilon(1e-5));
+    }
+    // GPT-2 and Transformer-XL have no bands.
+    opt.terms = "1";
+    const auto gpt2 = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    opt.segmentLen = 8;
+    CHECK_THROWS_WITH(core::RelposScanner(*gpt2.model, opt), Catch::Contains("rotary"));
+}
+
+TEST_CASE("attention rollout equals the product of the dumped layers' mean attention", "[analyses][rollout][reference]")
+{
+    for (const auto& dir : causalCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto& info = loaded.model->info();
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
+            // R = A'_L ... A'_1 in double, from the dumped probabilities.
+            std::vector<double> R(static_cast<std::size_t>(T) * T, 0.0);
+            for (int i = 0; i < T; ++i)
+                R[static_cast<std::size_t>(i) * T + i] = 1;
+            for (int l = 0; l < info.layers; ++l) {
+                const auto& P = tensor(dump, "layer" + std::to_string(l) + ".attn_prob").data;
+                std::vector<double> A(static_cast<std::size_t>(T) * T, 0.0), next(A.size(), 0.0);
+                for (int h = 0; h < info.heads; ++h)
+                    for (std::size_t k = 0; k < A.size(); ++k)
+                        A[k] += P[static_cast<std::size_t>(h) * T * T + k] / info.heads;
+                for (int i = 0; i < T; ++i) {
+                    double row = 0;
+                    for (int j = 0; j < T; ++j) {
+                        auto& a = A[static_cast<std::size_t>(i) * T + j];
+                        a = 0.5 * a + (i == j ? 0.5 : 0.0);
+                        row += a;
+                    }
+                    for (int j = 0; j < T; ++j)
+                        A[static_cast<std::size_t>(i) * T + j] /= row;
+                }
+                for (int i = 0; i < T; ++i)
+                    for (int j = 0; j < T; ++j)
+                        for (int k = 0; k < T; ++k)
+                            next[static_cast<std::size_t>(i) * T + j] += A[static_cast<std::size_t>(i) * T + k] * R[static_cast<std::size_t>(k) * T + j];
+                R = next;
+            }
+            core::CaptureOptions copt;
+            copt.segmentLen = T;
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            int reported = 0;
+            const auto g = core::attentionRollout(*capture, 0, nullptr, [&](int done, int) { reported = done; });
+            CHECK(reported == info.layers);
+            for (int i = 0; i < T; ++i)
+                for (int j = 0; j < T; ++j) {
+                    const float v = g.values[static_cast<std::size_t>(i) * T + j];
+                    if (j > i)
+                        REQUIRE(std::isnan(v));
+                    else
+                        REQUIRE(v == Approx(R[static_cast<std::size_t>(i) * T + j]).margin(2e-5));
+                }
+        }
+    }
+    // Memory makes rollout undefined: a Transformer-XL segment with memory is refused.
+    const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
+    core::CaptureOptions copt;
+    copt.segmentLen = 4;
+    const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4, 5, 6, 7, 8}), copt);
+    CHECK_THROWS_WITH(core::attentionRollout(*capture, 1), Catch::Contains("memory"));
+}
+
+TEST_CASE("ablating a head equals a forward whose output projection ignores that head", "[analyses][ablation]")
+{
+    for (const auto& dir : causalCases()) {
+        if (dir.filename() == "llama-bf16-sharded")
+            continue; // the same model as llama-gqa in two BF16 shards
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto& info = loaded.model->info();
+            const bool gpt2 = info.family == core::ModelFamily::GPT2;
+            const auto ids = caseIds(dir);
+            const int layer = info.layers - 1, head = info.heads / 2, d = info.dHead;
+            // The same weights with the head's slice of the output projection zeroed.
+            test::TempDir tmp;
+            auto weights = test::loadAll((dir / "model.safetensors").string());
+            bool found = false;
+            for (auto& w : weights) {
+                const std::string name = gpt2 ? "h." + std::to_string(layer) + ".attn.c_proj.weight"
+                                              : "model.layers." + std::to_string(layer) + ".self_attn.o_proj.weight";
+                if (w.name != name)
+                    continue;
+                found = true;
+                const auto rows = w.shape[0], cols = w.shape[1];
+                for (std::int64_t r = 0; r < rows; ++r)
+                    for (std::int64_t c = 0; c < cols; ++c) {
+                        const std::int64_t input = gpt2 ? r : c; // Conv1D [in, out]; Linear [out, in]
+                        if (input >= static_cast<std::int64_t>(head) * d && input < static_cast<std::int64_t>(head + 1) * d)
+                            w.data[static_cast<std::size_t>(r * cols + c)] = 0;
+                    }
+            }
+            REQUIRE(found);
+            core::writeSafetensors((tmp / "model.safetensors").string(), weights);
+            std::filesystem::copy(dir / "config.json", tmp / "config.json");
+            const auto zeroed = core::loadModel(tmp.path().string());
+            // The loss of the zeroed model, computed here from its dumped logits.
+            const auto dump = core::dumpReference(*zeroed.model, nlohmann::json{{"token_ids", ids}}, "case");
+            const auto& logits = tensor(dump, "logits");
+            const auto vocab = static_cast<std::size_t>(logits.shape[1]);
+            double expected = 0;
+            for (std::size_t t = 0; t + 1 < ids.size(); ++t) {
+                double mx = -1e30, sum = 0;
+                for (std::size_t v = 0; v < vocab; ++v)
+                    mx = std::max(mx, static_cast<double>(logits.data[t * vocab + v]));
+                for (std::size_t v = 0; v < vocab; ++v)
+                    sum += std::exp(logits.data[t * vocab + v] - mx);
+                expected += mx + std::log(sum) - logits.data[t * vocab + static_cast<std::size_t>(ids[t + 1])];
+            }
+            expected /= static_cast<double>(ids.size() - 1);
+            const auto r = core::headAblation(*loaded.model, ids, static_cast<int>(ids.size()));
+            CHECK(r.change(layer, head) == Approx(expected - r.baseLoss).margin(1e-5));
+            CHECK(r.loss[static_cast<std::size_t>(layer) * info.heads + head] == Approx(expected).margin(1e-5));
+            CHECK(r.predictions == static_cast<int>(ids.size()) - 1);
+            CHECK(!r.partial);
+        }
+    }
+    const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
+    const std::vector<std::int32_t> ids{1, 2, 3};
+    CHECK_THROWS_WITH(core::headAblation(*txl.model, ids, 3), Catch::Contains("GPT-2 or a Llama-family"));
+}
+
+TEST_CASE("duplicate-token and induction scores on hand-built attention", "[analyses][atlas]")
+{
+    // Tokens 5 7 5 9 7 5: queries 2 (5), 4 (7) and 5 (5) have earlier occurrences.
+    const std::vector<std::int32_t> ids{5, 7, 5, 9, 7, 5};
+    const int T = 6;
+    std::vector<float> P(static_cast<std::size_t>(T) * T, 0.0f);
+    auto set = [&](int i, int j, float v) { P[static_cast<std::size_t>(i) * T + j] = v; };
+    for (int i = 0; i < T; ++i)
+        set(i, i, 1.0f); // every query on itself ...
+    set(2, 2, 0.4f);
+    set(2, 0, 0.6f); // ... except: query 2 puts 0.6 on the earlier 5
+    set(4, 4, 0.9f);
+    set(4, 1, 0.1f); // query 4: 0.1 on the earlier 7
+    set(5, 5, 0.5f);
+    set(5, 0, 0.25f);
+    set(5, 2, 0.25f); // query 5: 0.5 on the two earlier 5s
+    std::vector<int> pos{0, 1, 2, 3, 4, 5};
+    double sum = 0, queries = 0;
+    core::addDuplicateToken(P.data(), T, T, pos, pos, ids, sum, queries);
+    CHECK(queries == 3);
+    CHECK(sum / queries == Approx((0.6 + 0.1 + 0.5) / 3));
+
+    // Induction on BOS + R = 3 random tokens twice: a perfect induction head scores 1, one that looks at itself 0.
+    const int R = 3, prefix = 1, n = prefix + 2 * R;
+    std::vector<float> induction(static_cast<std::size_t>(n) * n, 0.0f), self(induction.size(), 0.0f);
+    for (int i = 0; i < n; ++i) {
+        self[static_cast<std::size_t>(i) * n + i] = 1;
+        const int target = i >= prefix + R ? i - R + 1 : i;
+        induction[static_cast<std::size_t>(i) * n + target] = 1;
+    }
+    CHECK(core::inductionScore(induction.data(), n, prefix, R) == Approx(1.0));
+    CHECK(core::inductionScore(self.data(), n, prefix, R) == Approx(0.0));
+    // The generated sequence: the prefix, then R ids, then the same R ids.
+    const auto seq = core::inductionSequence(1000, nullptr, 10);
+    REQUIRE(seq.size() == 20);
+    CHECK(std::equal(seq.begin(), seq.begin() + 10, seq.begin() + 10));
+
+    // Jensen-Shannon distance: 0 for the same profile (any scale), 1 for disjoint ones.
+    const std::vector<float> p{1, 2, 0}, p2{2, 4, 0}, q{0, 0, 5};
+    CHECK(core::jensenShannonDistance(p, p2) == Approx(0.0).margin(1e-12));
+    CHECK(core::jensenShannonDistance(p, q) == Approx(1.0));
+    // Clustering puts the two close pairs side by side.
+    const std::vector<double> d{0, 0.9, 0.1, 0.8, //
+                                0.9, 0, 0.85, 0.05, //
+                                0.1, 0.85, 0, 0.9, //
+                                0.8, 0.05, 0.9, 0};
+    const auto order = core::clusterOrder(d, 4);
+    REQUIRE(order.size() == 4);
+    auto at = [&](int item) { return std::find(order.begin(), order.end(), item) - order.begin(); };
+    CHECK(std::abs(at(0) - at(2)) == 1);
+    CHECK(std::abs(at(1) - at(3)) == 1);
+}
+
+TEST_CASE("duplicate-token and induction scores of a model equal those computed from its dumped attention",
+          "[analyses][atlas][reference]")
+{
+    const auto dir = test::testdataDir() / "llama-gqa";
+    const auto loaded = core::loadModel(dir.string());
+    const auto& info = loaded.model->info();
+    // A text with repeats: the case's ids twice.
+    auto ids = caseIds(dir);
+    const auto once = ids;
+    ids.insert(ids.end(), once.begin(), once.end());
+    const int T = static_cast<int>(ids.size());
+    core::CaptureOptions copt;
+    copt.segmentLen = T;
+    const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+    const auto dup = core::duplicateTokenScores(*capture);
+    const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "text");
+    std::vector<int> pos(static_cast<std::size_t>(T));
+    std::iota(pos.begin(), pos.end(), 0);
+    for (int l = 0; l < info.layers; ++l) {
+        const auto& P = tensor(dump, "layer" + std::to_string(l) + ".attn_prob").data;
+        for (int h = 0; h < info.heads; ++h) {
+            double sum = 0, queries = 0;
+            core::addDuplicateToken(P.data() + static_cast<std::size_t>(h) * T * T, T, T, pos, pos, ids, sum, queries);
+            CHECK(dup[static_cast<std::size_t>(l) * info.heads + h] == Approx(sum / queries).margin(1e-6));
+        }
+    }
+    // Induction: the generated sequence's dump.
+    const int R = 16;
+    const auto seq = core::inductionSequence(info.vocabSize, nullptr, R);
+    const auto ind = core::inductionScores(*loaded.model, nullptr, R);
+    const auto seqDump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", seq}}, "induction");
+    const int n = static_cast<int>(seq.size());
+    for (int l = 0; l < info.layers; ++l) {
+        const auto& P = tensor(seqDump, "layer" + std::to_string(l) + ".attn_prob").data;
+        for (int h = 0; h < info.heads; ++h)
+            CHECK(ind[static_cast<std::size_t>(l) * info.heads + h] ==
+                  Approx(core::inductionScore(P.data() + static_cast<std::size_t>(h) * n * n, n, 0, R)).margin(1e-6));
+    }
+}
