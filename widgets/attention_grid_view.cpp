@@ -285,8 +285,10 @@ void AttentionGridView::rebuild()
 {
     const int rows = m_data ? m_data->rows : 0, cols = m_data ? m_data->cols : 0;
     m_title->setText(m_data ? m_data->title : QString());
-    m_plot->xAxis->setLabel(m_data && m_data->memoryCols > 0 ? tr("key (attended-to) tokens: memory | current segment")
-                                                             : tr("key (attended-to) tokens"));
+    m_plot->xAxis->setLabel(m_data && !m_data->colAxis.isEmpty() ? m_data->colAxis
+                            : m_data && m_data->memoryCols > 0 ? tr("key (attended-to) tokens: memory | current segment")
+                                                               : tr("key (attended-to) tokens"));
+    m_plot->yAxis->setLabel(m_data && !m_data->rowAxis.isEmpty() ? m_data->rowAxis : tr("query tokens"));
     if (!m_data || rows == 0) {
         m_map->setCells(nullptr, nullptr, 0, 0);
         m_map->setDataRange(QCPRange(0, 1)); // an empty grid's colour bar reads like a probability's

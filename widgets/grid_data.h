@@ -20,6 +20,7 @@ struct GridData {
     std::vector<int> rowPositions;       // absolute token position of each row (for distances and hover)
     std::vector<int> colPositions;
     QString valueLabel = QStringLiteral("attention");
+    QString rowAxis, colAxis;  // axis titles; empty: query tokens / key (attended-to) tokens
     bool diverging = false;    // raw scores: symmetric colour range around 0
 
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }

@@ -1,5 +1,7 @@
 // attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, info.
+#include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
+#include "run/text_capture.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
@@ -13,6 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -34,7 +38,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
                      --out RESULT.safetensors
   attnscope-cli merge A.safetensors B.safetensors ... --out RESULT.safetensors
-  attnscope-cli heads RESULT.safetensors [--profile full|term_a|...] [--top N] [--sort width|sink]
+  attnscope-cli heads RESULT.safetensors [--format text|csv|json] [--sort width|sink|COLUMN] [--top N]
+                     [--profile full|term_a|band_1|...] [--model MODEL [--text-file FILE]]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
 
@@ -46,8 +51,10 @@ the tokenizer adds by default (Llama's BOS).
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
 default); rotary models may carry a cache of the last M tokens from chunk to chunk (--mem-len M, sliding window).
-heads lists each head's entropy, mean distance, near mass, first-key mass and sink rate (queries from a chunk's
-second token on putting more than 0.3 on its first key).
+heads prints the head atlas of a scan: query entropy, attended distance, previous-token score, sink rate (queries
+from a chunk's second token on putting more than 0.3 on its first key), first-key mass, profile entropy and span;
+with --model also each head's induction score (a repeated random sequence), with --text-file its duplicate-token
+score on that text. Sorted by profile entropy (width), sink rate (sink) or any column's CSV name.
 )";
 
 struct Args {
@@ -239,50 +246,96 @@ int cmdMerge(int argc, char** argv)
     return 0;
 }
 
-int cmdHeads(int argc, char** argv)
+int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
 {
-    if (argc < 3)
+    if (argc < 3 || std::string(argv[2]).rfind("--", 0) == 0)
         throw Error(ErrorCode::BadInput, "heads needs a scan result file");
-    std::string profile = "full", sort = "width";
+    std::string profile = "full", sort = "width", format = "text", model, textFile;
     int top = -1;
     for (int i = 3; i < argc; i += 2) {
         const std::string k = argv[i];
         if (i + 1 >= argc)
             throw Error(ErrorCode::BadInput, k + " needs a value");
+        const std::string v = argv[i + 1];
         if (k == "--profile")
-            profile = argv[i + 1];
+            profile = v;
         else if (k == "--top")
-            top = std::atoi(argv[i + 1]);
+            top = std::atoi(v.c_str());
         else if (k == "--sort")
-            sort = argv[i + 1];
+            sort = v;
+        else if (k == "--format")
+            format = v;
+        else if (k == "--model")
+            model = v;
+        else if (k == "--text-file")
+            textFile = v;
         else
             throw Error(ErrorCode::BadInput, "unknown option " + k + " for heads");
     }
-    if (sort != "width" && sort != "sink")
-        throw Error(ErrorCode::BadInput, "--sort must be width or sink, got \"" + sort + "\"");
+    if (format != "text" && format != "csv" && format != "json")
+        throw Error(ErrorCode::BadInput, "--format must be text, csv or json, got \"" + format + "\"");
+    if (!textFile.empty() && model.empty())
+        throw Error(ErrorCode::BadInput, "--text-file needs --model (the duplicate-token score runs the model on the text)");
+    const auto& cols = atlasColumns();
+    std::size_t sortColumn = 5; // width: profile entropy
+    if (sort == "sink")
+        sortColumn = 3;
+    else if (sort != "width") {
+        sortColumn = cols.size();
+        for (std::size_t c = 0; c < cols.size(); ++c)
+            if (sort == cols[c].key)
+                sortColumn = c;
+        if (sortColumn == cols.size()) {
+            std::string keys = "width, sink";
+            for (const auto& c : cols)
+                keys += std::string(", ") + c.key;
+            throw Error(ErrorCode::BadInput, "--sort takes one of " + keys + "; got \"" + sort + "\"");
+        }
+    }
     const auto r = ScanResult::load(argv[2]);
     if (sort == "sink" && !r.hasSinks())
         throw Error(ErrorCode::BadInput, "this scan result has no attention-sink counts (it predates them): scan again",
                     argv[2]);
-    const auto s = summariseHeads(r, profile);
-    auto order = rankByWidth(s);
-    if (sort == "sink")
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return s[x].sinkRate > s[y].sinkRate; });
-    const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
-    std::printf("rank  head (#)        entropy  mean dist  mass<5  mass<50  first-key  sink rate   (%s, %s%lld tokens%s)\n",
-                profile.c_str(), mode.c_str(), static_cast<long long>(r.tokens), r.partial ? ", partial" : "");
-    int shown = 0;
-    for (std::size_t k : order) {
-        if (top >= 0 && shown >= top)
-            break;
-        const auto& h = s[k];
-        std::printf("%4d  L%-2d H%-2d (%4d)  %7.3f  %9.1f  %6.3f  %7.3f", ++shown, h.layer + 1, h.head + 1,
-                    h.layer * r.heads + h.head + 1, h.entropy, h.meanDistance, h.massNear5, h.massNear50);
-        if (r.hasSinks())
-            std::printf("  %9.3f  %9.3f\n", h.firstKeyMass, h.sinkRate);
-        else
-            std::printf("  %9s  %9s\n", "-", "-");
+    auto atlas = atlasFromScan(r, profile);
+    if (!model.empty()) {
+        const auto loaded = loadModel(model, builtins);
+        if (loaded.model->info().layers != atlas.layers || loaded.model->info().heads != atlas.heads)
+            throw Error(ErrorCode::BadInput, "the model's layers x heads differ from the scan's", model);
+        std::unique_ptr<Tokenizer> tokenizer;
+        try {
+            tokenizer = loadTokenizer(loaded.tokenizerSource());
+        } catch (const Error&) {
+            if (!textFile.empty())
+                throw;
+        }
+        const int R = std::max(4, std::min(50, (loaded.model->info().maxSegmentLen - 1) / 2));
+        addInductionScores(atlas, inductionScores(*loaded.model, tokenizer.get(), R));
+        if (!textFile.empty()) {
+            const auto capture = captureText(*loaded.model, *tokenizer, readTextFile(textFile), {});
+            addTextScores(atlas, duplicateTokenScores(*capture));
+        }
     }
+    // Largest first; unknown values last.
+    std::vector<std::size_t> order(atlas.rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const double x = atlasValue(atlas.rows[a], sortColumn), y = atlasValue(atlas.rows[b], sortColumn);
+        if (std::isnan(x) || std::isnan(y))
+            return !std::isnan(x) && std::isnan(y);
+        return x > y;
+    });
+    if (top >= 0 && static_cast<std::size_t>(top) < order.size())
+        order.resize(static_cast<std::size_t>(top));
+    if (format == "text") {
+        const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
+        std::printf("# %s, %s%lld tokens%s; sorted by %s\n", profile.c_str(), mode.c_str(),
+                    static_cast<long long>(r.tokens), r.partial ? ", partial" : "",
+                    sortColumn < cols.size() ? cols[sortColumn].title : "");
+    }
+    const std::string table = formatAtlas(atlas, format == "csv" ? TableFormat::Csv : format == "json" ? TableFormat::Json
+                                                                                                         : TableFormat::Text,
+                                          order);
+    std::fwrite(table.data(), 1, table.size(), stdout);
     return 0;
 }
 
@@ -334,7 +387,7 @@ int main(int argc, char** argv)
         if (command == "merge")
             return cmdMerge(argc, argv);
         if (command == "heads")
-            return cmdHeads(argc, argv);
+            return cmdHeads(argc, argv, builtins);
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
         if (command == "list-builtin") {

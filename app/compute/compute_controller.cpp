@@ -2,6 +2,9 @@
 #include "compute/compute_controller.h"
 
 #include "util/error.h"
+#include "analysis/head_ablation.h"
+#include "analysis/rollout.h"
+#include "views/analysis_figures.h"
 #include "views/comparison_builder.h"
 #include "views/grid_builder.h"
 #include "views/thumbnails.h"
@@ -20,7 +23,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare})
+    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
         t->invalidate();
     m_interactive.join();
     m_background.join();
@@ -28,7 +31,7 @@ ComputeController::~ComputeController()
 
 bool ComputeController::busy() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_scan, &m_compare})
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
         if (t->running())
             return true;
     return false;
@@ -36,7 +39,7 @@ bool ComputeController::busy() const
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare})
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
         if (t->running())
             return false;
     return true;
@@ -188,20 +191,20 @@ void ComputeController::requestGrid(const ViewSelection& selection)
         });
 }
 
-void ComputeController::requestThumbnails(int segment, const core::TermSelection& terms)
+void ComputeController::requestThumbnails(const ViewSelection& selection)
 {
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
     submit<widgets::HeadThumbnails>(
         m_interactive, m_thumbs, {},
-        [text, segment, terms](const JobContext&) { return makeThumbnails(*text->capture, segment, terms); },
+        [text, selection](const JobContext&) { return makeThumbnails(*text->capture, selection); },
         [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); },
         // The overview stays as it was; the grid (its own request) reports the same problem where it is seen.
         [](const JobFailure& f) { spdlog::info("head overview not updated: {}", f.message.toStdString()); });
 }
 
-void ComputeController::requestTextProfile(const std::string& extraTerms)
+void ComputeController::requestTextProfile(const std::string& profiles, const std::optional<core::BandSplit>& bands)
 {
     if (!m_text)
         return;
@@ -209,10 +212,9 @@ void ComputeController::requestTextProfile(const std::string& extraTerms)
     // On the background lane: a long text's profile recomputes every head, and must not hold up the grid.
     submit<core::ScanResult>(
         m_background, m_profile, {},
-        [text, extraTerms](const JobContext& ctx) {
-            const auto& c = *text->capture;
+        [text, profiles, bands](const JobContext& ctx) {
             return std::make_shared<const core::ScanResult>(
-                core::relposFromCapture(c, c.hasTerms() ? "a,b,c,d," + extraTerms : std::string(), &ctx.stop()));
+                core::relposFromCapture(*text->capture, profiles, &ctx.stop(), bands ? &*bands : nullptr));
         },
         [this](ScanResultPtr r) { emit textProfileReady(r); },
         [this](const JobFailure& f) { emit textProfileFailed(f.message); });
@@ -233,6 +235,7 @@ void ComputeController::scanCorpus(const ScanRequest& request)
             opt.segmentLen = request.segmentLen;
             opt.maxTokens = request.maxTokens;
             opt.terms = request.terms.toStdString();
+            opt.bands = request.bands;
             opt.stop = &ctx.stop();
             QElapsedTimer progressClock, partialClock;
             progressClock.start();
@@ -288,10 +291,103 @@ void ComputeController::compareModels(const ComparisonRequest& request)
         [this](const JobFailure& f) { emit comparisonFailed(f.message); });
 }
 
+namespace {
+// Progress of an analysis, about ten times a second.
+std::function<void(int, int)> throttled(const JobContext& ctx, ComputeController* c, const QString& what)
+{
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    return [&ctx, c, what, clock](int done, int total) {
+        if (clock->elapsed() >= 100 || done == total) {
+            clock->restart();
+            ctx.post([c, what, done, total] { emit c->analysisProgress(what, done, total); });
+        }
+    };
+}
+} // namespace
+
+void ComputeController::requestAtlas(ScanResultPtr scan)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const auto cache = m_induction;
+    const QString what = tr("Head atlas");
+    submit<AtlasResult>(
+        m_background, m_atlas, tr("Computing the head atlas…"),
+        [this, text, scan, cache, what](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            const auto& model = *text->model->loaded.model;
+            auto progress = throttled(ctx, this, what);
+            auto r = std::make_shared<AtlasResult>();
+            // The scan columns: the corpus scan, or the text's own profile.
+            ScanResultPtr profile = scan;
+            r->source = scan && scan->metadata.count("text") ? tr("corpus scan of %1").arg(QString::fromStdString(scan->metadata.at("text")))
+                                                             : tr("current text");
+            if (!profile)
+                profile = std::make_shared<const core::ScanResult>(core::relposFromCapture(capture, "", &ctx.stop()));
+            r->atlas = core::atlasFromScan(*profile);
+            core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
+            if (cache->model != &model) {
+                const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));
+                cache->scores = core::inductionScores(model, text->model->tokenizer.get(), R, &ctx.stop(), progress);
+                cache->model = &model;
+            }
+            core::addInductionScores(r->atlas, cache->scores);
+            r->distances = core::headDistances(*profile);
+            r->order = core::clusterOrder(r->distances, profile->layers * profile->heads);
+            return std::shared_ptr<const AtlasResult>(r);
+        },
+        [this](AtlasResultPtr r) { emit atlasReady(r); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
+void ComputeController::requestRollout(int segment)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Attention rollout");
+    submit<PaperFigure>(
+        m_background, m_rollout, tr("Computing the attention rollout…"),
+        [this, text, segment, what](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            const int seg = segment < 0 ? autoSegment(capture) : segment;
+            const auto grid = core::attentionRollout(capture, seg, &ctx.stop(), throttled(ctx, this, what));
+            return std::make_shared<const PaperFigure>(rolloutFigure(grid, capture, text->model->displayName));
+        },
+        [this](FigurePtr f) { emit rolloutReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
+void ComputeController::requestAblation()
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Head ablation");
+    submit<PaperFigure>(
+        m_background, m_ablation, tr("Ablating every head…"),
+        [this, text, what](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            std::vector<std::int32_t> ids;
+            for (const auto& t : capture.tokens)
+                ids.push_back(t.id);
+            const auto r = core::headAblation(*text->model->loaded.model, ids, capture.segmentLen, &ctx.stop(),
+                                              throttled(ctx, this, what));
+            return std::make_shared<const PaperFigure>(ablationFigure(r, text->model->displayName, static_cast<int>(ids.size())));
+        },
+        [this](FigurePtr f) { emit ablationReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
 void ComputeController::cancel()
 {
     m_textJob.cancel();
     m_grid.cancel();
+    m_atlas.cancel();
+    m_rollout.cancel();
+    m_ablation.cancel();
     m_scan.cancel();
     m_compare.cancel();
 }

@@ -31,10 +31,18 @@ public:
     void runText(const QString& text, int segmentLen = 0, int memLen = -1);
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
-    void requestThumbnails(int segment, const core::TermSelection& terms);
-    void requestTextProfile(const std::string& extraTerms); // relative-position profile of the current text
+    void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands
+    // Relative-position profile of the current text: full attention and these extra profiles ("a,b,c,d", "1,2,3", ...)
+    // with the rotary bands of `bands`.
+    void requestTextProfile(const std::string& profiles, const std::optional<core::BandSplit>& bands = {});
     // Corpus scan of a file (or of `request.text` when the path is empty); a new scan stops a running one.
     void scanCorpus(const ScanRequest& request);
+    // Analyses of the current text, on the background lane with progress (analysisProgress) and Cancel:
+    // the head atlas (scan columns from `scan`, or from the text's own profile when null), attention rollout of a
+    // segment (-1: the automatic one), head ablation (one forward per head).
+    void requestAtlas(ScanResultPtr scan);
+    void requestRollout(int segment);
+    void requestAblation();
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -66,6 +74,11 @@ signals:
     void scanPartial(attnscope::app::ScanResultPtr result);
     void scanFinished(attnscope::app::ScanResultPtr result);
     void scanFailed(const QString& message);
+    void atlasReady(attnscope::app::AtlasResultPtr atlas);
+    void rolloutReady(attnscope::app::FigurePtr figure);
+    void ablationReady(attnscope::app::FigurePtr figure);
+    void analysisProgress(const QString& what, int done, int total);
+    void analysisFailed(const QString& what, const QString& message, bool cancelled);
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
     void comparisonFailed(const QString& message);
 
@@ -79,7 +92,13 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation;
+    // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
+    struct InductionCache {
+        const void* model = nullptr;
+        std::vector<double> scores;
+    };
+    std::shared_ptr<InductionCache> m_induction = std::make_shared<InductionCache>();
     // Models opened for comparisons, kept for the next one; touched only on the background lane.
     std::shared_ptr<std::map<QString, ModelBundlePtr>> m_compareCache;
     ComputeLane m_interactive{QStringLiteral("attnscope-compute")};

@@ -1,7 +1,11 @@
 // Plain data that the GUI thread sends to the compute threads (copied into each job).
 #pragma once
 
+#include "attention/rotary_bands.h"
+
 #include <QString>
+#include <QStringList>
+#include <optional>
 
 namespace attnscope::app {
 
@@ -18,7 +22,8 @@ struct ScanRequest {
     int memLen = 0;
     int segmentLen = 0;
     qint64 maxTokens = -1;
-    QString terms;      // "a,b,c,d" for term profiles
+    QString terms;      // extra profiles: "a,b,c,d" (terms) or "1,2,3" (rotary bands)
+    std::optional<core::BandSplit> bands; // the split of band profiles
 };
 
 struct ComparisonRequest {

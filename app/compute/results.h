@@ -1,7 +1,9 @@
 // Plain data that the compute threads hand to the GUI thread: immutable snapshots behind shared_ptr to const.
 #pragma once
 
+#include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
+#include "views/paper_figures.h"
 #include "compute/model_bundle.h"
 #include "run/text_capture.h"
 
@@ -19,5 +21,15 @@ struct TextResult {
     TextCapturePtr capture;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
+
+// The head atlas: a row per head, and the heads' profile distances in clustered order (empty without a profile).
+struct AtlasResult {
+    core::HeadAtlas atlas;
+    std::vector<double> distances; // [N, N], N = layers * heads
+    std::vector<int> order;        // heads, similar ones together
+    QString source;                // what the scan columns come from ("corpus scan of valid.txt", "current text")
+};
+using AtlasResultPtr = std::shared_ptr<const AtlasResult>;
+using FigurePtr = std::shared_ptr<const PaperFigure>;
 
 } // namespace attnscope::app

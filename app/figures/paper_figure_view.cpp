@@ -32,8 +32,13 @@ void PaperFigureView::setFigure(const PaperFigure& figure)
     }
     for (const auto& g : figure.grids) {
         auto* v = new widgets::AttentionGridView(this);
-        v->setShowValues(false); // Fig. 6 is about where attention goes, at a glance
+        v->setShowValues(figure.values); // Fig. 6 is about where attention goes, at a glance
+        if (g->diverging)
+            v->setColourMap(widgets::ColourMap::RedBlue);
         v->setData(g);
+        const int index = static_cast<int>(m_plots.size()) - (figure.heatmap ? 1 : 0);
+        connect(v, &widgets::AttentionGridView::cellClicked, this,
+                [this, index](int row, int col, Qt::KeyboardModifiers) { emit cellClicked(index, row, col); });
         m_row->addWidget(v);
         m_views.push_back(v);
         m_plots.push_back(v->plot());
@@ -47,6 +52,11 @@ QSize PaperFigureView::readableSize() const
         const int rows = p.layers * p.heads;
         const int panels = static_cast<int>(m_figure.heatmap->panels.size());
         return {std::clamp(520 * panels, 900, 1800), std::clamp(140 + 12 * rows, 500, 1400)};
+    }
+    if (m_figure.number == 0 && m_figure.grids.size() == 1) { // an analysis grid: square cells where they fit
+        const auto& g = *m_figure.grids.front();
+        const int cell = std::clamp(700 / std::max(1, std::max(g.rows, g.cols)), 3, 36);
+        return {std::clamp(260 + cell * g.cols, 760, 1400), std::clamp(200 + cell * g.rows, 420, 1100)};
     }
     return {480 * std::max<int>(1, static_cast<int>(m_figure.grids.size())), 560};
 }

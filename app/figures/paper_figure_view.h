@@ -26,6 +26,9 @@ public:
     // Writes the figure (.png, .svg, .pdf); empty string on success, else the error naming the file.
     QString exportTo(const QString& path, FigureSize size = {}) const;
 
+signals:
+    void cellClicked(int grid, int row, int col);
+
 private:
     QHBoxLayout* m_row;
     PaperFigure m_figure;

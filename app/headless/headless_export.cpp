@@ -9,7 +9,14 @@
 #include "util/error.h"
 #include "util/text_file.h"
 #include "views/grid_builder.h"
+#include "views/analysis_figures.h"
 #include "views/paper_figures.h"
+
+#include "analysis/head_ablation.h"
+#include "analysis/head_atlas.h"
+#include "analysis/rollout.h"
+
+#include <QSaveFile>
 
 #include <QFile>
 #include <cstdio>
@@ -85,6 +92,86 @@ void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const s
                  static_cast<long long>(scan.tokens));
 }
 
+// --view atlas|bands|rollout|ablation: an analysis of the text drawn like its window shows it.
+void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
+{
+    const QString view = p.value("view");
+    const auto& info = bundle.info();
+    const auto& model = *bundle.loaded.model;
+    const QString text = textOf(p, dirs);
+    const QString out = p.value("export");
+    PaperFigure figure;
+    auto scanOptions = [&](const std::string& extra) {
+        core::ScanOptions opt;
+        opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : core::defaultScanMemLen(info);
+        opt.segmentLen = p.isSet("segment-length") ? intOption(p, "segment-length", 1, info.maxSegmentLen)
+                                                   : core::defaultScanSegmentLen(info);
+        opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
+        opt.terms = extra;
+        return opt;
+    };
+    if (view == QLatin1String("bands")) {
+        if (info.rotaryFrequencies.empty())
+            throw core::Error(core::ErrorCode::BadInput, "--view bands needs a model with rotary embeddings (Llama family)");
+        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions("1,2,3"));
+        figure = paperFigureFromScan(7, scan, QObject::tr("%1 · %2 tokens").arg(bundle.displayName).arg(scan.tokens));
+    } else if (view == QLatin1String("atlas")) {
+        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(""));
+        auto atlas = core::atlasFromScan(scan);
+        const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), {});
+        core::addTextScores(atlas, core::duplicateTokenScores(*capture));
+        const int R = std::max(4, std::min(50, (info.maxSegmentLen - 1) / 2));
+        core::addInductionScores(atlas, core::inductionScores(model, bundle.tokenizer.get(), R));
+        if (out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) || out.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+            const std::string table = core::formatAtlas(atlas, out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)
+                                                                   ? core::TableFormat::Csv
+                                                                   : core::TableFormat::Json);
+            QSaveFile f(out);
+            if (!f.open(QIODevice::WriteOnly) || f.write(table.data(), static_cast<qint64>(table.size())) != static_cast<qint64>(table.size()) ||
+                !f.commit())
+                throw std::runtime_error((out + ": " + f.errorString()).toStdString());
+            std::fprintf(stderr, "wrote %s (head atlas of %d heads)\n", qPrintable(out), atlas.layers * atlas.heads);
+            return;
+        }
+        const auto distances = core::headDistances(scan);
+        const auto order = core::clusterOrder(distances, scan.layers * scan.heads);
+        figure.number = 0;
+        figure.name = QObject::tr("Head similarity");
+        figure.title = QObject::tr("%1 · head similarity (Jensen-Shannon distance of profiles), clustered · %2 tokens")
+                           .arg(bundle.displayName)
+                           .arg(scan.tokens);
+        figure.grids.push_back(similarityGrid(distances, order, scan.heads, figure.title));
+    } else if (view == QLatin1String("rollout") || view == QLatin1String("ablation")) {
+        core::CaptureOptions opt;
+        if (p.isSet("segment-length"))
+            opt.segmentLen = intOption(p, "segment-length", 1, info.maxSegmentLen);
+        const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), opt);
+        if (view == QLatin1String("rollout")) {
+            figure = rolloutFigure(core::attentionRollout(*capture, autoSegment(*capture)), *capture, bundle.displayName);
+        } else {
+            std::vector<std::int32_t> ids;
+            for (const auto& t : capture->tokens)
+                ids.push_back(t.id);
+            const auto r = core::headAblation(model, ids, capture->segmentLen, nullptr, [](int done, int total) {
+                std::fprintf(stderr, "\rablation: %d of %d forwards", done, total);
+            });
+            std::fprintf(stderr, "\n");
+            figure = ablationFigure(r, bundle.displayName, static_cast<int>(ids.size()));
+        }
+    } else {
+        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout or ablation, got \"" +
+                                                         view.toStdString() + "\"");
+    }
+    PaperFigureView v;
+    v.setFigure(figure);
+    // The size the window would give it, unless asked for another.
+    const int w = p.isSet("width") ? p.value("width").toInt() : v.readableSize().width();
+    const int h = p.isSet("height") ? p.value("height").toInt() : v.readableSize().height();
+    v.resize(w, h);
+    throwIfFailed(v.exportTo(out, {w, h, p.value("scale").toDouble()}));
+    std::fprintf(stderr, "wrote %s (%s)\n", qPrintable(out), qPrintable(figure.displayName()));
+}
+
 void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     core::CaptureOptions opt;
@@ -127,6 +214,8 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
         const auto bundle = loadBundle(spec, dirs);
         if (p.isSet("paper-figure"))
             paperFigure(p, *bundle, dirs);
+        else if (p.isSet("view"))
+            analysisView(p, *bundle, dirs);
         else
             headGrid(p, *bundle, dirs);
         return 0;

@@ -2,19 +2,27 @@
 // diverging map (and back to the previous one), and the user may still pick any map.
 #include "ui/display_panel.h"
 
+#include "util/error.h"
+
 #include <QCheckBox>
+#include <QLabel>
+#include <QLineEdit>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QPushButton>
+#include <algorithm>
 
 namespace attnscope::app {
 
 DisplayPanel::DisplayPanel(QWidget* parent)
     : QWidget(parent)
     , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
+    , m_termsLabel(new QLabel(tr("Terms"), this))
+    , m_split(new QLineEdit(this))
+    , m_splitLabel(new QLabel(tr("Band split"), this))
     , m_colourMap(new QComboBox(this))
     , m_normalisation(new QComboBox(this))
     , m_values(new QCheckBox(tr("Values in cells"), this))
@@ -32,7 +40,8 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     for (int t = 0; t < 4; ++t) {
         m_termBox[t] = new QCheckBox(QString::fromUtf8(names[t]), terms);
         m_termBox[t]->setChecked(true);
-        m_termBox[t]->setProperty("termTip", tr("Term %1 of Transformer-XL's score (paper Sec. 3.3)").arg(QString::fromUtf8(tips[t])));
+        m_termBox[t]->setProperty("xlTip", tr("Term %1 of Transformer-XL's score (paper Sec. 3.3)").arg(QString::fromUtf8(tips[t])));
+        m_termBox[t]->setProperty("termTip", m_termBox[t]->property("xlTip"));
         m_termBox[t]->setToolTip(m_termBox[t]->property("termTip").toString());
         grid->addWidget(m_termBox[t], t / 2, t % 2);
         connect(m_termBox[t], &QCheckBox::toggled, this, &DisplayPanel::emitTerms);
@@ -63,7 +72,16 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     m_scope->setToolTip(tr("The paper's Fig. 6 marks memory tokens only; models without memory need \"on all keys\""));
     auto* resetZoom = new QPushButton(tr("Reset zoom"), this);
 
-    form->addRow(tr("Terms"), terms);
+    form->addRow(m_termsLabel, terms);
+    m_split->setObjectName(QStringLiteral("bandSplit"));
+    m_split->setPlaceholderText(tr("three equal bands"));
+    m_split->setToolTip(tr("Wavelengths (in tokens) where one band ends and the next begins, e.g. \"20, 400\"; empty: "
+                           "three bands of equal size. High-frequency bands carry positional, low-frequency bands "
+                           "semantic attention (Barbero et al. 2024)."));
+    form->addRow(m_splitLabel, m_split);
+    m_split->hide();
+    m_splitLabel->hide();
+    connect(m_split, &QLineEdit::editingFinished, this, &DisplayPanel::applyBandSplit);
     form->addRow(m_raw);
     form->addRow(tr("Colours"), m_colourMap);
     form->addRow(tr("Scale"), m_normalisation);
@@ -103,17 +121,82 @@ core::TermSelection DisplayPanel::terms() const
 void DisplayPanel::setModel(const core::ModelInfo& model)
 {
     const bool relative = model.hasRelativeTerms;
-    QString why;
-    if (model.family == core::ModelFamily::Llama)
-        why = tr("Llama-family models use rotary position embeddings: their score is one product of rotated queries and "
-                 "keys, with no (a)-(d) terms to split (Transformer-XL's term toggles do not apply; rotary frequency "
-                 "bands are their counterpart)");
-    else if (!relative)
-        why = tr("%1 models have no relative score terms: their attention is one softmax of q·k, so there is nothing to "
-                 "split (term toggles need Transformer-XL)")
-                  .arg(QString::fromUtf8(core::familyName(model.family)));
-    setTermsAvailable(relative, why);
+    m_frequencies = model.rotaryFrequencies;
+    const bool rotary = !m_frequencies.empty();
+    m_bands = rotary ? std::optional(core::BandSplit::equal(static_cast<int>(m_frequencies.size()), 3)) : std::nullopt;
+    m_split->setVisible(rotary);
+    m_splitLabel->setVisible(rotary);
+    m_split->clear();
+    m_termsLabel->setText(rotary ? tr("Bands") : tr("Terms"));
+    if (rotary) {
+        setTermsAvailable(true, {});
+        showBands();
+    } else {
+        const char* names[4] = {"(a) q·k", "(b) q·R", "(c) u·k", "(d) v·R"};
+        for (int t = 0; t < 4; ++t) {
+            m_termBox[t]->setText(QString::fromUtf8(names[t]));
+            m_termBox[t]->setProperty("termTip", m_termBox[t]->property("xlTip"));
+            m_termBox[t]->show();
+        }
+        const QString why = relative ? QString()
+                                     : tr("%1 models have no relative score terms: their attention is one softmax of q·k, "
+                                          "so there is nothing to split (term toggles need Transformer-XL; Llama-family "
+                                          "models split into rotary frequency bands)")
+                                           .arg(QString::fromUtf8(core::familyName(model.family)));
+        setTermsAvailable(relative, why);
+    }
     setTerms(core::TermSelection{});
+}
+
+void DisplayPanel::showBands()
+{
+    const int n = m_bands->count();
+    for (int t = 0; t < 4; ++t) {
+        m_termBox[t]->setVisible(t < n);
+        if (t >= n) {
+            const QSignalBlocker block(m_termBox[t]);
+            m_termBox[t]->setChecked(false); // no such band
+            continue;
+        }
+        m_termBox[t]->setText(tr("(%1) %2").arg(t + 1).arg(QString::fromStdString(m_bands->shortName(t))));
+        m_termBox[t]->setProperty("termTip", tr("Rotary frequency %1: the softmax of the chosen bands' share of the score")
+                                                 .arg(QString::fromStdString(m_bands->describe(t, m_frequencies))));
+        m_termBox[t]->setToolTip(m_termBox[t]->property("termTip").toString());
+    }
+}
+
+void DisplayPanel::applyBandSplit()
+{
+    if (!m_bands)
+        return;
+    std::vector<double> thresholds;
+    bool ok = true;
+    for (const QString& part : m_split->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const double v = part.trimmed().toDouble(&ok);
+        if (!ok || v <= 0)
+            break;
+        thresholds.push_back(v);
+    }
+    std::optional<core::BandSplit> split;
+    try {
+        if (!ok)
+            throw core::Error(core::ErrorCode::BadInput, "wavelengths are positive numbers separated by commas");
+        std::sort(thresholds.begin(), thresholds.end());
+        split = thresholds.empty() ? core::BandSplit::equal(static_cast<int>(m_frequencies.size()), 3)
+                                   : core::BandSplit::byWavelength(m_frequencies, thresholds);
+    } catch (const core::Error& e) {
+        m_split->setToolTip(tr("Not used: %1").arg(QString::fromStdString(e.message())));
+        m_split->setStyleSheet(QStringLiteral("color: #b00020"));
+        return;
+    }
+    m_split->setStyleSheet({});
+    if (split == m_bands)
+        return;
+    m_bands = split;
+    showBands();
+    setTerms(core::TermSelection{});
+    emit bandsChanged(m_bands);
+    emitTerms();
 }
 
 void DisplayPanel::setTermsAvailable(bool available, const QString& why)
@@ -132,7 +215,7 @@ void DisplayPanel::setTerms(const core::TermSelection& t)
     const bool on[4] = {t.a, t.b, t.c, t.d};
     for (int i = 0; i < 4; ++i) {
         const QSignalBlocker block(m_termBox[i]);
-        m_termBox[i]->setChecked(on[i]);
+        m_termBox[i]->setChecked(on[i] && (!m_bands || i < m_bands->count()));
     }
     if (m_raw->isChecked() != t.raw)
         m_raw->setChecked(t.raw); // switches the colour map along, and re-emits the (same) terms

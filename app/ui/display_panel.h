@@ -1,5 +1,6 @@
-// The Display dock: score terms (Transformer-XL) and raw scores, colour map, scale, values in cells, the top-fraction
-// highlight (fraction and where: memory only, as the paper's Fig. 6, or all keys), reset zoom. Emits intent.
+// The Display dock: score terms (Transformer-XL) or rotary frequency bands (Llama family) and raw scores, the band
+// split, colour map, scale, values in cells, the top-fraction highlight (fraction and where: memory only, as the
+// paper's Fig. 6, or all keys), reset zoom. Emits intent.
 #pragma once
 
 #include "attention/attention_math.h"
@@ -8,10 +9,13 @@
 #include "views/view_selection.h"
 
 #include <QWidget>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
 
 namespace attnscope::app {
 
@@ -28,9 +32,11 @@ class DisplayPanel : public QWidget {
 public:
     explicit DisplayPanel(QWidget* parent = nullptr);
 
-    // A new model: its term boxes are enabled when it has relative score terms (otherwise every box says why), and
-    // the terms go back to full attention.
+    // A new model: Transformer-XL gets its term boxes, a rotary model band boxes (three equal bands), any other model
+    // disabled boxes that say why; the selection goes back to full attention.
     void setModel(const core::ModelInfo& model);
+    // Rotary models: the bands the boxes select (nullopt for other models).
+    const std::optional<core::BandSplit>& bands() const { return m_bands; }
     void setTerms(const core::TermSelection& terms); // shows without emitting
     core::TermSelection terms() const;
     void setHighlight(double fraction, HighlightScope scope); // shows without emitting
@@ -41,6 +47,7 @@ public:
 
 signals:
     void termsChanged(const core::TermSelection& terms);
+    void bandsChanged(const std::optional<core::BandSplit>& bands); // a new split (the selection is full again)
     void highlightChanged(double fraction, HighlightScope scope);
     void settingsChanged(const DisplaySettings& settings);
     void resetZoom();
@@ -48,8 +55,15 @@ signals:
 private:
     void emitTerms();
     void setTermsAvailable(bool available, const QString& why);
+    void showBands(); // labels and tooltips of the band boxes for m_bands
+    void applyBandSplit();
 
     QCheckBox* m_termBox[4];
+    QLabel* m_termsLabel;
+    QLineEdit* m_split;      // wavelength thresholds (rotary models)
+    QLabel* m_splitLabel;
+    std::optional<core::BandSplit> m_bands;
+    std::vector<float> m_frequencies;
     QCheckBox* m_raw;
     QComboBox* m_colourMap;
     QComboBox* m_normalisation;

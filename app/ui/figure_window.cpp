@@ -18,7 +18,7 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     , m_view(new PaperFigureView(this))
 {
     setAttribute(Qt::WA_DeleteOnClose);
-    setWindowTitle(tr("Fig. %1 — attnscope").arg(figure.number));
+    setWindowTitle(tr("%1 — attnscope").arg(figure.displayName()));
     m_view->setFigure(figure);
     auto* exportButton = new QPushButton(tr("Export Figure…"), this);
     auto* close = new QPushButton(tr("Close"), this);
@@ -30,8 +30,9 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     layout->addWidget(m_view, 1);
     layout->addLayout(buttons);
     connect(close, &QPushButton::clicked, this, &QWidget::close);
+    connect(m_view, &PaperFigureView::cellClicked, this, &FigureWindow::cellClicked);
     connect(exportButton, &QPushButton::clicked, this, [this, figure] {
-        const QString path = askFigurePath(this, tr("Export Fig. %1").arg(figure.number), QStringLiteral("fig%1").arg(figure.number));
+        const QString path = askFigurePath(this, tr("Export %1").arg(figure.displayName()), figure.fileStem());
         if (path.isEmpty())
             return;
         const QString err = m_view->exportTo(path, {m_view->width(), m_view->height(), 2.0});

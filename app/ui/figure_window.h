@@ -1,4 +1,5 @@
-// A window that shows one paper figure at a readable size, with an Export button (PDF, SVG or PNG).
+// A window that shows one figure (a paper figure or an analysis view) at a readable size, with an Export button
+// (PDF, SVG or PNG); clicks on its grids are passed on.
 #pragma once
 
 #include "views/paper_figures.h"
@@ -17,6 +18,7 @@ public:
 
 signals:
     void saved(const QString& path);
+    void cellClicked(int grid, int row, int col); // a cell of one of the figure's grids
 
 private:
     PaperFigureView* m_view;

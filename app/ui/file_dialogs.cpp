@@ -41,10 +41,13 @@ QString askFigurePath(QWidget* parent, const QString& title, const QString& base
                           {QObject::tr("PDF (*.pdf)"), QObject::tr("SVG vector image (*.svg)"), QObject::tr("PNG image (*.png)")});
 }
 
-QString askDataPath(QWidget* parent, const QString& title, const QString& baseName)
+QString askDataPath(QWidget* parent, const QString& title, const QString& baseName, const QStringList& types)
 {
-    return askWithFilters(parent, title, baseName,
-                          {QObject::tr("CSV table (*.csv)"), QObject::tr("NumPy array (*.npy)"), QObject::tr("JSON with tokens (*.json)")});
+    QStringList filters;
+    for (const QString& f : {QObject::tr("CSV table (*.csv)"), QObject::tr("NumPy array (*.npy)"), QObject::tr("JSON (*.json)")})
+        if (types.isEmpty() || types.contains(extensionOfFilter(f)))
+            filters << f;
+    return askWithFilters(parent, title, baseName, filters);
 }
 
 QString askSavePath(QWidget* parent, const QString& title, const QString& proposed, const QString& filter,

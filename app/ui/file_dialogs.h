@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 
 class QWidget;
 
@@ -9,8 +10,8 @@ namespace attnscope::app {
 
 // PNG, SVG or PDF; `baseName` is proposed without extension.
 QString askFigurePath(QWidget* parent, const QString& title, const QString& baseName);
-// CSV, NPY or JSON.
-QString askDataPath(QWidget* parent, const QString& title, const QString& baseName);
+// CSV, NPY or JSON; `types` narrows the choice (e.g. {"csv", "json"} for a table).
+QString askDataPath(QWidget* parent, const QString& title, const QString& baseName, const QStringList& types = {});
 // Save dialog for one type: `filter` like "attnscope sessions (*.attnscope)", `extension` like "attnscope".
 QString askSavePath(QWidget* parent, const QString& title, const QString& proposed, const QString& filter,
                     const QString& extension);

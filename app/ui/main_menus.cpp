@@ -167,10 +167,14 @@ void MainWindow::buildMenus()
             QMessageBox::warning(this, tr("Could not save scan"), QString::fromStdString(e.what()));
         }
     });
+    analysis->addSeparator();
+    analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock", 0.45); });
+    analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
+    analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
     paper->addAction(tr("Fig. &6: the widest heads' memory attention"), this, [this] { showPaperFigure(6); });
-    paper->addAction(tr("Fig. &7: terms (a), (b), (d) alone"), this, [this] { showPaperFigure(7); });
+    paper->addAction(tr("Fig. &7: terms (a), (b), (d) alone; rotary bands alone"), this, [this] { showPaperFigure(7); });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&User Guide"), this, [this] { (new GuideWindow(QString::fromStdString(userGuidePath()), this))->show(); })
@@ -328,7 +332,15 @@ QString MainWindow::openSession(const QString& path)
 
 void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, qint64 maxTokens, bool terms)
 {
-    ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, terms ? QStringLiteral("a,b,c,d") : QString()};
+    // Extra profiles: Transformer-XL's terms alone, or a rotary model's bands alone (the Display dock's split).
+    QString extra;
+    if (terms && m_selection.bands)
+        for (int b = 1; b <= m_selection.bands->count(); ++b)
+            extra += (b > 1 ? QStringLiteral(",") : QString()) + QString::number(b);
+    else if (terms)
+        extra = QStringLiteral("a,b,c,d");
+    ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, extra};
+    req.bands = m_selection.bands;
     if (textFile.isEmpty()) {
         for (const auto& d : m_builtinDirs) {
             QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
@@ -347,6 +359,55 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     m_relpos->showCorpus();
     showDock("relposDock", 0.45); // room for the heatmap
     m_compute->scanCorpus(req);
+}
+
+FigureWindow* MainWindow::openFigureWindow(const PaperFigure& figure)
+{
+    auto* w = new FigureWindow(figure, this);
+    connect(w, &FigureWindow::saved, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
+    w->show();
+    return w;
+}
+
+void MainWindow::showRollout()
+{
+    const auto r = result();
+    if (!r) {
+        QMessageBox::information(this, tr("Attention rollout"), tr("Type or open a text first."));
+        return;
+    }
+    if (r->capture->segment(shownSegment()).mlen > 0) {
+        QMessageBox::information(this, tr("Attention rollout"),
+                                 tr("Rollout is defined for models without memory: this segment also sees %1 earlier "
+                                    "tokens. Show the first segment, or use a GPT-2 or Llama-family model.")
+                                     .arg(r->capture->segment(shownSegment()).mlen));
+        return;
+    }
+    m_compute->requestRollout(m_selection.segment);
+}
+
+void MainWindow::showAblation()
+{
+    const auto r = result();
+    const auto& m = m_compute->model();
+    if (!r || !m) {
+        QMessageBox::information(this, tr("Head ablation"), tr("Type or open a text first."));
+        return;
+    }
+    if (m->info().family == core::ModelFamily::TransfoXL) {
+        QMessageBox::information(this, tr("Head ablation"),
+                                 tr("Head ablation measures the next-token loss, and Transformer-XL models are read here "
+                                    "without their output softmax: open a GPT-2 or Llama-family model."));
+        return;
+    }
+    const int forwards = m->info().layers * m->info().heads + 1;
+    if (QMessageBox::question(this, tr("Head ablation"),
+                              tr("This runs the model %1 times over the %2 tokens of the text (once per head, and once "
+                                 "intact), with progress and Cancel in the status bar. Start?")
+                                  .arg(forwards)
+                                  .arg(r->capture->tokens.size())) != QMessageBox::Yes)
+        return;
+    m_compute->requestAblation();
 }
 
 FigureWindow* MainWindow::showPaperFigure(int number)
@@ -370,10 +431,7 @@ FigureWindow* MainWindow::showPaperFigure(int number)
         } else {
             f = paperFigureFromScan(number, *source, what);
         }
-        auto* w = new FigureWindow(f, this);
-        connect(w, &FigureWindow::saved, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
-        w->show();
-        return w;
+        return openFigureWindow(f);
     } catch (const std::exception& e) {
         QMessageBox::information(this, tr("Fig. %1").arg(number), QString::fromStdString(e.what()));
         return nullptr;

@@ -14,6 +14,7 @@
 #include "ui/heads_panel.h"
 #include "ui/key_router.h"
 #include "ui/model_panel.h"
+#include "ui/atlas_panel.h"
 #include "ui/relpos_panel.h"
 #include "ui/status_area.h"
 #include "ui/text_panel.h"
@@ -79,11 +80,14 @@ void MainWindow::buildPanels()
     m_relpos = new RelposPanel;
     m_relpos->setObjectName(QStringLiteral("relposPanel"));
     m_comparison = new ComparisonPanel(core::listBuiltinModels(m_builtinDirs));
+    m_atlas = new AtlasPanel;
+    m_atlas->setObjectName(QStringLiteral("atlasPanel"));
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
     addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
     addDock(tr("Compare Models"), QStringLiteral("compareDock"), m_comparison, Qt::BottomDockWidgetArea);
+    addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea, false);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
 
@@ -108,6 +112,10 @@ void MainWindow::buildPanels()
 
     // Display.
     connect(m_displayPanel, &DisplayPanel::termsChanged, this, &MainWindow::setTerms);
+    connect(m_displayPanel, &DisplayPanel::bandsChanged, this, [this](const std::optional<core::BandSplit>& bands) {
+        m_selection.bands = bands;
+        m_relpos->setBands(bands); // the grid and thumbnails follow with the terms (full again) emitted next
+    });
     connect(m_displayPanel, &DisplayPanel::highlightChanged, this, [this](double fraction, HighlightScope scope) {
         m_selection.topFraction = fraction;
         m_selection.highlightScope = scope;
@@ -137,6 +145,27 @@ void MainWindow::buildPanels()
     });
     connect(m_relpos, &RelposPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
     connect(m_relpos, &RelposPanel::textProfileWanted, m_compute, &ComputeController::requestTextProfile);
+
+    // Head atlas and the analysis windows.
+    connect(m_atlas, &AtlasPanel::atlasWanted, this, [this] { m_compute->requestAtlas(m_relpos->scan()); });
+    connect(m_atlas, &AtlasPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
+    connect(m_atlas, &AtlasPanel::figureWanted, this, [this](FigurePtr f) { openFigureWindow(*f); });
+    connect(m_compute, &ComputeController::atlasReady, m_atlas, &AtlasPanel::setAtlas);
+    connect(m_compute, &ComputeController::rolloutReady, this, [this](FigurePtr f) { openFigureWindow(*f); });
+    connect(m_compute, &ComputeController::ablationReady, this, [this](FigurePtr f) {
+        auto* w = openFigureWindow(*f);
+        // A cell is a head: rows are layers, columns heads.
+        connect(w, &FigureWindow::cellClicked, this, [this](int, int row, int col) { setSelection(row, {col}); });
+    });
+    connect(m_compute, &ComputeController::analysisProgress, this, [this](const QString& what, int done, int total) {
+        m_status->setProgress(done, total);
+        m_status->setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));
+    });
+    connect(m_compute, &ComputeController::analysisFailed, this, [this](const QString& what, const QString& msg, bool cancelled) {
+        if (what == tr("Head atlas"))
+            m_atlas->setError(cancelled ? tr("cancelled") : msg);
+        notify(cancelled ? tr("%1 cancelled").arg(what) : tr("%1: %2").arg(what, msg));
+    });
     connect(m_comparison, &ComparisonPanel::compareRequested, this, &MainWindow::compareModels);
 
     auto* keys = new KeyRouter(this);
@@ -199,6 +228,7 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::scanPartial, m_relpos, [this](ScanResultPtr r) { m_relpos->setScan(r, true); });
     connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {
         m_relpos->setScan(r, false);
+        m_atlas->invalidate(); // its scan columns come from the newest scan
         notify(r->partial ? tr("Scan cancelled after %1 tokens (partial result kept)").arg(r->tokens)
                           : tr("Scan finished: %1 tokens").arg(r->tokens));
     });
@@ -235,13 +265,15 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_headsPanel->setSelection(m_selection);
     m_headsPanel->setSegments(1, 0);
     m_modelPanel->setModel(m);
-    m_relpos->setModelName(m->displayName);
+    m_relpos->setModel(m->info(), m->displayName);
     m_relpos->clear();
+    m_atlas->setModelName(m->displayName);
     if (m_pendingScan) {
         m_relpos->setScan(m_pendingScan, false);
         m_pendingScan.reset();
     }
     m_displayPanel->setModel(m->info());
+    m_selection.bands = m_displayPanel->bands();
     m_relpos->setTerms(core::TermSelection{});
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
                                     ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
@@ -269,6 +301,7 @@ void MainWindow::onTextReady(const TextResultPtr& r)
     refreshGrid();
     refreshThumbnails();
     m_relpos->textChanged();
+    m_atlas->invalidate();
 }
 
 void MainWindow::applySession(const SessionState& s)
@@ -334,7 +367,7 @@ void MainWindow::refreshGrid()
 
 void MainWindow::refreshThumbnails()
 {
-    m_compute->requestThumbnails(m_selection.segment, m_selection.terms);
+    m_compute->requestThumbnails(m_selection);
 }
 
 void MainWindow::setSelection(int layer, const std::vector<int>& heads)

@@ -31,6 +31,7 @@ class FigureWindow;
 class HeadsPanel;
 class ModelPanel;
 class RelposPanel;
+class AtlasPanel;
 class StatusArea;
 class TextPanel;
 class WindowLayout;
@@ -74,6 +75,11 @@ public:
     DisplayPanel* displayPanel() const { return m_displayPanel; }
     ModelPanel* modelPanel() const { return m_modelPanel; }
     RelposPanel* relposPanel() const { return m_relpos; }
+    AtlasPanel* atlasPanel() const { return m_atlas; }
+    // Analyses of the current text in figure windows (Analysis menu); the window opens when the result arrives.
+    void showRollout();
+    void showAblation();
+    FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;
     QDockWidget* dock(const char* objectName) const;
     // Shows and raises a dock; a docked one gets at least `heightShare` of the window's height (figures need room).
@@ -126,6 +132,7 @@ private:
     DisplayPanel* m_displayPanel = nullptr;
     ModelPanel* m_modelPanel = nullptr;
     RelposPanel* m_relpos = nullptr;
+    AtlasPanel* m_atlas = nullptr;
     ComparisonPanel* m_comparison = nullptr;
     WindowLayout* m_layout = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -155,21 +155,41 @@ void RelposPanel::setProfiles(const std::vector<std::string>& profiles)
     refresh();
 }
 
+void RelposPanel::setModel(const core::ModelInfo& info, const QString& name)
+{
+    m_modelName = name;
+    m_relative = info.hasRelativeTerms;
+    m_bands = info.rotaryFrequencies.empty() ? std::nullopt
+                                             : std::optional(core::BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3));
+    m_extraTerm.clear();
+}
+
+void RelposPanel::setBands(const std::optional<core::BandSplit>& bands)
+{
+    if (bands == m_bands)
+        return;
+    m_bands = bands;
+    m_textProfile.reset(); // the text's band profiles were for the old split
+    m_textProfileAsked = false;
+    refresh();
+}
+
 void RelposPanel::setTerms(const core::TermSelection& terms)
 {
-    const core::Profile p = core::Profile::ofTerms(terms);
-    if (p.kind == core::ProfileKind::Full || !terms.any()) {
+    const int count = m_bands ? m_bands->count() : 4;
+    if (!terms.any() || terms.covers(count) || (!m_relative && !m_bands)) {
         m_extraTerm.clear();
         setProfiles({"full"});
         return;
     }
-    const std::string label = p.terms.label(); // "a", "a+b", ...
-    if (label.find('+') != std::string::npos && label != m_extraTerm) {
-        m_extraTerm = label;
+    const core::Profile p = m_bands ? core::Profile::ofBands(terms) : core::Profile::ofTerms(terms);
+    const std::string key = p.key(), combination = key.substr(5); // after "term_" / "band_": "a+b", "1+2"
+    if (combination.find('+') != std::string::npos && combination != m_extraTerm) {
+        m_extraTerm = combination;
         m_textProfile.reset(); // needs the combination too
         m_textProfileAsked = false;
     }
-    setProfiles({p.key()});
+    setProfiles({key});
 }
 
 void RelposPanel::refresh()
@@ -179,7 +199,16 @@ void RelposPanel::refresh()
     if (m_source->currentIndex() == 0) {
         if (!m_textProfile && !m_textProfileAsked && isVisible()) {
             m_textProfileAsked = true;
-            emit textProfileWanted(m_extraTerm);
+            // Every term or band alone, and the combination the toggles show.
+            std::string profiles;
+            if (m_relative)
+                profiles = "a,b,c,d";
+            else if (m_bands)
+                for (int b = 1; b <= m_bands->count(); ++b)
+                    profiles += (b > 1 ? "," : "") + std::to_string(b);
+            if (!m_extraTerm.empty() && !profiles.empty())
+                profiles += "," + m_extraTerm;
+            emit textProfileWanted(profiles, m_bands);
         }
         r = m_textProfile;
         source = tr("current text");

@@ -5,10 +5,13 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/rotary_bands.h"
+#include "model/attention_model.h"
 #include "compute/results.h"
 
 #include <QElapsedTimer>
 #include <QWidget>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -26,7 +29,9 @@ class RelposPanel : public QWidget {
 public:
     explicit RelposPanel(QWidget* parent = nullptr);
 
-    void setModelName(const QString& name) { m_modelName = name; }
+    // A new model: which extra profiles it has (Transformer-XL's terms, a rotary model's bands).
+    void setModel(const core::ModelInfo& info, const QString& name);
+    void setBands(const std::optional<core::BandSplit>& bands); // the band split of the Display dock
     // A new text was computed: its profile is stale until textProfileReady() delivers the new one.
     void textChanged();
     void setTextProfile(ScanResultPtr profile);
@@ -37,7 +42,7 @@ public:
     // Profile keys shown as panels: {"full"} (Fig. 5) or e.g. {"term_a", "term_b", "term_d"} (Fig. 7).
     void setProfiles(const std::vector<std::string>& profiles);
     void showCorpus(); // switch the source to the corpus scan
-    // The term toggles: full attention, or the softmax of a combination of terms.
+    // The term (or band) toggles: full attention, or the softmax of a combination of terms or bands.
     void setTerms(const core::TermSelection& terms);
     const ScanResultPtr& currentResult() const { return m_current; }
     const ScanResultPtr& scan() const { return m_scan; }
@@ -47,8 +52,9 @@ public:
 
 signals:
     void headSelected(int layer, int head);
-    // The current text's profile is needed, with this term combination besides a, b, c, d ("" = none).
-    void textProfileWanted(const std::string& extraTerms);
+    // The current text's profile is needed: full attention and `profiles` ("a,b,c,d", "1,2,3,1+2", "" ...), bands
+    // split as `bands`.
+    void textProfileWanted(const std::string& profiles, const std::optional<core::BandSplit>& bands);
 
 protected:
     void showEvent(QShowEvent* event) override; // a profile is only computed while the dock is seen
@@ -67,7 +73,9 @@ private:
     ScanResultPtr m_current;
     std::vector<std::string> m_profiles{"full"};
     QString m_modelName;
-    std::string m_extraTerm; // a combination like "a+b" also profiled for the current text
+    std::string m_extraTerm; // a combination like "a+b" or "1+2" also profiled for the current text
+    bool m_relative = false;
+    std::optional<core::BandSplit> m_bands; // rotary models
     bool m_textProfileAsked = false;
     QElapsedTimer m_scanClock;
     bool m_running = false;

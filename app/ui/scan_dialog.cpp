@@ -71,11 +71,17 @@ std::optional<ScanSettings> askScanSettings(QWidget* parent, const core::ModelIn
     auto* maxTok = new QSpinBox(&dlg);
     maxTok->setRange(0, 2000000000);
     maxTok->setSpecialValueText(QObject::tr("all"));
-    auto* terms = new QCheckBox(QObject::tr("Also the profiles of terms (a), (b), (c), (d) alone"), &dlg);
-    terms->setChecked(relative);
-    terms->setEnabled(relative);
-    if (!relative)
-        terms->setToolTip(QObject::tr("Only relative-attention models (Transformer-XL) have score terms"));
+    const bool rotary = !info.rotaryFrequencies.empty();
+    auto* terms = new QCheckBox(rotary ? QObject::tr("Also the profile of each rotary frequency band alone")
+                                       : QObject::tr("Also the profiles of terms (a), (b), (c), (d) alone"),
+                                &dlg);
+    terms->setChecked(relative || rotary);
+    terms->setEnabled(relative || rotary);
+    if (!relative && !rotary)
+        terms->setToolTip(QObject::tr("Only Transformer-XL (score terms) and rotary models (frequency bands) split their "
+                                      "attention"));
+    else if (rotary)
+        terms->setToolTip(QObject::tr("The bands of the Display dock's split; Paper Figures > Fig. 7 draws them side by side"));
     form->addRow(sample);
     form->addRow(fileRow);
     if (relative) {

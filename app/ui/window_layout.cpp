@@ -45,6 +45,7 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "displayDock"), dockNamed(w, "modelDock"));
     w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "relposDock"));
     w->tabifyDockWidget(dockNamed(w, "relposDock"), dockNamed(w, "compareDock"));
+    w->tabifyDockWidget(dockNamed(w, "compareDock"), dockNamed(w, "atlasDock"));
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
     const QRect avail = availableArea(w);

@@ -27,8 +27,26 @@ int autoSegment(const core::TextCapture& capture)
     return std::max(0, n - 1);
 }
 
-QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer)
+QString componentsLabel(const core::ModelInfo& info, const ViewSelection& s, bool withRaw)
 {
+    const bool rotary = !info.rotaryFrequencies.empty();
+    const int count = rotary ? core::bandsFor(info, s.bands).count() : info.hasRelativeTerms ? 4 : 1;
+    if (s.terms.covers(count) && !(withRaw && s.terms.raw))
+        return {};
+    if (!rotary)
+        return QObject::tr("terms %1").arg(QString::fromStdString(core::TermSelection{s.terms.a, s.terms.b, s.terms.c, s.terms.d}.label()));
+    const auto split = core::bandsFor(info, s.bands);
+    QStringList on;
+    const bool sel[4] = {s.terms.a, s.terms.b, s.terms.c, s.terms.d};
+    for (int b = 0; b < split.count(); ++b)
+        if (sel[b])
+            on << QString::fromStdString(split.shortName(b));
+    return (on.size() == 1 ? QObject::tr("frequency band %1") : QObject::tr("frequency bands %1")).arg(on.join(QLatin1Char('+')));
+}
+
+QString selectionTitle(const QString& modelName, const ViewSelection& s, const core::ModelInfo& info)
+{
+    const int headsInLayer = info.heads;
     QString heads;
     if (headsInLayer == 1)
         heads = QObject::tr("head 1");
@@ -43,8 +61,11 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, int hea
         heads = QObject::tr("average of heads %1").arg(l.join(QStringLiteral(", ")));
     }
     QString t = QObject::tr("%1 · layer %2 · %3").arg(modelName).arg(s.layer + 1).arg(heads);
-    if (!s.terms.isFull() || s.terms.raw)
-        t += QObject::tr(" · terms %1").arg(QString::fromStdString(s.terms.label()));
+    const QString parts = componentsLabel(info, s, false);
+    if (!parts.isEmpty())
+        t += QStringLiteral(" · ") + parts;
+    if (s.terms.raw)
+        t += QObject::tr(" · raw scores");
     return t;
 }
 
@@ -94,7 +115,7 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
                               int segment, core::AttentionGrid grid)
 {
     auto d = std::make_shared<widgets::GridData>();
-    d->title = selectionTitle(modelName, s, capture.model.heads);
+    d->title = selectionTitle(modelName, s, capture.model);
     if (capture.segments.size() > 1)
         d->title += QObject::tr(" · segment %1 of %2").arg(segment + 1).arg(capture.segments.size());
     d->rows = grid.rows;
@@ -108,11 +129,11 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
         d->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
     for (int t : grid.colTokens)
         d->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
-    const QString termText = QString::fromStdString(core::TermSelection{s.terms.a, s.terms.b, s.terms.c, s.terms.d}.label());
+    const QString parts = componentsLabel(capture.model, s, false);
     if (s.terms.raw)
-        d->valueLabel = QObject::tr("score %1 before softmax").arg(termText == QLatin1String("full") ? QObject::tr("a+b+c+d") : termText);
+        d->valueLabel = parts.isEmpty() ? QObject::tr("score before softmax") : QObject::tr("score of %1 before softmax").arg(parts);
     else
-        d->valueLabel = s.terms.isFull() ? QObject::tr("attention probability") : QObject::tr("softmax of terms %1").arg(termText);
+        d->valueLabel = parts.isEmpty() ? QObject::tr("attention probability") : QObject::tr("softmax of %1").arg(parts);
     d->diverging = s.terms.raw;
     return d;
 }

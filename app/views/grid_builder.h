@@ -14,7 +14,9 @@ namespace attnscope::app {
 // The segment shown when the user has not chosen one: the last, or the one before a short last tail.
 int autoSegment(const core::TextCapture& capture);
 // Human title: "txl-wikitext2 · layer 1 · head 8" (1-based numbers, as people say them).
-QString selectionTitle(const QString& modelName, const ViewSelection& s, int headsInLayer);
+QString selectionTitle(const QString& modelName, const ViewSelection& s, const core::ModelInfo& info);
+// "terms a+b", "frequency bands high+low", or empty for the full score.
+QString componentsLabel(const core::ModelInfo& info, const ViewSelection& s, bool withRaw);
 // Throws core::Error for an out-of-range selection.
 // `stop` and `headsDone` as for core::attentionGrid (an average over many heads of a long text takes a while).
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,

@@ -9,6 +9,13 @@
 
 namespace attnscope::app {
 
+QString PaperFigure::fileStem() const
+{
+    if (name.isEmpty())
+        return QStringLiteral("fig%1").arg(number);
+    return name.toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+}
+
 PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const QString& what)
 {
     PaperFigure f;
@@ -20,6 +27,16 @@ PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const 
     }
     if (number != 7)
         throw core::Error(core::ErrorCode::BadInput, "only Figs. 5 and 7 are drawn from a scan alone");
+    // A rotary model's counterpart: each frequency band alone.
+    std::vector<std::string> bands;
+    for (int b = 1; b <= core::kMaxBands; ++b)
+        if (scan.sums.count("band_" + std::to_string(b)))
+            bands.push_back("band_" + std::to_string(b));
+    if (!bands.empty()) {
+        f.title = QObject::tr("Attention of each rotary frequency band alone (the Fig. 7 counterpart) · %1").arg(what);
+        f.heatmap = relposFigure(scan, f.title, bands);
+        return f;
+    }
     std::vector<std::string> keys;
     for (const auto& t : {core::TermSelection{true, false, false, false}, core::TermSelection{false, true, false, false},
                           core::TermSelection{false, false, false, true}})
@@ -27,8 +44,8 @@ PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const 
     for (const auto& k : keys)
         if (!scan.sums.count(k))
             throw core::Error(core::ErrorCode::BadInput,
-                              "Fig. 7 needs the profiles of terms (a), (b) and (d): scan again with term profiles "
-                              "(a Transformer-XL model; in the scan dialog tick the term profiles)");
+                              "Fig. 7 needs the profiles of terms (a), (b) and (d) (Transformer-XL) or of each frequency "
+                              "band (Llama family): scan again with them ticked in the scan dialog");
     f.title = QObject::tr("Attention of each score term alone (Fig. 7) · %1").arg(what);
     f.heatmap = relposFigure(scan, f.title, keys);
     return f;

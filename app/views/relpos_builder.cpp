@@ -14,6 +14,10 @@ QString profileTitle(const std::string& profileKey)
         return QString::fromStdString(profileKey);
     if (p->kind == core::ProfileKind::Full)
         return QObject::tr("full attention");
+    if (p->kind == core::ProfileKind::Bands) {
+        const QString bands = QString::fromStdString(profileKey.substr(5)); // after "band_"
+        return bands.contains('+') ? QObject::tr("frequency bands %1").arg(bands) : QObject::tr("frequency band %1").arg(bands);
+    }
     const QString terms = QString::fromStdString(p->terms.label());
     return terms.contains('+') ? QObject::tr("terms (%1)").arg(terms) : QObject::tr("term (%1)").arg(terms);
 }
@@ -24,13 +28,21 @@ widgets::RelposFigurePtr relposFigure(const core::ScanResult& scan, const QStrin
     auto f = std::make_shared<widgets::RelposFigureData>();
     f->title = title;
     f->log = log;
+    // Distances no query reached (a text shorter than the chunk) are left off the axis.
+    int shown = 1;
+    for (int d = 0; d < scan.distances; ++d)
+        if (scan.count[static_cast<std::size_t>(d)] > 0)
+            shown = d + 1;
     for (const auto& p : profiles) {
         widgets::RelposFigurePanel panel;
         panel.title = profileTitle(p);
         panel.layers = scan.layers;
         panel.heads = scan.heads;
-        panel.distances = scan.distances;
-        panel.values = scan.average(p);
+        panel.distances = shown;
+        const auto all = scan.average(p);
+        for (int row = 0; row < scan.layers * scan.heads; ++row)
+            panel.values.insert(panel.values.end(), all.begin() + static_cast<std::ptrdiff_t>(row) * scan.distances,
+                                all.begin() + static_cast<std::ptrdiff_t>(row) * scan.distances + shown);
         f->panels.push_back(std::move(panel));
     }
     if (order != HeadOrder::ByLayer) {

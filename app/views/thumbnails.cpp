@@ -2,6 +2,7 @@
 // weak structure shows), raw scores in the diverging map around 0.
 #include "views/thumbnails.h"
 
+#include "analysis/relpos_scan.h"
 #include "attention/attention_scores.h"
 #include "colour_maps.h"
 #include "views/grid_builder.h"
@@ -12,13 +13,17 @@
 
 namespace attnscope::app {
 
-widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, int segment,
-                                          const core::TermSelection& terms, int maxSide)
+widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, const ViewSelection& selection, int maxSide)
 {
     auto t = std::make_shared<widgets::HeadThumbnails>();
-    if (capture.segments.empty() || !terms.any() || (!terms.isFull() && !capture.hasTerms()))
+    const auto& terms = selection.terms;
+    const bool rotary = !capture.model.rotaryFrequencies.empty();
+    if (capture.segments.empty() || !terms.any() || (!terms.isFull() && !capture.hasTerms() && !rotary))
         return t;
-    const int seg = segment < 0 ? autoSegment(capture) : segment;
+    std::optional<core::BandSplit> bands;
+    if (rotary)
+        bands = core::bandsFor(capture.model, selection.bands);
+    const int seg = selection.segment < 0 ? autoSegment(capture) : selection.segment;
     t->layers = capture.model.layers;
     t->heads = capture.model.heads;
     t->kvHeads = capture.model.kvHeads;
@@ -31,7 +36,9 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, int 
         rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * s.qlen / hgt);
     t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
     for (int l = 0; l < t->layers; ++l) {
-        const auto in = capture.inputs(seg, l);
+        auto in = capture.inputs(seg, l);
+        if (bands)
+            in.bands = &*bands;
 #pragma omp parallel for schedule(dynamic)
         for (int h = 0; h < t->heads; ++h) {
             std::vector<float> values(static_cast<std::size_t>(hgt) * s.klen);

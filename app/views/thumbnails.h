@@ -5,12 +5,13 @@
 #include "attention/attention_math.h"
 #include "run/text_capture.h"
 #include "thumbnail_data.h"
+#include "views/view_selection.h"
 
 namespace attnscope::app {
 
-// Thumbnails of the given segment (-1 = the automatic one) with the chosen score terms (raw scores in a diverging
-// map), at most `maxSide` pixels a side.
-widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, int segment,
-                                          const core::TermSelection& terms = {}, int maxSide = 64);
+// Thumbnails of the selection's segment (-1 = the automatic one) with its score terms or bands (raw scores in a
+// diverging map), at most `maxSide` pixels a side.
+widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, const ViewSelection& selection = {},
+                                          int maxSide = 64);
 
 } // namespace attnscope::app

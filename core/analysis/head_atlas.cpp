@@ -8,6 +8,7 @@
 #include "util/stop_token.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -41,10 +42,10 @@ HeadAtlas emptyAtlas(int layers, int heads)
     return a;
 }
 
-HeadAtlas atlasFromScan(const ScanResult& scan)
+HeadAtlas atlasFromScan(const ScanResult& scan, const std::string& profile)
 {
     HeadAtlas a = emptyAtlas(scan.layers, scan.heads);
-    const auto summaries = summariseHeads(scan, "full");
+    const auto summaries = summariseHeads(scan, profile);
     for (std::size_t i = 0; i < summaries.size(); ++i)
         a.rows[i].scan = summaries[i];
     a.hasScan = true;
@@ -283,6 +284,111 @@ std::vector<int> clusterOrder(const std::vector<double>& dist, int n)
         if (alive[static_cast<std::size_t>(i)])
             return clusters[static_cast<std::size_t>(i)];
     return {};
+}
+
+const std::vector<AtlasColumn>& atlasColumns()
+{
+    static const std::vector<AtlasColumn> columns{
+        {"query_entropy", "query entropy", 3},  {"attended_distance", "attended dist", 1},
+        {"previous_token", "prev token", 3},    {"sink_rate", "sink rate", 3},
+        {"first_key_mass", "first key", 3},     {"profile_entropy", "profile entropy", 3},
+        {"profile_span", "span", 0},            {"duplicate_token", "dup token", 3},
+        {"induction", "induction", 3},
+    };
+    return columns;
+}
+
+double atlasValue(const AtlasRow& r, std::size_t column)
+{
+    const auto& s = r.scan;
+    switch (column) {
+    case 0: return s.queryEntropy;
+    case 1: return s.attendedDistance;
+    case 2: return s.previousToken;
+    case 3: return s.sinkRate;
+    case 4: return s.firstKeyMass;
+    case 5: return s.entropy;
+    case 6: return s.span;
+    case 7: return r.duplicateToken;
+    case 8: return r.induction;
+    default: return kNaN;
+    }
+}
+
+std::string formatAtlas(const HeadAtlas& atlas, TableFormat format, const std::vector<std::size_t>& orderIn)
+{
+    std::vector<std::size_t> order = orderIn;
+    if (order.empty()) {
+        order.resize(atlas.rows.size());
+        std::iota(order.begin(), order.end(), 0);
+    }
+    const auto& cols = atlasColumns();
+    std::string out;
+    char buf[64];
+    auto number = [&](double v, int decimals, const char* missing) -> std::string {
+        if (std::isnan(v))
+            return missing;
+        std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+        return buf;
+    };
+    if (format == TableFormat::Json) {
+        out = "[\n";
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            const auto& r = atlas.rows[order[k]];
+            out += "  {\"layer\": " + std::to_string(r.scan.layer + 1) + ", \"head\": " + std::to_string(r.scan.head + 1);
+            for (std::size_t c = 0; c < cols.size(); ++c) {
+                const double v = atlasValue(r, c);
+                if (std::isnan(v))
+                    out += std::string(", \"") + cols[c].key + "\": null";
+                else {
+                    std::snprintf(buf, sizeof buf, "%.9g", v);
+                    out += std::string(", \"") + cols[c].key + "\": " + buf;
+                }
+            }
+            out += k + 1 < order.size() ? "},\n" : "}\n";
+        }
+        return out + "]\n";
+    }
+    if (format == TableFormat::Csv) {
+        out = "layer,head";
+        for (const auto& c : cols)
+            out += std::string(",") + c.key;
+        out += "\n";
+        for (std::size_t i : order) {
+            const auto& r = atlas.rows[i];
+            out += std::to_string(r.scan.layer + 1) + "," + std::to_string(r.scan.head + 1);
+            for (std::size_t c = 0; c < cols.size(); ++c) {
+                const double v = atlasValue(r, c);
+                if (!std::isnan(v)) {
+                    std::snprintf(buf, sizeof buf, ",%.9g", v);
+                    out += buf;
+                } else {
+                    out += ",";
+                }
+            }
+            out += "\n";
+        }
+        return out;
+    }
+    // Text: right-aligned columns as wide as their titles.
+    out = "layer  head";
+    for (const auto& c : cols) {
+        std::snprintf(buf, sizeof buf, "  %*s", static_cast<int>(std::max<std::size_t>(7, std::string(c.title).size())), c.title);
+        out += buf;
+    }
+    out += "\n";
+    for (std::size_t i : order) {
+        const auto& r = atlas.rows[i];
+        std::snprintf(buf, sizeof buf, "%5d  %4d", r.scan.layer + 1, r.scan.head + 1);
+        out += buf;
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            const std::string v = number(atlasValue(r, c), cols[c].decimals, "-");
+            std::snprintf(buf, sizeof buf, "  %*s", static_cast<int>(std::max<std::size_t>(7, std::string(cols[c].title).size())), v.c_str());
+            out += buf;
+        }
+        out += "\n";
+    }
+    return out;
 }
 
 } // namespace attnscope::core

@@ -28,8 +28,8 @@ struct HeadAtlas {
     bool hasScan = false, hasText = false, hasInduction = false;
 };
 
-// Rows from a scan (summaries of its full-attention profile); text scores NaN.
-HeadAtlas atlasFromScan(const ScanResult& scan);
+// Rows from a scan (summaries of `profile`, full attention by default); text scores NaN.
+HeadAtlas atlasFromScan(const ScanResult& scan, const std::string& profile = "full");
 // Rows of a model without a scan (scan columns NaN).
 HeadAtlas emptyAtlas(int layers, int heads);
 
@@ -58,6 +58,19 @@ std::vector<double> inductionScores(const AttentionModel& model, const Tokenizer
                                     const StopToken* stop = nullptr, const AtlasProgress& progress = {});
 void addTextScores(HeadAtlas& atlas, const std::vector<double>& duplicateToken);
 void addInductionScores(HeadAtlas& atlas, const std::vector<double>& induction);
+
+// --- The atlas as a table: one definition of its columns for the GUI, its export and `attnscope-cli heads`. ---
+struct AtlasColumn {
+    const char* key;   // CSV/JSON name, e.g. "sink_rate"
+    const char* title; // "sink rate"
+    int decimals;
+};
+const std::vector<AtlasColumn>& atlasColumns(); // after "layer" and "head"
+double atlasValue(const AtlasRow& row, std::size_t column); // NaN where unknown
+enum class TableFormat { Text, Csv, Json };
+// Rows in `order` (indices into atlas.rows; empty = layer order); text aligns columns and prints "-" for NaN,
+// CSV leaves such cells empty, JSON writes null. Layers and heads are 1-based.
+std::string formatAtlas(const HeadAtlas& atlas, TableFormat format, const std::vector<std::size_t>& order = {});
 
 // Jensen-Shannon distances between every two heads' normalised profiles of `profile`: [N, N], N = layers * heads.
 std::vector<double> headDistances(const ScanResult& scan, const std::string& profile = "full");

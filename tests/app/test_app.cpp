@@ -55,7 +55,7 @@ TEST_CASE("controller loads a model, runs text, and keeps the model when a load 
     const auto result = ready.at(0).at(0).value<app::TextResultPtr>();
     CHECK(result->capture->tokens.size() == 8);
     QSignalSpy thumbs(&c, &app::ComputeController::thumbnailsReady);
-    c.requestThumbnails(-1, {});
+    c.requestThumbnails(app::ViewSelection{});
     REQUIRE(thumbs.wait(10000));
     CHECK(thumbs.at(0).at(0).value<widgets::HeadThumbnailsPtr>()->images.size() == 6); // 2 layers x 3 heads
 

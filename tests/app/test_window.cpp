@@ -7,6 +7,8 @@
 #include "qt_catch.h"
 #include "test_support.h"
 #include "text_attention_view.h"
+#include "analysis/attention_grid.h"
+#include "ui/atlas_panel.h"
 #include "ui/display_panel.h"
 #include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
@@ -26,6 +28,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
@@ -451,9 +454,38 @@ TEST_CASE("a Llama-family folder and a GGUF file open like any model", "[app][wi
                 groupsNamed = groupsNamed || (l->isVisibleTo(w.headsPanel()) && l->text().contains("share 2 key/value heads"));
             CHECK(groupsNamed);
             CHECK(w.headOverview()->toolTip().contains("share a key/value head"));
-            // No Transformer-XL terms: the boxes say why.
-            CHECK_FALSE(w.displayPanel()->termBox(0)->isEnabled());
-            CHECK(w.displayPanel()->termBox(0)->toolTip().contains("rotary"));
+            // The term boxes are the rotary frequency bands: three equal bands, the fourth box hidden.
+            CHECK(w.displayPanel()->termBox(0)->isEnabled());
+            CHECK(w.displayPanel()->termBox(0)->text().contains("high"));
+            CHECK(w.displayPanel()->termBox(0)->toolTip().contains("Rotary frequency band 1"));
+            CHECK_FALSE(w.displayPanel()->termBox(3)->isVisibleTo(w.displayPanel()));
+            // Only the low band: the grid is that band's softmax, named so, and equals the core's.
+            const auto full = w.grid()->data();
+            w.displayPanel()->termBox(0)->setChecked(false);
+            w.displayPanel()->termBox(1)->setChecked(false);
+            settle(win.c);
+            REQUIRE(w.grid()->data() != full);
+            CHECK(w.grid()->data()->title.contains("frequency band low"));
+            CHECK(w.grid()->data()->valueLabel.contains("softmax of frequency band low"));
+            const auto split = core::BandSplit::equal(4, 3);
+            core::GridOptions o;
+            o.bands = &split;
+            o.terms = core::TermSelection{false, false, true, false};
+            const auto expected = core::attentionGrid(*w.result()->capture, 0, 0, {0}, o);
+            REQUIRE(expected.values.size() == w.grid()->data()->values.size());
+            for (std::size_t i = 0; i < expected.values.size(); ++i)
+                if (!std::isnan(expected.values[i]))
+                    REQUIRE(w.grid()->data()->values[i] == expected.values[i]);
+            // A wavelength split makes other bands.
+            auto* split2 = w.displayPanel()->findChild<QLineEdit*>("bandSplit");
+            REQUIRE(split2);
+            REQUIRE(split2->isVisibleTo(w.displayPanel()));
+            split2->setText("1000");
+            QMetaObject::invokeMethod(split2, "editingFinished");
+            settle(win.c);
+            CHECK(w.displayPanel()->bands()->count() == 2);
+            CHECK(w.grid()->data()->title.contains("layer 1 · head 1")); // back to the full attention
+            CHECK_FALSE(w.grid()->data()->title.contains("band"));
             // The model dock names the new fields.
             QStringList rows;
             for (const auto& [k, v] : w.modelPanel()->rows())
@@ -468,4 +500,68 @@ TEST_CASE("a Llama-family folder and a GGUF file open like any model", "[app][wi
             CHECK(w.selection().heads == std::vector<int>{1});
         }
     }
+}
+
+TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thread, a click opens the head",
+          "[app][window][analyses]")
+{
+    Window win("llama-gqa/model-f32.gguf", QStringLiteral("the cat sat on the mat and the cat sat on the hat"));
+    auto& w = win.w;
+    // The atlas dock fills in when shown: a row per head, the similarity matrix in clustered order.
+    auto* dock = w.findChild<QDockWidget*>("atlasDock");
+    REQUIRE(dock);
+    dock->show();
+    dock->raise();
+    settle(win.c);
+    auto* atlas = w.atlasPanel();
+    REQUIRE(atlas->atlas());
+    CHECK(atlas->table()->rowCount() == 24);
+    REQUIRE(atlas->matrix()->data());
+    CHECK(atlas->matrix()->data()->rows == 24);
+    CHECK(atlas->atlas()->source == "current text");
+    // Every column has numbers (the text repeats tokens; the induction sequence is generated).
+    for (int c = 1; c < atlas->table()->columnCount(); ++c)
+        CHECK(atlas->table()->item(0, c)->text() != QStringLiteral("–"));
+    // A row picks its head.
+    const int row = 5;
+    const int layer = atlas->table()->item(row, 0)->data(Qt::UserRole).toInt();
+    const int head = atlas->table()->item(row, 0)->data(Qt::UserRole + 1).toInt();
+    QTest::mouseClick(atlas->table()->viewport(), Qt::LeftButton, {},
+                      atlas->table()->visualItemRect(atlas->table()->item(row, 1)).center());
+    settle(win.c);
+    CHECK(w.selection().layer == layer);
+    CHECK(w.selection().heads == std::vector<int>{head});
+    // The table exports as CSV with a line per head.
+    test::TempDir tmp;
+    const QString csv = QString::fromStdString((tmp / "atlas.csv").string());
+    REQUIRE(atlas->exportTable(csv).isEmpty());
+    QFile f(csv);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    CHECK(QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts).size() == 25);
+
+    // Rollout: a figure window with one grid over the text's tokens.
+    w.showRollout();
+    settle(win.c);
+    auto windows = w.findChildren<app::FigureWindow*>();
+    REQUIRE(windows.size() == 1);
+    const auto& rollout = windows.front()->view()->figure();
+    CHECK(rollout.name == "Attention rollout");
+    REQUIRE(rollout.grids.size() == 1);
+    CHECK(rollout.grids.front()->rows == static_cast<int>(w.result()->capture->tokens.size()));
+    windows.front()->close();
+    QApplication::processEvents();
+
+    // Ablation (the menu asks first; here straight to the request): layers x heads, a cell click opens that head.
+    win.c.requestAblation();
+    settle(win.c);
+    windows = w.findChildren<app::FigureWindow*>();
+    REQUIRE(windows.size() == 1);
+    const auto& ablation = windows.front()->view()->figure();
+    REQUIRE(ablation.grids.size() == 1);
+    CHECK(ablation.grids.front()->rows == 3);
+    CHECK(ablation.grids.front()->cols == 8);
+    emit windows.front()->cellClicked(0, 2, 6);
+    settle(win.c);
+    CHECK(w.selection().layer == 2);
+    CHECK(w.selection().heads == std::vector<int>{6});
 }

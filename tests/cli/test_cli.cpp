@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -226,15 +227,41 @@ TEST_CASE("attnscope-cli scans a Llama-family model in chunks and with a sliding
     REQUIRE(r.exitCode == 0);
     CHECK(r.out.find("sink rate") != std::string::npos);
     CHECK(r.out.find("chunks") != std::string::npos);
-    // Three rows, sorted by sink rate, each printing the rate the result holds.
+    // CSV: three rows sorted by sink rate, the values the result holds.
+    r = runCli({"heads", chunks, "--sort", "sink", "--top", "3", "--format", "csv"});
+    REQUIRE(r.exitCode == 0);
     const auto heads = core::summariseHeads(core::ScanResult::load(chunks));
-    std::vector<double> rates;
-    for (const auto& h : heads)
-        rates.push_back(h.sinkRate);
-    std::sort(rates.rbegin(), rates.rend());
-    char top[32];
-    std::snprintf(top, sizeof top, "%9.3f\n", rates[0]);
-    CHECK(r.out.find(top) != std::string::npos);
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[0].rfind("layer,head,query_entropy,attended_distance,previous_token,sink_rate", 0) == 0);
+    double previous = 2;
+    for (int k = 1; k <= 3; ++k) {
+        std::vector<std::string> cells;
+        std::istringstream row(lines[static_cast<std::size_t>(k)]);
+        for (std::string cell; std::getline(row, cell, ',');)
+            cells.push_back(cell);
+        const int layer = std::stoi(cells[0]) - 1, head = std::stoi(cells[1]) - 1;
+        const double rate = std::stod(cells[5]);
+        const auto& h = heads[static_cast<std::size_t>(layer * 8 + head)];
+        CHECK(rate == Approx(h.sinkRate));
+        CHECK(std::stod(cells[4]) == Approx(h.previousToken));
+        CHECK(rate <= previous);
+        previous = rate;
+    }
+    // JSON with the model: induction scores for every head; nulls where a text would be needed.
+    r = runCli({"heads", chunks, "--format", "json", "--model", model});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto json = nlohmann::json::parse(r.out);
+    REQUIRE(json.size() == 3 * 8);
+    for (const auto& row : json) {
+        CHECK(row["induction"].is_number());
+        CHECK(row["duplicate_token"].is_null());
+    }
+    CHECK(runCli({"heads", chunks, "--sort", "nonsense"}).err.find("--sort takes one of") != std::string::npos);
 
     // GPT-2 says why it cannot carry a cache.
     r = runCli({"scan", "--model", (test::testdataDir() / "gpt2-tiny").string(), "--text-file", corpus, "--mem-len",

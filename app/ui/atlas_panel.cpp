@@ -1,0 +1,196 @@
+// AtlasPanel implementation.
+#include "ui/atlas_panel.h"
+
+#include "attention_grid_view.h"
+#include "ui/file_dialogs.h"
+#include "views/analysis_figures.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace attnscope::app {
+
+namespace {
+// Column tooltips: how to read each number (figures.md, "Head atlas").
+const char* columnTip(const std::string& key)
+{
+    if (key == "query_entropy") return "Mean entropy of a query's attention (nats): low = focused, high = spread out";
+    if (key == "attended_distance") return "Mean distance (tokens) between a query and where its attention goes";
+    if (key == "previous_token") return "Mean attention on the previous token: previous-token heads score near 1";
+    if (key == "sink_rate") return "Share of queries putting more than 0.3 on the first key they see: sink heads score near 1";
+    if (key == "first_key_mass") return "Mean attention on the first key a query sees";
+    if (key == "profile_entropy") return "Entropy of the head's relative-distance profile (nats): the widest heads score high";
+    if (key == "profile_span") return "Distances holding 90% of the relative-distance profile";
+    if (key == "duplicate_token") return "Mean attention on earlier occurrences of the query's own token (current text)";
+    if (key == "induction") return "Attention from a repeated token to the one that followed its first occurrence, "
+                                   "on a random sequence repeated twice (TransformerLens' induction score)";
+    return "";
+}
+} // namespace
+
+AtlasPanel::AtlasPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_info(new QLabel(this))
+    , m_table(new QTableWidget(this))
+    , m_matrix(new widgets::AttentionGridView(this))
+    , m_export(new QPushButton(tr("Export Table…"), this))
+    , m_figure(new QPushButton(tr("Matrix as Figure…"), this))
+{
+    m_info->setWordWrap(true);
+    m_table->setObjectName(QStringLiteral("atlasTable"));
+    m_matrix->setObjectName(QStringLiteral("atlasMatrix"));
+    const auto& cols = core::atlasColumns();
+    m_table->setColumnCount(static_cast<int>(cols.size()) + 1);
+    QStringList titles{tr("head")};
+    for (const auto& c : cols)
+        titles << QString::fromUtf8(c.title).replace(QLatin1Char(' '), QLatin1Char('\n'));
+    m_table->setHorizontalHeaderLabels(titles);
+    for (std::size_t c = 0; c < cols.size(); ++c)
+        m_table->horizontalHeaderItem(static_cast<int>(c) + 1)->setToolTip(tr(columnTip(cols[c].key)));
+    m_table->verticalHeader()->setVisible(false);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSortingEnabled(true);
+    m_matrix->setShowValues(false);
+    m_matrix->setShowHighlight(false);
+    m_matrix->setColourMap(widgets::ColourMap::Magma);
+    m_matrix->setPlaceholder(tr("The head similarity matrix appears with the atlas"));
+    m_export->setEnabled(false);
+    m_figure->setEnabled(false);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_info, 1);
+    top->addWidget(m_export);
+    top->addWidget(m_figure);
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(m_table);
+    split->addWidget(m_matrix);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    layout->addWidget(split, 1);
+
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int row, int) {
+        if (const auto* item = m_table->item(row, 0))
+            emit headSelected(item->data(Qt::UserRole).toInt(), item->data(Qt::UserRole + 1).toInt());
+    });
+    connect(m_matrix, &widgets::AttentionGridView::cellClicked, this, [this](int row, int, Qt::KeyboardModifiers) {
+        if (!m_atlas || row < 0 || row >= static_cast<int>(m_atlas->order.size()))
+            return;
+        const int i = m_atlas->order[static_cast<std::size_t>(row)];
+        emit headSelected(i / m_atlas->atlas.heads, i % m_atlas->atlas.heads);
+    });
+    connect(m_export, &QPushButton::clicked, this, [this] {
+        const QString path = askDataPath(this, tr("Export Head Atlas"), QStringLiteral("head-atlas"), {"csv", "json"});
+        if (path.isEmpty())
+            return;
+        if (const QString err = exportTable(path); !err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+    });
+    connect(m_figure, &QPushButton::clicked, this, [this] {
+        if (!m_atlas || m_atlas->order.empty())
+            return;
+        auto f = std::make_shared<PaperFigure>();
+        f->number = 0;
+        f->name = tr("Head similarity");
+        f->grids.push_back(m_matrix->data());
+        f->title = m_matrix->data()->title;
+        emit figureWanted(f);
+    });
+    invalidate();
+}
+
+void AtlasPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (!m_atlas && !m_asked) {
+        m_asked = true;
+        m_info->setText(tr("Computing the head atlas…"));
+        emit atlasWanted();
+    }
+}
+
+void AtlasPanel::invalidate()
+{
+    m_atlas.reset();
+    m_asked = false;
+    m_info->setText(tr("The atlas is computed while this dock is shown: scan columns from the last corpus scan "
+                       "(or the current text), duplicate-token scores from the text, induction scores from a "
+                       "repeated random sequence."));
+    if (isVisible()) {
+        m_asked = true;
+        emit atlasWanted();
+    }
+}
+
+void AtlasPanel::setError(const QString& message)
+{
+    m_info->setText(tr("No atlas: %1").arg(message));
+}
+
+void AtlasPanel::setAtlas(AtlasResultPtr atlas)
+{
+    m_atlas = std::move(atlas);
+    fill();
+}
+
+void AtlasPanel::fill()
+{
+    if (!m_atlas)
+        return;
+    const auto& a = m_atlas->atlas;
+    const auto& cols = core::atlasColumns();
+    m_table->setSortingEnabled(false);
+    m_table->setRowCount(static_cast<int>(a.rows.size()));
+    for (int i = 0; i < static_cast<int>(a.rows.size()); ++i) {
+        const auto& r = a.rows[static_cast<std::size_t>(i)];
+        auto* head = new QTableWidgetItem(headLabel(r.scan.layer, r.scan.head));
+        head->setData(Qt::UserRole, r.scan.layer);
+        head->setData(Qt::UserRole + 1, r.scan.head);
+        m_table->setItem(i, 0, head);
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+            auto* it = new QTableWidgetItem;
+            const double v = core::atlasValue(r, c);
+            if (std::isnan(v))
+                it->setText(QStringLiteral("–"));
+            else
+                it->setData(Qt::DisplayRole, QString::number(v, 'f', cols[c].decimals).toDouble());
+            m_table->setItem(i, static_cast<int>(c) + 1, it);
+        }
+    }
+    m_table->setSortingEnabled(true);
+    m_table->resizeColumnsToContents();
+    m_info->setText(tr("%1 heads · scan columns from the %2 · click a row or a matrix cell to show the head")
+                        .arg(a.rows.size())
+                        .arg(m_atlas->source));
+    if (!m_atlas->order.empty())
+        m_matrix->setData(similarityGrid(m_atlas->distances, m_atlas->order, a.heads,
+                                         tr("%1 · head similarity (%2), clustered").arg(m_modelName, m_atlas->source)));
+    m_export->setEnabled(true);
+    m_figure->setEnabled(!m_atlas->order.empty());
+}
+
+QString AtlasPanel::exportTable(const QString& path) const
+{
+    if (!m_atlas)
+        return tr("There is no atlas to export yet.");
+    const auto format = path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? core::TableFormat::Json : core::TableFormat::Csv;
+    const std::string text = core::formatAtlas(m_atlas->atlas, format);
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) ||
+        !f.commit())
+        return tr("%1: %2").arg(path, f.errorString());
+    return {};
+}
+
+} // namespace attnscope::app

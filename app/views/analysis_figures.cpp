@@ -1,0 +1,95 @@
+// Analysis figures: grid data with labels, titles and value names.
+#include "views/analysis_figures.h"
+
+#include "views/grid_builder.h"
+
+#include <QObject>
+#include <cmath>
+
+namespace attnscope::app {
+
+QString headLabel(int layer, int head)
+{
+    return QStringLiteral("L%1 H%2").arg(layer + 1).arg(head + 1);
+}
+
+PaperFigure rolloutFigure(const core::AttentionGrid& r, const core::TextCapture& capture, const QString& modelName)
+{
+    auto g = std::make_shared<widgets::GridData>();
+    g->rows = r.rows;
+    g->cols = r.cols;
+    g->values = r.values;
+    g->highlight = r.highlight;
+    g->rowPositions = r.rowTokens;
+    g->colPositions = r.colTokens;
+    for (int t : r.rowTokens)
+        g->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+    for (int t : r.colTokens)
+        g->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+    g->valueLabel = QObject::tr("share of the input token in the output (rollout)");
+    g->rowAxis = QObject::tr("output position");
+    g->colAxis = QObject::tr("input token");
+    g->title = QObject::tr("%1 · attention rollout over all %2 layers").arg(modelName).arg(capture.model.layers);
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Attention rollout");
+    f.title = g->title;
+    f.grids.push_back(std::move(g));
+    return f;
+}
+
+PaperFigure ablationFigure(const core::AblationResult& r, const QString& modelName, int tokens)
+{
+    auto g = std::make_shared<widgets::GridData>();
+    g->rows = r.layers;
+    g->cols = r.heads;
+    for (int l = 0; l < r.layers; ++l)
+        for (int h = 0; h < r.heads; ++h)
+            g->values.push_back(static_cast<float>(r.change(l, h)));
+    g->highlight.assign(g->values.size(), 0);
+    for (int l = 0; l < r.layers; ++l)
+        g->rowLabels << QObject::tr("layer %1").arg(l + 1);
+    for (int h = 0; h < r.heads; ++h)
+        g->colLabels << QObject::tr("H%1").arg(h + 1);
+    g->valueLabel = QObject::tr("loss change when the head is zeroed (nats)");
+    g->rowAxis = QObject::tr("layer");
+    g->colAxis = QObject::tr("head");
+    g->diverging = true;
+    g->title = QObject::tr("%1 · head ablation · %2 tokens · intact loss %3 nats%4")
+                   .arg(modelName)
+                   .arg(tokens)
+                   .arg(r.baseLoss, 0, 'f', 3)
+                   .arg(r.partial ? QObject::tr(" (cancelled: blank heads were not run)") : QString());
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Head ablation");
+    f.title = g->title;
+    f.values = true;
+    f.grids.push_back(std::move(g));
+    return f;
+}
+
+widgets::GridDataPtr similarityGrid(const std::vector<double>& distances, const std::vector<int>& order, int heads,
+                                    const QString& title)
+{
+    auto g = std::make_shared<widgets::GridData>();
+    const int n = static_cast<int>(order.size());
+    const auto total = static_cast<std::size_t>(std::sqrt(static_cast<double>(distances.size())));
+    g->rows = g->cols = n;
+    for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b)
+            g->values.push_back(static_cast<float>(distances[static_cast<std::size_t>(order[static_cast<std::size_t>(a)]) * total +
+                                                             static_cast<std::size_t>(order[static_cast<std::size_t>(b)])]));
+    g->highlight.assign(g->values.size(), 0);
+    for (int i : order) {
+        g->rowLabels << headLabel(i / heads, i % heads);
+        g->colLabels << headLabel(i / heads, i % heads); // no token positions: the tooltip gives no distance
+    }
+    g->valueLabel = QObject::tr("Jensen-Shannon distance of the profiles");
+    g->rowAxis = QObject::tr("head (clustered order)");
+    g->colAxis = QObject::tr("head (clustered order)");
+    g->title = title;
+    return g;
+}
+
+} // namespace attnscope::app
