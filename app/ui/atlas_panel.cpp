@@ -73,8 +73,8 @@ AtlasPanel::AtlasPanel(QWidget* parent)
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_table);
     split->addWidget(m_matrix);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
@@ -103,8 +103,11 @@ AtlasPanel::AtlasPanel(QWidget* parent)
         auto f = std::make_shared<PaperFigure>();
         f->number = 0;
         f->name = tr("Head similarity");
-        f->grids.push_back(m_matrix->data());
-        f->title = m_matrix->data()->title;
+        auto grid = std::make_shared<widgets::GridData>(*m_matrix->data());
+        grid->title = m_fullTitle;
+        grid->valueLabel = tr("Jensen-Shannon distance of the profiles");
+        f->grids.push_back(grid);
+        f->title = m_fullTitle;
         emit figureWanted(f);
     });
     invalidate();
@@ -173,9 +176,15 @@ void AtlasPanel::fill()
     m_info->setText(tr("%1 heads · scan columns from the %2 · click a row or a matrix cell to show the head")
                         .arg(a.rows.size())
                         .arg(m_atlas->source));
-    if (!m_atlas->order.empty())
-        m_matrix->setData(similarityGrid(m_atlas->distances, m_atlas->order, a.heads,
-                                         tr("%1 · head similarity (%2), clustered").arg(m_modelName, m_atlas->source)));
+    if (!m_atlas->order.empty()) {
+        // Short titles in the dock; the figure window (Matrix as Figure…) names the model and the source.
+        auto grid = std::make_shared<widgets::GridData>(*similarityGrid(
+            m_atlas->distances, m_atlas->order, a.heads, tr("%1 · head similarity, clustered (%2)").arg(m_modelName, m_atlas->source)));
+        m_fullTitle = grid->title;
+        grid->title = tr("Head similarity (clustered)");
+        grid->valueLabel = tr("JS distance");
+        m_matrix->setData(grid);
+    }
     m_export->setEnabled(true);
     m_figure->setEnabled(!m_atlas->order.empty());
 }

@@ -51,6 +51,7 @@ private:
     QPushButton* m_figure;
     AtlasResultPtr m_atlas;
     QString m_modelName;
+    QString m_fullTitle; // the matrix's title for a figure of its own
     bool m_asked = false;
 };
 

@@ -1,6 +1,7 @@
 // FigureWindow implementation.
 #include "ui/figure_window.h"
 
+#include "export/data_export.h"
 #include "figures/paper_figure_view.h"
 #include "ui/file_dialogs.h"
 
@@ -24,6 +25,21 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     auto* close = new QPushButton(tr("Close"), this);
     auto* buttons = new QHBoxLayout;
     buttons->addStretch(1);
+    if (figure.grids.size() == 1) {
+        // An analysis grid (rollout, ablation, similarity) also exports its numbers, as the token grid does.
+        auto* data = new QPushButton(tr("Export Data…"), this);
+        buttons->addWidget(data);
+        connect(data, &QPushButton::clicked, this, [this, figure] {
+            const QString path = askDataPath(this, tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
+            if (path.isEmpty())
+                return;
+            const QString err = exportGridData(*figure.grids.front(), path);
+            if (!err.isEmpty())
+                QMessageBox::warning(this, tr("Export failed"), err);
+            else
+                emit saved(path);
+        });
+    }
     buttons->addWidget(exportButton);
     buttons->addWidget(close);
     auto* layout = new QVBoxLayout(this);

@@ -5,6 +5,7 @@
 #include "compute/compute_controller.h"
 #include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
+#include "ui/heads_panel.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -95,6 +96,29 @@ int main(int argc, char** argv)
         save(f, QStringLiteral("paper-fig%1").arg(fig));
         f->close();
     }
+
+    // Head atlas of the scan: its dock, and the similarity matrix as a figure.
+    w.dock("atlasDock")->show();
+    w.dock("atlasDock")->raise();
+    if (!settle(compute, 600000))
+        return 1;
+    save(w.dock("atlasDock"), QStringLiteral("atlas-dock"));
+
+    // Attention rollout of the first segment (no memory yet) and the band toggles of a rotary model come from the
+    // GPT-2 and Llama models a user opens; the built-in Transformer-XL shows rollout on its first segment.
+    emit w.headsPanel()->segmentChosen(0);
+    settle(compute);
+    QSignalSpy rollout(&compute, &app::ComputeController::rolloutReady);
+    w.showRollout();
+    if (!rollout.wait(120000))
+        return 1;
+    settle(compute);
+    for (auto* f : w.findChildren<app::FigureWindow*>()) {
+        save(f, QStringLiteral("attention-rollout"));
+        f->close();
+    }
+    emit w.headsPanel()->segmentChosen(1);
+    settle(compute);
 
     // Model comparison of the teaching models.
     w.setText(QStringLiteral("the lobster is blue , only becoming red on cooking ."));
