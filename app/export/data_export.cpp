@@ -2,7 +2,9 @@
 #include "export/data_export.h"
 
 #include <QFile>
+#include <QBuffer>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -26,11 +28,12 @@ QString csvField(const QString& s)
 QString exportGridData(const widgets::GridData& g, const QString& path)
 {
     const QString ext = QFileInfo(path).suffix().toLower();
-    QFile f(path);
     if (ext != QLatin1String("csv") && ext != QLatin1String("npy") && ext != QLatin1String("json"))
         return QObject::tr("%1: unknown data format \"%2\" (use .csv, .npy or .json)").arg(path, ext);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-        return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
+    // Built in memory, then written whole (saveFileAtomically): a failed write leaves any earlier file intact.
+    QByteArray bytes;
+    QBuffer f(&bytes);
+    f.open(QIODevice::WriteOnly);
 
     if (ext == QLatin1String("csv")) {
         QTextStream out(&f);
@@ -85,8 +88,17 @@ QString exportGridData(const widgets::GridData& g, const QString& path)
         o[QStringLiteral("values")] = rows; // null = masked
         f.write(QJsonDocument(o).toJson(QJsonDocument::Indented));
     }
-    if (f.error() != QFileDevice::NoError)
-        return QObject::tr("%1: write failed (%2)").arg(path, f.errorString());
+    f.close();
+    return saveFileAtomically(path, bytes);
+}
+
+QString saveFileAtomically(const QString& path, const QByteArray& bytes)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
+    if (f.write(bytes) != bytes.size() || !f.commit())
+        return QObject::tr("%1: could not be written (%2); any earlier file of that name is unchanged").arg(path, f.errorString());
     return {};
 }
 

@@ -1,11 +1,14 @@
 // Figure export: every plot paints itself through QCPPainter into a QImage (PNG), QSvgGenerator or QPdfWriter.
 #include "export/figure_export.h"
 
+#include "export/data_export.h"
+
 #include "attention_grid_view.h"
 #include "views/grid_builder.h"
 
 #include <qcustomplot.h>
 
+#include <QBuffer>
 #include <QDir>
 
 #include <QFileInfo>
@@ -48,7 +51,11 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
             p.restore();
         }
     };
+    // Painted into memory, then written whole: a failed write leaves any earlier file of that name intact.
     bool ok = false;
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
     if (ext == QLatin1String("png")) {
         QImage img(static_cast<int>(w * size.scale), static_cast<int>(h * size.scale), QImage::Format_ARGB32);
         img.fill(Qt::white);
@@ -56,19 +63,19 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
         p.scale(size.scale, size.scale);
         paintAll(p);
         p.end();
-        ok = img.save(path);
+        ok = img.save(&buffer, "PNG");
     } else if (ext == QLatin1String("svg") || ext == QLatin1String("pdf")) {
         std::unique_ptr<QPaintDevice> dev;
         if (ext == QLatin1String("svg")) {
             auto* gen = new QSvgGenerator;
-            gen->setFileName(path);
+            gen->setOutputDevice(&buffer);
             gen->setSize(QSize(w, h));
             gen->setViewBox(QRect(0, 0, w, h));
             gen->setResolution(plots.front()->logicalDpiX()); // else text comes out small
             gen->setTitle(QStringLiteral("attnscope figure"));
             dev.reset(gen);
         } else {
-            auto* pdf = new QPdfWriter(path);
+            auto* pdf = new QPdfWriter(&buffer);
             pdf->setPageSize(QPageSize(QSizeF(w, h), QPageSize::Point));
             pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
             pdf->setResolution(72); // 1 pixel = 1 point
@@ -80,12 +87,14 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
             paintAll(p);
             p.end();
         }
+        dev.reset(); // the writers finish their output when they go
     } else {
         return QObject::tr("%1: unknown figure format \"%2\" (use .png, .svg or .pdf)").arg(path, ext);
     }
-    if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
-        return QObject::tr("%1: could not write the figure (is the folder writable?)").arg(path);
-    return {};
+    buffer.close();
+    if (!ok || bytes.isEmpty())
+        return QObject::tr("%1: could not draw the figure").arg(path);
+    return saveFileAtomically(path, bytes);
 }
 
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)

@@ -2,6 +2,7 @@
 #include "analysis/relpos_scan.h"
 
 #include "attention/attention_scores.h"
+#include "model/run_limits.h"
 #include "run/text_capture.h"
 
 #include <Eigen/Core>
@@ -152,6 +153,7 @@ std::string scanModeName(const ModelInfo& info, int memLen)
 
 void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
 {
+    checkedMemoryLength(options.memLen, "", "");
     const bool relative = info.family == ModelFamily::TransfoXL;
     if (relative && options.memLen < 1)
         throw Error(ErrorCode::BadInput, "a relative-position scan needs a memory: the memory length must be at "
@@ -170,6 +172,7 @@ void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
         throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
                                              " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
                                              ")");
+    checkRunFits(info, options.memLen, options.segmentLen, true, "the scan");
     for (const auto& p : parseProfileList(options.terms)) {
         if (p.kind == ProfileKind::Terms && !info.hasRelativeTerms)
             throw Error(ErrorCode::BadInput, "this model has no relative score terms (a)-(d); scan without them");

@@ -5,6 +5,7 @@
 #include "util/error.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -13,6 +14,17 @@ namespace attnscope::core {
 
 namespace {
 constexpr const char* kTermPrefix = "term_";
+
+// A non-negative whole number from metadata; nullopt for anything else.
+std::optional<long long> wholeNumber(const std::string& text)
+{
+    long long v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || ptr != end || v < 0)
+        return std::nullopt;
+    return v;
+}
 constexpr const char* kBandPrefix = "band_";
 
 // "a+b" -> slots 0 and 1 (letters a..d), "1+3" -> slots 0 and 2 (digits 1..4); nullopt for anything else.
@@ -167,8 +179,11 @@ void ScanResult::merge(const ScanResult& o)
     partial = partial || o.partial;
     metadata["tokens"] = std::to_string(tokens);
     metadata["partial"] = partial ? "true" : "false";
-    const int parts = (metadata.count("merged_parts") ? std::stoi(metadata["merged_parts"]) : 1) +
-                      (o.metadata.count("merged_parts") ? std::stoi(o.metadata.at("merged_parts")) : 1);
+    auto partsOf = [](const std::map<std::string, std::string>& md) {
+        const auto it = md.find("merged_parts");
+        return it == md.end() ? 1LL : wholeNumber(it->second).value_or(1);
+    };
+    const long long parts = partsOf(metadata) + partsOf(o.metadata);
     metadata["merged_parts"] = std::to_string(parts);
     if (metadata.count("text") && o.metadata.count("text") && metadata["text"] != o.metadata.at("text"))
         metadata["text"] += " + " + o.metadata.at("text");
@@ -255,7 +270,26 @@ ScanResult ScanResult::load(const std::string& path)
         m.queries = readAsDouble(f, *queries).at(0);
         r.headMeans[name] = std::move(m);
     }
-    r.tokens = md.count("tokens") ? std::stoll(md.at("tokens")) : 0;
+    if (md.count("tokens")) {
+        const auto t = wholeNumber(md.at("tokens"));
+        if (!t)
+            throw Error(ErrorCode::CorruptFile, "metadata \"tokens\" is not a whole number: \"" + md.at("tokens") + "\"", path, "tokens");
+        r.tokens = *t;
+    }
+    // Sums and counts are finite and counts not negative, or every average drawn from them would be garbage.
+    auto checkFinite = [&](const std::vector<double>& v, const std::string& name, bool counts) {
+        for (double x : v)
+            if (!std::isfinite(x) || (counts && x < 0))
+                throw Error(ErrorCode::CorruptFile, counts ? "holds a negative or non-finite count" : "holds a non-finite sum",
+                            path, name);
+    };
+    checkFinite(r.count, "relpos.count", true);
+    for (const auto& [name, sum] : r.sums)
+        checkFinite(sum, "relpos." + name + ".sum", false);
+    for (const auto& [name, m] : r.headMeans) {
+        checkFinite(m.sum, "head." + name + ".sum", false);
+        checkFinite({m.queries}, "head." + name + ".queries", true);
+    }
     r.partial = md.count("partial") && md.at("partial") == "true";
     return r;
 }

@@ -1,6 +1,8 @@
 // Checkpoint: shard discovery via model.safetensors.index.json, GGUF tensors, conversion on first use.
 #include "io/checkpoint.h"
 
+#include <cmath>
+
 #include "io/gguf.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -167,6 +169,8 @@ WeightView Checkpoint::get(const std::string& name) const
     v.shape = e.shape;
     if (e.inPlace()) {
         v.data = reinterpret_cast<const float*>(e.bytes); // in place, no copy
+        std::lock_guard lock(m_convertMutex);
+        checkFinite(name, v);
         return v;
     }
     std::lock_guard lock(m_convertMutex);
@@ -185,7 +189,28 @@ WeightView Checkpoint::get(const std::string& name) const
             m_progress(m_convertedBytes, conversionBytes());
     }
     v.data = cached->second.data();
+    checkFinite(name, v);
     return v;
+}
+
+void Checkpoint::checkFinite(const std::string& name, const WeightView& v) const
+{
+    if (!m_checked.insert(name).second)
+        return;
+    // A damaged file: NaN or infinite weights would run to NaN attention without a word.
+    const std::int64_t n = v.numel();
+    bool bad = false;
+#pragma omp parallel for reduction(|| : bad) if (n > (1 << 20))
+    for (std::int64_t i = 0; i < n; ++i)
+        bad = bad || !std::isfinite(v.data[i]);
+    if (!bad)
+        return;
+    std::int64_t first = 0;
+    while (std::isfinite(v.data[first]))
+        ++first;
+    throw Error(ErrorCode::CorruptFile,
+                "holds NaN or infinite values (the first at element " + std::to_string(first) + "): the weights are damaged",
+                fileOf(name), name);
 }
 
 WeightView Checkpoint::get(const std::string& name, const Shape& expected) const

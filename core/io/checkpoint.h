@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,8 @@ private:
     };
     Checkpoint() = default;
     void addShard(const std::string& path);
+    // Refuses (Error(CorruptFile) naming the tensor) weights with NaN or infinite values; each tensor is checked once.
+    void checkFinite(const std::string& name, const WeightView& v) const;
 
     std::string m_source;
     std::vector<std::unique_ptr<SafetensorsFile>> m_shards;
@@ -82,6 +85,7 @@ private:
     std::map<std::string, Entry> m_entries;
     mutable std::mutex m_convertMutex;
     mutable std::map<std::string, std::vector<float>> m_converted;
+    mutable std::set<std::string> m_checked; // tensors found finite (guarded by m_convertMutex)
     mutable std::uint64_t m_convertedBytes = 0;
     std::function<void(std::uint64_t, std::uint64_t)> m_progress;
 };

@@ -143,7 +143,8 @@ void dequantize(GgmlType type, const std::uint8_t* src, float* dst, std::int64_t
 {
     switch (type) {
     case GgmlType::F32:
-        std::memcpy(dst, src, static_cast<std::size_t>(n) * 4);
+        if (n > 0)
+            std::memcpy(dst, src, static_cast<std::size_t>(n) * 4);
         return;
     case GgmlType::F16:
         for (std::int64_t i = 0; i < n; ++i)

@@ -1,6 +1,7 @@
 // safetensors: validation of every header field, and the F32 writer.
 #include "io/safetensors.h"
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 #include <algorithm>
@@ -25,9 +26,12 @@ std::string shapeToString(const Shape& s)
 
 std::int64_t shapeNumel(const Shape& s)
 {
+    // Shapes come from files: a product past int64 is reported as the largest value (every reader then finds it
+    // larger than its data) instead of overflowing.
     std::int64_t n = 1;
     for (auto d : s)
-        n *= d;
+        if (d < 0 || __builtin_mul_overflow(n, d, &n))
+            return std::numeric_limits<std::int64_t>::max();
     return n;
 }
 
@@ -123,7 +127,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(hdr, hdr + headerLen);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) { // malformed, or a number such as 1e400 out of range
         throw Error(ErrorCode::BadJson, std::string("header is not valid JSON: ") + e.what(), path);
     }
     if (!header.is_object())
@@ -171,6 +175,8 @@ std::vector<float> readAsFloat(const SafetensorsFile& file, const TensorInfo& t)
     const auto n = static_cast<std::size_t>(shapeNumel(t.shape));
     std::vector<float> out(n);
     const std::uint8_t* p = file.bytes(t);
+    if (n == 0)
+        return out; // an empty tensor: nothing to copy (and no data pointer to copy from)
     switch (t.dtype) {
     case DType::F32:
         std::memcpy(out.data(), p, n * 4);
@@ -202,7 +208,8 @@ std::vector<double> readAsDouble(const SafetensorsFile& file, const TensorInfo& 
 {
     if (t.dtype == DType::F64) {
         std::vector<double> out(static_cast<std::size_t>(shapeNumel(t.shape)));
-        std::memcpy(out.data(), file.bytes(t), out.size() * sizeof(double));
+        if (!out.empty())
+            std::memcpy(out.data(), file.bytes(t), out.size() * sizeof(double));
         return out;
     }
     const auto f = readAsFloat(file, t);
@@ -246,37 +253,31 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
     while (hdr.size() % 8 != 0)
         hdr.push_back(' ');
 
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        throw Error(ErrorCode::Io, "cannot create file", path);
+    AtomicFile out(path); // the previous file stays intact until this one is complete
     std::uint8_t len[8];
     std::uint64_t n = hdr.size();
     for (int i = 0; i < 8; ++i) {
         len[i] = static_cast<std::uint8_t>(n & 0xFF);
         n >>= 8;
     }
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(hdr.data(), static_cast<std::streamsize>(hdr.size()));
+    out.write(len, 8);
+    out.write(hdr.data(), hdr.size());
     for (const auto* t : sorted) {
         if (t->storeAs == DType::F64) {
-            out.write(reinterpret_cast<const char*>(t->data64.data()),
-                      static_cast<std::streamsize>(t->data64.size() * sizeof(double)));
+            out.write(t->data64.data(), t->data64.size() * sizeof(double));
             continue;
         }
         if (t->storeAs == DType::F32) {
-            out.write(reinterpret_cast<const char*>(t->data.data()),
-                      static_cast<std::streamsize>(t->data.size() * sizeof(float)));
+            out.write(t->data.data(), t->data.size() * sizeof(float));
             continue;
         }
         std::vector<std::uint16_t> half(t->data.size());
         for (std::size_t i = 0; i < half.size(); ++i)
             half[i] = t->storeAs == DType::F16 ? floatToHalf(t->data[i])
                                                : static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(t->data[i]) >> 16);
-        out.write(reinterpret_cast<const char*>(half.data()), static_cast<std::streamsize>(half.size() * 2));
+        out.write(half.data(), half.size() * 2);
     }
-    out.close();
-    if (!out)
-        throw Error(ErrorCode::Io, "write failed (disk full?)", path);
+    out.commit();
 }
 
 } // namespace attnscope::core

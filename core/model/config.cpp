@@ -2,6 +2,7 @@
 #include "model/config.h"
 
 #include "io/gguf.h"
+#include "model/run_limits.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -121,6 +122,7 @@ public:
     {
         throw Error(ErrorCode::BadConfig, msg, m_file, key);
     }
+    const std::string& file() const { return m_file; }
 
 private:
     int checkedInt(const nlohmann::json& v, const char* key, int minimum) const
@@ -153,10 +155,10 @@ TransfoXLConfig parseTransfoXL(const Reader& r)
     c.cutoffs = r.intList("cutoffs");
     c.preLnorm = r.boolOr("pre_lnorm", false);
     c.untieR = r.boolOr("untie_r", false);
-    c.memLen = r.intOr("mem_len", 0, 0);
+    c.memLen = checkedMemoryLength(r.intOr("mem_len", 0, 0), r.file(), "mem_len");
     c.clampLen = r.intOr("clamp_len", -1, -1);
     c.sameLength = r.boolOr("same_length", false);
-    c.tgtLen = r.intOr("tgt_len", 128, 1);
+    c.tgtLen = checkedSegmentLength(r.intOr("tgt_len", 128, 1), 4096, r.file(), "tgt_len");
     c.layerNormEps = r.floatOr("layer_norm_epsilon", 1e-5f);
     const int attnType = r.intOr("attn_type", 0, 0);
     if (attnType != 0)

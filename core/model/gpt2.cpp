@@ -61,9 +61,8 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     m_info.defaultSegmentLen = c.nPositions;
     m_info.maxSegmentLen = c.nPositions;
     m_info.hasRelativeTerms = false;
-    for (const auto& n : w.names())
-        if (n.find(".attn.bias") == std::string::npos && n.find(".attn.masked_bias") == std::string::npos)
-            m_info.parameterCount += w.get(n).numel();
+    // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
+    m_info.parameterCount = w.countElements([](const std::string& n) { return n.find(".attn.bias") == std::string::npos && n.find(".attn.masked_bias") == std::string::npos; });
 }
 
 std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const

@@ -3,6 +3,7 @@
 #include "model/llama.h"
 
 #include "model/kv_cache.h"
+#include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -178,6 +179,7 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
                        st->ablate->head >= m_config.nHead))
         throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
                                              std::to_string(st->ablate->layer + 1) + " to ablate");
+    checkedMemoryLength(st->memLen, "", "");
     if (st->memLen < 0)
         throw Error(ErrorCode::BadInput, "the number of carried keys must be 0 or more, got " + std::to_string(st->memLen));
     if (st->bands && st->bands->pairs != m_config.headDim / 2)

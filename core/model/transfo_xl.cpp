@@ -3,10 +3,12 @@
 // projects its own q rows (the reference recomputes the memory's projections every segment).
 #include "model/transfo_xl.h"
 
+#include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace attnscope::core {
@@ -63,13 +65,13 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     if (c.divVal > 1)
         bounds.insert(bounds.end(), c.cutoffs.begin(), c.cutoffs.end());
     bounds.push_back(c.vocabSize);
-    int divPow = 1;
+    std::int64_t divPow = 1; // div_val ^ cluster: the width stops at 1 long before this could overflow
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
         Cluster cl;
         cl.lo = bounds[i];
         cl.hi = bounds[i + 1];
-        const int dEmb = c.dEmbed / divPow;
-        divPow *= c.divVal;
+        const int dEmb = static_cast<int>(std::max<std::int64_t>(1, c.dEmbed / divPow));
+        divPow = std::min<std::int64_t>(divPow * c.divVal, std::int64_t(1) << 32);
         cl.table = w.get(name(TransfoXLNames::embTable, static_cast<int>(i)), {cl.hi - cl.lo, dEmb});
         const std::string proj = name(TransfoXLNames::embProj, static_cast<int>(i));
         if (w.has(proj))
@@ -126,9 +128,8 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     m_info.defaultSegmentLen = c.tgtLen;
     m_info.maxSegmentLen = kMaxSegmentLen;
     m_info.hasRelativeTerms = true;
-    for (const auto& n : w.names())
-        if (n.find("inv_freq") == std::string::npos)
-            m_info.parameterCount += w.get(n).numel();
+    // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
+    m_info.parameterCount = w.countElements([](const std::string& n) { return n.find("inv_freq") == std::string::npos; });
 }
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
@@ -141,6 +142,7 @@ std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) co
     st->sameLength = options.sameLength.value_or(m_config.sameLength);
     st->clampLen = options.clampLen.value_or(m_config.clampLen);
     st->stop = options.stop;
+    checkedMemoryLength(st->memLen, "", "");
     if (st->memLen < 0)
         throw Error(ErrorCode::BadInput, "memory length must be 0 or more, got " + std::to_string(st->memLen));
     const auto n = static_cast<std::size_t>(m_config.nLayer);

@@ -1,6 +1,7 @@
 // reference_dump: input.json parsing and a capture observer that names tensors like the reference data.
 #include "run/reference_dump.h"
 
+#include "model/run_limits.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,11 @@ std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& fil
     for (const auto& x : v) {
         if (!x.is_number_integer())
             throw Error(ErrorCode::BadInput, "token id " + x.dump() + " is not an integer", file, key);
-        ids.push_back(x.get<std::int32_t>());
+        // Read wide: get<int32_t> would wrap 4294967297 to 1.
+        if (x.is_number_unsigned() ? x.get<std::uint64_t>() > 0x7fffffffULL
+                                   : (x.get<std::int64_t>() < 0 || x.get<std::int64_t>() > 0x7fffffffLL))
+            throw Error(ErrorCode::BadInput, "token id " + x.dump() + " is outside 0 .. 2147483647", file, key);
+        ids.push_back(static_cast<std::int32_t>(x.get<std::int64_t>()));
     }
     return ids;
 }
@@ -123,11 +128,9 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
             int len = model.info().defaultSegmentLen;
             for (const char* key : {"segment_length", "tgt_len"})
                 if (const auto l = input.find(key); l != input.end() && l->is_number_integer()) {
-                    len = l->get<int>();
+                    len = checkedSegmentLength(l->get<long long>(), model.info().maxSegmentLen, inputFile, key);
                     break;
                 }
-            if (len <= 0)
-                throw Error(ErrorCode::BadInput, "segment length must be positive", inputFile, "segment_length");
             for (std::size_t b = 0; b < all.size(); b += static_cast<std::size_t>(len))
                 segments.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(b),
                                       all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), b + len)));
@@ -142,7 +145,8 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
                 throw Error(ErrorCode::BadInput, "must be an integer", inputFile, key);
             return it->get<int>();
         };
-        options.memLen = intKey("mem_len");
+        if (const auto m = intKey("mem_len"))
+            options.memLen = checkedMemoryLength(*m, inputFile, "mem_len");
         options.clampLen = intKey("clamp_len");
         if (const auto it = input.find("same_length"); it != input.end() && !it->is_null()) {
             if (!it->is_boolean())
@@ -170,6 +174,11 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
         if (s.empty())
             throw Error(ErrorCode::BadInput, "a segment is empty", inputFile);
 
+    std::size_t longest = 0;
+    for (const auto& seg : segments)
+        longest = std::max(longest, seg.size());
+    checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
+                 true, "the dump of " + inputFile);
     std::vector<OutputTensor> out;
     DumpObserver observer(model.info().family, out);
     try {

@@ -3,6 +3,7 @@
 
 #include "util/error.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -11,6 +12,9 @@ namespace attnscope::core {
 
 std::string readTextFile(const std::string& path)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(ErrorCode::Io, "is a folder, not a file", path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error(ErrorCode::Io, "cannot open file", path);
@@ -26,7 +30,7 @@ nlohmann::json readJsonFile(const std::string& path)
     const std::string text = readTextFile(path);
     try {
         return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) { // malformed, or a number such as 1e400 out of range
         throw Error(ErrorCode::BadJson, std::string("not valid JSON (") + e.what() + ")", path);
     }
 }

@@ -115,6 +115,12 @@ TEST_CASE("attnscope-cli errors exit non-zero and say what is wrong", "[cli][err
     CHECK(r.err.find("bad.json") != std::string::npos);
     CHECK(r.err.find("JSON") != std::string::npos);
 
+    // A folder given as the text file: an error, not an empty result.
+    r = runCli({"tokenize", "--tokenizer", (test::testdataDir() / "gpt2-tokenizer").string(), "--text-file", tmp.path().string()});
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("is a folder") != std::string::npos);
+    CHECK(r.out.empty());
+
     r = runCli({"tokenize", "--tokenizer", tmp.path().string(), "--text", "hi"});
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("no tokenizer files") != std::string::npos);

@@ -1,0 +1,52 @@
+// Run limits: the caps and the memory estimate.
+#include "model/run_limits.h"
+
+#include "util/error.h"
+#include "util/memory_info.h"
+
+namespace attnscope::core {
+
+int checkedMemoryLength(long long value, const std::string& file, const std::string& key)
+{
+    if (value < 0 || value > kMaxMemoryLength)
+        throw Error(ErrorCode::BadInput, "memory length " + std::to_string(value) + " is outside 0 .. " +
+                                             std::to_string(kMaxMemoryLength) + " tokens", file, key);
+    return static_cast<int>(value);
+}
+
+int checkedSegmentLength(long long value, int modelMaximum, const std::string& file, const std::string& key)
+{
+    const long long limit = std::min<long long>(kMaxSegmentLength, modelMaximum);
+    if (value < 1 || value > limit)
+        throw Error(ErrorCode::BadInput, "segment length " + std::to_string(value) + " is outside 1 .. " +
+                                             std::to_string(limit) + " tokens" +
+                                             (limit == modelMaximum ? " (this model's limit)" : ""), file, key);
+    return static_cast<int>(value);
+}
+
+std::uint64_t estimateRunBytes(const ModelInfo& info, int memLen, int segmentLen, bool keepProbabilities)
+{
+    const double f = sizeof(float), L = info.layers, H = info.heads, D = info.dHead;
+    const double k = static_cast<double>(memLen) + segmentLen;
+    double bytes = 0;
+    if (info.family == ModelFamily::TransfoXL) // memory rows, their keys and values; relative tables over k distances
+        bytes = L * (static_cast<double>(memLen) * (info.dModel + 2 * H * D) + (static_cast<double>(memLen) + 1.5 * k) * H * D) * f;
+    else // the key/value cache of the carried tokens and the segment
+        bytes = L * k * 2 * info.kvHeads * D * f;
+    if (keepProbabilities) // one layer's probabilities (and four terms for Transformer-XL) at a time
+        bytes += H * segmentLen * k * f * (info.hasRelativeTerms ? 5 : 1);
+    return static_cast<std::uint64_t>(bytes);
+}
+
+void checkRunFits(const ModelInfo& info, int memLen, int segmentLen, bool keepProbabilities, const std::string& what)
+{
+    const auto need = estimateRunBytes(info, memLen, segmentLen, keepProbabilities);
+    const auto available = availableMemoryBytes();
+    if (available > 0 && need > available / 2)
+        throw Error(ErrorCode::BadInput, what + " with memory " + std::to_string(memLen) + " and segments of " +
+                                             std::to_string(segmentLen) + " tokens would need about " + formatBytes(need) +
+                                             ", more than half of the " + formatBytes(available) +
+                                             " available; use a shorter memory or segment");
+}
+
+} // namespace attnscope::core

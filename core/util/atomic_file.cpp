@@ -1,0 +1,79 @@
+// AtomicFile: POSIX open / write / fsync / rename, every result checked.
+#include "util/atomic_file.h"
+
+#include "util/error.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace attnscope::core {
+
+namespace {
+std::string reason()
+{
+    return std::strerror(errno);
+}
+} // namespace
+
+AtomicFile::AtomicFile(std::string path)
+    : m_path(std::move(path))
+{
+    static std::atomic<unsigned> counter{0};
+    m_temp = m_path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (m_fd < 0)
+        throw Error(ErrorCode::Io, "cannot create the file (" + reason() + ")", m_path);
+}
+
+AtomicFile::~AtomicFile()
+{
+    if (m_fd >= 0) {
+        ::close(m_fd);
+        ::unlink(m_temp.c_str());
+    }
+}
+
+void AtomicFile::write(const void* data, std::size_t bytes)
+{
+    const auto* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::write(m_fd, p, bytes);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw Error(ErrorCode::Io, "could not write (" + reason() + "); the previous file is unchanged", m_path);
+        }
+        p += n;
+        bytes -= static_cast<std::size_t>(n);
+    }
+}
+
+void AtomicFile::commit()
+{
+    if (::fsync(m_fd) != 0)
+        throw Error(ErrorCode::Io, "could not write (" + reason() + "); the previous file is unchanged", m_path);
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) {
+        ::unlink(m_temp.c_str());
+        throw Error(ErrorCode::Io, "could not write (" + reason() + "); the previous file is unchanged", m_path);
+    }
+    if (std::rename(m_temp.c_str(), m_path.c_str()) != 0) {
+        const std::string why = reason();
+        ::unlink(m_temp.c_str());
+        throw Error(ErrorCode::Io, "could not replace the file (" + why + ")", m_path);
+    }
+}
+
+void writeFileAtomically(const std::string& path, const std::string& text)
+{
+    AtomicFile f(path);
+    f.write(text);
+    f.commit();
+}
+
+} // namespace attnscope::core

@@ -1,0 +1,240 @@
+// The reliability campaign's findings, each as a hand-made input of the same kind: a clear error naming the file
+// (and key), never a crash, a wrong result or a damaged earlier file.
+#include "analysis/relpos_scan.h"
+#include "io/safetensors.h"
+#include "model/model_loader.h"
+#include "model/run_limits.h"
+#include "run/reference_dump.h"
+#include "test_support.h"
+#include "tokenize/tokenizer.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+template <typename Fn>
+std::string errorOf(Fn&& fn)
+{
+    try {
+        fn();
+    } catch (const core::Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+fs::path copyCase(const test::TempDir& tmp, const std::string& name)
+{
+    const auto dst = tmp / name;
+    fs::copy(test::testdataDir() / name, dst);
+    for (const auto& e : fs::directory_iterator(dst))
+        fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+    return dst;
+}
+
+// A scan result of a small model, saved and loaded back as tensors to damage.
+std::vector<core::OutputTensor> savedScan(const test::TempDir& tmp, std::map<std::string, std::string>& metadata)
+{
+    const auto m = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    core::ScanOptions opt;
+    opt.segmentLen = 8;
+    opt.terms = "";
+    core::RelposScanner scanner(*m.model, opt);
+    const std::vector<std::int32_t> ids{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    scanner.feed(ids);
+    const auto r = scanner.finish();
+    const auto path = (tmp / "scan.safetensors").string();
+    r.save(path);
+    metadata = core::SafetensorsFile(path).metadata();
+    auto tensors = test::loadAll(path);
+    // loadAll reads float32: keep the exact doubles where the file has them.
+    const core::SafetensorsFile f(path);
+    for (auto& t : tensors)
+        if (const auto* info = f.find(t.name); info && info->dtype == core::DType::F64) {
+            t.storeAs = core::DType::F64;
+            t.data64 = core::readAsDouble(f, *info);
+        }
+    return tensors;
+}
+} // namespace
+
+TEST_CASE("scan results: profiles of different shapes, non-finite sums and broken metadata are refused by name",
+          "[reliability][scan]")
+{
+    test::TempDir tmp;
+    std::map<std::string, std::string> md;
+    auto tensors = savedScan(tmp, md);
+    const auto damaged = (tmp / "damaged.safetensors").string();
+    // A second profile with another shape (the campaign's out-of-bounds reads).
+    auto twoProfiles = tensors;
+    for (const auto& t : tensors)
+        if (t.name == "relpos.full.sum") {
+            auto other = t;
+            other.name = "relpos.term_a.sum";
+            other.shape[1] += 1;
+            other.data64.resize(static_cast<std::size_t>(core::shapeNumel(other.shape)));
+            twoProfiles.push_back(other);
+        }
+    auto md2 = md;
+    md2["profiles"] = "full,term_a";
+    core::writeSafetensors(damaged, twoProfiles, md2);
+    CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }),
+               Catch::Contains("damaged.safetensors") && Catch::Contains("different shapes"));
+    // A NaN sum.
+    auto nan = tensors;
+    for (auto& t : nan)
+        if (t.name == "relpos.full.sum")
+            t.data64[0] = std::nan("");
+    core::writeSafetensors(damaged, nan, md);
+    CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }), Catch::Contains("relpos.full.sum") && Catch::Contains("non-finite"));
+    // Metadata that is not a number.
+    auto md3 = md;
+    md3["tokens"] = "abc";
+    core::writeSafetensors(damaged, tensors, md3);
+    CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }), Catch::Contains("damaged.safetensors") && Catch::Contains("tokens"));
+}
+
+TEST_CASE("a memory length or segment length from a file or the command line is capped before anything is allocated",
+          "[reliability][limits]")
+{
+    test::TempDir tmp;
+    const auto dir = test::testdataDir() / "txl-tiny";
+    const auto m = core::loadModel(dir.string());
+    auto input = core::readJsonFile((dir / "input.json").string());
+    input["mem_len"] = 2147483647;
+    CHECK_THAT(errorOf([&] { core::dumpReference(*m.model, input, "in.json"); }),
+               Catch::Contains("in.json") && Catch::Contains("mem_len") && Catch::Contains("memory length 2147483647"));
+    input["mem_len"] = 8;
+    input["segment_length"] = 100000000;
+    input.erase("segments");
+    CHECK_THAT(errorOf([&] { core::dumpReference(*m.model, input, "in.json"); }),
+               Catch::Contains("in.json") && Catch::Contains("segment length 100000000"));
+    // A scan asking for more memory than the machine has is refused with the amount.
+    core::ScanOptions opt;
+    opt.memLen = static_cast<int>(core::kMaxMemoryLength);
+    opt.segmentLen = 1000;
+    const auto gpt2 = core::loadModel((test::testdataDir() / "llama-gqa").string());
+    CHECK_THAT(errorOf([&] { core::RelposScanner(*gpt2.model, opt); }), Catch::Contains("would need about"));
+    opt.memLen = -5;
+    CHECK_THAT(errorOf([&] { core::RelposScanner(*gpt2.model, opt); }), Catch::Contains("memory length -5"));
+    // A config with a memory of 2^31 - 1.
+    const auto folder = copyCase(tmp, "txl-tiny");
+    auto config = core::readJsonFile((folder / "config.json").string());
+    config["mem_len"] = 99999999;
+    std::ofstream(folder / "config.json") << config.dump();
+    CHECK_THAT(errorOf([&] { core::loadModel(folder.string()); }),
+               Catch::Contains("config.json") && Catch::Contains("mem_len") && Catch::Contains("99999999"));
+}
+
+TEST_CASE("JSON that cannot be read names its file: numbers out of range, folders, wrong types", "[reliability][json]")
+{
+    test::TempDir tmp;
+    const auto folder = copyCase(tmp, "txl-tiny");
+    std::ofstream(folder / "config.json") << R"({"model_type": "transfo-xl", "d_model": 1e400})";
+    CHECK_THAT(errorOf([&] { core::loadModel(folder.string()); }), Catch::Contains("config.json") && Catch::Contains("1e400"));
+    std::ofstream(tmp / "input.json") << R"({"token_ids": [1, 2], "mem_len": 1e400})";
+    CHECK_THAT(errorOf([&] { core::readJsonFile((tmp / "input.json").string()); }), Catch::Contains("input.json"));
+    // A folder where config.json should be a file.
+    fs::create_directories(tmp / "weird" / "config.json");
+    CHECK_THAT(errorOf([&] { core::readJsonFile((tmp / "weird" / "config.json").string()); }),
+               Catch::Contains("config.json") && Catch::Contains("is a folder"));
+    CHECK_THAT(errorOf([&] { core::readTextFile(tmp.path().string()); }), Catch::Contains("is a folder"));
+    // A safetensors header with a number out of range.
+    const std::string header = R"({"a": {"dtype": "F32", "shape": [1e400], "data_offsets": [0, 4]}})";
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i)
+        bytes[static_cast<std::size_t>(i)] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+    test::writeBytes(tmp / "h.safetensors", bytes + header + std::string(4, '\0'));
+    CHECK_THAT(errorOf([&] { core::SafetensorsFile((tmp / "h.safetensors").string()); }), Catch::Contains("h.safetensors"));
+    // tokenizer.json with a merge that is not a string pair names the key.
+    std::ofstream(tmp / "tokenizer.json")
+        << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", 7]]}})";
+    CHECK_THAT(errorOf([&] { core::loadTokenizer((tmp / "tokenizer.json").string()); }),
+               Catch::Contains("tokenizer.json") && Catch::Contains("merges"));
+}
+
+TEST_CASE("silent wrong results are refused: NaN weights, token ids past 32 bits", "[reliability][model]")
+{
+    test::TempDir tmp;
+    const auto folder = copyCase(tmp, "gpt2-tiny");
+    auto weights = test::loadAll((folder / "model.safetensors").string());
+    for (auto& w : weights)
+        if (w.name == "h.0.mlp.c_fc.weight")
+            w.data[5] = std::numeric_limits<float>::infinity();
+    core::writeSafetensors((folder / "model.safetensors").string(), weights);
+    CHECK_THAT(errorOf([&] { core::loadModel(folder.string()); }),
+               Catch::Contains("h.0.mlp.c_fc.weight") && Catch::Contains("NaN or infinite") && Catch::Contains("element 5"));
+
+    const auto m = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    nlohmann::json input{{"token_ids", {1, 4294967297ULL}}};
+    CHECK_THAT(errorOf([&] { core::dumpReference(*m.model, input, "in.json"); }),
+               Catch::Contains("4294967297") && Catch::Contains("in.json"));
+}
+
+TEST_CASE("checkpoints with integer buffers load; empty tensors read without touching memory", "[reliability][model]")
+{
+    test::TempDir tmp;
+    const auto folder = copyCase(tmp, "gpt2-tiny");
+    auto weights = test::loadAll((folder / "model.safetensors").string());
+    const auto before = core::loadModel(folder.string()).model->info().parameterCount;
+    // An empty float tensor next to the weights (written as zero elements).
+    weights.push_back({"extra.empty", {0, 4}, {}});
+    core::writeSafetensors((folder / "model.safetensors").string(), weights);
+    CHECK(core::loadModel(folder.string()).model->info().parameterCount == before);
+    CHECK(core::readAsFloat(core::SafetensorsFile((folder / "model.safetensors").string()),
+                            *core::SafetensorsFile((folder / "model.safetensors").string()).find("extra.empty"))
+              .empty());
+    // Shapes whose product overflows 64 bits are too large, not negative.
+    CHECK(core::shapeNumel({1LL << 40, 1LL << 40}) == std::numeric_limits<std::int64_t>::max());
+}
+
+TEST_CASE("a failed write leaves the previous file intact", "[reliability][atomic]")
+{
+    test::TempDir tmp;
+    const auto path = (tmp / "result.safetensors").string();
+    core::writeSafetensors(path, {{"a", {2}, {1.0f, 2.0f}}});
+    const std::string before = test::readBytes(path);
+    // The file size limit stands in for a full disk: writes past it fail (EFBIG) instead of killing us.
+    struct rlimit old {};
+    getrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old;
+    small.rlim_cur = 4096;
+    setrlimit(RLIMIT_FSIZE, &small);
+    std::vector<float> big(100000, 3.0f);
+    const std::string message = errorOf([&] { core::writeSafetensors(path, {{"big", {100000}, big}}); });
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, SIG_DFL);
+    CHECK_THAT(message, Catch::Contains("result.safetensors") && Catch::Contains("previous file is unchanged"));
+    CHECK(test::readBytes(path) == before);
+    // No temporary file is left behind.
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path()))
+        ++files;
+    CHECK(files == 1);
+    // An unwritable folder: a clear message, nothing created.
+    CHECK_THAT(errorOf([&] { core::writeFileAtomically((tmp / "missing" / "x.json").string(), "{}"); }),
+               Catch::Contains("x.json") && Catch::Contains("cannot create"));
+}
+
+TEST_CASE("one long word tokenizes in linear time (priority-queue BPE)", "[reliability][tokenizer]")
+{
+    // The campaign's quadratic case: a megabyte without a space (a minified blob). ctest's timeout is the bound.
+    const auto tok = core::loadTokenizer((test::testdataDir() / "tokenizers" / "llama3").string());
+    std::string word;
+    word.reserve(1 << 20);
+    for (int i = 0; word.size() < (1 << 20); ++i)
+        word += static_cast<char>('a' + (i * 7 + i / 26) % 26);
+    const auto tokens = tok->encode(word);
+    CHECK(tokens.size() > 1000);
+    CHECK(tokens.back().end == word.size());
+}
