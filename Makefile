@@ -3,7 +3,8 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build run test bench screenshots clean
+.PHONY: deps configure build run test bench screenshots fuzz sanitize clean
+SECONDS ?= 60
 
 deps:
 	@bash tools/install-deps.sh
@@ -24,6 +25,21 @@ test: build
 bench: build
 	bash bench/run_benchmarks.sh $(BUILD)
 
+# libFuzzer campaigns (clang, ASan + UBSan): every parser's harness for SECONDS seconds; findings in build-fuzz.
+fuzz: deps
+	@bash tools/install-deps.sh clang libclang-rt-14-dev libomp-dev
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DATTNSCOPE_FUZZ=ON -DATTNSCOPE_BUILD_GUI=OFF \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	bash tests/fuzz/run_fuzzers.sh build-fuzz $(SECONDS)
+
+# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer, in a build folder of its own.
+sanitize: deps
+	@cmake -S . -B build-sanitize -DATTNSCOPE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build-sanitize -j $(JOBS)
+	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
 # Regenerates docs/images: the real window under Xvfb (installed by deps), then docs/models.md's Fig. 5/7 pictures.
 screenshots: build
 	xvfb-run -a -s "-screen 0 1280x800x24 -dpi 96" ./$(BUILD)/app/attnscope-docshots docs/images ../shared/data/wikitext-2/valid.txt
@@ -32,4 +48,4 @@ screenshots: build
 	  --export docs/images/models-txl-fig$$f.png; done
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-fuzz build-sanitize

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attnscope needs to build, test and run, if any are missing.
 set -euo pipefail
+# Extra package names given as arguments are installed too (make fuzz adds clang and its runtimes).
 packages=(cmake make g++ qt6-base-dev qt6-svg-dev libqcustomplot-dev libeigen3-dev libspdlog-dev
-          catch2 nlohmann-json3-dev fonts-dejavu-core xvfb xauth)
+          catch2 nlohmann-json3-dev fonts-dejavu-core xvfb xauth "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -165,6 +165,17 @@ void DisplayPanel::showBands()
     }
 }
 
+QString DisplayPanel::bandSplitText() const
+{
+    return m_bands ? m_split->text().trimmed() : QString();
+}
+
+void DisplayPanel::setBandSplitText(const QString& text)
+{
+    m_split->setText(text);
+    applyBandSplit();
+}
+
 void DisplayPanel::applyBandSplit()
 {
     if (!m_bands)

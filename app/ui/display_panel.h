@@ -35,8 +35,10 @@ public:
     // A new model: Transformer-XL gets its term boxes, a rotary model band boxes (three equal bands), any other model
     // disabled boxes that say why; the selection goes back to full attention.
     void setModel(const core::ModelInfo& model);
-    // Rotary models: the bands the boxes select (nullopt for other models).
+    // Rotary models: the bands the boxes select (nullopt for other models), and the wavelengths typed for them.
     const std::optional<core::BandSplit>& bands() const { return m_bands; }
+    QString bandSplitText() const;
+    void setBandSplitText(const QString& text); // applies it (emits bandsChanged when the split changes)
     void setTerms(const core::TermSelection& terms); // shows without emitting
     core::TermSelection terms() const;
     void setHighlight(double fraction, HighlightScope scope); // shows without emitting

@@ -294,7 +294,8 @@ QString MainWindow::saveSession(const QString& pathIn)
     if (!m_compute->model())
         return tr("Open a model before saving a session.");
     const QString path = withSessionExtension(pathIn);
-    SessionState s{m_compute->model()->spec, m_textPanel->text(), m_selection, m_displayPanel->settings(), {}};
+    SessionState s{m_compute->model()->spec, m_textPanel->text(), m_selection, m_displayPanel->settings(), {},
+                   m_displayPanel->bandSplitText()};
     if (m_relpos->scan()) {
         // The scan travels as a scan-result file next to the session.
         const QString scanPath = path + QStringLiteral(".scan.safetensors");

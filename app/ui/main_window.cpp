@@ -309,8 +309,11 @@ void MainWindow::applySession(const SessionState& s)
     // Values that depend on the model are checked against it; anything out of range falls back with a message.
     const auto& info = m_compute->model()->info();
     QStringList problems;
+    if (!info.rotaryFrequencies.empty() && !s.bandSplit.isEmpty())
+        m_displayPanel->setBandSplitText(s.bandSplit); // before the terms: a new split resets them
     m_selection = validatedSelection(s, info.layers, info.heads, static_cast<int>(result()->capture->segments.size()),
-                                     info.hasRelativeTerms, problems);
+                                     info.hasRelativeTerms || !info.rotaryFrequencies.empty(), problems);
+    m_selection.bands = m_displayPanel->bands();
     m_headsPanel->setSelection(m_selection);
     m_displayPanel->setSettings(s.display);
     m_displayPanel->setHighlight(m_selection.topFraction, m_selection.highlightScope);

@@ -127,6 +127,8 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.display.values); }},
         {"view.highlight", [](const SessionState& s) { return QJsonValue(s.display.highlight); },
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.display.highlight); }},
+        {"view.bandSplit", [](const SessionState& s) { return s.bandSplit.isEmpty() ? QJsonValue() : QJsonValue(s.bandSplit); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.bandSplit); }},
         {"scan", [](const SessionState& s) { return s.scanFile.isEmpty() ? QJsonValue() : QJsonValue(s.scanFile); },
          [](SessionState& s, const QJsonValue& v) -> QString {
              if (const QString e = expectString(v, s.scanFile); !e.isEmpty())

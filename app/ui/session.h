@@ -17,6 +17,7 @@ struct SessionState {
     ViewSelection selection;
     DisplaySettings display;
     QString scanFile; // file name of the scan result next to the session ("" = none)
+    QString bandSplit; // rotary models: the wavelengths typed in the Display dock ("" = three equal bands)
 };
 
 // The extension sessions carry; added by saveSessionFile when the path has none.

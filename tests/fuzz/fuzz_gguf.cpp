@@ -1,0 +1,30 @@
+// Fuzz harness: the GGUF reader (header, typed metadata, tensor table), the model configuration read from it, its
+// vocabulary, and dequantisation of every tensor through a Checkpoint.
+#include "fuzz_support.h"
+#include "io/checkpoint.h"
+#include "io/gguf.h"
+#include "model/config.h"
+#include "tokenize/tokenizer_formats.h"
+#include "util/error.h"
+
+using namespace attnscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    const auto path = fuzz::writeInput(data, size, "model.gguf");
+    try {
+        const auto weights = core::Checkpoint::openGguf(path);
+        try {
+            (void)core::ggufModelConfig(*weights->gguf());
+        } catch (const core::Error&) {
+        }
+        try {
+            (void)core::tokenizerFromGguf(*weights->gguf())->encode("Hello world, 123!");
+        } catch (const core::Error&) {
+        }
+        for (const auto& name : weights->names())
+            (void)weights->get(name);
+    } catch (const core::Error&) {
+    }
+    return 0;
+}
