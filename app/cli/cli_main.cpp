@@ -230,16 +230,7 @@ int cmdMerge(int argc, char** argv)
         throw Error(ErrorCode::BadInput, "merge needs --out");
     if (inputs.empty())
         throw Error(ErrorCode::BadInput, "merge needs at least one scan result");
-    ScanResult merged = ScanResult::load(inputs[0]);
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
-        try {
-            merged.merge(ScanResult::load(inputs[i]));
-        } catch (const Error& e) {
-            if (e.file().empty())
-                throw Error(e.code(), e.message(), inputs[i]);
-            throw;
-        }
-    }
+    const ScanResult merged = mergeScanFiles(inputs); // shards: all N of one corpus, each once
     merged.save(out);
     std::fprintf(stderr, "merged %zu results (%lld tokens); wrote %s\n", inputs.size(),
                  static_cast<long long>(merged.tokens), out.c_str());

@@ -382,53 +382,174 @@ std::pair<std::int64_t, std::int64_t> shardByteRange(const std::string& path, in
     return {begin, std::max(begin, end)};
 }
 
+namespace {
+// Reads [begin, end) of a file line by line (a line ends after its '\n') and hands each line's token ids on; the
+// stream is the same whichever byte a reader starts at, as long as it starts at a line. `take` returns false to stop.
+void forEachLineTokens(std::ifstream& in, const Tokenizer& tokenizer, std::int64_t begin, std::int64_t end,
+                       const std::function<bool(std::span<const std::int32_t>, std::int64_t)>& take)
+{
+    in.clear();
+    in.seekg(begin);
+    std::string line;
+    std::vector<std::int32_t> ids;
+    std::int64_t pos = begin;
+    while (pos < end && std::getline(in, line)) {
+        pos += static_cast<std::int64_t>(line.size()) + (in.eof() ? 0 : 1);
+        if (!in.eof())
+            line.push_back('\n');
+        ids.clear();
+        for (const auto& t : tokenizer.encode(line))
+            ids.push_back(t.id);
+        if (!take(ids, pos))
+            return;
+    }
+}
+
+// A cheap identity of a corpus file: its size and an FNV-1a hash of its first and last MiB.
+std::string corpusDigest(std::ifstream& in, std::int64_t size)
+{
+    std::uint64_t h = 1469598103934665603ULL;
+    auto mix = [&](std::int64_t from, std::int64_t n) {
+        std::string buf(static_cast<std::size_t>(n), '\0');
+        in.clear();
+        in.seekg(from);
+        in.read(buf.data(), n);
+        for (char c : buf)
+            h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    };
+    const std::int64_t mib = 1 << 20;
+    mix(0, std::min(size, mib));
+    if (size > mib)
+        mix(std::max(mib, size - mib), std::min(mib, size - mib));
+    char out[17];
+    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+    return out;
+}
+} // namespace
+
 ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
                         const ScanOptions& options, int shardIndex, int shardCount)
 {
+    // Shard I of N owns the segments that start in its byte range: segment boundaries are counted in tokens over
+    // the whole file (the shard tokenizes, without running, the text before it), so the shards together run exactly
+    // the segments of a single scan. A shard runs past its range to finish its last segment.
     const auto [begin, end] = shardByteRange(path, shardIndex, shardCount);
+    std::error_code ec;
+    const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
     std::ifstream in(path, std::ios::binary);
-    if (!in)
+    if (!in || ec)
         throw Error(ErrorCode::Io, "cannot open the text file", path);
-    ScanOptions opt = options;
-    RelposScanner scanner(model, opt);
-    in.clear();
-    in.seekg(begin);
-    constexpr std::size_t kChunk = 1 << 20;
-    std::string carry, buf(kChunk, '\0');
-    std::int64_t pos = begin;
-    std::vector<std::int32_t> ids;
-    bool more = true;
-    while (pos < end && more) {
-        const auto want = static_cast<std::size_t>(std::min<std::int64_t>(kChunk, end - pos));
-        in.read(buf.data(), static_cast<std::streamsize>(want));
-        const auto got = static_cast<std::size_t>(in.gcount());
-        if (got == 0)
-            break;
-        pos += static_cast<std::int64_t>(got);
-        carry.append(buf.data(), got);
-        // Tokenize whole lines only; the unfinished last line waits for the next chunk.
-        const auto nl = carry.rfind('\n');
-        const std::size_t cut = pos >= end ? carry.size() : (nl == std::string::npos ? 0 : nl + 1);
-        if (cut == 0)
-            continue;
-        ids.clear();
-        for (const auto& t : tokenizer.encode(std::string_view(carry).substr(0, cut)))
-            ids.push_back(t.id);
-        carry.erase(0, cut);
-        // Estimate the total from the tokens-per-byte rate so far.
-        const double rate = static_cast<double>(scanner.tokensDone() + static_cast<std::int64_t>(ids.size())) /
-                            static_cast<double>(std::max<std::int64_t>(1, pos - begin));
-        std::int64_t estimate = static_cast<std::int64_t>(rate * static_cast<double>(end - begin));
-        if (options.maxTokens >= 0)
-            estimate = std::min(estimate, options.maxTokens);
-        scanner.setTotalEstimate(estimate);
-        more = scanner.feed(ids);
-    }
+    const std::int64_t C = options.segmentLen;
+    auto countTokens = [&](std::int64_t upTo) {
+        std::int64_t n = 0;
+        forEachLineTokens(in, tokenizer, 0, upTo, [&](std::span<const std::int32_t> ids, std::int64_t) {
+            n += static_cast<std::int64_t>(ids.size());
+            return true;
+        });
+        return n;
+    };
+    auto segmentStartAtOrAfter = [&](std::int64_t token) { return C > 0 ? (token + C - 1) / C * C : token; };
+    const std::int64_t before = begin == 0 ? 0 : countTokens(begin); // tokens of the earlier shards' text
+    const std::int64_t first = segmentStartAtOrAfter(before);
+    const std::int64_t limit = options.maxTokens >= 0 ? options.maxTokens : std::numeric_limits<std::int64_t>::max();
+    // Where the next shard starts (tokens), found on the way: the first segment boundary at or after the tokens before `end`.
+    std::int64_t stopAt = limit; // global token index this shard stops before
+    const bool last = end >= size;
+
+    RelposScanner scanner(model, options.maxTokens >= 0 ? [&] { auto o = options; o.maxTokens = -1; return o; }() : options);
+    std::int64_t token = before; // global index of the next token read
+    if (!last) // the tokens before `end`, for the stop point (the prefix is counted again: one tokenizer pass)
+        stopAt = std::min(limit, segmentStartAtOrAfter(countTokens(end)));
+    scanner.setTotalEstimate(last && options.maxTokens < 0 ? 0 : std::max<std::int64_t>(0, stopAt - first));
+    forEachLineTokens(in, tokenizer, begin, size, [&](std::span<const std::int32_t> ids, std::int64_t pos) {
+        // Tokens before `first` belong to the previous shard's last segment.
+        std::int64_t from = std::max<std::int64_t>(0, first - token);
+        std::int64_t to = std::min<std::int64_t>(static_cast<std::int64_t>(ids.size()), stopAt - token);
+        if (from < to)
+            scanner.feed(ids.subspan(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)));
+        token += static_cast<std::int64_t>(ids.size());
+        if (last && options.maxTokens < 0) // progress against the bytes of the last shard
+            scanner.setTotalEstimate(static_cast<std::int64_t>(static_cast<double>(scanner.tokensDone()) /
+                                                               std::max<double>(1.0, static_cast<double>(pos - begin)) *
+                                                               static_cast<double>(size - begin)));
+        return token < stopAt && !(options.stop && options.stop->stopRequested());
+    });
     auto result = scanner.finish();
     result.metadata["text"] = std::filesystem::path(path).filename().string();
-    if (shardCount > 1)
+    result.metadata["corpus_bytes"] = std::to_string(size);
+    result.metadata["corpus_digest"] = corpusDigest(in, size);
+    result.metadata["max_tokens"] = std::to_string(options.maxTokens);
+    if (shardCount > 1) {
         result.metadata["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+        result.metadata["first_token"] = std::to_string(first);
+    }
     return result;
+}
+
+ScanResult mergeScanFiles(const std::vector<std::string>& paths)
+{
+    if (paths.empty())
+        throw Error(ErrorCode::BadInput, "nothing to merge");
+    std::vector<ScanResult> parts;
+    for (const auto& p : paths)
+        parts.push_back(ScanResult::load(p));
+    // Shards of one corpus must all be there, once each, and agree on the corpus.
+    int count = 0;
+    std::map<int, std::string> seen;
+    const ScanResult* reference = nullptr; // the first shard: the corpus every other must match
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const auto it = parts[i].metadata.find("shard");
+        if (it == parts[i].metadata.end())
+            continue;
+        int index = 0, n = 0;
+        if (std::sscanf(it->second.c_str(), "%d/%d", &index, &n) != 2 || index < 1 || index > n)
+            throw Error(ErrorCode::CorruptFile, "metadata \"shard\" is not I/N: \"" + it->second + "\"", paths[i], "shard");
+        if (!reference) {
+            reference = &parts[i];
+            count = n;
+        } else if (n != count) {
+            throw Error(ErrorCode::BadInput, "is shard " + it->second + ", but the other shards are of " + std::to_string(count), paths[i]);
+        }
+        if (seen.count(index))
+            throw Error(ErrorCode::BadInput, "shard " + std::to_string(index) + "/" + std::to_string(n) +
+                                                 " is given twice (also " + seen[index] + ")", paths[i]);
+        seen[index] = paths[i];
+        for (const char* key : {"text", "corpus_bytes", "corpus_digest"}) {
+            auto valueOf = [key](const ScanResult& r) {
+                const auto v = r.metadata.find(key);
+                return v == r.metadata.end() ? std::string("?") : v->second;
+            };
+            const std::string a = valueOf(parts[i]), r = valueOf(*reference);
+            if (a != r)
+                throw Error(ErrorCode::BadInput, "is a shard of another corpus (" + std::string(key) + " " + a + " vs " + r + ")",
+                            paths[i]);
+        }
+    }
+    if (count > 0) {
+        if (seen.size() != parts.size())
+            throw Error(ErrorCode::BadInput, "cannot merge shards with results that are not shards of the same corpus");
+        std::string missing;
+        for (int k = 1; k <= count; ++k)
+            if (!seen.count(k))
+                missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+        if (!missing.empty())
+            throw Error(ErrorCode::BadInput, "shards " + missing + " of " + std::to_string(count) +
+                                                 " are missing: a merge of some shards is not a scan of the corpus");
+    }
+    ScanResult merged = std::move(parts.front());
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        try {
+            merged.merge(parts[i]);
+        } catch (const Error& e) {
+            throw Error(e.code(), e.message(), paths[i]);
+        }
+    }
+    if (count > 0) {
+        merged.metadata.erase("first_token");
+        merged.metadata["shard"] = "all " + std::to_string(count);
+        merged.metadata["text"] = parts.size() > 1 ? merged.metadata["text"].substr(0, merged.metadata["text"].find(" + ")) : merged.metadata["text"];
+    }
+    return merged;
 }
 
 } // namespace attnscope::core

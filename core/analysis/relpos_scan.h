@@ -86,10 +86,16 @@ private:
 // the next line start, so shards are contiguous, disjoint, line-aligned and cover the file.
 std::pair<std::int64_t, std::int64_t> shardByteRange(const std::string& path, int shardIndex, int shardCount);
 
-// Scans a text file by streaming it (chunks split at line ends), tokenized by `tokenizer`.
-// `shardIndex` / `shardCount` (1-based I of N) scan only the I-th contiguous, line-aligned part of the file.
+// Scans a text file by streaming it line by line, tokenized by `tokenizer`. `shardIndex` / `shardCount` (1-based I
+// of N) scan the segments that start in the I-th contiguous, line-aligned part of the file, counted in tokens over the
+// whole file, so the shards of a file run exactly the segments of one scan (chunks of causal models merge to that
+// scan's result; with a memory, each shard starts its first segment without one). The result's metadata names the
+// corpus (file name, size, a digest of its ends) and the shard.
 ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& path,
                         const ScanOptions& options, int shardIndex = 1, int shardCount = 1);
+// Loads scan results and merges them. Shards must be all N of one corpus (the same file, size and digest), each
+// once; missing or repeated shards are named. Results that are not shards merge freely (scans of different texts).
+ScanResult mergeScanFiles(const std::vector<std::string>& paths);
 // Scans an in-memory text.
 ScanResult scanText(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& text,
                     const ScanOptions& options);

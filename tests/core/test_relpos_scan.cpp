@@ -10,6 +10,7 @@
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -146,7 +147,74 @@ TEST_CASE("scan profiles equal the averages computed directly from the reference
     }
 }
 
-TEST_CASE("a scan result file round-trips, and shards merge to the scan of the parts", "[scan]")
+TEST_CASE("shards run exactly the segments of one scan: chunks merge to the single scan's result", "[scan][shards]")
+{
+    test::TempDir tmp;
+    // A causal model in chunk mode: every chunk is a text of its own, so sharding changes nothing but the order of sums.
+    const auto model = (test::testdataDir() / "llama-gqa" / "model-f32.gguf").string();
+    const auto m = core::loadModel(model);
+    const auto tok = core::loadTokenizer(m.tokenizerSource());
+    const auto textPath = (tmp / "corpus.txt").string();
+    {
+        std::ofstream f(textPath);
+        for (int i = 0; i < 60; ++i)
+            f << "line " << i << " of the corpus: the quick brown fox " << (i % 7 ? "jumps" : "\n") << " over " << i * 13 << "\n";
+    }
+    core::ScanOptions opt;
+    opt.segmentLen = 16;
+    const auto single = core::scanTextFile(*m.model, *tok, textPath, opt);
+    const int N = 4;
+    std::vector<std::string> files;
+    for (int i = 1; i <= N; ++i) {
+        const auto r = core::scanTextFile(*m.model, *tok, textPath, opt, i, N);
+        REQUIRE(r.metadata.at("shard") == std::to_string(i) + "/" + std::to_string(N));
+        files.push_back((tmp / ("shard" + std::to_string(i) + ".st")).string());
+        r.save(files.back());
+    }
+    const auto merged = core::mergeScanFiles(files);
+    CHECK(merged.tokens == single.tokens);
+    CHECK(merged.count == single.count);
+    CHECK(merged.metadata.at("shard") == "all 4");
+    for (const auto& name : single.profileNames) {
+        const auto& a = merged.sums.at(name);
+        const auto& b = single.sums.at(name);
+        for (std::size_t i = 0; i < a.size(); ++i)
+            REQUIRE(a[i] == Approx(b[i]).epsilon(1e-9));
+    }
+    for (const auto& [name, mean] : single.headMeans) {
+        CHECK(merged.headMeans.at(name).queries == mean.queries);
+        for (std::size_t i = 0; i < mean.sum.size(); ++i)
+            REQUIRE(merged.headMeans.at(name).sum[i] == Approx(mean.sum[i]).epsilon(1e-9));
+    }
+    // The order of the files does not matter; the merge of a merge is refused nothing.
+    CHECK(core::mergeScanFiles({files[2], files[0], files[3], files[1]}).tokens == single.tokens);
+
+    // A missing shard, a shard given twice, a shard of another corpus: refused by name.
+    CHECK_THROWS_WITH(core::mergeScanFiles({files[0], files[1], files[3]}), Catch::Contains("shards 3 of 4 are missing"));
+    CHECK_THROWS_WITH(core::mergeScanFiles({files[0], files[1], files[1], files[2], files[3]}),
+                      Catch::Contains("shard2.st") && Catch::Contains("given twice"));
+    {
+        std::ofstream f(textPath, std::ios::app);
+        f << "one more line\n";
+    }
+    const auto otherCorpus = (tmp / "other.st").string();
+    core::scanTextFile(*m.model, *tok, textPath, opt, 2, N).save(otherCorpus);
+    CHECK_THROWS_WITH(core::mergeScanFiles({files[0], otherCorpus, files[2], files[3]}),
+                      Catch::Contains("other.st") && Catch::Contains("another corpus"));
+    const auto otherN = (tmp / "n3.st").string();
+    core::scanTextFile(*m.model, *tok, textPath, opt, 1, 3).save(otherN);
+    CHECK_THROWS_WITH(core::mergeScanFiles({files[0], otherN}), Catch::Contains("n3.st"));
+    // Different settings: refused as before.
+    opt.segmentLen = 8;
+    const auto otherSettings = (tmp / "seg8.st").string();
+    core::scanTextFile(*m.model, *tok, textPath, opt).save(otherSettings);
+    opt.segmentLen = 16;
+    const auto sameText = (tmp / "seg16.st").string();
+    core::scanTextFile(*m.model, *tok, textPath, opt).save(sameText);
+    CHECK_THROWS_WITH(core::mergeScanFiles({sameText, otherSettings}), Catch::Contains("seg8.st"));
+}
+
+TEST_CASE("shards of a Transformer-XL scan cover its token stream exactly", "[scan][shards]")
 {
     test::TempDir tmp;
     const auto dir = wordModel(tmp);
@@ -158,47 +226,19 @@ TEST_CASE("a scan result file round-trips, and shards merge to the scan of the p
     opt.memLen = 8;
     opt.segmentLen = 6;
     opt.terms = "a,b+d";
-
-    const int N = 3;
-    std::vector<core::ScanResult> shards;
-    for (int i = 1; i <= N; ++i) {
-        shards.push_back(core::scanTextFile(*m.model, *tok, textPath, opt, i, N));
-        REQUIRE(shards.back().metadata.at("shard") == std::to_string(i) + "/" + std::to_string(N));
+    const auto single = core::scanTextFile(*m.model, *tok, textPath, opt);
+    std::vector<std::string> files;
+    for (int i = 1; i <= 3; ++i) {
+        files.push_back((tmp / ("s" + std::to_string(i) + ".st")).string());
+        core::scanTextFile(*m.model, *tok, textPath, opt, i, 3).save(files.back());
     }
-    // Each shard saved and loaded again, then merged (as `attnscope-cli merge` does).
-    core::ScanResult merged = [&] {
-        shards[0].save((tmp / "s1.st").string());
-        return core::ScanResult::load((tmp / "s1.st").string());
-    }();
-    for (int i = 1; i < N; ++i) {
-        shards[static_cast<std::size_t>(i)].save((tmp / "s.st").string());
-        merged.merge(core::ScanResult::load((tmp / "s.st").string()));
-    }
-    // The same parts scanned as separate in-memory documents.
-    const std::string text = test::readBytes(textPath);
-    std::int64_t covered = 0;
-    core::ScanResult parts;
-    for (int i = 1; i <= N; ++i) {
-        const auto [b, e] = core::shardByteRange(textPath, i, N);
-        REQUIRE(b == covered); // contiguous and line-aligned
-        REQUIRE((b == 0 || text[static_cast<std::size_t>(b - 1)] == '\n'));
-        covered = e;
-        auto r = core::scanText(*m.model, *tok, text.substr(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)), opt);
-        if (i == 1)
-            parts = std::move(r);
-        else
-            parts.merge(r);
-    }
-    REQUIRE(covered == static_cast<std::int64_t>(text.size()));
-    REQUIRE(merged.tokens == parts.tokens);
-    CHECK(merged.count == parts.count);
-    for (const auto& name : parts.profileNames) {
-        const auto& a = merged.sums.at(name);
-        const auto& b = parts.sums.at(name);
-        for (std::size_t i = 0; i < a.size(); ++i)
-            REQUIRE(a[i] == Approx(b[i]).margin(1e-9));
-    }
+    const auto merged = core::mergeScanFiles(files);
+    // The same segments ran, each query once (each shard's first segment without memory, so its queries see fewer
+    // keys: distance 0 counts every query in both).
+    CHECK(merged.tokens == single.tokens);
     CHECK(merged.profileNames == std::vector<std::string>{"full", "term_a", "term_b+d"});
+    CHECK(merged.count[0] == single.count[0]);
+    CHECK(merged.count[0] == static_cast<double>(single.tokens));
 }
 
 TEST_CASE("a cancelled scan keeps a consistent partial result", "[scan]")
