@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: deps configure build run test bench screenshots fuzz sanitize clean
+.PHONY: deps configure build run test bench screenshots fuzz sanitize cluster-test clean
 SECONDS ?= 60
 
 deps:
@@ -39,6 +39,11 @@ sanitize: deps
 	@cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
+
+# A one-node Slurm cluster on this machine (slurm-wlm and munge, installed by the script; needs root or sudo): the
+# job scripts of tools/slurm scan a built-in model in 4 shards, merge, and are compared with a single scan.
+cluster-test: build
+	bash tests/cluster/run_cluster_test.sh $(BUILD)
 
 # Regenerates docs/images: the real window under Xvfb (installed by deps), then docs/models.md's Fig. 5/7 pictures.
 screenshots: build

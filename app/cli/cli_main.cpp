@@ -145,29 +145,43 @@ int parseInt(const Args& a, const std::string& key, int fallback)
     throw Error(ErrorCode::BadInput, "--" + key + " expects an integer, got \"" + it->second + "\"");
 }
 
-// A progress bar on stderr, redrawn at most ten times a second.
+// A progress bar on stderr, redrawn at most ten times a second. When stderr is a file (a batch job's log), one line
+// per tenth of the work instead, so a day-long scan leaves a short log that still says how far it got.
 class ProgressBar {
 public:
     void update(std::int64_t done, std::int64_t total)
     {
         const auto now = std::chrono::steady_clock::now();
-        if (done < total && now - m_last < std::chrono::milliseconds(100))
+        const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
+        if (m_toLog) {
+            const int tenth = static_cast<int>(frac * 10);
+            if (tenth <= m_lastTenth)
+                return;
+            m_lastTenth = tenth;
+        } else if (done < total && now - m_last < std::chrono::milliseconds(100)) {
             return;
+        }
         m_last = now;
         const double secs = std::chrono::duration<double>(now - m_start).count();
-        const double frac = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 0.0;
         const int width = 30, filled = static_cast<int>(frac * width);
         const double rate = secs > 0 ? static_cast<double>(done) / secs : 0.0;
         const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
-        std::fprintf(stderr, "\r[%s%s] %3.0f%% %lld/%lld tokens, %.0f tokens/s, %.0f s left   ",
+        std::fprintf(stderr, "%s[%s%s] %3.0f%% %lld/%lld tokens, %.0f tokens/s, %.0f s left%s", m_toLog ? "" : "\r",
                      std::string(static_cast<std::size_t>(filled), '#').c_str(),
                      std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100 * frac,
-                     static_cast<long long>(done), static_cast<long long>(total), rate, std::max(0.0, eta));
+                     static_cast<long long>(done), static_cast<long long>(total), rate, std::max(0.0, eta),
+                     m_toLog ? "\n" : "   ");
         std::fflush(stderr);
     }
-    void finish() { std::fprintf(stderr, "\n"); }
+    void finish()
+    {
+        if (!m_toLog)
+            std::fprintf(stderr, "\n");
+    }
 
 private:
+    bool m_toLog = !::isatty(2);
+    int m_lastTenth = 0;
     std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now(), m_last{};
 };
 
