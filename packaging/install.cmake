@@ -2,9 +2,19 @@
 include(GNUInstallDirs)
 set(ATTNSCOPE_APP_ID "io.github.attnscope.attnscope")
 
+# The compute library (private to attnscope) in <libdir>/attnscope, its AVX-512 build in glibc-hwcaps/x86-64-v4
+# below it where the loader looks first on CPUs that have AVX-512; the programs find it through their RUNPATH.
+set(ATTNSCOPE_PRIVATE_LIBDIR ${CMAKE_INSTALL_LIBDIR}/attnscope)
+install(TARGETS attnscope_core LIBRARY DESTINATION ${ATTNSCOPE_PRIVATE_LIBDIR} COMPONENT app)
+if(ATTNSCOPE_CORE_V4)
+  install(TARGETS attnscope_core_v4 LIBRARY DESTINATION ${ATTNSCOPE_PRIVATE_LIBDIR}/glibc-hwcaps/x86-64-v4 COMPONENT app)
+endif()
+file(RELATIVE_PATH bin_to_lib /${CMAKE_INSTALL_BINDIR} /${ATTNSCOPE_PRIVATE_LIBDIR})
 install(TARGETS attnscope-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT app)
+set_target_properties(attnscope-cli PROPERTIES INSTALL_RPATH "$ORIGIN/${bin_to_lib}")
 if(ATTNSCOPE_BUILD_GUI)
   install(TARGETS attnscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT app)
+  set_target_properties(attnscope PROPERTIES INSTALL_RPATH "$ORIGIN/${bin_to_lib}")
 endif()
 # Built-in models live in <prefix>/share/attnscope/models (found relative to the executable).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnscope/models

@@ -42,6 +42,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      [--profile full|term_a|band_1|...] [--model MODEL [--text-file FILE]]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
+  attnscope-cli --version      (also names the instruction set of the compute library in use)
 
 MODEL is a model folder (Hugging Face layout), its config.json, a .gguf file, or builtin:NAME.
 A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, or vocab.txt), one of those
@@ -380,6 +381,11 @@ int main(int argc, char** argv)
                 return 0;
             }
         const std::string command = argc >= 2 ? argv[1] : "";
+        if (command == "--version") {
+            std::cout << "attnscope-cli " << ATTNSCOPE_VERSION << "\ncompute library: "
+                      << attnscope::core::compiledCpuLevel() << "\n";
+            return 0;
+        }
         const auto builtins = attnscope::builtinModelDirs(argv[0]);
         if (command == "dump")
             return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);

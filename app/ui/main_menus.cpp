@@ -3,6 +3,7 @@
 #include "attention_grid_view.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
+#include "util/cpu_features.h"
 #include "comparison_view.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
@@ -193,8 +194,10 @@ void MainWindow::buildMenus()
                            tr("<h3>attnscope %1</h3><p>Look inside transformer attention: token grids, every head "
                               "at a glance, and the Transformer-XL paper's attention figures.</p>"
                               "<p>The built-in models are trained on WikiText-2 (Merity et al. 2016, "
-                              "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>")
-                               .arg(QApplication::applicationVersion()));
+                              "CC BY-SA 3.0); the sample text is an excerpt of its validation set.</p>"
+                              "<p>Compute library: %2.</p>")
+                               .arg(QApplication::applicationVersion(),
+                                    QString::fromStdString(core::compiledCpuLevel())));
     });
 }
 

@@ -51,7 +51,7 @@ bool cpuCanRunThisBuild(const char* program)
 std::string compiledCpuLevel()
 {
 #if defined(__AVX512F__)
-    return "AVX-512";
+    return "x86-64-v4 (AVX-512)";
 #elif defined(__AVX2__) && defined(__FMA__)
     return "x86-64-v3 (AVX2, FMA)";
 #elif defined(__SSE4_2__)

@@ -10,7 +10,8 @@ namespace attnscope::core {
 std::string missingCpuFeatures();
 // For a program's main(): false (after printing why on stderr, naming `program`) when this CPU cannot run the build.
 bool cpuCanRunThisBuild(const char* program);
-// The instruction-set level the core was compiled for, e.g. "x86-64-v3 (AVX2, FMA)".
+// The instruction-set level of the core in use, e.g. "x86-64-v3 (AVX2, FMA)": with the AVX-512 build beside the
+// portable one (core/CMakeLists.txt), the loader's choice for this CPU.
 std::string compiledCpuLevel();
 
 } // namespace attnscope::core

@@ -29,10 +29,11 @@ std::string shellQuote(const std::string& s)
     return q + "'";
 }
 
-RunResult runCli(const std::vector<std::string>& args)
+// `environment`: assignments put before the command, e.g. "GLIBC_TUNABLES=...".
+RunResult runCli(const std::vector<std::string>& args, const std::string& environment = "")
 {
     test::TempDir tmp;
-    std::string cmd = shellQuote(ATTNSCOPE_CLI_PATH);
+    std::string cmd = environment + (environment.empty() ? "" : " ") + shellQuote(ATTNSCOPE_CLI_PATH);
     for (const auto& a : args)
         cmd += " " + shellQuote(a);
     cmd += " >" + shellQuote((tmp / "out").string()) + " 2>" + shellQuote((tmp / "err").string());
@@ -58,6 +59,43 @@ TEST_CASE("attnscope-cli dump reproduces every reference case", "[cli][reference
             REQUIRE(r.exitCode == 0);
             const auto problems = test::referenceMismatches((dir / "expected.safetensors").string(), test::loadAll(out));
             for (const auto& p : problems)
+                FAIL_CHECK(p);
+        }
+    }
+}
+
+// Hides AVX-512 from the dynamic loader, so it loads the portable compute library as on an AVX2-only CPU.
+const std::string kPortableLibrary = "GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F";
+
+TEST_CASE("the compute library for the CPU: AVX-512 where the CPU has it, the portable build otherwise", "[cli][dispatch]")
+{
+    auto r = runCli({"--version"});
+    REQUIRE(r.exitCode == 0);
+#ifdef ATTNSCOPE_CORE_V4
+    __builtin_cpu_init();
+    const bool v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    CHECK_THAT(r.out, Catch::Contains(v4 ? "x86-64-v4" : "x86-64-v3"));
+    r = runCli({"--version"}, kPortableLibrary);
+    REQUIRE(r.exitCode == 0);
+    CHECK_THAT(r.out, Catch::Contains("x86-64-v3"));
+#else
+    CHECK_THAT(r.out, Catch::Contains("compute library"));
+#endif
+}
+
+TEST_CASE("attnscope-cli dump reproduces every reference case with the portable compute library", "[cli][reference][dispatch]")
+{
+    for (const auto& dir : test::referenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            test::TempDir tmp;
+            const auto out = (tmp / "out.safetensors").string();
+            const auto r = runCli({"dump", "--model", dir.string(), "--input", (dir / "input.json").string(), "--out", out},
+                                  kPortableLibrary);
+            INFO(r.err);
+            REQUIRE(r.exitCode == 0);
+            for (const auto& p : test::referenceMismatches((dir / "expected.safetensors").string(), test::loadAll(out)))
                 FAIL_CHECK(p);
         }
     }
