@@ -2,10 +2,12 @@
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
 #include "long_text_bench.h"
+#include "throughput_bench.h"
 #include "random_models.h"
 #include "util/memory_info.h"
 #include "io/safetensors.h"
 #include "util/cpu_features.h"
+#include "util/gemm_peak.h"
 #include "model/model_loader.h"
 #include "util/text_file.h"
 
@@ -64,21 +66,6 @@ private:
     std::vector<float> m_buffer;
 };
 
-double gemmPeakGflops(int threads)
-{
-    Eigen::setNbThreads(threads);
-    const int n = 1536;
-    Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-    c.noalias() = a * b; // warm up
-    double best = 1e9;
-    for (int r = 0; r < 3; ++r) {
-        const auto t0 = Clock::now();
-        c.noalias() = a * b;
-        best = std::min(best, seconds(t0, Clock::now()));
-    }
-    return 2.0 * n * n * n / best / 1e9;
-}
-
 // FLOPs per token of the forward pass with cached memory projections (matrix products only).
 double flopsPerToken(const Options& o)
 {
@@ -102,6 +89,12 @@ int main(int argc, char** argv)
                 return std::atoi(argv[i + 1]);
         return fallback;
     };
+    auto hasFlag = [&](const char* name) {
+        for (int i = 2; i < argc; ++i)
+            if (std::string(argv[i]) == name)
+                return true;
+        return false;
+    };
     auto stringArg = [&](const char* name, const char* fallback) {
         for (int i = 2; i + 1 < argc; ++i)
             if (std::string(argv[i]) == name)
@@ -113,6 +106,11 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "edit")
         return bench::editLatency(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--edits", 21),
                                   intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "scan")
+        return bench::txlScanThroughput(intArg("--tokens", 3000), intArg("--threads", 2), hasFlag("--breakdown"));
+    if (argc >= 2 && std::string(argv[1]) == "llama")
+        return bench::llamaForwardThroughput(stringArg("--shape", "smollm2-135m"), intArg("--tokens", 1024),
+                                             intArg("--threads", 2), hasFlag("--breakdown"));
     if (argc >= 3 && std::string(argv[1]) == "--make-llama") {
         // attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]: a random model to open and try.
         const std::string shape = argc > 3 ? argv[3] : "smollm2-135m";
@@ -134,6 +132,8 @@ int main(int argc, char** argv)
         else {
             std::fprintf(stderr, "usage: attnscope-bench [--tokens N] [--tgt-len T] [--mem-len M] [--layers L] "
                                  "[--threads N] [--terms] [--scan]\n"
+                                 "       attnscope-bench scan [--tokens N] [--threads N] [--breakdown]\n"
+                                 "       attnscope-bench llama [--shape smollm2-135m|llama-1b|tiny] [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
                                  "       attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]\n");

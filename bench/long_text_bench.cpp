@@ -38,10 +38,7 @@ double mib(std::uint64_t bytes)
 
 fs::path smollm2Folder()
 {
-    const fs::path dir = fs::temp_directory_path() / "attnscope-bench-smollm2-135m-f32";
-    if (!fs::exists(dir / "model.safetensors"))
-        writeRandomLlama(llamaShape("smollm2-135m"), dir, DType::F32);
-    return dir;
+    return randomLlamaFolder("smollm2-135m");
 }
 
 std::vector<Token> randomTokens(int n, int vocab, unsigned seed)

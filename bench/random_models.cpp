@@ -134,4 +134,12 @@ void writeRandomLlama(const LlamaShape& s, const fs::path& dir, DType dtype, con
         fs::copy_file(tokenizerJson, dir / "tokenizer.json", fs::copy_options::overwrite_existing);
 }
 
+fs::path randomLlamaFolder(const std::string& shapeName)
+{
+    const fs::path dir = fs::temp_directory_path() / ("attnscope-bench-" + shapeName + "-f32");
+    if (!fs::exists(dir / "model.safetensors"))
+        writeRandomLlama(llamaShape(shapeName), dir, DType::F32);
+    return dir;
+}
+
 } // namespace attnscope::bench

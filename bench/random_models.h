@@ -28,4 +28,7 @@ LlamaShape llamaShape(const std::string& name);
 void writeRandomLlama(const LlamaShape& shape, const std::filesystem::path& dir, core::DType dtype,
                       const std::string& tokenizerJson = {});
 
+// A random F32 model of the named shape under the system temp folder, written once and reused.
+std::filesystem::path randomLlamaFolder(const std::string& shapeName);
+
 } // namespace attnscope::bench

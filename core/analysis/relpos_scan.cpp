@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 #include "util/error.h"
+#include "util/stage_timer.h"
 #include "util/stop_token.h"
 
 #include <algorithm>
@@ -72,6 +73,7 @@ public:
     void onLayer(const LayerView& l) override
     {
         const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
+        StageScope timed(Stage::Profiles);
         const auto spans = spansOfMask(l.mask, l.qlen, l.klen);
         // Heads write disjoint slices of the sums: split them across threads.
 #pragma omp parallel for schedule(dynamic)

@@ -3,6 +3,7 @@
 #include "attention/attention_scores.h"
 
 #include "util/error.h"
+#include "util/stage_timer.h"
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -238,43 +239,65 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
     const std::size_t perHead = static_cast<std::size_t>(q) * k;
     const int termCount = in.termCount();
     const bool wantTerms = std::any_of(std::begin(keep.terms), std::end(keep.terms), [](float* t) { return t != nullptr; });
+    StageScope region(Stage::Attention);
 #pragma omp parallel for schedule(dynamic) if (static_cast<double>(H) * q * k * d > 2e5)
     for (int n = 0; n < H; ++n) {
-        HeadScores hs(in, n, wantTerms);
+        HeadScores hs = [&] {
+            StageScope timed(Stage::Scores); // Transformer-XL's per-key terms (c) and (d)
+            return HeadScores(in, n, wantTerms);
+        }();
         const int g = in.relativeTerms() ? n : in.keyHead(n);
         // One probability block per thread, reused: a fresh multi-megabyte buffer per block costs page faults.
         thread_local std::vector<float> pBuffer;
         for (int r0 = 0; r0 < q; r0 += HeadScores::kBlockRows) {
             const int r1 = std::min(q, r0 + HeadScores::kBlockRows), rows = r1 - r0;
-            hs.compute(r0, r1);
+            {
+                StageScope timed(Stage::Scores);
+                hs.compute(r0, r1);
+            }
             int cols = 1;
             for (int i = r0; i < r1; ++i)
                 cols = std::max(cols, in.spans[i].lo + in.spans[i].len);
             pBuffer.assign(static_cast<std::size_t>(rows) * cols, 0.0f);
             Out P(pBuffer.data(), rows, cols);
-            for (int i = r0; i < r1; ++i) {
-                const auto [lo, len] = in.spans[i];
-                float* row = P.row(i - r0).data();
-                hs.rowScore(i, row + lo);
-                const std::size_t at = static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k;
-                if (keep.scores) {
-                    float* dst = keep.scores + at;
-                    std::fill(dst, dst + k, 0.0f);
-                    std::copy_n(row + lo, len, dst + lo);
-                }
-                softmaxInPlace(row + lo, len);
-                if (keep.probabilities) {
-                    float* dst = keep.probabilities + at;
-                    std::fill(dst, dst + k, 0.0f);
-                    std::copy_n(row + lo, len, dst + lo);
-                }
-                for (int t = 0; t < termCount; ++t)
-                    if (keep.terms[t]) {
-                        float* dst = keep.terms[t] + at;
-                        std::fill(dst, dst + k, 0.0f);
-                        hs.rowTerm(i, t, dst + lo);
-                    }
+            auto at = [&](int i) { return static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k; };
+            {
+                StageScope timed(Stage::RelativeShift);
+                for (int i = r0; i < r1; ++i)
+                    hs.rowScore(i, P.row(i - r0).data() + in.spans[i].lo);
             }
+            if (keep.scores) {
+                StageScope timed(Stage::CaptureCopies);
+                for (int i = r0; i < r1; ++i) {
+                    const auto [lo, len] = in.spans[i];
+                    float* dst = keep.scores + at(i);
+                    std::fill(dst, dst + k, 0.0f);
+                    std::copy_n(P.row(i - r0).data() + lo, len, dst + lo);
+                }
+            }
+            {
+                StageScope timed(Stage::Softmax);
+                for (int i = r0; i < r1; ++i)
+                    softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len);
+            }
+            {
+                StageScope timed(Stage::CaptureCopies);
+                for (int i = r0; i < r1; ++i) {
+                    const auto [lo, len] = in.spans[i];
+                    if (keep.probabilities) {
+                        float* dst = keep.probabilities + at(i);
+                        std::fill(dst, dst + k, 0.0f);
+                        std::copy_n(P.row(i - r0).data() + lo, len, dst + lo);
+                    }
+                    for (int t = 0; t < termCount; ++t)
+                        if (keep.terms[t]) {
+                            float* dst = keep.terms[t] + at(i);
+                            std::fill(dst, dst + k, 0.0f);
+                            hs.rowTerm(i, t, dst + lo);
+                        }
+                }
+            }
+            StageScope timed(Stage::Values);
             const auto V = block(RowSource::strided(values, valueStride), 0, cols, g * d, d);
             Eigen::Map<Matrix, 0, Eigen::OuterStride<>> O(out + r0 * outStride + n * d, rows, d, Eigen::OuterStride<>(outStride));
             O.noalias() = P * V;

@@ -6,9 +6,11 @@
 #include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/stage_timer.h"
 #include "util/stop_token.h"
 
 #include <cmath>
+#include <optional>
 
 namespace attnscope::core {
 
@@ -249,6 +251,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
                                              std::to_string(m_info.maxSegmentLen) + " positions");
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
+    std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     const auto embed = asMatrix(m_embed);
     RowMatrix x(q, C);
     for (int t = 0; t < q; ++t) {
@@ -288,22 +291,35 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     std::vector<float> bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
     RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
+    embedding.reset();
     for (int l = 0; l < c.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
-        rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
-        multiplyTransposed(a, L.q, Q);
-        addBias(Q, L.qBias);
-        multiplyTransposed(a, L.k, Knew);
-        addBias(Knew, L.kBias);
-        multiplyTransposed(a, L.v, Vnew);
-        addBias(Vnew, L.vBias);
-        st.cache.append(l, Knew.data(), Vnew.data(), q);
-        // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
-        K = Eigen::Map<const RowMatrix>(st.cache.keys(l), k, KV * d);
-        rotate(table, Q.data(), q, H * d, H, m);
-        rotate(table, K.data(), k, KV * d, KV, 0);
+        {
+            StageScope timed(Stage::Norms);
+            rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
+        }
+        {
+            StageScope timed(Stage::Projections);
+            multiplyTransposed(a, L.q, Q);
+            addBias(Q, L.qBias);
+            multiplyTransposed(a, L.k, Knew);
+            addBias(Knew, L.kBias);
+            multiplyTransposed(a, L.v, Vnew);
+            addBias(Vnew, L.vBias);
+        }
+        {
+            StageScope timed(Stage::Copies);
+            st.cache.append(l, Knew.data(), Vnew.data(), q);
+            K = Eigen::Map<const RowMatrix>(st.cache.keys(l), k, KV * d);
+        }
+        {
+            // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
+            StageScope timed(Stage::Rotary);
+            rotate(table, Q.data(), q, H * d, H, m);
+            rotate(table, K.data(), k, KV * d, KV, 0);
+        }
 
         ScoreInputs in = ScoreInputs::ofShape(q, k, m, H, KV, d);
         in.queries = RowSource::strided(Q.data(), H * d);
@@ -319,18 +335,26 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
         if (st.ablate && st.ablate->layer == l)
             heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * d, d).setZero();
-        multiplyTransposed(heads, L.o, attnOut);
-        addBias(attnOut, L.oBias);
-
+        {
+            StageScope timed(Stage::Projections);
+            multiplyTransposed(heads, L.o, attnOut);
+            addBias(attnOut, L.oBias);
+        }
         RowMatrix h = x + attnOut;
-        rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
-        multiplyTransposed(a, L.gate, hGate);
-        addBias(hGate, L.gateBias);
-        multiplyTransposed(a, L.up, hUp);
-        addBias(hUp, L.upBias);
-        hGate = hGate.unaryExpr([](float z) { return z / (1.0f + std::exp(-z)); }).cwiseProduct(hUp); // silu(gate) * up
-        multiplyTransposed(hGate, L.down, ff);
-        addBias(ff, L.downBias);
+        {
+            StageScope timed(Stage::Norms);
+            rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
+        }
+        {
+            StageScope timed(Stage::FeedForward);
+            multiplyTransposed(a, L.gate, hGate);
+            addBias(hGate, L.gateBias);
+            multiplyTransposed(a, L.up, hUp);
+            addBias(hUp, L.upBias);
+            hGate = hGate.unaryExpr([](float z) { return z / (1.0f + std::exp(-z)); }).cwiseProduct(hUp); // silu(gate) * up
+            multiplyTransposed(hGate, L.down, ff);
+            addBias(ff, L.downBias);
+        }
         x = h + ff;
 
         LayerView lv;

@@ -6,6 +6,9 @@
 #include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/stage_timer.h"
+
+#include <optional>
 #include "util/stop_token.h"
 
 #include <algorithm>
@@ -213,19 +216,30 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     const int q = static_cast<int>(x.rows()), k = mlen + q;
 
     RowMatrix normed;
-    if (m_config.preLnorm)
+    if (m_config.preLnorm) {
+        StageScope timed(Stage::Norms);
         layerNormRows(x, L.lnAttnW, L.lnAttnB, m_config.layerNormEps, normed);
+    }
     const RowMatrix& xin = m_config.preLnorm ? normed : x;
 
-    buf.qkv.resize(q, 3 * HD);
-    buf.qkv.noalias() = xin * asMatrix(L.qkv).transpose();
-    buf.K.resize(k, HD);
-    buf.V.resize(k, HD);
-    buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
-    buf.K.bottomRows(q) = buf.qkv.middleCols(HD, HD);
-    buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
-    buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
-    const RowMatrix& R = relativeTable(st, l, k - 1);
+    {
+        StageScope timed(Stage::Projections);
+        buf.qkv.resize(q, 3 * HD);
+        buf.qkv.noalias() = xin * asMatrix(L.qkv).transpose();
+    }
+    {
+        StageScope timed(Stage::Copies);
+        buf.K.resize(k, HD);
+        buf.V.resize(k, HD);
+        buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+        buf.K.bottomRows(q) = buf.qkv.middleCols(HD, HD);
+        buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
+        buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
+    }
+    const RowMatrix& R = [&]() -> const RowMatrix& {
+        StageScope timed(Stage::Projections); // the position projection, once per layer and memory length
+        return relativeTable(st, l, k - 1);
+    }();
 
     ScoreInputs in = ScoreInputs::ofShape(q, k, mlen, H, H, D);
     in.queries = RowSource::strided(buf.qkv.data(), 3 * HD);
@@ -238,7 +252,11 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     attendAllHeads(in, buf.V.data(), HD, heads.data(), HD, keep);
 
     RowMatrix sum = x;
-    sum.noalias() += heads * asMatrix(L.oNet).transpose();
+    {
+        StageScope timed(Stage::Projections);
+        sum.noalias() += heads * asMatrix(L.oNet).transpose();
+    }
+    StageScope timed(Stage::Norms);
     if (m_config.preLnorm)
         buf.attnOut = std::move(sum);
     else
@@ -250,16 +268,22 @@ void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) cons
 {
     const auto& L = m_layers[static_cast<std::size_t>(l)];
     RowMatrix normed;
-    if (m_config.preLnorm)
+    if (m_config.preLnorm) {
+        StageScope timed(Stage::Norms);
         layerNormRows(y, L.lnFfW, L.lnFfB, m_config.layerNormEps, normed);
+    }
     const RowMatrix& in = m_config.preLnorm ? normed : y;
-    RowMatrix h(in.rows(), m_config.dInner);
-    h.noalias() = in * asMatrix(L.ff1W).transpose();
-    h.rowwise() += asVector(L.ff1B);
-    h = h.cwiseMax(0.0f);
     RowMatrix sum = y;
-    sum.noalias() += h * asMatrix(L.ff2W).transpose();
-    sum.rowwise() += asVector(L.ff2B);
+    {
+        StageScope timed(Stage::FeedForward);
+        RowMatrix h(in.rows(), m_config.dInner);
+        h.noalias() = in * asMatrix(L.ff1W).transpose();
+        h.rowwise() += asVector(L.ff1B);
+        h = h.cwiseMax(0.0f);
+        sum.noalias() += h * asMatrix(L.ff2W).transpose();
+        sum.rowwise() += asVector(L.ff2B);
+    }
+    StageScope timed(Stage::Norms);
     if (m_config.preLnorm)
         out = std::move(sum);
     else
@@ -280,6 +304,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     const int k = mlen + q;
     const int d = m_config.dModel;
 
+    std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     // Mask [q, k]: no future keys; with same_length every query sees the same number of keys.
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
     const int excess = k - st.memLen;
@@ -321,6 +346,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         }
     LayerBuffers buf;
     RowMatrix hidden;
+    embedding.reset();
     for (int l = 0; l < m_config.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
@@ -350,6 +376,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         observer.onLayer(lv);
 
         // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
+        StageScope timed(Stage::Copies);
         const int keepRows = std::min(k, st.memLen);
         st.kMem[li] = buf.K.bottomRows(keepRows);
         st.vMem[li] = buf.V.bottomRows(keepRows);

@@ -1,0 +1,197 @@
+// Timed runs with the core's stage timers on, and the arithmetic that turns stage times into rates: each stage's
+// floating-point work is counted from the model's shape (matrix products only), so GFLOP/s per stage is that
+// count over the stage's wall time.
+#include "throughput_bench.h"
+
+#include "analysis/relpos_scan.h"
+#include "model/model_loader.h"
+#include "random_models.h"
+#include "util/cpu_features.h"
+#include "util/gemm_peak.h"
+#include "util/stage_timer.h"
+
+#include <Eigen/Core>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <omp.h>
+#include <random>
+#include <vector>
+
+namespace attnscope::bench {
+
+using namespace attnscope::core;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kStages = static_cast<std::size_t>(Stage::Count);
+using StageFlops = std::array<double, kStages>;
+
+double since(Clock::time_point t0)
+{
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::vector<std::int32_t> randomIds(int n, int vocab)
+{
+    std::mt19937 rng(7);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
+    for (auto& id : ids)
+        id = static_cast<std::int32_t>(rng() % static_cast<unsigned>(vocab));
+    return ids;
+}
+
+// Every query's visible keys, summed over queries: causal within a chunk, plus the whole memory.
+double visiblePairs(int tokens, int chunk, int memory)
+{
+    double pairs = 0;
+    int seen = 0;
+    for (int start = 0; start < tokens; start += chunk) {
+        const int q = std::min(chunk, tokens - start), m = std::min(seen, memory);
+        pairs += static_cast<double>(q) * m + static_cast<double>(q) * (q + 1) / 2;
+        seen += q;
+    }
+    return pairs;
+}
+
+void printRates(const char* what, int tokens, double seconds, double flops, double peak, int threads)
+{
+    const double gflops = flops / seconds / 1e9;
+    std::printf("%s: %.1f tokens/s (%.2f s for %d tokens)\n", what, tokens / seconds, seconds, tokens);
+    std::printf("matrix-product work %.1f GFLOP -> %.1f GFLOP/s; Eigen sgemm peak (1024^3, %d threads, same library): "
+                "%.1f GFLOP/s; %.0f%% of peak\n",
+                flops / 1e9, gflops, threads, peak, 100 * gflops / peak);
+}
+
+// Stage table: wall seconds (inner attention stages get their share of the region's wall time), share of the
+// run, GFLOP/s where the stage multiplies matrices, and that rate's share of the peak.
+void printBreakdown(double total, const StageFlops& flops, double peak, int threads)
+{
+    const auto s = stageSeconds();
+    const auto at = [&s](Stage st) { return s[static_cast<std::size_t>(st)]; };
+    double innerThreadSeconds = 0;
+    for (std::size_t i = 0; i < kStages; ++i)
+        if (insideAttention(static_cast<Stage>(i)))
+            innerThreadSeconds += s[i];
+    const double region = at(Stage::Attention);
+    const double capacity = region * threads; // thread-seconds the region had
+    std::printf("\n| stage | seconds | share | GFLOP/s | of peak |\n| --- | ---: | ---: | ---: | ---: |\n");
+    double accounted = 0;
+    auto row = [&](const std::string& name, double secs, double f) {
+        accounted += secs;
+        if (f > 0)
+            std::printf("| %s | %.3f | %.1f%% | %.1f | %.0f%% |\n", name.c_str(), secs, 100 * secs / total,
+                        f / secs / 1e9, 100 * f / secs / 1e9 / peak);
+        else
+            std::printf("| %s | %.3f | %.1f%% | | |\n", name.c_str(), secs, 100 * secs / total);
+    };
+    for (std::size_t i = 0; i < kStages; ++i) {
+        const auto st = static_cast<Stage>(i);
+        if (st == Stage::Attention || s[i] == 0)
+            continue;
+        // Inner stages: their thread-seconds as a share of the region's capacity, times its wall time.
+        const double secs = insideAttention(st) ? s[i] / capacity * region : s[i];
+        row(insideAttention(st) ? std::string("attention: ") + stageName(st) : stageName(st), secs, flops[i]);
+    }
+    if (region > 0)
+        row("attention: threads waiting (imbalance, synchronisation)", (capacity - innerThreadSeconds) / threads, 0);
+    row("everything else (observer, glue)", total - accounted, 0);
+    std::printf("| **total** | %.3f | 100%% | | |\n\n", total);
+}
+
+// Touches every layer's probabilities, as a consumer of the forward pass would read them.
+class ReadingObserver final : public AttentionObserver {
+public:
+    void onLayer(const LayerView& l) override { checksum += l.attnProb[static_cast<std::size_t>(l.qlen) * l.klen / 2]; }
+    double checksum = 0;
+};
+
+} // namespace
+
+int txlScanThroughput(int tokens, int threads, bool breakdown)
+{
+    omp_set_num_threads(threads);
+    Eigen::setNbThreads(threads);
+    TransfoXLShape shape;
+    const auto loaded = loadModel(randomTransfoXL(shape).string());
+    const auto ids = randomIds(tokens, shape.vocab);
+    ScanOptions so;
+    so.memLen = shape.memLen;
+    so.segmentLen = shape.tgtLen;
+    { // warm-up: one segment
+        RelposScanner warm(*loaded.model, so);
+        warm.feed(std::span(ids).first(static_cast<std::size_t>(shape.tgtLen)));
+        warm.finish();
+    }
+    const double peak = gemmPeakGflops(threads);
+    std::printf("compute library: %s\n", compiledCpuLevel().c_str());
+    std::printf("Transformer-XL corpus scan: %d layers x %d heads, d_model %d, d_head %d, d_inner %d, segments of %d, "
+                "memory %d, %d threads\n", shape.layers, shape.heads, shape.dModel, shape.dHead, shape.dInner,
+                shape.tgtLen, shape.memLen, threads);
+    enableStageTimes(breakdown);
+    const auto t0 = Clock::now();
+    RelposScanner scanner(*loaded.model, so);
+    scanner.feed(ids);
+    const auto r = scanner.finish();
+    const double secs = since(t0);
+    enableStageTimes(false);
+
+    const double d = shape.dModel, hd = static_cast<double>(shape.heads) * shape.dHead;
+    const double pairs = visiblePairs(static_cast<int>(r.tokens), shape.tgtLen, shape.memLen) * shape.heads * shape.layers;
+    StageFlops f{};
+    f[static_cast<std::size_t>(Stage::Projections)] = static_cast<double>(r.tokens) * shape.layers * (2 * d * 3 * hd + 2 * hd * d);
+    f[static_cast<std::size_t>(Stage::FeedForward)] = static_cast<double>(r.tokens) * shape.layers * 4 * d * shape.dInner;
+    f[static_cast<std::size_t>(Stage::Scores)] = pairs * 4 * shape.dHead; // q.k and q.R
+    f[static_cast<std::size_t>(Stage::Values)] = pairs * 2 * shape.dHead;
+    double total = 0;
+    for (double x : f)
+        total += x;
+    printRates("corpus scan", static_cast<int>(r.tokens), secs, total, peak, threads);
+    if (breakdown)
+        printBreakdown(secs, f, peak, threads);
+    return 0;
+}
+
+int llamaForwardThroughput(const std::string& shapeName, int tokens, int threads, bool breakdown)
+{
+    omp_set_num_threads(threads);
+    Eigen::setNbThreads(threads);
+    const auto shape = llamaShape(shapeName);
+    const auto loaded = loadModel(randomLlamaFolder(shapeName).string());
+    const auto ids = randomIds(tokens, shape.vocab);
+    RunOptions ro;
+    { // warm-up: a short run maps the weights in and starts the threads
+        ReadingObserver warm;
+        loaded.model->runSplit(std::span(ids).first(static_cast<std::size_t>(std::min(tokens, 64))), tokens, ro, warm);
+    }
+    const double peak = gemmPeakGflops(threads);
+    std::printf("compute library: %s\n", compiledCpuLevel().c_str());
+    std::printf("Llama-family forward, every head's probabilities: %s shape (%d layers x %d heads, %d kv heads, "
+                "hidden %d, intermediate %d), %d tokens in one sequence, %d threads\n", shapeName.c_str(), shape.layers,
+                shape.heads, shape.kvHeads, shape.hidden, shape.intermediate, tokens, threads);
+    ReadingObserver obs;
+    enableStageTimes(breakdown);
+    const auto t0 = Clock::now();
+    loaded.model->runSplit(ids, tokens, ro, obs);
+    const double secs = since(t0);
+    enableStageTimes(false);
+
+    const double C = shape.hidden, d = C / shape.heads, H = shape.heads, KV = shape.kvHeads;
+    const double pairs = visiblePairs(tokens, tokens, 0) * H * shape.layers;
+    StageFlops f{};
+    f[static_cast<std::size_t>(Stage::Projections)] = tokens * shape.layers * 2 * C * (2 * H * d + 2 * KV * d);
+    f[static_cast<std::size_t>(Stage::FeedForward)] = tokens * shape.layers * 2 * C * 3.0 * shape.intermediate;
+    f[static_cast<std::size_t>(Stage::Scores)] = pairs * 2 * d;
+    f[static_cast<std::size_t>(Stage::Values)] = pairs * 2 * d;
+    double total = 0;
+    for (double x : f)
+        total += x;
+    printRates("forward pass", tokens, secs, total, peak, threads);
+    std::printf("(checksum %.4f)\n", obs.checksum);
+    if (breakdown)
+        printBreakdown(secs, f, peak, threads);
+    return 0;
+}
+
+} // namespace attnscope::bench
