@@ -41,6 +41,7 @@ public:
         m_sink = r.headMeans[kSinkRate].sum.data();
         m_entropy = r.headMeans[kQueryEntropy].sum.data();
         m_distance = r.headMeans[kAttendedDistance].sum.data();
+        m_ramp = Eigen::ArrayXf::LinSpaced(distances, 0.0f, static_cast<float>(distances - 1));
     }
 
     bool wantTerms() const override { return m_profiles.size() > 1; }
@@ -104,18 +105,17 @@ public:
     {
         const std::size_t head = static_cast<std::size_t>(layer) * r.heads + n;
         double* sum = m_sumPtr[k] + head * static_cast<std::size_t>(r.distances) + (at - span.lo);
-        // Key lo + t lies at distance at - lo - t.
-        for (int t = 0; t < span.len; ++t)
-            sum[-t] += p[t];
+        // Key lo + t lies at distance at - lo - t: the row, reversed, lands on distances at - lo - len + 1 .. at - lo.
+        const Eigen::Map<const Eigen::ArrayXf> pv(p, span.len);
+        Eigen::Map<Eigen::ArrayXd>(sum - (span.len - 1), span.len) += pv.reverse().cast<double>();
         if (k != 0)
             return;
-        // Per-query statistics of the full attention.
-        double entropy = 0, distance = 0;
-        for (int t = 0; t < span.len; ++t) {
-            if (p[t] > 0)
-                entropy -= static_cast<double>(p[t]) * std::log(static_cast<double>(p[t]));
-            distance += static_cast<double>(p[t]) * (at - span.lo - t);
-        }
+        // Per-query statistics of the full attention, vectorised: this runs for every query of every head. A zero
+        // probability adds 0 * log(1e-30) = 0, as 0 log 0 should (a select would stop Eigen vectorising the log).
+        const double entropy = -static_cast<double>((pv * pv.max(1e-30f).log()).sum());
+        // sum_t p_t (at - lo - t): every term non-negative, so float (vectorised) loses nothing to cancellation
+        const float nearest = static_cast<float>(at - span.lo);
+        const double distance = static_cast<double>((pv * (nearest - m_ramp.head(span.len))).sum());
         m_entropy[head] += entropy;
         m_distance[head] += distance;
         if (span.len >= 2) {
@@ -131,6 +131,7 @@ private:
     std::vector<Profile> m_profiles;
     std::vector<double*> m_sumPtr;
     double *m_firstKey = nullptr, *m_sink = nullptr, *m_entropy = nullptr, *m_distance = nullptr; // [layers, heads]
+    Eigen::ArrayXf m_ramp; // 0, 1, 2, ...: a key's offset from the first visible one (exact in float)
 };
 
 // ----------------------------------------------------------------------------------------------------------

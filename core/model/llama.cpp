@@ -351,7 +351,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             addBias(hGate, L.gateBias);
             multiplyTransposed(a, L.up, hUp);
             addBias(hUp, L.upBias);
-            hGate = hGate.unaryExpr([](float z) { return z / (1.0f + std::exp(-z)); }).cwiseProduct(hUp); // silu(gate) * up
+            // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
+            hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
             multiplyTransposed(hGate, L.down, ff);
             addBias(ff, L.downBias);
         }

@@ -25,10 +25,11 @@ public:
     std::vector<RowMatrix> kMem;   // per layer [m, H*D]: key projections of the memory rows
     std::vector<RowMatrix> vMem;   // per layer [m, H*D]
     std::vector<RowMatrix> rTable; // per layer [distances, H*D]: row r = r_net(sinusoid(min(r, clamp)))
+    RowMatrix positions;           // [distances, d]: row r = sinusoid(min(r, clamp)), shared by every layer's table
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
     std::size_t bytes() const override
     {
-        std::size_t b = 0;
+        std::size_t b = static_cast<std::size_t>(positions.size()) * sizeof(float);
         for (const auto* v : {&mems, &kMem, &vMem, &rTable})
             for (const auto& m : *v)
                 b += static_cast<std::size_t>(m.size()) * sizeof(float);
@@ -201,10 +202,12 @@ const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDist
         return table;
     // Grow to cover a full memory plus this segment so later segments reuse it.
     const int rows = std::max(maxDistance + 1, st.memLen + maxDistance / 2 + 1);
-    RowMatrix pos(rows, m_config.dModel);
-    for (int r = 0; r < rows; ++r)
-        sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, pos.row(r).data());
-    table.noalias() = pos * asMatrix(m_layers[static_cast<std::size_t>(layer)].rNet).transpose();
+    if (st.positions.rows() < rows) { // the first layer to grow computes the encodings for all of them
+        st.positions.resize(rows, m_config.dModel);
+        for (int r = 0; r < rows; ++r)
+            sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, st.positions.row(r).data());
+    }
+    table.noalias() = st.positions.topRows(rows) * asMatrix(m_layers[static_cast<std::size_t>(layer)].rNet).transpose();
     return table;
 }
 
