@@ -51,6 +51,9 @@ screenshots: build
 	for f in 5 7; do QT_QPA_PLATFORM=offscreen ./$(BUILD)/app/attnscope --model builtin:txl-wikitext2 \
 	  --text-file ../shared/data/wikitext-2/valid.txt --max-tokens 20000 --paper-figure $$f --height 700 \
 	  --export docs/images/models-txl-fig$$f.png; done
+	for v in "--paper-figure 5:fig5" "--view bands:bands"; do QT_QPA_PLATFORM=offscreen ./$(BUILD)/app/attnscope \
+	  --model builtin:llama-wikitext2 --text-file ../shared/data/wikitext-2/valid.txt --max-tokens 20000 \
+	  $${v%%:*} --height 700 --export docs/images/models-llama-$${v##*:}.png; done
 
 clean:
 	rm -rf $(BUILD) build-fuzz build-sanitize

@@ -136,5 +136,31 @@ int main(int argc, char** argv)
     settle(compute);
     save(&w, QStringLiteral("presentation-mode"));
     w.setPresentation(false);
+
+    // The built-in Llama-family model: its frequency bands over the corpus (the Fig. 7 counterpart) and the loss
+    // change of zeroing each head on the sample text.
+    w.dock("compareDock")->hide();
+    w.setText(sampleText(dirs));
+    w.openModel(QStringLiteral("builtin:llama-wikitext2"));
+    if (!settle(compute))
+        return 1;
+    w.startScan(corpus, 0, 256, 20000, true);
+    if (!settle(compute, 900000))
+        return 1;
+    if (app::FigureWindow* f = w.showPaperFigure(7)) {
+        save(f, QStringLiteral("bands-fig7"));
+        f->close();
+    } else {
+        return 1;
+    }
+    QSignalSpy ablation(&compute, &app::ComputeController::ablationReady);
+    w.showAblation();
+    if (!ablation.wait(300000))
+        return 1;
+    settle(compute);
+    for (auto* f : w.findChildren<app::FigureWindow*>()) {
+        save(f, QStringLiteral("head-ablation"));
+        f->close();
+    }
     return 0;
 }

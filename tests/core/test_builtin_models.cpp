@@ -1,5 +1,6 @@
 // The built-in models: they load by name, and the trained Transformer-XL shows what the Transformer-XL paper
 // reports about its attention when scanned over WikiText-2 validation text (Sec. 3.3, Figs. 5 and 7).
+#include "analysis/head_ablation.h"
 #include "analysis/relpos_scan.h"
 #include "model/model_loader.h"
 #include "test_support.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 using namespace attnscope;
@@ -68,7 +70,7 @@ const core::ScanResult& validationScan()
 TEST_CASE("built-in models load by name and are listed", "[builtin]")
 {
     const auto names = core::listBuiltinModels(builtinDirs());
-    for (const char* n : {"txl-wikitext2", "heads-1", "heads-2", "heads-3", "heads-4", "heads-5", "heads-6", "heads-7", "heads-8"}) {
+    for (const char* n : {"txl-wikitext2", "llama-wikitext2", "heads-1", "heads-2", "heads-3", "heads-4", "heads-5", "heads-6", "heads-7", "heads-8"}) {
         INFO(n);
         CHECK(std::find(names.begin(), names.end(), n) != names.end());
     }
@@ -83,6 +85,23 @@ TEST_CASE("built-in models load by name and are listed", "[builtin]")
     const auto txl = core::loadModel("builtin:txl-wikitext2", builtinDirs());
     CHECK(txl.model->info().layers * txl.model->info().heads >= 32);
     CHECK(fs::exists(fs::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "sample.txt"));
+}
+
+TEST_CASE("the built-in Llama-family model reproduces its training script's loss", "[builtin][llama]")
+{
+    // reference.json: the PyTorch training script's mean next-token loss on the first validation tokens, computed
+    // with the float16 weights it exported (the file's own tokens, so the tokenizer is not part of this check).
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    CHECK(m.model->info().family == core::ModelFamily::Llama);
+    CHECK(m.model->info().kvHeads < m.model->info().heads); // grouped-query attention
+    const auto ref = nlohmann::json::parse(test::readBytes(fs::path(m.folder) / "reference.json"));
+    const auto ids = ref.at("token_ids").get<std::vector<std::int32_t>>();
+    const double loss = core::nextTokenLoss(*m.model, ids, ref.at("segment_length").get<int>());
+    CHECK(loss == Approx(ref.at("mean_next_token_loss").get<double>()).epsilon(1e-4));
+    // Its word-level vocabulary covers ordinary text.
+    const auto tok = core::loadTokenizer(m.folder);
+    CHECK(tok->kind() == "word-level");
+    CHECK(tok->encode("the game was released in japan\n").size() == 7);
 }
 
 TEST_CASE("paper observation: attention concentrates on nearby tokens", "[builtin][paper]")

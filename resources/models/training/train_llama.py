@@ -208,14 +208,17 @@ def main():
             prm.copy_(prm.half().float())
     ppl = math.exp(evaluate(model, valid_ids, args.seq_len))
     uni = unigram_ppl(train_ids, valid_ids, len(vocab))
-    # What the C++ core must reproduce: this implementation's loss on the first 300 validation tokens, run as one
-    # segment (float32 forward of the float16 weights).
-    ref_ids = valid_ids[:300]
+    # What the C++ core must reproduce: this implementation's loss on the first validation tokens, as many as the
+    # context holds, run as one segment (float32 forward of the float16 weights).
+    ref_ids = valid_ids[:args.seq_len * 2]
     reference = {"token_ids": ref_ids, "segment_length": len(ref_ids),
                  "mean_next_token_loss": evaluate(model, ref_ids, len(ref_ids))}
     print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {minutes:.1f} min, {step} steps", flush=True)
-    cmd = " ".join(["/usr/bin/python3", "resources/models/training/train_llama.py"] +
-                   [os.path.relpath(a) if os.path.isabs(a) else a for a in sys.argv[1:]])
+    # As typed from this folder, the model written beside it (where the built-ins live).
+    argv = sys.argv[1:]
+    if "--out" in argv:
+        argv[argv.index("--out") + 1] = "../" + args.name
+    cmd = "cd resources/models/training && /usr/bin/python3 train_llama.py " + " ".join(argv)
     card = f"""# {args.name}
 
 Word-level Llama-family decoder trained by attnscope's own script on WikiText-2 (CC BY-SA 3.0, Merity et al.
@@ -231,7 +234,7 @@ bands, attention sinks, rollout, head ablation, grouped-query heads) show real a
 | training | {step} steps of {args.batch} x {args.seq_len} tokens, {minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed} |
 | validation perplexity | **{ppl:.1f}** in chunks of {args.seq_len} (unigram model on the same vocabulary: {uni:.1f}) |
 
-`reference.json`: the training script's mean next-token loss on the first 300 validation tokens, which the core's
+`reference.json`: the training script's mean next-token loss on the first {args.seq_len * 2} validation tokens (the context), which the core's
 test reproduces.
 
 Command line:
