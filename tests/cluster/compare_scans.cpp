@@ -1,5 +1,6 @@
 // Checks that two scan results agree within float rounding: the same model, shape, profiles, tokens and counts,
-// and sums that differ by no more than a relative tolerance. The cluster test compares the merged shards of a
+// and sums that differ by no more than a relative tolerance (default 1e-5: a scan on another number of threads
+// blocks its matrix products differently, so probabilities differ in their last float bits). The cluster test compares the merged shards of a
 // Slurm array with a single-process scan through it; exit status 0 when they agree, 1 when not, 2 on bad input.
 #include "analysis/scan_result.h"
 #include "util/error.h"
@@ -13,12 +14,17 @@ using attnscope::core::ScanResult;
 
 namespace {
 
-// The largest |a - b| / max(|a|, |b|, floor) over two equally long arrays.
+// The largest |a - b| / max(|a|, |b|, floor) over two equally long arrays, the floor a millionth of the largest
+// magnitude: values near zero carry the rounding of the large ones they were summed with.
 double worstRelative(const std::vector<double>& a, const std::vector<double>& b)
 {
+    double largest = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        largest = std::max({largest, std::abs(a[i]), std::abs(b[i])});
+    const double floor = std::max(largest * 1e-6, 1e-300);
     double worst = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        const double scale = std::max({std::abs(a[i]), std::abs(b[i]), 1e-12});
+        const double scale = std::max({std::abs(a[i]), std::abs(b[i]), floor});
         worst = std::max(worst, std::abs(a[i] - b[i]) / scale);
     }
     return worst;
@@ -29,10 +35,10 @@ double worstRelative(const std::vector<double>& a, const std::vector<double>& b)
 int main(int argc, char** argv)
 {
     if (argc != 3 && argc != 4) {
-        std::fprintf(stderr, "usage: %s A.safetensors B.safetensors [RELATIVE_TOLERANCE=1e-9]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s A.safetensors B.safetensors [RELATIVE_TOLERANCE=1e-5]\n", argv[0]);
         return 2;
     }
-    const double tolerance = argc == 4 ? std::stod(argv[3]) : 1e-9;
+    const double tolerance = argc == 4 ? std::stod(argv[3]) : 1e-5;
     try {
         const auto a = ScanResult::load(argv[1]);
         const auto b = ScanResult::load(argv[2]);

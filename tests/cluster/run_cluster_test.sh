@@ -19,7 +19,7 @@ for f in "$cli" "$compare"; do
   [ -x "$f" ] || { echo "cluster-test: $f is missing: build first (make build)" >&2; exit 2; }
 done
 if [ "$(id -u)" -ne 0 ]; then
-  exec sudo --preserve-env=CLUSTER_TEST_MODEL,CLUSTER_TEST_TOKENS bash "$0" "$@"
+  exec sudo --preserve-env=CLUSTER_TEST_MODEL,CLUSTER_TEST_BYTES bash "$0" "$@"
 fi
 bash "$source_dir/tools/install-deps.sh" slurm-wlm munge
 
@@ -105,8 +105,8 @@ echo "cluster-test: one-node Slurm cluster up on $host with $cpus CPUs"
 
 # --- the data: a corpus, and the scan on one machine to compare with ---------------------------------------------
 corpus="$work/corpus.txt"
-head -c "${CLUSTER_TEST_BYTES:-60000}" "$source_dir/../shared/data/wikitext-2/valid.txt" > "$corpus"
-scan_options=(--mem-len 0 --segment-length 64)
+head -c "${CLUSTER_TEST_BYTES:-2000000}" "$source_dir/../shared/data/wikitext-2/valid.txt" > "$corpus"
+scan_options=(--mem-len 0) # chunk mode: the merged shards equal a single scan
 start=$(date +%s)
 "$cli" scan --model "$model" --text-file "$corpus" "${scan_options[@]}" --out "$work/single.safetensors" 2>"$work/single.log" ||
   failed "the single-process scan"
