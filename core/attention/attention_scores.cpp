@@ -124,13 +124,16 @@ void HeadScores::rowScore(int i, float* out) const
         std::copy_n(m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo, len, out);
         return;
     }
-    rowSum(i, TermSelection{true, true, true, false}, out); // (a) + (b) + (c), then (d) below: one order of additions
-    thread_local std::vector<float> term;
-    const int len = m_in.spans[i].len;
-    term.resize(static_cast<std::size_t>(len));
-    rowTerm(i, 3, term.data());
+    // ((a + b) + c) + d in one pass, the order rowSum adds terms in ((0 + a) is a): key j = lo + k lies at distance
+    // hi - lo - k, so (b) and (d) are read backwards (Transformer-XL's relative shift).
+    const auto [lo, len] = m_in.spans[i];
+    const int back = i + m_in.mlen - lo;
+    const float* a = m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo;
+    const float* b = m_rel.data() + static_cast<std::size_t>(i - m_r0) * m_cols + back;
+    const float* c = m_c.data() + lo;
+    const float* d = m_d.data() + back;
     for (int k = 0; k < len; ++k)
-        out[k] += term[static_cast<std::size_t>(k)];
+        out[k] = ((a[k] + b[-k]) + c[k]) + d[-k];
 }
 
 void HeadScores::rowTerm(int i, int t, float* out) const

@@ -50,21 +50,16 @@ void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView
     const auto b = asVector(beta);
     out.resize(x.rows(), x.cols());
     const double n = static_cast<double>(x.cols());
+    // Statistics in double, from a double copy of the row: Eigen vectorises sums of a plain array but not of a cast
+    // expression, and a sequential double sum was bound by the adder's latency.
+    Eigen::ArrayXd xd(x.cols());
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        // Accumulate in double: cheap here and keeps the statistics exact to float precision.
-        double mean = 0;
-        for (Eigen::Index c = 0; c < x.cols(); ++c)
-            mean += x(r, c);
-        mean /= n;
-        double var = 0;
-        for (Eigen::Index c = 0; c < x.cols(); ++c) {
-            const double d = x(r, c) - mean;
-            var += d * d;
-        }
-        var /= n;
+        xd = x.row(r).transpose().array().cast<double>();
+        const double mean = xd.sum() / n;
+        xd -= mean;
+        const double var = xd.square().sum() / n;
         const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-        for (Eigen::Index c = 0; c < x.cols(); ++c)
-            out(r, c) = static_cast<float>((x(r, c) - mean) * inv) * g[c] + b[c];
+        out.row(r).array() = (xd * inv).cast<float>().transpose() * g.array() + b.array();
     }
 }
 

@@ -22,8 +22,8 @@ public:
     bool sameLength = false;
     int clampLen = -1;
     std::vector<RowMatrix> mems;   // per layer [m, d]: un-normalised layer inputs
-    std::vector<RowMatrix> kMem;   // per layer [m, H*D]: key projections of the memory rows
-    std::vector<RowMatrix> vMem;   // per layer [m, H*D]
+    std::vector<RowMatrix> kMem;   // per layer [>= m, H*D]: key projections; the memory is the last m rows
+    std::vector<RowMatrix> vMem;   // per layer [>= m, H*D]
     std::vector<RowMatrix> rTable; // per layer [distances, H*D]: row r = r_net(sinusoid(min(r, clamp)))
     RowMatrix positions;           // [distances, d]: row r = sinusoid(min(r, clamp)), shared by every layer's table
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
@@ -234,9 +234,9 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
         StageScope timed(Stage::Copies);
         buf.K.resize(k, HD);
         buf.V.resize(k, HD);
-        buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)];
+        buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)].bottomRows(mlen);
         buf.K.bottomRows(q) = buf.qkv.middleCols(HD, HD);
-        buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)];
+        buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)].bottomRows(mlen);
         buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
     }
     const RowMatrix& R = [&]() -> const RowMatrix& {
@@ -380,9 +380,9 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
 
         // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
         StageScope timed(Stage::Copies);
-        const int keepRows = std::min(k, st.memLen);
-        st.kMem[li] = buf.K.bottomRows(keepRows);
-        st.vMem[li] = buf.V.bottomRows(keepRows);
+        // The whole key/value block is kept (swapped, not copied); the next segment reads its last rows.
+        std::swap(st.kMem[li], buf.K);
+        std::swap(st.vMem[li], buf.V);
         st.mems[li] = lastRows(st.mems[li], x, st.memLen);
         x = std::move(hidden);
         hidden = RowMatrix();
