@@ -4,6 +4,7 @@
 #include "model/kv_cache.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/layer_buffer.h"
 #include "util/stop_token.h"
 
 #include <cmath>
@@ -140,7 +141,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
 
     const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
     const std::size_t perLayer = static_cast<std::size_t>(H) * T * K;
-    std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
     RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
     for (int l = 0; l < m_config.nLayer; ++l) {
         if (st.stop && st.stop->stopRequested())

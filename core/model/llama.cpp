@@ -6,6 +6,7 @@
 #include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/layer_buffer.h"
 #include "util/stage_timer.h"
 #include "util/stop_token.h"
 
@@ -287,8 +288,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
     const int bandCount = observer.wantTerms() && st.bands ? st.bands->count() : 0;
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
-    std::vector<float> probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
-    std::vector<float> bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
+    LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    LayerBuffer bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
     RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
     embedding.reset();

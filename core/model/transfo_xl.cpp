@@ -6,6 +6,7 @@
 #include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/layer_buffer.h"
 #include "util/stage_timer.h"
 
 #include <optional>
@@ -338,7 +339,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     const bool wantTerms = observer.wantTerms(), wantProbs = observer.wantProbabilities();
     const auto spans = spansOfMask(mask.data(), q, k);
     const std::size_t perLayer = static_cast<std::size_t>(m_config.nHead) * q * k;
-    std::vector<float> probs(wantProbs ? perLayer : 0);
+    LayerBuffer probs(wantProbs ? perLayer : 0);
     std::vector<float> terms[4];
     AttentionCapture keep;
     keep.probabilities = wantProbs ? probs.data() : nullptr;
