@@ -18,10 +18,22 @@ trap 'rm -f "$log"' EXIT
     echo
     echo "Big grids: drawing 4,096 x 4,096 tokens after a zoom"
     QT_QPA_PLATFORM=offscreen "$build/bench/attnscope-bench-draw" 4096 2>/dev/null
+    echo
+    echo "Throughput: Transformer-XL corpus scan and Llama-family forward, per stage"
+    "$build/bench/attnscope-bench" scan --tokens 3000 --threads 2 --breakdown
+    "$build/bench/attnscope-bench" llama --shape smollm2-135m --tokens 1024 --threads 2 --breakdown
+    if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+        echo "Against PyTorch (oneDNN), in turn:"
+        BUILD=$build bash bench/compare_with_torch.sh scan 3
+        BUILD=$build bash bench/compare_with_torch.sh llama 3
+    else
+        echo "(PyTorch comparison skipped: python3-torch is not installed)"
+    fi
 } | tee "$log"
 
 doc=docs/performance.md
 tmp=$(mktemp "$doc.XXXXXX")
+trap 'rm -f "$log" "$tmp"' EXIT # an interrupted run leaves no half-written copy beside the document
 awk -v src="$log" '
     /<!-- measured: begin -->/ { print; print "```"; while ((getline line < src) > 0) print line; print "```"; skip = 1; next }
     /<!-- measured: end -->/ { skip = 0 }
