@@ -84,10 +84,10 @@ QStringList ComparisonPanel::checkedSpecs() const
     return specs;
 }
 
-void ComparisonPanel::setData(widgets::ComparisonPtr data)
+void ComparisonPanel::setData(widgets::ComparisonPtr comparison)
 {
     m_message->hide();
-    m_view->setData(std::move(data));
+    m_view->setData(std::move(comparison));
     // The view's minimum size follows the number of models and heads; a scroll area only re-reads it on a layout
     // request of its own.
     QEvent relayout(QEvent::LayoutRequest);

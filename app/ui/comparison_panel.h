@@ -20,7 +20,7 @@ class ComparisonPanel : public QWidget {
     Q_OBJECT
 public:
     ComparisonPanel(const std::vector<std::string>& builtinNames, QWidget* parent = nullptr);
-    void setData(widgets::ComparisonPtr data);
+    void setData(widgets::ComparisonPtr comparison);
     void setMessage(const QString& message);
     widgets::ComparisonView* view() const { return m_view; }
     QStringList checkedSpecs() const;

@@ -19,10 +19,10 @@ namespace attnscope::app {
 
 DisplayPanel::DisplayPanel(QWidget* parent)
     : QWidget(parent)
-    , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
     , m_termsLabel(new QLabel(tr("Terms"), this))
     , m_split(new QLineEdit(this))
     , m_splitLabel(new QLabel(tr("Band split"), this))
+    , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
     , m_colourMap(new QComboBox(this))
     , m_normalisation(new QComboBox(this))
     , m_values(new QCheckBox(tr("Values in cells"), this))

@@ -27,9 +27,9 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     buttons->addStretch(1);
     if (figure.grids.size() == 1) {
         // An analysis grid (rollout, ablation, similarity) also exports its numbers, as the token grid does.
-        auto* data = new QPushButton(tr("Export Data…"), this);
-        buttons->addWidget(data);
-        connect(data, &QPushButton::clicked, this, [this, figure] {
+        auto* exportData = new QPushButton(tr("Export Data…"), this);
+        buttons->addWidget(exportData);
+        connect(exportData, &QPushButton::clicked, this, [this, figure] {
             const QString path = askDataPath(this, tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
             if (path.isEmpty())
                 return;

@@ -343,8 +343,7 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
             extra += (b > 1 ? QStringLiteral(",") : QString()) + QString::number(b);
     else if (terms)
         extra = QStringLiteral("a,b,c,d");
-    ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, extra};
-    req.bands = m_selection.bands;
+    ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, extra, m_selection.bands};
     if (textFile.isEmpty()) {
         for (const auto& d : m_builtinDirs) {
             QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
@@ -405,7 +404,11 @@ void MainWindow::showAblation()
         return;
     }
     const int forwards = m->info().layers * m->info().heads + 1;
-    if (QMessageBox::question(this, tr("Head ablation"),
+    // Ask first only when it takes a while: about 2 x parameters x tokens operations per forward, more than a
+    // few seconds' worth here.
+    const double work = 2.0 * static_cast<double>(m->info().parameterCount) *
+                        static_cast<double>(r->capture->tokens.size()) * forwards;
+    if (work > 1e12 && QMessageBox::question(this, tr("Head ablation"),
                               tr("This runs the model %1 times over the %2 tokens of the text (once per head, and once "
                                  "intact), with progress and Cancel in the status bar. Start?")
                                   .arg(forwards)

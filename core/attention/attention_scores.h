@@ -1,6 +1,8 @@
 // The one place attention scores and probabilities are computed from a layer's queries and keys. The forward passes
 // of every family call it, and so do the grids a captured text recomputes on demand: a grid computed later is the
-// same arithmetic, in the same row blocks, as what the model computed while it ran.
+// same arithmetic, in the same row blocks, as what the model computed while it ran (the forward pass of a model
+// without score terms stacks the query heads that share a key/value head into one product, which can round the
+// last bit differently: the tests hold the two to 1e-6).
 #pragma once
 
 #include "attention/attention_math.h"

@@ -10,7 +10,9 @@ namespace attnscope::core {
 std::uint64_t availableMemoryBytes();
 // Makes freed large blocks go back to the system at once. glibc raises its mmap threshold after the first large
 // free, so later tensors of that size come from the heap and stay resident after they are freed: an app that
-// recomputes a long text on every keystroke would grow by a text's worth of tensors per edit. Call first in main().
+// recomputes a long text on every keystroke would grow by a text's worth of tensors per edit. Freed heap memory up
+// to 64 MB is kept for reuse instead of trimmed (each layer's buffers would come back as fresh, faulting pages).
+// Call first in main().
 void returnLargeBlocksToSystem();
 // Peak and current resident memory of this process (bytes; 0 when unknown), and a reset of the peak.
 std::uint64_t peakResidentBytes();

@@ -104,22 +104,6 @@ int main(int argc, char** argv)
         return 1;
     save(w.dock("atlasDock"), QStringLiteral("atlas-dock"));
 
-    // Attention rollout of the first segment (no memory yet) and the band toggles of a rotary model come from the
-    // GPT-2 and Llama models a user opens; the built-in Transformer-XL shows rollout on its first segment.
-    emit w.headsPanel()->segmentChosen(0);
-    settle(compute);
-    QSignalSpy rollout(&compute, &app::ComputeController::rolloutReady);
-    w.showRollout();
-    if (!rollout.wait(120000))
-        return 1;
-    settle(compute);
-    for (auto* f : w.findChildren<app::FigureWindow*>()) {
-        save(f, QStringLiteral("attention-rollout"));
-        f->close();
-    }
-    emit w.headsPanel()->segmentChosen(1);
-    settle(compute);
-
     // Model comparison of the teaching models.
     w.setText(QStringLiteral("the lobster is blue , only becoming red on cooking ."));
     settle(compute);
@@ -137,13 +121,22 @@ int main(int argc, char** argv)
     save(&w, QStringLiteral("presentation-mode"));
     w.setPresentation(false);
 
-    // The built-in Llama-family model: its frequency bands over the corpus (the Fig. 7 counterpart) and the loss
-    // change of zeroing each head on the sample text.
+    // The built-in Llama-family model: attention rollout and the loss change of zeroing each head on the sample
+    // text, and its frequency bands over the corpus (the Fig. 7 counterpart).
     w.dock("compareDock")->hide();
     w.setText(sampleText(dirs));
     w.openModel(QStringLiteral("builtin:llama-wikitext2"));
     if (!settle(compute))
         return 1;
+    QSignalSpy rollout(&compute, &app::ComputeController::rolloutReady);
+    w.showRollout();
+    if (!rollout.wait(120000))
+        return 1;
+    settle(compute);
+    for (auto* f : w.findChildren<app::FigureWindow*>()) {
+        save(f, QStringLiteral("attention-rollout"));
+        f->close();
+    }
     w.startScan(corpus, 0, 256, 20000, true);
     if (!settle(compute, 900000))
         return 1;
