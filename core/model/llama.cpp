@@ -27,25 +27,26 @@ public:
 
 namespace {
 
-// out = x / sqrt(mean(x^2) + eps) * w, row by row (statistics in double).
+// out = x / sqrt(mean(x^2) + eps) * w, row by row (statistics in double, from a double copy of the row so Eigen
+// vectorises the sum).
 void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
 {
     const auto g = asVector(w);
     out.resize(x.rows(), x.cols());
+    Eigen::ArrayXd xd(x.cols());
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        double ss = 0;
-        for (Eigen::Index c = 0; c < x.cols(); ++c)
-            ss += static_cast<double>(x(r, c)) * x(r, c);
-        const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(x.cols()) + eps));
-        for (Eigen::Index c = 0; c < x.cols(); ++c)
-            out(r, c) = (x(r, c) * inv) * g[c];
+        xd = x.row(r).transpose().array().cast<double>();
+        const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(x.cols()) + eps));
+        out.row(r).array() = (x.row(r).array() * inv) * g.array();
     }
 }
 
-void addBias(RowMatrix& y, const WeightView& b)
+// out = x W^T (+ b, the biases of Qwen2's q/k/v and of models with attention_bias or mlp_bias).
+void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out)
 {
+    multiplyTransposed(x, w, out);
     if (b.data)
-        y.rowwise() += asVector(b);
+        out.rowwise() += asVector(b);
 }
 
 
@@ -303,12 +304,9 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         }
         {
             StageScope timed(Stage::Projections);
-            multiplyTransposed(a, L.q, Q);
-            addBias(Q, L.qBias);
-            multiplyTransposed(a, L.k, Knew);
-            addBias(Knew, L.kBias);
-            multiplyTransposed(a, L.v, Vnew);
-            addBias(Vnew, L.vBias);
+            linear(a, L.q, L.qBias, Q);
+            linear(a, L.k, L.kBias, Knew);
+            linear(a, L.v, L.vBias, Vnew);
         }
         {
             StageScope timed(Stage::Copies);
@@ -338,8 +336,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * d, d).setZero();
         {
             StageScope timed(Stage::Projections);
-            multiplyTransposed(heads, L.o, attnOut);
-            addBias(attnOut, L.oBias);
+            linear(heads, L.o, L.oBias, attnOut);
         }
         RowMatrix h = x + attnOut;
         {
@@ -348,14 +345,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         }
         {
             StageScope timed(Stage::FeedForward);
-            multiplyTransposed(a, L.gate, hGate);
-            addBias(hGate, L.gateBias);
-            multiplyTransposed(a, L.up, hUp);
-            addBias(hUp, L.upBias);
+            linear(a, L.gate, L.gateBias, hGate);
+            linear(a, L.up, L.upBias, hUp);
             // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
             hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
-            multiplyTransposed(hGate, L.down, ff);
-            addBias(ff, L.downBias);
+            linear(hGate, L.down, L.downBias, ff);
         }
         x = h + ff;
 
