@@ -1,19 +1,18 @@
 #!/bin/bash
 # Runs every libFuzzer harness of a fuzz build for SECONDS seconds each, starting from its seed corpus (the files
 # listed in BUILD/fuzz-seeds/NAME.txt, copied once into BUILD/fuzz-corpus/NAME, which then keeps what the fuzzer
-# finds interesting). Crashes, leaks and timeouts land in BUILD/fuzz-findings; the script fails if any appeared.
-# Usage: run_fuzzers.sh BUILD SECONDS
+# finds interesting), JOBS harnesses at a time (default: one per core). Crashes, leaks and timeouts land in
+# BUILD/fuzz-findings; the script fails if any appeared.
+# Usage: run_fuzzers.sh BUILD SECONDS [JOBS]
 set -uo pipefail
 build=${1:?build folder}
 seconds=${2:-60}
+jobs=${3:-$(nproc)}
 findings=$build/fuzz-findings
 mkdir -p "$findings"
-status=0
-for seeds in "$build"/fuzz-seeds/*.txt; do
-    name=$(basename "$seeds" .txt)
-    harness=$build/tests/fuzz/fuzz_$name
-    [ -x "$harness" ] || continue
-    corpus=$build/fuzz-corpus/$name
+
+run_one() { # harness name: prints one summary line
+    local name=$1 harness=$build/tests/fuzz/fuzz_$1 corpus=$build/fuzz-corpus/$1
     if [ ! -d "$corpus" ]; then
         mkdir -p "$corpus"
         while read -r seed; do
@@ -21,18 +20,30 @@ for seeds in "$build"/fuzz-seeds/*.txt; do
             # Seeds of one kind share names (config.json): prefix each with its folder's name.
             if [ -d "$seed" ]; then cp -r "$seed"/. "$corpus"/
             elif [ -f "$seed" ]; then cp "$seed" "$corpus/$(basename "$(dirname "$seed")")-$(basename "$seed")"; fi
-        done < "$seeds"
+        done < "$build/fuzz-seeds/$name.txt"
     fi
-    echo "== fuzz_$name: $seconds s from $(ls "$corpus" | wc -l) corpus files"
-    before=$(ls "$findings" | wc -l)
+    local files
+    files=$(ls "$corpus" | wc -l)
     # 4 GB per process: the harnesses run whole models; larger inputs than 64 KiB only slow the search down.
     "$harness" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=60 -max_len=65536 \
-        -artifact_prefix="$findings/$name-" -print_final_stats=1 2>"$build/fuzz-$name.log" | tail -1
-    tail -n 12 "$build/fuzz-$name.log" | grep -E "stat::number_of_executed_units|stat::new_units_added|ERROR|SUMMARY" || true
-    after=$(ls "$findings" | wc -l)
-    if [ "$after" -gt "$before" ]; then
-        echo "   new findings in $findings (log: $build/fuzz-$name.log)"
-        status=1
+        -artifact_prefix="$findings/$name-" -print_final_stats=1 >/dev/null 2>"$build/fuzz-$name.log"
+    local runs new
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz-$name.log")
+    new=$(sed -n 's/^stat::new_units_added: *//p' "$build/fuzz-$name.log")
+    if ls "$findings/$name-"* >/dev/null 2>&1; then
+        echo "fuzz_$name: FINDINGS in $findings/$name-* after ${runs:-?} runs (log: $build/fuzz-$name.log)"
+        grep -m3 -E "ERROR|SUMMARY" "$build/fuzz-$name.log"
     fi
+    echo "fuzz_$name: $seconds s from $files corpus files, ${runs:-?} runs, ${new:-0} new corpus entries, no findings"
+}
+
+before=$(ls "$findings" | wc -l)
+for seeds in "$build"/fuzz-seeds/*.txt; do
+    name=$(basename "$seeds" .txt)
+    [ -x "$build/tests/fuzz/fuzz_$name" ] || continue
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    run_one "$name" &
 done
-exit $status
+wait
+after=$(ls "$findings" | wc -l)
+[ "$after" -eq "$before" ] # new findings fail the run
