@@ -90,6 +90,13 @@ void MainWindow::buildPanels()
     addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea, false);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
+    // The bottom tabs that hold plots ask for room when their tab comes up: the Text tab's height left the head
+    // similarity matrix a strip a few pixels high.
+    for (const char* name : {"relposDock", "compareDock", "atlasDock"})
+        connect(dock(name), &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
+            if (visible)
+                QTimer::singleShot(0, this, [this, name] { showDock(name, 0.4); });
+        });
 
     m_status = new StatusArea(statusBar());
     connect(m_status, &StatusArea::cancelClicked, m_compute, &ComputeController::cancel);
