@@ -273,6 +273,12 @@ bool RelposScanner::feed(std::span<const std::int32_t> ids)
     return !m_cancelled && (m_options.maxTokens < 0 || m_fed < m_options.maxTokens);
 }
 
+void RelposScanner::stoppedEarly()
+{
+    m_cancelled = true;
+    m_acc->r.partial = true;
+}
+
 ScanResult RelposScanner::finish()
 {
     if (!m_pending.empty())
@@ -475,7 +481,11 @@ ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer,
             scanner.setTotalEstimate(static_cast<std::int64_t>(static_cast<double>(scanner.tokensDone()) /
                                                                std::max<double>(1.0, static_cast<double>(pos - begin)) *
                                                                static_cast<double>(size - begin)));
-        return token < stopAt && !(options.stop && options.stop->stopRequested());
+        if (options.stop && options.stop->stopRequested()) {
+            scanner.stoppedEarly();
+            return false;
+        }
+        return token < stopAt;
     });
     auto result = scanner.finish();
     result.metadata["text"] = std::filesystem::path(path).filename().string();

@@ -68,6 +68,9 @@ public:
     std::int64_t tokensDone() const;
     // Total used in progress reports (streaming readers only know an estimate).
     void setTotalEstimate(std::int64_t total) { m_totalEstimate = total; }
+    // A reader that stopped feeding because the scan was cancelled says so: the result is partial even when the
+    // tokens fed so far filled whole segments (finish() then has no pending segment that would notice).
+    void stoppedEarly();
 
 private:
     void runSegment(std::span<const std::int32_t> ids);

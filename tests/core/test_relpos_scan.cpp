@@ -241,6 +241,35 @@ TEST_CASE("shards of a Transformer-XL scan cover its token stream exactly", "[sc
     CHECK(merged.count[0] == static_cast<double>(single.tokens));
 }
 
+TEST_CASE("a file scan cancelled between lines is partial even when its lines filled whole segments", "[scan]")
+{
+    // Found by the app test of Cancel: lines of exactly one segment leave nothing pending, so finish() never saw the
+    // stop, and a cancelled scan came back as complete with fewer tokens.
+    test::TempDir tmp;
+    const auto dir = wordModel(tmp);
+    const auto m = core::loadModel(dir.string());
+    const auto tok = core::loadTokenizer(dir.string());
+    std::string text;
+    for (int l = 0; l < 50; ++l)
+        text += "w2 w3 w4 w5\n"; // four words and <eos>: five tokens
+    const auto path = (tmp / "lines.txt").string();
+    test::writeBytes(path, text);
+    REQUIRE(tok->encode("w2 w3 w4 w5\n").size() == 5);
+    core::StopToken stop;
+    core::ScanOptions opt;
+    opt.memLen = 5;
+    opt.segmentLen = 5;
+    opt.stop = &stop;
+    opt.progress = [&stop](std::int64_t done, std::int64_t) {
+        if (done >= 20)
+            stop.requestStop();
+    };
+    const auto r = core::scanTextFile(*m.model, *tok, path, opt);
+    CHECK(r.partial);
+    CHECK(r.tokens == 20);
+    CHECK(r.metadata.at("partial") == "true");
+}
+
 TEST_CASE("a cancelled scan keeps a consistent partial result", "[scan]")
 {
     test::TempDir tmp;
