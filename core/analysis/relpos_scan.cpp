@@ -442,7 +442,9 @@ ScanResult scanTextFile(const AttentionModel& model, const Tokenizer& tokenizer,
     // Shard I of N owns the segments that start in its byte range: segment boundaries are counted in tokens over
     // the whole file (the shard tokenizes, without running, the text before it), so the shards together run exactly
     // the segments of a single scan. A shard runs past its range to finish its last segment.
-    const auto [begin, end] = shardByteRange(path, shardIndex, shardCount);
+    // Plain variables, not a structured binding: lambdas below use them (clang 14 cannot capture bindings).
+    const auto range = shardByteRange(path, shardIndex, shardCount);
+    const std::int64_t begin = range.first, end = range.second;
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
     std::ifstream in(path, std::ios::binary);
