@@ -47,6 +47,23 @@ QString sampleText(const std::vector<std::string>& dirs)
     }
     return {};
 }
+
+// Starts an analysis whose figure window opens when `ready` fires, waits for it, saves the window as `name`.
+template <typename Signal>
+bool saveAnalysisFigure(app::MainWindow& w, app::ComputeController& compute, Signal ready, void (app::MainWindow::*start)(),
+                        const QString& name, int timeoutMs)
+{
+    QSignalSpy spy(&compute, ready);
+    (w.*start)();
+    if (!spy.wait(timeoutMs))
+        return false;
+    settle(compute);
+    for (auto* f : w.findChildren<app::FigureWindow*>()) {
+        save(f, name);
+        f->close();
+    }
+    return true;
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -128,15 +145,9 @@ int main(int argc, char** argv)
     w.openModel(QStringLiteral("builtin:llama-wikitext2"));
     if (!settle(compute))
         return 1;
-    QSignalSpy rollout(&compute, &app::ComputeController::rolloutReady);
-    w.showRollout();
-    if (!rollout.wait(120000))
+    if (!saveAnalysisFigure(w, compute, &app::ComputeController::rolloutReady, &app::MainWindow::showRollout,
+                            QStringLiteral("attention-rollout"), 120000))
         return 1;
-    settle(compute);
-    for (auto* f : w.findChildren<app::FigureWindow*>()) {
-        save(f, QStringLiteral("attention-rollout"));
-        f->close();
-    }
     w.startScan(corpus, 0, 256, 20000, true);
     if (!settle(compute, 900000))
         return 1;
@@ -146,14 +157,8 @@ int main(int argc, char** argv)
     } else {
         return 1;
     }
-    QSignalSpy ablation(&compute, &app::ComputeController::ablationReady);
-    w.showAblation();
-    if (!ablation.wait(300000))
+    if (!saveAnalysisFigure(w, compute, &app::ComputeController::ablationReady, &app::MainWindow::showAblation,
+                            QStringLiteral("head-ablation"), 300000))
         return 1;
-    settle(compute);
-    for (auto* f : w.findChildren<app::FigureWindow*>()) {
-        save(f, QStringLiteral("head-ablation"));
-        f->close();
-    }
     return 0;
 }
