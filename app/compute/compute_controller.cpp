@@ -103,18 +103,9 @@ void ComputeController::loadModel(const QString& spec)
     const auto dirs = m_builtinDirs;
     submit<ModelBundle>(
         m_interactive, m_load, tr("Loading %1…").arg(spec),
-        [this, spec, dirs](const JobContext& ctx) {
-            // Converting the weights of a large checkpoint takes a while: report it about ten times a second.
-            QElapsedTimer clock;
-            clock.start();
-            core::LoadOptions options;
-            options.progress = [&](std::uint64_t done, std::uint64_t total) {
-                if (clock.elapsed() >= 100 || done == total) {
-                    clock.restart();
-                    ctx.post([this, done, total] { emit loadProgress(static_cast<qint64>(done), static_cast<qint64>(total)); });
-                }
-            };
-            return loadBundle(spec, dirs, options);
+        [spec, dirs](const JobContext&) {
+            // Opening maps the files and reads their headers: no progress to report, whatever the model's size.
+            return loadBundle(spec, dirs);
         },
         [this](ModelBundlePtr m) {
             // Everything computed for the previous model is dropped at once.

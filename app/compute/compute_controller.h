@@ -58,7 +58,6 @@ public:
 
 signals:
     void modelLoaded(attnscope::app::ModelBundlePtr model);
-    void loadProgress(qint64 done, qint64 total); // bytes of weights converted to float32 so far
     void modelFailed(const QString& spec, const QString& message);
     void textProgress(double done); // fraction of a long text's forward pass, about ten times a second
     void textReady(attnscope::app::TextResultPtr result);

@@ -227,10 +227,6 @@ void MainWindow::connectCompute()
         m_status->setProgress(static_cast<qint64>(done * 1000), 1000);
         m_status->setBusy(true, tr("Computing attention: %1%").arg(static_cast<int>(done * 100)));
     });
-    connect(m_compute, &ComputeController::loadProgress, this, [this](qint64 done, qint64 total) {
-        m_status->setProgress(done, total);
-        m_status->setBusy(true, tr("Converting the weights to float32: %1 of %2 MiB").arg(done >> 20).arg(total >> 20));
-    });
     connect(m_compute, &ComputeController::scanProgress, m_relpos, &RelposPanel::scanProgress);
     connect(m_compute, &ComputeController::scanPartial, m_relpos, [this](ScanResultPtr r) { m_relpos->setScan(r, true); });
     connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {

@@ -1,4 +1,4 @@
-// Checkpoint: shard discovery via model.safetensors.index.json, GGUF tensors, conversion on first use.
+// Checkpoint: shard discovery via model.safetensors.index.json, GGUF tensors, typed views, small float copies.
 #include "io/checkpoint.h"
 
 #include <cmath>
@@ -17,11 +17,19 @@ namespace attnscope::core {
 
 Checkpoint::~Checkpoint() = default;
 
-bool Checkpoint::Entry::inPlace() const
+namespace {
+// The ggml type that stores a safetensors dtype the same way, if a product can read it.
+std::optional<GgmlType> ggmlTypeOf(DType t)
 {
-    const bool f32 = ggml ? ggmlType == GgmlType::F32 : dtype == DType::F32;
-    return f32 && reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0;
+    switch (t) {
+    case DType::F32: return GgmlType::F32;
+    case DType::F16: return GgmlType::F16;
+    case DType::BF16: return GgmlType::BF16;
+    case DType::F64: return GgmlType::F64;
+    default: return std::nullopt;
+    }
 }
+} // namespace
 
 std::shared_ptr<Checkpoint> Checkpoint::openFile(const std::string& path)
 {
@@ -41,9 +49,11 @@ std::shared_ptr<Checkpoint> Checkpoint::openGguf(const std::string& path)
         e.file = path;
         e.shape = t.shape();
         e.bytes = c->m_gguf->bytes(t);
-        e.ggml = true;
-        e.ggmlType = t.type;
-        c->m_entries[t.name] = e;
+        e.byteCount = t.bytes;
+        e.type = t.type;
+        e.typeName = ggmlTypeName(t.type);
+        e.source = std::make_unique<WeightSource>(t.name, path);
+        c->m_entries[t.name] = std::move(e);
     }
     return c;
 }
@@ -93,10 +103,11 @@ void Checkpoint::addShard(const std::string& path)
         e.file = path;
         e.shape = t.shape;
         e.bytes = shard->bytes(t);
-        e.dtype = t.dtype;
-        e.shard = shard;
-        e.info = &t;
-        m_entries[t.name] = e;
+        e.byteCount = t.end - t.begin;
+        e.type = ggmlTypeOf(t.dtype);
+        e.typeName = std::string(dtypeName(t.dtype));
+        e.source = std::make_unique<WeightSource>(t.name, path);
+        m_entries[t.name] = std::move(e);
     }
 }
 
@@ -134,7 +145,7 @@ std::string Checkpoint::storageType(const std::string& name) const
     const auto it = m_entries.find(name);
     if (it == m_entries.end())
         return {};
-    return it->second.ggml ? ggmlTypeName(it->second.ggmlType) : std::string(dtypeName(it->second.dtype));
+    return it->second.typeName;
 }
 
 std::string Checkpoint::describeStorage() const
@@ -150,67 +161,37 @@ std::string Checkpoint::describeStorage() const
     return s;
 }
 
-std::uint64_t Checkpoint::conversionBytes() const
+std::uint64_t Checkpoint::storedBytes() const
 {
     std::uint64_t total = 0;
     for (const auto& [name, e] : m_entries)
-        if (!e.inPlace())
-            total += static_cast<std::uint64_t>(shapeNumel(e.shape)) * sizeof(float);
+        total += e.byteCount;
     return total;
 }
 
-WeightView Checkpoint::get(const std::string& name) const
+const Checkpoint::Entry& Checkpoint::entry(const std::string& name) const
 {
     const auto it = m_entries.find(name);
     if (it == m_entries.end())
         throw Error(ErrorCode::MissingTensor, "tensor not found in the checkpoint", m_source, name);
-    const Entry& e = it->second;
-    WeightView v;
-    v.shape = e.shape;
-    if (e.inPlace()) {
-        v.data = reinterpret_cast<const float*>(e.bytes); // in place, no copy
-        std::lock_guard lock(m_convertMutex);
-        checkFinite(name, v);
-        return v;
-    }
-    std::lock_guard lock(m_convertMutex);
-    auto cached = m_converted.find(name);
-    if (cached == m_converted.end()) {
-        std::vector<float> out;
-        if (e.ggml) {
-            out.resize(static_cast<std::size_t>(shapeNumel(e.shape)));
-            dequantize(e.ggmlType, e.bytes, out.data(), shapeNumel(e.shape));
-        } else {
-            out = readAsFloat(*e.shard, *e.info);
-        }
-        m_convertedBytes += out.size() * sizeof(float);
-        cached = m_converted.emplace(name, std::move(out)).first;
-        if (m_progress)
-            m_progress(m_convertedBytes, conversionBytes());
-    }
-    v.data = cached->second.data();
-    checkFinite(name, v);
-    return v;
+    return it->second;
 }
 
-void Checkpoint::checkFinite(const std::string& name, const WeightView& v) const
+WeightView Checkpoint::get(const std::string& name) const
 {
-    if (!m_checked.insert(name).second)
-        return;
-    // A damaged file: NaN or infinite weights would run to NaN attention without a word.
-    const std::int64_t n = v.numel();
-    bool bad = false;
-#pragma omp parallel for reduction(|| : bad) if (n > (1 << 20))
-    for (std::int64_t i = 0; i < n; ++i)
-        bad = bad || !std::isfinite(v.data[i]);
-    if (!bad)
-        return;
-    std::int64_t first = 0;
-    while (std::isfinite(v.data[first]))
-        ++first;
-    throw Error(ErrorCode::CorruptFile,
-                "holds NaN or infinite values (the first at element " + std::to_string(first) + "): the weights are damaged",
-                fileOf(name), name);
+    const Entry& e = entry(name);
+    const auto info = e.type ? ggmlTypeInfo(static_cast<std::uint32_t>(*e.type)) : std::nullopt;
+    if (!info || !info->readable)
+        throw Error(ErrorCode::UnsupportedDtype,
+                    "stored as " + e.typeName + ", which attnscope cannot use as a weight (it reads " +
+                        readableGgmlTypes() + ")",
+                    e.file, name);
+    WeightView v;
+    v.bytes = e.bytes;
+    v.type = *e.type;
+    v.shape = e.shape;
+    v.source = e.source.get();
+    return v;
 }
 
 WeightView Checkpoint::get(const std::string& name, const Shape& expected) const
@@ -222,6 +203,23 @@ WeightView Checkpoint::get(const std::string& name, const Shape& expected) const
                         shapeToString(expected),
                     fileOf(name), name);
     return v;
+}
+
+WeightView Checkpoint::getFloat(const std::string& name, const Shape& expected) const
+{
+    const WeightView stored = get(name, expected);
+    stored.checkFinite();
+    if (stored.isFloat32())
+        return stored;
+    std::lock_guard lock(m_convertMutex);
+    auto cached = m_converted.find(name);
+    if (cached == m_converted.end()) {
+        std::vector<float> out(static_cast<std::size_t>(stored.numel()));
+        for (std::int64_t r = 0; r < stored.rows(); ++r)
+            stored.decodeRow(r, 0, stored.cols(), out.data() + r * stored.cols());
+        cached = m_converted.emplace(name, std::move(out)).first;
+    }
+    return WeightView::ofFloats(cached->second.data(), stored.shape);
 }
 
 } // namespace attnscope::core

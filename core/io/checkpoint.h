@@ -1,30 +1,24 @@
-// A model's weights as float32 views, whatever holds them: one or more safetensors shards, or a GGUF file.
-// F32 data is used in place from the memory map; every other type (F16, BF16, F64, GGUF quantisations) is converted
-// to float32 once, on first use, and kept.
+// A model's weights as stored, whatever holds them: one or more safetensors shards, or a GGUF file. Opening reads
+// headers only; tensors stay in the memory map in their stored type (F32, F16, BF16, GGUF blocks) and are handed out
+// as typed views (io/weight_view.h) that the product engine decodes tile by tile. Only small tensors (norms, biases)
+// are converted to float32, on request.
 #pragma once
 
 #include "io/ggml_types.h"
 #include "io/safetensors.h"
+#include "io/weight_view.h"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace attnscope::core {
 
 class GgufFile;
-
-// A read-only float32 tensor. `data` points into the memory map (F32, aligned) or into a converted copy
-// owned by the Checkpoint; valid as long as the Checkpoint lives.
-struct WeightView {
-    const float* data = nullptr;
-    Shape shape;
-    std::int64_t numel() const { return shapeNumel(shape); }
-};
 
 class Checkpoint {
 public:
@@ -52,42 +46,38 @@ public:
     std::string storageType(const std::string& name) const;
     // "BF16 (2 shards)", "Q8_0 (22), F32 (8)": the storage types and how many tensors use each.
     std::string describeStorage() const;
-    // Bytes of float32 copies that converting every tensor not stored as aligned F32 would take.
-    std::uint64_t conversionBytes() const;
+    // Bytes of every tensor as stored (what mapping the weights costs once every page has been read).
+    std::uint64_t storedBytes() const;
 
-    // Float32 view of a tensor; converted once and cached. Throws MissingTensor naming the file.
+    // Typed view of a tensor as stored (nothing converted, nothing read). Throws MissingTensor naming the file, and
+    // UnsupportedDtype for a type no product can decode (an unused tensor of such a type does not matter).
     WeightView get(const std::string& name) const;
     // As get(), and throws ShapeMismatch (expected vs actual) when the shape differs.
     WeightView get(const std::string& name, const Shape& expected) const;
-    // Called after each conversion with the bytes converted so far and conversionBytes() (for progress bars).
-    void setConversionProgress(std::function<void(std::uint64_t, std::uint64_t)> progress) { m_progress = std::move(progress); }
+    // A small tensor (a norm's scale, a bias, a few rows) as float32: used in place when stored as aligned F32,
+    // otherwise converted once and kept. Its values are checked finite here.
+    WeightView getFloat(const std::string& name, const Shape& expected) const;
 
 private:
     struct Entry {
         std::string file;
         Shape shape;
         const std::uint8_t* bytes = nullptr;
-        bool ggml = false;
-        DType dtype = DType::F32;      // safetensors
-        GgmlType ggmlType = GgmlType::F32;
-        const SafetensorsFile* shard = nullptr;
-        const TensorInfo* info = nullptr;
-        bool inPlace() const;
+        std::uint64_t byteCount = 0;
+        std::optional<GgmlType> type; // empty: a safetensors dtype no product reads (integers, F8, bool)
+        std::string typeName;         // as the file names it ("F32", "BF16", "Q8_0", "I64")
+        std::unique_ptr<WeightSource> source;
     };
     Checkpoint() = default;
     void addShard(const std::string& path);
-    // Refuses (Error(CorruptFile) naming the tensor) weights with NaN or infinite values; each tensor is checked once.
-    void checkFinite(const std::string& name, const WeightView& v) const;
+    const Entry& entry(const std::string& name) const;
 
     std::string m_source;
     std::vector<std::unique_ptr<SafetensorsFile>> m_shards;
     std::unique_ptr<GgufFile> m_gguf;
     std::map<std::string, Entry> m_entries;
     mutable std::mutex m_convertMutex;
-    mutable std::map<std::string, std::vector<float>> m_converted;
-    mutable std::set<std::string> m_checked; // tensors found finite (guarded by m_convertMutex)
-    mutable std::uint64_t m_convertedBytes = 0;
-    std::function<void(std::uint64_t, std::uint64_t)> m_progress;
+    mutable std::map<std::string, std::vector<float>> m_converted; // getFloat's copies (guarded by m_convertMutex)
 };
 
 } // namespace attnscope::core

@@ -1,6 +1,16 @@
-// ggml type table and block dequantisers.
+// ggml type table and block dequantisers. Each block type, as the public GGUF/ggml description lays it out:
 //   Q8_0 (32 per 34 bytes): f16 d, 32 x int8 q;           x = d q
 //   Q4_0 (32 per 18 bytes): f16 d, 16 bytes of nibbles;   x = d (nibble - 8), low nibbles are elements 0..15
+//   Q4_1 (32 per 20 bytes): f16 d, f16 m, 16 bytes of nibbles;  x = d nibble + m
+//   Q5_0 (32 per 22 bytes): f16 d, 32 high bits (u32, bit j for element j), 16 bytes of nibbles;  x = d (q - 16)
+//   Q5_1 (32 per 24 bytes): f16 d, f16 m, 32 high bits, 16 bytes of nibbles;  x = d q + m
+//   Q2_K (256 per 84 bytes): 16 bytes of scales (low nibble scale, high nibble min) for sub-blocks of 16, 64 bytes of
+//        2-bit values, f16 d, f16 dmin; each 32-byte run holds four 2-bit planes of 32 elements (two sub-blocks each);
+//        x = d sc q - dmin m
+//   Q3_K (256 per 110 bytes): 32 bytes of high bits (a set bit adds 4 to q), 64 bytes of 2-bit values laid out as in
+//        Q2_K, 12 bytes of sixteen 6-bit scales, f16 d;  x = d (sc - 32) (q - 4 + 4 h)
+//   Q5_K (256 per 176 bytes): f16 d, f16 dmin, 12 bytes of scales/mins as Q4_K, 32 bytes of high bits (bit 2i and
+//        2i+1 of byte l for the low/high nibble of the i-th 32-byte run), 128 bytes of nibbles;  x = d sc q - dmin m
 //   Q4_K (256 per 144 bytes): f16 d, f16 dmin, 12 bytes of 6-bit scales and mins for 8 sub-blocks of 32, 128 bytes of
 //        nibbles; each 32-byte run holds two sub-blocks (low nibbles first);  x = d sc q - dmin m
 //   Q6_K (256 per 210 bytes): 128 bytes low 4 bits, 64 bytes high 2 bits, 16 x int8 scales, f16 d;  x = d sc (q - 32)
@@ -20,14 +30,14 @@ struct Entry {
 };
 constexpr std::array kTypes = {
     Entry{0, {"F32", 1, 4, true}},        Entry{1, {"F16", 1, 2, true}},         Entry{2, {"Q4_0", 32, 18, true}},
-    Entry{3, {"Q4_1", 32, 20, false}},    Entry{6, {"Q5_0", 32, 22, false}},     Entry{7, {"Q5_1", 32, 24, false}},
-    Entry{8, {"Q8_0", 32, 34, true}},     Entry{9, {"Q8_1", 32, 36, false}},     Entry{10, {"Q2_K", 256, 84, false}},
-    Entry{11, {"Q3_K", 256, 110, false}}, Entry{12, {"Q4_K", 256, 144, true}},   Entry{13, {"Q5_K", 256, 176, false}},
+    Entry{3, {"Q4_1", 32, 20, true}},     Entry{6, {"Q5_0", 32, 22, true}},      Entry{7, {"Q5_1", 32, 24, true}},
+    Entry{8, {"Q8_0", 32, 34, true}},     Entry{9, {"Q8_1", 32, 36, false}},     Entry{10, {"Q2_K", 256, 84, true}},
+    Entry{11, {"Q3_K", 256, 110, true}},  Entry{12, {"Q4_K", 256, 144, true}},   Entry{13, {"Q5_K", 256, 176, true}},
     Entry{14, {"Q6_K", 256, 210, true}},  Entry{15, {"Q8_K", 256, 292, false}},  Entry{16, {"IQ2_XXS", 256, 66, false}},
     Entry{17, {"IQ2_XS", 256, 74, false}}, Entry{18, {"IQ3_XXS", 256, 98, false}}, Entry{19, {"IQ1_S", 256, 50, false}},
     Entry{20, {"IQ4_NL", 32, 18, false}}, Entry{21, {"IQ3_S", 256, 110, false}}, Entry{22, {"IQ2_S", 256, 82, false}},
     Entry{23, {"IQ4_XS", 256, 136, false}}, Entry{24, {"I8", 1, 1, false}},      Entry{25, {"I16", 1, 2, false}},
-    Entry{26, {"I32", 1, 4, false}},      Entry{27, {"I64", 1, 8, false}},       Entry{28, {"F64", 1, 8, false}},
+    Entry{26, {"I32", 1, 4, false}},      Entry{27, {"I64", 1, 8, false}},       Entry{28, {"F64", 1, 8, true}},
     Entry{29, {"IQ1_M", 256, 56, false}}, Entry{30, {"BF16", 1, 2, true}},       Entry{34, {"TQ1_0", 256, 54, false}},
     Entry{35, {"TQ2_0", 256, 66, false}},
 };
@@ -53,6 +63,99 @@ void q4_0(const std::uint8_t* b, float* y)
     for (int j = 0; j < 16; ++j) {
         y[j] = d * static_cast<float>((q[j] & 0x0F) - 8);
         y[j + 16] = d * static_cast<float>((q[j] >> 4) - 8);
+    }
+}
+
+void q4_1(const std::uint8_t* b, float* y)
+{
+    const float d = f16(b), m = f16(b + 2);
+    const std::uint8_t* q = b + 4;
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * static_cast<float>(q[j] & 0x0F) + m;
+        y[j + 16] = d * static_cast<float>(q[j] >> 4) + m;
+    }
+}
+
+// The 5-bit values of a Q5_0/Q5_1 block: low nibbles from `q`, bit j of the little-endian u32 at `high` on top.
+void fiveBit(const std::uint8_t* high, const std::uint8_t* q, int* out)
+{
+    std::uint32_t h;
+    std::memcpy(&h, high, 4);
+    for (int j = 0; j < 16; ++j) {
+        out[j] = (q[j] & 0x0F) | static_cast<int>(((h >> j) & 1u) << 4);
+        out[j + 16] = (q[j] >> 4) | static_cast<int>(((h >> (j + 16)) & 1u) << 4);
+    }
+}
+
+void q5_0(const std::uint8_t* b, float* y)
+{
+    const float d = f16(b);
+    int q[32];
+    fiveBit(b + 2, b + 6, q);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * static_cast<float>(q[j] - 16);
+}
+
+void q5_1(const std::uint8_t* b, float* y)
+{
+    const float d = f16(b), m = f16(b + 2);
+    int q[32];
+    fiveBit(b + 4, b + 8, q);
+    for (int j = 0; j < 32; ++j)
+        y[j] = d * static_cast<float>(q[j]) + m;
+}
+
+void q2_k(const std::uint8_t* b, float* y)
+{
+    const std::uint8_t* scales = b;
+    const std::uint8_t* q = b + 16;
+    const float d = f16(b + 80), dmin = f16(b + 82);
+    int s = 0;
+    for (int half = 0; half < 2; ++half) { // 128 elements from 32 bytes: four 2-bit planes, 32 elements each
+        for (int plane = 0; plane < 4; ++plane) {
+            const int shift = 2 * plane;
+            for (int part = 0; part < 2; ++part) { // two sub-blocks of 16 per plane, each with its scale and min
+                const float dl = d * static_cast<float>(scales[s] & 0x0F), ml = dmin * static_cast<float>(scales[s] >> 4);
+                ++s;
+                for (int l = 0; l < 16; ++l)
+                    y[l] = dl * static_cast<float>((q[part * 16 + l] >> shift) & 3) - ml;
+                y += 16;
+            }
+        }
+        q += 32;
+    }
+}
+
+void q3_k(const std::uint8_t* b, float* y)
+{
+    const std::uint8_t* hmask = b;
+    const std::uint8_t* q = b + 32;
+    const std::uint8_t* packed = b + 96;
+    const float d = f16(b + 108);
+    // Scale i: low 4 bits from byte i (i < 8) or the high nibble of byte i - 8; top 2 bits from byte 8 + i % 4 at bit
+    // 2 (i / 4); stored with an offset of 32.
+    int sc[16];
+    for (int i = 0; i < 16; ++i) {
+        const int low = i < 8 ? (packed[i] & 0x0F) : (packed[i - 8] >> 4);
+        const int high = (packed[8 + i % 4] >> (2 * (i / 4))) & 3;
+        sc[i] = (low | (high << 4)) - 32;
+    }
+    int s = 0;
+    unsigned bit = 0;
+    for (int half = 0; half < 2; ++half) {
+        for (int plane = 0; plane < 4; ++plane, ++bit) {
+            const int shift = 2 * plane;
+            for (int part = 0; part < 2; ++part) {
+                const float dl = d * static_cast<float>(sc[s++]);
+                for (int l = 0; l < 16; ++l) {
+                    const int idx = part * 16 + l;
+                    const int hi = (hmask[idx] >> bit) & 1;
+                    y[l] = dl * static_cast<float>(((q[idx] >> shift) & 3) - (hi ? 0 : 4));
+                }
+                y += 16;
+            }
+        }
+        q += 32;
     }
 }
 
@@ -85,6 +188,27 @@ void q4_k(const std::uint8_t* b, float* y)
             y[l] = d1 * static_cast<float>(q[l] & 0x0F) - min1;
         for (int l = 0; l < 32; ++l)
             y[32 + l] = d2 * static_cast<float>(q[l] >> 4) - min2;
+        y += 64;
+        q += 32;
+    }
+}
+
+void q5_k(const std::uint8_t* b, float* y)
+{
+    const float d = f16(b), dmin = f16(b + 2);
+    const std::uint8_t* scales = b + 4;
+    const std::uint8_t* qh = b + 16;
+    const std::uint8_t* q = b + 48;
+    for (int pair = 0; pair < 4; ++pair) { // as Q4_K, with bit 2 pair (low nibbles) or 2 pair + 1 of qh[l] adding 16
+        int sc1, m1, sc2, m2;
+        scaleMinK4(2 * pair, scales, sc1, m1);
+        scaleMinK4(2 * pair + 1, scales, sc2, m2);
+        const float d1 = d * static_cast<float>(sc1), min1 = dmin * static_cast<float>(m1);
+        const float d2 = d * static_cast<float>(sc2), min2 = dmin * static_cast<float>(m2);
+        for (int l = 0; l < 32; ++l)
+            y[l] = d1 * static_cast<float>((q[l] & 0x0F) + (((qh[l] >> (2 * pair)) & 1) << 4)) - min1;
+        for (int l = 0; l < 32; ++l)
+            y[32 + l] = d2 * static_cast<float>((q[l] >> 4) + (((qh[l] >> (2 * pair + 1)) & 1) << 4)) - min2;
         y += 64;
         q += 32;
     }
@@ -139,6 +263,23 @@ std::string readableGgmlTypes()
     return s;
 }
 
+BlockDecoder blockDecoder(GgmlType type)
+{
+    switch (type) {
+    case GgmlType::Q8_0: return q8_0;
+    case GgmlType::Q4_0: return q4_0;
+    case GgmlType::Q4_1: return q4_1;
+    case GgmlType::Q5_0: return q5_0;
+    case GgmlType::Q5_1: return q5_1;
+    case GgmlType::Q2_K: return q2_k;
+    case GgmlType::Q3_K: return q3_k;
+    case GgmlType::Q4_K: return q4_k;
+    case GgmlType::Q5_K: return q5_k;
+    case GgmlType::Q6_K: return q6_k;
+    default: return nullptr;
+    }
+}
+
 void dequantize(GgmlType type, const std::uint8_t* src, float* dst, std::int64_t n)
 {
     switch (type) {
@@ -157,26 +298,22 @@ void dequantize(GgmlType type, const std::uint8_t* src, float* dst, std::int64_t
             dst[i] = bfloat16ToFloat(h);
         }
         return;
-    case GgmlType::Q8_0:
-        for (std::int64_t b = 0; b < n / 32; ++b)
-            q8_0(src + 34 * b, dst + 32 * b);
-        return;
-    case GgmlType::Q4_0:
-        for (std::int64_t b = 0; b < n / 32; ++b)
-            q4_0(src + 18 * b, dst + 32 * b);
-        return;
-    case GgmlType::Q4_K:
-        for (std::int64_t b = 0; b < n / 256; ++b)
-            q4_k(src + 144 * b, dst + 256 * b);
-        return;
-    case GgmlType::Q6_K:
-        for (std::int64_t b = 0; b < n / 256; ++b)
-            q6_k(src + 210 * b, dst + 256 * b);
+    case GgmlType::F64:
+        for (std::int64_t i = 0; i < n; ++i) {
+            double v;
+            std::memcpy(&v, src + 8 * i, 8);
+            dst[i] = static_cast<float>(v);
+        }
         return;
     default:
         break;
     }
-    // Callers check readability first (GgufFile refuses other types when it opens the file).
+    const auto decode = blockDecoder(type);
+    const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(type));
+    if (!decode || !info) // callers check readability first; nothing is written for a type nobody can read
+        return;
+    for (std::int64_t b = 0; b < n / info->blockSize; ++b)
+        decode(src + static_cast<std::int64_t>(info->typeSize) * b, dst + static_cast<std::int64_t>(info->blockSize) * b);
 }
 
 } // namespace attnscope::core

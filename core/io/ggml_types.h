@@ -1,5 +1,8 @@
 // ggml tensor types as GGUF files store them: ids, names, block sizes, and dequantisation to float32 of the types
-// attnscope reads (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K). Layouts follow the public GGUF/ggml description.
+// attnscope reads (F32, F16, BF16, F64 and the blocks of llama.cpp's Q2_K..Q8_0 presets: Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K). Layouts follow the public GGUF/ggml description; the IQ and ternary types
+// are known by name and refused. Safetensors' float dtypes are stored as their ggml namesakes (F32, F16, BF16, F64),
+// so one type tag describes every weight attnscope reads.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +28,13 @@ struct GgmlTypeInfo {
 // nullopt for an id that names no ggml type.
 std::optional<GgmlTypeInfo> ggmlTypeInfo(std::uint32_t id);
 std::string ggmlTypeName(GgmlType t);
-// "F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K"
+// "F32, F16, Q4_0, ...": the readable types in id order.
 std::string readableGgmlTypes();
+
+// Dequantises one block of a block type (Q4_0 .. Q6_K) from `src` into blockSize floats at `dst`; null for element
+// types (F32, F16, BF16, F64) and for types attnscope cannot read.
+using BlockDecoder = void (*)(const std::uint8_t* src, float* dst);
+BlockDecoder blockDecoder(GgmlType type);
 
 // Dequantises `n` consecutive elements (n a multiple of the block size) from `src` into `dst`.
 void dequantize(GgmlType type, const std::uint8_t* src, float* dst, std::int64_t n);

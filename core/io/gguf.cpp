@@ -239,11 +239,8 @@ GgufFile::GgufFile(const std::string& path)
         const auto info = ggmlTypeInfo(typeId);
         if (!info)
             throw Error(ErrorCode::UnsupportedDtype, "unknown tensor type id " + std::to_string(typeId), path, t.name);
-        if (!info->readable)
-            throw Error(ErrorCode::UnsupportedDtype,
-                        "tensor type " + std::string(info->name) + " is not supported (attnscope reads " +
-                            readableGgmlTypes() + ")",
-                        path, t.name);
+        // A type attnscope cannot decode (IQ, ternary, integers) is refused when a model asks for that tensor, so
+        // an unused one does not refuse the whole file.
         t.type = static_cast<GgmlType>(typeId);
         if (static_cast<std::uint64_t>(t.dims[0]) % info->blockSize != 0)
             c.fail(t.name, "row length " + std::to_string(t.dims[0]) + " is not a multiple of the " + info->name +

@@ -30,24 +30,25 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     const std::string prefix = detectPrefix(w, GPT2Names::prefix, GPT2Names::wte);
     auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
     const std::int64_t C = c.nEmbd;
+    // Matrices stay as stored (get); norms and biases are small and become float32 (getFloat).
     m_wte = w.get(name(GPT2Names::wte), {c.vocabSize, C});
     m_wpe = w.get(name(GPT2Names::wpe), {c.nPositions, C});
-    m_lnFW = w.get(name(GPT2Names::lnFW), {C});
-    m_lnFB = w.get(name(GPT2Names::lnFB), {C});
+    m_lnFW = w.getFloat(name(GPT2Names::lnFW), {C});
+    m_lnFB = w.getFloat(name(GPT2Names::lnFB), {C});
     for (int l = 0; l < c.nLayer; ++l) {
         Layer L;
-        L.ln1W = w.get(name(GPT2Names::ln1W, l), {C});
-        L.ln1B = w.get(name(GPT2Names::ln1B, l), {C});
+        L.ln1W = w.getFloat(name(GPT2Names::ln1W, l), {C});
+        L.ln1B = w.getFloat(name(GPT2Names::ln1B, l), {C});
         L.attnW = w.get(name(GPT2Names::attnW, l), {C, 3 * C});
-        L.attnB = w.get(name(GPT2Names::attnB, l), {3 * C});
+        L.attnB = w.getFloat(name(GPT2Names::attnB, l), {3 * C});
         L.projW = w.get(name(GPT2Names::projW, l), {C, C});
-        L.projB = w.get(name(GPT2Names::projB, l), {C});
-        L.ln2W = w.get(name(GPT2Names::ln2W, l), {C});
-        L.ln2B = w.get(name(GPT2Names::ln2B, l), {C});
+        L.projB = w.getFloat(name(GPT2Names::projB, l), {C});
+        L.ln2W = w.getFloat(name(GPT2Names::ln2W, l), {C});
+        L.ln2B = w.getFloat(name(GPT2Names::ln2B, l), {C});
         L.fcW = w.get(name(GPT2Names::fcW, l), {C, c.nInner});
-        L.fcB = w.get(name(GPT2Names::fcB, l), {c.nInner});
+        L.fcB = w.getFloat(name(GPT2Names::fcB, l), {c.nInner});
         L.mlpProjW = w.get(name(GPT2Names::mlpProjW, l), {c.nInner, C});
-        L.mlpProjB = w.get(name(GPT2Names::mlpProjB, l), {C});
+        L.mlpProjB = w.getFloat(name(GPT2Names::mlpProjB, l), {C});
         m_layers.push_back(L);
     }
     m_info.family = ModelFamily::GPT2;
@@ -109,16 +110,17 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(K) + " tokens exceeds the model's " +
                                              std::to_string(m_config.nPositions) + " positions (n_positions)");
 
-    const auto wte = asMatrix(m_wte);
-    const auto wpe = asMatrix(m_wpe);
     RowMatrix x(T, C);
+    RowVector position(C);
     for (int t = 0; t < T; ++t) {
         const int id = ids[static_cast<std::size_t>(t)];
         if (id < 0 || id >= m_config.vocabSize)
             throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
                                                  " is outside the vocabulary [0, " +
                                                  std::to_string(m_config.vocabSize) + ")");
-        x.row(t) = wte.row(id) + wpe.row(m + t);
+        weightRow(m_wte, id, x.row(t).data());
+        weightRow(m_wpe, m + t, position.data());
+        x.row(t) += position;
     }
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * K, 0);
     std::vector<VisibleSpan> spans(static_cast<std::size_t>(T));
@@ -206,7 +208,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     RowMatrix lnF, logits;
     if (observer.wantLogits()) {
         layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);
-        logits.noalias() = lnF * wte.transpose();
+        multiplyTransposed(lnF, m_wte, logits);
         ev.lnF = lnF.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;

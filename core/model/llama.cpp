@@ -45,7 +45,7 @@ void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& 
 void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out)
 {
     multiplyTransposed(x, w, out);
-    if (b.data)
+    if (b)
         out.rowwise() += asVector(b);
 }
 
@@ -55,7 +55,9 @@ void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMat
 WeightView LlamaModel::weight(const LlamaNames::Name& name, int layer, const Shape& shape) const
 {
     const char* pattern = m_config.fromGguf ? name.gguf : name.hf;
-    return m_weights->get(tensorName("", pattern, layer), shape);
+    const std::string tensor = tensorName("", pattern, layer);
+    // Matrices stay as stored; vectors (norms, biases) are small and become float32.
+    return shape.size() == 1 ? m_weights->getFloat(tensor, shape) : m_weights->get(tensor, shape);
 }
 
 WeightView LlamaModel::optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const
@@ -66,17 +68,22 @@ WeightView LlamaModel::optionalWeight(const LlamaNames::Name& name, int layer, c
 WeightView LlamaModel::hfOrder(const WeightView& w, int heads)
 {
     const int d = m_config.headDim, half = d / 2;
-    const std::int64_t cols = w.shape.size() == 2 ? w.shape[1] : 1;
-    std::vector<float> out(static_cast<std::size_t>(w.numel()));
+    auto order = std::make_shared<std::vector<std::int32_t>>(static_cast<std::size_t>(heads) * d);
     for (int n = 0; n < heads; ++n)
         for (int j = 0; j < 2; ++j)
-            for (int i = 0; i < half; ++i) {
-                const std::int64_t hfRow = static_cast<std::int64_t>(n) * d + j * half + i;
-                const std::int64_t ggufRow = static_cast<std::int64_t>(n) * d + 2 * i + j;
-                std::copy_n(w.data + ggufRow * cols, cols, out.begin() + hfRow * cols);
-            }
+            for (int i = 0; i < half; ++i)
+                (*order)[static_cast<std::size_t>(n * d + j * half + i)] = n * d + 2 * i + j;
+    if (w.shape.size() == 2) { // a matrix: the view reads its rows in the new order, nothing is copied
+        WeightView v = w;
+        v.rowOrder = std::move(order);
+        return v;
+    }
+    // A bias: a few floats, reordered into a copy of our own.
+    std::vector<float> out(static_cast<std::size_t>(w.numel()));
+    for (std::size_t r = 0; r < out.size(); ++r)
+        out[r] = w.floats()[(*order)[r]];
     m_owned.push_back(std::move(out));
-    return {m_owned.back().data(), w.shape};
+    return WeightView::ofFloats(m_owned.back().data(), w.shape);
 }
 
 LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> weights, std::string source)
@@ -110,9 +117,9 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         if (c.ggufInterleavedQK) {
             L.q = hfOrder(L.q, c.nHead);
             L.k = hfOrder(L.k, c.nKvHead);
-            if (L.qBias.data)
+            if (L.qBias)
                 L.qBias = hfOrder(L.qBias, c.nHead);
-            if (L.kBias.data)
+            if (L.kBias)
                 L.kBias = hfOrder(L.kBias, c.nKvHead);
         }
         m_layers.push_back(L);
@@ -254,14 +261,13 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
                                              std::to_string(m_info.maxSegmentLen) + " positions");
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
-    const auto embed = asMatrix(m_embed);
     RowMatrix x(q, C);
     for (int t = 0; t < q; ++t) {
         const int id = ids[static_cast<std::size_t>(t)];
         if (id < 0 || id >= c.vocabSize)
             throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
                                                  " is outside the vocabulary [0, " + std::to_string(c.vocabSize) + ")");
-        x.row(t) = embed.row(id);
+        weightRow(m_embed, id, x.row(t).data());
     }
     const int m = st.cache.begin(st.memLen);
     const int k = m + q;
@@ -382,7 +388,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     RowMatrix normed, logits;
     if (observer.wantLogits()) {
         rmsNormRows(x, m_norm, c.rmsNormEps, normed);
-        logits.noalias() = normed * asMatrix(m_lmHead).transpose();
+        multiplyTransposed(normed, m_lmHead, logits);
         ev.lnF = normed.data();
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;

@@ -52,7 +52,7 @@ private:
     WeightView m_embed, m_norm, m_lmHead;
     std::vector<Layer> m_layers;
     std::vector<float> m_invFreq;
-    std::vector<std::vector<float>> m_owned; // re-ordered GGUF q/k weights
+    std::vector<std::vector<float>> m_owned; // re-ordered GGUF q/k biases
 };
 
 } // namespace attnscope::core

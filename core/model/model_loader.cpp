@@ -69,15 +69,16 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
 }
 
 namespace {
-// Refuses a model whose converted weights would not fit in memory, before converting anything.
+// Refuses a model whose weights, as stored, could not stay in memory while a forward pass reads them all: mapped
+// pages would be dropped and read again from disk for every layer of every token.
 void checkMemory(const Checkpoint& weights, const LoadOptions& options)
 {
-    const std::uint64_t need = weights.conversionBytes();
-    const std::uint64_t have = options.memoryBudget > 0 ? options.memoryBudget : availableMemoryBytes();
+    const std::uint64_t need = weights.storedBytes();
+    const std::uint64_t have = options.memoryBudget > 0 ? options.memoryBudget : totalMemoryBytes();
     if (have > 0 && need > have / 10 * 9)
         throw Error(ErrorCode::BadInput,
-                    "the model needs about " + formatBytes(need) + " of memory for its weights in float32, but only " +
-                        formatBytes(have) + " are available",
+                    "the model's weights take " + formatBytes(need) + " as stored, more than this machine's " +
+                        formatBytes(have) + " of memory can hold while they are read",
                     weights.source());
 }
 } // namespace
@@ -93,9 +94,7 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
         auto weights = Checkpoint::openGguf(resolved);
         const LlamaConfig config = ggufModelConfig(*weights->gguf());
         checkMemory(*weights, options);
-        weights->setConversionProgress(options.progress);
         out.model = std::make_shared<LlamaModel>(config, weights, builtin ? spec : resolved);
-        weights->setConversionProgress({});
         return out;
     }
     out.folder = resolved;
@@ -103,7 +102,6 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
     const ModelConfig config = readModelConfig(configPath);
     auto weights = Checkpoint::openFolder(out.folder);
     checkMemory(*weights, options);
-    weights->setConversionProgress(options.progress);
     const std::string source = builtin ? spec : out.folder;
     if (const auto* txl = std::get_if<TransfoXLConfig>(&config))
         out.model = std::make_shared<TransfoXLModel>(*txl, weights, source);
@@ -111,7 +109,6 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
         out.model = std::make_shared<GPT2Model>(*gpt2, weights, source);
     else
         out.model = std::make_shared<LlamaModel>(std::get<LlamaConfig>(config), weights, source);
-    weights->setConversionProgress({});
     return out;
 }
 

@@ -21,15 +21,14 @@ struct LoadedModel {
 };
 
 struct LoadOptions {
-    // Bytes converted to float32 so far and in all (weights stored as F16/BF16 or quantised), for progress bars.
-    std::function<void(std::uint64_t, std::uint64_t)> progress;
-    // Memory a load may use for converted weights; 0 = what the machine has available (/proc/meminfo).
+    // Memory the mapped weights may take once read; 0 = the machine's physical memory (/proc/meminfo).
     std::uint64_t memoryBudget = 0;
 };
 
 // `spec` is a folder, a path to config.json, a .gguf file, or "builtin:NAME" looked up as NAME/ in `builtinDirs`.
-// Throws Error naming the file and the problem (unknown model type, missing tensor, wrong shape, not enough memory
-// for the converted weights, ...).
+// Opening maps the weight files and reads headers only: nothing is converted or read in (see io/checkpoint.h).
+// Throws Error naming the file and the problem (unknown model type, missing tensor, wrong shape, weights larger than
+// the machine's memory, ...).
 LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& builtinDirs = {},
                       const LoadOptions& options = {});
 

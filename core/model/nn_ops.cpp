@@ -1,47 +1,37 @@
 // nn_ops: LayerNorm, GELU and masked softmax.
 #include "model/nn_ops.h"
 
+#include "linalg/matmul.h"
+#include "util/error.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace attnscope::core {
 
-namespace {
-constexpr Eigen::Index kFewRows = 8;      // up to this many rows: split the weight across threads
-constexpr Eigen::Index kChunkColumns = 256; // output features per task
-} // namespace
-
-void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out)
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate)
 {
-    const auto W = asMatrix(w);
-    out.resize(x.rows(), W.rows());
-    if (x.rows() > kFewRows) {
-        out.noalias() = x * W.transpose();
-        return;
-    }
-    const Eigen::Index n = W.rows(), chunks = (n + kChunkColumns - 1) / kChunkColumns;
-#pragma omp parallel for schedule(static) if (static_cast<double>(W.size()) > 1e5)
-    for (Eigen::Index c = 0; c < chunks; ++c) {
-        const Eigen::Index j0 = c * kChunkColumns, m = std::min(kChunkColumns, n - j0);
-        out.middleCols(j0, m).noalias() = x * W.middleRows(j0, m).transpose();
-    }
+    if (!accumulate)
+        out.resize(x.rows(), w.rows());
+    matmulTransposed(x.data(), x.cols(), x.rows(), w, out.data(), out.cols(), accumulate);
 }
 
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out)
 {
-    const auto W = asMatrix(w);
-    out.resize(x.rows(), W.cols());
-    if (x.rows() > kFewRows) {
-        out.noalias() = x * W;
-        return;
-    }
-    const Eigen::Index n = W.cols(), chunks = (n + kChunkColumns - 1) / kChunkColumns;
-#pragma omp parallel for schedule(static) if (static_cast<double>(W.size()) > 1e5)
-    for (Eigen::Index c = 0; c < chunks; ++c) {
-        const Eigen::Index j0 = c * kChunkColumns, m = std::min(kChunkColumns, n - j0);
-        out.middleCols(j0, m).noalias() = x * W.middleCols(j0, m);
-    }
+    out.resize(x.rows(), w.cols());
+    matmul(x.data(), x.cols(), x.rows(), w, out.data(), out.cols());
+}
+
+void weightRow(const WeightView& w, std::int64_t r, float* out)
+{
+    const std::int64_t n = w.cols();
+    w.decodeRow(r, 0, n, out);
+    for (std::int64_t c = 0; c < n; ++c)
+        if (!std::isfinite(out[c]))
+            throw Error(ErrorCode::CorruptFile,
+                        "row " + std::to_string(r) + " holds NaN or infinite values: the weights are damaged",
+                        w.source ? w.source->file() : "", w.source ? w.source->name() : "");
 }
 
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out)

@@ -13,20 +13,16 @@ using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using ConstVectorMap = Eigen::Map<const RowVector>;
 
-// Views of checkpoint weights (safetensors is row-major, so these map the bytes in place).
-inline ConstMatrixMap asMatrix(const WeightView& w)
-{
-    const auto rows = w.shape.empty() ? 1 : w.shape[0];
-    return ConstMatrixMap(w.data, rows, rows ? w.numel() / rows : 0);
-}
-inline ConstVectorMap asVector(const WeightView& w) { return ConstVectorMap(w.data, w.numel()); }
+// A float32 vector (a norm's scale, a bias: Checkpoint::getFloat) as an Eigen row vector.
+inline ConstVectorMap asVector(const WeightView& w) { return ConstVectorMap(w.floats(), w.numel()); }
 
-// out = x W^T for a weight W [out, in] (PyTorch's Linear layout). A few rows of x (a resumed text's new tokens) are
-// matrix-vector products, which Eigen runs on one thread and which are bound by reading W: they are split over
-// W's rows across threads instead.
-void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out);
-// out = x W for a weight W [in, out] (GPT-2's Conv1D layout), split the same way for a few rows.
+// out = x Wᵀ for a weight W [out, in] (PyTorch's Linear layout, GGUF's) in any stored type, through the product engine
+// (linalg/matmul.h); with `accumulate`, out += x Wᵀ (out keeps its shape).
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate = false);
+// out = x W for a weight W [in, out] (GPT-2's Conv1D layout).
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out);
+// Row r of a weight as float32 into out [cols] (embedding lookups); refuses a row holding NaN or infinity by name.
+void weightRow(const WeightView& w, std::int64_t r, float* out);
 
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);

@@ -3,6 +3,7 @@
 // projects its own q rows (the reference recomputes the memory's projections every segment).
 #include "model/transfo_xl.h"
 
+#include "linalg/matmul.h"
 #include "model/run_limits.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
@@ -92,8 +93,8 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     const std::string invFreq = name(TransfoXLNames::invFreq);
     m_invFreq.resize(static_cast<std::size_t>(c.dModel / 2));
     if (w.has(invFreq)) {
-        const auto f = w.get(invFreq, {d / 2});
-        std::copy(f.data, f.data + f.numel(), m_invFreq.begin());
+        const auto f = w.getFloat(invFreq, {d / 2});
+        std::copy(f.floats(), f.floats() + f.numel(), m_invFreq.begin());
     } else {
         for (int k = 0; k < c.dModel / 2; ++k)
             m_invFreq[static_cast<std::size_t>(k)] =
@@ -107,17 +108,17 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
         L.qkv = w.get(name(TransfoXLNames::qkv, l), {3 * HD, d});
         L.rNet = w.get(name(TransfoXLNames::rNet, l), {HD, d});
         L.oNet = w.get(name(TransfoXLNames::oNet, l), {d, HD});
-        L.lnAttnW = w.get(name(TransfoXLNames::lnAttnW, l), {d});
-        L.lnAttnB = w.get(name(TransfoXLNames::lnAttnB, l), {d});
+        L.lnAttnW = w.getFloat(name(TransfoXLNames::lnAttnW, l), {d});
+        L.lnAttnB = w.getFloat(name(TransfoXLNames::lnAttnB, l), {d});
         L.ff1W = w.get(name(TransfoXLNames::ff1W, l), {c.dInner, d});
-        L.ff1B = w.get(name(TransfoXLNames::ff1B, l), {c.dInner});
+        L.ff1B = w.getFloat(name(TransfoXLNames::ff1B, l), {c.dInner});
         L.ff2W = w.get(name(TransfoXLNames::ff2W, l), {d, c.dInner});
-        L.ff2B = w.get(name(TransfoXLNames::ff2B, l), {d});
-        L.lnFfW = w.get(name(TransfoXLNames::lnFfW, l), {d});
-        L.lnFfB = w.get(name(TransfoXLNames::lnFfB, l), {d});
+        L.ff2B = w.getFloat(name(TransfoXLNames::ff2B, l), {d});
+        L.lnFfW = w.getFloat(name(TransfoXLNames::lnFfW, l), {d});
+        L.lnFfB = w.getFloat(name(TransfoXLNames::lnFfB, l), {d});
         const bool perLayer = c.untieR || !tiedPresent;
-        L.rwBias = w.get(perLayer ? name(TransfoXLNames::rwBiasLayer, l) : name(TransfoXLNames::rwBiasTied), biasShape);
-        L.rrBias = w.get(perLayer ? name(TransfoXLNames::rrBiasLayer, l) : name(TransfoXLNames::rrBiasTied), biasShape);
+        L.rwBias = w.getFloat(perLayer ? name(TransfoXLNames::rwBiasLayer, l) : name(TransfoXLNames::rwBiasTied), biasShape);
+        L.rrBias = w.getFloat(perLayer ? name(TransfoXLNames::rrBiasLayer, l) : name(TransfoXLNames::rrBiasTied), biasShape);
         m_layers.push_back(L);
     }
 
@@ -172,12 +173,15 @@ RowMatrix TransfoXLModel::embed(std::span<const std::int32_t> ids) const
         for (const auto& cl : m_clusters) {
             if (id < cl.lo || id >= cl.hi)
                 continue;
-            const auto table = asMatrix(cl.table);
             auto row = out.row(static_cast<Eigen::Index>(t));
-            if (cl.proj.data)
-                row.noalias() = table.row(id - cl.lo) * asMatrix(cl.proj).transpose();
-            else
-                row = table.row(id - cl.lo);
+            if (cl.proj) {
+                RowMatrix small(1, cl.table.cols()), projected;
+                weightRow(cl.table, id - cl.lo, small.data());
+                multiplyTransposed(small, cl.proj, projected);
+                row = projected;
+            } else {
+                weightRow(cl.table, id - cl.lo, row.data());
+            }
             row *= scale;
             break;
         }
@@ -208,7 +212,9 @@ const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDist
         for (int r = 0; r < rows; ++r)
             sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, st.positions.row(r).data());
     }
-    table.noalias() = st.positions.topRows(rows) * asMatrix(m_layers[static_cast<std::size_t>(layer)].rNet).transpose();
+    const WeightView& rNet = m_layers[static_cast<std::size_t>(layer)].rNet;
+    table.resize(rows, rNet.rows());
+    matmulTransposed(st.positions.data(), st.positions.cols(), rows, rNet, table.data(), table.cols());
     return table;
 }
 
@@ -228,8 +234,7 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
 
     {
         StageScope timed(Stage::Projections);
-        buf.qkv.resize(q, 3 * HD);
-        buf.qkv.noalias() = xin * asMatrix(L.qkv).transpose();
+        multiplyTransposed(xin, L.qkv, buf.qkv);
     }
     {
         StageScope timed(Stage::Copies);
@@ -249,8 +254,8 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     in.queries = RowSource::strided(buf.qkv.data(), 3 * HD);
     in.keys = RowSource::strided(buf.K.data(), HD);
     in.relative = RowSource::strided(R.data(), HD);
-    in.u = L.rwBias.data;
-    in.v = L.rrBias.data;
+    in.u = L.rwBias.floats();
+    in.v = L.rrBias.floats();
     in.spans = spans.data();
     RowMatrix heads(q, HD); // concatenated per-head outputs
     attendAllHeads(in, buf.V.data(), HD, heads.data(), HD, keep);
@@ -258,7 +263,7 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     RowMatrix sum = x;
     {
         StageScope timed(Stage::Projections);
-        sum.noalias() += heads * asMatrix(L.oNet).transpose();
+        multiplyTransposed(heads, L.oNet, sum, true);
     }
     StageScope timed(Stage::Norms);
     if (m_config.preLnorm)
@@ -280,11 +285,11 @@ void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) cons
     RowMatrix sum = y;
     {
         StageScope timed(Stage::FeedForward);
-        RowMatrix h(in.rows(), m_config.dInner);
-        h.noalias() = in * asMatrix(L.ff1W).transpose();
+        RowMatrix h;
+        multiplyTransposed(in, L.ff1W, h);
         h.rowwise() += asVector(L.ff1B);
         h = h.cwiseMax(0.0f);
-        sum.noalias() += h * asMatrix(L.ff2W).transpose();
+        multiplyTransposed(h, L.ff2W, sum, true);
         sum.rowwise() += asVector(L.ff2B);
     }
     StageScope timed(Stage::Norms);

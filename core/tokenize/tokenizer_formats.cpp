@@ -416,10 +416,11 @@ std::unique_ptr<BpeTokenizer> tokenizerFromJson(const std::string& path)
     const auto model = root.at("model");
     model.object();
     const std::string type = model.strOr("type", model.has("merges") ? "BPE" : "");
-    if (type != "BPE")
-        model.fail("tokenizer model \"" + (type.empty() ? std::string("(unknown)") : type) +
-                       "\" is not supported (BPE is; Unigram and WordPiece are not)",
-                   "type");
+    if (type != "BPE") // a kind attnscope does not read yet: its own code, so callers can tell it from a broken file
+        throw Error(ErrorCode::UnsupportedTokenizer,
+                    "tokenizer model \"" + (type.empty() ? std::string("(unknown)") : type) +
+                        "\" is not supported (BPE is; Unigram and WordPiece are not)",
+                    path, model.join("type"));
     if (!model.strOr("continuing_subword_prefix", "").empty() || !model.strOr("end_of_word_suffix", "").empty())
         model.fail("continuing_subword_prefix / end_of_word_suffix are not supported");
     auto pieces = piecesFromVocab(model.at("vocab"));

@@ -13,6 +13,7 @@ const char* errorCodeName(ErrorCode code)
     case ErrorCode::MissingTensor: return "missing tensor";
     case ErrorCode::ShapeMismatch: return "shape mismatch";
     case ErrorCode::UnknownModelType: return "unknown model type";
+    case ErrorCode::UnsupportedTokenizer: return "unsupported tokenizer";
     case ErrorCode::BadConfig: return "bad config";
     case ErrorCode::BadInput: return "bad input";
     case ErrorCode::Cancelled: return "cancelled";

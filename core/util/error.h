@@ -14,6 +14,7 @@ enum class ErrorCode {
     MissingTensor,
     ShapeMismatch,   // a tensor's shape disagrees with the config
     UnknownModelType,
+    UnsupportedTokenizer, // a tokenizer kind attnscope does not read (not a broken file)
     BadConfig,       // config.json value missing or out of range
     BadInput,        // user input: empty text, bad options, ids out of range
     Cancelled,

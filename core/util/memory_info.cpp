@@ -49,19 +49,25 @@ void resetPeakResident()
     std::ofstream("/proc/self/clear_refs") << "5"; // resets VmHWM to the current RSS (Linux 4.0+)
 }
 
-std::uint64_t availableMemoryBytes()
+namespace {
+// A "Key:   N kB" line of /proc/meminfo in bytes, or 0.
+std::uint64_t meminfoBytes(const std::string& key)
 {
     std::ifstream in("/proc/meminfo");
     std::string line;
     while (std::getline(in, line))
-        if (line.rfind("MemAvailable:", 0) == 0) {
-            std::istringstream s(line.substr(13));
+        if (line.rfind(key, 0) == 0) {
+            std::istringstream s(line.substr(key.size()));
             std::uint64_t kib = 0;
             s >> kib;
             return kib * 1024;
         }
     return 0;
 }
+} // namespace
+
+std::uint64_t availableMemoryBytes() { return meminfoBytes("MemAvailable:"); }
+std::uint64_t totalMemoryBytes() { return meminfoBytes("MemTotal:"); }
 
 std::string formatBytes(std::uint64_t bytes)
 {

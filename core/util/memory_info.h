@@ -8,6 +8,8 @@ namespace attnscope::core {
 
 // MemAvailable from /proc/meminfo (bytes), or 0 when unknown.
 std::uint64_t availableMemoryBytes();
+// MemTotal from /proc/meminfo (bytes), or 0 when unknown.
+std::uint64_t totalMemoryBytes();
 // Makes freed large blocks go back to the system at once. glibc raises its mmap threshold after the first large
 // free, so later tensors of that size come from the heap and stay resident after they are freed: an app that
 // recomputes a long text on every keystroke would grow by a text's worth of tensors per edit. Freed heap memory up

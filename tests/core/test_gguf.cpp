@@ -245,8 +245,8 @@ TEST_CASE("corrupt GGUF files are refused with the file and the field named", "[
     put<std::uint32_t>(unknownType, qType, 99);
     check("unknown tensor type", unknownType, {"blk.0.attn_q.weight", "unknown tensor type id 99"});
     std::string unsupported = good;
-    put<std::uint32_t>(unsupported, qType, 13); // Q5_K: a real type attnscope does not read
-    check("unsupported tensor type", unsupported, {"blk.0.attn_q.weight", "Q5_K", "Q8_0"});
+    put<std::uint32_t>(unsupported, qType, 20); // IQ4_NL: a real type attnscope does not read, refused when used
+    check("unsupported tensor type", unsupported, {"blk.0.attn_q.weight", "IQ4_NL", "Q8_0", "Q5_K"});
     std::string dims = good;
     put<std::int64_t>(dims, q + 4, 16); // ne0 32 -> 16: the data still fits, the shape disagrees with the metadata
     check("dims that disagree with the metadata", dims, {"blk.0.attn_q.weight", "[32, 16]", "[32, 32]"});

@@ -138,11 +138,18 @@ TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with an
     for (const auto& e : std::filesystem::directory_iterator(test::testdataDir() / "tokenizers")) {
         if (!std::filesystem::exists(e.path() / "tokenizer.json") || !std::filesystem::exists(e.path() / "cases.json"))
             continue;
-        DYNAMIC_SECTION(e.path().filename().string())
-        {
-            const auto tok = core::loadTokenizer(e.path().string());
-            checkCases(*tok, e.path() / "cases.json");
+        std::shared_ptr<core::Tokenizer> tok;
+        try {
+            tok = core::loadTokenizer(e.path().string());
+        } catch (const core::Error& err) {
+            // A kind the core does not read yet (WordPiece before the encoders land) is left out, not failed; a broken
+            // file of a supported kind still fails here.
+            if (err.code() != core::ErrorCode::UnsupportedTokenizer)
+                throw;
+            WARN("tokenizers/" << e.path().filename().string() << " left out: " << err.what());
+            continue;
         }
+        DYNAMIC_SECTION(e.path().filename().string()) { checkCases(*tok, e.path() / "cases.json"); }
         ++folders;
     }
     CHECK(folders >= 3);

@@ -1,0 +1,159 @@
+// Typed weight views: row decoding for every readable type, and the lazy finiteness check.
+#include "io/weight_view.h"
+
+#include "io/dtype.h"
+#include "util/error.h"
+
+#include <cmath>
+#include <cstring>
+
+#if defined(__F16C__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace attnscope::core {
+
+namespace {
+
+void decodeF16(const std::uint8_t* src, std::int64_t n, float* out)
+{
+    std::int64_t i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i))));
+#endif
+    for (; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        out[i] = halfToFloat(h);
+    }
+}
+
+void decodeBF16(const std::uint8_t* src, std::int64_t n, float* out)
+{
+    // bfloat16 is the top half of a float32: a shift, which the compiler vectorises.
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+        std::memcpy(out + i, &bits, 4);
+    }
+}
+
+} // namespace
+
+void decodeElements(GgmlType type, const std::uint8_t* row, std::int64_t first, std::int64_t n, float* out)
+{
+    switch (type) {
+    case GgmlType::F32:
+        std::memcpy(out, row + 4 * first, static_cast<std::size_t>(n) * 4);
+        return;
+    case GgmlType::F16:
+        decodeF16(row + 2 * first, n, out);
+        return;
+    case GgmlType::BF16:
+        decodeBF16(row + 2 * first, n, out);
+        return;
+    default:
+        break;
+    }
+    const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(type));
+    const auto decode = blockDecoder(type);
+    if (!info || !decode) {
+        dequantize(type, row + static_cast<std::int64_t>(info ? info->typeSize : 0) * first, out, n); // F64
+        return;
+    }
+    const std::int64_t bs = info->blockSize;
+    const std::uint8_t* block = row + (first / bs) * info->typeSize;
+    for (std::int64_t done = 0; done < n; done += bs, block += info->typeSize)
+        decode(block, out + done);
+}
+
+WeightView WeightView::ofFloats(const float* data, Shape shape)
+{
+    WeightView v;
+    v.bytes = reinterpret_cast<const std::uint8_t*>(data);
+    v.type = GgmlType::F32;
+    v.shape = std::move(shape);
+    return v;
+}
+
+std::int64_t WeightView::cols() const
+{
+    if (shape.empty())
+        return 0;
+    if (shape.size() == 1)
+        return shape[0];
+    std::int64_t c = 1;
+    for (std::size_t i = 1; i < shape.size(); ++i)
+        c *= shape[i];
+    return c;
+}
+
+std::int64_t WeightView::numel() const { return rows() * cols(); }
+
+std::int64_t WeightView::blockSize() const
+{
+    const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(type));
+    return info ? info->blockSize : 1;
+}
+
+std::size_t WeightView::rowBytes() const
+{
+    const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(type));
+    if (!info)
+        return 0;
+    return static_cast<std::size_t>(cols() / info->blockSize) * info->typeSize;
+}
+
+const std::uint8_t* WeightView::storedRow(std::int64_t r) const
+{
+    const std::int64_t stored = rowOrder ? (*rowOrder)[static_cast<std::size_t>(r)] : r;
+    return bytes + static_cast<std::size_t>(stored) * rowBytes();
+}
+
+void WeightView::decodeRow(std::int64_t r, std::int64_t k0, std::int64_t n, float* out) const
+{
+    decodeElements(type, storedRow(r), k0, n, out);
+}
+
+std::string WeightView::describe() const
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "] " + ggmlTypeName(type);
+}
+
+void WeightView::checkFinite() const
+{
+    if (!source || source->m_finite.load(std::memory_order_acquire))
+        return;
+    std::lock_guard lock(source->m_checking);
+    if (source->m_finite.load(std::memory_order_relaxed))
+        return;
+    // Row by row in parallel, through the same decoder the products use: a NaN scale of a quantised block shows up
+    // as NaN values, whatever the block layout.
+    const std::int64_t R = rows(), C = cols();
+    std::int64_t firstBad = -1;
+#pragma omp parallel if (static_cast<double>(R) * static_cast<double>(C) > 1e6)
+    {
+        std::vector<float> row(static_cast<std::size_t>(C));
+#pragma omp for schedule(static) reduction(max : firstBad)
+        for (std::int64_t r = 0; r < R; ++r) {
+            decodeElements(type, bytes + static_cast<std::size_t>(r) * rowBytes(), 0, C, row.data());
+            for (std::int64_t c = 0; c < C; ++c)
+                if (!std::isfinite(row[static_cast<std::size_t>(c)])) {
+                    firstBad = std::max(firstBad, r * C + c);
+                    break;
+                }
+        }
+    }
+    if (firstBad >= 0)
+        throw Error(ErrorCode::CorruptFile,
+                    "holds NaN or infinite values (one at element " + std::to_string(firstBad) + "): the weights are damaged",
+                    source->file(), source->name());
+    source->m_finite.store(true, std::memory_order_release);
+}
+
+} // namespace attnscope::core
