@@ -24,6 +24,8 @@ fs::path testdataDir()
     return fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "testdata";
 }
 
+fs::path projectDataDir() { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data"; }
+
 std::vector<fs::path> referenceCases(const std::string& prefix)
 {
     static std::set<std::string> reported;

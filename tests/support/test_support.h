@@ -11,6 +11,8 @@ namespace attnscope::test {
 
 // ../shared/testdata relative to the source tree (or $ATTNSCOPE_TESTDATA).
 std::filesystem::path testdataDir();
+// tests/data in the source tree: data the project's own tests ship (made by reference implementations, see its READMEs).
+std::filesystem::path projectDataDir();
 // Case folders (those with input.json and expected.safetensors) whose name starts with `prefix` and whose model
 // family the core supports. Cases of other families are left out and named on stderr, once per run.
 std::vector<std::filesystem::path> referenceCases(const std::string& prefix = "");

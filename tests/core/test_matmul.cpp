@@ -1,0 +1,221 @@
+// The product engine and the weight types: every GGUF block type dequantised against llama.cpp's gguf-py
+// (tests/data/ggml-blocks), and products of every stored type against the float32 product of its dequantised weight.
+#include "io/ggml_types.h"
+#include "io/safetensors.h"
+#include "io/weight_view.h"
+#include "linalg/matmul.h"
+#include "test_support.h"
+#include "util/error.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace attnscope;
+
+namespace {
+const char* kTypes[] = {"F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K"};
+
+core::GgmlType typeNamed(const std::string& name)
+{
+    for (std::uint32_t id = 0; id < 64; ++id)
+        if (const auto info = core::ggmlTypeInfo(id); info && name == info->name)
+            return static_cast<core::GgmlType>(id);
+    FAIL("no ggml type " << name);
+    return core::GgmlType::F32;
+}
+
+struct Blocks {
+    std::vector<std::uint8_t> bytes;
+    std::vector<float> values; // gguf-py's dequantisation
+};
+
+Blocks blocksOf(const core::SafetensorsFile& file, const std::string& type)
+{
+    const auto* raw = file.find(type + ".blocks");
+    const auto* values = file.find(type + ".values");
+    REQUIRE(raw);
+    REQUIRE(values);
+    Blocks b;
+    b.bytes.assign(file.bytes(*raw), file.bytes(*raw) + (raw->end - raw->begin));
+    b.values = core::readAsFloat(file, *values);
+    return b;
+}
+
+// out[m][n] = sum_k x[m][k] w[n][k] in double: the float32 product of the dequantised weight, without rounding.
+std::vector<double> referenceProduct(const std::vector<float>& x, int M, const std::vector<float>& w, int N, int K)
+{
+    std::vector<double> out(static_cast<std::size_t>(M) * N);
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+            double s = 0;
+            for (int k = 0; k < K; ++k)
+                s += static_cast<double>(x[static_cast<std::size_t>(m) * K + k]) * w[static_cast<std::size_t>(n) * K + k];
+            out[static_cast<std::size_t>(m) * N + n] = s;
+        }
+    return out;
+}
+
+// Largest |engine - reference| relative to sum_k |x w| (the scale float32 rounding errors grow with).
+double worstError(const std::vector<float>& got, std::size_t ld, const std::vector<double>& ref,
+                  const std::vector<float>& x, int M, const std::vector<float>& w, int N, int K)
+{
+    double worst = 0;
+    for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+            double scale = 1e-30;
+            for (int k = 0; k < K; ++k)
+                scale += std::abs(static_cast<double>(x[static_cast<std::size_t>(m) * K + k]) * w[static_cast<std::size_t>(n) * K + k]);
+            const double err = std::abs(got[m * ld + n] - ref[static_cast<std::size_t>(m) * N + n]) / scale;
+            worst = std::max(worst, err);
+        }
+    return worst;
+}
+
+std::vector<float> randomVector(std::size_t n, std::uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& f : v)
+        f = dist(rng);
+    return v;
+}
+} // namespace
+
+TEST_CASE("every GGUF block type dequantises as llama.cpp's gguf-py does", "[matmul][gguf]")
+{
+    const core::SafetensorsFile file((test::projectDataDir() / "ggml-blocks" / "ggml_blocks.safetensors").string());
+    for (const std::string type : kTypes) {
+        DYNAMIC_SECTION(type)
+        {
+            const auto t = typeNamed(type);
+            const auto b = blocksOf(file, type);
+            const auto n = static_cast<std::int64_t>(b.values.size());
+            std::vector<float> whole(b.values.size());
+            core::dequantize(t, b.bytes.data(), whole.data(), n);
+            // Row by row through a view too (the packing step's path): rows of 256 elements.
+            core::WeightView v;
+            v.bytes = b.bytes.data();
+            v.type = t;
+            v.shape = {n / 256, 256};
+            std::vector<float> rows(b.values.size());
+            for (std::int64_t r = 0; r < v.rows(); ++r)
+                v.decodeRow(r, 0, 256, rows.data() + r * 256);
+            int mismatches = 0;
+            for (std::size_t i = 0; i < b.values.size(); ++i) {
+                if (whole[i] != b.values[i] || rows[i] != b.values[i]) {
+                    if (++mismatches <= 5)
+                        UNSCOPED_INFO("element " << i << ": gguf-py " << b.values[i] << ", whole " << whole[i] << ", rows " << rows[i]);
+                }
+            }
+            CHECK(mismatches == 0);
+        }
+    }
+}
+
+TEST_CASE("products of every stored type equal the float32 product of the dequantised weight", "[matmul]")
+{
+    const core::SafetensorsFile file((test::projectDataDir() / "ggml-blocks" / "ggml_blocks.safetensors").string());
+    for (const std::string type : kTypes) {
+        const auto t = typeNamed(type);
+        const auto b = blocksOf(file, type);
+        const auto info = *core::ggmlTypeInfo(static_cast<std::uint32_t>(t));
+        // K spans one or more KC tiles plus a tail; N is odd so the last panel is partial.
+        const int K = info.blockSize == 256 ? 512 : (info.blockSize == 32 ? 320 : 300);
+        const std::size_t rowBytes = static_cast<std::size_t>(K) / info.blockSize * info.typeSize;
+        const int N = static_cast<int>(b.bytes.size() / rowBytes);
+        REQUIRE(N >= 7);
+        core::WeightView w;
+        w.bytes = b.bytes.data();
+        w.type = t;
+        w.shape = {N, K};
+        std::vector<float> deq(static_cast<std::size_t>(N) * K);
+        core::dequantize(t, b.bytes.data(), deq.data(), static_cast<std::int64_t>(deq.size()));
+        for (const int M : {1, 2, 3, 6, 7, 13, 40}) {
+            DYNAMIC_SECTION(type << " M=" << M << " N=" << N << " K=" << K)
+            {
+                const auto x = randomVector(static_cast<std::size_t>(M) * K, static_cast<std::uint32_t>(M * 7 + K));
+                const auto ref = referenceProduct(x, M, deq, N, K);
+                const std::size_t ld = static_cast<std::size_t>(N) + 3; // a row stride wider than N
+                std::vector<float> out(static_cast<std::size_t>(M) * ld, 1234.0f);
+                core::matmulTransposed(x.data(), K, M, w, out.data(), static_cast<std::int64_t>(ld));
+                CHECK(worstError(out, ld, ref, x, M, deq, N, K) < 1e-5);
+                for (int m = 0; m < M; ++m) // the padding between rows is never written
+                    for (std::size_t c = static_cast<std::size_t>(N); c < ld; ++c)
+                        CHECK(out[m * ld + c] == 1234.0f);
+                // Accumulating adds the same product to what is there.
+                std::vector<float> twice = out;
+                core::matmulTransposed(x.data(), K, M, w, twice.data(), static_cast<std::int64_t>(ld), true);
+                for (int m = 0; m < M; ++m)
+                    for (int n = 0; n < N; ++n)
+                        CHECK(twice[m * ld + n] == Approx(2 * out[m * ld + n]).margin(1e-4));
+            }
+        }
+    }
+}
+
+TEST_CASE("float32 products: odd sizes, tails and the [in, out] layout", "[matmul]")
+{
+    for (const auto& [M, N, K] : {std::tuple{1, 1, 1}, {5, 33, 17}, {7, 65, 257}, {64, 100, 600}, {2, 300, 1000}, {13, 31, 513}}) {
+        DYNAMIC_SECTION("M=" << M << " N=" << N << " K=" << K)
+        {
+            const auto x = randomVector(static_cast<std::size_t>(M) * K, 1);
+            const auto w = randomVector(static_cast<std::size_t>(N) * K, 2);
+            const auto ref = referenceProduct(x, M, w, N, K);
+            std::vector<float> out(static_cast<std::size_t>(M) * N);
+            core::matmulTransposed(x.data(), K, M, core::WeightView::ofFloats(w.data(), {N, K}), out.data(), N);
+            CHECK(worstError(out, static_cast<std::size_t>(N), ref, x, M, w, N, K) < 1e-5);
+
+            // The same weight stored transposed ([K, N], GPT-2's Conv1D) through matmul().
+            std::vector<float> wt(w.size());
+            for (int n = 0; n < N; ++n)
+                for (int k = 0; k < K; ++k)
+                    wt[static_cast<std::size_t>(k) * N + n] = w[static_cast<std::size_t>(n) * K + k];
+            std::vector<float> out2(out.size());
+            core::matmul(x.data(), K, M, core::WeightView::ofFloats(wt.data(), {K, N}), out2.data(), N);
+            CHECK(worstError(out2, static_cast<std::size_t>(N), ref, x, M, w, N, K) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("a row order reads a weight's rows permuted without copying it", "[matmul]")
+{
+    const int N = 40, K = 64, M = 9;
+    const auto w = randomVector(static_cast<std::size_t>(N) * K, 3);
+    const auto x = randomVector(static_cast<std::size_t>(M) * K, 4);
+    auto order = std::make_shared<std::vector<std::int32_t>>(N);
+    for (int n = 0; n < N; ++n)
+        (*order)[static_cast<std::size_t>(n)] = (n * 7) % N; // 7 is coprime with 40: a permutation
+    auto view = core::WeightView::ofFloats(w.data(), {N, K});
+    view.rowOrder = order;
+    std::vector<float> permuted(w.size());
+    for (int n = 0; n < N; ++n)
+        std::copy_n(w.begin() + (*order)[static_cast<std::size_t>(n)] * K, K, permuted.begin() + n * K);
+    const auto ref = referenceProduct(x, M, permuted, N, K);
+    std::vector<float> out(static_cast<std::size_t>(M) * N);
+    core::matmulTransposed(x.data(), K, M, view, out.data(), N);
+    CHECK(worstError(out, N, ref, x, M, permuted, N, K) < 1e-5);
+}
+
+TEST_CASE("products refuse weights they cannot read or holding NaN", "[matmul][errors]")
+{
+    std::vector<float> w(64, 1.0f), x(8, 1.0f), out(8);
+    core::WeightSource source("layers.0.q.weight", "model.safetensors");
+    auto view = core::WeightView::ofFloats(w.data(), {8, 8});
+    view.source = &source;
+    std::vector<std::uint8_t> iq(66 * 2);
+    core::WeightView unreadable;
+    unreadable.bytes = iq.data();
+    unreadable.type = core::GgmlType::IQ2_XXS;
+    unreadable.shape = {2, 256};
+    unreadable.source = &source;
+    std::vector<float> x256(256);
+    CHECK_THROWS_WITH(core::matmulTransposed(x256.data(), 256, 1, unreadable, out.data(), 2),
+                      Catch::Contains("IQ2_XXS") && Catch::Contains("layers.0.q.weight"));
+    w[13] = std::nanf("");
+    CHECK_THROWS_WITH(core::matmulTransposed(x.data(), 8, 1, view, out.data(), 8),
+                      Catch::Contains("NaN") && Catch::Contains("layers.0.q.weight") && Catch::Contains("model.safetensors"));
+}
