@@ -10,6 +10,7 @@
 #include "util/gemm_peak.h"
 #include "model/model_loader.h"
 #include "util/text_file.h"
+#include "util/error.h"
 
 #include <Eigen/Core>
 #include <chrono>
@@ -108,9 +109,20 @@ int main(int argc, char** argv)
                                   intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "scan")
         return bench::txlScanThroughput(intArg("--tokens", 3000), intArg("--threads", 2), hasFlag("--breakdown"));
-    if (argc >= 2 && std::string(argv[1]) == "llama")
-        return bench::llamaForwardThroughput(stringArg("--shape", "smollm2-135m"), intArg("--tokens", 1024),
-                                             intArg("--threads", 2), hasFlag("--breakdown"));
+    if (argc >= 2 && std::string(argv[1]) == "llama") {
+        bench::LlamaBenchModel which;
+        which.modelPath = stringArg("--model", "");
+        which.shape = stringArg("--shape", "smollm2-135m");
+        which.format = stringArg("--format", "bf16");
+        which.modelRoot = stringArg("--model-dir", (fs::temp_directory_path() / "attnscope-bench-models").c_str());
+        try {
+            return bench::llamaForwardThroughput(which, intArg("--tokens", 1024), intArg("--threads", 2),
+                                                 hasFlag("--breakdown"));
+        } catch (const attnscope::core::Error& e) {
+            std::fprintf(stderr, "attnscope-bench: %s\n", e.what());
+            return 1;
+        }
+    }
     if (argc >= 3 && std::string(argv[1]) == "--make-llama") {
         // attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]: a random model to open and try.
         const std::string shape = argc > 3 ? argv[3] : "smollm2-135m";
@@ -133,7 +145,8 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "usage: attnscope-bench [--tokens N] [--tgt-len T] [--mem-len M] [--layers L] "
                                  "[--threads N] [--terms] [--scan]\n"
                                  "       attnscope-bench scan [--tokens N] [--threads N] [--breakdown]\n"
-                                 "       attnscope-bench llama [--shape smollm2-135m|llama-1b|tiny] [--tokens N] [--threads N] [--breakdown]\n"
+                                 "       attnscope-bench llama [--model PATH | --shape smollm2-135m|llama-1b|tiny|llama-3.2-1b|llama-3.2-3b|llama-3.1-8b\n"
+                                 "                             [--format bf16|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
                                  "       attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]\n");

@@ -22,6 +22,10 @@ trap 'rm -f "$log"' EXIT
     echo "Throughput: Transformer-XL corpus scan and Llama-family forward, per stage"
     "$build/bench/attnscope-bench" scan --tokens 3000 --threads 2 --breakdown
     "$build/bench/attnscope-bench" llama --shape smollm2-135m --tokens 1024 --threads 2 --breakdown
+    echo
+    echo "Big models: Llama 3.2 1B / 3B and Llama 3.1 8B shapes as stored (BF16 folders, GGUF F16 / Q8_0 / Q4_K_M)"
+    bash bench/big_models.sh "$build"
+    echo
     if /usr/bin/python3 -c "import torch" 2>/dev/null; then
         echo "Against PyTorch (oneDNN), in turn:"
         BUILD=$build bash bench/compare_with_torch.sh scan 3

@@ -5,7 +5,12 @@
 
 #include "analysis/relpos_scan.h"
 #include "model/model_loader.h"
+#include "big_models.h"
+#include "linalg/matmul.h"
+#include "model/llama.h"
 #include "random_models.h"
+#include "util/error.h"
+#include "util/memory_info.h"
 #include "util/cpu_features.h"
 #include "util/gemm_peak.h"
 #include "util/stage_timer.h"
@@ -13,6 +18,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <omp.h>
 #include <random>
@@ -153,23 +159,49 @@ int txlScanThroughput(int tokens, int threads, bool breakdown)
     return 0;
 }
 
-int llamaForwardThroughput(const std::string& shapeName, int tokens, int threads, bool breakdown)
+int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads, bool breakdown)
 {
     omp_set_num_threads(threads);
     Eigen::setNbThreads(threads);
-    const auto shape = llamaShape(shapeName);
-    const auto loaded = loadModel(randomLlamaFolder(shapeName).string());
-    const auto ids = randomIds(tokens, shape.vocab);
-    RunOptions ro;
-    { // warm-up: a short run maps the weights in and starts the threads
-        ReadingObserver warm;
-        loaded.model->runSplit(std::span(ids).first(static_cast<std::size_t>(std::min(tokens, 64))), tokens, ro, warm);
+    std::string path, label = which.shape;
+    if (!which.modelPath.empty()) {
+        path = which.modelPath;
+        label = which.modelPath;
+    } else if (isBigLlamaShape(which.shape)) {
+        const std::string tokenizer = std::string(ATTNSCOPE_SOURCE_DIR) + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
+        path = bigLlamaModel(bigLlamaShape(which.shape), which.format, which.modelRoot,
+                             std::filesystem::exists(tokenizer) ? tokenizer : "").string();
+        label = which.shape + " " + which.format;
+    } else {
+        path = randomLlamaFolder(which.shape).string();
     }
+    resetPeakResident();
+    const auto tOpen = Clock::now();
+    const auto loaded = loadModel(path);
+    const double openSeconds = since(tOpen);
+    const std::uint64_t openRss = residentBytes();
+    const auto* llama = dynamic_cast<const LlamaModel*>(loaded.model.get());
+    if (!llama)
+        throw Error(ErrorCode::BadInput, "not a Llama-family model", path);
+    const auto& c = llama->config();
+    std::printf("compute library: %s, product kernel %s\n", compiledCpuLevel().c_str(), matmulKernelName());
+    std::printf("Llama-family forward, every head's probabilities: %s (%d layers x %d heads, %d kv heads, hidden %d, "
+                "intermediate %d; weights %s), %d tokens in one sequence, %d threads\n",
+                label.c_str(), c.nLayer, c.nHead, c.nKvHead, c.hidden, c.intermediate,
+                loaded.model->info().weightTypes.c_str(), tokens, threads);
+    std::printf("open: %.3f s, resident %s\n", openSeconds, formatBytes(openRss).c_str());
+    const auto ids = randomIds(tokens, c.vocabSize);
+    RunOptions ro;
+    double firstSeconds = 0;
+    { // the first pass reads every weight from the file (page cache or disk) and checks it once
+        ReadingObserver first;
+        const auto t0 = Clock::now();
+        loaded.model->runSplit(ids, tokens, ro, first);
+        firstSeconds = since(t0);
+    }
+    std::printf("first forward (weights read in): %.2f s, peak resident %s\n", firstSeconds,
+                formatBytes(peakResidentBytes()).c_str());
     const double peak = gemmPeakGflops(threads);
-    std::printf("compute library: %s\n", compiledCpuLevel().c_str());
-    std::printf("Llama-family forward, every head's probabilities: %s shape (%d layers x %d heads, %d kv heads, "
-                "hidden %d, intermediate %d), %d tokens in one sequence, %d threads\n", shapeName.c_str(), shape.layers,
-                shape.heads, shape.kvHeads, shape.hidden, shape.intermediate, tokens, threads);
     ReadingObserver obs;
     enableStageTimes(breakdown);
     const auto t0 = Clock::now();
@@ -177,17 +209,19 @@ int llamaForwardThroughput(const std::string& shapeName, int tokens, int threads
     const double secs = since(t0);
     enableStageTimes(false);
 
-    const double C = shape.hidden, d = C / shape.heads, H = shape.heads, KV = shape.kvHeads;
-    const double pairs = visiblePairs(tokens, tokens, 0) * H * shape.layers;
+    const double C = c.hidden, d = c.headDim, H = c.nHead, KV = c.nKvHead;
+    const double pairs = visiblePairs(tokens, tokens, 0) * H * c.nLayer;
     StageFlops f{};
-    f[static_cast<std::size_t>(Stage::Projections)] = tokens * shape.layers * 2 * C * (2 * H * d + 2 * KV * d);
-    f[static_cast<std::size_t>(Stage::FeedForward)] = tokens * shape.layers * 2 * C * 3.0 * shape.intermediate;
+    f[static_cast<std::size_t>(Stage::Projections)] = tokens * c.nLayer * 2 * C * (2 * H * d + 2 * KV * d);
+    f[static_cast<std::size_t>(Stage::FeedForward)] = tokens * c.nLayer * 2 * C * 3.0 * c.intermediate;
     f[static_cast<std::size_t>(Stage::Scores)] = pairs * 2 * d;
     f[static_cast<std::size_t>(Stage::Values)] = pairs * 2 * d;
     double total = 0;
     for (double x : f)
         total += x;
     printRates("forward pass", tokens, secs, total, peak, threads);
+    std::printf("peak resident: %s (weights as stored %s)\n", formatBytes(peakResidentBytes()).c_str(),
+                formatBytes(loaded.model->info().weightBytes).c_str());
     std::printf("(checksum %.4f)\n", obs.checksum);
     if (breakdown)
         printBreakdown(secs, f, peak, threads);

@@ -7,6 +7,7 @@
 #include "export/figure_export.h"
 #include "head_overview_view.h"
 #include "model/model_loader.h"
+#include "util/memory_info.h"
 #include "text_attention_view.h"
 #include "ui/comparison_panel.h"
 #include "ui/display_panel.h"
@@ -287,9 +288,13 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 void MainWindow::onTextReady(const TextResultPtr& r)
 {
     const auto& c = *r->capture;
+    // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
     m_textPanel->setTokenInfo(tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
                               (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
-                                                     : QString()));
+                                                     : QString()) +
+                              tr(" · %1 kept, weights %2 mapped")
+                                  .arg(QString::fromStdString(core::formatBytes(c.bytes())),
+                                       QString::fromStdString(core::formatBytes(c.model.weightBytes))));
     if (m_pendingSession) {
         const SessionState s = *m_pendingSession;
         m_pendingSession.reset();

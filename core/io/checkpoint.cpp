@@ -161,6 +161,21 @@ std::string Checkpoint::describeStorage() const
     return s;
 }
 
+void Checkpoint::throwIfDamaged() const
+{
+    auto refuse = [](const std::string& path) {
+        throw Error(ErrorCode::Io,
+                    "the file was truncated or replaced while in use; what was computed from it is discarded. Open the "
+                    "model again once the file is complete",
+                    path);
+    };
+    for (const auto& shard : m_shards)
+        if (shard->damaged())
+            refuse(shard->path());
+    if (m_gguf && m_gguf->damaged())
+        refuse(m_gguf->path());
+}
+
 std::uint64_t Checkpoint::storedBytes() const
 {
     std::uint64_t total = 0;

@@ -58,6 +58,10 @@ public:
     // otherwise converted once and kept. Its values are checked finite here.
     WeightView getFloat(const std::string& name, const Shape& expected) const;
 
+    // Throws Error(Io) naming the file when one of the checkpoint's files was truncated while in use and a read hit the
+    // lost part (it read zeros there: util/mapped_file.h). Forward passes call it after every layer.
+    void throwIfDamaged() const;
+
 private:
     struct Entry {
         std::string file;

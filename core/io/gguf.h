@@ -62,6 +62,8 @@ public:
     const std::vector<GgufTensor>& tensors() const { return m_tensors; }
     const GgufTensor* find(const std::string& name) const;
     const std::uint8_t* bytes(const GgufTensor& t) const { return m_dataStart + t.offset; }
+    // The file was truncated while mapped and a read hit the lost part (util/mapped_file.h).
+    bool damaged() const { return m_map.damaged(); }
 
     // Typed metadata access; throws Error(BadConfig) naming the file and key when missing or of another kind.
     const GgufValue* value(const std::string& key) const;

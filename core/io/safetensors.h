@@ -40,6 +40,8 @@ public:
     // Pointer to the tensor's first byte inside the map (lifetime = this object).
     const std::uint8_t* bytes(const TensorInfo& t) const { return m_dataStart + t.begin; }
     const std::map<std::string, std::string>& metadata() const { return m_metadata; }
+    // The file was truncated while mapped and a read hit the lost part (util/mapped_file.h).
+    bool damaged() const { return m_map.damaged(); }
 
 private:
     MappedFile m_map;

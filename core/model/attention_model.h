@@ -32,6 +32,7 @@ struct ModelInfo {
     std::int64_t parameterCount = 0;
     std::string positions;   // the position scheme in words, e.g. "relative (sinusoidal), memory 128"
     std::string weightTypes; // how the weights are stored, e.g. "F16", "BF16, 2 shards", "Q8_0 (22), F32 (8)"
+    std::uint64_t weightBytes = 0; // the weights as stored: what the memory map holds once a forward pass read them
     std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
 };
 

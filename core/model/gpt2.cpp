@@ -65,6 +65,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     m_info.hasRelativeTerms = false;
     // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
     m_info.parameterCount = w.countElements([](const std::string& n) { return n.find(".attn.bias") == std::string::npos && n.find(".attn.masked_bias") == std::string::npos; });
+    m_info.weightBytes = w.storedBytes();
 }
 
 std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const
@@ -197,6 +198,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         lv.headDim = hs;
         lv.attnOutput = attnOut.data();
         lv.hidden = x.data();
+        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
         observer.onLayer(lv);
     }
     st.cache.finish();
@@ -213,6 +215,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
     }
+    m_weights->throwIfDamaged();
     observer.onSegmentEnd(ev);
     st.tokensSeen += T;
     ++st.segmentsDone;

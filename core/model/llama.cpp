@@ -166,6 +166,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.maxSegmentLen = std::max(1, c.maxPositions);
     m_info.hasRelativeTerms = false;
     m_info.parameterCount = m_weights->countElements([](const std::string& n) { return n.find("rope_freqs") == std::string::npos; });
+    m_info.weightBytes = m_weights->storedBytes();
     std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
     if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
         pos += ", llama3 frequency scaling";
@@ -377,6 +378,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.headDim = d;
         lv.attnOutput = attnOut.data();
         lv.hidden = x.data();
+        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
         observer.onLayer(lv);
     }
     st.cache.finish();
@@ -393,6 +395,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;
     }
+    m_weights->throwIfDamaged();
     observer.onSegmentEnd(ev);
     st.tokensSeen += q;
     ++st.segmentsDone;

@@ -136,6 +136,7 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     m_info.hasRelativeTerms = true;
     // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
     m_info.parameterCount = w.countElements([](const std::string& n) { return n.find("inv_freq") == std::string::npos; });
+    m_info.weightBytes = w.storedBytes();
 }
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
@@ -382,6 +383,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         lv.memsIn = mlen > 0 ? st.mems[li].data() : nullptr;
         lv.attnOutput = buf.attnOut.data();
         lv.hidden = hidden.data();
+        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
         observer.onLayer(lv);
 
         // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
@@ -397,6 +399,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     ev.segment = st.segmentsDone;
     ev.qlen = q;
     ev.dModel = d;
+    m_weights->throwIfDamaged();
     observer.onSegmentEnd(ev);
     st.tokensSeen += q;
     ++st.segmentsDone;

@@ -139,26 +139,45 @@ std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
            " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen);
 }
 
-// Refuses, before running, a text whose records would not fit.
+// Refuses, before running, a text whose records would not fit beside the model's weights.
 void checkSize(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen, const CaptureOptions& options)
 {
-    const double width = static_cast<double>(info.heads + info.kvHeads) * info.dHead * sizeof(float);
-    double perToken = static_cast<double>(info.layers) * width;
-    if (info.hasRelativeTerms) // memory keys and relative encodings are kept per segment
-        perToken += static_cast<double>(info.layers) * (2.0 * info.heads * info.dHead * sizeof(float)) *
-                    (1.0 + static_cast<double>(memLen) / std::max(1, segmentLen));
-    const double estimate = perToken * static_cast<double>(tokens);
+    const double estimate = static_cast<double>(estimateCaptureBytes(info, tokens, segmentLen, memLen));
     std::size_t limit = options.maxBytes;
     if (limit == 0) {
-        const auto avail = availableMemoryBytes();
-        limit = avail ? static_cast<std::size_t>(avail / 2) : std::size_t(4) << 30;
+        // Half of what is free now, and never more than what the mapped weights leave of the machine's memory (their
+        // pages count as available while a forward pass needs every one of them).
+        const auto avail = availableMemoryBytes(), total = totalMemoryBytes();
+        std::uint64_t room = avail ? avail : std::uint64_t(8) << 30;
+        if (total > 0)
+            room = std::min<std::uint64_t>(room, total > info.weightBytes ? total - info.weightBytes : 0);
+        limit = static_cast<std::size_t>(room / 2);
     }
     if (estimate > static_cast<double>(limit))
         throw Error(ErrorCode::BadInput,
                     "the text has " + std::to_string(tokens) + " tokens; keeping what recomputes its attention would need " +
-                        formatBytes(static_cast<std::uint64_t>(estimate)) + " (limit " + formatBytes(limit) +
-                        "). Use a shorter text or a corpus scan.");
+                        formatBytes(static_cast<std::uint64_t>(estimate)) + " beside the " + formatBytes(info.weightBytes) +
+                        " of mapped weights (limit " + formatBytes(limit) + "). Use a shorter text or a corpus scan.");
 }
+
+} // namespace
+
+std::uint64_t estimateCaptureBytes(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen)
+{
+    const double f = sizeof(float);
+    // Records: every layer's queries and keys.
+    double perToken = static_cast<double>(info.layers) * (info.heads + info.kvHeads) * info.dHead * f;
+    if (info.hasRelativeTerms) // memory keys and relative encodings are kept per segment
+        perToken += static_cast<double>(info.layers) * (2.0 * info.heads * info.dHead * f) *
+                    (1.0 + static_cast<double>(memLen) / std::max(1, segmentLen));
+    else // the key/value cache the run carries through the segment
+        perToken += static_cast<double>(info.layers) * 2.0 * info.kvHeads * info.dHead * f;
+    // One segment's activations while it runs: the residual stream and a feed-forward's worth (about 4x) of rows.
+    const double seg = static_cast<double>(std::min<std::size_t>(tokens, static_cast<std::size_t>(std::max(1, segmentLen))));
+    return static_cast<std::uint64_t>(perToken * static_cast<double>(tokens) + seg * info.dModel * f * 12.0);
+}
+
+namespace {
 
 std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vector<Token> tokens,
                                          const CaptureOptions& options)

@@ -77,7 +77,12 @@ struct CaptureOptions {
     std::function<void(double)> progress;
 };
 
-// Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise).
+// What capturing `tokens` tokens keeps in memory beside the mapped weights (records, cache, one segment's activations):
+// the figure a text is refused with, and the one the app shows.
+std::uint64_t estimateCaptureBytes(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen);
+
+// Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise). Refuses (Error(BadInput), with the
+// figures) a text whose records would not fit beside the weights.
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
                                                 const CaptureOptions& options);
 // Tokenizes `text` as the model sees it by default (encodeWithSpecial: Llama's BOS first) and captures it; the

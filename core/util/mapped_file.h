@@ -1,4 +1,10 @@
 // Read-only memory map of a whole file (RAII). Weights are used in place from the map.
+//
+// A file truncated underneath the program would kill it with SIGBUS the moment a page past the new end is read. Every
+// map registers its address range; a process-wide SIGBUS handler puts a zero page over a faulting page inside one of
+// them, marks that map damaged and lets the reader go on. Whoever reads the map asks damaged() after its work (the
+// checkpoint does after every layer) and refuses the result with a message naming the file: the program survives and
+// says what happened. A fault outside every map keeps the default action.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +15,8 @@ namespace attnscope::core {
 
 class MappedFile {
 public:
-    // Throws Error(Io) naming the file when it cannot be opened or mapped. An empty file maps to size 0.
+    // Throws Error(Io) naming the file when it cannot be opened (or is not a regular file, e.g. a FIFO) or mapped.
+    // An empty file maps to size 0.
     explicit MappedFile(const std::string& path);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
@@ -18,11 +25,14 @@ public:
     const std::uint8_t* data() const noexcept { return m_data; }
     std::size_t size() const noexcept { return m_size; }
     const std::string& path() const noexcept { return m_path; }
+    // True once a read hit a page the file no longer has (it was truncated while mapped): what was read there is zeros.
+    bool damaged() const noexcept;
 
 private:
     std::string m_path;
     const std::uint8_t* m_data = nullptr;
     std::size_t m_size = 0;
+    int m_slot = -1; // registration in the SIGBUS handler's table, or -1
 };
 
 } // namespace attnscope::core

@@ -34,6 +34,8 @@ std::uint64_t statusKiB(const char* key)
 }
 } // namespace
 
+ResidentSplit residentSplit() { return {statusKiB("RssAnon") * 1024, statusKiB("RssFile") * 1024}; }
+
 std::uint64_t peakResidentBytes()
 {
     return statusKiB("VmHWM") * 1024;

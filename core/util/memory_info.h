@@ -20,6 +20,11 @@ void returnLargeBlocksToSystem();
 std::uint64_t peakResidentBytes();
 std::uint64_t residentBytes();
 void resetPeakResident();
+// Resident memory of this process split by kind: anonymous (heap, buffers) and file-backed (mapped weights).
+struct ResidentSplit {
+    std::uint64_t anonymous = 0, file = 0;
+};
+ResidentSplit residentSplit();
 // "3.2 GiB", "512 MiB"
 std::string formatBytes(std::uint64_t bytes);
 

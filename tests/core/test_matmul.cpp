@@ -4,13 +4,18 @@
 #include "io/safetensors.h"
 #include "io/weight_view.h"
 #include "linalg/matmul.h"
+#include "model/model_loader.h"
 #include "test_support.h"
 #include "util/error.h"
+#include "util/memory_info.h"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <malloc.h>
+#include <nlohmann/json.hpp>
 #include <random>
 
 using namespace attnscope;
@@ -218,4 +223,84 @@ TEST_CASE("products refuse weights they cannot read or holding NaN", "[matmul][e
     w[13] = std::nanf("");
     CHECK_THROWS_WITH(core::matmulTransposed(x.data(), 8, 1, view, out.data(), 8),
                       Catch::Contains("NaN") && Catch::Contains("layers.0.q.weight") && Catch::Contains("model.safetensors"));
+}
+
+namespace {
+// A Llama-shaped model in BF16 written without holding its weights as floats: raw BF16 bytes per tensor.
+std::uint64_t writeBf16Llama(const std::filesystem::path& dir, int hidden, int layers, int intermediate, int vocab)
+{
+    std::filesystem::create_directories(dir);
+    const int heads = 8, kvHeads = 2, d = hidden / heads;
+    nlohmann::json cfg = {{"model_type", "llama"},          {"hidden_size", hidden},       {"intermediate_size", intermediate},
+                          {"num_attention_heads", heads},   {"num_key_value_heads", kvHeads}, {"num_hidden_layers", layers},
+                          {"rms_norm_eps", 1e-5},           {"rope_theta", 10000.0},        {"max_position_embeddings", 256},
+                          {"tie_word_embeddings", true},    {"vocab_size", vocab}};
+    std::ofstream(dir / "config.json") << cfg.dump();
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> tensors{{"model.embed_tokens.weight", {vocab, hidden}},
+                                                                          {"model.norm.weight", {hidden}}};
+    for (int l = 0; l < layers; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        for (const auto& [name, shape] : std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+                 {"input_layernorm.weight", {hidden}}, {"post_attention_layernorm.weight", {hidden}},
+                 {"self_attn.q_proj.weight", {heads * d, hidden}}, {"self_attn.k_proj.weight", {kvHeads * d, hidden}},
+                 {"self_attn.v_proj.weight", {kvHeads * d, hidden}}, {"self_attn.o_proj.weight", {hidden, heads * d}},
+                 {"mlp.gate_proj.weight", {intermediate, hidden}}, {"mlp.up_proj.weight", {intermediate, hidden}},
+                 {"mlp.down_proj.weight", {hidden, intermediate}}})
+            tensors.emplace_back(p + name, shape);
+    }
+    nlohmann::json header = nlohmann::json::object();
+    std::uint64_t offset = 0;
+    for (const auto& [name, shape] : tensors) {
+        std::uint64_t n = 2;
+        for (auto v : shape)
+            n *= static_cast<std::uint64_t>(v);
+        header[name] = {{"dtype", "BF16"}, {"shape", shape}, {"data_offsets", {offset, offset + n}}};
+        offset += n;
+    }
+    std::string h = header.dump();
+    h.append((8 - h.size() % 8) % 8, ' ');
+    std::ofstream out(dir / "model.safetensors", std::ios::binary);
+    const std::uint64_t len = h.size();
+    out.write(reinterpret_cast<const char*>(&len), 8);
+    out << h;
+    std::mt19937 rng(5);
+    std::vector<std::uint16_t> chunk(1 << 16);
+    for (std::uint64_t done = 0; done < offset; done += chunk.size() * 2) {
+        for (auto& v : chunk) // small random values: sign, exponent 2^-7..2^-4, random mantissa
+            v = static_cast<std::uint16_t>(((rng() & 1u) << 15) | ((120u + rng() % 4u) << 7) | (rng() & 0x7Fu));
+        out.write(reinterpret_cast<const char*>(chunk.data()),
+                  static_cast<std::streamsize>(std::min<std::uint64_t>(chunk.size() * 2, offset - done)));
+    }
+    return offset;
+}
+} // namespace
+
+TEST_CASE("a BF16 model runs from its memory map: no float32 copy of its weights is made", "[matmul][memory]")
+{
+    test::TempDir tmp;
+    const std::uint64_t bf16Bytes = writeBf16Llama(tmp / "model", 512, 8, 2048, 4096);
+    REQUIRE(bf16Bytes > 60u << 20);
+    malloc_trim(0); // what the test itself freed goes back, so the growth below is the model's own
+    const auto before = core::residentSplit();
+    {
+        const auto loaded = core::loadModel((tmp / "model").string());
+        const auto opened = core::residentSplit();
+        // Opening reads headers: nothing like the weights' size becomes resident.
+        CHECK(opened.anonymous < before.anonymous + (8u << 20));
+        CHECK(opened.file < before.file + (8u << 20));
+        std::vector<std::int32_t> ids(16);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            ids[i] = static_cast<std::int32_t>(i * 37 % 4096);
+        core::RunOptions ro;
+        struct Nothing final : core::AttentionObserver {
+            void onLayer(const core::LayerView&) override {}
+        } none;
+        loaded.model->runSplit(ids, 16, ro, none);
+        const auto ran = core::residentSplit();
+        // Every weight was read through the map (file-backed pages), and no float32 copy (2x the file) was allocated.
+        CHECK(ran.file >= before.file + bf16Bytes * 9 / 10);
+        CHECK(ran.anonymous < before.anonymous + bf16Bytes / 4);
+        UNSCOPED_INFO("anonymous +" << (ran.anonymous - before.anonymous) / 1024 << " KiB, file +"
+                                    << (ran.file - before.file) / 1024 << " KiB for " << bf16Bytes / 1024 << " KiB of BF16");
+    }
 }

@@ -16,6 +16,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace attnscope;
 namespace fs = std::filesystem;
@@ -240,4 +242,41 @@ TEST_CASE("one long word tokenizes in linear time (priority-queue BPE)", "[relia
     const auto tokens = tok->encode(word);
     CHECK(tokens.size() > 1000);
     CHECK(tokens.back().end == word.size());
+}
+
+TEST_CASE("mapped weights: a file replaced by a rename keeps working, a truncated one is refused, not a crash", "[reliability][mmap]")
+{
+    test::TempDir tmp;
+    const auto folder = copyCase(tmp, "llama-tiny");
+    const auto input = core::readJsonFile((folder / "input.json").string());
+    const auto weights = (folder / "model.safetensors").string();
+    const auto loaded = core::loadModel(folder.string());
+    const auto first = core::dumpReference(*loaded.model, input, "input.json");
+
+    // Replaced by a rename (an editor's or a download's way of writing): the open model keeps the old file's pages.
+    test::writeBytes(tmp / "other.safetensors", std::string(4096, 'x'));
+    fs::rename(tmp / "other.safetensors", weights);
+    const auto again = core::dumpReference(*loaded.model, input, "input.json");
+    REQUIRE(again.size() == first.size());
+    for (std::size_t i = 0; i < first.size(); ++i)
+        CHECK(again[i].data == first[i].data);
+
+    // Truncated in place under the open model: reads past the new end would raise SIGBUS; the run is refused by name.
+    const auto victim = copyCase(tmp, "llama-gqa");
+    const auto victimModel = core::loadModel(victim.string());
+    const auto victimInput = core::readJsonFile((victim / "input.json").string());
+    core::dumpReference(*victimModel.model, victimInput, "input.json");
+    REQUIRE(::truncate((victim / "model.safetensors").c_str(), 4096) == 0);
+    CHECK_THAT(errorOf([&] { core::dumpReference(*victimModel.model, victimInput, "input.json"); }),
+               Catch::Contains((victim / "model.safetensors").string()) && Catch::Contains("truncated"));
+}
+
+TEST_CASE("a FIFO named like a model file is refused at once, not read forever", "[reliability][mmap]")
+{
+    test::TempDir tmp;
+    fs::create_directories(tmp / "m");
+    fs::copy_file(test::testdataDir() / "llama-tiny" / "config.json", tmp / "m" / "config.json");
+    REQUIRE(::mkfifo((tmp / "m" / "model.safetensors").c_str(), 0600) == 0);
+    CHECK_THAT(errorOf([&] { core::loadModel((tmp / "m").string()); }),
+               Catch::Contains("model.safetensors") && Catch::Contains("not a regular file"));
 }

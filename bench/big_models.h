@@ -1,0 +1,29 @@
+// Random models of the sizes analysts use (Llama 3.2 1B, 3.2 3B, 3.1 8B), written as the files people download: a
+// sharded BF16 Hugging Face folder, and GGUF files in F16, Q8_0 and a Q4_K_M-like mix (Q4_K, with Q6_K for the output
+// and for attn_v/ffn_down in the layers llama.cpp's preset gives more bits). Weights are streamed to disk from a fast
+// generator (never held in memory: the 8B BF16 folder is 16 GB); quantised blocks get random values with finite
+// scales, which makes valid files without a quantiser. A real tokenizer.json, when given, is copied into the folder and
+// embedded in the GGUF files as llama.cpp's converter does (gpt2-style BPE, pre-tokenizer llama-bpe). For benchmarks
+// only, never for tests of correctness.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace attnscope::bench {
+
+struct BigLlamaShape {
+    std::string name;
+    int hidden, layers, heads, kvHeads, intermediate, vocab;
+    bool tied;
+};
+// "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"; throws for other names.
+BigLlamaShape bigLlamaShape(const std::string& name);
+bool isBigLlamaShape(const std::string& name);
+
+// Formats: "bf16" (a folder with model-0000N-of-0000M.safetensors shards of at most 5 GB and their index), "f16",
+// "q8_0", "q4_k_m" (a .gguf file). Returns the folder or file, written under `root` once and reused afterwards.
+std::filesystem::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format,
+                                    const std::filesystem::path& root, const std::string& tokenizerJson);
+
+} // namespace attnscope::bench

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Models of the sizes analysts use, per stored format: the time and memory to open one (attnscope-cli info), the
+# forward pass of 512 tokens with every head's attention (tokens/s, share of the sgemm peak of the same run, peak
+# resident memory), and the whole headless app to the first grid of a 512-token text. The random models are written
+# once by attnscope-bench under $ATTNSCOPE_BENCH_MODELS (default: the system temp folder; about 30 GB for all of
+# them). Usage: big_models.sh BUILD_DIR [SHAPE:FORMAT ...]
+set -euo pipefail
+build=${1:-build}
+shift || true
+cd "$(dirname "$0")/.."
+root=${ATTNSCOPE_BENCH_MODELS:-${TMPDIR:-/tmp}/attnscope-bench-models}
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(llama-3.2-1b:bf16 llama-3.2-1b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k_m
+                              llama-3.2-3b:bf16 llama-3.1-8b:bf16 llama-3.1-8b:q4_k_m)
+text=$(mktemp)
+trap 'rm -f "$text"' EXIT
+# About 512 Llama 3 tokens of WikiText-2 validation text.
+head -c 2400 ../shared/data/wikitext-2/valid.txt > "$text"
+# Whole-process wall seconds and peak resident memory (GNU time's own accounting) of a command.
+measure() {
+    local out
+    out=$( { /usr/bin/time -f 'TIME %e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | grep '^TIME' || true)
+    [ -n "$out" ] || out=$( { /usr/bin/time -f 'TIME %e %M' "$@" 2>&1 >/dev/null; } | grep '^TIME')
+    echo "$out" | awk '{printf "%.2f s, %.0f MiB", $2, $3 / 1024}'
+}
+for c in "${cases[@]}"; do
+    shape=${c%%:*} format=${c##*:}
+    echo "== $shape $format"
+    "$build/bench/attnscope-bench" llama --shape "$shape" --format "$format" --model-dir "$root" --tokens 512 \
+        | grep -E '^(open|first forward|forward pass|matrix-product|peak resident)'
+    if [ "$format" = bf16 ]; then model="$root/$shape-bf16"; else model="$root/$shape-$format.gguf"; fi
+    echo "attnscope-cli info: $(measure "$build/app/cli/attnscope-cli" info --model "$model")"
+    if [ -x "$build/app/attnscope" ]; then
+        png=$(mktemp --suffix=.png)
+        echo "headless app, first grid of a 512-token text: $(measure env QT_QPA_PLATFORM=offscreen "$build/app/attnscope" \
+            --model "$model" --text-file "$text" --max-tokens 512 --layer 1 --head 1 --export "$png")"
+        rm -f "$png"
+    fi
+done
