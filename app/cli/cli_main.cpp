@@ -361,6 +361,7 @@ int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
     j["mem_len"] = i.defaultMemLen;
     j["positions"] = i.positions;
     j["weights"] = i.weightTypes;
+    j["weight_bytes"] = i.weightBytes; // as stored: what the memory map holds once a forward pass has read them
     j["parameters"] = i.parameterCount;
     std::cout << j.dump(2) << "\n";
     return 0;

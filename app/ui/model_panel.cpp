@@ -1,6 +1,8 @@
 // ModelPanel implementation.
 #include "ui/model_panel.h"
 
+#include "util/memory_info.h"
+
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
@@ -42,8 +44,9 @@ void ModelPanel::setModel(const ModelBundlePtr& m)
     add(tr("Memory length"), i.defaultMemLen > 0 ? QString::number(i.defaultMemLen) : tr("none"));
     add(tr("Segment length"), QString::number(i.defaultSegmentLen));
     add(tr("Parameters"), QLocale().toString(static_cast<qlonglong>(i.parameterCount)));
-    if (!i.weightTypes.empty())
-        add(tr("Weights"), QString::fromStdString(i.weightTypes));
+    if (!i.weightTypes.empty()) // as stored and memory-mapped: nothing is converted
+        add(tr("Weights"), tr("%1 · %2 mapped").arg(QString::fromStdString(i.weightTypes),
+                                                    QString::fromStdString(core::formatBytes(i.weightBytes))));
     add(tr("Tokenizer"), QString::fromStdString(m->tokenizer->kind()));
     add(tr("Source"), QString::fromStdString(m->loaded.folder));
 }
