@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <omp.h>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -89,7 +90,7 @@ constexpr const char* kKernelName = "portable 6x16";
 constexpr int MR = 6;        // rows of x per micro-tile
 constexpr int NR = 2 * VL;   // output features per micro-tile (two vectors)
 constexpr int KC = 256;      // inputs per packed tile: a whole number of every GGUF block (32 or 256)
-constexpr int NC = 4 * NR;   // output features a thread packs at a time
+constexpr int NC = 4 * NR;   // most output features a thread packs at a time
 constexpr std::int64_t kRowByRow = 2; // up to this many rows of x: the weight-bound row-by-row path
 
 // Per-thread scratch, 64-byte aligned, grown on demand and kept (products run every layer).
@@ -111,7 +112,7 @@ struct Scratch {
         return data.get();
     }
 };
-thread_local Scratch tPanel, tRow, tZeros;
+thread_local Scratch tPanel, tRow, tRows, tZeros;
 
 // C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (B packed: row k at b + k NR). Rows and columns past the tile's
 // real extent are handled by the caller (zero rows in, a scratch tile out).
@@ -147,29 +148,69 @@ inline void microKernel(const float* const* a, const float* b, int kc, float* c,
 // How a packed tile is read from the weight.
 enum class Layout { RowsAreOutputs, RowsAreInputs };
 
+// dst[k * ldd + j] = rows[j][k] for j < 8, k < 8: one 8 x 8 block of a transpose.
+inline void transpose8(const float* const* rows, std::int64_t k, float* dst, int ldd)
+{
+#if defined(__AVX2__)
+    const __m256 r0 = _mm256_loadu_ps(rows[0] + k), r1 = _mm256_loadu_ps(rows[1] + k);
+    const __m256 r2 = _mm256_loadu_ps(rows[2] + k), r3 = _mm256_loadu_ps(rows[3] + k);
+    const __m256 r4 = _mm256_loadu_ps(rows[4] + k), r5 = _mm256_loadu_ps(rows[5] + k);
+    const __m256 r6 = _mm256_loadu_ps(rows[6] + k), r7 = _mm256_loadu_ps(rows[7] + k);
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst + 0 * ldd, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + 1 * ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+#else
+    for (int kk = 0; kk < 8; ++kk)
+        for (int j = 0; j < 8; ++j)
+            dst[kk * ldd + j] = rows[j][k + kk];
+#endif
+}
+
 // Packs output features [n0, n0 + nc) x inputs [k0, k0 + kc) into panels of NR: panel p holds feature n0 + p NR + j
-// at dst[p KC NR + k NR + j]; features past N are zeros.
+// at dst[p KC NR + k NR + j]; features past N are zeros. `rows` is scratch for NR decoded rows of KC floats.
 void packTile(const WeightView& w, Layout layout, std::int64_t N, std::int64_t n0, int nc, std::int64_t k0, int kc,
-              float* dst, float* row)
+              float* dst, float* rows, const float* zeros)
 {
     const int panels = (nc + NR - 1) / NR;
     if (layout == Layout::RowsAreOutputs) {
         for (int p = 0; p < panels; ++p) {
             float* panel = dst + static_cast<std::ptrdiff_t>(p) * KC * NR;
+            // The panel's NR rows as float32: in place for F32 weights, else decoded into scratch.
+            const float* src[NR];
             for (int j = 0; j < NR; ++j) {
                 const std::int64_t n = n0 + p * NR + j;
+                // src[j][k] is input k0 + k of the feature.
                 if (n >= N) {
-                    for (int k = 0; k < kc; ++k)
-                        panel[k * NR + j] = 0.0f;
-                    continue;
-                }
-                const float* src = row;
-                if (w.isFloat32())
-                    src = w.floats() + n * w.cols() + k0; // in place: no decode
-                else
+                    src[j] = zeros;
+                } else if (w.isFloat32()) {
+                    src[j] = w.floats() + n * w.cols() + k0;
+                } else {
+                    float* row = rows + static_cast<std::ptrdiff_t>(j) * KC;
                     w.decodeRow(n, k0, kc, row);
-                for (int k = 0; k < kc; ++k)
-                    panel[k * NR + j] = src[k];
+                    src[j] = row;
+                }
+            }
+            // Transposed into the panel eight rows and eight inputs at a time.
+            const int k8 = kc / 8 * 8;
+            for (int j = 0; j < NR; j += 8) {
+                for (int k = 0; k < k8; k += 8)
+                    transpose8(src + j, k, panel + k * NR + j, NR);
+                for (int k = k8; k < kc; ++k)
+                    for (int jj = 0; jj < 8; ++jj)
+                        panel[k * NR + j + jj] = src[j + jj][k];
             }
         }
         return;
@@ -263,22 +304,27 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
         rowByRow(x, ldx, M, w, K, N, out, ldo, accumulate);
         return;
     }
-    const std::int64_t chunks = (N + NC - 1) / NC;
+    // Column tiles of up to NC features, narrower when N is small so every thread gets several (N = 410 in tiles of
+    // 128 left one of two threads idle a quarter of the time).
+    const std::int64_t threads = omp_get_max_threads();
+    const std::int64_t wanted = (N + 4 * threads - 1) / (4 * threads);
+    const int tile = static_cast<int>(std::clamp<std::int64_t>((wanted + NR - 1) / NR * NR, NR, NC));
+    const std::int64_t chunks = (N + tile - 1) / tile;
     const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
 #pragma omp parallel for schedule(dynamic, 1) if (work > 2e5 && chunks > 1)
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-        const std::int64_t n0 = chunk * NC;
-        const int nc = static_cast<int>(std::min<std::int64_t>(NC, N - n0));
+        const std::int64_t n0 = chunk * tile;
+        const int nc = static_cast<int>(std::min<std::int64_t>(tile, N - n0));
         const int panels = (nc + NR - 1) / NR;
         float* packed = tPanel.get(static_cast<std::size_t>(NC) * KC);
-        float* row = tRow.get(KC);
+        float* rows = tRows.get(static_cast<std::size_t>(NR) * KC);
         float* zeros = tZeros.get(KC);
         std::fill(zeros, zeros + KC, 0.0f);
         alignas(64) float edge[MR * NR];
         for (std::int64_t k0 = 0; k0 < K; k0 += KC) {
             const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
             const bool add = accumulate || k0 > 0;
-            packTile(w, layout, N, n0, nc, k0, kc, packed, row);
+            packTile(w, layout, N, n0, nc, k0, kc, packed, rows, zeros);
             for (std::int64_t m0 = 0; m0 < M; m0 += MR) {
                 const int mr = static_cast<int>(std::min<std::int64_t>(MR, M - m0));
                 const float* a[MR];
