@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -125,6 +126,73 @@ std::string WeightView::describe() const
     return s + "] " + ggmlTypeName(type);
 }
 
+namespace {
+
+// Byte offsets of the f16 scale fields of a block type: a block's values are finite exactly when these are (the
+// largest |scale x sub-scale x level| of any type, 65504 x 128 x 32, is far inside float32).
+std::vector<int> scaleOffsets(GgmlType t)
+{
+    switch (t) {
+    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: return {0};
+    case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: return {0, 2};
+    case GgmlType::Q2_K: return {80, 82};
+    case GgmlType::Q3_K: return {108};
+    case GgmlType::Q6_K: return {208};
+    default: return {};
+    }
+}
+
+// Index of the first stored element of `row` (n elements) that is NaN or infinite, or -1. Reads the stored bits:
+// an exponent of all ones (F32, F16, BF16, F64), or a block whose scale has one.
+std::int64_t firstNonFinite(GgmlType type, const std::uint8_t* row, std::int64_t n)
+{
+    auto scan16 = [&](std::uint16_t mask) -> std::int64_t {
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::uint16_t h;
+            std::memcpy(&h, row + 2 * i, 2);
+            if ((h & mask) == mask)
+                return i;
+        }
+        return -1;
+    };
+    switch (type) {
+    case GgmlType::F32:
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::uint32_t b;
+            std::memcpy(&b, row + 4 * i, 4);
+            if ((b & 0x7F800000u) == 0x7F800000u)
+                return i;
+        }
+        return -1;
+    case GgmlType::F16: return scan16(0x7C00);
+    case GgmlType::BF16: return scan16(0x7F80);
+    case GgmlType::F64:
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::uint64_t b;
+            std::memcpy(&b, row + 8 * i, 8);
+            if ((b & 0x7FF0000000000000ull) == 0x7FF0000000000000ull)
+                return i;
+        }
+        return -1;
+    default:
+        break;
+    }
+    const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(type));
+    const auto offsets = scaleOffsets(type);
+    if (!info || offsets.empty())
+        return -1;
+    for (std::int64_t b = 0; b < n / info->blockSize; ++b)
+        for (int off : offsets) {
+            std::uint16_t h;
+            std::memcpy(&h, row + b * info->typeSize + off, 2);
+            if ((h & 0x7C00) == 0x7C00)
+                return b * info->blockSize;
+        }
+    return -1;
+}
+
+} // namespace
+
 void WeightView::checkFinite() const
 {
     if (!source || source->m_finite.load(std::memory_order_acquire))
@@ -132,26 +200,20 @@ void WeightView::checkFinite() const
     std::lock_guard lock(source->m_checking);
     if (source->m_finite.load(std::memory_order_relaxed))
         return;
-    // Row by row in parallel, through the same decoder the products use: a NaN scale of a quantised block shows up
-    // as NaN values, whatever the block layout.
+    // Row by row in parallel over the stored bits (no decoding): once per tensor, on first use.
     const std::int64_t R = rows(), C = cols();
-    std::int64_t firstBad = -1;
-#pragma omp parallel if (static_cast<double>(R) * static_cast<double>(C) > 1e6)
-    {
-        std::vector<float> row(static_cast<std::size_t>(C));
-#pragma omp for schedule(static) reduction(max : firstBad)
-        for (std::int64_t r = 0; r < R; ++r) {
-            decodeElements(type, bytes + static_cast<std::size_t>(r) * rowBytes(), 0, C, row.data());
-            for (std::int64_t c = 0; c < C; ++c)
-                if (!std::isfinite(row[static_cast<std::size_t>(c)])) {
-                    firstBad = std::max(firstBad, r * C + c);
-                    break;
-                }
-        }
+    const std::size_t stride = rowBytes();
+    std::int64_t firstBad = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (static_cast<double>(R) * static_cast<double>(C) > 1e6)
+    for (std::int64_t r = 0; r < R; ++r) {
+        const std::int64_t at = firstNonFinite(type, bytes + static_cast<std::size_t>(r) * stride, C);
+        if (at >= 0)
+            firstBad = std::min(firstBad, r * C + at);
     }
-    if (firstBad >= 0)
+    if (firstBad != std::numeric_limits<std::int64_t>::max())
         throw Error(ErrorCode::CorruptFile,
-                    "holds NaN or infinite values (one at element " + std::to_string(firstBad) + "): the weights are damaged",
+                    "holds NaN or infinite values (the first at element " + std::to_string(firstBad) +
+                        "): the weights are damaged",
                     source->file(), source->name());
     source->m_finite.store(true, std::memory_order_release);
 }

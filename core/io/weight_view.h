@@ -67,9 +67,9 @@ struct WeightView {
 
     // Elements [k0, k0 + n) of logical row r as float32. k0 is a multiple of blockSize(); n is too, or runs to cols().
     void decodeRow(std::int64_t r, std::int64_t k0, std::int64_t n, float* out) const;
-    // Throws Error(CorruptFile) naming the file and tensor when a stored value decodes to NaN or infinity. Scans the
-    // tensor the first time it is called (in parallel); later calls cost an atomic load. Products call it, so opening
-    // a model reads headers only and a damaged tensor is still refused before it is used.
+    // Throws Error(CorruptFile) naming the file and tensor when a stored value is NaN or infinite (for block types: a
+    // scale). Scans the stored bits the first time it is called (in parallel); later calls cost an atomic load.
+    // Products call it, so opening a model reads headers only and a damaged tensor is still refused before use.
     void checkFinite() const;
     // "[out, in] Q4_K": for messages.
     std::string describe() const;

@@ -223,6 +223,20 @@ TEST_CASE("products refuse weights they cannot read or holding NaN", "[matmul][e
     w[13] = std::nanf("");
     CHECK_THROWS_WITH(core::matmulTransposed(x.data(), 8, 1, view, out.data(), 8),
                       Catch::Contains("NaN") && Catch::Contains("layers.0.q.weight") && Catch::Contains("model.safetensors"));
+    // A quantised block whose scale is infinite: found from the stored scale, named with the block's first element.
+    core::WeightSource quantSource("blk.0.attn_q.weight", "model.gguf");
+    std::vector<std::uint8_t> q8(34 * 4, 1); // two rows of two Q8_0 blocks
+    const std::uint16_t inf = 0x7C00, one = 0x3C00;
+    for (int b = 0; b < 4; ++b)
+        std::memcpy(q8.data() + 34 * b, b == 3 ? &inf : &one, 2);
+    core::WeightView quant;
+    quant.bytes = q8.data();
+    quant.type = core::GgmlType::Q8_0;
+    quant.shape = {2, 64};
+    quant.source = &quantSource;
+    std::vector<float> x64(64, 1.0f);
+    CHECK_THROWS_WITH(core::matmulTransposed(x64.data(), 64, 1, quant, out.data(), 2),
+                      Catch::Contains("blk.0.attn_q.weight") && Catch::Contains("element 96"));
 }
 
 namespace {
