@@ -397,10 +397,12 @@ void MainWindow::showAblation()
         QMessageBox::information(this, tr("Head ablation"), tr("Type or open a text first."));
         return;
     }
-    if (m->info().family == core::ModelFamily::TransfoXL) {
+    if (!m->info().can.nextTokenLoss) {
         QMessageBox::information(this, tr("Head ablation"),
-                                 tr("Head ablation measures the next-token loss, and Transformer-XL models are read here "
-                                    "without their output softmax: open a GPT-2 or Llama-family model."));
+                                 tr("Head ablation measures the next-token loss, and %1 models are read here without "
+                                    "their output softmax: open a model that predicts the next token (GPT-2 or a "
+                                    "Llama-family model).")
+                                     .arg(QString::fromUtf8(core::familyName(m->info().family))));
         return;
     }
     const int forwards = m->info().layers * m->info().heads + 1;

@@ -52,12 +52,13 @@ std::optional<ScanSettings> askScanSettings(QWidget* parent, const core::ModelIn
     mode->setObjectName(QStringLiteral("scanMode"));
     mode->addItem(QObject::tr("Chunks: each from an empty cache"));
     mode->addItem(QObject::tr("Sliding window: carry the last tokens' keys"));
-    const bool canSlide = info.family == core::ModelFamily::Llama;
+    const bool canSlide = info.can.canCarryKeys;
     if (!canSlide)
         qobject_cast<QStandardItemModel*>(mode->model())->item(1)->setEnabled(false);
     mode->setToolTip(canSlide ? QObject::tr("Sliding: every query also sees the carried keys of earlier tokens, as "
                                             "Mistral's sliding window does")
-                              : QObject::tr("GPT-2's learned positions are absolute: it cannot carry earlier tokens"));
+                              : QObject::tr("%1's learned positions are absolute: it cannot carry earlier tokens")
+                                    .arg(QString::fromUtf8(core::familyName(info.family))));
     auto* mem = new QSpinBox(&dlg);
     mem->setObjectName(QStringLiteral("scanMemory"));
     mem->setRange(relative ? 1 : 0, 100000);

@@ -66,9 +66,11 @@ AblationResult headAblation(const AttentionModel& model, std::span<const std::in
                             const StopToken* stop, const std::function<void(int, int)>& progress)
 {
     const auto& info = model.info();
-    if (info.family == ModelFamily::TransfoXL)
-        throw Error(ErrorCode::BadInput, "head ablation measures the next-token loss, and Transformer-XL models are "
-                                         "read here without their output softmax: it needs GPT-2 or a Llama-family model");
+    if (!info.can.nextTokenLoss)
+        throw Error(ErrorCode::BadInput, "head ablation measures the next-token loss, and " +
+                                             std::string(familyName(info.family)) +
+                                             " models are read here without their output softmax: it needs a model that "
+                                             "predicts the next token (GPT-2 or a Llama-family model)");
     AblationResult r;
     r.layers = info.layers;
     r.heads = info.heads;

@@ -137,19 +137,19 @@ private:
 // ----------------------------------------------------------------------------------------------------------
 int defaultScanSegmentLen(const ModelInfo& info)
 {
-    if (info.family == ModelFamily::TransfoXL)
+    if (info.can.carriesMemory)
         return std::min(info.defaultSegmentLen, info.maxSegmentLen);
     return std::min(info.maxSegmentLen, 1024);
 }
 
 int defaultScanMemLen(const ModelInfo& info)
 {
-    return info.family == ModelFamily::TransfoXL ? info.defaultMemLen : 0;
+    return info.can.carriesMemory ? info.defaultMemLen : 0;
 }
 
 std::string scanModeName(const ModelInfo& info, int memLen)
 {
-    if (info.family == ModelFamily::TransfoXL)
+    if (info.can.carriesMemory)
         return "memory";
     return memLen > 0 ? "sliding" : "chunks";
 }
@@ -157,15 +157,15 @@ std::string scanModeName(const ModelInfo& info, int memLen)
 void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
 {
     checkedMemoryLength(options.memLen, "", "");
-    const bool relative = info.family == ModelFamily::TransfoXL;
+    const bool relative = info.can.carriesMemory;
     if (relative && options.memLen < 1)
         throw Error(ErrorCode::BadInput, "a relative-position scan needs a memory: the memory length must be at "
                                          "least 1 (got " + std::to_string(options.memLen) + ")");
     if (options.memLen < 0)
         throw Error(ErrorCode::BadInput, "the memory length must be 0 (chunks) or more (got " + std::to_string(options.memLen) + ")");
-    if (info.family == ModelFamily::GPT2 && options.memLen > 0)
+    if (!relative && !info.can.canCarryKeys && options.memLen > 0)
         throw Error(ErrorCode::BadInput,
-                    "GPT-2 cannot scan with a sliding window (memory " + std::to_string(options.memLen) +
+                    std::string(familyName(info.family)) + " cannot scan with a sliding window (memory " + std::to_string(options.memLen) +
                         "): its learned positions are absolute (0.." + std::to_string(info.maxSegmentLen - 1) +
                         "), so carried keys would need positions it does not have. Use memory 0 (chunks).");
     if (options.segmentLen < 1)

@@ -15,6 +15,26 @@ namespace attnscope::core {
 
 class StopToken;
 
+// How a family's scores split into parts the views can show: Transformer-XL's four terms, rotary frequency bands, none.
+enum class ScoreDecomposition { None, RelativeTerms, RotaryBands };
+
+// The score rule of one layer: scores = q.k * scale, soft-capped (cap * tanh(s / cap)) when softCap > 0, over the keys
+// at most window - 1 positions back when window > 0 (a sliding-window layer; 0 = every earlier key).
+struct LayerRule {
+    float scale = 1.0f;
+    float softCap = 0.0f;
+    int window = 0;
+};
+
+// What analyses, scans, limits and views may do with a model: read these, never the family's name.
+struct Capabilities {
+    bool causal = true;          // a query sees no later key
+    bool carriesMemory = false;  // segments continue from a memory of earlier layer inputs (Transformer-XL)
+    bool canCarryKeys = false;   // positions are relative (rotary), so a segment may continue from carried keys
+    bool nextTokenLoss = false;  // the model predicts the next token here (ablation's loss, logits)
+    ScoreDecomposition decomposition = ScoreDecomposition::None;
+};
+
 // What a view needs to know about a loaded model.
 struct ModelInfo {
     ModelFamily family;
@@ -34,6 +54,8 @@ struct ModelInfo {
     std::string weightTypes; // how the weights are stored, e.g. "F16", "BF16, 2 shards", "Q8_0 (22), F32 (8)"
     std::uint64_t weightBytes = 0; // the weights as stored: what the memory map holds once a forward pass read them
     std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
+    Capabilities can;
+    std::vector<LayerRule> layerRules;    // one per layer
 };
 
 // Start of a segment: everything shared by all its layers. Pointers valid only during the callback.

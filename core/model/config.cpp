@@ -1,6 +1,8 @@
 // config.json parsing with a message per missing or out-of-range key.
 #include "model/config.h"
 
+#include "model/families.h"
+
 #include "io/gguf.h"
 #include "model/run_limits.h"
 #include "util/error.h"
@@ -11,21 +13,6 @@
 #include <nlohmann/json.hpp>
 
 namespace attnscope::core {
-
-const char* familyName(ModelFamily f)
-{
-    switch (f) {
-    case ModelFamily::TransfoXL: return "Transformer-XL";
-    case ModelFamily::GPT2: return "GPT-2";
-    case ModelFamily::Llama: return "Llama";
-    }
-    return "?";
-}
-
-std::string supportedModelTypes()
-{
-    return "transfo-xl, gpt2, llama, mistral, qwen2";
-}
 
 namespace {
 
@@ -227,10 +214,22 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
     r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear and llama3 are)");
 }
 
+// What a rotary decoder family changes in the Llama block (the same for config.json and GGUF).
+void setDecoderQuirks(LlamaConfig& c)
+{
+    if (c.family == ModelFamily::Qwen3) {
+        c.qkNorm = LlamaConfig::QkNorm::PerHead;
+    } else if (c.family == ModelFamily::Olmo2) {
+        c.qkNorm = LlamaConfig::QkNorm::Whole;
+        c.normsAfter = true;
+    }
+}
+
 LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
 {
     LlamaConfig c;
     c.modelType = type;
+    c.family = familyOfModelType(type, file).id;
     c.vocabSize = r.positiveInt("vocab_size");
     c.hidden = r.positiveInt("hidden_size");
     c.intermediate = r.positiveInt("intermediate_size");
@@ -263,18 +262,15 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                                   std::to_string(c.nHead) + " (give head_dim)");
     if (const auto* rs = r.object("rope_scaling"))
         parseRopeScaling(r, *rs, file, c.rope);
+    setDecoderQuirks(c);
     return c;
 }
 
 } // namespace
 
-LlamaConfig ggufModelConfig(const GgufFile& g)
+LlamaConfig ggufDecoderConfig(const GgufFile& g)
 {
     const std::string arch = g.string("general.architecture");
-    if (arch != "llama" && arch != "qwen2")
-        throw Error(ErrorCode::UnknownModelType,
-                    "GGUF architecture \"" + arch + "\" is not supported (llama and qwen2 are)", g.path(),
-                    "general.architecture");
     auto key = [&](const std::string& k) { return arch + "." + k; };
     auto positive = [&](const std::string& k) -> int {
         const auto v = g.uint(k);
@@ -284,6 +280,7 @@ LlamaConfig ggufModelConfig(const GgufFile& g)
     };
     LlamaConfig c;
     c.modelType = arch;
+    c.family = familyOfGgufArchitecture(arch, g.path()).id;
     c.fromGguf = true;
     c.ggufInterleavedQK = arch == "llama"; // llama.cpp's converter undoes Hugging Face's permutation for llama only
     c.nLayer = positive(key("block_count"));
@@ -335,6 +332,7 @@ LlamaConfig ggufModelConfig(const GgufFile& g)
                     key("attention.head_count_kv"));
     if (c.headDim % 2 != 0)
         throw Error(ErrorCode::BadConfig, "head size must be even", g.path(), key("attention.key_length"));
+    setDecoderQuirks(c);
     return c;
 }
 
@@ -347,16 +345,25 @@ ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file
         throw Error(ErrorCode::UnknownModelType,
                     "no \"model_type\" string; supported model types: " + supportedModelTypes(), file, "model_type");
     const std::string type = it->get<std::string>();
-    const Reader r(json, file);
-    if (type == "transfo-xl")
-        return parseTransfoXL(r);
-    if (type == "gpt2")
-        return parseGPT2(r);
-    if (type == "llama" || type == "mistral" || type == "qwen2")
-        return parseLlama(r, json, file, type);
-    throw Error(ErrorCode::UnknownModelType,
-                "model type \"" + type + "\" is not supported; supported model types: " + supportedModelTypes(), file,
-                "model_type");
+    return familyOfModelType(type, file).fromJson(json, file, type);
+}
+
+ModelConfig ggufModelConfig(const GgufFile& g)
+{
+    const auto& row = familyOfGgufArchitecture(g.string("general.architecture"), g.path());
+    return row.fromGguf(g);
+}
+
+TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::string& file)
+{
+    return parseTransfoXL(Reader(json, file));
+}
+
+GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) { return parseGPT2(Reader(json, file)); }
+
+LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    return parseLlama(Reader(json, file), json, file, modelType);
 }
 
 ModelConfig readModelConfig(const std::string& configPath)

@@ -1,5 +1,5 @@
-// Model configuration read from a Hugging Face config.json (transfo-xl, gpt2, llama / mistral / qwen2) or from a
-// GGUF file's metadata (architectures llama and qwen2).
+// Model configuration read from a Hugging Face config.json or from a GGUF file's metadata. Which reader a model_type or
+// architecture uses is decided by the family table (model/families.h).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -9,10 +9,9 @@
 
 namespace attnscope::core {
 
-enum class ModelFamily { TransfoXL, GPT2, Llama };
-const char* familyName(ModelFamily f);
-// The model_type strings we accept, for messages: "transfo-xl, gpt2, llama, mistral, qwen2".
-std::string supportedModelTypes();
+// A family's identity; its name and everything else about it is its row in model/families.h.
+enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2 };
+const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
     int vocabSize = 0;
@@ -56,8 +55,10 @@ struct RopeConfig {
     std::vector<float> freqDivisors;
 };
 
+// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2): one configuration, the families' quirks as fields.
 struct LlamaConfig {
-    std::string modelType = "llama"; // llama, mistral, qwen2 (or the GGUF architecture)
+    std::string modelType = "llama"; // llama, mistral, qwen2, qwen3, olmo2 (or the GGUF architecture)
+    ModelFamily family = ModelFamily::Llama;
     int vocabSize = 0;
     int hidden = 0;
     int intermediate = 0;
@@ -73,19 +74,31 @@ struct LlamaConfig {
     bool oBias = false;   // attention_bias (Llama) also puts a bias on o_proj; Qwen2 has none
     bool mlpBias = false;
     int slidingWindow = 0; // Mistral: keys further back than this are not seen (0 = no window)
+    // RMSNorm of the queries and keys before rotation: Qwen3 per head (weights [headDim]), OLMo 2 over the whole
+    // projection (weights [heads * headDim]).
+    enum class QkNorm { None, PerHead, Whole } qkNorm = QkNorm::None;
+    // OLMo 2: no norm before attention and MLP; their outputs are RMS-normed inside the residual branch instead.
+    bool normsAfter = false;
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
 };
 
 using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig>;
 
-// Parses and validates a config; `file` is used in messages. Throws Error(UnknownModelType / BadConfig).
+// Parses and validates a config through its family's row; `file` is used in messages. Throws
+// Error(UnknownModelType / BadConfig).
 ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file);
 ModelConfig readModelConfig(const std::string& configPath);
 
 class GgufFile;
-// The configuration of a GGUF model from its metadata (and tensor shapes). Throws Error(UnknownModelType / BadConfig)
-// naming the file and the key.
-LlamaConfig ggufModelConfig(const GgufFile& file);
+// The configuration of a GGUF model from its metadata (and tensor shapes), through its architecture's row. Throws
+// Error(UnknownModelType / BadConfig) naming the file and the key.
+ModelConfig ggufModelConfig(const GgufFile& file);
+
+// The family rows' readers (model/families.cpp).
+TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::string& file);
+GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file);
+LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+LlamaConfig ggufDecoderConfig(const GgufFile& file);
 
 } // namespace attnscope::core

@@ -66,6 +66,10 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
     m_info.parameterCount = w.countElements([](const std::string& n) { return n.find(".attn.bias") == std::string::npos && n.find(".attn.masked_bias") == std::string::npos; });
     m_info.weightBytes = w.storedBytes();
+    m_info.can.causal = true;
+    m_info.can.nextTokenLoss = true; // absolute positions: canCarryKeys stays false
+    m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
+                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.nEmbd / c.nHead)), 0.0f, 0});
 }
 
 std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const

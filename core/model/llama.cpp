@@ -41,6 +41,22 @@ void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& 
     }
 }
 
+// RMSNorm in place of each of `groups` equal slices of every row (Qwen3: one per head, weights [slice]; OLMo 2 and
+// the post norms: the whole row), statistics in double as rmsNormRows.
+void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float eps)
+{
+    const auto g = asVector(w);
+    const Eigen::Index width = x.cols() / groups;
+    Eigen::ArrayXd xd(width);
+    for (Eigen::Index r = 0; r < x.rows(); ++r)
+        for (int n = 0; n < groups; ++n) {
+            auto slice = x.row(r).segment(n * width, width);
+            xd = slice.transpose().array().cast<double>();
+            const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(width) + eps));
+            slice.array() = (slice.array() * inv) * g.array();
+        }
+}
+
 // out = x W^T (+ b, the biases of Qwen2's q/k/v and of models with attention_bias or mlp_bias).
 void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out)
 {
@@ -98,7 +114,8 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_layers.reserve(static_cast<std::size_t>(c.nLayer));
     for (int l = 0; l < c.nLayer; ++l) {
         Layer L;
-        L.attnNorm = weight(LlamaNames::attnNorm, l, {C});
+        const bool before = !c.normsAfter;
+        L.attnNorm = optionalWeight(LlamaNames::attnNorm, l, {C}, before);
         L.q = weight(LlamaNames::q, l, {QD, C});
         L.k = weight(LlamaNames::k, l, {KD, C});
         L.v = weight(LlamaNames::v, l, {KD, C});
@@ -107,7 +124,14 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         L.kBias = optionalWeight(LlamaNames::kBias, l, {KD}, c.qkvBias);
         L.vBias = optionalWeight(LlamaNames::vBias, l, {KD}, c.qkvBias);
         L.oBias = optionalWeight(LlamaNames::oBias, l, {C}, c.oBias);
-        L.ffnNorm = weight(LlamaNames::ffnNorm, l, {C});
+        L.ffnNorm = optionalWeight(LlamaNames::ffnNorm, l, {C}, before);
+        L.attnPostNorm = optionalWeight(LlamaNames::attnPostNorm, l, {C}, !before);
+        L.ffnPostNorm = optionalWeight(LlamaNames::ffnPostNorm, l, {C}, !before);
+        const bool perHead = c.qkNorm == LlamaConfig::QkNorm::PerHead;
+        if (c.qkNorm != LlamaConfig::QkNorm::None) {
+            L.qNorm = weight(LlamaNames::qNorm, l, {perHead ? D : QD});
+            L.kNorm = weight(LlamaNames::kNorm, l, {perHead ? D : KD});
+        }
         L.gate = weight(LlamaNames::gate, l, {c.intermediate, C});
         L.up = weight(LlamaNames::up, l, {c.intermediate, C});
         L.down = weight(LlamaNames::down, l, {C, c.intermediate});
@@ -153,7 +177,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         m_invFreq[static_cast<std::size_t>(i)] = f;
     }
 
-    m_info.family = ModelFamily::Llama;
+    m_info.family = c.family;
     m_info.source = std::move(source);
     m_info.layers = c.nLayer;
     m_info.heads = c.nHead;
@@ -178,6 +202,12 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
     m_info.weightTypes = m_weights->describeStorage();
     m_info.rotaryFrequencies = m_invFreq;
+    m_info.can.causal = true;
+    m_info.can.canCarryKeys = true;
+    m_info.can.nextTokenLoss = true;
+    m_info.can.decomposition = ScoreDecomposition::RotaryBands;
+    m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
+                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.headDim)), 0.0f, c.slidingWindow});
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
@@ -305,15 +335,23 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
-        {
+        if (L.attnNorm) {
             StageScope timed(Stage::Norms);
             rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
         }
+        const RowMatrix& attnIn = L.attnNorm ? a : x;
         {
             StageScope timed(Stage::Projections);
-            linear(a, L.q, L.qBias, Q);
-            linear(a, L.k, L.kBias, Knew);
-            linear(a, L.v, L.vBias, Vnew);
+            linear(attnIn, L.q, L.qBias, Q);
+            linear(attnIn, L.k, L.kBias, Knew);
+            linear(attnIn, L.v, L.vBias, Vnew);
+        }
+        if (L.qNorm) { // before rotation, and before the keys enter the cache
+            StageScope timed(Stage::Norms);
+            const int qGroups = c.qkNorm == LlamaConfig::QkNorm::PerHead ? H : 1;
+            const int kGroups = c.qkNorm == LlamaConfig::QkNorm::PerHead ? KV : 1;
+            rmsNormGroupsInPlace(Q, qGroups, L.qNorm, c.rmsNormEps);
+            rmsNormGroupsInPlace(Knew, kGroups, L.kNorm, c.rmsNormEps);
         }
         {
             StageScope timed(Stage::Copies);
@@ -345,18 +383,27 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             StageScope timed(Stage::Projections);
             linear(heads, L.o, L.oBias, attnOut);
         }
+        if (L.attnPostNorm) {
+            StageScope timed(Stage::Norms);
+            rmsNormGroupsInPlace(attnOut, 1, L.attnPostNorm, c.rmsNormEps);
+        }
         RowMatrix h = x + attnOut;
-        {
+        if (L.ffnNorm) {
             StageScope timed(Stage::Norms);
             rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
         }
+        const RowMatrix& ffnIn = L.ffnNorm ? a : h;
         {
             StageScope timed(Stage::FeedForward);
-            linear(a, L.gate, L.gateBias, hGate);
-            linear(a, L.up, L.upBias, hUp);
+            linear(ffnIn, L.gate, L.gateBias, hGate);
+            linear(ffnIn, L.up, L.upBias, hUp);
             // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
             hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
             linear(hGate, L.down, L.downBias, ff);
+        }
+        if (L.ffnPostNorm) {
+            StageScope timed(Stage::Norms);
+            rmsNormGroupsInPlace(ff, 1, L.ffnPostNorm, c.rmsNormEps);
         }
         x = h + ff;
 

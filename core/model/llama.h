@@ -1,6 +1,8 @@
-// Llama-family decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2, SmolLM2, TinyLlama): RMSNorm, rotary position embedding
-// in the Hugging Face rotate_half layout (optional linear or llama3 frequency scaling), grouped-query attention,
-// SwiGLU, tied or untied LM head, optional q/k/v biases, optional sliding window. Forward pass with capture.
+// Rotary decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2, SmolLM2, TinyLlama; Qwen3; OLMo 2): RMSNorm, rotary position
+// embedding in the Hugging Face rotate_half layout (optional linear or llama3 frequency scaling), grouped-query
+// attention, SwiGLU, tied or untied LM head, optional q/k/v biases, optional sliding window; Qwen3's per-head and
+// OLMo 2's whole-projection q/k RMSNorm before rotation, and OLMo 2's norms after attention and MLP instead of before.
+// Forward pass with capture.
 #pragma once
 
 #include "io/checkpoint.h"
@@ -33,6 +35,7 @@ public:
 private:
     struct Layer {
         WeightView attnNorm, q, k, v, o, qBias, kBias, vBias, oBias, ffnNorm, gate, up, down, gateBias, upBias, downBias;
+        WeightView qNorm, kNorm, attnPostNorm, ffnPostNorm; // Qwen3 / OLMo 2 (empty otherwise)
     };
     class State;
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.

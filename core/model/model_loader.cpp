@@ -4,9 +4,10 @@
 #include "io/checkpoint.h"
 #include "model/config.h"
 #include "io/gguf.h"
-#include "model/gpt2.h"
-#include "model/llama.h"
-#include "model/transfo_xl.h"
+#include "model/families.h"
+#include "util/text_file.h"
+
+#include <nlohmann/json.hpp>
 #include "util/error.h"
 #include "util/memory_info.h"
 
@@ -92,23 +93,20 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
         out.ggufPath = resolved;
         out.folder = fs::path(resolved).parent_path().empty() ? "." : fs::path(resolved).parent_path().string();
         auto weights = Checkpoint::openGguf(resolved);
-        const LlamaConfig config = ggufModelConfig(*weights->gguf());
+        const auto& row = familyOfGgufArchitecture(weights->gguf()->string("general.architecture"), resolved);
+        const ModelConfig config = row.fromGguf(*weights->gguf());
         checkMemory(*weights, options);
-        out.model = std::make_shared<LlamaModel>(config, weights, builtin ? spec : resolved);
+        out.model = row.build(config, weights, builtin ? spec : resolved);
         return out;
     }
     out.folder = resolved;
     const std::string configPath = (fs::path(out.folder) / "config.json").string();
-    const ModelConfig config = readModelConfig(configPath);
+    const auto json = readJsonFile(configPath);
+    const ModelConfig config = parseModelConfig(json, configPath);
     auto weights = Checkpoint::openFolder(out.folder);
     checkMemory(*weights, options);
-    const std::string source = builtin ? spec : out.folder;
-    if (const auto* txl = std::get_if<TransfoXLConfig>(&config))
-        out.model = std::make_shared<TransfoXLModel>(*txl, weights, source);
-    else if (const auto* gpt2 = std::get_if<GPT2Config>(&config))
-        out.model = std::make_shared<GPT2Model>(*gpt2, weights, source);
-    else
-        out.model = std::make_shared<LlamaModel>(std::get<LlamaConfig>(config), weights, source);
+    const auto& row = familyOfModelType(json.at("model_type").get<std::string>(), configPath);
+    out.model = row.build(config, weights, builtin ? spec : out.folder);
     return out;
 }
 

@@ -29,7 +29,7 @@ std::uint64_t estimateRunBytes(const ModelInfo& info, int memLen, int segmentLen
     const double f = sizeof(float), L = info.layers, H = info.heads, D = info.dHead;
     const double k = static_cast<double>(memLen) + segmentLen;
     double bytes = 0;
-    if (info.family == ModelFamily::TransfoXL) // memory rows, their keys and values; relative tables over k distances
+    if (info.can.carriesMemory) // memory rows, their keys and values; relative tables over k distances
         bytes = L * (static_cast<double>(memLen) * (info.dModel + 2 * H * D) + (static_cast<double>(memLen) + 1.5 * k) * H * D) * f;
     else // the key/value cache of the carried tokens and the segment
         bytes = L * k * 2 * info.kvHeads * D * f;

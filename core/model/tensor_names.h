@@ -50,7 +50,8 @@ struct GPT2Names {
     static constexpr const char* prefix = "transformer.";
 };
 
-// Llama family (llama, mistral, qwen2): each tensor under its Hugging Face name and its GGUF name. Weights are
+// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2): each tensor by role, under its Hugging Face name and its GGUF
+// name. A role a family lacks is simply not asked for (OLMo 2 has no attnNorm/ffnNorm, only the post norms). Weights are
 // [out, in] (y = x W^T) in both; GGUF q/k rows of architecture llama are in Meta's interleaved order.
 struct LlamaNames {
     struct Name {
@@ -71,6 +72,11 @@ struct LlamaNames {
     static constexpr Name vBias{"model.layers.{l}.self_attn.v_proj.bias", "blk.{l}.attn_v.bias"};
     static constexpr Name oBias{"model.layers.{l}.self_attn.o_proj.bias", "blk.{l}.attn_output.bias"};
     static constexpr Name ffnNorm{"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.ffn_norm.weight"};
+    static constexpr Name qNorm{"model.layers.{l}.self_attn.q_norm.weight", "blk.{l}.attn_q_norm.weight"};
+    static constexpr Name kNorm{"model.layers.{l}.self_attn.k_norm.weight", "blk.{l}.attn_k_norm.weight"};
+    // OLMo 2's norms of the attention and MLP outputs (the same Hugging Face name as ffnNorm has another role there).
+    static constexpr Name attnPostNorm{"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
+    static constexpr Name ffnPostNorm{"model.layers.{l}.post_feedforward_layernorm.weight", "blk.{l}.post_ffw_norm.weight"};
     static constexpr Name gate{"model.layers.{l}.mlp.gate_proj.weight", "blk.{l}.ffn_gate.weight"};
     static constexpr Name up{"model.layers.{l}.mlp.up_proj.weight", "blk.{l}.ffn_up.weight"};
     static constexpr Name down{"model.layers.{l}.mlp.down_proj.weight", "blk.{l}.ffn_down.weight"};

@@ -137,6 +137,11 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     // Counted from the shapes: buffers of other types (masks, ids) are neither converted nor refused.
     m_info.parameterCount = w.countElements([](const std::string& n) { return n.find("inv_freq") == std::string::npos; });
     m_info.weightBytes = w.storedBytes();
+    m_info.can.causal = true;
+    m_info.can.carriesMemory = true;
+    m_info.can.decomposition = ScoreDecomposition::RelativeTerms; // read without its output softmax: no next-token loss
+    m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
+                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.dHead)), 0.0f, 0});
 }
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const

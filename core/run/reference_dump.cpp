@@ -31,9 +31,9 @@ std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& fil
 
 class DumpObserver final : public AttentionObserver {
 public:
-    DumpObserver(ModelFamily family, std::vector<OutputTensor>& out)
-        : m_relative(family == ModelFamily::TransfoXL)
-        , m_rotary(family == ModelFamily::Llama)
+    DumpObserver(const Capabilities& can, std::vector<OutputTensor>& out)
+        : m_relative(can.decomposition == ScoreDecomposition::RelativeTerms)
+        , m_rotary(can.decomposition == ScoreDecomposition::RotaryBands)
         , m_out(out)
     {
     }
@@ -180,7 +180,7 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
     checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
                  true, "the dump of " + inputFile);
     std::vector<OutputTensor> out;
-    DumpObserver observer(model.info().family, out);
+    DumpObserver observer(model.info().can, out);
     try {
         model.run(segments, options, observer);
     } catch (const Error& e) {

@@ -1,0 +1,102 @@
+// The family table's rows.
+#include "model/families.h"
+
+#include "io/checkpoint.h"
+#include "io/gguf.h"
+#include "model/gpt2.h"
+#include "model/llama.h"
+#include "model/transfo_xl.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace attnscope::core {
+
+namespace {
+
+std::shared_ptr<AttentionModel> buildTransfoXL(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<TransfoXLModel>(std::get<TransfoXLConfig>(c), std::move(w), std::move(source));
+}
+
+std::shared_ptr<AttentionModel> buildGPT2(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<GPT2Model>(std::get<GPT2Config>(c), std::move(w), std::move(source));
+}
+
+// Rotary decoders share one forward (model/llama.cpp); their quirks are fields of the configuration.
+std::shared_ptr<AttentionModel> buildDecoder(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<LlamaModel>(std::get<LlamaConfig>(c), std::move(w), std::move(source));
+}
+
+ModelConfig transfoXLJson(const nlohmann::json& j, const std::string& file, const std::string&)
+{
+    return parseTransfoXLConfig(j, file);
+}
+ModelConfig gpt2Json(const nlohmann::json& j, const std::string& file, const std::string&) { return parseGPT2Config(j, file); }
+ModelConfig decoderJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseDecoderConfig(j, file, type);
+}
+ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
+
+std::string joined(const std::vector<std::string> FamilyRow::*field)
+{
+    std::string s;
+    for (const auto& row : familyTable())
+        for (const auto& v : row.*field)
+            s += (s.empty() ? "" : ", ") + v;
+    return s;
+}
+
+} // namespace
+
+const std::vector<FamilyRow>& familyTable()
+{
+    static const std::vector<FamilyRow> rows = {
+        {ModelFamily::TransfoXL, "Transformer-XL", {"transfo-xl"}, {}, transfoXLJson, nullptr, buildTransfoXL},
+        {ModelFamily::GPT2, "GPT-2", {"gpt2"}, {}, gpt2Json, nullptr, buildGPT2},
+        {ModelFamily::Llama, "Llama", {"llama", "mistral", "qwen2"}, {"llama", "qwen2"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Qwen3, "Qwen3", {"qwen3"}, {"qwen3"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder},
+    };
+    return rows;
+}
+
+const FamilyRow& familyOfModelType(const std::string& modelType, const std::string& file)
+{
+    for (const auto& row : familyTable())
+        for (const auto& t : row.modelTypes)
+            if (t == modelType)
+                return row;
+    throw Error(ErrorCode::UnknownModelType,
+                "model type \"" + modelType + "\" is not supported; supported model types: " + supportedModelTypes(), file,
+                "model_type");
+}
+
+const FamilyRow& familyOfGgufArchitecture(const std::string& architecture, const std::string& file)
+{
+    for (const auto& row : familyTable())
+        for (const auto& a : row.ggufArchitectures)
+            if (a == architecture)
+                return row;
+    throw Error(ErrorCode::UnknownModelType,
+                "GGUF architecture \"" + architecture + "\" is not supported (" + supportedGgufArchitectures() + " are)",
+                file, "general.architecture");
+}
+
+const FamilyRow& familyRow(ModelFamily id)
+{
+    for (const auto& row : familyTable())
+        if (row.id == id)
+            return row;
+    throw Error(ErrorCode::UnknownModelType, "no family row for this model");
+}
+
+std::string supportedModelTypes() { return joined(&FamilyRow::modelTypes); }
+std::string supportedGgufArchitectures() { return joined(&FamilyRow::ggufArchitectures); }
+
+const char* familyName(ModelFamily f) { return familyRow(f).name; }
+
+} // namespace attnscope::core
