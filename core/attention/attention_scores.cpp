@@ -93,9 +93,12 @@ void HeadScores::compute(int r0, int r1)
         S *= m_in.scale;
         if (!m_withTerms)
             return;
-        // Each band's share: pairs [p0, p1) are dimensions [p0, p1) and [d/2 + p0, d/2 + p1).
-        const int half = d / 2;
-        for (int b = 0; b < m_in.bands->count(); ++b) {
+        // Each band's share: pairs [p0, p1) are dimensions [p0, p1) and [half + p0, half + p1), half = the pairs a
+        // head rotates. Dimensions a partial-rotary head does not turn ([2 half, d)) never change with distance: they
+        // join the last, lowest-frequency band, so the bands still sum to the score.
+        const int half = m_in.bands->pairs;
+        const int count = m_in.bands->count();
+        for (int b = 0; b < count; ++b) {
             const int p0 = m_in.bands->begin(b), n = m_in.bands->end(b) - p0;
             m_band[b].resize(m_dot.size());
             Out Sb(m_band[b].data(), rows, cols);
@@ -106,7 +109,13 @@ void HeadScores::compute(int r0, int r1)
             second.resize(m_dot.size());
             Out S2(second.data(), rows, cols);
             timesKeys(Q2, m_in.keys, cols, g * d + half + p0, n, S2);
-            Sb = (Sb + S2) * m_in.scale;
+            Sb += S2;
+            if (b == count - 1 && 2 * half < d) {
+                const auto Q3 = block(m_in.queries, r0, rows, m_head * d + 2 * half, d - 2 * half);
+                timesKeys(Q3, m_in.keys, cols, g * d + 2 * half, d - 2 * half, S2);
+                Sb += S2;
+            }
+            Sb *= m_in.scale;
         }
         return;
     }

@@ -222,7 +222,48 @@ void setDecoderQuirks(LlamaConfig& c)
     } else if (c.family == ModelFamily::Olmo2) {
         c.qkNorm = LlamaConfig::QkNorm::Whole;
         c.normsAfter = true;
+    } else if (c.family == ModelFamily::GptNeoX) {
+        c.norm = LlamaConfig::Norm::Layer;
+        c.mlp = LlamaConfig::Mlp::Gelu;
+        c.qkvBias = c.oBias = c.mlpBias = true;
+        if (c.qkv == LlamaConfig::Qkv::Separate)
+            c.qkv = LlamaConfig::Qkv::PerHead; // Hugging Face's query_key_value (GGUF set Blocks already)
     }
+}
+
+// GPT-NeoX / Pythia config.json: its own key names (rotary_pct, rotary_emb_base, use_parallel_residual, layer_norm_eps).
+LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::string& file)
+{
+    LlamaConfig c;
+    c.modelType = type;
+    c.family = familyOfModelType(type, file).id;
+    c.vocabSize = r.positiveInt("vocab_size");
+    c.hidden = r.positiveInt("hidden_size");
+    c.intermediate = r.positiveInt("intermediate_size");
+    c.nHead = r.positiveInt("num_attention_heads");
+    c.nKvHead = c.nHead;
+    c.nLayer = r.positiveInt("num_hidden_layers");
+    if (c.hidden % c.nHead != 0)
+        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(c.nHead));
+    c.headDim = c.hidden / c.nHead;
+    c.rmsNormEps = r.floatOr("layer_norm_eps", 1e-5f);
+    c.rope.theta = r.doubleOr("rotary_emb_base", r.doubleOr("rope_theta", 10000.0));
+    const double pct = r.doubleOr("rotary_pct", 1.0);
+    if (!(pct > 0.0 && pct <= 1.0))
+        r.fail("rotary_pct", "must be in (0, 1]");
+    c.rotaryDims = static_cast<int>(c.headDim * pct); // as the reference: int(head_size * rotary_pct)
+    if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
+        r.fail("rotary_pct", "rotates " + std::to_string(c.rotaryDims) + " dimensions of each head; must be an even number "
+                                                                            "of at least 2");
+    c.parallelResidual = r.boolOr("use_parallel_residual", true);
+    c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", false);
+    const std::string act = r.stringOr("hidden_act", "gelu");
+    if (act != "gelu")
+        r.fail("hidden_act", "\"" + act + "\" is not supported (GPT-NeoX models here use the exact, erf GELU: \"gelu\")");
+    setDecoderQuirks(c);
+    return c;
 }
 
 LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
@@ -290,13 +331,19 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     c.nKvHead = g.value(key("attention.head_count_kv")) ? positive(key("attention.head_count_kv")) : c.nHead;
     c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;
     c.maxPositions = g.value(key("context_length")) ? positive(key("context_length")) : 2048;
-    c.rmsNormEps = static_cast<float>(g.numberOr(key("attention.layer_norm_rms_epsilon")).value_or(1e-5));
+    c.rmsNormEps = static_cast<float>(
+        g.numberOr(key("attention.layer_norm_rms_epsilon")).value_or(g.numberOr(key("attention.layer_norm_epsilon")).value_or(1e-5)));
+    if (const auto parallel = g.boolOr(key("use_parallel_residual")))
+        c.parallelResidual = *parallel;
     c.rope.theta = g.numberOr(key("rope.freq_base")).value_or(10000.0);
-    if (const auto dims = g.uintOr(key("rope.dimension_count")); dims && *dims != static_cast<std::uint64_t>(c.headDim))
-        throw Error(ErrorCode::BadConfig,
-                    "rotary embeddings over " + std::to_string(*dims) + " of " + std::to_string(c.headDim) +
-                        " head dimensions are not supported",
-                    g.path(), key("rope.dimension_count"));
+    if (const auto dims = g.uintOr(key("rope.dimension_count")); dims && *dims != static_cast<std::uint64_t>(c.headDim)) {
+        if (*dims < 2 || *dims > static_cast<std::uint64_t>(c.headDim) || *dims % 2 != 0)
+            throw Error(ErrorCode::BadConfig,
+                        "rotary embeddings over " + std::to_string(*dims) + " of " + std::to_string(c.headDim) +
+                            " head dimensions: must be an even number from 2 to the head size",
+                        g.path(), key("rope.dimension_count"));
+        c.rotaryDims = static_cast<int>(*dims);
+    }
     if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling != "none") {
         if (*scaling != "linear")
             throw Error(ErrorCode::BadConfig, "rope scaling \"" + *scaling + "\" is not supported (linear is)", g.path(),
@@ -322,7 +369,9 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
                     "says " + std::to_string(*v) + " tokens but token_embd.weight has " + std::to_string(c.vocabSize),
                     g.path(), key("vocab_size"));
     c.tieEmbeddings = g.find("output.weight") == nullptr;
-    c.qkvBias = g.find("blk.0.attn_q.bias") != nullptr;
+    c.qkvBias = g.find("blk.0.attn_q.bias") != nullptr || g.find("blk.0.attn_qkv.bias") != nullptr;
+    if (g.find("blk.0.attn_qkv.weight"))
+        c.qkv = LlamaConfig::Qkv::Blocks; // llama.cpp's converter stores fused q/k/v as [q; k; v] row blocks
     c.oBias = g.find("blk.0.attn_output.bias") != nullptr;
     c.mlpBias = g.find("blk.0.ffn_up.bias") != nullptr;
     if (const auto w = g.uintOr(key("attention.sliding_window")))
@@ -363,6 +412,8 @@ GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) 
 
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
+    if (familyOfModelType(modelType, file).id == ModelFamily::GptNeoX)
+        return parseGptNeoX(Reader(json, file), modelType, file);
     return parseLlama(Reader(json, file), json, file, modelType);
 }
 

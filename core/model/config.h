@@ -10,7 +10,7 @@
 namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
-enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2 };
+enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
@@ -55,7 +55,7 @@ struct RopeConfig {
     std::vector<float> freqDivisors;
 };
 
-// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2): one configuration, the families' quirks as fields.
+// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX): one configuration, the families' quirks as fields.
 struct LlamaConfig {
     std::string modelType = "llama"; // llama, mistral, qwen2, qwen3, olmo2 (or the GGUF architecture)
     ModelFamily family = ModelFamily::Llama;
@@ -79,6 +79,17 @@ struct LlamaConfig {
     enum class QkNorm { None, PerHead, Whole } qkNorm = QkNorm::None;
     // OLMo 2: no norm before attention and MLP; their outputs are RMS-normed inside the residual branch instead.
     bool normsAfter = false;
+    // GPT-NeoX: LayerNorm with bias (eps in rmsNormEps), a GELU (erf) MLP without gate, attention and MLP both reading
+    // the layer input (parallel residual) unless use_parallel_residual is false, biases on every projection.
+    enum class Norm { Rms, Layer } norm = Norm::Rms;
+    enum class Mlp { GatedSilu, Gelu } mlp = Mlp::GatedSilu;
+    bool parallelResidual = false;
+    // Fused q/k/v: one [3 heads headDim, hidden] tensor, as [q; k; v] row blocks (GGUF attn_qkv) or per head
+    // [q_n; k_n; v_n] (GPT-NeoX's query_key_value). Read through row orders, never copied.
+    enum class Qkv { Separate, Blocks, PerHead } qkv = Qkv::Separate;
+    // Dimensions of each head that rotate (the first rotaryDims; 0 = all): GPT-NeoX's rotary_pct.
+    int rotaryDims = 0;
+    int rotated() const { return rotaryDims > 0 ? rotaryDims : headDim; }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
 };

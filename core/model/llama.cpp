@@ -68,38 +68,78 @@ void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMat
 
 } // namespace
 
-WeightView LlamaModel::weight(const LlamaNames::Name& name, int layer, const Shape& shape) const
+WeightView LlamaModel::weight(const TensorName& name, int layer, const Shape& shape) const
 {
     const char* pattern = m_config.fromGguf ? name.gguf : name.hf;
+    if (!pattern)
+        throw Error(ErrorCode::MissingTensor, std::string("this family has no such tensor in ") +
+                                                  (m_config.fromGguf ? "GGUF files" : "Hugging Face folders"),
+                    m_weights->source());
     const std::string tensor = tensorName("", pattern, layer);
     // Matrices stay as stored; vectors (norms, biases) are small and become float32.
     return shape.size() == 1 ? m_weights->getFloat(tensor, shape) : m_weights->get(tensor, shape);
 }
 
-WeightView LlamaModel::optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const
+WeightView LlamaModel::optionalWeight(const TensorName& name, int layer, const Shape& shape, bool wanted) const
 {
     return wanted ? weight(name, layer, shape) : WeightView{};
 }
 
+WeightView LlamaModel::rowsOf(const WeightView& w, const std::vector<std::int32_t>& rows)
+{
+    if (w.shape.size() == 2) { // a matrix: the view reads the chosen rows in this order, nothing is copied
+        auto order = std::make_shared<std::vector<std::int32_t>>(rows.size());
+        for (std::size_t r = 0; r < rows.size(); ++r)
+            (*order)[r] = w.rowOrder ? (*w.rowOrder)[static_cast<std::size_t>(rows[r])] : rows[r];
+        WeightView v = w;
+        v.rowOrder = std::move(order);
+        v.shape = {static_cast<std::int64_t>(rows.size()), w.shape[1]};
+        return v;
+    }
+    // A bias: a few floats, picked into a copy of our own.
+    std::vector<float> out(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r)
+        out[r] = w.floats()[rows[r]];
+    m_owned.push_back(std::move(out));
+    return WeightView::ofFloats(m_owned.back().data(), {static_cast<std::int64_t>(rows.size())});
+}
+
 WeightView LlamaModel::hfOrder(const WeightView& w, int heads)
 {
+    // GGUF row n d + 2 i + j holds Hugging Face row n d + j d/2 + i (rotated dimensions only; llama rotates all).
     const int d = m_config.headDim, half = d / 2;
-    auto order = std::make_shared<std::vector<std::int32_t>>(static_cast<std::size_t>(heads) * d);
+    std::vector<std::int32_t> order(static_cast<std::size_t>(heads) * d);
     for (int n = 0; n < heads; ++n)
         for (int j = 0; j < 2; ++j)
             for (int i = 0; i < half; ++i)
-                (*order)[static_cast<std::size_t>(n * d + j * half + i)] = n * d + 2 * i + j;
-    if (w.shape.size() == 2) { // a matrix: the view reads its rows in the new order, nothing is copied
-        WeightView v = w;
-        v.rowOrder = std::move(order);
-        return v;
+                order[static_cast<std::size_t>(n * d + j * half + i)] = n * d + 2 * i + j;
+    return rowsOf(w, order);
+}
+
+// q, k and v of a fused [q; k; v] or per-head tensor (weight or bias), as views of its rows.
+void LlamaModel::splitQkv(const WeightView& fused, WeightView& q, WeightView& k, WeightView& v)
+{
+    const auto& c = m_config;
+    const int d = c.headDim, H = c.nHead, KV = c.nKvHead;
+    std::vector<std::int32_t> rq, rk, rv;
+    if (c.qkv == LlamaConfig::Qkv::Blocks) {
+        for (int r = 0; r < H * d; ++r)
+            rq.push_back(r);
+        for (int r = 0; r < KV * d; ++r) {
+            rk.push_back(H * d + r);
+            rv.push_back(H * d + KV * d + r);
+        }
+    } else { // per head: [q_n; k_n; v_n] for head n (as many key/value heads as query heads)
+        for (int n = 0; n < H; ++n)
+            for (int i = 0; i < d; ++i) {
+                rq.push_back(n * 3 * d + i);
+                rk.push_back(n * 3 * d + d + i);
+                rv.push_back(n * 3 * d + 2 * d + i);
+            }
     }
-    // A bias: a few floats, reordered into a copy of our own.
-    std::vector<float> out(static_cast<std::size_t>(w.numel()));
-    for (std::size_t r = 0; r < out.size(); ++r)
-        out[r] = w.floats()[(*order)[r]];
-    m_owned.push_back(std::move(out));
-    return WeightView::ofFloats(m_owned.back().data(), w.shape);
+    q = rowsOf(fused, rq);
+    k = rowsOf(fused, rk);
+    v = rowsOf(fused, rv);
 }
 
 LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> weights, std::string source)
@@ -108,36 +148,51 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
 {
     const auto& c = m_config;
     const std::int64_t C = c.hidden, D = c.headDim, QD = c.nHead * D, KD = c.nKvHead * D;
-    m_embed = weight(LlamaNames::embed, -1, {c.vocabSize, C});
-    m_norm = weight(LlamaNames::norm, -1, {C});
-    m_lmHead = c.tieEmbeddings ? m_embed : weight(LlamaNames::lmHead, -1, {c.vocabSize, C});
+    const DecoderNames& N = decoderNames(c.family);
+    const bool layerNorm = c.norm == LlamaConfig::Norm::Layer;
+    if (c.qkv == LlamaConfig::Qkv::PerHead && c.nKvHead != c.nHead)
+        throw Error(ErrorCode::BadConfig, "a per-head fused query_key_value needs as many key/value heads as heads",
+                    m_weights->source());
+    m_embed = weight(N.embed, -1, {c.vocabSize, C});
+    m_norm = weight(N.norm, -1, {C});
+    m_normBias = optionalWeight(N.normBias, -1, {C}, layerNorm);
+    m_lmHead = c.tieEmbeddings ? m_embed : weight(N.lmHead, -1, {c.vocabSize, C});
     m_layers.reserve(static_cast<std::size_t>(c.nLayer));
     for (int l = 0; l < c.nLayer; ++l) {
         Layer L;
         const bool before = !c.normsAfter;
-        L.attnNorm = optionalWeight(LlamaNames::attnNorm, l, {C}, before);
-        L.q = weight(LlamaNames::q, l, {QD, C});
-        L.k = weight(LlamaNames::k, l, {KD, C});
-        L.v = weight(LlamaNames::v, l, {KD, C});
-        L.o = weight(LlamaNames::o, l, {C, QD});
-        L.qBias = optionalWeight(LlamaNames::qBias, l, {QD}, c.qkvBias);
-        L.kBias = optionalWeight(LlamaNames::kBias, l, {KD}, c.qkvBias);
-        L.vBias = optionalWeight(LlamaNames::vBias, l, {KD}, c.qkvBias);
-        L.oBias = optionalWeight(LlamaNames::oBias, l, {C}, c.oBias);
-        L.ffnNorm = optionalWeight(LlamaNames::ffnNorm, l, {C}, before);
-        L.attnPostNorm = optionalWeight(LlamaNames::attnPostNorm, l, {C}, !before);
-        L.ffnPostNorm = optionalWeight(LlamaNames::ffnPostNorm, l, {C}, !before);
+        L.attnNorm = optionalWeight(N.attnNorm, l, {C}, before);
+        L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, before && layerNorm);
+        if (c.qkv == LlamaConfig::Qkv::Separate) {
+            L.q = weight(N.q, l, {QD, C});
+            L.k = weight(N.k, l, {KD, C});
+            L.v = weight(N.v, l, {KD, C});
+            L.qBias = optionalWeight(N.qBias, l, {QD}, c.qkvBias);
+            L.kBias = optionalWeight(N.kBias, l, {KD}, c.qkvBias);
+            L.vBias = optionalWeight(N.vBias, l, {KD}, c.qkvBias);
+        } else {
+            splitQkv(weight(N.qkv, l, {QD + 2 * KD, C}), L.q, L.k, L.v);
+            if (c.qkvBias)
+                splitQkv(weight(N.qkvBias, l, {QD + 2 * KD}), L.qBias, L.kBias, L.vBias);
+        }
+        L.o = weight(N.o, l, {C, QD});
+        L.oBias = optionalWeight(N.oBias, l, {C}, c.oBias);
+        L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, before);
+        L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, before && layerNorm);
+        L.attnPostNorm = optionalWeight(N.attnPostNorm, l, {C}, !before);
+        L.ffnPostNorm = optionalWeight(N.ffnPostNorm, l, {C}, !before);
         const bool perHead = c.qkNorm == LlamaConfig::QkNorm::PerHead;
         if (c.qkNorm != LlamaConfig::QkNorm::None) {
-            L.qNorm = weight(LlamaNames::qNorm, l, {perHead ? D : QD});
-            L.kNorm = weight(LlamaNames::kNorm, l, {perHead ? D : KD});
+            L.qNorm = weight(N.qNorm, l, {perHead ? D : QD});
+            L.kNorm = weight(N.kNorm, l, {perHead ? D : KD});
         }
-        L.gate = weight(LlamaNames::gate, l, {c.intermediate, C});
-        L.up = weight(LlamaNames::up, l, {c.intermediate, C});
-        L.down = weight(LlamaNames::down, l, {C, c.intermediate});
-        L.gateBias = optionalWeight(LlamaNames::gateBias, l, {c.intermediate}, c.mlpBias);
-        L.upBias = optionalWeight(LlamaNames::upBias, l, {c.intermediate}, c.mlpBias);
-        L.downBias = optionalWeight(LlamaNames::downBias, l, {C}, c.mlpBias);
+        const bool gated = c.mlp == LlamaConfig::Mlp::GatedSilu;
+        L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
+        L.up = weight(N.up, l, {c.intermediate, C});
+        L.down = weight(N.down, l, {C, c.intermediate});
+        L.gateBias = optionalWeight(N.gateBias, l, {c.intermediate}, gated && c.mlpBias);
+        L.upBias = optionalWeight(N.upBias, l, {c.intermediate}, c.mlpBias);
+        L.downBias = optionalWeight(N.downBias, l, {C}, c.mlpBias);
         if (c.ggufInterleavedQK) {
             L.q = hfOrder(L.q, c.nHead);
             L.k = hfOrder(L.k, c.nKvHead);
@@ -149,11 +204,12 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         m_layers.push_back(L);
     }
 
-    // Rotation frequencies in float32, as the reference computes them: 1 / theta^(2i/d), then the scaling.
-    const int half = c.headDim / 2;
+    // Rotation frequencies in float32, as the reference computes them: 1 / theta^(2i/r) over the r rotated
+    // dimensions, then the scaling.
+    const int half = c.rotated() / 2;
     m_invFreq.resize(static_cast<std::size_t>(half));
     for (int i = 0; i < half; ++i) {
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.headDim);
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.rotated());
         const float base = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(c.rope.theta)),
                                                        static_cast<double>(exponent)));
         float f = 1.0f / base;
@@ -224,9 +280,9 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     checkedMemoryLength(st->memLen, "", "");
     if (st->memLen < 0)
         throw Error(ErrorCode::BadInput, "the number of carried keys must be 0 or more, got " + std::to_string(st->memLen));
-    if (st->bands && st->bands->pairs != m_config.headDim / 2)
+    if (st->bands && st->bands->pairs != m_config.rotated() / 2)
         throw Error(ErrorCode::BadInput, "frequency bands of " + std::to_string(st->bands->pairs) +
-                                             " pairs do not fit heads of " + std::to_string(m_config.headDim / 2) + " pairs");
+                                             " pairs do not fit heads of " + std::to_string(m_config.rotated() / 2) + " pairs");
     st->cache = KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
     return st;
 }
@@ -247,7 +303,7 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
 
 LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions) const
 {
-    const int half = m_config.headDim / 2;
+    const int half = m_config.rotated() / 2;
     RotaryTable t;
     t.cos.resize(static_cast<std::size_t>(positions) * half);
     t.sin.resize(t.cos.size());
@@ -265,7 +321,7 @@ LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions) const
 // firstPosition + t (Hugging Face rotate_half: dimension i pairs with i + d/2).
 void LlamaModel::rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const
 {
-    const int d = m_config.headDim, half = d / 2;
+    const int d = m_config.headDim, half = m_config.rotated() / 2; // dimensions past 2 half do not turn
     for (int t = 0; t < rows; ++t) {
         const float* c = table.cos.data() + static_cast<std::size_t>(firstPosition + t) * half;
         const float* s = table.sin.data() + static_cast<std::size_t>(firstPosition + t) * half;
@@ -291,6 +347,13 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
                                              std::to_string(m_info.maxSegmentLen) + " positions");
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
+    // The family's norm: RMSNorm, or LayerNorm with its bias (GPT-NeoX).
+    auto normRows = [&c](const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) {
+        if (c.norm == LlamaConfig::Norm::Layer)
+            layerNormRows(in, w, b, c.rmsNormEps, out);
+        else
+            rmsNormRows(in, w, c.rmsNormEps, out);
+    };
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     RowMatrix x(q, C);
     for (int t = 0; t < q; ++t) {
@@ -337,7 +400,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         if (L.attnNorm) {
             StageScope timed(Stage::Norms);
-            rmsNormRows(x, L.attnNorm, c.rmsNormEps, a);
+            normRows(x, L.attnNorm, L.attnNormBias, a);
         }
         const RowMatrix& attnIn = L.attnNorm ? a : x;
         {
@@ -387,18 +450,25 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             StageScope timed(Stage::Norms);
             rmsNormGroupsInPlace(attnOut, 1, L.attnPostNorm, c.rmsNormEps);
         }
+        // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
         RowMatrix h = x + attnOut;
+        const RowMatrix& mlpSource = c.parallelResidual ? x : h;
         if (L.ffnNorm) {
             StageScope timed(Stage::Norms);
-            rmsNormRows(h, L.ffnNorm, c.rmsNormEps, a);
+            normRows(mlpSource, L.ffnNorm, L.ffnNormBias, a);
         }
-        const RowMatrix& ffnIn = L.ffnNorm ? a : h;
+        const RowMatrix& ffnIn = L.ffnNorm ? a : mlpSource;
         {
             StageScope timed(Stage::FeedForward);
-            linear(ffnIn, L.gate, L.gateBias, hGate);
-            linear(ffnIn, L.up, L.upBias, hUp);
-            // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
-            hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
+            if (c.mlp == LlamaConfig::Mlp::GatedSilu) {
+                linear(ffnIn, L.gate, L.gateBias, hGate);
+                linear(ffnIn, L.up, L.upBias, hUp);
+                // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
+                hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
+            } else {
+                linear(ffnIn, L.up, L.upBias, hGate);
+                geluErfInPlace(hGate);
+            }
             linear(hGate, L.down, L.downBias, ff);
         }
         if (L.ffnPostNorm) {
@@ -436,7 +506,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     ev.dModel = C;
     RowMatrix normed, logits;
     if (observer.wantLogits()) {
-        rmsNormRows(x, m_norm, c.rmsNormEps, normed);
+        normRows(x, m_norm, m_normBias, normed);
         multiplyTransposed(normed, m_lmHead, logits);
         ev.lnF = normed.data();
         ev.logits = logits.data();

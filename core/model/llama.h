@@ -36,11 +36,16 @@ private:
     struct Layer {
         WeightView attnNorm, q, k, v, o, qBias, kBias, vBias, oBias, ffnNorm, gate, up, down, gateBias, upBias, downBias;
         WeightView qNorm, kNorm, attnPostNorm, ffnPostNorm; // Qwen3 / OLMo 2 (empty otherwise)
+        WeightView attnNormBias, ffnNormBias;               // LayerNorm families (GPT-NeoX)
     };
     class State;
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
-    WeightView weight(const LlamaNames::Name& name, int layer, const Shape& shape) const;
-    WeightView optionalWeight(const LlamaNames::Name& name, int layer, const Shape& shape, bool wanted) const;
+    WeightView weight(const TensorName& name, int layer, const Shape& shape) const;
+    WeightView optionalWeight(const TensorName& name, int layer, const Shape& shape, bool wanted) const;
+    // Rows `rows` of a matrix as a view (a row order, no copy), or of a bias as a float copy of our own.
+    WeightView rowsOf(const WeightView& w, const std::vector<std::int32_t>& rows);
+    // q, k, v of a fused tensor (LlamaConfig::qkv).
+    void splitQkv(const WeightView& fused, WeightView& q, WeightView& k, WeightView& v);
     // GGUF (architecture llama) q/k rows back into the Hugging Face order: HF row n*d + j*d/2 + i = GGUF row n*d + 2i + j.
     WeightView hfOrder(const WeightView& w, int heads);
     struct RotaryTable {
@@ -52,10 +57,10 @@ private:
     LlamaConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;
     ModelInfo m_info;
-    WeightView m_embed, m_norm, m_lmHead;
+    WeightView m_embed, m_norm, m_normBias, m_lmHead;
     std::vector<Layer> m_layers;
     std::vector<float> m_invFreq;
-    std::vector<std::vector<float>> m_owned; // re-ordered GGUF q/k biases
+    std::vector<std::vector<float>> m_owned; // re-ordered or split biases
 };
 
 } // namespace attnscope::core

@@ -16,6 +16,78 @@ std::string tensorName(const std::string& prefix, const char* pattern, int index
     return s;
 }
 
+namespace {
+
+DecoderNames llamaNames()
+{
+    DecoderNames n;
+    n.embed = {"model.embed_tokens.weight", "token_embd.weight"};
+    n.norm = {"model.norm.weight", "output_norm.weight"};
+    n.lmHead = {"lm_head.weight", "output.weight"};
+    n.attnNorm = {"model.layers.{l}.input_layernorm.weight", "blk.{l}.attn_norm.weight"};
+    n.q = {"model.layers.{l}.self_attn.q_proj.weight", "blk.{l}.attn_q.weight"};
+    n.k = {"model.layers.{l}.self_attn.k_proj.weight", "blk.{l}.attn_k.weight"};
+    n.v = {"model.layers.{l}.self_attn.v_proj.weight", "blk.{l}.attn_v.weight"};
+    n.o = {"model.layers.{l}.self_attn.o_proj.weight", "blk.{l}.attn_output.weight"};
+    n.qBias = {"model.layers.{l}.self_attn.q_proj.bias", "blk.{l}.attn_q.bias"};
+    n.kBias = {"model.layers.{l}.self_attn.k_proj.bias", "blk.{l}.attn_k.bias"};
+    n.vBias = {"model.layers.{l}.self_attn.v_proj.bias", "blk.{l}.attn_v.bias"};
+    n.oBias = {"model.layers.{l}.self_attn.o_proj.bias", "blk.{l}.attn_output.bias"};
+    n.qNorm = {"model.layers.{l}.self_attn.q_norm.weight", "blk.{l}.attn_q_norm.weight"};
+    n.kNorm = {"model.layers.{l}.self_attn.k_norm.weight", "blk.{l}.attn_k_norm.weight"};
+    n.ffnNorm = {"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.ffn_norm.weight"};
+    n.gate = {"model.layers.{l}.mlp.gate_proj.weight", "blk.{l}.ffn_gate.weight"};
+    n.up = {"model.layers.{l}.mlp.up_proj.weight", "blk.{l}.ffn_up.weight"};
+    n.down = {"model.layers.{l}.mlp.down_proj.weight", "blk.{l}.ffn_down.weight"};
+    n.gateBias = {"model.layers.{l}.mlp.gate_proj.bias", "blk.{l}.ffn_gate.bias"};
+    n.upBias = {"model.layers.{l}.mlp.up_proj.bias", "blk.{l}.ffn_up.bias"};
+    n.downBias = {"model.layers.{l}.mlp.down_proj.bias", "blk.{l}.ffn_down.bias"};
+    return n;
+}
+
+DecoderNames olmo2Names()
+{
+    DecoderNames n = llamaNames();
+    n.attnNorm = n.ffnNorm = {};
+    // The Hugging Face name Llama gives its pre-MLP norm is OLMo 2's norm of the attention output.
+    n.attnPostNorm = {"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
+    n.ffnPostNorm = {"model.layers.{l}.post_feedforward_layernorm.weight", "blk.{l}.post_ffw_norm.weight"};
+    return n;
+}
+
+DecoderNames gptNeoXNames()
+{
+    DecoderNames n;
+    n.embed = {"gpt_neox.embed_in.weight", "token_embd.weight"};
+    n.norm = {"gpt_neox.final_layer_norm.weight", "output_norm.weight"};
+    n.normBias = {"gpt_neox.final_layer_norm.bias", "output_norm.bias"};
+    n.lmHead = {"embed_out.weight", "output.weight"};
+    n.attnNorm = {"gpt_neox.layers.{l}.input_layernorm.weight", "blk.{l}.attn_norm.weight"};
+    n.attnNormBias = {"gpt_neox.layers.{l}.input_layernorm.bias", "blk.{l}.attn_norm.bias"};
+    n.qkv = {"gpt_neox.layers.{l}.attention.query_key_value.weight", "blk.{l}.attn_qkv.weight"};
+    n.qkvBias = {"gpt_neox.layers.{l}.attention.query_key_value.bias", "blk.{l}.attn_qkv.bias"};
+    n.o = {"gpt_neox.layers.{l}.attention.dense.weight", "blk.{l}.attn_output.weight"};
+    n.oBias = {"gpt_neox.layers.{l}.attention.dense.bias", "blk.{l}.attn_output.bias"};
+    n.ffnNorm = {"gpt_neox.layers.{l}.post_attention_layernorm.weight", "blk.{l}.ffn_norm.weight"};
+    n.ffnNormBias = {"gpt_neox.layers.{l}.post_attention_layernorm.bias", "blk.{l}.ffn_norm.bias"};
+    n.up = {"gpt_neox.layers.{l}.mlp.dense_h_to_4h.weight", "blk.{l}.ffn_up.weight"};
+    n.upBias = {"gpt_neox.layers.{l}.mlp.dense_h_to_4h.bias", "blk.{l}.ffn_up.bias"};
+    n.down = {"gpt_neox.layers.{l}.mlp.dense_4h_to_h.weight", "blk.{l}.ffn_down.weight"};
+    n.downBias = {"gpt_neox.layers.{l}.mlp.dense_4h_to_h.bias", "blk.{l}.ffn_down.bias"};
+    return n;
+}
+} // namespace
+
+const DecoderNames& decoderNames(ModelFamily family)
+{
+    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames();
+    switch (family) {
+    case ModelFamily::Olmo2: return olmo2;
+    case ModelFamily::GptNeoX: return neox;
+    default: return llama; // Llama, Mistral, Qwen2, Qwen3
+    }
+}
+
 std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern)
 {
     return weights.has(tensorName(prefix, probePattern, 0)) ? prefix : "";

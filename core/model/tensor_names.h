@@ -1,6 +1,8 @@
 // Checkpoint tensor names: one table per model family, the only place these strings appear.
 #pragma once
 
+#include "model/config.h"
+
 #include <string>
 
 namespace attnscope::core {
@@ -50,40 +52,24 @@ struct GPT2Names {
     static constexpr const char* prefix = "transformer.";
 };
 
-// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2): each tensor by role, under its Hugging Face name and its GGUF
-// name. A role a family lacks is simply not asked for (OLMo 2 has no attnNorm/ffnNorm, only the post norms). Weights are
-// [out, in] (y = x W^T) in both; GGUF q/k rows of architecture llama are in Meta's interleaved order.
-struct LlamaNames {
-    struct Name {
-        const char* hf;
-        const char* gguf;
-    };
-    static constexpr Name embed{"model.embed_tokens.weight", "token_embd.weight"};
-    static constexpr Name norm{"model.norm.weight", "output_norm.weight"};
-    static constexpr Name lmHead{"lm_head.weight", "output.weight"};
-    static constexpr Name ropeFreqs{nullptr, "rope_freqs.weight"};
-    static constexpr Name attnNorm{"model.layers.{l}.input_layernorm.weight", "blk.{l}.attn_norm.weight"};
-    static constexpr Name q{"model.layers.{l}.self_attn.q_proj.weight", "blk.{l}.attn_q.weight"};
-    static constexpr Name k{"model.layers.{l}.self_attn.k_proj.weight", "blk.{l}.attn_k.weight"};
-    static constexpr Name v{"model.layers.{l}.self_attn.v_proj.weight", "blk.{l}.attn_v.weight"};
-    static constexpr Name o{"model.layers.{l}.self_attn.o_proj.weight", "blk.{l}.attn_output.weight"};
-    static constexpr Name qBias{"model.layers.{l}.self_attn.q_proj.bias", "blk.{l}.attn_q.bias"};
-    static constexpr Name kBias{"model.layers.{l}.self_attn.k_proj.bias", "blk.{l}.attn_k.bias"};
-    static constexpr Name vBias{"model.layers.{l}.self_attn.v_proj.bias", "blk.{l}.attn_v.bias"};
-    static constexpr Name oBias{"model.layers.{l}.self_attn.o_proj.bias", "blk.{l}.attn_output.bias"};
-    static constexpr Name ffnNorm{"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.ffn_norm.weight"};
-    static constexpr Name qNorm{"model.layers.{l}.self_attn.q_norm.weight", "blk.{l}.attn_q_norm.weight"};
-    static constexpr Name kNorm{"model.layers.{l}.self_attn.k_norm.weight", "blk.{l}.attn_k_norm.weight"};
-    // OLMo 2's norms of the attention and MLP outputs (the same Hugging Face name as ffnNorm has another role there).
-    static constexpr Name attnPostNorm{"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
-    static constexpr Name ffnPostNorm{"model.layers.{l}.post_feedforward_layernorm.weight", "blk.{l}.post_ffw_norm.weight"};
-    static constexpr Name gate{"model.layers.{l}.mlp.gate_proj.weight", "blk.{l}.ffn_gate.weight"};
-    static constexpr Name up{"model.layers.{l}.mlp.up_proj.weight", "blk.{l}.ffn_up.weight"};
-    static constexpr Name down{"model.layers.{l}.mlp.down_proj.weight", "blk.{l}.ffn_down.weight"};
-    static constexpr Name gateBias{"model.layers.{l}.mlp.gate_proj.bias", "blk.{l}.ffn_gate.bias"};
-    static constexpr Name upBias{"model.layers.{l}.mlp.up_proj.bias", "blk.{l}.ffn_up.bias"};
-    static constexpr Name downBias{"model.layers.{l}.mlp.down_proj.bias", "blk.{l}.ffn_down.bias"};
+// A tensor under its Hugging Face name and its GGUF name (either null where that format lacks it).
+struct TensorName {
+    const char* hf = nullptr;
+    const char* gguf = nullptr;
 };
+
+// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX): each family's tensors by role. A role a family
+// lacks is null and never asked for (OLMo 2 has no attnNorm/ffnNorm, GPT-NeoX no separate q/k/v). Weights are
+// [out, in] (y = x W^T) in both formats; GGUF q/k rows of architecture llama are in Meta's interleaved order.
+struct DecoderNames {
+    TensorName embed, norm, normBias, lmHead;
+    TensorName attnNorm, attnNormBias, q, k, v, qkv, o, qBias, kBias, vBias, qkvBias, oBias;
+    TensorName qNorm, kNorm;
+    TensorName attnPostNorm, ffnPostNorm; // OLMo 2's norms of the attention and MLP outputs
+    TensorName ffnNorm, ffnNormBias, gate, up, down, gateBias, upBias, downBias;
+};
+// The table of the family (model/families.h decides which family a file is).
+const DecoderNames& decoderNames(ModelFamily family);
 
 class Checkpoint;
 // `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".

@@ -8,6 +8,7 @@
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
 #include "run/text_capture.h"
+#include "model/tensor_names.h"
 #include "test_support.h"
 #include "util/text_file.h"
 
@@ -208,8 +209,9 @@ TEST_CASE("ablating a head equals a forward whose output projection ignores that
             auto weights = test::loadAll((dir / "model.safetensors").string());
             bool found = false;
             for (auto& w : weights) {
+                // The output projection's name from the family's own table (rotary decoders) or GPT-2's.
                 const std::string name = gpt2 ? "h." + std::to_string(layer) + ".attn.c_proj.weight"
-                                              : "model.layers." + std::to_string(layer) + ".self_attn.o_proj.weight";
+                                              : core::tensorName("", core::decoderNames(info.family).o.hf, layer);
                 if (w.name != name)
                     continue;
                 found = true;
