@@ -211,7 +211,47 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
             r.fail("rope_scaling", "high_freq_factor must be larger than low_freq_factor");
         return;
     }
-    r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear and llama3 are)");
+    if (type == "longrope" || type == "su") {
+        rope.scaling = RopeConfig::Scaling::LongRope;
+        auto factors = [&](const char* key) {
+            const auto it = j.find(key);
+            if (it == j.end() || !it->is_array() || it->empty())
+                r.fail("rope_scaling", std::string("longrope needs a list of numbers \"") + key + "\"");
+            std::vector<float> out;
+            for (const auto& v : *it) {
+                if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+                    r.fail("rope_scaling", std::string("\"") + key + "\" must hold positive finite numbers");
+                out.push_back(v.get<float>());
+            }
+            return out;
+        };
+        rope.shortFactors = factors("short_factor");
+        rope.longFactors = factors("long_factor");
+        rope.attentionFactor = s.doubleOr("attention_factor", 0.0); // 0: derived from the context lengths below
+        return;
+    }
+    r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear, llama3 and longrope are)");
+}
+
+// LongRoPE's factor lists must cover the rotated pairs; its cos/sin factor follows from the context lengths unless given.
+void checkLongRope(LlamaConfig& c, const std::string& file, const std::string& key)
+{
+    auto& rope = c.rope;
+    if (rope.scaling != RopeConfig::Scaling::LongRope)
+        return;
+    const auto pairs = static_cast<std::size_t>(c.rotated() / 2);
+    if (rope.shortFactors.size() != pairs || rope.longFactors.size() != pairs)
+        throw Error(ErrorCode::BadConfig,
+                    "longrope factors hold " + std::to_string(rope.shortFactors.size()) + " (short) and " +
+                        std::to_string(rope.longFactors.size()) + " (long) numbers; the heads rotate " +
+                        std::to_string(pairs) + " pairs",
+                    file, key);
+    if (!(rope.originalMaxPositions >= 1))
+        throw Error(ErrorCode::BadConfig, "original_max_position_embeddings must be at least 1", file, key);
+    if (rope.attentionFactor <= 0) {
+        const double factor = c.maxPositions / rope.originalMaxPositions;
+        rope.attentionFactor = factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(rope.originalMaxPositions));
+    }
 }
 
 // What a rotary decoder family changes in the Llama block (the same for config.json and GGUF).
@@ -222,6 +262,9 @@ void setDecoderQuirks(LlamaConfig& c)
     } else if (c.family == ModelFamily::Olmo2) {
         c.qkNorm = LlamaConfig::QkNorm::Whole;
         c.normsAfter = true;
+    } else if (c.family == ModelFamily::Phi3) {
+        c.qkv = LlamaConfig::Qkv::Blocks; // qkv_proj / attn_qkv: [q; k; v] rows
+        c.fusedGateUp = true;              // gate_up_proj / ffn_up: gate rows, then up rows
     } else if (c.family == ModelFamily::GptNeoX) {
         c.norm = LlamaConfig::Norm::Layer;
         c.mlp = LlamaConfig::Mlp::Gelu;
@@ -286,8 +329,15 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     c.qkvBias = attentionBias || type == "qwen2";
     c.oBias = attentionBias && type != "qwen2";
     c.mlpBias = r.boolOr("mlp_bias", false);
-    if (type == "mistral")
+    if (type == "mistral" || type == "phi3")
         c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    if (type == "phi3") {
+        const double factor = r.doubleOr("partial_rotary_factor", 1.0);
+        if (!(factor > 0.0 && factor <= 1.0))
+            r.fail("partial_rotary_factor", "must be in (0, 1]");
+        c.rotaryDims = static_cast<int>(c.headDim * factor);
+        c.rope.originalMaxPositions = r.doubleOr("original_max_position_embeddings", c.maxPositions);
+    }
     else if (type == "qwen2" && r.boolOr("use_sliding_window", false))
         c.slidingWindow = r.intOr("sliding_window", 0, 0);
     const std::string act = r.stringOr("hidden_act", "silu");
@@ -303,7 +353,11 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                                   std::to_string(c.nHead) + " (give head_dim)");
     if (const auto* rs = r.object("rope_scaling"))
         parseRopeScaling(r, *rs, file, c.rope);
+    if (c.rotated() < 2 || c.rotated() % 2 != 0 || c.rotated() > c.headDim)
+        r.fail("partial_rotary_factor", "rotates " + std::to_string(c.rotated()) + " of " + std::to_string(c.headDim) +
+                                            " dimensions of each head; must be an even number of at least 2");
     setDecoderQuirks(c);
+    checkLongRope(c, file, "rope_scaling");
     return c;
 }
 
@@ -351,6 +405,23 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         c.rope.scaling = RopeConfig::Scaling::Linear;
         c.rope.factor = g.number(key("rope.scaling.factor"));
     }
+    if (const auto* lf = g.find("rope_factors_long.weight")) { // Phi-3's LongRoPE, as llama.cpp stores it
+        const auto* sf = g.find("rope_factors_short.weight");
+        auto floats = [&](const GgufTensor* t, const char* name) {
+            if (!t || t->type != GgmlType::F32 || t->dims.size() != 1)
+                throw Error(ErrorCode::ShapeMismatch, "must be a 1-D F32 tensor", g.path(), name);
+            std::vector<float> v(static_cast<std::size_t>(t->dims[0]));
+            std::memcpy(v.data(), g.bytes(*t), v.size() * sizeof(float));
+            return v;
+        };
+        c.rope.scaling = RopeConfig::Scaling::LongRope;
+        c.rope.longFactors = floats(lf, "rope_factors_long.weight");
+        c.rope.shortFactors = floats(sf, "rope_factors_short.weight");
+        c.rope.originalMaxPositions = g.numberOr(key("rope.scaling.original_context_length")).value_or(c.maxPositions);
+        c.rope.attentionFactor = g.numberOr(key("rope.scaling.attn_factor")).value_or(0.0);
+    } else if (const auto orig = g.numberOr(key("rope.scaling.original_context_length"))) {
+        c.rope.originalMaxPositions = *orig;
+    }
     if (const auto* f = g.find("rope_freqs.weight")) {
         if (f->type != GgmlType::F32 || f->dims.size() != 1 || f->dims[0] != c.headDim / 2)
             throw Error(ErrorCode::ShapeMismatch, "must be F32 of " + std::to_string(c.headDim / 2) + " frequencies",
@@ -382,6 +453,7 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     if (c.headDim % 2 != 0)
         throw Error(ErrorCode::BadConfig, "head size must be even", g.path(), key("attention.key_length"));
     setDecoderQuirks(c);
+    checkLongRope(c, g.path(), "rope_factors_short.weight");
     return c;
 }
 

@@ -10,7 +10,7 @@
 namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
-enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX };
+enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
@@ -46,16 +46,21 @@ struct GPT2Config {
 // Rotary position embedding (Hugging Face rotate_half layout: dimensions i and i + d/2 of a head form pair i).
 struct RopeConfig {
     double theta = 10000.0;
-    enum class Scaling { None, Linear, Llama3 } scaling = Scaling::None;
+    enum class Scaling { None, Linear, Llama3, LongRope } scaling = Scaling::None;
     double factor = 1.0;          // linear: positions divided by it; llama3: low frequencies divided by it
     double lowFreqFactor = 1.0;   // llama3
     double highFreqFactor = 4.0;  // llama3
     double originalMaxPositions = 8192; // llama3
     // Per-frequency divisors given by the file itself (GGUF rope_freqs.weight), used instead of the formula.
     std::vector<float> freqDivisors;
+    // LongRoPE (Phi-3's longrope / su): per-frequency divisors for texts up to originalMaxPositions (short) and longer
+    // (long), and a factor on cos and sin (attention_factor, or sqrt(1 + ln(max / original) / ln original)).
+    std::vector<float> shortFactors, longFactors;
+    double attentionFactor = 1.0;
 };
 
-// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX): one configuration, the families' quirks as fields.
+// Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX, Phi-3): one configuration, the families' quirks as
+// fields.
 struct LlamaConfig {
     std::string modelType = "llama"; // llama, mistral, qwen2, qwen3, olmo2 (or the GGUF architecture)
     ModelFamily family = ModelFamily::Llama;
@@ -87,7 +92,10 @@ struct LlamaConfig {
     // Fused q/k/v: one [3 heads headDim, hidden] tensor, as [q; k; v] row blocks (GGUF attn_qkv) or per head
     // [q_n; k_n; v_n] (GPT-NeoX's query_key_value). Read through row orders, never copied.
     enum class Qkv { Separate, Blocks, PerHead } qkv = Qkv::Separate;
-    // Dimensions of each head that rotate (the first rotaryDims; 0 = all): GPT-NeoX's rotary_pct.
+    // Phi-3: gate and up projections in one [2 intermediate, hidden] tensor, gate rows first (read as two views).
+    bool fusedGateUp = false;
+    // Dimensions of each head that rotate (the first rotaryDims; 0 = all): GPT-NeoX's rotary_pct, Phi-3's
+    // partial_rotary_factor.
     int rotaryDims = 0;
     int rotated() const { return rotaryDims > 0 ? rotaryDims : headDim; }
     bool fromGguf = false;

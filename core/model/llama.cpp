@@ -187,8 +187,19 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             L.kNorm = weight(N.kNorm, l, {perHead ? D : KD});
         }
         const bool gated = c.mlp == LlamaConfig::Mlp::GatedSilu;
-        L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
-        L.up = weight(N.up, l, {c.intermediate, C});
+        if (c.fusedGateUp) {
+            const WeightView gateUp = weight(N.gateUp, l, {2 * c.intermediate, C});
+            std::vector<std::int32_t> gateRows(static_cast<std::size_t>(c.intermediate)), upRows(gateRows.size());
+            for (int r = 0; r < c.intermediate; ++r) {
+                gateRows[static_cast<std::size_t>(r)] = r;
+                upRows[static_cast<std::size_t>(r)] = c.intermediate + r;
+            }
+            L.gate = rowsOf(gateUp, gateRows);
+            L.up = rowsOf(gateUp, upRows);
+        } else {
+            L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
+            L.up = weight(N.up, l, {c.intermediate, C});
+        }
         L.down = weight(N.down, l, {C, c.intermediate});
         L.gateBias = optionalWeight(N.gateBias, l, {c.intermediate}, gated && c.mlpBias);
         L.upBias = optionalWeight(N.upBias, l, {c.intermediate}, c.mlpBias);
@@ -213,7 +224,12 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         const float base = static_cast<float>(std::pow(static_cast<double>(static_cast<float>(c.rope.theta)),
                                                        static_cast<double>(exponent)));
         float f = 1.0f / base;
-        if (!c.rope.freqDivisors.empty()) {
+        if (c.rope.scaling == RopeConfig::Scaling::LongRope) {
+            // LongRoPE: 1 / (factor theta^(2i/r)) in float32 (factor product first, as the reference).
+            const auto at = static_cast<std::size_t>(i);
+            m_invFreqLong.push_back(1.0f / (c.rope.longFactors[at] * base));
+            f = 1.0f / (c.rope.shortFactors[at] * base);
+        } else if (!c.rope.freqDivisors.empty()) {
             f /= c.rope.freqDivisors[static_cast<std::size_t>(i)];
         } else if (c.rope.scaling == RopeConfig::Scaling::Linear) {
             f = static_cast<float>(f / c.rope.factor);
@@ -250,6 +266,11 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
     if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
         pos += ", llama3 frequency scaling";
+    else if (c.rope.scaling == RopeConfig::Scaling::LongRope)
+        pos += ", LongRoPE (short factors up to " + std::to_string(static_cast<long long>(c.rope.originalMaxPositions)) +
+               " tokens)";
+    if (c.rotated() < c.headDim)
+        pos += ", " + std::to_string(c.rotated()) + " of " + std::to_string(c.headDim) + " dimensions rotate";
     else if (c.rope.scaling == RopeConfig::Scaling::Linear)
         pos += ", linear scaling x" + std::to_string(c.rope.factor).substr(0, 4);
     pos += ", context " + std::to_string(c.maxPositions);
@@ -304,15 +325,20 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
 LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions) const
 {
     const int half = m_config.rotated() / 2;
+    // LongRoPE switches to its long factors once the sequence outgrows the original context, and scales cos and sin.
+    const auto& rope = m_config.rope;
+    const bool longRope = rope.scaling == RopeConfig::Scaling::LongRope;
+    const auto& invFreq = longRope && positions > rope.originalMaxPositions ? m_invFreqLong : m_invFreq;
+    const float mscale = longRope ? static_cast<float>(rope.attentionFactor) : 1.0f;
     RotaryTable t;
     t.cos.resize(static_cast<std::size_t>(positions) * half);
     t.sin.resize(t.cos.size());
     for (int p = 0; p < positions; ++p)
         for (int i = 0; i < half; ++i) {
             // The angle in float32, as the reference; its cosine and sine rounded from double.
-            const float angle = static_cast<float>(p) * m_invFreq[static_cast<std::size_t>(i)];
-            t.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(static_cast<double>(angle)));
-            t.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(static_cast<double>(angle)));
+            const float angle = static_cast<float>(p) * invFreq[static_cast<std::size_t>(i)];
+            t.cos[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::cos(static_cast<double>(angle))) * mscale;
+            t.sin[static_cast<std::size_t>(p) * half + i] = static_cast<float>(std::sin(static_cast<double>(angle))) * mscale;
         }
     return t;
 }

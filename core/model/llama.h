@@ -59,7 +59,8 @@ private:
     ModelInfo m_info;
     WeightView m_embed, m_norm, m_normBias, m_lmHead;
     std::vector<Layer> m_layers;
-    std::vector<float> m_invFreq;
+    std::vector<float> m_invFreq;     // the rotation frequencies (LongRoPE: its short factors)
+    std::vector<float> m_invFreqLong; // LongRoPE's long factors, for sequences past the original context
     std::vector<std::vector<float>> m_owned; // re-ordered or split biases
 };
 

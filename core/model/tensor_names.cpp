@@ -55,6 +55,15 @@ DecoderNames olmo2Names()
     return n;
 }
 
+DecoderNames phi3Names()
+{
+    DecoderNames n = llamaNames();
+    n.q = n.k = n.v = n.gate = n.up = {};
+    n.qkv = {"model.layers.{l}.self_attn.qkv_proj.weight", "blk.{l}.attn_qkv.weight"};
+    n.gateUp = {"model.layers.{l}.mlp.gate_up_proj.weight", "blk.{l}.ffn_up.weight"};
+    return n;
+}
+
 DecoderNames gptNeoXNames()
 {
     DecoderNames n;
@@ -80,8 +89,9 @@ DecoderNames gptNeoXNames()
 
 const DecoderNames& decoderNames(ModelFamily family)
 {
-    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames();
+    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names();
     switch (family) {
+    case ModelFamily::Phi3: return phi3;
     case ModelFamily::Olmo2: return olmo2;
     case ModelFamily::GptNeoX: return neox;
     default: return llama; // Llama, Mistral, Qwen2, Qwen3

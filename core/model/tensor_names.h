@@ -66,7 +66,7 @@ struct DecoderNames {
     TensorName attnNorm, attnNormBias, q, k, v, qkv, o, qBias, kBias, vBias, qkvBias, oBias;
     TensorName qNorm, kNorm;
     TensorName attnPostNorm, ffnPostNorm; // OLMo 2's norms of the attention and MLP outputs
-    TensorName ffnNorm, ffnNormBias, gate, up, down, gateBias, upBias, downBias;
+    TensorName ffnNorm, ffnNormBias, gate, up, gateUp, down, gateBias, upBias, downBias;
 };
 // The table of the family (model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);
