@@ -1,6 +1,8 @@
 // Headless export: the same builders and views as the window, drawn off screen.
 #include "headless/headless_export.h"
 
+#include "attention/rotary_bands.h"
+
 #include "attention_grid_view.h"
 #include "compute/model_bundle.h"
 #include "export/figure_export.h"
@@ -113,7 +115,12 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
     if (view == QLatin1String("bands")) {
         if (info.rotaryFrequencies.empty())
             throw core::Error(core::ErrorCode::BadInput, "--view bands needs a model with rotary embeddings (Llama family)");
-        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions("1,2,3"));
+        // Every band of the default split (fewer than three when a head has fewer pairs).
+        const int bands = core::BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3).count();
+        std::string terms;
+        for (int b = 1; b <= bands; ++b)
+            terms += (b > 1 ? "," : "") + std::to_string(b);
+        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(terms));
         figure = paperFigureFromScan(7, scan, QObject::tr("%1 · %2 tokens").arg(bundle.displayName).arg(scan.tokens));
     } else if (view == QLatin1String("atlas")) {
         const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(""));

@@ -1,6 +1,8 @@
 // BandSplit: equal groups or wavelength thresholds.
 #include "attention/rotary_bands.h"
 
+#include <algorithm>
+
 #include "util/error.h"
 
 #include <cmath>
@@ -10,9 +12,10 @@ namespace attnscope::core {
 
 BandSplit BandSplit::equal(int pairs, int bands)
 {
-    if (bands < 1 || bands > kMaxBands || bands > pairs)
+    if (pairs < 1 || bands < 1 || bands > kMaxBands)
         throw Error(ErrorCode::BadInput, "a head of " + std::to_string(pairs) + " rotation pairs cannot form " +
                                              std::to_string(bands) + " bands (1 to " + std::to_string(kMaxBands) + ")");
+    bands = std::min(bands, pairs); // a head of two pairs has two bands, not an error
     BandSplit s;
     s.pairs = pairs;
     for (int b = 0; b < bands; ++b)

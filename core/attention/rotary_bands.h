@@ -21,7 +21,7 @@ struct BandSplit {
     int end(int band) const { return band + 1 < count() ? starts[static_cast<std::size_t>(band) + 1] : pairs; }
     bool operator==(const BandSplit&) const = default;
 
-    // `bands` groups of (nearly) equal size.
+    // `bands` groups of (nearly) equal size; fewer when the head has fewer pairs than that.
     static BandSplit equal(int pairs, int bands = 3);
     // Split where the wavelength 2 pi / inv_freq crosses each threshold (tokens, ascending); empty bands are dropped.
     // Throws Error(BadInput) for more than kMaxBands bands.

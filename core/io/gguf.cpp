@@ -255,7 +255,12 @@ GgufFile::GgufFile(const std::string& path)
         m_index[t.name] = m_tensors.size();
         m_tensors.push_back(std::move(t));
     }
-    // The data section starts at the next multiple of the alignment.
+    // The data section starts at the next multiple of the alignment. A file without tensors (llama.cpp's vocab-only
+    // files) ends right after its metadata, without the padding: it has no data section to check.
+    if (m_tensors.empty()) {
+        m_dataStart = m_map.data() + std::min<std::uint64_t>(c.pos(), size);
+        return;
+    }
     const std::uint64_t dataStart = (c.pos() + m_alignment - 1) / m_alignment * m_alignment;
     if (dataStart > size)
         throw Error(ErrorCode::CorruptFile, "the tensor data section would start past the end of the file (truncated?)",

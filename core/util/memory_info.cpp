@@ -76,8 +76,10 @@ std::string formatBytes(std::uint64_t bytes)
     char buf[32];
     if (bytes >= (1ull << 30))
         std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
-    else
+    else if (bytes >= (1ull << 20))
         std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(bytes) / (1ull << 20));
+    else // a small model's weights or a short text's records: "0 MiB" would say nothing
+        std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(bytes) / 1024.0);
     return buf;
 }
 

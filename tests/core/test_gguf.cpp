@@ -6,6 +6,7 @@
 #include "io/gguf.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "tokenize/tokenizer.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -278,5 +279,40 @@ TEST_CASE("a Llama folder with a missing tensor names the tensor", "[corrupt][ll
     } catch (const core::Error& e) {
         CHECK(e.code() == core::ErrorCode::MissingTensor);
         CHECK(std::string(e.what()).find("model.layers.1.mlp.up_proj.weight") != std::string::npos);
+    }
+}
+
+TEST_CASE("a vocab-only GGUF (no tensors, no padding after the metadata) opens as a tokenizer", "[gguf][tokenizer]")
+{
+    // As llama.cpp's models/ggml-vocab-*.gguf: metadata only, the file ending right after the last value.
+    std::string b;
+    auto u32 = [&](std::uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { b.append(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& s) { u64(s.size()); b += s; };
+    u32(0x46554747u);
+    u32(3);
+    u64(0); // tensors
+    u64(4); // metadata
+    str("general.architecture"), u32(8), str("llama");
+    str("tokenizer.ggml.model"), u32(8), str("gpt2");
+    str("tokenizer.ggml.tokens"), u32(9), u32(8), u64(4), str("a"), str("b"), str("ab"), str("\xC4\xA0"); // "Ġ": a space
+    str("tokenizer.ggml.merges"), u32(9), u32(8), u64(1), str("a b");
+    REQUIRE(b.size() % 32 != 0); // really unpadded
+    test::TempDir tmp;
+    test::writeBytes(tmp / "ggml-vocab-tiny.gguf", b);
+    const core::GgufFile g((tmp / "ggml-vocab-tiny.gguf").string());
+    CHECK(g.tensors().empty());
+    const auto tok = core::loadTokenizer((tmp / "ggml-vocab-tiny.gguf").string());
+    std::vector<int> ids;
+    for (const auto& t : tok->encode("ab b"))
+        ids.push_back(t.id);
+    CHECK(ids == std::vector<int>{2, 3, 1});
+    // Opening it as a model says what is missing, not that it is truncated.
+    try {
+        core::loadModel((tmp / "ggml-vocab-tiny.gguf").string());
+        FAIL("a vocab-only file is not a model");
+    } catch (const core::Error& e) {
+        CHECK(std::string(e.what()).find("truncated") == std::string::npos);
+        CHECK(std::string(e.what()).find("ggml-vocab-tiny.gguf") != std::string::npos);
     }
 }

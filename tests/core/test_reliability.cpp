@@ -1,6 +1,7 @@
 // The reliability campaign's findings, each as a hand-made input of the same kind: a clear error naming the file
 // (and key), never a crash, a wrong result or a damaged earlier file.
 #include "analysis/relpos_scan.h"
+#include "attention/rotary_bands.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "model/run_limits.h"
@@ -279,4 +280,49 @@ TEST_CASE("a FIFO named like a model file is refused at once, not read forever",
     REQUIRE(::mkfifo((tmp / "m" / "model.safetensors").c_str(), 0600) == 0);
     CHECK_THAT(errorOf([&] { core::loadModel((tmp / "m").string()); }),
                Catch::Contains("model.safetensors") && Catch::Contains("not a regular file"));
+}
+
+TEST_CASE("a rotary model whose heads have fewer pairs than bands gets fewer bands, not an abort", "[reliability][bands]")
+{
+    // Heads of size 2 (one rotation pair): the views ask for three equal bands by default.
+    test::TempDir tmp;
+    const int hidden = 8, vocab = 12, inter = 16;
+    nlohmann::json cfg = {{"model_type", "llama"},        {"hidden_size", hidden},     {"intermediate_size", inter},
+                          {"num_attention_heads", 4},     {"num_key_value_heads", 4},  {"num_hidden_layers", 1},
+                          {"rms_norm_eps", 1e-5},         {"rope_theta", 10000.0},     {"max_position_embeddings", 64},
+                          {"tie_word_embeddings", true},  {"vocab_size", vocab}};
+    std::ofstream(tmp / "config.json") << cfg.dump();
+    std::vector<core::OutputTensor> w;
+    std::uint32_t seed = 1;
+    auto tensor = [&](const std::string& name, core::Shape shape, bool ones = false) {
+        core::OutputTensor t{name, shape, std::vector<float>(static_cast<std::size_t>(core::shapeNumel(shape)))};
+        for (auto& v : t.data)
+            v = ones ? 1.0f : static_cast<float>((seed = seed * 1103515245u + 12345u) >> 16 & 0xFF) / 128.0f - 1.0f;
+        w.push_back(t);
+    };
+    tensor("model.embed_tokens.weight", {vocab, hidden});
+    tensor("model.norm.weight", {hidden}, true);
+    tensor("model.layers.0.input_layernorm.weight", {hidden}, true);
+    tensor("model.layers.0.post_attention_layernorm.weight", {hidden}, true);
+    for (const char* p : {"q", "k", "v", "o"})
+        tensor(std::string("model.layers.0.self_attn.") + p + "_proj.weight", {hidden, hidden});
+    tensor("model.layers.0.mlp.gate_proj.weight", {inter, hidden});
+    tensor("model.layers.0.mlp.up_proj.weight", {inter, hidden});
+    tensor("model.layers.0.mlp.down_proj.weight", {hidden, inter});
+    core::writeSafetensors((tmp / "model.safetensors").string(), w);
+
+    const auto m = core::loadModel(tmp.path().string());
+    REQUIRE(m.model->info().rotaryFrequencies.size() == 1);
+    const auto split = core::BandSplit::equal(1, 3);
+    CHECK(split.count() == 1);
+    // A scan with the default bands, as the Relative Position dock and --view bands run it.
+    core::ScanOptions opt;
+    opt.segmentLen = 6;
+    opt.terms = "1";
+    core::RelposScanner scanner(*m.model, opt);
+    const std::vector<std::int32_t> ids{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0};
+    scanner.feed(ids);
+    const auto r = scanner.finish();
+    CHECK(r.tokens == 12);
+    CHECK_THROWS_AS(core::BandSplit::equal(0, 3), core::Error);
 }
