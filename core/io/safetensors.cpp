@@ -3,6 +3,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text_file.h"
 
 #include <algorithm>
 #include <bit>
@@ -73,11 +74,11 @@ TensorInfo parseEntry(const std::string& file, const std::string& name, const nl
     std::uint64_t numel = 1;
     for (const auto& d : *sh) {
         if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-            throw corrupt("shape " + sh->dump() + " has a non-integer or negative dimension");
+            throw corrupt("shape " + jsonPreview(*sh) + " has a non-integer or negative dimension");
         const auto dim = d.get<std::uint64_t>();
         t.shape.push_back(static_cast<std::int64_t>(dim));
         if (dim != 0 && numel > std::numeric_limits<std::uint64_t>::max() / dim)
-            throw corrupt("shape " + sh->dump() + " is too large");
+            throw corrupt("shape " + jsonPreview(*sh) + " is too large");
         numel *= dim;
     }
 
@@ -124,12 +125,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
                         std::to_string(size) + " bytes; truncated?)",
                     path);
     const char* hdr = reinterpret_cast<const char*>(m_map.data() + 8);
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(hdr, hdr + headerLen);
-    } catch (const nlohmann::json::exception& e) { // malformed, or a number such as 1e400 out of range
-        throw Error(ErrorCode::BadJson, std::string("header is not valid JSON: ") + e.what(), path);
-    }
+    const nlohmann::json header = parseJson(std::string_view(hdr, static_cast<std::size_t>(headerLen)), path, "the header");
     if (!header.is_object())
         throw Error(ErrorCode::CorruptFile, "header is not a JSON object", path);
 

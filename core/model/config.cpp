@@ -48,7 +48,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return fallback;
         if (!it->is_boolean())
-            throw Error(ErrorCode::BadConfig, "must be true or false, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be true or false, got " + jsonPreview(*it), m_file, key);
         return it->get<bool>();
     }
 
@@ -58,7 +58,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return fallback;
         if (!it->is_number() || it->get<double>() <= 0)
-            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + jsonPreview(*it), m_file, key);
         return it->get<float>();
     }
 
@@ -69,7 +69,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return out;
         if (!it->is_array())
-            throw Error(ErrorCode::BadConfig, "must be a list of integers, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be a list of integers, got " + jsonPreview(*it), m_file, key);
         for (const auto& v : *it)
             out.push_back(checkedInt(v, key, 1));
         return out;
@@ -81,7 +81,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return fallback;
         if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
-            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + jsonPreview(*it), m_file, key);
         return it->get<double>();
     }
 
@@ -91,7 +91,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return nullptr;
         if (!it->is_object())
-            throw Error(ErrorCode::BadConfig, "must be an object or null, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be an object or null, got " + jsonPreview(*it), m_file, key);
         return &*it;
     }
 
@@ -101,7 +101,7 @@ public:
         if (it == m_j.end() || it->is_null())
             return fallback;
         if (!it->is_string())
-            throw Error(ErrorCode::BadConfig, "must be a string, got " + it->dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be a string, got " + jsonPreview(*it), m_file, key);
         return it->get<std::string>();
     }
 
@@ -115,7 +115,7 @@ private:
     int checkedInt(const nlohmann::json& v, const char* key, int minimum) const
     {
         if (!v.is_number_integer())
-            throw Error(ErrorCode::BadConfig, "must be an integer, got " + v.dump(), m_file, key);
+            throw Error(ErrorCode::BadConfig, "must be an integer, got " + jsonPreview(v), m_file, key);
         const auto x = v.get<long long>();
         if (x < minimum || x > 100'000'000)
             throw Error(ErrorCode::BadConfig,

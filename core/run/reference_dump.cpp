@@ -3,6 +3,7 @@
 
 #include "model/run_limits.h"
 #include "util/error.h"
+#include "util/text_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -19,11 +20,11 @@ std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& fil
     std::vector<std::int32_t> ids;
     for (const auto& x : v) {
         if (!x.is_number_integer())
-            throw Error(ErrorCode::BadInput, "token id " + x.dump() + " is not an integer", file, key);
+            throw Error(ErrorCode::BadInput, "token id " + jsonPreview(x) + " is not an integer", file, key);
         // Read wide: get<int32_t> would wrap 4294967297 to 1.
         if (x.is_number_unsigned() ? x.get<std::uint64_t>() > 0x7fffffffULL
                                    : (x.get<std::int64_t>() < 0 || x.get<std::int64_t>() > 0x7fffffffLL))
-            throw Error(ErrorCode::BadInput, "token id " + x.dump() + " is outside 0 .. 2147483647", file, key);
+            throw Error(ErrorCode::BadInput, "token id " + jsonPreview(x) + " is outside 0 .. 2147483647", file, key);
         ids.push_back(static_cast<std::int32_t>(x.get<std::int64_t>()));
     }
     return ids;

@@ -58,21 +58,21 @@ public:
     std::string str() const
     {
         if (!m_j.is_string())
-            fail("must be a string, got " + m_j.dump().substr(0, 60));
+            fail("must be a string, got " + jsonPreview(m_j));
         return m_j.get<std::string>();
     }
     std::string strOr(const char* key, const std::string& fallback) const { return has(key) ? at(key).str() : fallback; }
     bool boolean() const
     {
         if (!m_j.is_boolean())
-            fail("must be true or false, got " + m_j.dump().substr(0, 60));
+            fail("must be true or false, got " + jsonPreview(m_j));
         return m_j.get<bool>();
     }
     bool boolOr(const char* key, bool fallback) const { return has(key) ? at(key).boolean() : fallback; }
     int id() const
     {
         if (!m_j.is_number_integer() || m_j.get<std::int64_t>() < 0 || m_j.get<std::int64_t>() >= kMaxVocab)
-            fail("must be a token id from 0 to " + std::to_string(kMaxVocab - 1) + ", got " + m_j.dump().substr(0, 60));
+            fail("must be a token id from 0 to " + std::to_string(kMaxVocab - 1) + ", got " + jsonPreview(m_j));
         return static_cast<int>(m_j.get<std::int64_t>());
     }
     const nlohmann::json& array() const

@@ -25,14 +25,68 @@ std::string readTextFile(const std::string& path)
     return ss.str();
 }
 
-nlohmann::json readJsonFile(const std::string& path)
+nlohmann::json readJsonFile(const std::string& path) { return parseJson(readTextFile(path), path); }
+
+namespace {
+// The parser's message without its "[json.exception.parse_error.101] " code.
+std::string plainMessage(const nlohmann::json::exception& e)
 {
-    const std::string text = readTextFile(path);
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) { // malformed, or a number such as 1e400 out of range
-        throw Error(ErrorCode::BadJson, std::string("not valid JSON (") + e.what() + ")", path);
+    std::string m = e.what();
+    if (!m.empty() && m.front() == '[') {
+        const auto close = m.find("] ");
+        if (close != std::string::npos)
+            m = m.substr(close + 2);
     }
+    return m;
+}
+} // namespace
+
+nlohmann::json parseJson(std::string_view text, const std::string& file, const std::string& what)
+{
+    const std::string subject = what.empty() ? std::string("not valid JSON") : what + " is not valid JSON";
+    // Depth first, by brackets outside strings: cheap, and nothing deep is ever built.
+    int depth = 0;
+    bool inString = false, escaped = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (ch == '\\')
+                escaped = true;
+            else if (ch == '"')
+                inString = false;
+        } else if (ch == '"') {
+            inString = true;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw Error(ErrorCode::BadJson,
+                            subject + ": values nest deeper than " + std::to_string(kMaxJsonDepth) + " levels (at byte " +
+                                std::to_string(i) + ")",
+                            file);
+        } else if (ch == ']' || ch == '}') {
+            --depth;
+        }
+    }
+    try {
+        return nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::out_of_range& e) { // a number such as 1e400
+        throw Error(ErrorCode::BadJson, subject + ": a number is out of range (" + plainMessage(e) + ")", file);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(ErrorCode::BadJson, subject + " (" + plainMessage(e) + ")", file);
+    }
+}
+
+std::string jsonPreview(const nlohmann::json& v)
+{
+    if (v.is_array())
+        return "a list of " + std::to_string(v.size()) + " values";
+    if (v.is_object())
+        return "an object of " + std::to_string(v.size()) + " keys";
+    std::string s = v.dump(); // a scalar: no recursion
+    if (s.size() > 60)
+        s = s.substr(0, 57) + "...";
+    return s;
 }
 
 } // namespace attnscope::core

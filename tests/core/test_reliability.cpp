@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -325,4 +326,37 @@ TEST_CASE("a rotary model whose heads have fewer pairs than bands gets fewer ban
     const auto r = scanner.finish();
     CHECK(r.tokens == 12);
     CHECK_THROWS_AS(core::BandSplit::equal(0, 3), core::Error);
+}
+
+TEST_CASE("deeply nested JSON is refused by name, never a stack overflow", "[reliability][json]")
+{
+    // 100,000 nested lists in 200 kB: the readers, their messages and the scan tools once walked such values recursively.
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    test::TempDir tmp;
+    auto write = [&](const std::string& name, const std::string& text) {
+        test::writeBytes(tmp / name, text);
+        return (tmp / name).string();
+    };
+    const auto config = write("config.json", R"({"model_type": "llama", "rope_scaling": )" + deep + "}");
+    CHECK_THAT(errorOf([&] { core::readModelConfig(config); }), Catch::Contains("config.json") && Catch::Contains("nest"));
+    const auto tokenizer = write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": )" + deep + "}}");
+    CHECK_THAT(errorOf([&] { core::loadTokenizer(tokenizer); }), Catch::Contains("tokenizer.json") && Catch::Contains("nest"));
+    const auto input = write("input.json", R"({"token_ids": )" + deep + "}");
+    CHECK_THAT(errorOf([&] { core::readJsonFile(input); }), Catch::Contains("input.json") && Catch::Contains("128 levels"));
+    // A safetensors header of the same kind, and a scan result (read through the same header reader).
+    std::string header = R"({"a": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 4]}})";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string file(8, '\0');
+    const std::uint64_t len = header.size();
+    std::memcpy(file.data(), &len, 8);
+    file += header + std::string(4, '\0');
+    const auto weights = write("model.safetensors", file);
+    CHECK_THAT(errorOf([&] { core::SafetensorsFile f(weights); }),
+               Catch::Contains("model.safetensors") && Catch::Contains("header") && Catch::Contains("nest"));
+    // Strings holding brackets are not nesting, and library error codes stay out of messages.
+    const auto brackets = write("brackets.json", "{\"s\": \"" + std::string(1000, '[') + "\"}");
+    CHECK(core::readJsonFile(brackets)["s"].get<std::string>().size() == 1000);
+    const auto huge = write("huge.json", R"({"x": 1e400})");
+    CHECK_THAT(errorOf([&] { core::readJsonFile(huge); }),
+               Catch::Contains("out of range") && !Catch::Contains("json.exception"));
 }
