@@ -4,7 +4,10 @@
 #include <QFile>
 #include <QBuffer>
 #include <QFileInfo>
-#include <QSaveFile>
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -94,11 +97,15 @@ QString exportGridData(const widgets::GridData& g, const QString& path)
 
 QString saveFileAtomically(const QString& path, const QByteArray& bytes)
 {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
-    if (f.write(bytes) != bytes.size() || !f.commit())
-        return QObject::tr("%1: could not be written (%2); any earlier file of that name is unchanged").arg(path, f.errorString());
+    // The core's writer: every write checked (QSaveFile's buffering hid ENOSPC on Qt 6.4 and reported success for an
+    // empty file), flushed to disk, then renamed over the target, keeping its permissions and following a link.
+    try {
+        core::AtomicFile f(QFile::encodeName(path).toStdString());
+        f.write(bytes.constData(), static_cast<std::size_t>(bytes.size()));
+        f.commit();
+    } catch (const core::Error& e) {
+        return QString::fromStdString(e.what());
+    }
     return {};
 }
 

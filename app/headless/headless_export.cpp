@@ -5,6 +5,7 @@
 
 #include "attention_grid_view.h"
 #include "compute/model_bundle.h"
+#include "export/data_export.h"
 #include "export/figure_export.h"
 #include "figures/paper_figure_view.h"
 #include "run/text_capture.h"
@@ -18,7 +19,6 @@
 #include "analysis/head_atlas.h"
 #include "analysis/rollout.h"
 
-#include <QSaveFile>
 
 #include <QFile>
 #include <cstdio>
@@ -133,10 +133,8 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             const std::string table = core::formatAtlas(atlas, out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)
                                                                    ? core::TableFormat::Csv
                                                                    : core::TableFormat::Json);
-            QSaveFile f(out);
-            if (!f.open(QIODevice::WriteOnly) || f.write(table.data(), static_cast<qint64>(table.size())) != static_cast<qint64>(table.size()) ||
-                !f.commit())
-                throw std::runtime_error((out + ": " + f.errorString()).toStdString());
+            if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(table)); !err.isEmpty())
+                throw std::runtime_error(err.toStdString());
             std::fprintf(stderr, "wrote %s (head atlas of %d heads)\n", qPrintable(out), atlas.layers * atlas.heads);
             return;
         }

@@ -1,6 +1,8 @@
 // AtlasPanel implementation.
 #include "ui/atlas_panel.h"
 
+#include "export/data_export.h"
+
 #include "attention_grid_view.h"
 #include "ui/file_dialogs.h"
 #include "views/analysis_figures.h"
@@ -10,7 +12,6 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -195,11 +196,7 @@ QString AtlasPanel::exportTable(const QString& path) const
         return tr("There is no atlas to export yet.");
     const auto format = path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? core::TableFormat::Json : core::TableFormat::Csv;
     const std::string text = core::formatAtlas(m_atlas->atlas, format);
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()) ||
-        !f.commit())
-        return tr("%1: %2").arg(path, f.errorString());
-    return {};
+    return saveFileAtomically(path, QByteArray::fromStdString(text));
 }
 
 } // namespace attnscope::app

@@ -1,12 +1,13 @@
 // Session files: the key table and its readers/writers.
 #include "ui/session.h"
 
+#include "export/data_export.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -207,13 +208,7 @@ QString writeSessionFile(const QString& path, const SessionState& state)
         if (!v.isNull())
             setValueAt(o, QString::fromLatin1(k.path).split('.'), v);
     }
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
-    const QByteArray bytes = QJsonDocument(o).toJson();
-    if (f.write(bytes) != bytes.size() || !f.commit())
-        return QObject::tr("%1: could not be saved (%2); any earlier file of that name is unchanged").arg(path, f.errorString());
-    return {};
+    return saveFileAtomically(path, QJsonDocument(o).toJson());
 }
 
 QString readSessionFile(const QString& path, SessionState& state)

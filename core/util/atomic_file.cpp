@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnscope::core {
@@ -22,11 +24,23 @@ std::string reason()
 AtomicFile::AtomicFile(std::string path)
     : m_path(std::move(path))
 {
+    // A symbolic link is followed: the file it names is replaced and the link stays a link.
+    if (char* resolved = ::realpath(m_path.c_str(), nullptr)) {
+        struct stat st {};
+        if (::lstat(m_path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            m_path = resolved;
+        std::free(resolved);
+    }
+    // The replacement keeps the permissions of the file it replaces (a private 0600 result stays private).
+    mode_t mode = 0644;
+    if (struct stat st {}; ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        mode = st.st_mode & 07777;
     static std::atomic<unsigned> counter{0};
     m_temp = m_path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (m_fd < 0)
         throw Error(ErrorCode::Io, "cannot create the file (" + reason() + ")", m_path);
+    ::fchmod(m_fd, mode); // exactly the old mode, whatever the umask
 }
 
 AtomicFile::~AtomicFile()

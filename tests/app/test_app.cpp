@@ -8,6 +8,8 @@
 #include "relpos_heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/relpos_panel.h"
+#include "ui/session.h"
+#include "export/data_export.h"
 
 #include <QImage>
 #include <qcustomplot.h>
@@ -16,7 +18,11 @@
 #include <QTest>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <QFileInfo>
 
 using namespace attnscope;
 
@@ -387,4 +393,39 @@ TEST_CASE("model comparison shows every head of every model with one shared colo
     w.compareModels({QStringLiteral("builtin:nope")});
     REQUIRE(failed.wait(10000));
     CHECK(failed.at(0).at(0).toString().contains("nope"));
+}
+
+TEST_CASE("every file the app writes fails loudly on a full disk and keeps the old file, its mode and its link",
+          "[app][files]")
+{
+    test::TempDir tmp;
+    const QString target = QString::fromStdString((tmp / "real.json").string());
+    const QString link = QString::fromStdString((tmp / "link.json").string());
+    REQUIRE(app::saveFileAtomically(target, QByteArray("old")).isEmpty());
+    QFile::setPermissions(target, QFile::ReadOwner | QFile::WriteOwner); // 0600
+    REQUIRE(QFile::link(target, link));
+
+    // A file size limit stands in for a full disk: writes past it fail (EFBIG) instead of being buffered away.
+    struct rlimit old {};
+    getrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old;
+    small.rlim_cur = 1024;
+    setrlimit(RLIMIT_FSIZE, &small);
+    const QString dataError = app::saveFileAtomically(target, QByteArray(100000, 'x'));
+    app::SessionState state;
+    const QString sessionError = app::writeSessionFile(link, state); // small: fits, so it must succeed
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, SIG_DFL);
+    CHECK(dataError.contains(QStringLiteral("real.json")));
+    CHECK(dataError.contains(QStringLiteral("unchanged")));
+    CHECK(sessionError.isEmpty());
+    // The session went through the link into the real file, which kept its mode; the link is still a link.
+    CHECK(QFileInfo(link).isSymLink());
+    QFile f(target);
+    REQUIRE(f.open(QIODevice::ReadOnly));
+    CHECK(f.readAll().contains("format"));
+    struct stat st {};
+    REQUIRE(::stat(target.toLocal8Bit().constData(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
 }
