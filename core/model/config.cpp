@@ -128,6 +128,16 @@ private:
     const std::string& m_file;
 };
 
+// A layer count checked before anything is sized by it (num_hidden_layers 1e8 reserved 1e8 layer records).
+constexpr int kMaxLayers = 4096;
+int layerCount(int n, const Reader& r, const char* key)
+{
+    if (n > kMaxLayers)
+        r.fail(key, std::to_string(n) + " layers is more than any model has (at most " + std::to_string(kMaxLayers) +
+                        " are read)");
+    return n;
+}
+
 TransfoXLConfig parseTransfoXL(const Reader& r)
 {
     TransfoXLConfig c;
@@ -137,7 +147,7 @@ TransfoXLConfig parseTransfoXL(const Reader& r)
     c.nHead = r.positiveInt("n_head");
     c.dHead = r.positiveInt("d_head");
     c.dInner = r.positiveInt("d_inner");
-    c.nLayer = r.positiveInt("n_layer");
+    c.nLayer = layerCount(r.positiveInt("n_layer"), r, "n_layer");
     c.divVal = r.intOr("div_val", 1, 1);
     c.cutoffs = r.intList("cutoffs");
     c.preLnorm = r.boolOr("pre_lnorm", false);
@@ -171,7 +181,7 @@ GPT2Config parseGPT2(const Reader& r)
         r.fail("n_positions", "required key is missing");
     c.nEmbd = r.positiveInt("n_embd");
     c.nHead = r.positiveInt("n_head");
-    c.nLayer = r.positiveInt("n_layer");
+    c.nLayer = layerCount(r.positiveInt("n_layer"), r, "n_layer");
     c.nInner = r.intOr("n_inner", 4 * c.nEmbd, 1);
     c.layerNormEps = r.floatOr("layer_norm_epsilon", 1e-5f);
     if (c.nEmbd % c.nHead != 0)
@@ -233,6 +243,34 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
     r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear, llama3 and longrope are)");
 }
 
+// Every number a rotary decoder's forward pass uses, checked: positive, finite, and in a range whose float32
+// arithmetic stays finite (a rope base of 0 or 1e-300, a NaN epsilon or a zero scaling factor gave NaN attention
+// without a word). `gguf` names the keys as the GGUF file does.
+void checkDecoderNumbers(const LlamaConfig& c, const std::string& file, bool gguf)
+{
+    const std::string arch = c.modelType + ".";
+    auto require = [&](bool ok, const std::string& jsonKey, const std::string& ggufKey, const std::string& what) {
+        if (!ok)
+            throw Error(ErrorCode::BadConfig, what, file, gguf ? arch + ggufKey : jsonKey);
+    };
+    auto within = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+    require(within(c.rope.theta, 1.0, 1e12), "rope_theta", "rope.freq_base",
+            "the rotary base must be a finite number from 1 to 1e12, got " + std::to_string(c.rope.theta));
+    require(within(c.rmsNormEps, 1e-30, 1.0), c.norm == LlamaConfig::Norm::Layer ? "layer_norm_eps" : "rms_norm_eps",
+            c.norm == LlamaConfig::Norm::Layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
+            "the norm epsilon must be a positive finite number of at most 1, got " + std::to_string(c.rmsNormEps));
+    if (c.rope.scaling == RopeConfig::Scaling::Linear || c.rope.scaling == RopeConfig::Scaling::Llama3)
+        require(within(c.rope.factor, 1e-3, 1e6), "rope_scaling", "rope.scaling.factor",
+                "the rope scaling factor must be a finite number from 0.001 to 1e6, got " + std::to_string(c.rope.factor));
+    if (c.rope.scaling == RopeConfig::Scaling::Llama3)
+        require(within(c.rope.lowFreqFactor, 1e-6, 1e6) && within(c.rope.highFreqFactor, 1e-6, 1e6) &&
+                    within(c.rope.originalMaxPositions, 1, 1e9),
+                "rope_scaling", "rope.scaling.factor", "llama3 rope scaling needs positive finite frequency factors and context");
+    for (float f : c.rope.freqDivisors)
+        require(within(f, 1e-6, 1e12), "rope_scaling", "rope_freqs.weight",
+                "rope_freqs.weight must hold positive finite divisors, got " + std::to_string(f));
+}
+
 // LongRoPE's factor lists must cover the rotated pairs; its cos/sin factor follows from the context lengths unless given.
 void checkLongRope(LlamaConfig& c, const std::string& file, const std::string& key)
 {
@@ -285,7 +323,7 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     c.intermediate = r.positiveInt("intermediate_size");
     c.nHead = r.positiveInt("num_attention_heads");
     c.nKvHead = c.nHead;
-    c.nLayer = r.positiveInt("num_hidden_layers");
+    c.nLayer = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
     if (c.hidden % c.nHead != 0)
         r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
                                   std::to_string(c.nHead));
@@ -306,6 +344,7 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     if (act != "gelu")
         r.fail("hidden_act", "\"" + act + "\" is not supported (GPT-NeoX models here use the exact, erf GELU: \"gelu\")");
     setDecoderQuirks(c);
+    checkDecoderNumbers(c, file, false);
     return c;
 }
 
@@ -319,7 +358,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     c.intermediate = r.positiveInt("intermediate_size");
     c.nHead = r.positiveInt("num_attention_heads");
     c.nKvHead = r.intOr("num_key_value_heads", c.nHead, 1);
-    c.nLayer = r.positiveInt("num_hidden_layers");
+    c.nLayer = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
     c.headDim = r.intOr("head_dim", c.hidden / c.nHead, 1);
     c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
     c.rope.theta = r.doubleOr("rope_theta", 10000.0);
@@ -358,6 +397,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                                             " dimensions of each head; must be an even number of at least 2");
     setDecoderQuirks(c);
     checkLongRope(c, file, "rope_scaling");
+    checkDecoderNumbers(c, file, false);
     return c;
 }
 
@@ -379,6 +419,11 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     c.fromGguf = true;
     c.ggufInterleavedQK = arch == "llama"; // llama.cpp's converter undoes Hugging Face's permutation for llama only
     c.nLayer = positive(key("block_count"));
+    if (c.nLayer > kMaxLayers)
+        throw Error(ErrorCode::BadConfig,
+                    std::to_string(c.nLayer) + " layers is more than any model has (at most " + std::to_string(kMaxLayers) +
+                        " are read)",
+                    g.path(), key("block_count"));
     c.hidden = positive(key("embedding_length"));
     c.intermediate = positive(key("feed_forward_length"));
     c.nHead = positive(key("attention.head_count"));
@@ -454,6 +499,7 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         throw Error(ErrorCode::BadConfig, "head size must be even", g.path(), key("attention.key_length"));
     setDecoderQuirks(c);
     checkLongRope(c, g.path(), "rope_factors_short.weight");
+    checkDecoderNumbers(c, g.path(), true);
     return c;
 }
 

@@ -12,6 +12,7 @@
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -251,6 +252,18 @@ TEST_CASE("corrupt GGUF files are refused with the file and the field named", "[
     std::string dims = good;
     put<std::int64_t>(dims, q + 4, 16); // ne0 32 -> 16: the data still fits, the shape disagrees with the metadata
     check("dims that disagree with the metadata", dims, {"blk.0.attn_q.weight", "[32, 16]", "[32, 32]"});
+    // Numbers a forward pass divides by or raises to a power: NaN attention without a word before.
+    const std::size_t base = after(good, "llama.rope.freq_base");
+    REQUIRE(get<std::uint32_t>(good, base) == 6); // FLOAT32
+    for (const float bad : {0.0f, -10000.0f, std::nanf(""), 1e-30f}) {
+        std::string rope = good;
+        put<float>(rope, base + 4, bad);
+        check("rope base " + std::to_string(bad), rope, {"llama.rope.freq_base", "rotary base"});
+    }
+    const std::size_t eps = after(good, "llama.attention.layer_norm_rms_epsilon");
+    std::string nanEps = good;
+    put<float>(nanEps, eps + 4, std::nanf(""));
+    check("NaN norm epsilon", nanEps, {"llama.attention.layer_norm_rms_epsilon", "epsilon"});
     std::string heads = good;
     const std::size_t hc = after(good, "llama.attention.head_count");
     REQUIRE(get<std::uint32_t>(good, hc) == 4); // value type UINT32

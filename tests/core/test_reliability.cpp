@@ -360,3 +360,20 @@ TEST_CASE("deeply nested JSON is refused by name, never a stack overflow", "[rel
     CHECK_THAT(errorOf([&] { core::readJsonFile(huge); }),
                Catch::Contains("out of range") && !Catch::Contains("json.exception"));
 }
+
+TEST_CASE("config numbers that would make NaN attention are refused by name", "[reliability][config]")
+{
+    test::TempDir tmp;
+    for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+             {"rope_theta", 1e-300}, {"rope_theta", 0}, {"rms_norm_eps", 1e-300},
+             {"rope_scaling", {{"rope_type", "linear"}, {"factor", 1e-300}}}, {"num_hidden_layers", 100000000}}) {
+        INFO(key << " = " << value.dump());
+        const auto folder = copyCase(tmp, "llama-tiny");
+        auto cfg = core::readJsonFile((folder / "config.json").string());
+        cfg[key] = value;
+        std::ofstream(folder / "config.json") << cfg.dump();
+        CHECK_THAT(errorOf([&] { core::loadModel(folder.string()); }),
+                   Catch::Contains("config.json") && Catch::Contains(key));
+        fs::remove_all(folder);
+    }
+}
