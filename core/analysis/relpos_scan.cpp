@@ -92,7 +92,7 @@ public:
                         const float* termPtr[4];
                         for (int t = 0; t < 4; ++t)
                             termPtr[t] = l.terms[t] ? l.terms[t] + off : nullptr;
-                        termSoftmax(termPtr, m_profiles[k].terms, len, probs.data());
+                        termSoftmax(termPtr, m_profiles[k].terms, len, probs.data(), l.inputs.softCap);
                         p = probs.data();
                     }
                     addRow(l.layer, n, k, i + l.mlen, spans[static_cast<std::size_t>(i)], p);

@@ -1,6 +1,8 @@
 // visibleSpan, termSoftmax: vectorised with Eigen over the contiguous span.
 #include "attention/attention_math.h"
 
+#include <cmath>
+
 #include "util/error.h"
 
 #include <Eigen/Core>
@@ -54,7 +56,13 @@ void softmaxInPlace(float* x, int n)
     Eigen::Map<Eigen::ArrayXf>(x, n) = s;
 }
 
-void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out)
+void softCapInPlace(float* x, std::ptrdiff_t n, float cap)
+{
+    for (std::ptrdiff_t i = 0; i < n; ++i)
+        x[i] = cap * std::tanh(x[i] / cap);
+}
+
+void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out, float softCap)
 {
     if (len <= 0)
         return;
@@ -64,6 +72,8 @@ void termSoftmax(const float* const terms[4], const TermSelection& selection, in
     for (int t = 0; t < 4; ++t)
         if (sel[t])
             s += Eigen::Map<const Eigen::ArrayXf>(terms[t], len);
+    if (softCap > 0)
+        softCapInPlace(out, len, softCap);
     if (!selection.raw)
         softmaxInPlace(out, len);
 }

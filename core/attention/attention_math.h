@@ -40,7 +40,12 @@ VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys);
 
 // out[t] = softmax over t in [0, len) of the sum of the selected terms at terms[k][t] (each pointing at the span's
 // first key). With selection.raw the sum itself is written. Terms not selected may be null.
-void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out);
+// Gemma 2's soft-capping, in place: x = cap tanh(x / cap). Scalar on purpose: every path that caps (the forward,
+// a recomputed grid, a band sum) gives the same bits, whatever the data's alignment.
+void softCapInPlace(float* x, std::ptrdiff_t n, float cap);
+
+// `softCap` > 0: the sum is soft-capped (cap tanh(sum / cap)) before the softmax, as the model caps its scores.
+void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out, float softCap = 0.0f);
 
 // Softmax in place over n scores (max-subtracted).
 void softmaxInPlace(float* x, int n);

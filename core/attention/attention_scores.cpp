@@ -91,6 +91,9 @@ void HeadScores::compute(int r0, int r1)
     if (!m_in.relativeTerms()) {
         timesKeys(Q, m_in.keys, cols, g * d, d, S);
         S *= m_in.scale;
+        if (m_in.softCap > 0)
+            for (int r = 0; r < rows; ++r) // only the keys each row sees: the rest is never read
+                softCapInPlace(S.row(r).data() + m_in.spans[r0 + r].lo, m_in.spans[r0 + r].len, m_in.softCap);
         if (!m_withTerms)
             return;
         // Each band's share: pairs [p0, p1) are dimensions [p0, p1) and [half + p0, half + p1), half = the pairs a
@@ -189,6 +192,8 @@ void HeadScores::rowSum(int i, const TermSelection& sel, float* out) const
             for (int k = 0; k < len; ++k)
                 out[k] += term[static_cast<std::size_t>(k)];
         }
+    if (m_in.softCap > 0 && !m_in.relativeTerms())
+        softCapInPlace(out, len, m_in.softCap);
 }
 
 namespace {
@@ -274,6 +279,10 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
             Out Sm(S.data(), G * rows, cols);
             timesKeys(Qs, in.keys, cols, g * d, d, Sm);
             S *= in.scale;
+            if (in.softCap > 0)
+                for (int h = 0; h < G; ++h)
+                    for (int i = r0; i < r1; ++i)
+                        softCapInPlace(S.row(h * rows + i - r0).data() + in.spans[i].lo, in.spans[i].len, in.softCap);
         }
         for (int h = 0; h < G; ++h) {
             const int n = g * G + h;

@@ -24,6 +24,9 @@ struct ScoreInputs {
     int qlen = 0, klen = 0, mlen = 0;
     int heads = 0, kvHeads = 0, headDim = 0;
     float scale = 1.0f;
+    // Gemma 2: scores soft-capped after scaling, cap * tanh(score / cap) (0 = none). Bands stay raw shares; a sum of
+    // selected bands is capped like the full score.
+    float softCap = 0.0f;
     RowSource queries; // [qlen, heads * headDim], not scaled
     RowSource keys;    // [klen, kvHeads * headDim]: memory / cached keys first
     // Transformer-XL only: projected relative encodings, row r = distance r (at least klen rows), and the learned

@@ -266,6 +266,14 @@ void checkDecoderNumbers(const LlamaConfig& c, const std::string& file, bool ggu
         require(within(c.rope.lowFreqFactor, 1e-6, 1e6) && within(c.rope.highFreqFactor, 1e-6, 1e6) &&
                     within(c.rope.originalMaxPositions, 1, 1e9),
                 "rope_scaling", "rope.scaling.factor", "llama3 rope scaling needs positive finite frequency factors and context");
+    require(c.attnSoftCap == 0 || within(c.attnSoftCap, 1e-3, 1e6), "attn_logit_softcapping", "attn_logit_softcapping",
+            "the attention soft-cap must be a positive finite number, got " + std::to_string(c.attnSoftCap));
+    require(c.finalSoftCap == 0 || within(c.finalSoftCap, 1e-3, 1e6), "final_logit_softcapping", "final_logit_softcapping",
+            "the logit soft-cap must be a positive finite number, got " + std::to_string(c.finalSoftCap));
+    require(c.localRopeTheta == 0 || within(c.localRopeTheta, 1.0, 1e12), "rope_local_base_freq", "rope.freq_base_swa",
+            "the sliding layers' rotary base must be a finite number from 1 to 1e12");
+    require(c.queryPreAttnScalar == 0 || within(c.queryPreAttnScalar, 1e-6, 1e12), "query_pre_attn_scalar",
+            "query_pre_attn_scalar", "query_pre_attn_scalar must be a positive finite number");
     for (float f : c.rope.freqDivisors)
         require(within(f, 1e-6, 1e12), "rope_scaling", "rope_freqs.weight",
                 "rope_freqs.weight must hold positive finite divisors, got " + std::to_string(f));
@@ -299,7 +307,20 @@ void setDecoderQuirks(LlamaConfig& c)
         c.qkNorm = LlamaConfig::QkNorm::PerHead;
     } else if (c.family == ModelFamily::Olmo2) {
         c.qkNorm = LlamaConfig::QkNorm::Whole;
-        c.normsAfter = true;
+        c.preNorms = false;
+        c.postNorms = true;
+    } else if (c.family == ModelFamily::Gemma2 || c.family == ModelFamily::Gemma3) {
+        c.postNorms = true;
+        c.scaleEmbedding = true;
+        c.normOffset = c.fromGguf ? 0.0f : 1.0f;
+        c.mlp = LlamaConfig::Mlp::GatedGeluTanh;
+        if (c.family == ModelFamily::Gemma3)
+            c.qkNorm = LlamaConfig::QkNorm::PerHead;
+        // llama.cpp's fixed patterns when a file does not list its layer types: Gemma 2 alternates (even layers
+        // slide), Gemma 3 has five local layers to one global one.
+        if (c.slidingLayers.empty() && c.slidingWindow > 0)
+            for (int l = 0; l < c.nLayer; ++l)
+                c.slidingLayers.push_back(c.family == ModelFamily::Gemma2 ? l % 2 == 0 : l % 6 < 5);
     } else if (c.family == ModelFamily::Phi3) {
         c.qkv = LlamaConfig::Qkv::Blocks; // qkv_proj / attn_qkv: [q; k; v] rows
         c.fusedGateUp = true;              // gate_up_proj / ffn_up: gate rows, then up rows
@@ -379,9 +400,28 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     }
     else if (type == "qwen2" && r.boolOr("use_sliding_window", false))
         c.slidingWindow = r.intOr("sliding_window", 0, 0);
-    const std::string act = r.stringOr("hidden_act", "silu");
-    if (act != "silu")
-        r.fail("hidden_act", "\"" + act + "\" is not supported (Llama-family models use silu)");
+    const bool gemma = type == "gemma2" || type == "gemma3_text" || type == "gemma3";
+    const std::string act = r.stringOr(gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
+    if (act != (gemma ? "gelu_pytorch_tanh" : "silu"))
+        r.fail(gemma ? "hidden_activation" : "hidden_act",
+               "\"" + act + "\" is not supported (" + (gemma ? "Gemma models use gelu_pytorch_tanh" : "Llama-family models use silu") + ")");
+    if (gemma) {
+        c.tieEmbeddings = r.boolOr("tie_word_embeddings", true);
+        c.slidingWindow = r.intOr("sliding_window", 0, 0);
+        c.queryPreAttnScalar = r.doubleOr("query_pre_attn_scalar", c.headDim);
+        c.attnSoftCap = r.floatOr("attn_logit_softcapping", 0.0f);
+        c.finalSoftCap = r.floatOr("final_logit_softcapping", 0.0f);
+        c.localRopeTheta = r.doubleOr("rope_local_base_freq", 0.0);
+        if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
+            if (static_cast<int>(it->size()) != c.nLayer)
+                r.fail("layer_types", "lists " + std::to_string(it->size()) + " layers; the model has " + std::to_string(c.nLayer));
+            for (const auto& t : *it)
+                c.slidingLayers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+        } else if (const int pattern = r.intOr("sliding_window_pattern", 0, 0); pattern > 0) {
+            for (int l = 0; l < c.nLayer; ++l)
+                c.slidingLayers.push_back((l + 1) % pattern != 0);
+        }
+    }
     if (c.nHead % c.nKvHead != 0)
         r.fail("num_key_value_heads", std::to_string(c.nHead) + " attention heads cannot be shared evenly by " +
                                           std::to_string(c.nKvHead) + " key/value heads");
@@ -490,6 +530,12 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         c.qkv = LlamaConfig::Qkv::Blocks; // llama.cpp's converter stores fused q/k/v as [q; k; v] row blocks
     c.oBias = g.find("blk.0.attn_output.bias") != nullptr;
     c.mlpBias = g.find("blk.0.ffn_up.bias") != nullptr;
+    // Gemma: soft-capping and the sliding layers' rotary base (query_pre_attn_scalar is not written: head_dim).
+    if (const auto cap = g.numberOr(key("attn_logit_softcapping")))
+        c.attnSoftCap = static_cast<float>(*cap);
+    if (const auto cap = g.numberOr(key("final_logit_softcapping")))
+        c.finalSoftCap = static_cast<float>(*cap);
+    c.localRopeTheta = g.numberOr(key("rope.freq_base_swa")).value_or(0.0);
     if (const auto w = g.uintOr(key("attention.sliding_window")))
         c.slidingWindow = static_cast<int>(std::min<std::uint64_t>(*w, 100'000'000));
     if (c.nHead % c.nKvHead != 0)

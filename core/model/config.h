@@ -10,7 +10,7 @@
 namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
-enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3 };
+enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
@@ -82,12 +82,25 @@ struct LlamaConfig {
     // RMSNorm of the queries and keys before rotation: Qwen3 per head (weights [headDim]), OLMo 2 over the whole
     // projection (weights [heads * headDim]).
     enum class QkNorm { None, PerHead, Whole } qkNorm = QkNorm::None;
-    // OLMo 2: no norm before attention and MLP; their outputs are RMS-normed inside the residual branch instead.
-    bool normsAfter = false;
+    // Norms before attention and MLP (all but OLMo 2), and of their outputs inside the residual branch (OLMo 2, Gemma).
+    bool preNorms = true;
+    bool postNorms = false;
+    // Gemma: embeddings times sqrt(hidden) (as a float32 number), norm weights used as 1 + w (Hugging Face files store
+    // w; llama.cpp's converter stores 1 + w, so GGUF files need no offset), scores scaled by query_pre_attn_scalar^-1/2
+    // (0: 1/sqrt(headDim)) and soft-capped (Gemma 2), logits soft-capped (0: none).
+    bool scaleEmbedding = false;
+    float normOffset = 0.0f;
+    double queryPreAttnScalar = 0;
+    float attnSoftCap = 0.0f;
+    float finalSoftCap = 0.0f;
+    // Which layers slide (Gemma 2's alternating, Gemma 3's 5 local : 1 global); empty: every layer uses slidingWindow.
+    std::vector<bool> slidingLayers;
+    // Gemma 3: the rotary base of sliding layers (rope_local_base_freq; 0: rope.theta everywhere).
+    double localRopeTheta = 0;
     // GPT-NeoX: LayerNorm with bias (eps in rmsNormEps), a GELU (erf) MLP without gate, attention and MLP both reading
     // the layer input (parallel residual) unless use_parallel_residual is false, biases on every projection.
     enum class Norm { Rms, Layer } norm = Norm::Rms;
-    enum class Mlp { GatedSilu, Gelu } mlp = Mlp::GatedSilu;
+    enum class Mlp { GatedSilu, Gelu, GatedGeluTanh } mlp = Mlp::GatedSilu; // GatedGeluTanh: Gemma's GeGLU
     bool parallelResidual = false;
     // Fused q/k/v: one [3 heads headDim, hidden] tensor, as [q; k; v] row blocks (GGUF attn_qkv) or per head
     // [q_n; k_n; v_n] (GPT-NeoX's query_key_value). Read through row orders, never copied.
@@ -98,6 +111,10 @@ struct LlamaConfig {
     // partial_rotary_factor.
     int rotaryDims = 0;
     int rotated() const { return rotaryDims > 0 ? rotaryDims : headDim; }
+    bool slides(int layer) const
+    {
+        return slidingWindow > 0 && (slidingLayers.empty() || slidingLayers[static_cast<std::size_t>(layer)]);
+    }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
 };

@@ -104,6 +104,17 @@ WeightView LlamaModel::rowsOf(const WeightView& w, const std::vector<std::int32_
     return WeightView::ofFloats(m_owned.back().data(), {static_cast<std::int64_t>(rows.size())});
 }
 
+WeightView LlamaModel::withOffset(const WeightView& w, float offset)
+{
+    if (!w)
+        return w;
+    std::vector<float> out(w.floats(), w.floats() + w.numel());
+    for (auto& v : out)
+        v += offset;
+    m_owned.push_back(std::move(out));
+    return WeightView::ofFloats(m_owned.back().data(), w.shape);
+}
+
 WeightView LlamaModel::hfOrder(const WeightView& w, int heads)
 {
     // GGUF row n d + 2 i + j holds Hugging Face row n d + j d/2 + i (rotated dimensions only; llama rotates all).
@@ -160,7 +171,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_layers.reserve(static_cast<std::size_t>(c.nLayer));
     for (int l = 0; l < c.nLayer; ++l) {
         Layer L;
-        const bool before = !c.normsAfter;
+        const bool before = c.preNorms;
         L.attnNorm = optionalWeight(N.attnNorm, l, {C}, before);
         L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, before && layerNorm);
         if (c.qkv == LlamaConfig::Qkv::Separate) {
@@ -179,14 +190,14 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         L.oBias = optionalWeight(N.oBias, l, {C}, c.oBias);
         L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, before);
         L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, before && layerNorm);
-        L.attnPostNorm = optionalWeight(N.attnPostNorm, l, {C}, !before);
-        L.ffnPostNorm = optionalWeight(N.ffnPostNorm, l, {C}, !before);
+        L.attnPostNorm = optionalWeight(N.attnPostNorm, l, {C}, c.postNorms);
+        L.ffnPostNorm = optionalWeight(N.ffnPostNorm, l, {C}, c.postNorms);
         const bool perHead = c.qkNorm == LlamaConfig::QkNorm::PerHead;
         if (c.qkNorm != LlamaConfig::QkNorm::None) {
             L.qNorm = weight(N.qNorm, l, {perHead ? D : QD});
             L.kNorm = weight(N.kNorm, l, {perHead ? D : KD});
         }
-        const bool gated = c.mlp == LlamaConfig::Mlp::GatedSilu;
+        const bool gated = c.mlp != LlamaConfig::Mlp::Gelu;
         if (c.fusedGateUp) {
             const WeightView gateUp = weight(N.gateUp, l, {2 * c.intermediate, C});
             std::vector<std::int32_t> gateRows(static_cast<std::size_t>(c.intermediate)), upRows(gateRows.size());
@@ -212,8 +223,13 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             if (L.kBias)
                 L.kBias = hfOrder(L.kBias, c.nKvHead);
         }
+        if (c.normOffset != 0) // Gemma's (1 + w), on every RMSNorm weight
+            for (WeightView* w : {&L.attnNorm, &L.ffnNorm, &L.attnPostNorm, &L.ffnPostNorm, &L.qNorm, &L.kNorm})
+                *w = withOffset(*w, c.normOffset);
         m_layers.push_back(L);
     }
+    if (c.normOffset != 0)
+        m_norm = withOffset(m_norm, c.normOffset);
 
     // Rotation frequencies in float32, as the reference computes them: 1 / theta^(2i/r) over the r rotated
     // dimensions, then the scaling.
@@ -248,6 +264,12 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         }
         m_invFreq[static_cast<std::size_t>(i)] = f;
     }
+    if (c.localRopeTheta > 0) // Gemma 3's sliding layers turn with their own base (no scaling applies to them)
+        for (int i = 0; i < half; ++i) {
+            const float exponent = static_cast<float>(2 * i) / static_cast<float>(c.rotated());
+            m_invFreqLocal.push_back(1.0f / static_cast<float>(std::pow(static_cast<double>(static_cast<float>(c.localRopeTheta)),
+                                                                         static_cast<double>(exponent))));
+        }
 
     m_info.family = c.family;
     m_info.source = std::move(source);
@@ -283,8 +305,13 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.can.canCarryKeys = true;
     m_info.can.nextTokenLoss = true;
     m_info.can.decomposition = ScoreDecomposition::RotaryBands;
-    m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
-                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.headDim)), 0.0f, c.slidingWindow});
+    // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window.
+    const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
+                                                 : 1.0f / std::sqrt(static_cast<float>(c.headDim));
+    for (int l = 0; l < c.nLayer; ++l)
+        m_info.layerRules.push_back(LayerRule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0});
+    if (!c.slidingLayers.empty()) // global layers see everything: a sliding scan cannot carry just a window for them
+        m_info.defaultMemLen = 0;
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
@@ -322,13 +349,13 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
     return st;
 }
 
-LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions) const
+LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions, const std::vector<float>& frequencies) const
 {
     const int half = m_config.rotated() / 2;
     // LongRoPE switches to its long factors once the sequence outgrows the original context, and scales cos and sin.
     const auto& rope = m_config.rope;
     const bool longRope = rope.scaling == RopeConfig::Scaling::LongRope;
-    const auto& invFreq = longRope && positions > rope.originalMaxPositions ? m_invFreqLong : m_invFreq;
+    const auto& invFreq = longRope && positions > rope.originalMaxPositions ? m_invFreqLong : frequencies;
     const float mscale = longRope ? static_cast<float>(rope.attentionFactor) : 1.0f;
     RotaryTable t;
     t.cos.resize(static_cast<std::size_t>(positions) * half);
@@ -389,17 +416,31 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
                                                  " is outside the vocabulary [0, " + std::to_string(c.vocabSize) + ")");
         weightRow(m_embed, id, x.row(t).data());
     }
+    if (c.scaleEmbedding) // Gemma: times sqrt(hidden), the factor rounded to float32 first as the reference does
+        x *= static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
     const int m = st.cache.begin(st.memLen);
     const int k = m + q;
-    // Query i (position m + i) sees key j when j <= m + i and, with a sliding window, m + i - j < window.
-    std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
-    std::vector<VisibleSpan> spans(static_cast<std::size_t>(q));
-    for (int i = 0; i < q; ++i) {
-        const int lo = c.slidingWindow > 0 ? std::max(0, m + i - c.slidingWindow + 1) : 0;
-        spans[static_cast<std::size_t>(i)] = {lo, m + i - lo + 1};
-        for (int j = 0; j < k; ++j)
-            mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
-    }
+    // Query i (position m + i) sees key j when j <= m + i and, on a sliding layer, m + i - j < window. Every layer
+    // slides alike (Mistral) or none does: one mask; Gemma mixes them: the segment's mask is the global layers' and
+    // each layer gets its own.
+    struct Visible {
+        std::vector<std::uint8_t> mask;
+        std::vector<VisibleSpan> spans;
+    };
+    auto visible = [&](int window) {
+        Visible v{std::vector<std::uint8_t>(static_cast<std::size_t>(q) * k, 0), std::vector<VisibleSpan>(static_cast<std::size_t>(q))};
+        for (int i = 0; i < q; ++i) {
+            const int lo = window > 0 ? std::max(0, m + i - window + 1) : 0;
+            v.spans[static_cast<std::size_t>(i)] = {lo, m + i - lo + 1};
+            for (int j = 0; j < k; ++j)
+                v.mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
+        }
+        return v;
+    };
+    const bool mixed = !c.slidingLayers.empty() && c.slidingWindow > 0;
+    const Visible global = visible(mixed ? 0 : c.slidingWindow);
+    const Visible local = mixed ? visible(c.slidingWindow) : Visible{};
+    const auto& mask = global.mask;
     SegmentView sv;
     sv.segment = st.segmentsDone;
     sv.firstPosition = st.tokensSeen;
@@ -411,7 +452,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     sv.mask = mask.data();
     observer.onSegment(sv);
 
-    const RotaryTable table = rotaryTable(k);
+    const RotaryTable table = rotaryTable(k, m_invFreq);
+    const RotaryTable localTable = m_invFreqLocal.empty() ? RotaryTable{} : rotaryTable(k, m_invFreqLocal);
     const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
     const int bandCount = observer.wantTerms() && st.bands ? st.bands->count() : 0;
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
@@ -424,6 +466,10 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         if (st.stop && st.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         const auto& L = m_layers[static_cast<std::size_t>(l)];
+        const bool slides = mixed && c.slides(l);
+        const Visible& seen = slides ? local : global;
+        const RotaryTable& layerTable = slides && !m_invFreqLocal.empty() ? localTable : table;
+        const LayerRule& rule = m_info.layerRules[static_cast<std::size_t>(l)];
         if (L.attnNorm) {
             StageScope timed(Stage::Norms);
             normRows(x, L.attnNorm, L.attnNormBias, a);
@@ -450,8 +496,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         {
             // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
             StageScope timed(Stage::Rotary);
-            rotate(table, Q.data(), q, H * d, H, m);
-            rotate(table, K.data(), k, KV * d, KV, 0);
+            rotate(layerTable, Q.data(), q, H * d, H, m);
+            rotate(layerTable, K.data(), k, KV * d, KV, 0);
         }
 
         ScoreInputs in = ScoreInputs::ofShape(q, k, m, H, KV, d);
@@ -459,7 +505,9 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         in.keys = RowSource::strided(K.data(), KV * d);
         if (st.bands)
             in.bands = &*st.bands;
-        in.spans = spans.data();
+        in.spans = seen.spans.data();
+        in.scale = rule.scale;
+        in.softCap = rule.softCap;
         AttentionCapture keep;
         keep.probabilities = wantProbs ? probs.data() : nullptr;
         keep.scores = wantScores ? scores.data() : nullptr;
@@ -491,6 +539,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
                 linear(ffnIn, L.up, L.upBias, hUp);
                 // silu(gate) * up, in Eigen's vectorised exp (a scalar std::exp per element cost a sixth of the block)
                 hGate.array() = hGate.array() / (1.0f + (-hGate.array()).exp()) * hUp.array();
+            } else if (c.mlp == LlamaConfig::Mlp::GatedGeluTanh) { // Gemma's GeGLU: gelu_tanh(gate) * up
+                linear(ffnIn, L.gate, L.gateBias, hGate);
+                linear(ffnIn, L.up, L.upBias, hUp);
+                geluNewInPlace(hGate);
+                hGate.array() *= hUp.array();
             } else {
                 linear(ffnIn, L.up, L.upBias, hGate);
                 geluErfInPlace(hGate);
@@ -516,7 +569,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.scores = wantScores ? scores.data() : nullptr;
         for (int b = 0; b < bandCount; ++b)
             lv.terms[b] = keep.terms[b];
-        lv.mask = mask.data();
+        lv.mask = seen.mask.data();
         lv.kvHeads = KV;
         lv.headDim = d;
         lv.attnOutput = attnOut.data();
@@ -534,6 +587,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     if (observer.wantLogits()) {
         normRows(x, m_norm, m_normBias, normed);
         multiplyTransposed(normed, m_lmHead, logits);
+        if (c.finalSoftCap > 0) // Gemma 2: logits soft-capped
+            logits = c.finalSoftCap * (logits / c.finalSoftCap).array().tanh().matrix();
         ev.lnF = normed.data();
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;

@@ -51,7 +51,9 @@ private:
     struct RotaryTable {
         std::vector<float> cos, sin; // [positions, headDim / 2]
     };
-    RotaryTable rotaryTable(int positions) const;
+    RotaryTable rotaryTable(int positions, const std::vector<float>& frequencies) const;
+    // A float vector plus `offset` (Gemma's 1 + w norms), as a copy of our own.
+    WeightView withOffset(const WeightView& w, float offset);
     void rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const;
 
     LlamaConfig m_config;
@@ -61,6 +63,7 @@ private:
     std::vector<Layer> m_layers;
     std::vector<float> m_invFreq;     // the rotation frequencies (LongRoPE: its short factors)
     std::vector<float> m_invFreqLong; // LongRoPE's long factors, for sequences past the original context
+    std::vector<float> m_invFreqLocal; // Gemma 3's sliding layers (rope_local_base_freq); empty: as m_invFreq
     std::vector<std::vector<float>> m_owned; // re-ordered or split biases
 };
 

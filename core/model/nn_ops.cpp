@@ -10,8 +10,21 @@
 
 namespace attnscope::core {
 
+namespace {
+// The engine takes the inner size from the weight: activations of another width would be read out of bounds.
+void checkWidth(const RowMatrix& x, std::int64_t inner, const WeightView& w)
+{
+    if (x.cols() != inner)
+        throw Error(ErrorCode::ShapeMismatch,
+                    "a product of " + std::to_string(x.cols()) + "-wide activations with the weight " + w.describe() +
+                        ", which takes " + std::to_string(inner),
+                    w.source ? w.source->file() : "", w.source ? w.source->name() : "");
+}
+} // namespace
+
 void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate)
 {
+    checkWidth(x, w.cols(), w);
     if (!accumulate)
         out.resize(x.rows(), w.rows());
     matmulTransposed(x.data(), x.cols(), x.rows(), w, out.data(), out.cols(), accumulate);
@@ -19,6 +32,7 @@ void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out,
 
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out)
 {
+    checkWidth(x, w.rows(), w);
     out.resize(x.rows(), w.cols());
     matmul(x.data(), x.cols(), x.rows(), w, out.data(), out.cols());
 }

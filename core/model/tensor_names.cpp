@@ -55,6 +55,16 @@ DecoderNames olmo2Names()
     return n;
 }
 
+DecoderNames gemmaNames()
+{
+    DecoderNames n = llamaNames();
+    // Four norms a layer: before and after attention, before and after the MLP.
+    n.attnPostNorm = {"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
+    n.ffnNorm = {"model.layers.{l}.pre_feedforward_layernorm.weight", "blk.{l}.ffn_norm.weight"};
+    n.ffnPostNorm = {"model.layers.{l}.post_feedforward_layernorm.weight", "blk.{l}.post_ffw_norm.weight"};
+    return n;
+}
+
 DecoderNames phi3Names()
 {
     DecoderNames n = llamaNames();
@@ -89,8 +99,11 @@ DecoderNames gptNeoXNames()
 
 const DecoderNames& decoderNames(ModelFamily family)
 {
-    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names();
+    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
+                              gemma = gemmaNames();
     switch (family) {
+    case ModelFamily::Gemma2:
+    case ModelFamily::Gemma3: return gemma;
     case ModelFamily::Phi3: return phi3;
     case ModelFamily::Olmo2: return olmo2;
     case ModelFamily::GptNeoX: return neox;

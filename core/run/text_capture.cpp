@@ -12,7 +12,8 @@ namespace attnscope::core {
 
 std::size_t LayerRecord::bytes() const
 {
-    return queries.bytes() + keys.bytes() + relative.bytes() + (u.capacity() + v.capacity()) * sizeof(float);
+    return queries.bytes() + keys.bytes() + relative.bytes() + (u.capacity() + v.capacity()) * sizeof(float) +
+           spans.capacity() * sizeof(VisibleSpan);
 }
 
 std::size_t SegmentCapture::bytes() const
@@ -37,7 +38,10 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
         throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist");
     const auto& r = seg.layers[static_cast<std::size_t>(layer)];
     ScoreInputs in = ScoreInputs::ofShape(seg.qlen, seg.klen, seg.mlen, model.heads, model.kvHeads, model.dHead);
-    in.scale = scoreScale; // as the model computed it
+    // The layer's score rule as the model computed it: scale, soft-cap.
+    const bool ruled = static_cast<std::size_t>(layer) < model.layerRules.size();
+    in.scale = ruled ? model.layerRules[static_cast<std::size_t>(layer)].scale : scoreScale;
+    in.softCap = ruled ? model.layerRules[static_cast<std::size_t>(layer)].softCap : 0.0f;
     in.queries = RowSource::paged(r.queries);
     in.keys = RowSource::paged(r.keys);
     if (r.relative.rows() > 0) {
@@ -45,7 +49,7 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
         in.u = r.u.data();
         in.v = r.v.data();
     }
-    in.spans = seg.spans.data();
+    in.spans = r.spans.empty() ? seg.spans.data() : r.spans.data();
     return in;
 }
 
@@ -107,6 +111,19 @@ public:
         } else {
             r.queries = RowPages(qWidth);
             r.keys = RowPages(kWidth);
+        }
+        // A layer whose keys differ from the segment's (a sliding layer among global ones) keeps its own spans.
+        const std::size_t newFrom = m_seg->spans.size() - static_cast<std::size_t>(in.qlen);
+        const bool own = !std::equal(in.spans, in.spans + in.qlen, m_seg->spans.begin() + static_cast<std::ptrdiff_t>(newFrom),
+                                     [](const VisibleSpan& a, const VisibleSpan& b) { return a.lo == b.lo && a.len == b.len; });
+        const bool ownBefore = m_resume.segment && !m_resume.segment->layers[static_cast<std::size_t>(l.layer)].spans.empty();
+        if (own || ownBefore) {
+            if (const SegmentCapture* old = m_resume.segment) {
+                const auto& o = old->layers[static_cast<std::size_t>(l.layer)];
+                const auto& from = o.spans.empty() ? old->spans : o.spans;
+                r.spans.assign(from.begin(), from.begin() + m_resume.keep);
+            }
+            r.spans.insert(r.spans.end(), in.spans, in.spans + in.qlen);
         }
         r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
         r.keys.append(in.keys.row(keysFrom), in.keys.stride, in.klen - keysFrom);

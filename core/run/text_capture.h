@@ -22,6 +22,9 @@ struct LayerRecord {
     RowPages keys;           // [klen, kvHeads * headDim], memory / cached keys first
     RowPages relative;       // Transformer-XL: [klen, heads * headDim], row r = distance r
     std::vector<float> u, v; // Transformer-XL: [heads * headDim]
+    // The keys each query sees in this layer when they differ from the segment's (a sliding layer among global ones,
+    // Gemma); empty: SegmentCapture::spans.
+    std::vector<VisibleSpan> spans;
     std::size_t bytes() const;
 };
 
