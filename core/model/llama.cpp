@@ -298,6 +298,18 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     pos += ", context " + std::to_string(c.maxPositions);
     if (c.slidingWindow > 0)
         pos += ", sliding window " + std::to_string(c.slidingWindow);
+    if (!c.slidingLayers.empty() && c.slidingWindow > 0) { // which layers slide, numbered from 1 as people read them
+        int local = 0;
+        for (int l = 0; l < c.nLayer; ++l)
+            local += c.slides(l) ? 1 : 0;
+        pos += " on " + std::to_string(local) + " of " + std::to_string(c.nLayer) + " layers (the others global)";
+    }
+    if (c.localRopeTheta > 0)
+        pos += ", local layers' rotary base " + std::to_string(static_cast<long long>(c.localRopeTheta));
+    if (c.attnSoftCap > 0)
+        pos += ", scores soft-capped at " + std::to_string(c.attnSoftCap).substr(0, 4);
+    if (c.finalSoftCap > 0)
+        pos += ", logits soft-capped at " + std::to_string(c.finalSoftCap).substr(0, 4);
     m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
     m_info.weightTypes = m_weights->describeStorage();
     m_info.rotaryFrequencies = m_invFreq;
