@@ -173,46 +173,30 @@ void scaleMinK4(int j, const std::uint8_t* s, int& sc, int& m)
     }
 }
 
-void q4_k(const std::uint8_t* b, float* y)
+// Q4_K and Q5_K: eight sub-blocks of 32 with 6-bit scales and mins; each 32-byte run of nibbles holds two sub-blocks
+// (low nibbles first). Q5_K adds 16 where bit 2 pair (low nibbles) or 2 pair + 1 (high) of qh[l] is set; Q4_K has no qh.
+void kQuant(const std::uint8_t* b, const std::uint8_t* qh, const std::uint8_t* q, float* y)
 {
     const float d = f16(b), dmin = f16(b + 2);
     const std::uint8_t* scales = b + 4;
-    const std::uint8_t* q = b + 16;
-    for (int pair = 0; pair < 4; ++pair) { // 64 elements: the low nibbles of 32 bytes, then their high nibbles
+    for (int pair = 0; pair < 4; ++pair) {
         int sc1, m1, sc2, m2;
         scaleMinK4(2 * pair, scales, sc1, m1);
         scaleMinK4(2 * pair + 1, scales, sc2, m2);
         const float d1 = d * static_cast<float>(sc1), min1 = dmin * static_cast<float>(m1);
         const float d2 = d * static_cast<float>(sc2), min2 = dmin * static_cast<float>(m2);
-        for (int l = 0; l < 32; ++l)
-            y[l] = d1 * static_cast<float>(q[l] & 0x0F) - min1;
-        for (int l = 0; l < 32; ++l)
-            y[32 + l] = d2 * static_cast<float>(q[l] >> 4) - min2;
+        for (int l = 0; l < 32; ++l) {
+            const int low = qh ? ((qh[l] >> (2 * pair)) & 1) << 4 : 0, high = qh ? ((qh[l] >> (2 * pair + 1)) & 1) << 4 : 0;
+            y[l] = d1 * static_cast<float>((q[l] & 0x0F) + low) - min1;
+            y[32 + l] = d2 * static_cast<float>((q[l] >> 4) + high) - min2;
+        }
         y += 64;
         q += 32;
     }
 }
 
-void q5_k(const std::uint8_t* b, float* y)
-{
-    const float d = f16(b), dmin = f16(b + 2);
-    const std::uint8_t* scales = b + 4;
-    const std::uint8_t* qh = b + 16;
-    const std::uint8_t* q = b + 48;
-    for (int pair = 0; pair < 4; ++pair) { // as Q4_K, with bit 2 pair (low nibbles) or 2 pair + 1 of qh[l] adding 16
-        int sc1, m1, sc2, m2;
-        scaleMinK4(2 * pair, scales, sc1, m1);
-        scaleMinK4(2 * pair + 1, scales, sc2, m2);
-        const float d1 = d * static_cast<float>(sc1), min1 = dmin * static_cast<float>(m1);
-        const float d2 = d * static_cast<float>(sc2), min2 = dmin * static_cast<float>(m2);
-        for (int l = 0; l < 32; ++l)
-            y[l] = d1 * static_cast<float>((q[l] & 0x0F) + (((qh[l] >> (2 * pair)) & 1) << 4)) - min1;
-        for (int l = 0; l < 32; ++l)
-            y[32 + l] = d2 * static_cast<float>((q[l] >> 4) + (((qh[l] >> (2 * pair + 1)) & 1) << 4)) - min2;
-        y += 64;
-        q += 32;
-    }
-}
+void q4_k(const std::uint8_t* b, float* y) { kQuant(b, nullptr, b + 16, y); }
+void q5_k(const std::uint8_t* b, float* y) { kQuant(b, b + 16, b + 48, y); }
 
 void q6_k(const std::uint8_t* b, float* y)
 {

@@ -333,8 +333,8 @@ void setDecoderQuirks(LlamaConfig& c)
     }
 }
 
-// GPT-NeoX / Pythia config.json: its own key names (rotary_pct, rotary_emb_base, use_parallel_residual, layer_norm_eps).
-LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::string& file)
+// The keys every decoder's config.json spells alike: vocabulary, widths, heads, layers.
+LlamaConfig decoderShape(const Reader& r, const std::string& type, const std::string& file)
 {
     LlamaConfig c;
     c.modelType = type;
@@ -343,8 +343,15 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     c.hidden = r.positiveInt("hidden_size");
     c.intermediate = r.positiveInt("intermediate_size");
     c.nHead = r.positiveInt("num_attention_heads");
-    c.nKvHead = c.nHead;
     c.nLayer = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
+    return c;
+}
+
+// GPT-NeoX / Pythia config.json: its own key names (rotary_pct, rotary_emb_base, use_parallel_residual, layer_norm_eps).
+LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::string& file)
+{
+    LlamaConfig c = decoderShape(r, type, file);
+    c.nKvHead = c.nHead;
     if (c.hidden % c.nHead != 0)
         r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
                                   std::to_string(c.nHead));
@@ -371,15 +378,8 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
 
 LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
 {
-    LlamaConfig c;
-    c.modelType = type;
-    c.family = familyOfModelType(type, file).id;
-    c.vocabSize = r.positiveInt("vocab_size");
-    c.hidden = r.positiveInt("hidden_size");
-    c.intermediate = r.positiveInt("intermediate_size");
-    c.nHead = r.positiveInt("num_attention_heads");
+    LlamaConfig c = decoderShape(r, type, file);
     c.nKvHead = r.intOr("num_key_value_heads", c.nHead, 1);
-    c.nLayer = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
     c.headDim = r.intOr("head_dim", c.hidden / c.nHead, 1);
     c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
     c.rope.theta = r.doubleOr("rope_theta", 10000.0);

@@ -406,17 +406,12 @@ TEST_CASE("every file the app writes fails loudly on a full disk and keeps the o
     REQUIRE(QFile::link(target, link));
 
     // A file size limit stands in for a full disk: writes past it fail (EFBIG) instead of being buffered away.
-    struct rlimit old {};
-    getrlimit(RLIMIT_FSIZE, &old);
-    std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old;
-    small.rlim_cur = 1024;
-    setrlimit(RLIMIT_FSIZE, &small);
-    const QString dataError = app::saveFileAtomically(target, QByteArray(100000, 'x'));
-    app::SessionState state;
-    const QString sessionError = app::writeSessionFile(link, state); // small: fits, so it must succeed
-    setrlimit(RLIMIT_FSIZE, &old);
-    std::signal(SIGXFSZ, SIG_DFL);
+    QString dataError, sessionError;
+    {
+        const test::FileSizeLimit limit(1024);
+        dataError = app::saveFileAtomically(target, QByteArray(100000, 'x'));
+        sessionError = app::writeSessionFile(link, app::SessionState{}); // small: fits, so it must succeed
+    }
     CHECK(dataError.contains(QStringLiteral("real.json")));
     CHECK(dataError.contains(QStringLiteral("unchanged")));
     CHECK(sessionError.isEmpty());

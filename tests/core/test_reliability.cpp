@@ -211,16 +211,12 @@ TEST_CASE("a failed write leaves the previous file intact", "[reliability][atomi
     core::writeSafetensors(path, {{"a", {2}, {1.0f, 2.0f}}});
     const std::string before = test::readBytes(path);
     // The file size limit stands in for a full disk: writes past it fail (EFBIG) instead of killing us.
-    struct rlimit old {};
-    getrlimit(RLIMIT_FSIZE, &old);
-    std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit small = old;
-    small.rlim_cur = 4096;
-    setrlimit(RLIMIT_FSIZE, &small);
     std::vector<float> big(100000, 3.0f);
-    const std::string message = errorOf([&] { core::writeSafetensors(path, {{"big", {100000}, big}}); });
-    setrlimit(RLIMIT_FSIZE, &old);
-    std::signal(SIGXFSZ, SIG_DFL);
+    std::string message;
+    {
+        const test::FileSizeLimit limit(4096);
+        message = errorOf([&] { core::writeSafetensors(path, {{"big", {100000}, big}}); });
+    }
     CHECK_THAT(message, Catch::Contains("result.safetensors") && Catch::Contains("previous file is unchanged"));
     CHECK(test::readBytes(path) == before);
     // No temporary file is left behind.

@@ -1,6 +1,9 @@
 // Test helpers implementation.
 #include "test_support.h"
 
+#include <csignal>
+#include <sys/resource.h>
+
 #include "model/config.h"
 #include "util/error.h"
 
@@ -22,6 +25,27 @@ fs::path testdataDir()
     if (const char* env = std::getenv("ATTNSCOPE_TESTDATA"); env && *env)
         return env;
     return fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "testdata";
+}
+
+FileSizeLimit::FileSizeLimit(unsigned long long bytes)
+{
+    struct rlimit old {};
+    getrlimit(RLIMIT_FSIZE, &old);
+    m_cur = old.rlim_cur;
+    m_max = old.rlim_max;
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit small = old;
+    small.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &small);
+}
+
+FileSizeLimit::~FileSizeLimit()
+{
+    struct rlimit old {};
+    old.rlim_cur = m_cur;
+    old.rlim_max = m_max;
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, SIG_DFL);
 }
 
 fs::path projectDataDir() { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data"; }

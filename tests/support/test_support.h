@@ -52,6 +52,19 @@ struct Tolerance {
 };
 Tolerance toleranceFor(const std::string& name);
 
+// A file size limit for this process while it lives, standing in for a full disk: writes past `bytes` fail with EFBIG
+// (SIGXFSZ ignored) instead of being written.
+class FileSizeLimit {
+public:
+    explicit FileSizeLimit(unsigned long long bytes);
+    ~FileSizeLimit();
+    FileSizeLimit(const FileSizeLimit&) = delete;
+    FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+private:
+    unsigned long long m_cur = 0, m_max = 0;
+};
+
 // Writes a file from raw bytes (for corrupt-file tests).
 void writeBytes(const std::filesystem::path& p, const std::string& bytes);
 std::string readBytes(const std::filesystem::path& p);
