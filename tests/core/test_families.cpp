@@ -1,0 +1,115 @@
+// The family table and the decoder quirks that no reference case exercises: LongRoPE's frequencies (the published
+// Hugging Face formula, computed here independently), default sliding-layer patterns, unknown types named.
+#include "model/families.h"
+#include "model/model_loader.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+// A copy of a reference case with its config.json changed by `edit`.
+fs::path editedCase(const test::TempDir& tmp, const std::string& name, const std::function<void(nlohmann::json&)>& edit)
+{
+    static int copies = 0;
+    const auto dir = tmp / (name + "-" + std::to_string(copies++));
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(test::testdataDir() / name))
+        if (e.path().filename() == "model.safetensors")
+            fs::copy_file(e.path(), dir / "model.safetensors");
+    auto cfg = core::readJsonFile((test::testdataDir() / name / "config.json").string());
+    edit(cfg);
+    std::ofstream(dir / "config.json") << cfg.dump();
+    return dir;
+}
+} // namespace
+
+TEST_CASE("every model_type and GGUF architecture opens through exactly one row of the family table", "[families]")
+{
+    std::map<std::string, int> types, archs;
+    for (const auto& row : core::familyTable()) {
+        for (const auto& t : row.modelTypes)
+            ++types[t];
+        for (const auto& a : row.ggufArchitectures)
+            ++archs[a];
+        CHECK(std::string(core::familyName(row.id)) == row.name);
+    }
+    for (const auto& [t, n] : types)
+        CHECK(n == 1);
+    for (const auto& [a, n] : archs)
+        CHECK(n == 1);
+    try {
+        core::familyOfModelType("mamba", "config.json");
+        FAIL("mamba is no family here");
+    } catch (const core::Error& e) {
+        CHECK(e.code() == core::ErrorCode::UnknownModelType);
+        for (const auto& [t, n] : types)
+            CHECK(std::string(e.what()).find(t) != std::string::npos);
+    }
+}
+
+TEST_CASE("Phi-3 LongRoPE: short factors up to the original context, the attention factor from the lengths", "[families][rope]")
+{
+    test::TempDir tmp;
+    const int pairs = 6; // phi3-tiny: head_dim 12, all of it rotates
+    std::vector<double> shortF, longF;
+    for (int i = 0; i < pairs; ++i) {
+        shortF.push_back(1.0 + 0.25 * i);
+        longF.push_back(2.0 + 1.5 * i);
+    }
+    const auto dir = editedCase(tmp, "phi3-tiny", [&](nlohmann::json& c) {
+        c["max_position_embeddings"] = 16384;
+        c["original_max_position_embeddings"] = 4096;
+        c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", shortF}, {"long_factor", longF}};
+    });
+    const auto m = core::loadModel(dir.string());
+    const auto& f = m.model->info().rotaryFrequencies;
+    REQUIRE(f.size() == static_cast<std::size_t>(pairs));
+    for (int i = 0; i < pairs; ++i) {
+        // Hugging Face: inv_freq = 1 / (ext_factors * base ** (arange(0, dim, 2) / dim)), float32.
+        const float base = static_cast<float>(std::pow(10000.0, static_cast<double>(static_cast<float>(2 * i) / 12.0f)));
+        CHECK(f[static_cast<std::size_t>(i)] == Approx(1.0f / (static_cast<float>(shortF[static_cast<std::size_t>(i)]) * base)).epsilon(1e-6));
+    }
+    CHECK(m.model->info().positions.find("LongRoPE") != std::string::npos);
+    // Factor lists that do not cover the rotated pairs are refused by name.
+    const auto bad = editedCase(tmp, "phi3-tiny", [&](nlohmann::json& c) {
+        c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {1.0}}};
+    });
+    try {
+        core::loadModel(bad.string());
+        FAIL("one factor for six pairs");
+    } catch (const core::Error& e) {
+        CHECK(std::string(e.what()).find("rope_scaling") != std::string::npos);
+        CHECK(std::string(e.what()).find("6 pairs") != std::string::npos);
+    }
+}
+
+TEST_CASE("Gemma without layer_types: Gemma 2 alternates, Gemma 3 has five local layers to one global", "[families]")
+{
+    test::TempDir tmp;
+    for (const auto& [name, expectLocal] : std::vector<std::pair<std::string, std::vector<bool>>>{
+             {"gemma2-tiny", {true, false, true}}, {"gemma3-tiny", {true, true, true, true, true, false}}}) {
+        const auto dir = editedCase(tmp, name, [](nlohmann::json& c) {
+            c.erase("layer_types");
+            c.erase("sliding_window_pattern");
+        });
+        const auto m = core::loadModel(dir.string());
+        const auto& rules = m.model->info().layerRules;
+        REQUIRE(rules.size() == expectLocal.size());
+        for (std::size_t l = 0; l < rules.size(); ++l) {
+            INFO(name << " layer " << l);
+            CHECK((rules[l].window > 0) == expectLocal[l]);
+        }
+        CHECK(rules[0].softCap == (name == "gemma2-tiny" ? 4.0f : 0.0f));
+        fs::remove_all(dir);
+    }
+}
