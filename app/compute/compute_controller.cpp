@@ -318,6 +318,8 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
             if (!profile)
                 profile = std::make_shared<const core::ScanResult>(core::relposFromCapture(capture, "", &ctx.stop()));
             r->atlas = core::atlasFromScan(*profile);
+            for (const auto& rule : model.info().layerRules)
+                r->windows.push_back(rule.window);
             core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
             if (cache->model != &model) {
                 const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));

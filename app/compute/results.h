@@ -28,6 +28,7 @@ struct AtlasResult {
     std::vector<double> distances; // [N, N], N = layers * heads
     std::vector<int> order;        // heads, similar ones together
     QString source;                // what the scan columns come from ("corpus scan of valid.txt", "current text")
+    std::vector<int> windows;      // per layer: its sliding window (0: global), from the model's layer rules
 };
 using AtlasResultPtr = std::shared_ptr<const AtlasResult>;
 using FigurePtr = std::shared_ptr<const PaperFigure>;

@@ -8,6 +8,7 @@
 #include "views/analysis_figures.h"
 
 #include <QHBoxLayout>
+#include <algorithm>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMessageBox>
@@ -158,7 +159,14 @@ void AtlasPanel::fill()
     m_table->setRowCount(static_cast<int>(a.rows.size()));
     for (int i = 0; i < static_cast<int>(a.rows.size()); ++i) {
         const auto& r = a.rows[static_cast<std::size_t>(i)];
-        auto* head = new QTableWidgetItem(headLabel(r.scan.layer, r.scan.head));
+        // Sliding-window layers marked local (Gemma, Mistral), so their short reach is not mistaken for a head's habit.
+        const auto layer = static_cast<std::size_t>(r.scan.layer);
+        const int window = layer < m_atlas->windows.size() ? m_atlas->windows[layer] : 0;
+        const bool mixed = std::any_of(m_atlas->windows.begin(), m_atlas->windows.end(), [](int w) { return w == 0; });
+        auto* head = new QTableWidgetItem(window > 0 && mixed ? tr("%1 · local").arg(headLabel(r.scan.layer, r.scan.head))
+                                                              : headLabel(r.scan.layer, r.scan.head));
+        head->setToolTip(window > 0 ? tr("A sliding-window layer: each query sees the %1 most recent tokens").arg(window)
+                                    : tr("A global layer: each query sees every earlier token"));
         head->setData(Qt::UserRole, r.scan.layer);
         head->setData(Qt::UserRole + 1, r.scan.head);
         m_table->setItem(i, 0, head);
