@@ -207,3 +207,32 @@ TEST_CASE("a folder without tokenizer files gets a clear error", "[tokenizer][er
         CHECK(std::string(e.what()).find("vocab.txt") != std::string::npos);
     }
 }
+
+TEST_CASE("hostile pre-tokenizer patterns and texts end with a result or a clear error, never a crash or a hang", "[tokenizer][regex]")
+{
+    auto u32 = [](const std::string& ascii) { return std::u32string(ascii.begin(), ascii.end()); };
+    // Long repeats of a group (recursed once per character before: a stack overflow at 20 kB).
+    std::string abab;
+    for (int i = 0; i < 10000; ++i)
+        abab += "ab";
+    const core::UnicodeRegex groups("(?:ab)+");
+    const auto m = groups.findAll(u32(abab));
+    REQUIRE(m.size() == 1);
+    CHECK(m[0] == std::pair<int, int>{0, 20000});
+    // Catastrophic backtracking is bounded: a result or an error naming the pattern.
+    const core::UnicodeRegex catastrophic("(a|a)*c");
+    try {
+        CHECK(catastrophic.findAll(u32(std::string(27, 'a'))).empty());
+    } catch (const core::Error& e) {
+        CHECK(std::string(e.what()).find("(a|a)*c") != std::string::npos);
+    }
+    const core::UnicodeRegex lazy(".*?x");
+    CHECK(lazy.findAll(u32(std::string(100000, 'y'))).empty());
+    // Patterns too long or too deep are refused when compiled.
+    CHECK_THROWS_AS(core::UnicodeRegex(std::string(200000, 'a')), core::Error);
+    CHECK_THROWS_AS(core::UnicodeRegex(std::string(50000, '(') + "a" + std::string(50000, ')')), core::Error);
+    // Oniguruma's \s is Unicode White_Space, as for the reference ids: U+0085 is, U+FEFF is not.
+    const core::UnicodeRegex space("\\s+");
+    CHECK(space.findAll(std::u32string{U'a', 0x85, U'b'}).size() == 1);
+    CHECK(space.findAll(std::u32string{U'a', 0xFEFF, U'b'}).empty());
+}
