@@ -138,12 +138,45 @@ const char* BpeTokenizer::gpt2Pattern()
 BpeTokenizer::BpeTokenizer(TokenizerPipeline pipeline)
     : m_p(std::move(pipeline))
 {
-    for (std::size_t i = 0; i < m_p.added.size(); ++i)
-        if (!m_p.added[i].content.empty())
-            m_addedByLength.push_back(i);
-    std::stable_sort(m_addedByLength.begin(), m_addedByLength.end(), [this](std::size_t a, std::size_t b) {
-        return m_p.added[a].content.size() > m_p.added[b].content.size();
-    });
+    m_addedTrie.emplace_back();
+    for (std::size_t i = 0; i < m_p.added.size(); ++i) {
+        const std::string& content = m_p.added[i].content;
+        if (content.empty())
+            continue;
+        int node = 0;
+        for (const char ch : content) {
+            const auto byte = static_cast<unsigned char>(ch);
+            auto& next = m_addedTrie[static_cast<std::size_t>(node)].next;
+            const auto it = std::lower_bound(next.begin(), next.end(), std::make_pair(byte, 0),
+                                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            if (it != next.end() && it->first == byte) {
+                node = it->second;
+            } else {
+                const int child = static_cast<int>(m_addedTrie.size());
+                next.insert(it, {byte, child});
+                m_addedTrie.emplace_back();
+                node = child;
+            }
+        }
+        m_addedTrie[static_cast<std::size_t>(node)].tokens.push_back(i);
+    }
+}
+
+void BpeTokenizer::addedAt(std::string_view text, std::size_t pos, std::vector<std::size_t>& out) const
+{
+    out.clear();
+    int node = 0;
+    for (std::size_t i = pos; i < text.size(); ++i) {
+        const auto& next = m_addedTrie[static_cast<std::size_t>(node)].next;
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const auto it = std::lower_bound(next.begin(), next.end(), std::make_pair(byte, 0),
+                                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (it == next.end() || it->first != byte)
+            break;
+        node = it->second;
+        const auto& ending = m_addedTrie[static_cast<std::size_t>(node)].tokens;
+        out.insert(out.begin(), ending.begin(), ending.end()); // longer matches go first
+    }
 }
 
 int BpeTokenizer::vocabSize() const
@@ -377,12 +410,12 @@ std::vector<Token> BpeTokenizer::encode(std::string_view text) const
     };
     auto isSpaceByte = [&](std::size_t i) { return text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'; };
     std::size_t textStart = 0;
+    std::vector<std::size_t> candidates;
     for (std::size_t pos = 0; pos < n;) {
         const AddedToken* hit = nullptr;
-        for (std::size_t k : m_addedByLength) {
+        addedAt(text, pos, candidates);
+        for (std::size_t k : candidates) {
             const auto& a = m_p.added[k];
-            if (text.compare(pos, a.content.size(), a.content) != 0)
-                continue;
             if (a.singleWord) {
                 std::size_t len;
                 const bool before = pos > 0 && isWordChar(decodeUtf8(text, pos - 1, len));

@@ -236,3 +236,23 @@ TEST_CASE("hostile pre-tokenizer patterns and texts end with a result or a clear
     CHECK(space.findAll(std::u32string{U'a', 0x85, U'b'}).size() == 1);
     CHECK(space.findAll(std::u32string{U'a', 0xFEFF, U'b'}).empty());
 }
+
+TEST_CASE("added tokens: the longest that matches wins, among 20,000 of them", "[tokenizer][added]")
+{
+    test::TempDir tmp;
+    nlohmann::json tj;
+    tj["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}, {" ", 2}}}, {"merges", nlohmann::json::array()}};
+    nlohmann::json added = nlohmann::json::array();
+    added.push_back({{"id", 3}, {"content", "<x>"}, {"special", true}});
+    added.push_back({{"id", 4}, {"content", "<x><y>"}, {"special", true}});
+    added.push_back({{"id", 5}, {"content", "<x"}, {"special", true}});
+    for (int i = 0; i < 20000; ++i) // many added tokens sharing their first bytes
+        added.push_back({{"id", 6 + i}, {"content", "<x" + std::to_string(i) + ">"}, {"special", true}});
+    tj["added_tokens"] = added;
+    test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    const auto tok = core::loadTokenizer((tmp / "tokenizer.json").string());
+    std::vector<int> got;
+    for (const auto& t : tok->encode("a<x><y>b<x>a<x12345>b<xa"))
+        got.push_back(t.id);
+    CHECK(got == std::vector<int>{0, 4, 1, 3, 0, 6 + 12345, 1, 5, 0});
+}
