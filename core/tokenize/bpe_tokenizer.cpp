@@ -189,6 +189,7 @@ int BpeTokenizer::vocabSize() const
 
 void BpeTokenizer::normalize(Piece& piece) const
 {
+    const std::size_t original = piece.size();
     for (const auto& step : m_p.normalizers) {
         switch (step.kind) {
         case NormalizerStep::Kind::Prepend: {
@@ -216,6 +217,13 @@ void BpeTokenizer::normalize(Piece& piece) const
                 at = e;
             }
             out.insert(out.end(), piece.begin() + at, piece.end());
+            // Replacements that grow the text (a -> aa, chained) would double it per step: a normalised text may be
+            // at most 16 times its input plus 4096 characters, far beyond any real normalizer's effect.
+            if (out.size() > original * 16 + 4096)
+                throw Error(ErrorCode::BadInput,
+                            "the tokenizer's normalizers grow a text of " + std::to_string(original) + " characters to " +
+                                std::to_string(out.size()) + "; a Replace step expands without bound",
+                            m_p.source);
             piece = std::move(out);
             break;
         }

@@ -373,3 +373,24 @@ TEST_CASE("config numbers that would make NaN attention are refused by name", "[
         fs::remove_all(folder);
     }
 }
+
+TEST_CASE("normalizers that grow a text without bound are refused, not run to gigabytes", "[reliability][tokenizer]")
+{
+    test::TempDir tmp;
+    nlohmann::json steps = nlohmann::json::array();
+    for (int i = 0; i < 24; ++i) // each doubles every "a": 23 bytes would become 386 million characters
+        steps.push_back({{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aa"}});
+    nlohmann::json tj;
+    tj["normalizer"] = {{"type", "Sequence"}, {"normalizers", steps}};
+    tj["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}}}, {"merges", nlohmann::json::array()}};
+    test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    const auto tok = core::loadTokenizer((tmp / "tokenizer.json").string());
+    CHECK_THAT(errorOf([&] { tok->encode(std::string(23, 'a')); }),
+               Catch::Contains("tokenizer.json") && Catch::Contains("Replace"));
+    // A normalizer nested past the JSON depth limit is refused when the file is read.
+    std::string nested = R"({"type": "Lowercase"})";
+    for (int i = 0; i < 200; ++i)
+        nested = R"({"type": "Sequence", "normalizers": [)" + nested + "]}";
+    test::writeBytes(tmp / "deep.json", R"({"normalizer": )" + nested + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
+    CHECK_THAT(errorOf([&] { core::loadTokenizer((tmp / "deep.json").string()); }), Catch::Contains("deep.json"));
+}
