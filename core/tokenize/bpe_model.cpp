@@ -50,12 +50,26 @@ BpeModel BpeModel::fromScores(std::vector<std::string> pieces, const std::vector
     m.m_options = options;
     m.m_source = std::move(source);
     m.index();
-    // Every split of a mergeable piece into two pieces is a pair that merges into it.
+    // Every split of a mergeable piece into two pieces is a pair that merges into it. Both halves are pieces, so no
+    // half is longer than the longest other piece: only cuts within that reach are tried (a 256 kB piece among short
+    // ones was cut 256,000 times, each cut copying both halves).
+    std::size_t longest = 0, second = 0;
+    for (const auto& p : m.m_pieces)
+        if (p.size() >= longest) {
+            second = longest;
+            longest = p.size();
+        } else if (p.size() > second) {
+            second = p.size();
+        }
     for (std::size_t id = 0; id < m.m_pieces.size(); ++id) {
         if (!mergeable[id])
             continue;
-        const std::string& p = m.m_pieces[id];
-        for (std::size_t cut = 1; cut < p.size(); ++cut) {
+        const std::string_view p = m.m_pieces[id];
+        const std::size_t reach = p.size() == longest ? second : longest; // the longest piece other than this one
+        if (p.size() > 2 * reach)
+            continue;
+        const std::size_t first = p.size() > reach ? p.size() - reach : 1, last = std::min(p.size() - 1, reach);
+        for (std::size_t cut = std::max<std::size_t>(first, 1); cut <= last && cut < p.size(); ++cut) {
             if ((static_cast<unsigned char>(p[cut]) & 0xC0) == 0x80)
                 continue; // inside a UTF-8 character
             const auto a = m.m_ids.find(p.substr(0, cut)), b = m.m_ids.find(p.substr(cut));

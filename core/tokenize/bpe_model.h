@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -54,7 +55,12 @@ private:
     void index();
 
     std::vector<std::string> m_pieces;
-    std::unordered_map<std::string, int> m_ids;
+    // Looked up by string_view too (no copy per candidate cut of a piece).
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, int, Hash, std::equal_to<>> m_ids;
     std::unordered_map<std::uint64_t, Merge> m_merges;
     int m_byteIds[256];
     Options m_options;
