@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +20,29 @@ namespace {
 std::string reason()
 {
     return std::strerror(errno);
+}
+
+// Removes temporary files an earlier process left beside `target` when it was killed mid-write: names
+// "<target>.tmp-<pid>-<n>" whose process no longer exists.
+void removeStaleTemporaries(const std::string& target)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path t(target);
+    const fs::path dir = t.parent_path().empty() ? fs::path(".") : t.parent_path();
+    const std::string prefix = t.filename().string() + ".tmp-";
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0)
+            continue;
+        const std::string rest = name.substr(prefix.size());
+        const auto dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789-") != std::string::npos)
+            continue;
+        const long pid = std::strtol(rest.substr(0, dash).c_str(), nullptr, 10);
+        if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+            fs::remove(e.path(), ec);
+    }
 }
 } // namespace
 
@@ -35,6 +60,7 @@ AtomicFile::AtomicFile(std::string path)
     mode_t mode = 0644;
     if (struct stat st {}; ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
         mode = st.st_mode & 07777;
+    removeStaleTemporaries(m_path);
     static std::atomic<unsigned> counter{0};
     m_temp = m_path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

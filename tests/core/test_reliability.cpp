@@ -394,3 +394,19 @@ TEST_CASE("normalizers that grow a text without bound are refused, not run to gi
     test::writeBytes(tmp / "deep.json", R"({"normalizer": )" + nested + R"(, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}})");
     CHECK_THAT(errorOf([&] { core::loadTokenizer((tmp / "deep.json").string()); }), Catch::Contains("deep.json"));
 }
+
+TEST_CASE("temporary files of a writer killed mid-write are cleaned up by the next write", "[reliability][atomic]")
+{
+    test::TempDir tmp;
+    const auto path = tmp / "result.json";
+    // A process id that cannot be running (above the kernel's pid limit), and one that is: this test's own parent.
+    test::writeBytes(tmp / "result.json.tmp-99999999-0", "half a file");
+    const std::string alive = "result.json.tmp-" + std::to_string(::getppid()) + "-3";
+    test::writeBytes(tmp / alive, "someone else is writing");
+    test::writeBytes(tmp / "result.json.tmp-notes.txt", "not ours");
+    core::writeFileAtomically(path.string(), "{}");
+    CHECK(test::readBytes(path) == "{}");
+    CHECK_FALSE(fs::exists(tmp / "result.json.tmp-99999999-0"));
+    CHECK(fs::exists(tmp / alive));
+    CHECK(fs::exists(tmp / "result.json.tmp-notes.txt"));
+}
