@@ -54,7 +54,13 @@ public:
             fail("required key is missing", key);
         return {m_j.at(key), m_file, join(key)};
     }
-    JsonAt at(std::size_t i) const { return {m_j.at(i), m_file, m_path + "[" + std::to_string(i) + "]"}; }
+    JsonAt at(std::size_t i) const
+    {
+        // Checked here, so a short or non-list value is named with its file and key, not with a library exception.
+        if (!m_j.is_array() || i >= m_j.size())
+            fail("must be a list with at least " + std::to_string(i + 1) + " elements, got " + jsonPreview(m_j));
+        return {m_j[i], m_file, m_path + "[" + std::to_string(i) + "]"};
+    }
     std::string str() const
     {
         if (!m_j.is_string())

@@ -256,3 +256,21 @@ TEST_CASE("added tokens: the longest that matches wins, among 20,000 of them", "
         got.push_back(t.id);
     CHECK(got == std::vector<int>{0, 4, 1, 3, 0, 6 + 12345, 1, 5, 0});
 }
+
+TEST_CASE("a RobertaProcessing post-processor with a short cls or sep is named, not a library exception", "[tokenizer][errors]")
+{
+    test::TempDir tmp;
+    nlohmann::json tj;
+    tj["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"<s>", 1}}}, {"merges", nlohmann::json::array()}};
+    tj["post_processor"] = {{"type", "RobertaProcessing"}, {"cls", {"<s>"}}, {"sep", {"</s>", 2}}};
+    test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    try {
+        core::loadTokenizer((tmp / "tokenizer.json").string());
+        FAIL("cls has no id");
+    } catch (const core::Error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("tokenizer.json") != std::string::npos);
+        CHECK(what.find("post_processor.cls") != std::string::npos);
+        CHECK(what.find("json.exception") == std::string::npos);
+    }
+}
