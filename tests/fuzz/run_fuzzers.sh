@@ -9,6 +9,7 @@ build=${1:?build folder}
 seconds=${2:-60}
 jobs=${3:-$(nproc)}
 findings=$build/fuzz-findings
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$findings"
 
 run_one() { # harness name: prints one summary line
@@ -24,8 +25,14 @@ run_one() { # harness name: prints one summary line
     fi
     local files
     files=$(ls "$corpus" | wc -l)
-    # 4 GB per process: the harnesses run whole models; larger inputs than 64 KiB only slow the search down.
-    "$harness" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=60 -max_len=65536 \
+    # 4 GB per process: the harnesses run whole models. The JSON readers get inputs up to 1 MiB and a dictionary of
+    # JSON structure (deep nesting and long values only show up in large inputs); the regex harness its metacharacters.
+    local maxlen=65536 dict=()
+    case $name in
+        config|dump_input|tokenizer_json|scan_result|session) maxlen=1048576; dict=(-dict="$here/dicts/json.dict") ;;
+        regex|encode) dict=(-dict="$here/dicts/regex.dict") ;;
+    esac
+    "$harness" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=60 -max_len=$maxlen "${dict[@]}" \
         -artifact_prefix="$findings/$name-" -print_final_stats=1 >/dev/null 2>"$build/fuzz-$name.log"
     local runs new
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz-$name.log")
