@@ -1,6 +1,7 @@
 // HeadOverviewView: one paintEvent draws every cached thumbnail (no per-head plots).
 #include "head_overview_view.h"
 
+#include <QFontMetrics>
 #include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
@@ -8,7 +9,7 @@
 namespace attnscope::widgets {
 
 namespace {
-constexpr int kLabelW = 28, kLabelH = 16, kGap = 3;
+constexpr int kLabelW = 28, kLabelH = 16;
 }
 
 HeadOverviewView::HeadOverviewView(QWidget* parent)
@@ -44,36 +45,49 @@ void HeadOverviewView::setSelection(int layer, const std::vector<int>& heads)
     update();
 }
 
+int HeadOverviewView::gap() const
+{
+    return m_thumbs && m_thumbs->heads > 16 ? 1 : 3; // 32 or 64 heads need the room for the thumbnails themselves
+}
+
+int HeadOverviewView::smallestCell() const
+{
+    // Many heads get small thumbnails rather than a dock wider than the window: 32 heads fit a 300 px dock.
+    if (!m_thumbs)
+        return 22;
+    return m_thumbs->heads > 32 ? 3 : m_thumbs->heads > 16 ? 6 : 22;
+}
+
 int HeadOverviewView::cellSize() const
 {
     if (!m_thumbs || m_thumbs->heads == 0)
         return 40;
-    const int byW = (width() - kLabelW) / m_thumbs->heads - kGap;
-    const int byH = (height() - kLabelH) / m_thumbs->layers - kGap;
-    return std::clamp(std::min(byW, byH), 12, 96);
+    const int byW = (width() - kLabelW) / m_thumbs->heads - gap();
+    const int byH = (height() - kLabelH) / m_thumbs->layers - gap();
+    return std::clamp(std::min(byW, byH), smallestCell(), 96);
 }
 
 QSize HeadOverviewView::sizeHint() const
 {
     if (!m_thumbs)
         return {240, 160};
-    return {kLabelW + m_thumbs->heads * (36 + kGap), kLabelH + m_thumbs->layers * (36 + kGap)};
+    return {kLabelW + m_thumbs->heads * (36 + gap()), kLabelH + m_thumbs->layers * (36 + gap())};
 }
 
 QSize HeadOverviewView::minimumSizeHint() const
 {
-    // Thumbnails stay at least 22 px so structure is visible even in a crowded dock (12 px for models with many
-    // heads, whose rows would otherwise need a wide screen).
+    // Thumbnails stay at least 22 px so structure is visible even in a crowded dock (smaller for models with many
+    // heads, whose rows would otherwise push the dock's controls off a 1280-pixel screen).
     if (!m_thumbs)
         return {120, 80};
-    const int side = m_thumbs->heads > 16 ? 12 : 22;
-    return {kLabelW + m_thumbs->heads * (side + kGap), kLabelH + m_thumbs->layers * (side + kGap)};
+    const int side = smallestCell();
+    return {kLabelW + m_thumbs->heads * (side + gap()), kLabelH + m_thumbs->layers * (side + gap())};
 }
 
 QRect HeadOverviewView::cellRect(int layer, int head) const
 {
     const int s = cellSize();
-    return {kLabelW + head * (s + kGap), kLabelH + layer * (s + kGap), s, s};
+    return {kLabelW + head * (s + gap()), kLabelH + layer * (s + gap()), s, s};
 }
 
 void HeadOverviewView::paintEvent(QPaintEvent*)
@@ -97,14 +111,28 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
             p.fillRect(band, g % 2 ? QColor(214, 228, 247) : QColor(232, 214, 247));
         }
     p.setPen(palette().color(QPalette::WindowText));
-    for (int h = 0; h < m_thumbs->heads; ++h) {
+    // Every n-th label, n a power of two, when the cells are narrower than their labels (no overlapping "H9H10").
+    const QFontMetrics fm(f);
+    const int pitch = cellSize() + gap();
+    auto every = [](int need, int room) {
+        int n = 1;
+        while (n * room < need && n < 64)
+            n *= 2;
+        return n;
+    };
+    const int headStep = every(fm.horizontalAdvance(QStringLiteral("H%1").arg(m_thumbs->heads)) + 4, pitch);
+    const int layerStep = every(fm.height(), pitch);
+    for (int h = 0; h < m_thumbs->heads; h += headStep) {
         const QRect c = cellRect(0, h);
-        p.drawText(QRect(c.left(), 0, c.width(), kLabelH), Qt::AlignCenter, QStringLiteral("H%1").arg(h + 1));
+        const int w = std::max(c.width(), headStep * pitch - gap());
+        p.drawText(QRect(c.left(), 0, w, kLabelH), headStep > 1 ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignCenter,
+                   QStringLiteral("H%1").arg(h + 1));
     }
     for (int l = 0; l < m_thumbs->layers; ++l) {
         const QRect c = cellRect(l, 0);
-        p.drawText(QRect(0, c.top(), kLabelW - 2, c.height()), Qt::AlignRight | Qt::AlignVCenter,
-                   QStringLiteral("L%1").arg(l + 1));
+        if (l % layerStep == 0)
+            p.drawText(QRect(0, c.top() - pitch, kLabelW - 2, c.height() + 2 * pitch), Qt::AlignRight | Qt::AlignVCenter,
+                       QStringLiteral("L%1").arg(l + 1));
         for (int h = 0; h < m_thumbs->heads; ++h) {
             const QRect r = cellRect(l, h);
             const auto& img = m_thumbs->images[static_cast<std::size_t>(l * m_thumbs->heads + h)];

@@ -30,6 +30,8 @@ protected:
 
 private:
     int cellSize() const;
+    int gap() const;          // pixels between thumbnails
+    int smallestCell() const; // the least thumbnail side the layout asks for
     HeadThumbnailsPtr m_thumbs;
     int m_layer = 0;
     std::vector<int> m_heads{0};
