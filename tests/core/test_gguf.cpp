@@ -329,3 +329,52 @@ TEST_CASE("a vocab-only GGUF (no tensors, no padding after the metadata) opens a
         CHECK(std::string(e.what()).find("ggml-vocab-tiny.gguf") != std::string::npos);
     }
 }
+
+TEST_CASE("a tensor of a type nothing reads does not refuse the file until a model uses it", "[gguf][reliability]")
+{
+    auto bytes = test::readBytes(test::testdataDir() / "llama-tiny" / "model-f32.gguf");
+    const std::size_t q = after(bytes, "blk.0.attn_q.weight");
+    put<std::uint32_t>(bytes, q + 4 + 16, 20); // IQ4_NL: 32 elements per 18 bytes, a known type attnscope cannot decode
+    test::TempDir tmp;
+    test::writeBytes(tmp / "model.gguf", bytes);
+    const auto weights = core::Checkpoint::openGguf((tmp / "model.gguf").string()); // opens: headers only
+    CHECK(weights->get("blk.0.attn_k.weight").type == core::GgmlType::F32);
+    CHECK_THROWS_WITH(weights->get("blk.0.attn_q.weight"), Catch::Contains("IQ4_NL") && Catch::Contains("blk.0.attn_q.weight"));
+}
+
+TEST_CASE("a SentencePiece vocabulary with a 256 kB piece loads and merges as usual", "[gguf][tokenizer]")
+{
+    // The merges are every split of a piece into two pieces; a huge piece among short ones has none and must not cost
+    // a copy of its halves per byte.
+    std::string b;
+    auto u32 = [&](std::uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u64 = [&](std::uint64_t v) { b.append(reinterpret_cast<const char*>(&v), 8); };
+    auto str = [&](const std::string& s) { u64(s.size()); b += s; };
+    const std::string space = "\xE2\x96\x81"; // U+2581, SentencePiece's space
+    const std::vector<std::string> tokens{"<unk>", "<s>", "</s>", space, "a", space + "a", "aa", space + "aa",
+                                          std::string(256 * 1024, 'a')};
+    u32(0x46554747u);
+    u32(3);
+    u64(0);
+    u64(5);
+    str("general.architecture"), u32(8), str("llama");
+    str("tokenizer.ggml.model"), u32(8), str("llama");
+    str("tokenizer.ggml.tokens"), u32(9), u32(8), u64(tokens.size());
+    for (const auto& t : tokens)
+        str(t);
+    str("tokenizer.ggml.scores"), u32(9), u32(6), u64(tokens.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        const float s = i < 3 ? 0.0f : -10.0f + static_cast<float>(std::min<std::size_t>(tokens[i].size(), 8));
+        b.append(reinterpret_cast<const char*>(&s), 4);
+    }
+    str("tokenizer.ggml.token_type"), u32(9), u32(5), u64(tokens.size());
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+        u32(i == 0 ? 2 : i < 3 ? 3 : 1);
+    test::TempDir tmp;
+    test::writeBytes(tmp / "vocab.gguf", b);
+    const auto tok = core::loadTokenizer((tmp / "vocab.gguf").string());
+    std::vector<int> ids;
+    for (const auto& t : tok->encode("aa"))
+        ids.push_back(t.id);
+    CHECK(ids == std::vector<int>{7});
+}
