@@ -1,11 +1,16 @@
 // GuideWindow implementation.
 #include "ui/guide_window.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QScreen>
+#include <QImage>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 namespace attnscope::app {
@@ -29,7 +34,32 @@ GuideWindow::GuideWindow(const QString& markdownPath, QWidget* parent)
         m_browser->document()->setMarkdown(QString::fromUtf8(f.readAll()));
     }
     const QRect avail = QGuiApplication::primaryScreen()->availableGeometry();
-    resize(std::min(900, avail.width() - 40), std::min(900, avail.height() - 60));
+    const int width = std::min(900, avail.width() - 40);
+    resize(width, std::min(900, avail.height() - 60));
+    fitImages(QFileInfo(markdownPath).absolutePath(), width - 60);
+    m_browser->moveCursor(QTextCursor::Start); // a guide opens at its beginning
+}
+
+void GuideWindow::fitImages(const QString& folder, int maxWidth)
+{
+    // Screenshots are as wide as the screen they were taken on: scale the wider ones down to the window's text width.
+    QTextDocument* doc = m_browser->document();
+    for (QTextBlock block = doc->begin(); block.isValid(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it) {
+            const QTextFragment fragment = it.fragment();
+            if (!fragment.isValid() || !fragment.charFormat().isImageFormat())
+                continue;
+            QTextImageFormat image = fragment.charFormat().toImageFormat();
+            const QImage picture(QDir(folder).filePath(image.name()));
+            if (picture.isNull() || picture.width() <= maxWidth)
+                continue;
+            image.setWidth(maxWidth);
+            image.setHeight(static_cast<double>(picture.height()) * maxWidth / picture.width());
+            QTextCursor cursor(doc);
+            cursor.setPosition(fragment.position());
+            cursor.setPosition(fragment.position() + fragment.length(), QTextCursor::KeepAnchor);
+            cursor.setCharFormat(image);
+        }
 }
 
 } // namespace attnscope::app

@@ -15,6 +15,8 @@ public:
     QTextBrowser* browser() const { return m_browser; }
 
 private:
+    // Scales images wider than `maxWidth` down to it (the guide's screenshots are as wide as their screens).
+    void fitImages(const QString& folder, int maxWidth);
     QTextBrowser* m_browser;
 };
 
