@@ -290,6 +290,8 @@ void AttentionGridView::rebuild()
                                                                : tr("key (attended-to) tokens"));
     m_plot->yAxis->setLabel(m_data && !m_data->rowAxis.isEmpty() ? m_data->rowAxis : tr("query tokens"));
     if (!m_data || rows == 0) {
+        m_xTicker->clear(); // no labels of a text that is gone
+        m_yTicker->clear();
         m_map->setCells(nullptr, nullptr, 0, 0);
         m_map->setDataRange(QCPRange(0, 1)); // an empty grid's colour bar reads like a probability's
         m_scale->axis()->setLabel(QString());

@@ -374,6 +374,16 @@ void ComputeController::requestAblation()
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 
+void ComputeController::dropText()
+{
+    // Whatever is still running for the old text is stopped and its results never delivered.
+    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile}) {
+        t->cancel();
+        t->invalidate();
+    }
+    m_text.reset();
+}
+
 void ComputeController::cancel()
 {
     m_textJob.cancel();

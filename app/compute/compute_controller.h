@@ -47,6 +47,7 @@ public:
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
     void cancel(); // stops the running text request, scan and comparison
+    void dropText(); // the text was emptied: stop and forget everything computed for the old one (scans go on)
 
     const ModelBundlePtr& model() const { return m_model; }
     const TextResultPtr& textResult() const { return m_text; }

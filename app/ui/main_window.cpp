@@ -362,10 +362,16 @@ void MainWindow::requestRun()
     if (!m_compute->model())
         return;
     if (m_textPanel->text().trimmed().isEmpty()) {
+        // Nothing of the old text stays on screen: grid, text view, thumbnails, segments, status.
+        m_compute->dropText();
         m_textPanel->setTokenInfo(tr("Type some text to see its attention."));
+        m_gridData.reset();
         m_grid->setData(nullptr);
         m_grid->setPlaceholder(tr("Type some text in the Text dock to see its attention."));
         m_textView->setData(nullptr);
+        m_headsPanel->setThumbnails(nullptr);
+        m_headsPanel->setSegments(1, 0);
+        showStatus(QString());
         return;
     }
     m_compute->runText(m_textPanel->text());
