@@ -266,8 +266,18 @@ void AttentionGridView::setFocusCell(int row, int col)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void AttentionGridView::setStale(bool stale)
+{
+    m_stale = stale && m_data;
+    m_title->setText(!m_data ? QString() : m_stale ? tr("%1 · out of date: Run to update").arg(m_data->title) : m_data->title);
+    m_title->setTextColor(m_stale ? QColor(130, 130, 130) : palette().color(QPalette::WindowText));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void AttentionGridView::setData(GridDataPtr data)
 {
+    m_stale = false;
+    m_title->setTextColor(palette().color(QPalette::WindowText));
     const bool sameShape = m_data && data && m_data->rows == data->rows && m_data->cols == data->cols;
     m_data = std::move(data);
     if (m_lockedRow >= (m_data ? m_data->rows : 0))

@@ -33,6 +33,10 @@ public:
     // What the empty grid says (e.g. "Computing attention…", or why there is nothing to show).
     void setPlaceholder(const QString& text);
     const QString& placeholder() const { return m_placeholder; }
+    // The shown grid no longer matches the text (its computation was cancelled): the title says so in grey until the
+    // next setData.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
 
     void setColourMap(ColourMap map);
     ColourMap colourMap() const { return m_colourMap; }
@@ -92,6 +96,7 @@ private:
     int m_lockedRow = -1;
     QPoint m_focusCell{-1, -1};
     QString m_placeholder;
+    bool m_stale = false;
     QPoint m_pressPos;          // a press that moves further than a few pixels is a pan, not a click
     bool m_pressOnCell = false;
     friend class GridOverlay;

@@ -200,6 +200,8 @@ void MainWindow::connectCompute()
         showStatus(cancelled ? tr("Cancelled") : msg);
         if (!cancelled)
             m_textPanel->setTokenInfo(msg);
+        else
+            m_grid->setStale(true); // what it shows belongs to the text before the edit
     });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
         m_gridData = g;

@@ -365,3 +365,20 @@ TEST_CASE("a 4096 x 4096 grid: a one-cell spike stays visible zoomed out, labels
     CHECK(view.plot()->xAxis->range().size() == Approx(4.0));
     CHECK(view.plot()->xAxis->range().center() == Approx(sc));
 }
+
+TEST_CASE("grid view: an emptied grid drops its labels, a stale one says so until new data comes", "[widgets]")
+{
+    AttentionGridView view;
+    show(view, sampleGrid());
+    view.setStale(true);
+    CHECK(view.isStale());
+    view.setData(sampleGrid());
+    CHECK_FALSE(view.isStale());
+    view.setData(nullptr);
+    QApplication::processEvents();
+    view.plot()->replot();
+    CHECK(view.visibleLabels(Qt::Horizontal).isEmpty());
+    CHECK(view.visibleLabels(Qt::Vertical).isEmpty());
+    view.setStale(true); // nothing shown: nothing to call out of date
+    CHECK_FALSE(view.isStale());
+}
