@@ -15,6 +15,9 @@ std::string readTextFile(const std::string& path)
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw Error(ErrorCode::Io, "is a folder, not a file", path);
+    // A FIFO or device would block the read (or never end): only regular files are read.
+    if (const auto st = std::filesystem::status(path, ec); !ec && st.type() != std::filesystem::file_type::regular)
+        throw Error(ErrorCode::Io, "not a regular file", path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw Error(ErrorCode::Io, "cannot open file", path);

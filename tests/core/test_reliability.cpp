@@ -277,6 +277,11 @@ TEST_CASE("a FIFO named like a model file is refused at once, not read forever",
     REQUIRE(::mkfifo((tmp / "m" / "model.safetensors").c_str(), 0600) == 0);
     CHECK_THAT(errorOf([&] { core::loadModel((tmp / "m").string()); }),
                Catch::Contains("model.safetensors") && Catch::Contains("not a regular file"));
+    // The same for config.json, read as text (info would block on it forever).
+    fs::remove(tmp / "m" / "config.json");
+    REQUIRE(::mkfifo((tmp / "m" / "config.json").c_str(), 0600) == 0);
+    CHECK_THAT(errorOf([&] { core::loadModel((tmp / "m").string()); }),
+               Catch::Contains("config.json") && Catch::Contains("not a regular file"));
 }
 
 TEST_CASE("a rotary model whose heads have fewer pairs than bands gets fewer bands, not an abort", "[reliability][bands]")
