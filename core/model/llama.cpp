@@ -29,20 +29,8 @@ namespace {
 
 // out = x / sqrt(mean(x^2) + eps) * w, row by row (statistics in double, from a double copy of the row so Eigen
 // vectorises the sum).
-void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
-{
-    const auto g = asVector(w);
-    out.resize(x.rows(), x.cols());
-    Eigen::ArrayXd xd(x.cols());
-    for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        xd = x.row(r).transpose().array().cast<double>();
-        const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(x.cols()) + eps));
-        out.row(r).array() = (x.row(r).array() * inv) * g.array();
-    }
-}
-
 // RMSNorm in place of each of `groups` equal slices of every row (Qwen3: one per head, weights [slice]; OLMo 2 and
-// the post norms: the whole row), statistics in double as rmsNormRows.
+// the post norms: the whole row); statistics in double, from a double copy of the slice so Eigen vectorises the sum.
 void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float eps)
 {
     const auto g = asVector(w);
@@ -55,6 +43,13 @@ void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float e
             const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(width) + eps));
             slice.array() = (slice.array() * inv) * g.array();
         }
+}
+
+// out = x / sqrt(mean(x^2) + eps) * w, row by row: the same arithmetic as the grouped norm, on a copy.
+void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
+{
+    out = x;
+    rmsNormGroupsInPlace(out, 1, w, eps);
 }
 
 // out = x W^T (+ b, the biases of Qwen2's q/k/v and of models with attention_bias or mlp_bias).
