@@ -1,4 +1,5 @@
-// attentionRollout: layer by layer, the heads' mean recomputed from the capture, then one triangular product.
+// attentionRollout: layer by layer, the heads' mean recomputed from the capture, then one product (triangular for causal
+// models).
 #include "analysis/rollout.h"
 
 #include "attention/attention_scores.h"
@@ -20,6 +21,7 @@ AttentionGrid attentionRollout(const TextCapture& capture, int segment, const St
                                              "carried window)");
     using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const int T = seg.qlen, L = capture.model.layers, H = capture.model.heads;
+    const bool causal = capture.model.can.causal;
     Matrix R = Matrix::Identity(T, T), A(T, T), head(T, T), next(T, T);
     for (int l = 0; l < L; ++l) {
         const ScoreInputs in = capture.inputs(segment, l);
@@ -31,8 +33,11 @@ AttentionGrid attentionRollout(const TextCapture& capture, int segment, const St
         A *= 0.5f / static_cast<float>(H);
         A.diagonal().array() += 0.5f;
         A.array().colwise() /= A.rowwise().sum().array(); // rows sum to 1 again (they nearly do already)
-        // Both factors are lower triangular (causal): only the lower triangle is multiplied.
-        next.noalias() = A.triangularView<Eigen::Lower>() * R;
+        // Causal models: both factors are lower triangular, only the lower triangle is multiplied.
+        if (causal)
+            next.noalias() = A.triangularView<Eigen::Lower>() * R;
+        else
+            next.noalias() = A * R;
         R.swap(next);
         if (layersDone)
             layersDone(l + 1, L);
@@ -44,7 +49,10 @@ AttentionGrid attentionRollout(const TextCapture& capture, int segment, const St
     g.values.resize(static_cast<std::size_t>(T) * T);
     for (int i = 0; i < T; ++i)
         for (int j = 0; j < T; ++j)
-            g.values[static_cast<std::size_t>(i) * T + j] = j > i ? std::numeric_limits<float>::quiet_NaN() : R(i, j);
+            // Keys a query never sees are blank: later ones (causal), padding (encoders; its own row keeps its diagonal).
+            g.values[static_cast<std::size_t>(i) * T + j] = (causal ? j > i : seg.masked(i, j) && i != j)
+                                                                 ? std::numeric_limits<float>::quiet_NaN()
+                                                                 : R(i, j);
     for (int i = 0; i < T; ++i) {
         g.rowTokens.push_back(static_cast<int>(seg.firstPosition) + i);
         g.colTokens.push_back(static_cast<int>(seg.firstPosition) + i);

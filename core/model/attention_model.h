@@ -32,6 +32,8 @@ struct Capabilities {
     bool carriesMemory = false;  // segments continue from a memory of earlier layer inputs (Transformer-XL)
     bool canCarryKeys = false;   // positions are relative (rotary), so a segment may continue from carried keys
     bool nextTokenLoss = false;  // the model predicts the next token here (ablation's loss, logits)
+    bool maskedTokens = false;   // an encoder with a masked-language-model head: logits predict the token at [MASK]
+    int tokenTypes = 0;          // encoders: token type embeddings (2: sentence pairs A / B); 0: none
     ScoreDecomposition decomposition = ScoreDecomposition::None;
 };
 
@@ -137,6 +139,11 @@ struct RunOptions {
     std::optional<HeadRef> ablate;
     std::optional<bool> sameLength;
     std::optional<int> clampLen;
+    // Encoders, by position in the run: each token's type (sentence A 0, B 1; empty: all 0) and which tokens are
+    // padding (1: an attention_mask 0, no query attends to it; empty: none). The real tokens of a segment must be one
+    // run (padding at the start or the end).
+    std::vector<std::int32_t> tokenTypes;
+    std::vector<std::uint8_t> padding;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
 };
 

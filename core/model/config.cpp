@@ -581,6 +581,62 @@ LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& fi
     return parseLlama(Reader(json, file), json, file, modelType);
 }
 
+namespace {
+EncoderConfig::Activation encoderActivation(const Reader& r, const char* key)
+{
+    const std::string act = r.stringOr(key, "gelu");
+    if (act == "gelu")
+        return EncoderConfig::Activation::Gelu;
+    if (act == "gelu_new" || act == "gelu_pytorch_tanh")
+        return EncoderConfig::Activation::GeluNew;
+    if (act == "relu")
+        return EncoderConfig::Activation::Relu;
+    r.fail(key, "\"" + act + "\" is not supported (gelu, gelu_new, relu)");
+}
+} // namespace
+
+EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    const Reader r(json, file);
+    EncoderConfig c;
+    c.family = familyOfModelType(modelType, file).id;
+    c.vocabSize = r.positiveInt("vocab_size");
+    c.maxPositions = r.positiveInt("max_position_embeddings");
+    if (c.family == ModelFamily::DistilBert) { // DistilBERT's own key names; its LayerNorms use 1e-12, fixed in code
+        c.hidden = r.positiveInt("dim");
+        c.nHead = r.positiveInt("n_heads");
+        c.nLayer = layerCount(r.positiveInt("n_layers"), r, "n_layers");
+        c.intermediate = r.positiveInt("hidden_dim");
+        c.activation = encoderActivation(r, "activation");
+        c.padTokenId = r.intOr("pad_token_id", 0, 0);
+        c.typeVocabSize = 0;
+    } else {
+        c.hidden = r.positiveInt("hidden_size");
+        c.nHead = r.positiveInt("num_attention_heads");
+        c.nLayer = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
+        c.intermediate = r.positiveInt("intermediate_size");
+        c.activation = encoderActivation(r, "hidden_act");
+        c.layerNormEps = r.floatOr("layer_norm_eps", 1e-12f);
+        c.typeVocabSize = r.intOr("type_vocab_size", 2, 0);
+        c.positionsAfterPadding = c.family == ModelFamily::Roberta;
+        c.padTokenId = r.intOr("pad_token_id", c.positionsAfterPadding ? 1 : 0, 0);
+        const std::string pos = r.stringOr("position_embedding_type", "absolute");
+        if (pos != "absolute")
+            r.fail("position_embedding_type", "\"" + pos + "\" is not supported (absolute is)");
+        if (r.boolOr("is_decoder", false))
+            r.fail("is_decoder", "a BERT-style decoder is not supported (encoders are)");
+    }
+    if (c.hidden % c.nHead != 0)
+        r.fail(c.family == ModelFamily::DistilBert ? "dim" : "hidden_size",
+               std::to_string(c.hidden) + " is not divisible by the " + std::to_string(c.nHead) + " heads");
+    if (c.padTokenId >= c.vocabSize)
+        r.fail("pad_token_id", "must be below vocab_size " + std::to_string(c.vocabSize));
+    if (c.maxTokens() < 1)
+        r.fail("max_position_embeddings", "leaves no position for a token after pad_token_id " +
+                                              std::to_string(c.padTokenId) + " (positions start after it)");
+    return c;
+}
+
 ModelConfig readModelConfig(const std::string& configPath)
 {
     return parseModelConfig(readJsonFile(configPath), configPath);

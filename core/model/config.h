@@ -10,7 +10,7 @@
 namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
-enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3 };
+enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
@@ -119,7 +119,28 @@ struct LlamaConfig {
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
 };
 
-using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig>;
+// Encoders (BERT, RoBERTa, DistilBERT): learned absolute positions, token types, post-LayerNorm blocks, bidirectional
+// attention over the real (unpadded) tokens, an optional masked-language-model head.
+struct EncoderConfig {
+    ModelFamily family = ModelFamily::Bert;
+    int vocabSize = 0;
+    int hidden = 0;
+    int nHead = 0;
+    int nLayer = 0;
+    int intermediate = 0;
+    int maxPositions = 0;
+    int typeVocabSize = 0; // 0: no token type embeddings (DistilBERT)
+    float layerNormEps = 1e-12f;
+    int padTokenId = 0;
+    // RoBERTa (fairseq's make_positions): a real token's position is pad + its count among the real tokens so far, a
+    // padding token's is pad; otherwise positions are 0, 1, ...
+    bool positionsAfterPadding = false;
+    enum class Activation { Gelu, GeluNew, Relu } activation = Activation::Gelu;
+    // The longest sequence the position table holds.
+    int maxTokens() const { return positionsAfterPadding ? maxPositions - padTokenId - 1 : maxPositions; }
+};
+
+using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig>;
 
 // Parses and validates a config through its family's row; `file` is used in messages. Throws
 // Error(UnknownModelType / BadConfig).
@@ -136,5 +157,6 @@ TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::stri
 GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file);
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig ggufDecoderConfig(const GgufFile& file);
+EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 
 } // namespace attnscope::core

@@ -3,6 +3,7 @@
 
 #include "io/checkpoint.h"
 #include "io/gguf.h"
+#include "model/encoder.h"
 #include "model/gpt2.h"
 #include "model/llama.h"
 #include "model/transfo_xl.h"
@@ -30,6 +31,11 @@ std::shared_ptr<AttentionModel> buildDecoder(const ModelConfig& c, std::shared_p
     return std::make_shared<LlamaModel>(std::get<LlamaConfig>(c), std::move(w), std::move(source));
 }
 
+std::shared_ptr<AttentionModel> buildEncoder(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<EncoderModel>(std::get<EncoderConfig>(c), std::move(w), std::move(source));
+}
+
 ModelConfig transfoXLJson(const nlohmann::json& j, const std::string& file, const std::string&)
 {
     return parseTransfoXLConfig(j, file);
@@ -38,6 +44,10 @@ ModelConfig gpt2Json(const nlohmann::json& j, const std::string& file, const std
 ModelConfig decoderJson(const nlohmann::json& j, const std::string& file, const std::string& type)
 {
     return parseDecoderConfig(j, file, type);
+}
+ModelConfig encoderJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseEncoderConfig(j, file, type);
 }
 ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
 
@@ -64,6 +74,9 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text"}, {"gemma3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder},
+        {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},
+        {ModelFamily::DistilBert, "DistilBERT", {"distilbert"}, {}, encoderJson, nullptr, buildEncoder},
     };
     return rows;
 }

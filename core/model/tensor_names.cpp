@@ -111,6 +111,39 @@ const DecoderNames& decoderNames(ModelFamily family)
     }
 }
 
+const EncoderNames& encoderNames(ModelFamily family)
+{
+    static const EncoderNames bert{"bert.", "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
+                                   "embeddings.token_type_embeddings.weight", "embeddings.LayerNorm",
+                                   "encoder.layer.{l}.attention.self.query", "encoder.layer.{l}.attention.self.key",
+                                   "encoder.layer.{l}.attention.self.value", "encoder.layer.{l}.attention.output.dense",
+                                   "encoder.layer.{l}.attention.output.LayerNorm", "encoder.layer.{l}.intermediate.dense",
+                                   "encoder.layer.{l}.output.dense", "encoder.layer.{l}.output.LayerNorm",
+                                   "cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm",
+                                   "cls.predictions.bias", "cls.predictions.decoder"};
+    static const EncoderNames roberta = [] {
+        EncoderNames n = bert;
+        n.prefix = "roberta.";
+        n.headDense = "lm_head.dense";
+        n.headNorm = "lm_head.layer_norm";
+        n.headBias = "lm_head.bias";
+        n.headDecoder = "lm_head.decoder";
+        return n;
+    }();
+    static const EncoderNames distilbert{"distilbert.", "embeddings.word_embeddings.weight",
+                                         "embeddings.position_embeddings.weight", nullptr, "embeddings.LayerNorm",
+                                         "transformer.layer.{l}.attention.q_lin", "transformer.layer.{l}.attention.k_lin",
+                                         "transformer.layer.{l}.attention.v_lin", "transformer.layer.{l}.attention.out_lin",
+                                         "transformer.layer.{l}.sa_layer_norm", "transformer.layer.{l}.ffn.lin1",
+                                         "transformer.layer.{l}.ffn.lin2", "transformer.layer.{l}.output_layer_norm",
+                                         "vocab_transform", "vocab_layer_norm", "vocab_projector.bias", "vocab_projector"};
+    switch (family) {
+    case ModelFamily::Roberta: return roberta;
+    case ModelFamily::DistilBert: return distilbert;
+    default: return bert;
+    }
+}
+
 std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern)
 {
     return weights.has(tensorName(prefix, probePattern, 0)) ? prefix : "";

@@ -71,6 +71,18 @@ struct DecoderNames {
 // The table of the family (model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);
 
+// Encoders (BERT, RoBERTa, DistilBERT), Hugging Face names of the base model, relative to the family's prefix
+// ("bert.", "roberta.", "distilbert.": present in *ForMaskedLM / *ForPreTraining files, absent in *Model files). Norm
+// weights and biases are found under the legacy LayerNorm.gamma / LayerNorm.beta too (Google-converted BERT). The
+// masked-language-model head's names are absolute (no prefix); null roles are absent in that family.
+struct EncoderNames {
+    const char* prefix = nullptr;
+    const char *wordEmb, *posEmb, *typeEmb = nullptr, *embNorm; // norms: the name without .weight / .bias
+    const char *q, *k, *v, *o, *attnNorm, *ffnIn, *ffnOut, *ffnNorm; // linear layers: without .weight / .bias
+    const char *headDense, *headNorm, *headBias, *headDecoder;      // MLM head (decoder: without .weight)
+};
+const EncoderNames& encoderNames(ModelFamily family);
+
 class Checkpoint;
 // `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".
 // `probePattern` is a name every checkpoint of the family has (index 0 substituted).

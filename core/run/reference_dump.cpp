@@ -35,6 +35,7 @@ public:
     DumpObserver(const Capabilities& can, std::vector<OutputTensor>& out)
         : m_relative(can.decomposition == ScoreDecomposition::RelativeTerms)
         , m_rotary(can.decomposition == ScoreDecomposition::RotaryBands)
+        , m_encoder(!can.causal)
         , m_out(out)
     {
     }
@@ -45,7 +46,7 @@ public:
     void onSegment(const SegmentView& s) override
     {
         m_segPrefix = m_relative ? "seg" + std::to_string(s.segment) + "." : "";
-        add("embedding", {s.qlen, s.dModel}, s.embedding);
+        add(m_encoder ? "embeddings" : "embedding", {s.qlen, s.dModel}, s.embedding); // as the references name it
         if (s.posEmb)
             add("pos_emb", {s.klen, s.dModel}, s.posEmb);
         if (m_relative) {
@@ -80,7 +81,7 @@ public:
     void onSegmentEnd(const SegmentEndView& e) override
     {
         if (e.lnF) {
-            add(m_rotary ? "norm" : "ln_f", {e.qlen, e.dModel}, e.lnF);
+            add(m_rotary ? "norm" : m_encoder ? "mlm_transform" : "ln_f", {e.qlen, e.dModel}, e.lnF);
             add("logits", {e.qlen, e.vocab}, e.logits);
         }
     }
@@ -104,6 +105,7 @@ private:
 
     bool m_relative;
     bool m_rotary;
+    bool m_encoder;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
 };
@@ -155,12 +157,36 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
             options.sameLength = it->get<bool>();
         }
     } else {
-        const auto ids = input.find("token_ids");
+        // "token_ids", or the encoders' Hugging Face names: "input_ids" with "token_type_ids" and "attention_mask".
+        const char* idsKey = input.contains("token_ids") ? "token_ids" : "input_ids";
+        const auto ids = input.find(idsKey);
         if (ids == input.end())
-            throw Error(ErrorCode::BadInput, "needs \"token_ids\"", inputFile);
-        segments.push_back(idList(*ids, inputFile, "token_ids"));
+            throw Error(ErrorCode::BadInput, "needs \"token_ids\" or \"input_ids\"", inputFile);
+        segments.push_back(idList(*ids, inputFile, idsKey));
+        const std::size_t n = segments.front().size();
+        auto perToken = [&](const char* key) -> std::vector<std::int32_t> {
+            const auto it = input.find(key);
+            if (it == input.end() || it->is_null())
+                return {};
+            auto v = idList(*it, inputFile, key);
+            if (v.size() != n)
+                throw Error(ErrorCode::BadInput, "has " + std::to_string(v.size()) + " entries for " + std::to_string(n) +
+                                                     " tokens", inputFile, key);
+            return v;
+        };
+        if (!model.info().can.causal) {
+            options.tokenTypes = perToken("token_type_ids");
+            for (const auto m : perToken("attention_mask")) {
+                if (m > 1)
+                    throw Error(ErrorCode::BadInput, "must hold 1 (a token) or 0 (padding)", inputFile, "attention_mask");
+                options.padding.push_back(m == 0 ? 1 : 0);
+            }
+        } else if (input.contains("attention_mask") || input.contains("token_type_ids")) {
+            throw Error(ErrorCode::BadInput, "attention_mask and token_type_ids are for encoders; this model is causal",
+                        inputFile);
+        }
         // Causal models run one sequence from position 0; other positions are not a run this dump can make.
-        if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array()) {
+        if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array() && model.info().can.causal) {
             const auto p = idList(*pos, inputFile, "positions");
             for (std::size_t t = 0; t < p.size(); ++t)
                 if (p.size() != segments.front().size() || p[t] != static_cast<std::int32_t>(t))

@@ -148,7 +148,7 @@ TEST_CASE("config problems name config.json and the key", "[errors][model]")
 
     SECTION("unknown model type lists the supported ones")
     {
-        config["model_type"] = "bert";
+        config["model_type"] = "t5";
         test::writeBytes(configPath, config.dump());
         expectError([&] { core::loadModel(dir.string()); }, core::ErrorCode::UnknownModelType,
                     {configPath, "bert", "transfo-xl", "gpt2"});

@@ -44,8 +44,14 @@ CaseInput caseInput(const std::filesystem::path& dir, const core::ModelInfo& inf
             c.ids.insert(c.ids.end(), seg.begin(), seg.end());
         }
     } else {
-        c.ids = in.at("token_ids").get<std::vector<std::int32_t>>();
+        c.ids = in.at(in.contains("token_ids") ? "token_ids" : "input_ids").get<std::vector<std::int32_t>>();
         c.segmentLen = static_cast<int>(c.ids.size());
+        // Encoders: token types and padding (attention_mask 0) as the reference ran them.
+        if (in.contains("token_type_ids"))
+            c.run.tokenTypes = in.at("token_type_ids").get<std::vector<std::int32_t>>();
+        if (in.contains("attention_mask"))
+            for (const int m : in.at("attention_mask").get<std::vector<int>>())
+                c.run.padding.push_back(m == 0 ? 1 : 0);
         if (info.hasRelativeTerms)
             for (const char* key : {"segment_length", "tgt_len"})
                 if (in.contains(key) && in.at(key).is_number_integer()) {

@@ -1,0 +1,59 @@
+// Encoders: BERT, RoBERTa and DistilBERT (learned absolute positions, token types, post-LayerNorm blocks, exact GELU,
+// bidirectional attention over the real tokens). One forward for the three; their differences are configuration
+// (model/config.h EncoderConfig) and tensor names (model/tensor_names.h EncoderNames).
+#pragma once
+
+#include "io/checkpoint.h"
+#include "model/attention_model.h"
+#include "model/config.h"
+#include "model/nn_ops.h"
+
+#include <optional>
+
+namespace attnscope::core {
+
+// Each segment is an independent sequence (positions are absolute: no memory carries over; asking for one is an
+// error) of at most EncoderConfig::maxTokens() tokens. Every query sees every real key of its segment, before and
+// after it; padding tokens (RunOptions::padding) are seen by no query, and are queries like any other.
+// LayerView::attnOutput is the attention block's output AFTER the residual add and its LayerNorm (Hugging Face's
+// BertAttention output); LayerView::hidden the layer's output. When the observer wants logits and the checkpoint has
+// a masked-language-model head, onSegmentEnd receives the head's transformed states (lnF) and its logits.
+class EncoderModel final : public AttentionModel {
+public:
+    EncoderModel(EncoderConfig config, std::shared_ptr<const Checkpoint> weights, std::string source);
+
+    const ModelInfo& info() const override { return m_info; }
+    std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+
+    // The position ids of a segment (RoBERTa's count real tokens after the padding id).
+    std::vector<int> positionIds(std::span<const std::int32_t> ids) const;
+
+private:
+    struct Linear {
+        WeightView w, b;
+    };
+    struct Norm {
+        WeightView w, b;
+    };
+    struct Layer {
+        Linear q, k, v, o, ffnIn, ffnOut;
+        Norm attnNorm, ffnNorm;
+    };
+    struct Head {
+        Linear dense;
+        Norm norm;
+        WeightView decoder, bias;
+    };
+    void activate(RowMatrix& x) const;
+
+    EncoderConfig m_config;
+    std::shared_ptr<const Checkpoint> m_weights;
+    ModelInfo m_info;
+    WeightView m_wordEmb, m_posEmb, m_typeEmb;
+    Norm m_embNorm;
+    std::vector<Layer> m_layers;
+    std::optional<Head> m_head;
+};
+
+} // namespace attnscope::core
