@@ -109,7 +109,7 @@ int editLatency(const std::string& which, int tokens, int edits, int threads)
     // A real tokenizer when the folder has one: the latency includes tokenizing the whole text again.
     std::unique_ptr<Tokenizer> tokenizer;
     try {
-        tokenizer = loadTokenizer(loaded.tokenizerSource());
+        tokenizer = loadModelTokenizer(loaded);
     } catch (const std::exception&) {
     }
     auto base = randomTokens(tokens, info.vocabSize, 3);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes core/tokenize/unicode_tables.inc from Python's unicodedata: the general category of every code point (as
-ranges), and the canonical tables of NFC (combining classes, canonical decompositions, composition pairs). Used by the
-tokenizers' regular expressions and normalizers. Run by hand when updating the Unicode version; the build never runs
+ranges), the canonical tables of NFC/NFD (combining classes, canonical decompositions, composition pairs) and full
+lower-case mappings (str.lower: UnicodeData plus SpecialCasing's unconditional ones, e.g. U+0130 -> i + U+0307). Used by
+the tokenizers' regular expressions and normalizers. Run by hand when updating the Unicode version; the build never runs
 Python."""
 import sys
 import unicodedata
@@ -44,6 +45,17 @@ def compositions(decomps):
             out.append((a, b, cp))
     return sorted(out)
 
+def lower_mappings():
+    out = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        low = chr(cp).lower()
+        if low != chr(cp):
+            assert len(low) <= 2, hex(cp)
+            out.append((cp, ord(low[0]), ord(low[1]) if len(low) > 1 else 0))
+    return out
+
 path = sys.argv[1] if len(sys.argv) > 1 else "core/tokenize/unicode_tables.inc"
 decomps = decompositions()
 with open(path, "w") as f:
@@ -69,4 +81,10 @@ with open(path, "w") as f:
     cs = compositions(decomps)
     for i in range(0, len(cs), 5):
         f.write("    " + " ".join("{0x%X, 0x%X, 0x%X}," % r for r in cs[i:i + 5]) + "\n")
+    f.write("};\n")
+    f.write("// Full lower-case mappings: code point -> one or two code points, sorted.\n")
+    f.write("constexpr Decomposition kLowerCase[] = {\n")
+    ls = lower_mappings()
+    for i in range(0, len(ls), 5):
+        f.write("    " + " ".join("{0x%X, 0x%X, 0x%X}," % r for r in ls[i:i + 5]) + "\n")
     f.write("};\n")

@@ -215,7 +215,7 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
         }
     }
     checkScanOptions(info, opt); // before the tokenizer: a wrong option is the first thing to hear about
-    const auto tokenizer = loadTokenizer(loaded.tokenizerSource());
+    const auto tokenizer = loadModelTokenizer(loaded);
     ProgressBar bar;
     opt.progress = [&bar](std::int64_t done, std::int64_t total) { bar.update(done, total); };
     auto result = scanTextFile(*loaded.model, *tokenizer, textFile, opt, shardI, shardN);
@@ -309,7 +309,7 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
             throw Error(ErrorCode::BadInput, "the model's layers x heads differ from the scan's", model);
         std::unique_ptr<Tokenizer> tokenizer;
         try {
-            tokenizer = loadTokenizer(loaded.tokenizerSource());
+            tokenizer = loadModelTokenizer(loaded);
         } catch (const Error&) {
             if (!textFile.empty())
                 throw;

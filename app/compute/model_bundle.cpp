@@ -14,7 +14,7 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     b->loaded = core::loadModel(spec.toStdString(), builtinDirs, options);
     // A GGUF file carries its vocabulary; reference test folders ship without one: then the user types token ids.
     if (!b->loaded.ggufPath.empty() || core::hasTokenizerFiles(b->loaded.folder))
-        b->tokenizer = core::loadTokenizer(b->loaded.tokenizerSource());
+        b->tokenizer = core::loadModelTokenizer(b->loaded);
     else
         b->tokenizer = std::make_shared<core::IdTokenizer>(b->loaded.model->info().vocabSize);
     b->spec = spec;

@@ -74,9 +74,9 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text"}, {"gemma3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder},
+        {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
         {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},
-        {ModelFamily::DistilBert, "DistilBERT", {"distilbert"}, {}, encoderJson, nullptr, buildEncoder},
+        {ModelFamily::DistilBert, "DistilBERT", {"distilbert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
     };
     return rows;
 }

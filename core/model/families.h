@@ -6,6 +6,7 @@
 
 #include "model/attention_model.h"
 #include "model/config.h"
+#include "tokenize/tokenizer.h"
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
@@ -29,6 +30,8 @@ struct FamilyRow {
     // The model over its weights; `source` names it in the UI.
     std::shared_ptr<AttentionModel> (*build)(const ModelConfig& config, std::shared_ptr<const Checkpoint> weights,
                                              std::string source);
+    // What a vocab.txt in the model's folder is (BERT's WordPiece vocabulary or a word list).
+    VocabTxt vocabTxt = VocabTxt::WordList;
 };
 
 const std::vector<FamilyRow>& familyTable();

@@ -5,6 +5,7 @@
 #include "model/config.h"
 #include "io/gguf.h"
 #include "model/families.h"
+#include "tokenize/tokenizer.h"
 #include "util/text_file.h"
 
 #include <nlohmann/json.hpp>
@@ -108,6 +109,11 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
     const auto& row = familyOfModelType(json.at("model_type").get<std::string>(), configPath);
     out.model = row.build(config, weights, builtin ? spec : out.folder);
     return out;
+}
+
+std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model)
+{
+    return loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
 }
 
 } // namespace attnscope::core

@@ -35,6 +35,11 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
 // Resolves a spec to the model folder (or the .gguf file) without loading weights (same rules and messages).
 std::string resolveModelFolder(const std::string& spec, const std::vector<std::string>& builtinDirs = {});
 
+class Tokenizer;
+// The model's tokenizer: from its GGUF file or its folder, a vocab.txt read as its family says (BERT's WordPiece or a
+// word list). Throws Error naming the file when none is there or one is broken.
+std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model);
+
 // Names of the built-in models found in `builtinDirs` (folders holding a config.json), sorted.
 std::vector<std::string> listBuiltinModels(const std::vector<std::string>& builtinDirs);
 

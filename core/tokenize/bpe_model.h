@@ -4,7 +4,7 @@
 // queue over adjacent pairs makes this O(n log n) in the pre-token's length (a 1 MB word is no problem).
 #pragma once
 
-#include "tokenize/tokenizer.h"
+#include "tokenize/subword_model.h"
 
 #include <cstdint>
 #include <optional>
@@ -15,18 +15,13 @@
 
 namespace attnscope::core {
 
-class BpeModel {
+class BpeModel final : public SubwordModel {
 public:
     struct Options {
         bool byteFallback = false; // a character not in the vocabulary becomes its UTF-8 bytes <0xNN>
         bool fuseUnk = false;      // consecutive unknown characters become one unknown token
         std::optional<int> unkId;  // without it (and without byte fallback), an unknown character is an error
         bool ignoreMerges = false; // a pre-token that is itself a piece is emitted whole (Llama 3)
-    };
-    // An initial symbol: one character (UTF-8) and the original bytes it stands for.
-    struct Unit {
-        std::string text;
-        std::uint32_t begin = 0, end = 0;
     };
 
     BpeModel() = default;
@@ -39,11 +34,11 @@ public:
                                const std::vector<bool>& mergeable, Options options, std::string source);
 
     // Appends the tokens of one pre-token (ids and source spans; texts are filled in by the caller).
-    void encode(const std::vector<Unit>& units, std::vector<Token>& out) const;
+    void encode(const std::vector<Unit>& units, std::vector<Token>& out) const override;
 
     std::optional<int> id(const std::string& piece) const;
-    const std::string& piece(int id) const { return m_pieces.at(static_cast<std::size_t>(id)); }
-    int vocabSize() const { return static_cast<int>(m_pieces.size()); }
+    const std::string& piece(int id) const override { return m_pieces.at(static_cast<std::size_t>(id)); }
+    int vocabSize() const override { return static_cast<int>(m_pieces.size()); }
     const Options& options() const { return m_options; }
 
 private:

@@ -17,6 +17,20 @@ struct Token {
     std::size_t end = 0;
 };
 
+// A text pair as a model reads it: tokens and each token's type (token_type_ids: 0 for the first text and what frames
+// it, 1 for the second where the model tells the two apart).
+struct PairEncoding {
+    std::vector<Token> tokens;
+    std::vector<std::int32_t> typeIds;
+};
+
+// One element of a post-processor's template: special tokens, or the place of text A or B, with a token type.
+struct TemplateItem {
+    enum class Kind { Special, A, B } kind = Kind::Special;
+    std::vector<Token> special; // Kind::Special: the tokens (ids and texts; spans are set where they are placed)
+    std::int32_t typeId = 0;
+};
+
 class Tokenizer {
 public:
     virtual ~Tokenizer() = default;
@@ -29,13 +43,23 @@ public:
     virtual std::vector<Token> specialSuffix() const { return {}; }
     // encode() with the special prefix and suffix: what the model sees by default.
     std::vector<Token> encodeWithSpecial(std::string_view text) const;
+    // A pair through the pair template ([CLS] A [SEP] B [SEP] with types 0 / 1 for BERT, <s> A </s></s> B </s> all 0
+    // for RoBERTa). B's spans are offsets into `b` plus `bOffset`, so a caller can show the pair as one text; a special
+    // token sits, with an empty span, where the text before it ends.
+    PairEncoding encodePairWithSpecial(std::string_view a, std::string_view b, std::size_t bOffset) const;
+    // The pair template; by default the special prefix, A (type 0), B (type 1), the special suffix.
+    virtual std::vector<TemplateItem> pairTemplate() const;
     virtual std::string kind() const = 0; // "byte-level BPE", "SentencePiece BPE", "word-level"
     virtual int vocabSize() const = 0;
 };
 
+// What a vocab.txt is: a word list (Transformer-XL, WikiText style) unless the model's family says WordPiece (BERT).
+// The family decides (model/families.h), never which files happen to exist.
+enum class VocabTxt { WordList, WordPiece };
+
 // Loads a tokenizer from a model folder (tokenizer.json first, then tokenizer.model, then vocab.json + merges.txt,
 // then vocab.txt), from one of those files, or from a .gguf file's embedded vocabulary. Throws Error naming the file
 // or folder when none is present or a file is broken.
-std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile);
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt = VocabTxt::WordList);
 
 } // namespace attnscope::core

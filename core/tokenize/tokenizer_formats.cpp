@@ -1,6 +1,9 @@
 // Tokenizer formats -> TokenizerPipeline. Each reader checks every value it uses and names the file and the key.
 #include "tokenize/tokenizer_formats.h"
 
+#include "tokenize/bpe_model.h"
+#include "tokenize/wordpiece_model.h"
+
 #include "io/gguf.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -148,8 +151,15 @@ void readNormalizer(const JsonAt& n, std::vector<NormalizerStep>& out)
         step.kind = NormalizerStep::Kind::Strip;
         step.left = n.boolOr("strip_left", true);
         step.right = n.boolOr("strip_right", true);
+    } else if (type == "BertNormalizer") {
+        step.kind = NormalizerStep::Kind::Bert;
+        step.cleanText = n.boolOr("clean_text", true);
+        step.chineseChars = n.boolOr("handle_chinese_chars", true);
+        step.lowercase = n.boolOr("lowercase", true);
+        step.stripAccents = n.boolOr("strip_accents", step.lowercase); // null: follow lowercase
     } else {
-        n.fail("normalizer \"" + type + "\" is not supported (Sequence, Prepend, Replace, NFC, Lowercase, Strip are)", "type");
+        n.fail("normalizer \"" + type + "\" is not supported (Sequence, Prepend, Replace, NFC, Lowercase, Strip, "
+               "BertNormalizer are)", "type");
     }
     out.push_back(std::move(step));
 }
@@ -168,7 +178,7 @@ void readPreTokenizer(const JsonAt& p, std::vector<PreTokenizerStep>& out)
         step.kind = PreTokenizerStep::Kind::ByteLevel;
         step.addPrefixSpace = p.boolOr("add_prefix_space", false);
         if (p.boolOr("use_regex", true)) // files older than the key split with the GPT-2 pattern
-            step.regex = std::make_shared<UnicodeRegex>(BpeTokenizer::gpt2Pattern());
+            step.regex = std::make_shared<UnicodeRegex>(PipelineTokenizer::gpt2Pattern());
     } else if (type == "Split") {
         step.kind = PreTokenizerStep::Kind::Split;
         readPattern(p.at("pattern"), step.regex, step.literal);
@@ -197,14 +207,37 @@ void readPreTokenizer(const JsonAt& p, std::vector<PreTokenizerStep>& out)
         step.kind = PreTokenizerStep::Kind::Punctuation;
         if (p.has("behavior"))
             step.behavior = readBehavior(p.at("behavior"));
+    } else if (type == "BertPreTokenizer") {
+        step.kind = PreTokenizerStep::Kind::Bert;
     } else {
         p.fail("pre-tokenizer \"" + type + "\" is not supported (Sequence, ByteLevel, Split, Metaspace, Digits, "
-               "Whitespace, WhitespaceSplit, Punctuation are)", "type");
+               "Whitespace, WhitespaceSplit, Punctuation, BertPreTokenizer are)", "type");
     }
     out.push_back(std::move(step));
 }
 
-// The special tokens a post-processor puts before and after a single text.
+// The ids of a template item {"SpecialToken": {"id": NAME, ...}}, looked up in the processor's special_tokens.
+std::vector<int> specialIds(const JsonAt& processor, const JsonAt& item)
+{
+    const std::string name = item.at("SpecialToken").at("id").str();
+    const auto ids = processor.at("special_tokens").at(name.c_str()).at("ids");
+    std::vector<int> out;
+    for (std::size_t k = 0; k < ids.array().size(); ++k)
+        out.push_back(ids.at(k).id());
+    return out;
+}
+
+std::int32_t typeId(const JsonAt& item)
+{
+    if (!item.has("type_id"))
+        return 0;
+    const auto& v = item.at("type_id").json();
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 255)
+        item.fail("must be a small non-negative integer, got " + jsonPreview(v), "type_id");
+    return static_cast<std::int32_t>(v.get<std::int64_t>());
+}
+
+// The special tokens a post-processor puts before and after a single text, and around a pair.
 void readPostProcessor(const JsonAt& p, TokenizerPipeline& t)
 {
     const std::string type = p.at("type").str();
@@ -221,15 +254,39 @@ void readPostProcessor(const JsonAt& p, TokenizerPipeline& t)
                 afterText = true;
                 continue;
             }
-            const std::string name = item.at("SpecialToken").at("id").str();
-            const auto special = p.at("special_tokens").at(name.c_str());
-            const auto ids = special.at("ids");
-            for (std::size_t k = 0; k < ids.array().size(); ++k)
-                (afterText ? t.suffixIds : t.prefixIds).push_back(ids.at(k).id());
+            for (const int id : specialIds(p, item))
+                (afterText ? t.suffixIds : t.prefixIds).push_back(id);
+        }
+        if (p.has("pair")) {
+            const auto pair = p.at("pair");
+            for (std::size_t i = 0; i < pair.array().size(); ++i) {
+                const auto item = pair.at(i);
+                TokenizerPipeline::PairItem out;
+                if (item.has("Sequence")) {
+                    const auto seq = item.at("Sequence");
+                    const std::string which = seq.at("id").str();
+                    if (which != "A" && which != "B")
+                        seq.fail("must be \"A\" or \"B\"", "id");
+                    out.kind = which == "A" ? TemplateItem::Kind::A : TemplateItem::Kind::B;
+                    out.typeId = typeId(seq);
+                } else {
+                    out.ids = specialIds(p, item);
+                    out.typeId = typeId(item.at("SpecialToken"));
+                }
+                t.pair.push_back(std::move(out));
+            }
         }
     } else if (type == "RobertaProcessing" || type == "BertProcessing") {
-        t.prefixIds.push_back(p.at("cls").at(std::size_t{1}).id());
-        t.suffixIds.push_back(p.at("sep").at(std::size_t{1}).id());
+        const int cls = p.at("cls").at(std::size_t{1}).id(), sep = p.at("sep").at(std::size_t{1}).id();
+        t.prefixIds.push_back(cls);
+        t.suffixIds.push_back(sep);
+        // BERT: [CLS] A [SEP] B [SEP], types 0 then 1; RoBERTa: <s> A </s></s> B </s>, all type 0.
+        using K = TemplateItem::Kind;
+        if (type == "BertProcessing")
+            t.pair = {{K::Special, {cls}, 0}, {K::A, {}, 0}, {K::Special, {sep}, 0}, {K::B, {}, 1}, {K::Special, {sep}, 1}};
+        else
+            t.pair = {{K::Special, {cls}, 0}, {K::A, {}, 0}, {K::Special, {sep, sep}, 0}, {K::B, {}, 0},
+                      {K::Special, {sep}, 0}};
     } else if (type != "ByteLevel") {
         p.fail("post-processor \"" + type + "\" is not supported", "type");
     }
@@ -333,7 +390,7 @@ TokenizerPipeline sentencePiecePipeline(std::vector<std::string> pieces, const s
     opt.byteFallback = byteFallback;
     opt.unkId = unkId;
     opt.fuseUnk = true;
-    t.model = BpeModel::fromScores(std::move(pieces), scores, mergeable, opt, source);
+    t.model = std::make_shared<BpeModel>(BpeModel::fromScores(std::move(pieces), scores, mergeable, opt, source));
     if (addBos && bosId)
         t.prefixIds.push_back(*bosId);
     if (addEos && eosId)
@@ -410,9 +467,61 @@ private:
     std::string m_what;
 };
 
+// tokenizer.json's added_tokens into the pipeline; their contents name unused ids of the vocabulary.
+void readAddedTokens(const JsonAt& root, std::vector<std::string>& pieces, TokenizerPipeline& t)
+{
+    if (!root.has("added_tokens"))
+        return;
+    const auto added = root.at("added_tokens");
+    for (std::size_t i = 0; i < added.array().size(); ++i) {
+        const auto a = added.at(i);
+        AddedToken tok{a.at("content").str(), a.at("id").id(), a.boolOr("special", false), a.boolOr("lstrip", false),
+                       a.boolOr("rstrip", false), a.boolOr("single_word", false)};
+        if (static_cast<std::size_t>(tok.id) >= pieces.size())
+            pieces.resize(static_cast<std::size_t>(tok.id) + 1);
+        if (pieces[static_cast<std::size_t>(tok.id)].empty())
+            pieces[static_cast<std::size_t>(tok.id)] = tok.content;
+        t.added.push_back(std::move(tok));
+    }
+}
+
+void readPipelineSteps(const JsonAt& root, TokenizerPipeline& t)
+{
+    if (root.has("normalizer"))
+        readNormalizer(root.at("normalizer"), t.normalizers);
+    if (root.has("pre_tokenizer"))
+        readPreTokenizer(root.at("pre_tokenizer"), t.preTokenizers);
+    if (root.has("post_processor"))
+        readPostProcessor(root.at("post_processor"), t);
+}
+
+int maxCharsPerWord(const JsonAt& model)
+{
+    if (!model.has("max_input_chars_per_word"))
+        return 100;
+    const auto& v = model.at("max_input_chars_per_word").json();
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+        model.fail("must be a positive integer, got " + jsonPreview(v), "max_input_chars_per_word");
+    return static_cast<int>(std::min<std::int64_t>(v.get<std::int64_t>(), 1'000'000));
+}
+
+std::unique_ptr<PipelineTokenizer> wordPieceFromJson(const JsonAt& root, const JsonAt& model, const std::string& path)
+{
+    TokenizerPipeline t;
+    t.source = path;
+    auto pieces = piecesFromVocab(model.at("vocab"));
+    readAddedTokens(root, pieces, t);
+    readPipelineSteps(root, t);
+    const std::string unk = model.at("unk_token").str();
+    t.kind = "WordPiece";
+    t.model = std::make_shared<WordPieceModel>(std::move(pieces), unk, model.strOr("continuing_subword_prefix", "##"),
+                                               maxCharsPerWord(model), path);
+    return std::make_unique<PipelineTokenizer>(std::move(t));
+}
+
 } // namespace
 
-std::unique_ptr<BpeTokenizer> tokenizerFromJson(const std::string& path)
+std::unique_ptr<PipelineTokenizer> tokenizerFromJson(const std::string& path)
 {
     const auto j = readJsonFile(path);
     const JsonAt root(j, path, "");
@@ -421,35 +530,22 @@ std::unique_ptr<BpeTokenizer> tokenizerFromJson(const std::string& path)
     t.source = path;
     const auto model = root.at("model");
     model.object();
-    const std::string type = model.strOr("type", model.has("merges") ? "BPE" : "");
-    if (type != "BPE") // a kind attnscope does not read yet: its own code, so callers can tell it from a broken file
-        throw Error(ErrorCode::UnsupportedTokenizer,
+    // Files without "type" say which model they are by their keys (the Hub's bert-base-uncased has none).
+    const bool looksWordPiece = !model.has("merges") && model.has("continuing_subword_prefix") && model.has("unk_token");
+    const std::string type = model.strOr("type", model.has("merges") ? "BPE" : looksWordPiece ? "WordPiece" : "");
+    if (type != "BPE" && type != "WordPiece") // a kind attnscope does not read yet: its own code, so callers can tell
+        throw Error(ErrorCode::UnsupportedTokenizer,            // it from a broken file
                     "tokenizer model \"" + (type.empty() ? std::string("(unknown)") : type) +
-                        "\" is not supported (BPE is; Unigram and WordPiece are not)",
+                        "\" is not supported (BPE and WordPiece are; Unigram is not)",
                     path, model.join("type"));
+    if (type == "WordPiece")
+        return wordPieceFromJson(root, model, path);
     if (!model.strOr("continuing_subword_prefix", "").empty() || !model.strOr("end_of_word_suffix", "").empty())
         model.fail("continuing_subword_prefix / end_of_word_suffix are not supported");
     auto pieces = piecesFromVocab(model.at("vocab"));
     const auto merges = splitMerges(model.at("merges"));
-    if (root.has("added_tokens")) {
-        const auto added = root.at("added_tokens");
-        for (std::size_t i = 0; i < added.array().size(); ++i) {
-            const auto a = added.at(i);
-            AddedToken tok{a.at("content").str(), a.at("id").id(), a.boolOr("special", false), a.boolOr("lstrip", false),
-                           a.boolOr("rstrip", false), a.boolOr("single_word", false)};
-            if (static_cast<std::size_t>(tok.id) >= pieces.size())
-                pieces.resize(static_cast<std::size_t>(tok.id) + 1);
-            if (pieces[static_cast<std::size_t>(tok.id)].empty())
-                pieces[static_cast<std::size_t>(tok.id)] = tok.content;
-            t.added.push_back(std::move(tok));
-        }
-    }
-    if (root.has("normalizer"))
-        readNormalizer(root.at("normalizer"), t.normalizers);
-    if (root.has("pre_tokenizer"))
-        readPreTokenizer(root.at("pre_tokenizer"), t.preTokenizers);
-    if (root.has("post_processor"))
-        readPostProcessor(root.at("post_processor"), t);
+    readAddedTokens(root, pieces, t);
+    readPipelineSteps(root, t);
     BpeModel::Options opt;
     opt.byteFallback = model.boolOr("byte_fallback", false);
     opt.fuseUnk = model.boolOr("fuse_unk", false);
@@ -463,11 +559,11 @@ std::unique_ptr<BpeTokenizer> tokenizerFromJson(const std::string& path)
             model.fail("\"" + unk + "\" is not in the vocabulary", "unk_token");
     }
     t.kind = mapsBytes(t.preTokenizers) ? "byte-level BPE" : "BPE";
-    t.model = BpeModel::fromMerges(std::move(pieces), merges, opt, path);
-    return std::make_unique<BpeTokenizer>(std::move(t));
+    t.model = std::make_shared<BpeModel>(BpeModel::fromMerges(std::move(pieces), merges, opt, path));
+    return std::make_unique<PipelineTokenizer>(std::move(t));
 }
 
-std::unique_ptr<BpeTokenizer> tokenizerFromGpt2Files(const std::string& vocabJson, const std::string& mergesTxt)
+std::unique_ptr<PipelineTokenizer> tokenizerFromGpt2Files(const std::string& vocabJson, const std::string& mergesTxt)
 {
     const auto vj = readJsonFile(vocabJson);
     auto pieces = piecesFromVocab(JsonAt(vj, vocabJson, ""));
@@ -492,14 +588,14 @@ std::unique_ptr<BpeTokenizer> tokenizerFromGpt2Files(const std::string& vocabJso
         if (pieces[i] == "<|endoftext|>") // GPT-2's one special token, recognised in text as Hugging Face does
             t.added.push_back({pieces[i], static_cast<int>(i), true});
     PreTokenizerStep byteLevel;
-    byteLevel.regex = std::make_shared<UnicodeRegex>(BpeTokenizer::gpt2Pattern());
+    byteLevel.regex = std::make_shared<UnicodeRegex>(PipelineTokenizer::gpt2Pattern());
     t.preTokenizers.push_back(byteLevel);
     t.kind = "byte-level BPE";
-    t.model = BpeModel::fromMerges(std::move(pieces), merges, {}, vocabJson);
-    return std::make_unique<BpeTokenizer>(std::move(t));
+    t.model = std::make_shared<BpeModel>(BpeModel::fromMerges(std::move(pieces), merges, {}, vocabJson));
+    return std::make_unique<PipelineTokenizer>(std::move(t));
 }
 
-std::unique_ptr<BpeTokenizer> tokenizerFromSentencePiece(const std::string& modelPath)
+std::unique_ptr<PipelineTokenizer> tokenizerFromSentencePiece(const std::string& modelPath)
 {
     const std::string bytes = readTextFile(modelPath);
     std::vector<std::string> pieces;
@@ -576,10 +672,10 @@ std::unique_ptr<BpeTokenizer> tokenizerFromSentencePiece(const std::string& mode
     readAddFlags(fs::path(modelPath).parent_path(), addBos, addEos);
     auto t = sentencePiecePipeline(std::move(pieces), scores, types, addDummyPrefix, escape, removeExtra, byteFallback,
                                    unkId, bosId, eosId, addBos, addEos, modelPath);
-    return std::make_unique<BpeTokenizer>(std::move(t));
+    return std::make_unique<PipelineTokenizer>(std::move(t));
 }
 
-std::unique_ptr<BpeTokenizer> tokenizerFromGguf(const GgufFile& g)
+std::unique_ptr<PipelineTokenizer> tokenizerFromGguf(const GgufFile& g)
 {
     const std::string model = g.string("tokenizer.ggml.model");
     const auto* tokensValue = g.value("tokenizer.ggml.tokens");
@@ -618,7 +714,7 @@ std::unique_ptr<BpeTokenizer> tokenizerFromGguf(const GgufFile& g)
                                        g.boolOr("tokenizer.ggml.add_bos_token").value_or(true),
                                        g.boolOr("tokenizer.ggml.add_eos_token").value_or(false), g.path());
         t.kind = "SentencePiece BPE (GGUF)";
-        return std::make_unique<BpeTokenizer>(std::move(t));
+        return std::make_unique<PipelineTokenizer>(std::move(t));
     }
     if (model != "gpt2")
         throw Error(ErrorCode::UnsupportedDtype, "tokenizer \"" + model + "\" is not supported (llama and gpt2 are)", g.path(),
@@ -656,7 +752,7 @@ std::unique_ptr<BpeTokenizer> tokenizerFromGguf(const GgufFile& g)
         } else if (pre != "default" && pre != "gpt2" && pre != "gpt-2") {
             t.kind = "byte-level BPE (GGUF; pre-tokenizer \"" + pre + "\" unknown, GPT-2's pattern used)";
         }
-        byteLevel.regex = std::make_shared<UnicodeRegex>(BpeTokenizer::gpt2Pattern());
+        byteLevel.regex = std::make_shared<UnicodeRegex>(PipelineTokenizer::gpt2Pattern());
     }
     t.preTokenizers.push_back(byteLevel);
     BpeModel::Options opt;
@@ -666,8 +762,64 @@ std::unique_ptr<BpeTokenizer> tokenizerFromGguf(const GgufFile& g)
         t.prefixIds.push_back(*bos);
     if (g.boolOr("tokenizer.ggml.add_eos_token").value_or(false) && eos)
         t.suffixIds.push_back(*eos);
-    t.model = BpeModel::fromMerges(std::move(pieces), merges, opt, g.path());
-    return std::make_unique<BpeTokenizer>(std::move(t));
+    t.model = std::make_shared<BpeModel>(BpeModel::fromMerges(std::move(pieces), merges, opt, g.path()));
+    return std::make_unique<PipelineTokenizer>(std::move(t));
+}
+
+std::unique_ptr<PipelineTokenizer> tokenizerFromWordPieceVocab(const std::string& vocabTxt)
+{
+    const std::string text = readTextFile(vocabTxt);
+    std::vector<std::string> pieces;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string line = text.substr(begin, end - begin);
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        pieces.push_back(std::move(line));
+        if (pieces.size() > static_cast<std::size_t>(kMaxVocab))
+            throw Error(ErrorCode::BadJson, "more than " + std::to_string(kMaxVocab) + " lines: not a vocabulary", vocabTxt);
+        begin = end + 1;
+    }
+    TokenizerPipeline t;
+    t.source = vocabTxt;
+    // tokenizer_config.json beside it (BertTokenizer's options); without one, bert-base-uncased's defaults.
+    NormalizerStep norm;
+    norm.kind = NormalizerStep::Kind::Bert;
+    const fs::path cfg = fs::path(vocabTxt).parent_path() / "tokenizer_config.json";
+    if (fs::exists(cfg)) {
+        const auto j = readJsonFile(cfg.string());
+        const JsonAt c(j, cfg.string(), "");
+        norm.lowercase = c.boolOr("do_lower_case", true);
+        norm.stripAccents = c.boolOr("strip_accents", norm.lowercase);
+        norm.chineseChars = c.boolOr("tokenize_chinese_chars", true);
+    }
+    t.normalizers.push_back(norm);
+    PreTokenizerStep pre;
+    pre.kind = PreTokenizerStep::Kind::Bert;
+    t.preTokenizers.push_back(pre);
+    // BERT's special tokens are matched whole in the raw text, as the Hub's tokenizer.json files declare them.
+    auto idOf = [&](const std::string& p) -> std::optional<int> {
+        for (std::size_t i = 0; i < pieces.size(); ++i)
+            if (pieces[i] == p)
+                return static_cast<int>(i);
+        return std::nullopt;
+    };
+    for (const char* special : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"})
+        if (const auto id = idOf(special))
+            t.added.push_back({special, *id, true, false, false, false});
+    const auto cls = idOf("[CLS]"), sep = idOf("[SEP]");
+    if (!cls || !sep || !idOf("[UNK]"))
+        throw Error(ErrorCode::BadJson, "a WordPiece vocabulary needs [CLS], [SEP] and [UNK] entries", vocabTxt);
+    t.prefixIds = {*cls};
+    t.suffixIds = {*sep};
+    using K = TemplateItem::Kind;
+    t.pair = {{K::Special, {*cls}, 0}, {K::A, {}, 0}, {K::Special, {*sep}, 0}, {K::B, {}, 1}, {K::Special, {*sep}, 1}};
+    t.kind = "WordPiece";
+    t.model = std::make_shared<WordPieceModel>(std::move(pieces), "[UNK]", "##", 100, vocabTxt);
+    return std::make_unique<PipelineTokenizer>(std::move(t));
 }
 
 } // namespace attnscope::core

@@ -23,8 +23,54 @@ std::vector<Token> Tokenizer::encodeWithSpecial(std::string_view text) const
     return out;
 }
 
-std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile)
+std::vector<TemplateItem> Tokenizer::pairTemplate() const
 {
+    std::vector<TemplateItem> t;
+    if (auto prefix = specialPrefix(); !prefix.empty())
+        t.push_back({TemplateItem::Kind::Special, std::move(prefix), 0});
+    t.push_back({TemplateItem::Kind::A, {}, 0});
+    t.push_back({TemplateItem::Kind::B, {}, 1});
+    if (auto suffix = specialSuffix(); !suffix.empty())
+        t.push_back({TemplateItem::Kind::Special, std::move(suffix), 1});
+    return t;
+}
+
+PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_view b, std::size_t bOffset) const
+{
+    PairEncoding out;
+    std::size_t at = 0; // where the text placed last ends: special tokens sit there
+    for (const auto& item : pairTemplate()) {
+        std::vector<Token> tokens;
+        if (item.kind == TemplateItem::Kind::Special) {
+            tokens = item.special;
+            for (auto& t : tokens)
+                t.begin = t.end = at;
+        } else if (item.kind == TemplateItem::Kind::A) {
+            tokens = encode(a);
+            at = a.size();
+        } else {
+            tokens = encode(b);
+            for (auto& t : tokens) {
+                t.begin += bOffset;
+                t.end += bOffset;
+            }
+            at = bOffset + b.size();
+        }
+        for (auto& t : tokens) {
+            out.tokens.push_back(std::move(t));
+            out.typeIds.push_back(item.typeId);
+        }
+    }
+    return out;
+}
+
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt)
+{
+    auto fromVocabTxt = [&](const std::string& path) -> std::unique_ptr<Tokenizer> {
+        if (vocabTxt == VocabTxt::WordPiece)
+            return tokenizerFromWordPieceVocab(path);
+        return WordTokenizer::fromFile(path);
+    };
     const fs::path p(folderOrFile);
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
@@ -36,7 +82,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile)
         if (p.extension() == ".model")
             return tokenizerFromSentencePiece(folderOrFile);
         if (name == "vocab.txt")
-            return WordTokenizer::fromFile(folderOrFile);
+            return fromVocabTxt(folderOrFile);
         throw Error(ErrorCode::Io, "not a tokenizer file (expected tokenizer.json, tokenizer.model, vocab.txt or a .gguf file)",
                     folderOrFile);
     }
@@ -49,7 +95,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile)
     if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt"))
         return tokenizerFromGpt2Files((p / "vocab.json").string(), (p / "merges.txt").string());
     if (fs::exists(p / "vocab.txt"))
-        return WordTokenizer::fromFile((p / "vocab.txt").string());
+        return fromVocabTxt((p / "vocab.txt").string());
     throw Error(ErrorCode::Io,
                 "no tokenizer files in the folder (expected tokenizer.json, tokenizer.model, vocab.json + merges.txt, or "
                 "vocab.txt)",

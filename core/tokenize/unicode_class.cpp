@@ -67,6 +67,22 @@ char32_t compose(char32_t a, char32_t b)
                                      });
     return it != std::end(kCompositions) && it->first == a && it->second == b ? it->composed : 0;
 }
+// Canonical order: a run of non-starters is sorted by combining class (stable).
+void canonicalOrder(std::vector<TextUnit>& d)
+{
+    for (std::size_t i = 0; i < d.size();) {
+        if (combiningClass(d[i].cp) == 0) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < d.size() && combiningClass(d[j].cp) != 0)
+            ++j;
+        std::stable_sort(d.begin() + static_cast<std::ptrdiff_t>(i), d.begin() + static_cast<std::ptrdiff_t>(j),
+                         [](const TextUnit& a, const TextUnit& b) { return combiningClass(a.cp) < combiningClass(b.cp); });
+        i = j;
+    }
+}
 } // namespace
 
 GeneralCategory generalCategory(char32_t cp)
@@ -119,25 +135,45 @@ bool isNumber(char32_t cp)
     return categoryGroupMask('N') & categoryBit(generalCategory(cp));
 }
 
+std::vector<TextUnit> toLower(const std::vector<TextUnit>& units)
+{
+    std::vector<TextUnit> out;
+    out.reserve(units.size());
+    for (const auto& u : units) {
+        if (u.cp < 0x80) {
+            out.push_back({u.cp >= 'A' && u.cp <= 'Z' ? u.cp + 0x20 : u.cp, u.begin, u.end});
+            continue;
+        }
+        const auto it = std::lower_bound(std::begin(kLowerCase), std::end(kLowerCase), u.cp,
+                                         [](const Decomposition& d, char32_t c) { return d.cp < c; });
+        if (it == std::end(kLowerCase) || it->cp != u.cp) {
+            out.push_back(u);
+            continue;
+        }
+        out.push_back({it->first, u.begin, u.end});
+        if (it->second)
+            out.push_back({it->second, u.begin, u.end});
+    }
+    return out;
+}
+
+std::vector<TextUnit> toNfd(const std::vector<TextUnit>& units)
+{
+    std::vector<TextUnit> d;
+    d.reserve(units.size());
+    for (const auto& u : units)
+        decompose(u.cp, u.begin, u.end, d);
+    canonicalOrder(d);
+    return d;
+}
+
 std::vector<TextUnit> toNfc(const std::vector<TextUnit>& units)
 {
     std::vector<TextUnit> d;
     d.reserve(units.size());
     for (const auto& u : units)
         decompose(u.cp, u.begin, u.end, d);
-    // Canonical order: a run of non-starters is sorted by combining class (stable).
-    for (std::size_t i = 0; i < d.size();) {
-        if (combiningClass(d[i].cp) == 0) {
-            ++i;
-            continue;
-        }
-        std::size_t j = i;
-        while (j < d.size() && combiningClass(d[j].cp) != 0)
-            ++j;
-        std::stable_sort(d.begin() + static_cast<std::ptrdiff_t>(i), d.begin() + static_cast<std::ptrdiff_t>(j),
-                         [](const TextUnit& a, const TextUnit& b) { return combiningClass(a.cp) < combiningClass(b.cp); });
-        i = j;
-    }
+    canonicalOrder(d);
     // Canonical composition: a character joins the last starter unless a character between them blocks it (a
     // starter, or a mark of the same or a higher combining class).
     std::vector<TextUnit> out;

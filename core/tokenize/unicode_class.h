@@ -1,5 +1,5 @@
 // Unicode for the tokenizers: UTF-8 decoding, general categories and White_Space (what \p{..} and \s mean in the
-// pre-tokenizer patterns, Oniguruma's meaning), and NFC normalisation that keeps track of where each character came
+// pre-tokenizer patterns, Oniguruma's meaning), lower-casing, and NFC / NFD normalisation that keeps track of where each character came
 // from. Tables are generated from Unicode by tools/gen_unicode_tables.py.
 #pragma once
 
@@ -39,5 +39,9 @@ struct TextUnit {
 // NFC (canonical decomposition, canonical order, canonical composition); a composed character covers the
 // original bytes of everything it was composed from.
 std::vector<TextUnit> toNfc(const std::vector<TextUnit>& units);
+// NFD (canonical decomposition, canonical order); every part covers its character's bytes.
+std::vector<TextUnit> toNfd(const std::vector<TextUnit>& units);
+// Full Unicode lower-casing (U+0130 becomes i + U+0307); every part covers its character's bytes.
+std::vector<TextUnit> toLower(const std::vector<TextUnit>& units);
 
 } // namespace attnscope::core

@@ -1,5 +1,5 @@
 // Tokenizers: GPT-2 byte-level BPE against the shared llama.cpp vectors; the word-level tokenizer's rules.
-#include "tokenize/bpe_tokenizer.h"
+#include "tokenize/pipeline_tokenizer.h"
 #include "tokenize/unicode_regex.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/word_tokenizer.h"
@@ -80,7 +80,7 @@ TEST_CASE("GPT-2 BPE from tokenizer.json gives the same ids", "[tokenizer]")
 
 TEST_CASE("GPT-2 pre-tokenizer splits like the GPT-2 pattern", "[tokenizer]")
 {
-    const core::UnicodeRegex gpt2(core::BpeTokenizer::gpt2Pattern());
+    const core::UnicodeRegex gpt2(core::PipelineTokenizer::gpt2Pattern());
     auto pieces = [&](const std::string& s) { // ASCII inputs: code point offsets are byte offsets
         std::vector<std::string> out;
         const std::u32string cps(s.begin(), s.end());
@@ -130,6 +130,22 @@ void checkCases(const core::Tokenizer& tok, const std::filesystem::path& casesFi
     }
     CHECK(checked == static_cast<int>(cases.size()));
 }
+
+// Text pairs: ids with the template's special tokens and the token type ids; B's spans offset into the joined text.
+void checkPairs(const core::Tokenizer& tok, const std::filesystem::path& pairsFile)
+{
+    const auto pairs = core::readJsonFile(pairsFile.string());
+    REQUIRE(pairs.size() >= 1);
+    for (const auto& c : pairs) {
+        const auto a = c["text"].get<std::string>(), b = c["text_pair"].get<std::string>();
+        INFO("pair: " << a << " | " << b);
+        const auto enc = tok.encodePairWithSpecial(a, b, a.size() + 1);
+        CHECK(ids(enc.tokens) == c["ids_with_special"].get<std::vector<int>>());
+        CHECK(enc.typeIds == c["type_ids"].get<std::vector<std::int32_t>>());
+        for (const auto& t : enc.tokens)
+            CHECK(t.end <= a.size() + 1 + b.size());
+    }
+}
 } // namespace
 
 TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with and without special tokens", "[tokenizer][hf]")
@@ -149,10 +165,56 @@ TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with an
             WARN("tokenizers/" << e.path().filename().string() << " left out: " << err.what());
             continue;
         }
-        DYNAMIC_SECTION(e.path().filename().string()) { checkCases(*tok, e.path() / "cases.json"); }
+        DYNAMIC_SECTION(e.path().filename().string())
+        {
+            checkCases(*tok, e.path() / "cases.json");
+            if (std::filesystem::exists(e.path() / "pairs.json"))
+                checkPairs(*tok, e.path() / "pairs.json");
+        }
         ++folders;
     }
-    CHECK(folders >= 3);
+    CHECK(folders >= 5);
+}
+
+TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as its tokenizer.json", "[tokenizer][wordpiece]")
+{
+    int folders = 0;
+    for (const auto& e : std::filesystem::directory_iterator(test::testdataDir() / "tokenizers")) {
+        if (!std::filesystem::exists(e.path() / "vocab.txt") || !std::filesystem::exists(e.path() / "cases.json"))
+            continue;
+        test::TempDir tmp; // vocab.txt and tokenizer_config.json without the tokenizer.json
+        std::filesystem::copy_file(e.path() / "vocab.txt", tmp / "vocab.txt");
+        if (std::filesystem::exists(e.path() / "tokenizer_config.json"))
+            std::filesystem::copy_file(e.path() / "tokenizer_config.json", tmp / "tokenizer_config.json");
+        const auto tok = core::loadTokenizer(tmp.path().string(), core::VocabTxt::WordPiece);
+        CHECK(tok->kind() == "WordPiece");
+        DYNAMIC_SECTION(e.path().filename().string())
+        {
+            checkCases(*tok, e.path() / "cases.json");
+            if (std::filesystem::exists(e.path() / "pairs.json"))
+                checkPairs(*tok, e.path() / "pairs.json");
+        }
+        ++folders;
+        // The same file as a word list is another tokenizer: the family decides, not the file name.
+        CHECK(core::loadTokenizer(tmp.path().string())->kind() == "word-level");
+    }
+    CHECK(folders >= 1);
+}
+
+TEST_CASE("WordPiece: greedy longest match, [UNK] for a word with no cut or over the length limit, spans of pieces",
+          "[tokenizer][wordpiece]")
+{
+    const auto tok = core::loadTokenizer((test::testdataDir() / "tokenizers" / "bert-uncased" / "tokenizer.json").string());
+    const std::string text = "Unaffable AAAAAAAAAA \xE2\x80\x8B\xC3\x89t\xC3\xA9";
+    const auto tokens = tok->encode(text);
+    // Spans cover the characters each piece came from (accents stripped, but the bytes are the original ones).
+    for (const auto& t : tokens) {
+        CHECK(t.begin < t.end);
+        CHECK(t.end <= text.size());
+    }
+    REQUIRE(!tokens.empty());
+    CHECK(tokens.front().begin == 0);
+    CHECK(tokens.back().end == text.size());
 }
 
 TEST_CASE("SentencePiece tokenizer.model gives the same ids as its tokenizer.json", "[tokenizer][sentencepiece]")

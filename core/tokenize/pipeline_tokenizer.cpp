@@ -1,5 +1,5 @@
-// BpeTokenizer: the pipeline over text units that remember their source bytes.
-#include "tokenize/bpe_tokenizer.h"
+// PipelineTokenizer: the pipeline over text units that remember their source bytes.
+#include "tokenize/pipeline_tokenizer.h"
 
 #include "util/error.h"
 
@@ -116,11 +116,55 @@ std::vector<std::pair<int, int>> literalMatches(const std::u32string& s, const s
     return out;
 }
 
-char32_t lowerCase(char32_t c)
+// CJK Unified Ideographs and their extensions and compatibility blocks, as BERT isolates them (not kana or Hangul).
+bool isCjkIdeograph(char32_t c)
 {
-    if ((c >= 'A' && c <= 'Z') || (c >= 0xC0 && c <= 0xDE && c != 0xD7))
-        return c + 0x20;
-    return c;
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+// BERT's punctuation: ASCII's non-alphanumeric printable characters (including $ + < = > ^ ` | ~) and Unicode's P*.
+bool isBertPunctuation(char32_t c)
+{
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126))
+        return true;
+    return (categoryGroupMask('P') & categoryBit(generalCategory(c))) != 0;
+}
+
+// BertNormalizer, in the order of Hugging Face's: clean text (drop NUL, U+FFFD and control/format characters other
+// than tab and line ends; white space becomes a space), isolate CJK ideographs, strip accents (NFD, then drop Mn),
+// lower-case.
+Piece bertNormalized(const Piece& in, const NormalizerStep& step)
+{
+    Piece out;
+    out.reserve(in.size());
+    for (const auto& u : in) {
+        if (step.cleanText) {
+            const bool control = u.cp != '\t' && u.cp != '\n' && u.cp != '\r' &&
+                                 (categoryGroupMask('C') & categoryBit(generalCategory(u.cp))) != 0;
+            if (u.cp == 0 || u.cp == 0xFFFD || control)
+                continue;
+            if (isWhiteSpace(u.cp)) {
+                out.push_back({' ', u.begin, u.end});
+                continue;
+            }
+        }
+        if (step.chineseChars && isCjkIdeograph(u.cp)) {
+            out.push_back({' ', u.begin, u.begin});
+            out.push_back(u);
+            out.push_back({' ', u.end, u.end});
+            continue;
+        }
+        out.push_back(u);
+    }
+    if (step.stripAccents) {
+        out = toNfd(out);
+        std::erase_if(out, [](const TextUnit& u) { return generalCategory(u.cp) == GeneralCategory::Mn; });
+    }
+    if (step.lowercase)
+        out = toLower(out);
+    return out;
 }
 
 bool isWordChar(char32_t c)
@@ -130,12 +174,12 @@ bool isWordChar(char32_t c)
 
 } // namespace
 
-const char* BpeTokenizer::gpt2Pattern()
+const char* PipelineTokenizer::gpt2Pattern()
 {
     return R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 }
 
-BpeTokenizer::BpeTokenizer(TokenizerPipeline pipeline)
+PipelineTokenizer::PipelineTokenizer(TokenizerPipeline pipeline)
     : m_p(std::move(pipeline))
 {
     m_addedTrie.emplace_back();
@@ -162,7 +206,7 @@ BpeTokenizer::BpeTokenizer(TokenizerPipeline pipeline)
     }
 }
 
-void BpeTokenizer::addedAt(std::string_view text, std::size_t pos, std::vector<std::size_t>& out) const
+void PipelineTokenizer::addedAt(std::string_view text, std::size_t pos, std::vector<std::size_t>& out) const
 {
     out.clear();
     int node = 0;
@@ -179,15 +223,15 @@ void BpeTokenizer::addedAt(std::string_view text, std::size_t pos, std::vector<s
     }
 }
 
-int BpeTokenizer::vocabSize() const
+int PipelineTokenizer::vocabSize() const
 {
-    int n = m_p.model.vocabSize();
+    int n = m_p.model->vocabSize();
     for (const auto& a : m_p.added)
         n = std::max(n, a.id + 1);
     return n;
 }
 
-void BpeTokenizer::normalize(Piece& piece) const
+void PipelineTokenizer::normalize(Piece& piece) const
 {
     const std::size_t original = piece.size();
     for (const auto& step : m_p.normalizers) {
@@ -228,10 +272,8 @@ void BpeTokenizer::normalize(Piece& piece) const
             break;
         }
         case NormalizerStep::Kind::Nfc: piece = toNfc(piece); break;
-        case NormalizerStep::Kind::Lowercase:
-            for (auto& u : piece)
-                u.cp = lowerCase(u.cp);
-            break;
+        case NormalizerStep::Kind::Lowercase: piece = toLower(piece); break;
+        case NormalizerStep::Kind::Bert: piece = bertNormalized(piece, step); break;
         case NormalizerStep::Kind::Strip: {
             std::size_t b = 0, e = piece.size();
             while (step.left && b < e && isWhiteSpace(piece[b].cp))
@@ -245,7 +287,7 @@ void BpeTokenizer::normalize(Piece& piece) const
     }
 }
 
-std::vector<BpeTokenizer::Piece> BpeTokenizer::preTokenize(Piece piece, bool first) const
+std::vector<PipelineTokenizer::Piece> PipelineTokenizer::preTokenize(Piece piece, bool first) const
 {
     std::vector<Piece> pieces{std::move(piece)};
     for (const auto& step : m_p.preTokenizers) {
@@ -303,6 +345,27 @@ std::vector<BpeTokenizer::Piece> BpeTokenizer::preTokenize(Piece piece, bool fir
                                         SplitBehavior::MergedWithNext, false);
                 for (auto& part : parts)
                     next.push_back(std::move(part));
+                break;
+            }
+            case PreTokenizerStep::Kind::Bert: {
+                // Words between white space; every punctuation character a word of its own.
+                Piece word;
+                auto flush = [&] {
+                    if (!word.empty())
+                        next.push_back(std::move(word));
+                    word.clear();
+                };
+                for (const auto& u : p) {
+                    if (isWhiteSpace(u.cp)) {
+                        flush();
+                    } else if (isBertPunctuation(u.cp)) {
+                        flush();
+                        next.push_back(Piece{u});
+                    } else {
+                        word.push_back(u);
+                    }
+                }
+                flush();
                 break;
             }
             case PreTokenizerStep::Kind::Digits:
@@ -365,21 +428,21 @@ std::vector<BpeTokenizer::Piece> BpeTokenizer::preTokenize(Piece piece, bool fir
     return pieces;
 }
 
-void BpeTokenizer::encodePiece(Piece piece, bool first, std::vector<Token>& out) const
+void PipelineTokenizer::encodePiece(Piece piece, bool first, std::vector<Token>& out) const
 {
     normalize(piece);
     for (const auto& part : preTokenize(std::move(piece), first)) {
-        std::vector<BpeModel::Unit> units;
+        std::vector<SubwordModel::Unit> units;
         units.reserve(part.size());
         for (const auto& u : part)
             units.push_back({toUtf8(u.cp), u.begin, u.end});
-        m_p.model.encode(units, out);
+        m_p.model->encode(units, out);
     }
 }
 
-std::string BpeTokenizer::display(const Token& t, std::string_view text) const
+std::string PipelineTokenizer::display(const Token& t, std::string_view text) const
 {
-    const std::string& piece = t.id < m_p.model.vocabSize() ? m_p.model.piece(t.id) : std::string();
+    const std::string& piece = t.id < m_p.model->vocabSize() ? m_p.model->piece(t.id) : std::string();
     const bool byteToken = piece.size() == 6 && piece.rfind("<0x", 0) == 0 && piece.back() == '>';
     if (t.end <= t.begin || (byteToken && t.end - t.begin != 1))
         return piece.empty() ? "<" + std::to_string(t.id) + ">" : piece;
@@ -401,7 +464,7 @@ std::string BpeTokenizer::display(const Token& t, std::string_view text) const
     return out;
 }
 
-std::vector<Token> BpeTokenizer::encode(std::string_view text) const
+std::vector<Token> PipelineTokenizer::encode(std::string_view text) const
 {
     std::vector<Token> out;
     const auto n = text.size();
@@ -457,18 +520,18 @@ std::vector<Token> BpeTokenizer::encode(std::string_view text) const
     return out;
 }
 
-Token BpeTokenizer::specialToken(int id, std::uint32_t at) const
+Token PipelineTokenizer::specialToken(int id, std::uint32_t at) const
 {
     Token t{id, {}, at, at};
     for (const auto& a : m_p.added)
         if (a.id == id)
             t.text = a.content;
-    if (t.text.empty() && id < m_p.model.vocabSize())
-        t.text = m_p.model.piece(id);
+    if (t.text.empty() && id < m_p.model->vocabSize())
+        t.text = m_p.model->piece(id);
     return t;
 }
 
-std::vector<Token> BpeTokenizer::specialPrefix() const
+std::vector<Token> PipelineTokenizer::specialPrefix() const
 {
     std::vector<Token> out;
     for (int id : m_p.prefixIds)
@@ -476,7 +539,21 @@ std::vector<Token> BpeTokenizer::specialPrefix() const
     return out;
 }
 
-std::vector<Token> BpeTokenizer::specialSuffix() const
+std::vector<TemplateItem> PipelineTokenizer::pairTemplate() const
+{
+    if (m_p.pair.empty())
+        return Tokenizer::pairTemplate();
+    std::vector<TemplateItem> out;
+    for (const auto& item : m_p.pair) {
+        TemplateItem t{item.kind, {}, item.typeId};
+        for (int id : item.ids)
+            t.special.push_back(specialToken(id, 0));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::vector<Token> PipelineTokenizer::specialSuffix() const
 {
     std::vector<Token> out;
     for (int id : m_p.suffixIds)

@@ -1,15 +1,17 @@
-// The BPE tokenizer pipeline of Hugging Face's tokenizers, which every BPE format here is expressed in:
+// The tokenizer pipeline of Hugging Face's tokenizers, which every subword format here is expressed in:
 //   1. added tokens (special or not) are matched in the raw text first;
-//   2. each piece between them is normalised (Prepend, Replace, NFC, Lowercase, Strip);
-//   3. pre-tokenised (ByteLevel with the GPT-2 pattern, Split by a pattern, Metaspace, Digits, Whitespace, ...);
-//   4. each pre-token is encoded by the BPE model;
-//   5. the post-processor's template adds special tokens around the text (encodeWithSpecial).
+//   2. each piece between them is normalised (Prepend, Replace, NFC, Lowercase, Strip, BertNormalizer);
+//   3. pre-tokenised (ByteLevel with the GPT-2 pattern, Split by a pattern, Metaspace, Digits, Whitespace,
+//      BertPreTokenizer, ...);
+//   4. each pre-token is encoded by the model: BPE (bpe_model.h) or WordPiece (wordpiece_model.h);
+//   5. the post-processor's template adds special tokens around a text or a pair (encodeWithSpecial,
+//      encodePairWithSpecial).
 // Every character keeps the original bytes it came from, so every token has its span in the input text.
-// Built from tokenizer.json, vocab.json + merges.txt, SentencePiece tokenizer.model, or a GGUF vocabulary
-// (tokenizer_formats.h). Immutable after construction; encode is thread-safe.
+// Built from tokenizer.json, vocab.json + merges.txt, SentencePiece tokenizer.model, a BERT vocab.txt, or a GGUF
+// vocabulary (tokenizer_formats.h). Immutable after construction; encode is thread-safe.
 #pragma once
 
-#include "tokenize/bpe_model.h"
+#include "tokenize/subword_model.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/unicode_class.h"
 #include "tokenize/unicode_regex.h"
@@ -29,17 +31,20 @@ struct AddedToken {
 };
 
 struct NormalizerStep {
-    enum class Kind { Prepend, Replace, Nfc, Lowercase, Strip } kind = Kind::Prepend;
+    // Bert: BertNormalizer (clean text, CJK ideographs isolated, accents stripped, lower-cased, by the flags below).
+    enum class Kind { Prepend, Replace, Nfc, Lowercase, Strip, Bert } kind = Kind::Prepend;
     std::u32string text;      // Prepend: what; Replace: the literal pattern
     std::u32string content;   // Replace: the replacement
     std::shared_ptr<const UnicodeRegex> regex; // Replace with a regex pattern
     bool left = true, right = true; // Strip
+    bool cleanText = true, chineseChars = true, stripAccents = true, lowercase = true; // Bert
 };
 
 enum class SplitBehavior { Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous };
 
 struct PreTokenizerStep {
-    enum class Kind { ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation } kind = Kind::ByteLevel;
+    // Bert: BertPreTokenizer (split on white space, every punctuation character a word of its own).
+    enum class Kind { ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Bert } kind = Kind::ByteLevel;
     std::shared_ptr<const UnicodeRegex> regex; // ByteLevel (when it splits), Split, Whitespace
     std::u32string literal;                    // Split by a literal string
     SplitBehavior behavior = SplitBehavior::Isolated;
@@ -56,19 +61,28 @@ struct TokenizerPipeline {
     std::vector<AddedToken> added;
     std::vector<NormalizerStep> normalizers;
     std::vector<PreTokenizerStep> preTokenizers;
-    BpeModel model;
+    std::shared_ptr<const SubwordModel> model;
     std::vector<int> prefixIds, suffixIds; // what the post-processor adds around a text
-    std::string kind;                      // "byte-level BPE", "SentencePiece BPE", ...
+    // What it makes of a pair: special tokens by id, A and B, each with a token type. Empty: the default
+    // (Tokenizer::pairTemplate).
+    struct PairItem {
+        TemplateItem::Kind kind = TemplateItem::Kind::Special;
+        std::vector<int> ids;
+        std::int32_t typeId = 0;
+    };
+    std::vector<PairItem> pair;
+    std::string kind;                      // "byte-level BPE", "SentencePiece BPE", "WordPiece", ...
     std::string source;                    // file, for messages
 };
 
-class BpeTokenizer final : public Tokenizer {
+class PipelineTokenizer final : public Tokenizer {
 public:
-    explicit BpeTokenizer(TokenizerPipeline pipeline);
+    explicit PipelineTokenizer(TokenizerPipeline pipeline);
 
     std::vector<Token> encode(std::string_view text) const override;
     std::vector<Token> specialPrefix() const override;
     std::vector<Token> specialSuffix() const override;
+    std::vector<TemplateItem> pairTemplate() const override;
     std::string kind() const override { return m_p.kind; }
     int vocabSize() const override;
     const TokenizerPipeline& pipeline() const { return m_p; }
