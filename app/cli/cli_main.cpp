@@ -23,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
   attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
   attnscope-cli tokenize --tokenizer DIR|FILE (--text TEXT | --text-file FILE) [--special]
+                     [--pair TEXT | --pair-file FILE] [--type-ids]
   attnscope-cli scan --model MODEL --text-file FILE [--mem-len M] [--segment-length T]
                      [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
                      --out RESULT.safetensors
@@ -46,8 +48,10 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
 MODEL is a model folder (Hugging Face layout), its config.json, a .gguf file, or builtin:NAME.
 A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, or vocab.txt), one of those
-files, or a .gguf file (its own vocabulary). tokenize prints the ids without special tokens; --special adds what
-the tokenizer adds by default (Llama's BOS).
+files, or a .gguf file (its own vocabulary); a folder's config.json says whether its vocab.txt is BERT's WordPiece
+vocabulary or a word list. tokenize prints the ids without special tokens; --special adds what the tokenizer adds by
+default (Llama's BOS, BERT's [CLS] ... [SEP]). --pair encodes a text pair through the pair template ([CLS] A [SEP]
+B [SEP]; with --special its special tokens, else A's ids then B's); --type-ids prints the token type ids instead.
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -122,12 +126,34 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
         text = readTextFile(a.options.at("text-file"));
     else
         throw Error(ErrorCode::BadInput, "tokenize needs --text or --text-file");
-    const auto tok = loadTokenizer(folder);
+    if (a.options.count("pair") && a.options.count("pair-file"))
+        throw Error(ErrorCode::BadInput, "give either --pair or --pair-file, not both");
+    std::optional<std::string> pair;
+    if (a.options.count("pair"))
+        pair = a.options.at("pair");
+    else if (a.options.count("pair-file"))
+        pair = readTextFile(a.options.at("pair-file"));
+    const auto tok = loadFolderTokenizer(folder);
     const bool special = a.options.count("special") != 0;
-    nlohmann::json ids = nlohmann::json::array();
-    for (const auto& t : special ? tok->encodeWithSpecial(text) : tok->encode(text))
-        ids.push_back(t.id);
-    std::cout << ids.dump() << "\n";
+    PairEncoding enc;
+    if (pair && special) {
+        enc = tok->encodePairWithSpecial(text, *pair, text.size());
+    } else {
+        enc.tokens = special ? tok->encodeWithSpecial(text) : tok->encode(text);
+        enc.typeIds.assign(enc.tokens.size(), 0);
+        if (pair)
+            for (auto& t : tok->encode(*pair)) {
+                enc.tokens.push_back(std::move(t));
+                enc.typeIds.push_back(1);
+            }
+    }
+    nlohmann::json out = nlohmann::json::array();
+    if (a.options.count("type-ids"))
+        out = enc.typeIds;
+    else
+        for (const auto& t : enc.tokens)
+            out.push_back(t.id);
+    std::cout << out.dump() << "\n";
     return 0;
 }
 
@@ -391,7 +417,9 @@ int main(int argc, char** argv)
         if (command == "dump")
             return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);
         if (command == "tokenize")
-            return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file"}, {"special"}), builtins);
+            return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file", "pair", "pair-file"},
+                                             {"special", "type-ids"}),
+                                   builtins);
         if (command == "scan")
             return cmdScan(parseArgs(argc, argv, {"model", "text-file", "mem-len", "segment-length", "max-tokens",
                                                   "terms", "shard", "same-length", "clamp-len", "out"}),

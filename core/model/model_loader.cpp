@@ -116,4 +116,22 @@ std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model)
     return loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
 }
 
+std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile)
+{
+    const fs::path config = fs::is_directory(folderOrFile) ? fs::path(folderOrFile) / "config.json"
+                                                           : fs::path(folderOrFile).parent_path() / "config.json";
+    VocabTxt vocabTxt = VocabTxt::WordList;
+    std::error_code ec;
+    if (fs::is_regular_file(config, ec)) {
+        try {
+            const auto json = readJsonFile(config.string());
+            if (json.is_object() && json.contains("model_type") && json["model_type"].is_string())
+                vocabTxt = familyOfModelType(json["model_type"].get<std::string>(), config.string()).vocabTxt;
+        } catch (const Error&) {
+            // Not a config this core reads: the tokenizer files alone decide.
+        }
+    }
+    return loadTokenizer(folderOrFile, vocabTxt);
+}
+
 } // namespace attnscope::core

@@ -39,6 +39,9 @@ class Tokenizer;
 // The model's tokenizer: from its GGUF file or its folder, a vocab.txt read as its family says (BERT's WordPiece or a
 // word list). Throws Error naming the file when none is there or one is broken.
 std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model);
+// A tokenizer folder or file as loadTokenizer reads it, except that a folder's config.json (when it names a family
+// the core knows) decides what its vocab.txt is.
+std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile);
 
 // Names of the built-in models found in `builtinDirs` (folders holding a config.json), sorted.
 std::vector<std::string> listBuiltinModels(const std::vector<std::string>& builtinDirs);

@@ -219,6 +219,37 @@ TEST_CASE("attnscope-cli tokenize: real tokenizers, with and without --special, 
     CHECK(ids[0] == 1); // tokenizer.ggml.bos_token_id
 }
 
+TEST_CASE("attnscope-cli tokenize: sentence pairs and token types; a BERT folder's vocab.txt is WordPiece",
+          "[cli][tokenizer][encoders]")
+{
+    for (const char* name : {"bert-uncased", "roberta"}) {
+        const auto dir = test::testdataDir() / "tokenizers" / name;
+        const auto pairs = core::readJsonFile((dir / "pairs.json").string());
+        for (const auto& p : pairs) {
+            const auto a = p["text"].get<std::string>(), b = p["text_pair"].get<std::string>();
+            INFO(name << ": " << a << " | " << b);
+            auto r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", a, "--pair", b, "--special"});
+            REQUIRE(r.exitCode == 0);
+            CHECK(nlohmann::json::parse(r.out) == p["ids_with_special"]);
+            r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", a, "--pair", b, "--special", "--type-ids"});
+            REQUIRE(r.exitCode == 0);
+            CHECK(nlohmann::json::parse(r.out) == p["type_ids"]);
+        }
+    }
+    // A model folder with only BERT's vocab.txt: its config.json (model_type bert) makes it WordPiece, not a word list.
+    test::TempDir tmp;
+    const auto bert = test::testdataDir() / "tokenizers" / "bert-uncased";
+    std::filesystem::copy_file(bert / "vocab.txt", tmp / "vocab.txt");
+    std::filesystem::copy_file(test::testdataDir() / "bert-tiny" / "config.json", tmp / "config.json");
+    const auto cases = core::readJsonFile((bert / "cases.json").string());
+    for (std::size_t i = 0; i < cases.size(); i += 20) {
+        const auto r = runCli({"tokenize", "--tokenizer", tmp.path().string(), "--text", cases[i]["text"].get<std::string>(),
+                               "--special"});
+        REQUIRE(r.exitCode == 0);
+        CHECK(nlohmann::json::parse(r.out) == cases[i]["ids_with_special"]);
+    }
+}
+
 TEST_CASE("attnscope-cli dump and info take GGUF files", "[cli][gguf]")
 {
     test::TempDir tmp;
