@@ -1,10 +1,12 @@
-// attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, info.
+// attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, predict, scan, merge,
+// heads, info.
 #include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
 #include "run/text_capture.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "analysis/token_predictions.h"
 #include "tokenize/tokenizer.h"
 #include "util/cpu_features.h"
 #include "util/memory_info.h"
@@ -42,6 +44,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli merge A.safetensors B.safetensors ... --out RESULT.safetensors
   attnscope-cli heads RESULT.safetensors [--format text|csv|json] [--sort width|sink|COLUMN] [--top N]
                      [--profile full|term_a|band_1|...] [--model MODEL [--text-file FILE]]
+  attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--pair TEXT] [--top K]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -52,6 +55,9 @@ files, or a .gguf file (its own vocabulary); a folder's config.json says whether
 vocabulary or a word list. tokenize prints the ids without special tokens; --special adds what the tokenizer adds by
 default (Llama's BOS, BERT's [CLS] ... [SEP]). --pair encodes a text pair through the pair template ([CLS] A [SEP]
 B [SEP]; with --special its special tokens, else A's ids then B's); --type-ids prints the token type ids instead.
+
+predict: an encoder's top K fillers (default 10) for every [MASK] / <mask> in the text, with probabilities; a causal
+model's next token after the text. JSON, positions 1-based among the model's tokens.
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -371,6 +377,58 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
     return 0;
 }
 
+// The tokens a text (or a pair) gives the model, with their types.
+PairEncoding encodeForModel(const Tokenizer& tok, const std::string& text, const std::optional<std::string>& pair)
+{
+    if (pair)
+        return tok.encodePairWithSpecial(text, *pair, text.size());
+    PairEncoding e;
+    e.tokens = tok.encodeWithSpecial(text);
+    e.typeIds.assign(e.tokens.size(), 0);
+    return e;
+}
+
+int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tok = loadModelTokenizer(loaded);
+    const std::string text = a.options.count("text-file") ? readTextFile(a.options.at("text-file")) : require(a, "text");
+    std::optional<std::string> pair;
+    if (a.options.count("pair"))
+        pair = a.options.at("pair");
+    const int k = parseInt(a, "top", 10);
+    if (k < 1 || k > 1000)
+        throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
+    const auto enc = encodeForModel(*tok, text, pair);
+    std::vector<std::int32_t> ids;
+    std::vector<int> positions;
+    const bool masked = loaded.model->info().can.maskedTokens;
+    for (std::size_t t = 0; t < enc.tokens.size(); ++t) {
+        ids.push_back(enc.tokens[t].id);
+        if (masked && (enc.tokens[t].text == "[MASK]" || enc.tokens[t].text == "<mask>"))
+            positions.push_back(static_cast<int>(t));
+    }
+    if (!masked && !ids.empty())
+        positions.push_back(static_cast<int>(ids.size()) - 1); // a causal model: the token after the text
+    if (positions.empty())
+        throw Error(ErrorCode::BadInput, "the text has no [MASK] (or <mask>) token to fill");
+    RunOptions options;
+    options.tokenTypes = enc.typeIds;
+    const auto top = topPredictions(*loaded.model, ids, options, positions, k);
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (std::size_t p = 0; p < positions.size(); ++p) {
+        nlohmann::ordered_json entry;
+        entry["position"] = positions[p] + 1;
+        entry["predicts"] = masked ? "masked token" : "next token";
+        entry["predictions"] = nlohmann::ordered_json::array();
+        for (const auto& pr : top[p])
+            entry["predictions"].push_back({{"token", tok->pieceOf(pr.id)}, {"id", pr.id}, {"probability", pr.probability}});
+        out.push_back(entry);
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
 int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
@@ -430,6 +488,8 @@ int main(int argc, char** argv)
             return cmdHeads(argc, argv, builtins);
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
+        if (command == "predict")
+            return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top"}), builtins);
         if (command == "list-builtin") {
             for (const auto& n : listBuiltinModels(builtins))
                 std::cout << "builtin:" << n << "\n";

@@ -154,8 +154,20 @@ std::string scanModeName(const ModelInfo& info, int memLen)
     return memLen > 0 ? "sliding" : "chunks";
 }
 
+namespace {
+// The profiles are over look-back distances (query position minus key position, the paper's Fig. 5): a bidirectional
+// model's keys after the query have none.
+void checkCausal(const ModelInfo& info)
+{
+    if (!info.can.causal)
+        throw Error(ErrorCode::BadInput, std::string("relative-position profiles measure how far back a query looks; ") +
+                                             familyName(info.family) + " is an encoder and attends both ways");
+}
+} // namespace
+
 void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
 {
+    checkCausal(info);
     checkedMemoryLength(options.memLen, "", "");
     const bool relative = info.can.carriesMemory;
     if (relative && options.memLen < 1)
@@ -297,6 +309,7 @@ ScanResult RelposScanner::finish()
 ScanResult relposFromCapture(const TextCapture& capture, const std::string& terms, const StopToken* stop,
                              const BandSplit* bandsIn)
 {
+    checkCausal(capture.model);
     auto kinds = parseProfileList(terms);
     std::optional<BandSplit> bands;
     for (const auto& p : kinds) {

@@ -526,7 +526,7 @@ Token PipelineTokenizer::specialToken(int id, std::uint32_t at) const
     for (const auto& a : m_p.added)
         if (a.id == id)
             t.text = a.content;
-    if (t.text.empty() && id < m_p.model->vocabSize())
+    if (t.text.empty() && id >= 0 && id < m_p.model->vocabSize())
         t.text = m_p.model->piece(id);
     return t;
 }
@@ -537,6 +537,31 @@ std::vector<Token> PipelineTokenizer::specialPrefix() const
     for (int id : m_p.prefixIds)
         out.push_back(specialToken(id, 0));
     return out;
+}
+
+std::string PipelineTokenizer::pieceOf(std::int32_t id) const
+{
+    if (id < 0)
+        return Tokenizer::pieceOf(id);
+    const Token t = specialToken(id, 0);
+    if (t.text.empty())
+        return Tokenizer::pieceOf(id);
+    const bool byteLevel = std::any_of(m_p.preTokenizers.begin(), m_p.preTokenizers.end(), [](const PreTokenizerStep& s) {
+        return s.kind == PreTokenizerStep::Kind::ByteLevel && s.mapBytes;
+    });
+    if (!byteLevel || std::any_of(m_p.added.begin(), m_p.added.end(), [&](const AddedToken& a) { return a.id == id; }))
+        return t.text;
+    // A byte-level piece spells bytes as GPT-2's printable characters ("Ġthe"): map them back (" the").
+    const char32_t* map = byteToUnicode();
+    std::string bytes;
+    for (std::size_t i = 0; i < t.text.size();) {
+        std::size_t len;
+        const char32_t c = decodeUtf8(t.text, i, len);
+        const auto* at = std::find(map, map + 256, c);
+        bytes += at != map + 256 ? static_cast<char>(at - map) : '?';
+        i += len;
+    }
+    return bytes;
 }
 
 std::vector<TemplateItem> PipelineTokenizer::pairTemplate() const

@@ -51,6 +51,8 @@ public:
     virtual std::vector<TemplateItem> pairTemplate() const;
     virtual std::string kind() const = 0; // "byte-level BPE", "SentencePiece BPE", "word-level"
     virtual int vocabSize() const = 0;
+    // How the vocabulary spells an id (a prediction's token): the piece, an added token's content, or "<id>".
+    virtual std::string pieceOf(std::int32_t id) const { return "<" + std::to_string(id) + ">"; }
 };
 
 // What a vocab.txt is: a word list (Transformer-XL, WikiText style) unless the model's family says WordPiece (BERT).

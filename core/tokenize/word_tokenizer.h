@@ -18,6 +18,10 @@ public:
     std::string kind() const override { return "word-level"; }
     int vocabSize() const override { return static_cast<int>(m_words.size()); }
     const std::string& word(std::int32_t id) const { return m_words.at(static_cast<std::size_t>(id)); }
+    std::string pieceOf(std::int32_t id) const override
+    {
+        return id >= 0 && id < vocabSize() ? word(id) : Tokenizer::pieceOf(id);
+    }
 
 private:
     std::vector<std::string> m_words;

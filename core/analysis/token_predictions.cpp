@@ -1,0 +1,111 @@
+// Token predictions: one forward that keeps the logits, softmax in double.
+#include "analysis/token_predictions.h"
+
+#include "util/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace attnscope::core {
+
+namespace {
+
+class LogitsObserver final : public AttentionObserver {
+public:
+    bool wantLogits() const override { return true; }
+    bool wantProbabilities() const override { return false; }
+    void onLayer(const LayerView&) override {}
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        if (!e.logits)
+            return;
+        vocab = e.vocab;
+        logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen) * e.vocab);
+    }
+    std::vector<float> logits;
+    int vocab = 0;
+};
+
+// Log-probabilities of one row of logits.
+std::vector<double> logSoftmax(const float* row, int n)
+{
+    const double maxv = *std::max_element(row, row + n);
+    double sum = 0;
+    for (int j = 0; j < n; ++j)
+        sum += std::exp(static_cast<double>(row[j]) - maxv);
+    const double logZ = maxv + std::log(sum);
+    std::vector<double> out(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j)
+        out[static_cast<std::size_t>(j)] = static_cast<double>(row[j]) - logZ;
+    return out;
+}
+
+LogitsObserver runForLogits(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options)
+{
+    const auto& can = model.info().can;
+    if (!can.maskedTokens && !can.nextTokenLoss)
+        throw Error(ErrorCode::BadInput, "this model has no head that predicts tokens (an encoder without its "
+                                         "masked-language-model weights)");
+    if (ids.empty())
+        throw Error(ErrorCode::BadInput, "text tokenizes to nothing");
+    if (static_cast<int>(ids.size()) > model.info().maxSegmentLen)
+        throw Error(ErrorCode::BadInput, std::to_string(ids.size()) + " tokens do not fit the model's " +
+                                             std::to_string(model.info().maxSegmentLen) + " positions");
+    LogitsObserver obs;
+    model.run({std::vector<std::int32_t>(ids.begin(), ids.end())}, options, obs);
+    if (obs.logits.empty())
+        throw Error(ErrorCode::BadInput, "the model gave no logits");
+    return obs;
+}
+
+} // namespace
+
+std::vector<std::vector<TokenPrediction>> topPredictions(const AttentionModel& model, std::span<const std::int32_t> ids,
+                                                         const RunOptions& options, std::span<const int> positions, int k)
+{
+    const auto obs = runForLogits(model, ids, options);
+    std::vector<std::vector<TokenPrediction>> out;
+    for (const int p : positions) {
+        if (p < 0 || p >= static_cast<int>(ids.size()))
+            throw Error(ErrorCode::BadInput, "no position " + std::to_string(p + 1) + " among " +
+                                                 std::to_string(ids.size()) + " tokens");
+        const auto lp = logSoftmax(obs.logits.data() + static_cast<std::size_t>(p) * obs.vocab, obs.vocab);
+        std::vector<int> order(static_cast<std::size_t>(obs.vocab));
+        std::iota(order.begin(), order.end(), 0);
+        const int n = std::clamp(k, 0, obs.vocab);
+        std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int a, int b) {
+            return lp[static_cast<std::size_t>(a)] > lp[static_cast<std::size_t>(b)];
+        });
+        std::vector<TokenPrediction> top;
+        for (int i = 0; i < n; ++i)
+            top.push_back({order[static_cast<std::size_t>(i)], std::exp(lp[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])])});
+        out.push_back(std::move(top));
+    }
+    return out;
+}
+
+double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
+                       std::span<const std::int32_t> labels)
+{
+    if (labels.size() != ids.size())
+        throw Error(ErrorCode::BadInput, std::to_string(labels.size()) + " labels for " + std::to_string(ids.size()) +
+                                             " tokens");
+    const auto obs = runForLogits(model, ids, options);
+    double total = 0;
+    int count = 0;
+    for (std::size_t t = 0; t < labels.size(); ++t) {
+        if (labels[t] == -100)
+            continue;
+        if (labels[t] < 0 || labels[t] >= obs.vocab)
+            throw Error(ErrorCode::BadInput, "label " + std::to_string(labels[t]) + " is outside the vocabulary");
+        const auto lp = logSoftmax(obs.logits.data() + t * static_cast<std::size_t>(obs.vocab), obs.vocab);
+        total -= lp[static_cast<std::size_t>(labels[t])];
+        ++count;
+    }
+    if (count == 0)
+        throw Error(ErrorCode::BadInput, "no labelled position (every label is -100)");
+    return total / count;
+}
+
+} // namespace attnscope::core
