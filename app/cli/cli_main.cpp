@@ -44,6 +44,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli merge A.safetensors B.safetensors ... --out RESULT.safetensors
   attnscope-cli heads RESULT.safetensors [--format text|csv|json] [--sort width|sink|COLUMN] [--top N]
                      [--profile full|term_a|band_1|...] [--model MODEL [--text-file FILE]]
+  attnscope-cli heads --model MODEL --text-file FILE [--format ...] [--sort COLUMN] [--top N]
   attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--pair TEXT] [--top K]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
@@ -65,7 +66,9 @@ default); rotary models may carry a cache of the last M tokens from chunk to chu
 heads prints the head atlas of a scan: query entropy, attended distance, previous-token score, sink rate (queries
 from a chunk's second token on putting more than 0.3 on its first key), first-key mass, profile entropy and span;
 with --model also each head's induction score (a repeated random sequence), with --text-file its duplicate-token
-score on that text. Sorted by profile entropy (width), sink rate (sink) or any column's CSV name.
+score on that text and Clark et al.'s statistics (attention to [CLS], [SEP], punctuation, the previous and the next
+token, row entropy). Sorted by profile entropy (width), sink rate (sink) or any column's CSV name. Without a scan
+file (encoders have no distance profiles) only the text's columns, sorted by row entropy unless --sort says.
 )";
 
 struct Args {
@@ -286,11 +289,11 @@ int cmdMerge(int argc, char** argv)
 
 int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
 {
-    if (argc < 3 || std::string(argv[2]).rfind("--", 0) == 0)
-        throw Error(ErrorCode::BadInput, "heads needs a scan result file");
+    // A scan result file first; without one (an encoder, which has no distance profiles), --model and --text-file.
+    const bool hasScan = argc >= 3 && std::string(argv[2]).rfind("--", 0) != 0;
     std::string profile = "full", sort = "width", format = "text", model, textFile;
     int top = -1;
-    for (int i = 3; i < argc; i += 2) {
+    for (int i = hasScan ? 3 : 2; i < argc; i += 2) {
         const std::string k = argv[i];
         if (i + 1 >= argc)
             throw Error(ErrorCode::BadInput, k + " needs a value");
@@ -314,6 +317,8 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
         throw Error(ErrorCode::BadInput, "--format must be text, csv or json, got \"" + format + "\"");
     if (!textFile.empty() && model.empty())
         throw Error(ErrorCode::BadInput, "--text-file needs --model (the duplicate-token score runs the model on the text)");
+    if (!hasScan && (model.empty() || textFile.empty()))
+        throw Error(ErrorCode::BadInput, "heads needs a scan result file, or --model and --text-file (the text's columns only)");
     const auto& cols = atlasColumns();
     std::size_t sortColumn = 5; // width: profile entropy
     if (sort == "sink")
@@ -330,11 +335,23 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
             throw Error(ErrorCode::BadInput, "--sort takes one of " + keys + "; got \"" + sort + "\"");
         }
     }
-    const auto r = ScanResult::load(argv[2]);
-    if (sort == "sink" && !r.hasSinks())
-        throw Error(ErrorCode::BadInput, "this scan result has no attention-sink counts (it predates them): scan again",
-                    argv[2]);
-    auto atlas = atlasFromScan(r, profile);
+    HeadAtlas atlas;
+    std::string header; // what the table was computed from
+    if (hasScan) {
+        const auto r = ScanResult::load(argv[2]);
+        const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
+        header = profile + ", " + mode + std::to_string(r.tokens) + " tokens" + (r.partial ? ", partial" : "");
+        if (sort == "sink" && !r.hasSinks())
+            throw Error(ErrorCode::BadInput, "this scan result has no attention-sink counts (it predates them): scan again",
+                        argv[2]);
+        atlas = atlasFromScan(r, profile);
+    } else {
+        const auto loaded = loadModel(model, builtins);
+        atlas = emptyAtlas(loaded.model->info().layers, loaded.model->info().heads);
+        header = "text columns of " + textFile;
+        if (sort == "width")
+            sortColumn = 14; // no profiles: the text's row entropy
+    }
     if (!model.empty()) {
         const auto loaded = loadModel(model, builtins);
         if (loaded.model->info().layers != atlas.layers || loaded.model->info().heads != atlas.heads)
@@ -351,6 +368,7 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
         if (!textFile.empty()) {
             const auto capture = captureText(*loaded.model, *tokenizer, readTextFile(textFile), {});
             addTextScores(atlas, duplicateTokenScores(*capture));
+            addTokenAttention(atlas, tokenAttentionScores(*capture));
         }
     }
     // Largest first; unknown values last.
@@ -365,10 +383,7 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
     if (top >= 0 && static_cast<std::size_t>(top) < order.size())
         order.resize(static_cast<std::size_t>(top));
     if (format == "text") {
-        const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
-        std::printf("# %s, %s%lld tokens%s; sorted by %s\n", profile.c_str(), mode.c_str(),
-                    static_cast<long long>(r.tokens), r.partial ? ", partial" : "",
-                    sortColumn < cols.size() ? cols[sortColumn].title : "");
+        std::printf("# %s; sorted by %s\n", header.c_str(), sortColumn < cols.size() ? cols[sortColumn].title : "");
     }
     const std::string table = formatAtlas(atlas, format == "csv" ? TableFormat::Csv : format == "json" ? TableFormat::Json
                                                                                                          : TableFormat::Text,

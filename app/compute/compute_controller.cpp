@@ -315,20 +315,27 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
             ScanResultPtr profile = scan;
             r->source = scan && scan->metadata.count("text") ? tr("corpus scan of %1").arg(QString::fromStdString(scan->metadata.at("text")))
                                                              : tr("current text");
-            if (!profile)
+            // Relative-distance profiles are for causal models; an encoder's atlas has its text columns only.
+            const bool causal = model.info().can.causal;
+            if (!profile && causal)
                 profile = std::make_shared<const core::ScanResult>(core::relposFromCapture(capture, "", &ctx.stop()));
-            r->atlas = core::atlasFromScan(*profile);
+            r->atlas = profile ? core::atlasFromScan(*profile) : core::emptyAtlas(model.info().layers, model.info().heads);
+            if (!profile)
+                r->source = tr("current text (an encoder: no distance profiles)");
             for (const auto& rule : model.info().layerRules)
                 r->windows.push_back(rule.window);
             core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
+            core::addTokenAttention(r->atlas, core::tokenAttentionScores(capture, &ctx.stop(), progress));
             if (cache->model != &model) {
                 const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));
                 cache->scores = core::inductionScores(model, text->model->tokenizer.get(), R, &ctx.stop(), progress);
                 cache->model = &model;
             }
             core::addInductionScores(r->atlas, cache->scores);
-            r->distances = core::headDistances(*profile);
-            r->order = core::clusterOrder(r->distances, profile->layers * profile->heads);
+            if (profile) {
+                r->distances = core::headDistances(*profile);
+                r->order = core::clusterOrder(r->distances, profile->layers * profile->heads);
+            }
             return std::shared_ptr<const AtlasResult>(r);
         },
         [this](AtlasResultPtr r) { emit atlasReady(r); },

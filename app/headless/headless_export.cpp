@@ -127,6 +127,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         auto atlas = core::atlasFromScan(scan);
         const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), {});
         core::addTextScores(atlas, core::duplicateTokenScores(*capture));
+        core::addTokenAttention(atlas, core::tokenAttentionScores(*capture));
         const int R = std::max(4, std::min(50, (info.maxSegmentLen - 1) / 2));
         core::addInductionScores(atlas, core::inductionScores(model, bundle.tokenizer.get(), R));
         if (out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) || out.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {

@@ -193,6 +193,8 @@ void AtlasPanel::fill()
         grid->title = tr("Head similarity (clustered)");
         grid->valueLabel = tr("JS distance");
         m_matrix->setData(grid);
+    } else {
+        m_matrix->setData(nullptr); // no profiles (an encoder): no stale matrix of another model
     }
     m_export->setEnabled(true);
     m_figure->setEnabled(!m_atlas->order.empty());

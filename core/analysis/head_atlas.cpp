@@ -4,6 +4,7 @@
 #include "attention/attention_scores.h"
 #include "model/attention_model.h"
 #include "tokenize/tokenizer.h"
+#include "tokenize/unicode_class.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -50,6 +51,136 @@ HeadAtlas atlasFromScan(const ScanResult& scan, const std::string& profile)
         a.rows[i].scan = summaries[i];
     a.hasScan = true;
     return a;
+}
+
+bool isPunctuationToken(const std::string& text)
+{
+    bool any = false;
+    for (std::size_t i = 0; i < text.size();) {
+        std::size_t len;
+        const char32_t c = decodeUtf8(text, i, len);
+        i += len;
+        if (isWhiteSpace(c) || c == U'\u0120' || c == U'\u2581') // Ġ and ▁: byte-level and SentencePiece spaces
+            continue;
+        const bool ascii = (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+        if (!ascii && !(categoryGroupMask('P') & categoryBit(generalCategory(c))))
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, const StopToken* stop,
+                                                 const AtlasProgress& progress)
+{
+    const int L = capture.model.layers, H = capture.model.heads;
+    // What each token is: the special token starting the text (BERT's [CLS], <s>, BOS: an added special token in
+    // first place), the other special tokens ([SEP], </s>: empty spans), punctuation.
+    enum Kind : std::uint8_t { Plain, Cls, Sep, Punct };
+    std::vector<std::uint8_t> kind(capture.tokens.size(), Plain);
+    bool anyCls = false, anySep = false;
+    for (std::size_t t = 0; t < capture.tokens.size(); ++t) {
+        const auto& tok = capture.tokens[t];
+        const bool special = tok.begin == tok.end;
+        if ((special && t == 0) || tok.text == "[CLS]")
+            kind[t] = Cls;
+        else if (special || tok.text == "[SEP]")
+            kind[t] = Sep;
+        else if (isPunctuationToken(tok.text))
+            kind[t] = Punct;
+        anyCls |= kind[t] == Cls;
+        anySep |= kind[t] == Sep;
+    }
+    struct Sums {
+        double cls = 0, sep = 0, punct = 0, prev = 0, next = 0, entropy = 0, queries = 0;
+    };
+    std::vector<Sums> sums(static_cast<std::size_t>(L) * H);
+    const int total = L * static_cast<int>(capture.segments.size());
+    int done = 0;
+    for (int s = 0; s < static_cast<int>(capture.segments.size()); ++s) {
+        const auto& seg = capture.segment(s);
+        const auto keyPos = [&](int j) { return static_cast<std::size_t>(seg.firstPosition - seg.mlen + j); };
+        for (int l = 0; l < L; ++l) {
+            checkStop(stop);
+            const ScoreInputs in = capture.inputs(s, l);
+#pragma omp parallel for schedule(dynamic)
+            for (int h = 0; h < H; ++h) {
+                std::vector<float> probs(static_cast<std::size_t>(seg.qlen) * seg.klen);
+                headAttention(in, h, {}, probs.data(), seg.klen, 0.0f);
+                Sums& acc = sums[static_cast<std::size_t>(l) * H + h];
+                for (int i = 0; i < seg.qlen; ++i) {
+                    const float* row = probs.data() + static_cast<std::size_t>(i) * seg.klen;
+                    const int self = seg.mlen + i; // the query's own key
+                    double entropy = 0;
+                    for (int j = 0; j < seg.klen; ++j) {
+                        const double p = row[j];
+                        if (p <= 0)
+                            continue;
+                        entropy -= p * std::log(p);
+                        switch (kind[keyPos(j)]) {
+                        case Cls: acc.cls += p; break;
+                        case Sep: acc.sep += p; break;
+                        case Punct: acc.punct += p; break;
+                        default: break;
+                        }
+                    }
+                    if (self > 0)
+                        acc.prev += row[self - 1];
+                    if (self + 1 < seg.klen)
+                        acc.next += row[self + 1];
+                    acc.entropy += entropy;
+                    acc.queries += 1;
+                }
+            }
+            if (progress)
+                progress(++done, total);
+        }
+    }
+    std::vector<TokenAttention> out(sums.size());
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+        const auto& a = sums[i];
+        if (a.queries == 0)
+            continue;
+        auto& o = out[i];
+        o.cls = anyCls ? a.cls / a.queries : kNaN;
+        o.sep = anySep ? a.sep / a.queries : kNaN;
+        o.punctuation = a.punct / a.queries;
+        o.previous = a.prev / a.queries;
+        o.next = a.next / a.queries;
+        o.entropy = a.entropy / a.queries;
+    }
+    return out;
+}
+
+std::vector<TokenAttention> tokenAttentionByLayer(const std::vector<TokenAttention>& heads, int layers)
+{
+    std::vector<TokenAttention> out(static_cast<std::size_t>(layers));
+    if (layers <= 0 || heads.empty())
+        return out;
+    const std::size_t H = heads.size() / static_cast<std::size_t>(layers);
+    for (int l = 0; l < layers; ++l) {
+        auto mean = [&](double TokenAttention::*field) {
+            double s = 0;
+            for (std::size_t h = 0; h < H; ++h)
+                s += heads[static_cast<std::size_t>(l) * H + h].*field;
+            return s / static_cast<double>(H);
+        };
+        auto& o = out[static_cast<std::size_t>(l)];
+        o.cls = mean(&TokenAttention::cls);
+        o.sep = mean(&TokenAttention::sep);
+        o.punctuation = mean(&TokenAttention::punctuation);
+        o.previous = mean(&TokenAttention::previous);
+        o.next = mean(&TokenAttention::next);
+        o.entropy = mean(&TokenAttention::entropy);
+    }
+    return out;
+}
+
+void addTokenAttention(HeadAtlas& atlas, const std::vector<TokenAttention>& scores)
+{
+    for (std::size_t i = 0; i < atlas.rows.size() && i < scores.size(); ++i)
+        atlas.rows[i].tokens = scores[i];
+    atlas.hasText = true;
 }
 
 void addTextScores(HeadAtlas& atlas, const std::vector<double>& duplicateToken)
@@ -294,6 +425,10 @@ const std::vector<AtlasColumn>& atlasColumns()
         {"first_key_mass", "first key", 3},     {"profile_entropy", "profile entropy", 3},
         {"profile_span", "span", 0},            {"duplicate_token", "dup token", 3},
         {"induction", "induction", 3},
+        // Clark et al.'s statistics over the current text.
+        {"to_cls", "to [CLS]", 3},              {"to_sep", "to [SEP]", 3},
+        {"to_punct", "to punct", 3},            {"to_prev", "to prev", 3},
+        {"to_next", "to next", 3},              {"text_entropy", "text entropy", 3},
     };
     return columns;
 }
@@ -311,6 +446,12 @@ double atlasValue(const AtlasRow& r, std::size_t column)
     case 6: return s.span;
     case 7: return r.duplicateToken;
     case 8: return r.induction;
+    case 9: return r.tokens.cls;
+    case 10: return r.tokens.sep;
+    case 11: return r.tokens.punctuation;
+    case 12: return r.tokens.previous;
+    case 13: return r.tokens.next;
+    case 14: return r.tokens.entropy;
     default: return kNaN;
     }
 }

@@ -7,6 +7,7 @@
 #include "run/text_capture.h"
 
 #include <functional>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -16,10 +17,20 @@ class AttentionModel;
 class StopToken;
 class Tokenizer;
 
+// Clark et al. (2019), "What does BERT look at?": the mean attention a head's queries put on [CLS] (the special token
+// that starts a text: BERT's [CLS], RoBERTa's <s>, a decoder's BOS), on the other special tokens ([SEP], </s>), on
+// punctuation tokens, on the token just before and just after them, and the mean entropy (nats) of their rows. NaN:
+// not computed (or, for cls/sep, no such token in the text).
+struct TokenAttention {
+    double cls = std::numeric_limits<double>::quiet_NaN(), sep = cls, punctuation = cls, previous = cls, next = cls,
+           entropy = cls;
+};
+
 struct AtlasRow {
     HeadSummary scan;                // NaN fields where the scan lacks them; all NaN without a scan
     double duplicateToken = 0;       // NaN: no text, or no query whose token occurred before
     double induction = 0;            // NaN: not computed
+    TokenAttention tokens;           // over the current text
 };
 
 struct HeadAtlas {
@@ -56,6 +67,14 @@ std::vector<std::int32_t> inductionSequence(int vocabSize, const Tokenizer* toke
 // Induction score of every head: the sequence above run as one segment without memory.
 std::vector<double> inductionScores(const AttentionModel& model, const Tokenizer* tokenizer, int R = 50,
                                     const StopToken* stop = nullptr, const AtlasProgress& progress = {});
+// Clark et al.'s statistics of every head over the captured text ([layers * heads]).
+std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, const StopToken* stop = nullptr,
+                                                 const AtlasProgress& progress = {});
+// Per layer, the mean over its heads (Clark et al.'s Fig. 2: attention to [CLS], [SEP] and punctuation by layer).
+std::vector<TokenAttention> tokenAttentionByLayer(const std::vector<TokenAttention>& heads, int layers);
+// Whether a token's text is punctuation only (white space and byte-level space marks aside).
+bool isPunctuationToken(const std::string& text);
+void addTokenAttention(HeadAtlas& atlas, const std::vector<TokenAttention>& scores);
 void addTextScores(HeadAtlas& atlas, const std::vector<double>& duplicateToken);
 void addInductionScores(HeadAtlas& atlas, const std::vector<double>& induction);
 

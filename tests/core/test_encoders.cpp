@@ -1,9 +1,11 @@
 // Encoders (BERT, RoBERTa, DistilBERT) beyond what the reference cases' plain layout shows: the real checkpoints'
 // weight layout (prefixes, legacy LayerNorm.gamma/beta, extra heads), padding at the start, the masked-language-model
 // head computed by hand from its weights, and the inputs an encoder refuses.
+#include "analysis/head_atlas.h"
 #include "model/encoder.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "run/text_capture.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -233,4 +235,60 @@ TEST_CASE("an encoder refuses what it cannot run, with the reason", "[encoders][
         CHECK_THROWS_WITH(core::loadModel(tmp.path().string()), Catch::Contains("position_embedding_type") &&
                                                                     Catch::Contains("relative_key"));
     }
+}
+
+TEST_CASE("Clark et al.'s head statistics equal the same sums over the reference's attention", "[encoders][atlas]")
+{
+    const auto dir = test::testdataDir() / "bert-tiny";
+    const auto loaded = core::loadModel(dir.string());
+    const auto input = caseInput("bert-tiny");
+    const auto ids = input["input_ids"].get<std::vector<std::int32_t>>();
+    const int T = static_cast<int>(ids.size());
+    // Tokens: [CLS] and the two [SEP] as special tokens (empty spans), every fourth other token a full stop.
+    std::vector<core::Token> tokens;
+    std::size_t at = 0;
+    for (int t = 0; t < T; ++t) {
+        const bool special = t == 0 || ids[static_cast<std::size_t>(t)] == 3;
+        const std::string text = special ? (t == 0 ? "[CLS]" : "[SEP]") : t % 4 == 1 ? "." : "w" + std::to_string(t);
+        tokens.push_back({ids[static_cast<std::size_t>(t)], text, at, special ? at : at + text.size()});
+        at = tokens.back().end;
+    }
+    core::CaptureOptions opt;
+    opt.segmentLen = T;
+    opt.run.tokenTypes = input["token_type_ids"].get<std::vector<std::int32_t>>();
+    for (const int m : input["attention_mask"].get<std::vector<int>>())
+        opt.run.padding.push_back(m == 0 ? 1 : 0);
+    const auto capture = core::captureText(*loaded.model, tokens, opt);
+    const auto scores = core::tokenAttentionScores(*capture);
+    const auto expected = test::loadAll((dir / "expected.safetensors").string());
+    const int H = loaded.model->info().heads;
+    for (int l = 0; l < loaded.model->info().layers; ++l) {
+        const auto& p = tensor(expected, "layer" + std::to_string(l) + ".attn_prob").data;
+        for (int h = 0; h < H; ++h) {
+            double cls = 0, sep = 0, punct = 0, prev = 0, next = 0, entropy = 0;
+            for (int i = 0; i < T; ++i)
+                for (int j = 0; j < T; ++j) {
+                    const double v = p[(static_cast<std::size_t>(h) * T + i) * T + j];
+                    const auto& key = tokens[static_cast<std::size_t>(j)];
+                    cls += key.text == "[CLS]" ? v : 0;
+                    sep += key.text == "[SEP]" ? v : 0;
+                    punct += key.text == "." ? v : 0;
+                    prev += j == i - 1 ? v : 0;
+                    next += j == i + 1 ? v : 0;
+                    entropy -= v > 0 ? v * std::log(v) : 0;
+                }
+            const auto& s = scores[static_cast<std::size_t>(l) * H + h];
+            INFO("layer " << l << " head " << h);
+            CHECK(s.cls == Approx(cls / T).margin(1e-5));
+            CHECK(s.sep == Approx(sep / T).margin(1e-5));
+            CHECK(s.punctuation == Approx(punct / T).margin(1e-5));
+            CHECK(s.previous == Approx(prev / T).margin(1e-5));
+            CHECK(s.next == Approx(next / T).margin(1e-5));
+            CHECK(s.entropy == Approx(entropy / T).margin(1e-4));
+        }
+    }
+    CHECK(core::isPunctuationToken(" ,"));
+    CHECK(core::isPunctuationToken("\xC4\xA0..."));
+    CHECK_FALSE(core::isPunctuationToken("a."));
+    CHECK_FALSE(core::isPunctuationToken(" "));
 }
