@@ -76,6 +76,22 @@ protected:
             }
         }
 
+        // A text pair: lines where text B's rows and columns start (drawn like the memory separator).
+        if (d->secondRow > 0 || d->secondCol > 0) {
+            const QRectF all = cellRect(r0, 0).united(cellRect(r1, d->cols - 1));
+            for (const auto& [colour, width] : {std::pair{QColor(255, 255, 255), 3.0}, std::pair{QColor(20, 20, 20), 1.0}}) {
+                painter->setPen(QPen(colour, width * lineScale, Qt::DashLine));
+                if (d->secondCol > 0) {
+                    const double sx = x->coordToPixel(d->secondCol - 0.5);
+                    painter->drawLine(QPointF(sx, all.top()), QPointF(sx, all.bottom()));
+                }
+                if (d->secondRow > r0 && d->secondRow <= r1) {
+                    const double sy = y->coordToPixel(d->secondRow - 0.5);
+                    painter->drawLine(QPointF(all.left(), sy), QPointF(all.right(), sy));
+                }
+            }
+        }
+
         // Cell values, in the largest font (up to the mode's size) that fits "0.00" into a cell.
         QFont font = mParentPlot->font();
         const double valueSize = m_view->m_showValues ? m_view->valueFontSize(cellW, cellH) : 0;

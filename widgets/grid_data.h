@@ -15,6 +15,7 @@ struct GridData {
     QStringList colLabels;     // key tokens (memory first)
     int rows = 0, cols = 0;
     int memoryCols = 0;        // columns [0, memoryCols) are memory tokens
+    int secondRow = -1, secondCol = -1; // a text pair: the first row / column of text B (-1: one text)
     std::vector<float> values; // [rows, cols]; NaN = masked
     std::vector<std::uint8_t> highlight; // [rows, cols]; 1 = top-fraction cell (drawn with a red outline)
     std::vector<int> rowPositions;       // absolute token position of each row (for distances and hover)

@@ -123,7 +123,10 @@ private:
         const int h = fm.height() + 6;
         for (int c = 0; c < m_data->cols; ++c) {
             const int w = fm.horizontalAdvance(m_data->colLabels.value(c)) + 8;
-            if (x + w > width() - 6 && x > 6) {
+            const bool secondText = c == m_data->secondCol && c > 0; // text B of a pair starts a paragraph
+            if ((x + w > width() - 6 && x > 6) || secondText) {
+                if (secondText)
+                    y += h / 2;
                 x = 6;
                 y += h + 4;
             }

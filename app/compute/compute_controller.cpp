@@ -121,14 +121,14 @@ void ComputeController::loadModel(const QString& spec)
         });
 }
 
-void ComputeController::runText(const QString& text, int segmentLen, int memLen)
+void ComputeController::runText(const QString& text, const QString& secondText, int segmentLen, int memLen)
 {
     if (!m_model) {
         emit textFailed(tr("No model is loaded."), false);
         return;
     }
     const ModelBundlePtr model = m_model;
-    const TextRequest request{text, segmentLen, memLen};
+    const TextRequest request{text, secondText, segmentLen, memLen};
     // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change).
     const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
@@ -150,7 +150,11 @@ void ComputeController::runText(const QString& text, int segmentLen, int memLen)
             };
             auto result = std::make_shared<TextResult>();
             result->model = model;
-            result->capture = core::captureText(*model->loaded.model, *model->tokenizer, request.text.toStdString(), opt);
+            const auto& m = *model->loaded.model;
+            result->capture = request.secondText.isEmpty()
+                                  ? core::captureText(m, *model->tokenizer, request.text.toStdString(), opt)
+                                  : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
+                                                          request.secondText.toStdString(), opt);
             return std::shared_ptr<const TextResult>(result);
         },
         [this](TextResultPtr r) {

@@ -28,7 +28,8 @@ public:
 
     void loadModel(const QString& spec);
     // A new text request stops and supersedes the running one.
-    void runText(const QString& text, int segmentLen = 0, int memLen = -1);
+    // `secondText`: sentence B of a pair (encoders), empty for one text.
+    void runText(const QString& text, const QString& secondText = {}, int segmentLen = 0, int memLen = -1);
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
     void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands

@@ -11,6 +11,7 @@ namespace attnscope::app {
 
 struct TextRequest {
     QString text;
+    QString secondText; // sentence B of a pair (encoders); empty: one text
     int segmentLen = 0; // 0: the model's default
     int memLen = -1;    // -1: the model's default
 };

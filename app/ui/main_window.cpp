@@ -279,6 +279,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
         m_pendingScan.reset();
     }
     m_displayPanel->setModel(m->info());
+    m_textPanel->setPairAvailable(!m->info().can.causal); // encoders read sentence pairs
     m_selection.bands = m_displayPanel->bands();
     m_relpos->setTerms(core::TermSelection{});
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
@@ -376,7 +377,7 @@ void MainWindow::requestRun()
         showStatus(QString());
         return;
     }
-    m_compute->runText(m_textPanel->text());
+    m_compute->runText(m_textPanel->text(), m_textPanel->secondText());
 }
 
 void MainWindow::refreshGrid()

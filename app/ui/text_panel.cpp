@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStyle>
@@ -40,6 +41,8 @@ std::vector<int> utf8ToQStringIndex(const QString& s)
 TextPanel::TextPanel(QWidget* parent)
     : QWidget(parent)
     , m_text(new QPlainTextEdit(this))
+    , m_pairRow(new QWidget(this))
+    , m_second(new QLineEdit(this))
     , m_live(new QCheckBox(tr("Live"), this))
     , m_tokenInfo(new QLabel(this))
     , m_stepLabel(new QLabel(this))
@@ -80,6 +83,26 @@ TextPanel::TextPanel(QWidget* parent)
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(row);
     layout->addWidget(m_text, 1);
+    // Sentence B of a pair: [CLS] A [SEP] B [SEP]; hidden for models that read one text.
+    auto* pair = new QHBoxLayout(m_pairRow);
+    pair->setContentsMargins(0, 0, 0, 0);
+    auto* pairLabel = new QLabel(tr("Sentence B:"), m_pairRow);
+    pairLabel->setToolTip(tr("A second text read with the first as a pair: [CLS] A [SEP] B [SEP]"));
+    m_second->setObjectName(QStringLiteral("secondText"));
+    m_second->setPlaceholderText(tr("optional: a second sentence, read with the text above as a pair"));
+    m_second->setClearButtonEnabled(true);
+    pair->addWidget(pairLabel);
+    pair->addWidget(m_second, 1);
+    layout->addWidget(m_pairRow);
+    m_pairRow->hide();
+    connect(m_second, &QLineEdit::textChanged, this, [this] {
+        if (m_live->isChecked())
+            m_debounce.start();
+    });
+    connect(m_second, &QLineEdit::returnPressed, this, [this] {
+        m_debounce.stop();
+        emit runRequested();
+    });
     m_text->setMinimumHeight(m_text->fontMetrics().lineSpacing() * 2 + 12);
 
     m_debounce.setSingleShot(true);
@@ -132,6 +155,16 @@ QString TextPanel::text() const
     return m_text->toPlainText();
 }
 
+QString TextPanel::secondText() const
+{
+    return m_pairRow->isHidden() ? QString() : m_second->text();
+}
+
+void TextPanel::setPairAvailable(bool available)
+{
+    m_pairRow->setVisible(available);
+}
+
 void TextPanel::setTextSilently(const QString& text)
 {
     const QSignalBlocker block(m_text);
@@ -171,13 +204,17 @@ void TextPanel::shadeTokens(const std::shared_ptr<const core::TextCapture>& capt
     // Token boundaries as alternating shades; the hovered token (from any view) in yellow.
     QList<QTextEdit::ExtraSelection> sels;
     const QString text = m_text->toPlainText();
-    if (capture && capture->text == text.toStdString()) {
+    // A pair's capture holds A, a line break and B: the box shows A.
+    const std::string shown = text.toStdString();
+    const bool matches = capture && (capture->text == shown ||
+                                     (capture->secondText >= 0 && capture->text.compare(0, shown.size() + 1, shown + "\n") == 0));
+    if (matches) {
         const auto map = utf8ToQStringIndex(text);
         const int limit = 5000; // shading a huge text would cost more than it shows
         for (int t = 0; t < static_cast<int>(capture->tokens.size()) && t < limit; ++t) {
             const auto& tok = capture->tokens[static_cast<std::size_t>(t)];
             if (tok.end >= map.size())
-                break;
+                break; // past the box's text (a pair's B)
             QTextEdit::ExtraSelection s;
             s.cursor = QTextCursor(m_text->document());
             s.cursor.setPosition(map[tok.begin]);

@@ -1,5 +1,6 @@
-// The Text dock: the text box (token boundaries shaded, the hovered token lit), Live / Run, the token count, and the
-// stepping controls that reveal a segment one token at a time in class. Emits intent; owns no model state.
+// The Text dock: the text box (token boundaries shaded, the hovered token lit), a second box for sentence B of a pair
+// (encoders), Live / Run, the token count, and the stepping controls that reveal a segment one token at a time in
+// class. Emits intent; owns no model state.
 #pragma once
 
 #include "run/text_capture.h"
@@ -10,6 +11,7 @@
 
 class QCheckBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QToolButton;
 
@@ -22,6 +24,10 @@ public:
 
     QPlainTextEdit* editor() const { return m_text; }
     QString text() const;
+    // Text B of a sentence pair (encoders): empty when the box is hidden or blank.
+    QString secondText() const;
+    // Shows the second box for models that read sentence pairs (encoders); hides and ignores it otherwise.
+    void setPairAvailable(bool available);
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
     void setTokenInfo(const QString& info);
@@ -44,6 +50,8 @@ private:
     void step(int delta); // one token forward or back from what is shown
 
     QPlainTextEdit* m_text;
+    QWidget* m_pairRow;
+    QLineEdit* m_second;
     QCheckBox* m_live;
     QLabel* m_tokenInfo;
     QLabel* m_stepLabel;

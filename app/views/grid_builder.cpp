@@ -93,7 +93,8 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.
-        const int k = std::max(1, s.revealRows), cols = grid.memoryCols + k;
+        // An encoder's query sees the whole text from the start: its rows are revealed with every column.
+        const int k = std::max(1, s.revealRows), cols = capture.model.can.causal ? grid.memoryCols + k : grid.cols;
         core::AttentionGrid cut;
         cut.rows = k;
         cut.cols = cols;
@@ -125,6 +126,12 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
     d->highlight = std::move(grid.highlight);
     d->rowPositions = grid.rowTokens;
     d->colPositions = grid.colTokens;
+    for (std::size_t r = 0; r < grid.rowTokens.size(); ++r)
+        if (capture.secondText >= 0 && grid.rowTokens[r] == capture.secondText)
+            d->secondRow = static_cast<int>(r);
+    for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
+        if (capture.secondText >= 0 && grid.colTokens[c] == capture.secondText)
+            d->secondCol = static_cast<int>(c);
     for (int t : grid.rowTokens)
         d->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
     for (int t : grid.colTokens)

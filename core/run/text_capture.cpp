@@ -7,6 +7,7 @@
 #include "util/stop_token.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace attnscope::core {
 
@@ -152,8 +153,12 @@ private:
 std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
 {
     auto opt = [](const auto& v) { return v ? std::to_string(static_cast<int>(*v)) : std::string("-"); };
+    // An encoder's token types and padding live in its run state: a capture made with others cannot be resumed.
+    const std::string types(reinterpret_cast<const char*>(o.run.tokenTypes.data()), o.run.tokenTypes.size() * sizeof(std::int32_t));
+    const std::string padding(o.run.padding.begin(), o.run.padding.end());
     return "segment=" + std::to_string(segmentLen) + " memory=" + std::to_string(memLen) +
-           " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen);
+           " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen) +
+           " types=" + std::to_string(std::hash<std::string>{}(types)) + " padding=" + std::to_string(std::hash<std::string>{}(padding));
 }
 
 // Refuses, before running, a text whose records would not fit beside the model's weights.
@@ -307,6 +312,17 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, cons
     // The tokens the model sees by default (Llama-family tokenizers add BOS; its span is empty).
     auto capture = captureImpl(model, tokenizer.encodeWithSpecial(text), options);
     capture->text = std::move(text);
+    return capture;
+}
+
+std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, const Tokenizer& tokenizer,
+                                                    const std::string& a, const std::string& b, CaptureOptions options)
+{
+    auto enc = tokenizer.encodePairWithSpecial(a, b, a.size() + 1);
+    options.run.tokenTypes = enc.typeIds;
+    auto capture = captureImpl(model, std::move(enc.tokens), options);
+    capture->text = a + "\n" + b;
+    capture->secondText = static_cast<int>(enc.secondText);
     return capture;
 }
 

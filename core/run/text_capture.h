@@ -52,6 +52,8 @@ struct TextCapture {
     int memLen = 0;
     float scoreScale = 1.0f;  // 1/sqrt(head size), as the model computed it
     int reusedTokens = 0;     // leading tokens whose keys came from the previous capture (0: computed afresh)
+    // A text pair (encoders): `text` is A, a line break, B; tokens from secondText on are B's (-1: one text).
+    int secondText = -1;
 
     bool hasTerms() const { return model.hasRelativeTerms; }
     const SegmentCapture& segment(int s) const; // throws Error(BadInput) when out of range
@@ -92,5 +94,10 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std:
 // capture keeps the text.
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
                                                 std::string text, const CaptureOptions& options);
+
+// A text pair as an encoder reads it ([CLS] A [SEP] B [SEP], token types from the tokenizer's pair template); the
+// capture's text is A, a line break and B, and TextCapture::secondText marks where B's tokens start.
+std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, const Tokenizer& tokenizer,
+                                                    const std::string& a, const std::string& b, CaptureOptions options);
 
 } // namespace attnscope::core

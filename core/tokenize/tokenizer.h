@@ -22,6 +22,7 @@ struct Token {
 struct PairEncoding {
     std::vector<Token> tokens;
     std::vector<std::int32_t> typeIds;
+    std::size_t secondText = 0; // index of the first token after text A and the special tokens that close it
 };
 
 // One element of a post-processor's template: special tokens, or the place of text A or B, with a token type.

@@ -49,6 +49,7 @@ PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_vi
             tokens = encode(a);
             at = a.size();
         } else {
+            out.secondText = out.tokens.size();
             tokens = encode(b);
             for (auto& t : tokens) {
                 t.begin += bOffset;
