@@ -23,7 +23,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
+    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills})
         t->invalidate();
     m_interactive.join();
     m_background.join();
@@ -39,7 +39,7 @@ bool ComputeController::busy() const
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills})
         if (t->running())
             return false;
     return true;
@@ -109,7 +109,7 @@ void ComputeController::loadModel(const QString& spec)
         },
         [this](ModelBundlePtr m) {
             // Everything computed for the previous model is dropped at once.
-            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile})
+            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills})
                 t->invalidate();
             m_model = std::move(m);
             m_text.reset();
@@ -346,6 +346,32 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 
+void ComputeController::requestMaskedFills(int k)
+{
+    if (!m_text || !m_text->model->info().can.maskedTokens)
+        return;
+    const TextResultPtr text = m_text;
+    submit<MaskedFillResult>(
+        m_interactive, m_fills, {},
+        [text, k](const JobContext&) {
+            auto r = std::make_shared<MaskedFillResult>();
+            r->text = text;
+            r->fills = core::maskedFills(*text->model->loaded.model, *text->capture, k);
+            for (const auto& f : r->fills) {
+                QStringList l;
+                for (const auto& p : f.top)
+                    l << QString::fromStdString(text->model->tokenizer->pieceOf(p.id));
+                r->labels.push_back(l);
+            }
+            return std::shared_ptr<const MaskedFillResult>(r);
+        },
+        [this](MaskedFillResultPtr r) { emit maskedFillsReady(r); },
+        [this](const JobFailure& f) {
+            if (!f.cancelled)
+                emit maskedFillsFailed(f.message);
+        });
+}
+
 void ComputeController::requestRollout(int segment)
 {
     if (!m_text)
@@ -388,7 +414,7 @@ void ComputeController::requestAblation()
 void ComputeController::dropText()
 {
     // Whatever is still running for the old text is stopped and its results never delivered.
-    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile}) {
+    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills}) {
         t->cancel();
         t->invalidate();
     }

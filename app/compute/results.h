@@ -1,6 +1,7 @@
 // Plain data that the compute threads hand to the GUI thread: immutable snapshots behind shared_ptr to const.
 #pragma once
 
+#include "analysis/token_predictions.h"
 #include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
 #include "views/paper_figures.h"
@@ -31,6 +32,14 @@ struct AtlasResult {
     std::vector<int> windows;      // per layer: its sliding window (0: global), from the model's layer rules
 };
 using AtlasResultPtr = std::shared_ptr<const AtlasResult>;
+
+// The fillers of every [MASK] / <mask> of a text, as the text's tokenizer spells them.
+struct MaskedFillResult {
+    TextResultPtr text;
+    std::vector<core::MaskedFill> fills;
+    std::vector<QStringList> labels; // per fill, its top tokens' pieces
+};
+using MaskedFillResultPtr = std::shared_ptr<const MaskedFillResult>;
 using FigurePtr = std::shared_ptr<const PaperFigure>;
 
 } // namespace attnscope::app

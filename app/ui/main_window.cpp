@@ -16,6 +16,8 @@
 #include "ui/key_router.h"
 #include "ui/model_panel.h"
 #include "ui/atlas_panel.h"
+#include "ui/prediction_panel.h"
+#include "analysis/token_predictions.h"
 #include "ui/relpos_panel.h"
 #include "ui/status_area.h"
 #include "ui/text_panel.h"
@@ -83,17 +85,20 @@ void MainWindow::buildPanels()
     m_comparison = new ComparisonPanel(core::listBuiltinModels(m_builtinDirs));
     m_atlas = new AtlasPanel;
     m_atlas->setObjectName(QStringLiteral("atlasPanel"));
+    m_predictions = new PredictionPanel;
+    m_predictions->setObjectName(QStringLiteral("predictionPanel"));
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
     addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
     addDock(tr("Compare Models"), QStringLiteral("compareDock"), m_comparison, Qt::BottomDockWidgetArea);
     addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea, false);
+    addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea, false);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // The bottom tabs that hold plots ask for room when their tab comes up: the Text tab's height left the head
     // similarity matrix a strip a few pixels high.
-    for (const char* name : {"relposDock", "compareDock", "atlasDock"})
+    for (const char* name : {"relposDock", "compareDock", "atlasDock", "predictionDock"})
         connect(dock(name), &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
             if (visible)
                 QTimer::singleShot(0, this, [this, name] { showDock(name, 0.4); });
@@ -196,6 +201,8 @@ void MainWindow::connectCompute()
                                                               : tr("Open another model from the File menu.")));
     });
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
+    connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
+    connect(m_compute, &ComputeController::maskedFillsFailed, m_predictions, &PredictionPanel::setMessage);
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
         showStatus(cancelled ? tr("Cancelled") : msg);
         if (!cancelled)
@@ -280,6 +287,9 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     }
     m_displayPanel->setModel(m->info());
     m_textPanel->setPairAvailable(!m->info().can.causal); // encoders read sentence pairs
+    const QString mask = m->info().can.maskedTokens ? QString::fromStdString(core::maskTokenOf(*m->tokenizer)) : QString();
+    m_textPanel->setMaskToken(mask);
+    m_predictions->setModel(m->info(), mask);
     m_selection.bands = m_displayPanel->bands();
     m_relpos->setTerms(core::TermSelection{});
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
@@ -291,6 +301,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 void MainWindow::onTextReady(const TextResultPtr& r)
 {
     const auto& c = *r->capture;
+    m_compute->requestMaskedFills(); // an encoder's fillers of the text's [MASK] tokens (none for other models)
     // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
     m_textPanel->setTokenInfo(tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
                               (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
@@ -374,6 +385,7 @@ void MainWindow::requestRun()
         m_textView->setData(nullptr);
         m_headsPanel->setThumbnails(nullptr);
         m_headsPanel->setSegments(1, 0);
+        m_predictions->setFills(nullptr);
         showStatus(QString());
         return;
     }

@@ -32,6 +32,7 @@ class HeadsPanel;
 class ModelPanel;
 class RelposPanel;
 class AtlasPanel;
+class PredictionPanel;
 class StatusArea;
 class TextPanel;
 class WindowLayout;
@@ -133,6 +134,7 @@ private:
     ModelPanel* m_modelPanel = nullptr;
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
+    PredictionPanel* m_predictions = nullptr;
     ComparisonPanel* m_comparison = nullptr;
     WindowLayout* m_layout = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStyle>
@@ -105,6 +106,8 @@ TextPanel::TextPanel(QWidget* parent)
     });
     m_text->setMinimumHeight(m_text->fontMetrics().lineSpacing() * 2 + 12);
 
+    m_text->viewport()->installEventFilter(this); // double-click masks a word (encoders)
+
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(120);
     connect(&m_debounce, &QTimer::timeout, this, &TextPanel::runRequested);
@@ -153,6 +156,19 @@ void TextPanel::stopPlaying()
 QString TextPanel::text() const
 {
     return m_text->toPlainText();
+}
+
+bool TextPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_text->viewport() && event->type() == QEvent::MouseButtonDblClick && !m_maskToken.isEmpty()) {
+        QTextCursor cursor = m_text->cursorForPosition(static_cast<QMouseEvent*>(event)->position().toPoint());
+        cursor.select(QTextCursor::WordUnderCursor);
+        if (!cursor.selectedText().trimmed().isEmpty()) {
+            cursor.insertText(m_maskToken); // one undo step: Ctrl+Z brings the word back
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QString TextPanel::secondText() const

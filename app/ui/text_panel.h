@@ -28,6 +28,8 @@ public:
     QString secondText() const;
     // Shows the second box for models that read sentence pairs (encoders); hides and ignores it otherwise.
     void setPairAvailable(bool available);
+    // Double-clicking a word replaces it by this token ("[MASK]"); empty: double-click selects as usual.
+    void setMaskToken(const QString& token) { m_maskToken = token; }
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
     void setTokenInfo(const QString& info);
@@ -58,6 +60,8 @@ private:
     QToolButton* m_playButton;
     QTimer m_debounce;
     QTimer m_play;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    QString m_maskToken;
     int m_segmentRows = 0;
     int m_revealed = -1;
 };

@@ -46,6 +46,7 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "relposDock"));
     w->tabifyDockWidget(dockNamed(w, "relposDock"), dockNamed(w, "compareDock"));
     w->tabifyDockWidget(dockNamed(w, "compareDock"), dockNamed(w, "atlasDock"));
+    w->tabifyDockWidget(dockNamed(w, "atlasDock"), dockNamed(w, "predictionDock"));
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
     const QRect avail = availableArea(w);

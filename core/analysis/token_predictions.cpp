@@ -108,4 +108,45 @@ double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t
     return total / count;
 }
 
+bool isMaskToken(const Token& token)
+{
+    return token.text == "[MASK]" || token.text == "<mask>";
+}
+
+std::string maskTokenOf(const Tokenizer& tokenizer)
+{
+    for (const char* candidate : {"[MASK]", "<mask>"}) {
+        const auto tokens = tokenizer.encode(candidate);
+        if (tokens.size() == 1 && isMaskToken(tokens.front()))
+            return candidate;
+    }
+    return {};
+}
+
+std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCapture& capture, int k)
+{
+    std::vector<MaskedFill> out;
+    for (int s = 0; s < static_cast<int>(capture.segments.size()); ++s) {
+        const auto& seg = capture.segment(s);
+        const int first = static_cast<int>(seg.firstPosition);
+        std::vector<int> positions;
+        for (int i = 0; i < seg.qlen; ++i)
+            if (isMaskToken(capture.tokens[static_cast<std::size_t>(first + i)]))
+                positions.push_back(i);
+        if (positions.empty())
+            continue;
+        std::vector<std::int32_t> ids;
+        RunOptions options;
+        for (int i = 0; i < seg.qlen; ++i) {
+            ids.push_back(capture.tokens[static_cast<std::size_t>(first + i)].id);
+            if (!capture.tokenTypes.empty())
+                options.tokenTypes.push_back(capture.tokenTypes[static_cast<std::size_t>(first + i)]);
+        }
+        const auto top = topPredictions(model, ids, options, positions, k);
+        for (std::size_t p = 0; p < positions.size(); ++p)
+            out.push_back({first + positions[p], top[p]});
+    }
+    return out;
+}
+
 } // namespace attnscope::core

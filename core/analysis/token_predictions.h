@@ -3,6 +3,8 @@
 #pragma once
 
 #include "model/attention_model.h"
+#include "run/text_capture.h"
+#include "tokenize/tokenizer.h"
 
 #include <span>
 #include <vector>
@@ -23,6 +25,19 @@ std::vector<std::vector<TokenPrediction>> topPredictions(const AttentionModel& m
 
 // The mean cross-entropy (nats) of the masked-language-model head on the positions whose label is not -100 (Hugging
 // Face's convention), `ids` run as one segment.
+// A token a user masked: BERT's [MASK], RoBERTa's <mask>.
+bool isMaskToken(const Token& token);
+// The mask token a user types for this tokenizer ("[MASK]", "<mask>"), or "" when it has none.
+std::string maskTokenOf(const Tokenizer& tokenizer);
+
+struct MaskedFill {
+    int position = 0; // token index in the text
+    std::vector<TokenPrediction> top;
+};
+// The top k fillers of every masked token of a captured text, each from a forward of its segment (with the text's
+// token types). Empty when the text has no mask.
+std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCapture& capture, int k);
+
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);
 

@@ -323,6 +323,7 @@ std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, 
     auto capture = captureImpl(model, std::move(enc.tokens), options);
     capture->text = a + "\n" + b;
     capture->secondText = static_cast<int>(enc.secondText);
+    capture->tokenTypes = options.run.tokenTypes;
     return capture;
 }
 

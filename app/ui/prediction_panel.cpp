@@ -1,0 +1,96 @@
+// PredictionPanel: a combo box over the masks, the bars of the chosen one.
+#include "ui/prediction_panel.h"
+
+#include "prediction_view.h"
+#include "views/grid_builder.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+PredictionPanel::PredictionPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_info(new QLabel(this))
+    , m_which(new QComboBox(this))
+    , m_view(new widgets::PredictionView(this))
+{
+    m_info->setWordWrap(true);
+    m_which->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_info, 1);
+    top->addWidget(m_which);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    layout->addWidget(m_view, 1);
+    connect(m_which, &QComboBox::currentIndexChanged, this, &PredictionPanel::show);
+    setFills(nullptr);
+}
+
+void PredictionPanel::setModel(const core::ModelInfo& info, const QString& maskToken)
+{
+    m_fillsMasks = info.can.maskedTokens;
+    m_maskToken = maskToken;
+    setFills(nullptr);
+}
+
+void PredictionPanel::setMessage(const QString& message)
+{
+    m_info->setText(message);
+}
+
+void PredictionPanel::setFills(MaskedFillResultPtr fills)
+{
+    m_fills = std::move(fills);
+    const QSignalBlocker block(m_which);
+    m_which->clear();
+    if (!m_fillsMasks) {
+        m_info->setText(tr("Masked-token prediction needs an encoder with its masked-language-model head, such as "
+                           "builtin:bert-wikitext2."));
+        m_which->hide();
+        m_view->setPlaceholder(QString());
+        m_view->setData(nullptr);
+        return;
+    }
+    const QString how = tr("Double-click a word in the text box to replace it by %1 (Ctrl+Z restores it), or type %1.")
+                            .arg(m_maskToken);
+    if (!m_fills || m_fills->fills.empty()) {
+        m_info->setText(how);
+        m_which->hide();
+        m_view->setPlaceholder(tr("No %1 in the text").arg(m_maskToken));
+        m_view->setData(nullptr);
+        return;
+    }
+    const auto& tokens = m_fills->text->capture->tokens;
+    for (const auto& f : m_fills->fills) {
+        // The mask with a word of context on each side, so several masks can be told apart.
+        const auto at = static_cast<std::size_t>(f.position);
+        QString context = m_maskToken;
+        if (at > 0)
+            context = tokenLabel(tokens[at - 1]) + QLatin1Char(' ') + context;
+        if (at + 1 < tokens.size())
+            context += QLatin1Char(' ') + tokenLabel(tokens[at + 1]);
+        m_which->addItem(tr("token %1: %2").arg(f.position + 1).arg(context));
+    }
+    m_which->setVisible(m_fills->fills.size() > 1);
+    m_info->setText(tr("The model's top %1 fillers for %2. ").arg(m_fills->fills.front().top.size()).arg(m_maskToken) + how);
+    show(0);
+}
+
+void PredictionPanel::show(int index)
+{
+    if (!m_fills || index < 0 || index >= static_cast<int>(m_fills->fills.size()))
+        return;
+    const auto& f = m_fills->fills[static_cast<std::size_t>(index)];
+    auto d = std::make_shared<widgets::PredictionData>();
+    d->title = tr("%1 at token %2").arg(m_maskToken).arg(f.position + 1);
+    d->tokens = m_fills->labels[static_cast<std::size_t>(index)];
+    for (const auto& p : f.top)
+        d->probabilities.push_back(p.probability);
+    m_view->setData(d);
+}
+
+} // namespace attnscope::app

@@ -1,0 +1,38 @@
+// The Predictions dock: an encoder's top fillers of each [MASK] in the text as bars (a choice when there are several),
+// with how to mask a word. Draws what it is handed; owns no model state.
+#pragma once
+
+#include "compute/results.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+
+namespace attnscope::widgets {
+class PredictionView;
+}
+
+namespace attnscope::app {
+
+class PredictionPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit PredictionPanel(QWidget* parent = nullptr);
+    // Whether the model fills masks at all (encoders with their MLM head); says what to do either way.
+    void setModel(const core::ModelInfo& info, const QString& maskToken);
+    void setFills(MaskedFillResultPtr fills); // null: none yet
+    void setMessage(const QString& message);
+    widgets::PredictionView* view() const { return m_view; }
+
+private:
+    void show(int index);
+    QLabel* m_info;
+    QComboBox* m_which;
+    widgets::PredictionView* m_view;
+    MaskedFillResultPtr m_fills;
+    QString m_maskToken;
+    bool m_fillsMasks = false;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,19 @@
+// What the prediction bars show: the top tokens at one position with their probabilities (plain data).
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+namespace attnscope::widgets {
+
+struct PredictionData {
+    QString title;              // e.g. "[MASK] at token 7"
+    QStringList tokens;         // most probable first
+    std::vector<double> probabilities;
+    int marked = -1;            // index into tokens of the token actually there (drawn in another colour), -1: none
+};
+using PredictionPtr = std::shared_ptr<const PredictionData>;
+
+} // namespace attnscope::widgets

@@ -1,0 +1,94 @@
+// PredictionView: one QCPBars on a text ticker, value labels as item texts.
+#include "prediction_view.h"
+
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace attnscope::widgets {
+
+PredictionView::PredictionView(QWidget* parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    setMinimumHeight(160);
+    redraw();
+}
+
+void PredictionView::setData(PredictionPtr data)
+{
+    m_data = std::move(data);
+    redraw();
+}
+
+void PredictionView::setPlaceholder(const QString& text)
+{
+    m_placeholder = text;
+    redraw();
+}
+
+void PredictionView::redraw()
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_plot->plotLayout()->clear();
+    auto* rect = new QCPAxisRect(m_plot);
+    m_plot->plotLayout()->addElement(0, 0, rect);
+    QCPAxis* tokens = rect->axis(QCPAxis::atLeft);
+    QCPAxis* prob = rect->axis(QCPAxis::atBottom);
+    if (!m_data || m_data->tokens.isEmpty()) {
+        tokens->setVisible(false);
+        prob->setVisible(false);
+        auto* text = new QCPItemText(m_plot);
+        text->setClipToAxisRect(false);
+        text->position->setType(QCPItemPosition::ptAxisRectRatio);
+        text->position->setAxisRect(rect);
+        text->position->setCoords(0.5, 0.5);
+        text->setText(m_placeholder);
+        text->setColor(palette().color(QPalette::PlaceholderText));
+        m_plot->replot();
+        return;
+    }
+    const int n = static_cast<int>(m_data->tokens.size());
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int i = 0; i < n; ++i) // most probable at the top
+        ticker->addTick(n - 1 - i, m_data->tokens[i]);
+    tokens->setTicker(ticker);
+    tokens->setRange(-0.6, n - 0.4);
+    tokens->grid()->setVisible(false);
+    tokens->setTickLength(0, 0);
+    tokens->setSubTicks(false);
+    double top = 0;
+    for (double p : m_data->probabilities)
+        top = std::max(top, p);
+    prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
+    prob->setLabel(tr("probability"));
+    auto* plain = new QCPBars(tokens, prob);
+    auto* marked = new QCPBars(tokens, prob); // the token actually at the position
+    for (auto* b : {plain, marked}) {
+        b->setWidth(0.7);
+        b->setPen(Qt::NoPen);
+    }
+    plain->setBrush(QColor(68, 114, 196));
+    marked->setBrush(QColor(237, 125, 49));
+    marked->setName(tr("the token in the text"));
+    for (int i = 0; i < n; ++i) {
+        const double p = m_data->probabilities[static_cast<std::size_t>(i)];
+        (i == m_data->marked ? marked : plain)->addData(n - 1 - i, p);
+        auto* label = new QCPItemText(m_plot);
+        label->setClipToAxisRect(false);
+        label->position->setAxes(prob, tokens);
+        label->position->setCoords(p, n - 1 - i);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        label->setPadding(QMargins(4, 0, 0, 0));
+        label->setText(p >= 0.001 ? QString::number(100 * p, 'f', 1) + QStringLiteral(" %") : QStringLiteral("<0.1 %"));
+    }
+    auto* title = new QCPTextElement(m_plot, m_data->title, QFont(font().family(), font().pointSize(), QFont::Bold));
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, title);
+    m_plot->replot();
+}
+
+} // namespace attnscope::widgets

@@ -1,0 +1,28 @@
+// Horizontal bars of a model's top predictions at one position (masked-token fillers, next tokens): most probable at
+// the top, probabilities as percentages at the bar ends. Draws only.
+#pragma once
+
+#include "prediction_data.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+
+namespace attnscope::widgets {
+
+class PredictionView : public QWidget {
+    Q_OBJECT
+public:
+    explicit PredictionView(QWidget* parent = nullptr);
+    void setData(PredictionPtr data); // null: empty with the placeholder
+    void setPlaceholder(const QString& text);
+    QCustomPlot* plot() const { return m_plot; }
+
+private:
+    void redraw();
+    QCustomPlot* m_plot;
+    PredictionPtr m_data;
+    QString m_placeholder;
+};
+
+} // namespace attnscope::widgets
