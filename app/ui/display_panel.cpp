@@ -83,6 +83,21 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     m_splitLabel->hide();
     connect(m_split, &QLineEdit::editingFinished, this, &DisplayPanel::applyBandSplit);
     form->addRow(m_raw);
+    m_words = new QCheckBox(tr("Whole words"), this);
+    m_words->setObjectName(QStringLiteral("wholeWords"));
+    m_words->setToolTip(tr("Merge the subword pieces of a word: attention to a word is summed over its pieces, "
+                           "attention from a word averaged over them (Clark et al. 2019)"));
+    m_noSpecial = new QCheckBox(tr("Hide special tokens"), this);
+    m_noSpecial->setObjectName(QStringLiteral("hideSpecial"));
+    m_noSpecial->setToolTip(tr("Leave out [CLS], [SEP], <s>, BOS and the like, each row renormalised over the rest: "
+                               "[SEP] often collects most of the attention (Clark et al. 2019)"));
+    auto* regroup = new QHBoxLayout;
+    regroup->addWidget(m_words);
+    regroup->addWidget(m_noSpecial);
+    form->insertRow(0, regroup); // first: what every subword model's reader wants, in view in a short dock
+    auto regroupEdited = [this] { emit regroupChanged(m_words->isChecked(), m_noSpecial->isChecked()); };
+    connect(m_words, &QCheckBox::toggled, this, regroupEdited);
+    connect(m_noSpecial, &QCheckBox::toggled, this, regroupEdited);
     form->addRow(tr("Colours"), m_colourMap);
     form->addRow(tr("Scale"), m_normalisation);
     form->addRow(m_values);
@@ -256,6 +271,13 @@ void DisplayPanel::setSettings(const DisplaySettings& s)
         m_highlight->setChecked(s.highlight);
     }
     emit settingsChanged(settings());
+}
+
+void DisplayPanel::setRegroup(bool wholeWords, bool hideSpecial)
+{
+    const QSignalBlocker a(m_words), b(m_noSpecial);
+    m_words->setChecked(wholeWords);
+    m_noSpecial->setChecked(hideSpecial);
 }
 
 } // namespace attnscope::app

@@ -46,6 +46,7 @@ public:
     void setSettings(const DisplaySettings& s); // emits settingsChanged
     QComboBox* colourBox() const { return m_colourMap; }
     QCheckBox* termBox(int t) const { return m_termBox[t]; }
+    void setRegroup(bool wholeWords, bool hideSpecial); // shows without emitting
 
 signals:
     void termsChanged(const core::TermSelection& terms);
@@ -53,8 +54,12 @@ signals:
     void highlightChanged(double fraction, HighlightScope scope);
     void settingsChanged(const DisplaySettings& settings);
     void resetZoom();
+    // Rows and columns as whole words; special tokens left out (rows renormalised).
+    void regroupChanged(bool wholeWords, bool hideSpecial);
 
 private:
+    QCheckBox* m_words = nullptr;
+    QCheckBox* m_noSpecial = nullptr;
     void emitTerms();
     void setTermsAvailable(bool available, const QString& why);
     void showBands(); // labels and tooltips of the band boxes for m_bands

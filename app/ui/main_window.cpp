@@ -141,6 +141,11 @@ void MainWindow::buildPanels()
         m_grid->setShowHighlight(s.highlight);
     });
     connect(m_displayPanel, &DisplayPanel::resetZoom, m_grid, &widgets::AttentionGridView::resetView);
+    connect(m_displayPanel, &DisplayPanel::regroupChanged, this, [this](bool wholeWords, bool hideSpecial) {
+        m_selection.wholeWords = wholeWords;
+        m_selection.hideSpecial = hideSpecial;
+        refreshGrid();
+    });
 
     // Grid, text view, relative position and comparison.
     connect(m_grid, &widgets::AttentionGridView::cellClicked, this, [this](int row, int, Qt::KeyboardModifiers) {
@@ -269,6 +274,8 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_selection = ViewSelection{};
     m_selection.topFraction = previous.topFraction;
     m_selection.highlightScope = previous.highlightScope;
+    m_selection.wholeWords = previous.wholeWords; // how the user reads grids, not a property of the model
+    m_selection.hideSpecial = previous.hideSpecial;
     m_gridData.reset();
     m_grid->setData(nullptr);
     m_grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));

@@ -2,6 +2,7 @@
 #include "views/grid_builder.h"
 
 #include "analysis/attention_grid.h"
+#include "analysis/grid_regroup.h"
 #include "analysis/relpos_scan.h"
 
 #include <QObject>
@@ -90,6 +91,11 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
     opt.stop = stop;
     opt.headsDone = headsDone;
     auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, opt);
+    // Encoder readings (Clark et al.): without the special tokens, and over whole words.
+    if (s.hideSpecial)
+        grid = core::withoutSpecialTokens(grid, capture.tokens, !s.terms.raw, s.topFraction);
+    if (s.wholeWords)
+        grid = core::wordLevelGrid(grid, capture.tokens, capture.text, !s.terms.raw, s.topFraction);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.
@@ -106,6 +112,10 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
             }
         cut.rowTokens.assign(grid.rowTokens.begin(), grid.rowTokens.begin() + k);
         cut.colTokens.assign(grid.colTokens.begin(), grid.colTokens.begin() + cols);
+        if (!grid.rowLabels.empty()) {
+            cut.rowLabels.assign(grid.rowLabels.begin(), grid.rowLabels.begin() + k);
+            cut.colLabels.assign(grid.colLabels.begin(), grid.colLabels.begin() + cols);
+        }
         return fillGrid(capture, modelName, s, segment, std::move(cut));
     }
     return fillGrid(capture, modelName, s, segment, std::move(grid));
@@ -117,6 +127,10 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
 {
     auto d = std::make_shared<widgets::GridData>();
     d->title = selectionTitle(modelName, s, capture.model);
+    if (s.wholeWords)
+        d->title += QObject::tr(" · words");
+    if (s.hideSpecial)
+        d->title += QObject::tr(" · without special tokens");
     if (capture.segments.size() > 1)
         d->title += QObject::tr(" · segment %1 of %2").arg(segment + 1).arg(capture.segments.size());
     d->rows = grid.rows;
@@ -132,10 +146,19 @@ widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& m
     for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
         if (capture.secondText >= 0 && grid.colTokens[c] == capture.secondText)
             d->secondCol = static_cast<int>(c);
-    for (int t : grid.rowTokens)
-        d->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
-    for (int t : grid.colTokens)
-        d->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+    // Word rows carry their own texts (analysis/grid_regroup.h); token rows are labelled by their tokens.
+    auto label = [&](const std::vector<std::string>& words, std::size_t i, int token) {
+        if (i < words.size()) {
+            core::Token t;
+            t.text = words[i];
+            return tokenLabel(t);
+        }
+        return tokenLabel(capture.tokens[static_cast<std::size_t>(token)]);
+    };
+    for (std::size_t r = 0; r < grid.rowTokens.size(); ++r)
+        d->rowLabels << label(grid.rowLabels, r, grid.rowTokens[r]);
+    for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
+        d->colLabels << label(grid.colLabels, c, grid.colTokens[c]);
     const QString parts = componentsLabel(capture.model, s, false);
     if (s.terms.raw)
         d->valueLabel = parts.isEmpty() ? QObject::tr("score before softmax") : QObject::tr("score of %1 before softmax").arg(parts);

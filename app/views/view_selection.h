@@ -21,6 +21,8 @@ struct ViewSelection {
     double topFraction = 0.2;
     HighlightScope highlightScope = HighlightScope::Memory;
     int revealRows = -1;       // token-by-token stepping: show only the first N queries (-1 = all)
+    bool wholeWords = false;   // rows and columns are words: subword pieces merged (analysis/grid_regroup.h)
+    bool hideSpecial = false;  // special tokens ([CLS], [SEP], BOS) left out, rows renormalised
 };
 
 } // namespace attnscope::app

@@ -23,6 +23,8 @@ struct AttentionGrid {
     std::vector<int> rowTokens;       // token index of each row
     std::vector<int> colTokens;       // token index of each column
     std::vector<std::uint8_t> highlight; // [rows, cols]: 1 = in the row's top fraction
+    // Rows / columns that stand for words (analysis/grid_regroup.h): their texts; empty when they are tokens.
+    std::vector<std::string> rowLabels, colLabels;
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
 };
 

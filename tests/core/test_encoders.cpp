@@ -1,6 +1,7 @@
 // Encoders (BERT, RoBERTa, DistilBERT) beyond what the reference cases' plain layout shows: the real checkpoints'
 // weight layout (prefixes, legacy LayerNorm.gamma/beta, extra heads), padding at the start, the masked-language-model
 // head computed by hand from its weights, and the inputs an encoder refuses.
+#include "analysis/grid_regroup.h"
 #include "analysis/head_atlas.h"
 #include "model/encoder.h"
 #include "model/model_loader.h"
@@ -291,4 +292,47 @@ TEST_CASE("Clark et al.'s head statistics equal the same sums over the reference
     CHECK(core::isPunctuationToken("\xC4\xA0..."));
     CHECK_FALSE(core::isPunctuationToken("a."));
     CHECK_FALSE(core::isPunctuationToken(" "));
+}
+
+TEST_CASE("whole words and hidden special tokens regroup a grid as Clark et al. read it", "[encoders][words]")
+{
+    // [CLS] un ##believ ##able cat . [SEP]: "unbelievable" is one word of three pieces; "." and "cat" are words.
+    const std::string text = "unbelievable cat.";
+    std::vector<core::Token> tokens = {{101, "[CLS]", 0, 0},   {1, "un", 0, 2},       {2, "believ", 2, 8},
+                                       {3, "able", 8, 12},     {4, "cat", 13, 16},    {5, ".", 16, 17},
+                                       {102, "[SEP]", 17, 17}};
+    CHECK(core::wordOfTokens(tokens) == std::vector<int>{0, 1, 1, 1, 2, 3, 4});
+    // GPT-2 style pieces carry their leading space; SentencePiece ones a ▁.
+    std::vector<core::Token> bpe = {{1, "Hello", 0, 5}, {2, " wor", 5, 9}, {3, "ld", 9, 11}, {4, "\xE2\x96\x81x", 11, 13}};
+    CHECK(core::wordOfTokens(bpe) == std::vector<int>{0, 1, 1, 2});
+
+    core::AttentionGrid g;
+    g.rows = g.cols = 7;
+    for (int i = 0; i < 7; ++i) {
+        g.rowTokens.push_back(i);
+        g.colTokens.push_back(i);
+    }
+    // Row i: mass 0.4 on [SEP], the rest spread evenly; row sums 1.
+    for (int i = 0; i < 7; ++i)
+        for (int j = 0; j < 7; ++j)
+            g.values.push_back(j == 6 ? 0.4f : 0.1f);
+    const auto words = core::wordLevelGrid(g, tokens, text, true, 0.2);
+    REQUIRE(words.rows == 5);
+    REQUIRE(words.cols == 5);
+    CHECK(words.colLabels == std::vector<std::string>{"[CLS]", "unbelievable", "cat", ".", "[SEP]"});
+    CHECK(words.at(1, 1) == Approx(0.3)); // summed over the three key pieces, averaged over the three query pieces
+    CHECK(words.at(0, 4) == Approx(0.4));
+    for (int r = 0; r < words.rows; ++r) {
+        double sum = 0;
+        for (int c = 0; c < words.cols; ++c)
+            sum += words.at(r, c);
+        CHECK(sum == Approx(1.0)); // still distributions
+    }
+    const auto plain = core::withoutSpecialTokens(g, tokens, true, 0.2);
+    REQUIRE(plain.rows == 5);
+    REQUIRE(plain.cols == 5);
+    CHECK(plain.rowTokens.front() == 1);
+    CHECK(plain.at(0, 0) == Approx(0.2)); // 0.1 of the 0.5 left, renormalised
+    const auto raw = core::withoutSpecialTokens(g, tokens, false, 0.2);
+    CHECK(raw.at(0, 0) == Approx(0.1));
 }

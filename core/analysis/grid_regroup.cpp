@@ -1,0 +1,161 @@
+// Regrouping a grid's rows and columns: dropping special tokens, merging subword pieces into words.
+#include "analysis/grid_regroup.h"
+
+#include "analysis/head_atlas.h"
+#include "tokenize/unicode_class.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attnscope::core {
+
+namespace {
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+bool startsWithSpace(const std::string& text)
+{
+    if (text.empty())
+        return false;
+    std::size_t len;
+    const char32_t c = decodeUtf8(text, 0, len);
+    return isWhiteSpace(c) || c == U'\u0120' || c == U'\u2581'; // Ġ, ▁: byte-level and SentencePiece spaces
+}
+
+// Rows (or columns) kept, as a list of groups of old indices.
+AttentionGrid regroup(const AttentionGrid& g, const std::vector<std::vector<int>>& rowGroups,
+                      const std::vector<std::vector<int>>& colGroups, bool sumKeys)
+{
+    AttentionGrid out;
+    out.rows = static_cast<int>(rowGroups.size());
+    out.cols = static_cast<int>(colGroups.size());
+    out.values.assign(static_cast<std::size_t>(out.rows) * out.cols, kNaN);
+    for (int r = 0; r < out.rows; ++r) {
+        const auto& rg = rowGroups[static_cast<std::size_t>(r)];
+        out.rowTokens.push_back(g.rowTokens[static_cast<std::size_t>(rg.front())]);
+        for (int c = 0; c < out.cols; ++c) {
+            const auto& cg = colGroups[static_cast<std::size_t>(c)];
+            double total = 0;
+            int seen = 0;
+            for (int i : rg) {
+                double cell = 0;
+                int visible = 0;
+                for (int j : cg) {
+                    const float v = g.at(i, j);
+                    if (!std::isnan(v)) {
+                        cell += v;
+                        ++visible;
+                    }
+                }
+                if (visible == 0)
+                    continue;
+                total += sumKeys ? cell : cell / visible;
+                ++seen;
+            }
+            if (seen > 0)
+                out.values[static_cast<std::size_t>(r) * out.cols + c] = static_cast<float>(total / seen);
+        }
+    }
+    for (const auto& cg : colGroups)
+        out.colTokens.push_back(g.colTokens[static_cast<std::size_t>(cg.front())]);
+    // Memory columns stay in front: a group is memory when its first piece is.
+    for (const auto& cg : colGroups)
+        out.memoryCols += cg.front() < g.memoryCols ? 1 : 0;
+    return out;
+}
+
+} // namespace
+
+bool isSpecialToken(const Token& token)
+{
+    return token.begin == token.end;
+}
+
+std::vector<int> wordOfTokens(const std::vector<Token>& tokens)
+{
+    std::vector<int> word(tokens.size(), 0);
+    int w = -1;
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+        const auto& tok = tokens[t];
+        bool fresh = t == 0;
+        if (!fresh) {
+            const auto& prev = tokens[t - 1];
+            fresh = isSpecialToken(tok) || isSpecialToken(prev) || tok.begin > prev.end || startsWithSpace(tok.text) ||
+                    isPunctuationToken(tok.text) || isPunctuationToken(prev.text);
+        }
+        w += fresh ? 1 : 0;
+        word[t] = w;
+    }
+    return word;
+}
+
+AttentionGrid withoutSpecialTokens(const AttentionGrid& g, const std::vector<Token>& tokens, bool renormalise,
+                                   double topFraction)
+{
+    std::vector<std::vector<int>> rows, cols;
+    for (int r = 0; r < g.rows; ++r)
+        if (!isSpecialToken(tokens[static_cast<std::size_t>(g.rowTokens[static_cast<std::size_t>(r)])]))
+            rows.push_back({r});
+    for (int c = 0; c < g.cols; ++c)
+        if (!isSpecialToken(tokens[static_cast<std::size_t>(g.colTokens[static_cast<std::size_t>(c)])]))
+            cols.push_back({c});
+    if (rows.empty() || cols.empty())
+        return g; // nothing but special tokens: nothing to show without them
+    AttentionGrid out = regroup(g, rows, cols, true);
+    if (!g.rowLabels.empty())
+        for (const auto& r : rows)
+            out.rowLabels.push_back(g.rowLabels[static_cast<std::size_t>(r.front())]);
+    if (!g.colLabels.empty())
+        for (const auto& c : cols)
+            out.colLabels.push_back(g.colLabels[static_cast<std::size_t>(c.front())]);
+    if (renormalise)
+        for (int r = 0; r < out.rows; ++r) {
+            double sum = 0;
+            for (int c = 0; c < out.cols; ++c)
+                if (!std::isnan(out.at(r, c)))
+                    sum += out.at(r, c);
+            if (sum > 0)
+                for (int c = 0; c < out.cols; ++c)
+                    out.values[static_cast<std::size_t>(r) * out.cols + c] =
+                        static_cast<float>(out.at(r, c) / sum);
+        }
+    out.highlight = topFractionMask(out.values, out.rows, out.cols, topFraction, renormalise);
+    return out;
+}
+
+AttentionGrid wordLevelGrid(const AttentionGrid& g, const std::vector<Token>& tokens, std::string_view text,
+                            bool sumKeys, double topFraction)
+{
+    const auto word = wordOfTokens(tokens);
+    auto groups = [&](const std::vector<int>& tokenOf, int n) {
+        std::vector<std::vector<int>> out;
+        int last = -1;
+        for (int i = 0; i < n; ++i) {
+            const int w = word[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
+            if (out.empty() || w != last)
+                out.emplace_back();
+            out.back().push_back(i);
+            last = w;
+        }
+        return out;
+    };
+    const auto rows = groups(g.rowTokens, g.rows), cols = groups(g.colTokens, g.cols);
+    AttentionGrid out = regroup(g, rows, cols, sumKeys);
+    auto label = [&](const std::vector<int>& group, const std::vector<int>& tokenOf) {
+        const auto& first = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
+        const auto& last = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.back())])];
+        if (group.size() == 1 || isSpecialToken(first) || last.end > text.size())
+            return first.text;
+        std::string s(text.substr(first.begin, last.end - first.begin));
+        while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
+            s.erase(s.begin());
+        return s;
+    };
+    for (const auto& r : rows)
+        out.rowLabels.push_back(label(r, g.rowTokens));
+    for (const auto& c : cols)
+        out.colLabels.push_back(label(c, g.colTokens));
+    out.highlight = topFractionMask(out.values, out.rows, out.cols, topFraction, sumKeys);
+    return out;
+}
+
+} // namespace attnscope::core
