@@ -377,7 +377,8 @@ void AttentionGridView::updateTicks()
         const int hi = std::min(count - 1, static_cast<int>(std::floor(r.upper)));
         for (int i = lo; i <= hi; ++i)
             if (i % step == 0)
-                ticker->addTick(i, elide(labels.value(i), m_presentation ? 16 : 14));
+                ticker->addTick(i, elide(labels.value(i), m_data->labelChars > 0 ? m_data->labelChars
+                                                                                 : m_presentation ? 16 : 14));
     };
     fill(m_plot->xAxis, m_xTicker.data(), m_data->colLabels, m_data->cols, m_plot->axisRect()->width());
     fill(m_plot->yAxis, m_yTicker.data(), m_data->rowLabels, m_data->rows, m_plot->axisRect()->height());

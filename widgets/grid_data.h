@@ -23,6 +23,7 @@ struct GridData {
     QString valueLabel = QStringLiteral("attention");
     QString rowAxis, colAxis;  // axis titles; empty: query tokens / key (attended-to) tokens
     bool diverging = false;    // raw scores: symmetric colour range around 0
+    int labelChars = 0;        // tick labels longer than this are elided (0: the view's default for token labels)
 
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
     int rowPosition(int r) const { return r >= 0 && r < static_cast<int>(rowPositions.size()) ? rowPositions[static_cast<std::size_t>(r)] : -1; }

@@ -1,5 +1,7 @@
 // MainWindow's menus and the file actions behind them (and behind drag and drop): models, texts, sessions, exports,
 // scans, paper figures, help.
+#include "analysis/neuron_view.h"
+#include "views/analysis_figures.h"
 #include "attention_grid_view.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
@@ -13,6 +15,9 @@
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
+
+#include "analysis/neuron_view.h"
+#include "views/analysis_figures.h"
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
 #include "ui/text_panel.h"
@@ -172,6 +177,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock", 0.45); });
     analysis->addAction(tr("&Masked-Token Predictions"), this, [this] { showDock("predictionDock", 0.4); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
+    analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
@@ -371,6 +377,29 @@ FigureWindow* MainWindow::openFigureWindow(const PaperFigure& figure)
     connect(w, &FigureWindow::saved, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
     w->show();
     return w;
+}
+
+void MainWindow::showNeuronView()
+{
+    const auto r = result();
+    if (!r || !m_gridData) {
+        QMessageBox::information(this, tr("Neuron view"), tr("Type or open a text first."));
+        return;
+    }
+    // The query: the row locked in the grid (a click), else the last one shown.
+    const int row = m_grid->lockedRow() >= 0 ? m_grid->lockedRow() : m_gridData->rows - 1;
+    const int segment = shownSegment();
+    const auto& seg = r->capture->segment(segment);
+    const int queryRow = m_gridData->rowPosition(row) - static_cast<int>(seg.firstPosition);
+    const int head = m_selection.heads.empty() ? 0 : m_selection.heads.front();
+    try {
+        const auto view = core::neuronView(*r->capture, segment, m_selection.layer, head, queryRow);
+        openFigureWindow(neuronFigure(view, *r->capture, r->model->displayName, m_selection.layer, head));
+        if (m_selection.heads.size() != 1)
+            showStatus(tr("The neuron view shows one head: head %1 of the averaged ones").arg(head + 1));
+    } catch (const std::exception& e) {
+        QMessageBox::information(this, tr("Neuron view"), QString::fromStdString(e.what()));
+    }
 }
 
 void MainWindow::showRollout()

@@ -80,6 +80,7 @@ public:
     // Analyses of the current text in figure windows (Analysis menu); the window opens when the result arrives.
     void showRollout();
     void showAblation();
+    void showNeuronView(); // the locked query row (or the last) of the shown head
     FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;
     QDockWidget* dock(const char* objectName) const;

@@ -1,10 +1,11 @@
 // The analysis views as figures (views/paper_figures.h's PaperFigure): attention rollout as a token grid, head
-// ablation as a layers x heads grid of loss changes, and the head atlas's similarity matrix.
+// ablation as a layers x heads grid of loss changes, the head atlas's similarity matrix, and the neuron view.
 #pragma once
 
 #include "analysis/attention_grid.h"
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
+#include "analysis/neuron_view.h"
 #include "views/paper_figures.h"
 
 namespace attnscope::app {
@@ -17,5 +18,9 @@ PaperFigure ablationFigure(const core::AblationResult& result, const QString& mo
 widgets::GridDataPtr similarityGrid(const std::vector<double>& distances, const std::vector<int>& order, int heads,
                                     const QString& title);
 QString headLabel(int layer, int head); // "L1 H2" (1-based)
+// The neuron view of one query: a first row with the query vector, then one row per key it sees with q ⊙ k over the
+// head's dimensions (a diverging map); each key's row label carries its score and attention.
+PaperFigure neuronFigure(const core::NeuronView& view, const core::TextCapture& capture, const QString& modelName,
+                         int layer, int head);
 
 } // namespace attnscope::app
