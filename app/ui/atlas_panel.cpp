@@ -34,6 +34,12 @@ const char* columnTip(const std::string& key)
     if (key == "duplicate_token") return "Mean attention on earlier occurrences of the query's own token (current text)";
     if (key == "induction") return "Attention from a repeated token to the one that followed its first occurrence, "
                                    "on a random sequence repeated twice (TransformerLens' induction score)";
+    if (key == "to_cls") return "Mean attention on the special token that starts the text ([CLS], <s>, BOS), current text (Clark et al. 2019)";
+    if (key == "to_sep") return "Mean attention on the other special tokens ([SEP], </s>), current text (Clark et al. 2019)";
+    if (key == "to_punct") return "Mean attention on punctuation tokens, current text (Clark et al. 2019)";
+    if (key == "to_prev") return "Mean attention on the token just before the query, current text";
+    if (key == "to_next") return "Mean attention on the token just after the query (encoders), current text";
+    if (key == "text_entropy") return "Mean entropy of the head's rows over the current text (nats)";
     return "";
 }
 } // namespace
@@ -45,7 +51,11 @@ AtlasPanel::AtlasPanel(QWidget* parent)
     , m_matrix(new widgets::AttentionGridView(this))
     , m_export(new QPushButton(tr("Export Table…"), this))
     , m_figure(new QPushButton(tr("Matrix as Figure…"), this))
+    , m_byLayer(new QPushButton(tr("Token Kinds by Layer…"), this))
 {
+    m_byLayer->setToolTip(tr("Attention to [CLS], [SEP], punctuation, the previous and the next token, averaged over "
+                             "each layer's heads (Clark et al. 2019, Fig. 2), as a figure"));
+    m_byLayer->setEnabled(false);
     m_info->setWordWrap(true);
     m_table->setObjectName(QStringLiteral("atlasTable"));
     m_matrix->setObjectName(QStringLiteral("atlasMatrix"));
@@ -72,6 +82,7 @@ AtlasPanel::AtlasPanel(QWidget* parent)
     top->addWidget(m_info, 1);
     top->addWidget(m_export);
     top->addWidget(m_figure);
+    top->addWidget(m_byLayer);
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_table);
     split->addWidget(m_matrix);
@@ -98,6 +109,16 @@ AtlasPanel::AtlasPanel(QWidget* parent)
             return;
         if (const QString err = exportTable(path); !err.isEmpty())
             QMessageBox::warning(this, tr("Export failed"), err);
+    });
+    connect(m_byLayer, &QPushButton::clicked, this, [this] {
+        if (!m_atlas)
+            return;
+        const auto& a = m_atlas->atlas;
+        std::vector<core::TokenAttention> heads;
+        for (const auto& r : a.rows)
+            heads.push_back(r.tokens);
+        emit figureWanted(std::make_shared<const PaperFigure>(
+            tokenKindsFigure(core::tokenAttentionByLayer(heads, a.layers), m_modelName)));
     });
     connect(m_figure, &QPushButton::clicked, this, [this] {
         if (!m_atlas || m_atlas->order.empty())
@@ -181,6 +202,13 @@ void AtlasPanel::fill()
         }
     }
     m_table->setSortingEnabled(true);
+    // Columns with no value for any head (an encoder's scan columns) are hidden: the ones with values stay in view.
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+        bool any = false;
+        for (const auto& r : a.rows)
+            any |= !std::isnan(core::atlasValue(r, c));
+        m_table->setColumnHidden(static_cast<int>(c) + 1, !any);
+    }
     m_table->resizeColumnsToContents();
     m_info->setText(tr("%1 heads · scan columns from the %2 · click a row or a matrix cell to show the head")
                         .arg(a.rows.size())
@@ -196,8 +224,10 @@ void AtlasPanel::fill()
     } else {
         m_matrix->setData(nullptr); // no profiles (an encoder): no stale matrix of another model
     }
+    m_matrix->setVisible(!m_atlas->order.empty()); // the table takes the width when there is no matrix
     m_export->setEnabled(true);
     m_figure->setEnabled(!m_atlas->order.empty());
+    m_byLayer->setEnabled(!m_atlas->atlas.rows.empty() && !std::isnan(m_atlas->atlas.rows.front().tokens.entropy));
 }
 
 QString AtlasPanel::exportTable(const QString& path) const

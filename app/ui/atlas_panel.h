@@ -49,6 +49,7 @@ private:
     widgets::AttentionGridView* m_matrix;
     QPushButton* m_export;
     QPushButton* m_figure;
+    QPushButton* m_byLayer; // Clark et al.'s Fig. 2
     AtlasResultPtr m_atlas;
     QString m_modelName;
     QString m_fullTitle; // the matrix's title for a figure of its own

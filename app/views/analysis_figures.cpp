@@ -92,6 +92,36 @@ widgets::GridDataPtr similarityGrid(const std::vector<double>& distances, const 
     return g;
 }
 
+PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, const QString& modelName)
+{
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Attention by token kind");
+    f.title = QObject::tr("%1 · attention by token kind, per layer").arg(modelName);
+    f.values = true;
+    auto g = std::make_shared<widgets::GridData>();
+    g->title = f.title;
+    g->rows = static_cast<int>(byLayer.size());
+    g->cols = 5;
+    g->colLabels = {QStringLiteral("[CLS]"), QStringLiteral("[SEP]"), QObject::tr("punct."), QObject::tr("previous"),
+                    QObject::tr("next")};
+    for (int c = 0; c < g->cols; ++c)
+        g->colPositions.push_back(-1);
+    for (int l = 0; l < g->rows; ++l) {
+        const auto& t = byLayer[static_cast<std::size_t>(l)];
+        for (double v : {t.cls, t.sep, t.punctuation, t.previous, t.next})
+            g->values.push_back(static_cast<float>(v)); // NaN: no such token in the text (drawn blank)
+        g->rowLabels << QObject::tr("layer %1").arg(l + 1);
+        g->rowPositions.push_back(-1);
+    }
+    g->highlight.assign(g->values.size(), 0);
+    g->rowAxis = QObject::tr("layer");
+    g->colAxis = QObject::tr("attention to (Clark et al. 2019, Fig. 2)");
+    g->valueLabel = QObject::tr("mean attention");
+    f.grids.push_back(g);
+    return f;
+}
+
 PaperFigure neuronFigure(const core::NeuronView& v, const core::TextCapture& capture, const QString& modelName,
                          int layer, int head)
 {

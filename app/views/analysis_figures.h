@@ -18,6 +18,9 @@ PaperFigure ablationFigure(const core::AblationResult& result, const QString& mo
 widgets::GridDataPtr similarityGrid(const std::vector<double>& distances, const std::vector<int>& order, int heads,
                                     const QString& title);
 QString headLabel(int layer, int head); // "L1 H2" (1-based)
+// Clark et al. (2019)'s Fig. 2 as a grid: rows = layers, columns = attention to [CLS], [SEP], punctuation, the
+// previous and the next token (each averaged over the layer's heads, current text).
+PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, const QString& modelName);
 // The neuron view of one query: a first row with the query vector, then one row per key it sees with q ⊙ k over the
 // head's dimensions (a diverging map); each key's row label carries its score and attention.
 PaperFigure neuronFigure(const core::NeuronView& view, const core::TextCapture& capture, const QString& modelName,
