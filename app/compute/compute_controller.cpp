@@ -23,7 +23,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills})
+    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next})
         t->invalidate();
     m_interactive.join();
     m_background.join();
@@ -39,7 +39,7 @@ bool ComputeController::busy() const
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills})
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next})
         if (t->running())
             return false;
     return true;
@@ -109,7 +109,7 @@ void ComputeController::loadModel(const QString& spec)
         },
         [this](ModelBundlePtr m) {
             // Everything computed for the previous model is dropped at once.
-            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills})
+            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills, &m_next})
                 t->invalidate();
             m_model = std::move(m);
             m_text.reset();
@@ -372,6 +372,31 @@ void ComputeController::requestMaskedFills(int k)
         });
 }
 
+void ComputeController::requestNextToken(int position)
+{
+    if (!m_text || !m_text->model->info().can.nextTokenLoss)
+        return;
+    const TextResultPtr text = m_text;
+    submit<NextTokenResult>(
+        m_interactive, m_next, {},
+        [text, position](const JobContext& ctx) {
+            const auto& tokens = text->capture->tokens;
+            auto r = std::make_shared<NextTokenResult>();
+            r->text = text;
+            r->position = position >= 0 ? std::min(position, static_cast<int>(tokens.size()) - 1)
+                                        : static_cast<int>(tokens.size()) - 1;
+            r->logits = core::nextTokenLogits(*text->model->loaded.model, *text->capture, r->position, &ctx.stop());
+            if (r->position + 1 < static_cast<int>(tokens.size()))
+                r->actual = tokens[static_cast<std::size_t>(r->position) + 1].id;
+            return std::shared_ptr<const NextTokenResult>(r);
+        },
+        [this](NextTokenResultPtr r) { emit nextTokenReady(r); },
+        [this](const JobFailure& f) {
+            if (!f.cancelled)
+                emit maskedFillsFailed(f.message);
+        });
+}
+
 void ComputeController::requestRollout(int segment)
 {
     if (!m_text)
@@ -414,7 +439,7 @@ void ComputeController::requestAblation()
 void ComputeController::dropText()
 {
     // Whatever is still running for the old text is stopped and its results never delivered.
-    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills}) {
+    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills, &m_next}) {
         t->cancel();
         t->invalidate();
     }

@@ -46,6 +46,8 @@ public:
     void requestAblation();
     // An encoder's top fillers of every [MASK] in the current text (interactive lane: one forward per segment).
     void requestMaskedFills(int k = 10);
+    // A causal model's next-token logits after token `position` of the current text (-1: the last token).
+    void requestNextToken(int position);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -86,6 +88,7 @@ signals:
     void comparisonFailed(const QString& message);
     void maskedFillsReady(attnscope::app::MaskedFillResultPtr result);
     void maskedFillsFailed(const QString& message);
+    void nextTokenReady(attnscope::app::NextTokenResultPtr result);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -97,7 +100,7 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next;
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

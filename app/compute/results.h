@@ -40,6 +40,15 @@ struct MaskedFillResult {
     std::vector<QStringList> labels; // per fill, its top tokens' pieces
 };
 using MaskedFillResultPtr = std::shared_ptr<const MaskedFillResult>;
+
+// A causal model's logits for the token after one position of a text (the panel applies the temperature).
+struct NextTokenResult {
+    TextResultPtr text;
+    int position = 0;          // token index whose successor is predicted
+    std::vector<float> logits; // [vocab]
+    std::int32_t actual = -1;  // the token that follows in the text, -1 at the end
+};
+using NextTokenResultPtr = std::shared_ptr<const NextTokenResult>;
 using FigurePtr = std::shared_ptr<const PaperFigure>;
 
 } // namespace attnscope::app

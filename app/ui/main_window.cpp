@@ -150,6 +150,8 @@ void MainWindow::buildPanels()
     // Grid, text view, relative position and comparison.
     connect(m_grid, &widgets::AttentionGridView::cellClicked, this, [this](int row, int, Qt::KeyboardModifiers) {
         m_grid->setLockedRow(m_grid->lockedRow() == row ? -1 : row);
+        // The next-token panel follows the locked query (the text's last token when none is locked).
+        m_compute->requestNextToken(m_grid->lockedRow() >= 0 && m_gridData ? m_gridData->rowPosition(m_grid->lockedRow()) : -1);
     });
     connect(m_grid, &widgets::AttentionGridView::cellHovered, this, [this](int row, int col) {
         m_textPanel->shadeTokens(result() ? result()->capture : nullptr, m_gridData && row >= 0 ? m_gridData->colPosition(col) : -1);
@@ -208,6 +210,7 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
     connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
     connect(m_compute, &ComputeController::maskedFillsFailed, m_predictions, &PredictionPanel::setMessage);
+    connect(m_compute, &ComputeController::nextTokenReady, m_predictions, &PredictionPanel::setNextToken);
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
         showStatus(cancelled ? tr("Cancelled") : msg);
         if (!cancelled)
@@ -309,6 +312,7 @@ void MainWindow::onTextReady(const TextResultPtr& r)
 {
     const auto& c = *r->capture;
     m_compute->requestMaskedFills(); // an encoder's fillers of the text's [MASK] tokens (none for other models)
+    m_compute->requestNextToken(-1);  // a causal model's next tokens after the text (the locked row's: on a click)
     // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
     m_textPanel->setTokenInfo(tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
                               (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)

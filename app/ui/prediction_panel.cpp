@@ -5,6 +5,7 @@
 #include "views/grid_builder.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -16,12 +17,22 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     , m_info(new QLabel(this))
     , m_which(new QComboBox(this))
     , m_view(new widgets::PredictionView(this))
+    , m_temperature(new QDoubleSpinBox(this))
 {
+    m_temperature->setRange(0.05, 5.0);
+    m_temperature->setSingleStep(0.1);
+    m_temperature->setValue(1.0);
+    m_temperature->setDecimals(2);
+    m_temperature->setPrefix(tr("temperature "));
+    m_temperature->setToolTip(tr("Divide the logits by this before the softmax: below 1 sharpens, above 1 flattens"));
+    m_temperature->hide();
+    connect(m_temperature, &QDoubleSpinBox::valueChanged, this, [this] { showNext(); });
     m_info->setWordWrap(true);
     m_which->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     auto* top = new QHBoxLayout;
     top->addWidget(m_info, 1);
     top->addWidget(m_which);
+    top->addWidget(m_temperature);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
@@ -33,8 +44,58 @@ PredictionPanel::PredictionPanel(QWidget* parent)
 void PredictionPanel::setModel(const core::ModelInfo& info, const QString& maskToken)
 {
     m_fillsMasks = info.can.maskedTokens;
+    m_predictsNext = info.can.nextTokenLoss;
     m_maskToken = maskToken;
-    setFills(nullptr);
+    m_temperature->setVisible(m_predictsNext);
+    m_next.reset();
+    if (m_predictsNext)
+        setNextToken(nullptr);
+    else
+        setFills(nullptr);
+}
+
+void PredictionPanel::setNextToken(NextTokenResultPtr next)
+{
+    m_next = std::move(next);
+    m_which->hide();
+    if (!m_next) {
+        m_info->setText(tr("The model's next tokens after the selected query: click a row of the grid (the last token "
+                           "without one)."));
+        m_view->setPlaceholder(tr("Type some text"));
+        m_view->setData(nullptr);
+        return;
+    }
+    showNext();
+}
+
+void PredictionPanel::showNext()
+{
+    if (!m_next)
+        return;
+    const auto& tokens = m_next->text->capture->tokens;
+    const auto& tok = *m_next->text->model->tokenizer;
+    const auto d = core::distributionOf(m_next->logits, m_temperature->value(), 10, m_next->actual);
+    auto data = std::make_shared<widgets::PredictionData>();
+    const QString after = tokenLabel(tokens[static_cast<std::size_t>(m_next->position)]);
+    data->title = tr("after “%1” (token %2)").arg(after).arg(m_next->position + 1);
+    for (const auto& p : d.top) {
+        if (p.id == m_next->actual)
+            data->marked = static_cast<int>(data->tokens.size());
+        data->tokens << tokenLabel(core::Token{p.id, tok.pieceOf(p.id), 0, 0});
+        data->probabilities.push_back(p.probability);
+    }
+    if (m_next->actual >= 0 && data->marked < 0) { // the token in the text, outside the top 10: shown with its rank
+        data->marked = static_cast<int>(data->tokens.size());
+        data->tokens << tr("%1 (rank %2)").arg(tokenLabel(core::Token{m_next->actual, tok.pieceOf(m_next->actual), 0, 0}))
+                            .arg(d.actualRank + 1);
+        data->probabilities.push_back(d.actualProbability);
+    }
+    m_info->setText(m_next->actual >= 0
+                        ? tr("The model's top 10 next tokens; orange: the token that follows in the text. Click a grid "
+                             "row for another position.")
+                        : tr("The model's top 10 next tokens after the end of the text. Click a grid row for another "
+                             "position."));
+    m_view->setData(data);
 }
 
 void PredictionPanel::setMessage(const QString& message)
@@ -48,8 +109,9 @@ void PredictionPanel::setFills(MaskedFillResultPtr fills)
     const QSignalBlocker block(m_which);
     m_which->clear();
     if (!m_fillsMasks) {
-        m_info->setText(tr("Masked-token prediction needs an encoder with its masked-language-model head, such as "
-                           "builtin:bert-wikitext2."));
+        m_info->setText(tr("Predictions need a model read with its output layer: GPT-2, a Llama-family model (next "
+                           "tokens) or an encoder with its masked-language-model head such as builtin:bert-wikitext2 "
+                           "(masked tokens)."));
         m_which->hide();
         m_view->setPlaceholder(QString());
         m_view->setData(nullptr);

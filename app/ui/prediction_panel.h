@@ -1,5 +1,6 @@
-// The Predictions dock: an encoder's top fillers of each [MASK] in the text as bars (a choice when there are several),
-// with how to mask a word. Draws what it is handed; owns no model state.
+// The Predictions dock: an encoder's top fillers of each [MASK] in the text (a choice when there are several), or a
+// causal model's next tokens after the selected position with a temperature (recomputed here from the logits; the
+// token that actually follows marked). Draws what it is handed; owns no model state.
 #pragma once
 
 #include "compute/results.h"
@@ -7,6 +8,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 
 namespace attnscope::widgets {
@@ -22,11 +24,16 @@ public:
     // Whether the model fills masks at all (encoders with their MLM head); says what to do either way.
     void setModel(const core::ModelInfo& info, const QString& maskToken);
     void setFills(MaskedFillResultPtr fills); // null: none yet
+    void setNextToken(NextTokenResultPtr next); // null: none yet
     void setMessage(const QString& message);
     widgets::PredictionView* view() const { return m_view; }
 
 private:
     void show(int index);
+    void showNext(); // the next-token bars at the current temperature
+    QDoubleSpinBox* m_temperature;
+    NextTokenResultPtr m_next;
+    bool m_predictsNext = false;
     QLabel* m_info;
     QComboBox* m_which;
     widgets::PredictionView* m_view;

@@ -2,6 +2,7 @@
 #include "analysis/token_predictions.h"
 
 #include "util/error.h"
+#include "util/stop_token.h"
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +107,72 @@ double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t
     if (count == 0)
         throw Error(ErrorCode::BadInput, "no labelled position (every label is -100)");
     return total / count;
+}
+
+std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCapture& capture, int position,
+                                   const StopToken* stop)
+{
+    if (!model.info().can.nextTokenLoss)
+        throw Error(ErrorCode::BadInput, std::string(familyName(model.info().family)) +
+                                             " models are read here without their output softmax: no next-token "
+                                             "prediction");
+    if (position < 0 || position >= static_cast<int>(capture.tokens.size()))
+        throw Error(ErrorCode::BadInput, "no token " + std::to_string(position + 1) + " in the text");
+    int s = 0;
+    while (s + 1 < static_cast<int>(capture.segments.size()) &&
+           capture.segments[static_cast<std::size_t>(s + 1)]->firstPosition <= position)
+        ++s;
+    // The newest state the capture kept before segment s, else a fresh run from the start.
+    int e = std::min(s, static_cast<int>(capture.endStates.size())) - 1;
+    while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
+        --e;
+    RunOptions options;
+    options.memLen = capture.memLen;
+    options.tokenTypes = capture.tokenTypes;
+    options.stop = stop;
+    std::unique_ptr<RunState> state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
+    state->stop = stop;
+    LogitsObserver obs;
+    for (int i = e + 1; i <= s; ++i) {
+        const auto& seg = capture.segment(i);
+        std::vector<std::int32_t> ids;
+        for (int t = 0; t < seg.qlen; ++t)
+            ids.push_back(capture.tokens[static_cast<std::size_t>(seg.firstPosition + t)].id);
+        model.forwardSegment(*state, ids, obs);
+    }
+    const auto row = static_cast<std::size_t>(position - capture.segment(s).firstPosition);
+    if (obs.logits.size() < (row + 1) * static_cast<std::size_t>(obs.vocab))
+        throw Error(ErrorCode::BadInput, "the model gave no logits");
+    return {obs.logits.begin() + static_cast<std::ptrdiff_t>(row * obs.vocab),
+            obs.logits.begin() + static_cast<std::ptrdiff_t>((row + 1) * obs.vocab)};
+}
+
+Distribution distributionOf(std::span<const float> logits, double temperature, int k, std::int32_t actual)
+{
+    if (!(temperature > 0))
+        throw Error(ErrorCode::BadInput, "the temperature must be above 0");
+    const int n = static_cast<int>(logits.size());
+    std::vector<float> scaled(logits.begin(), logits.end());
+    for (auto& v : scaled)
+        v = static_cast<float>(v / temperature);
+    const auto lp = logSoftmax(scaled.data(), n);
+    std::vector<int> order(static_cast<std::size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    const int m = std::clamp(k, 0, n);
+    std::partial_sort(order.begin(), order.begin() + m, order.end(),
+                      [&](int a, int b) { return lp[static_cast<std::size_t>(a)] > lp[static_cast<std::size_t>(b)]; });
+    Distribution d;
+    for (int i = 0; i < m; ++i)
+        d.top.push_back({order[static_cast<std::size_t>(i)], std::exp(lp[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])])});
+    if (actual >= 0 && actual < n) {
+        const double a = lp[static_cast<std::size_t>(actual)];
+        d.actualProbability = std::exp(a);
+        d.actualRank = 0;
+        for (int j = 0; j < n; ++j) // ties before it count as ahead only when they come first
+            if (lp[static_cast<std::size_t>(j)] > a || (lp[static_cast<std::size_t>(j)] == a && j < actual))
+                ++d.actualRank;
+    }
+    return d;
 }
 
 bool isMaskToken(const Token& token)

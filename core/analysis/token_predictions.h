@@ -38,6 +38,20 @@ struct MaskedFill {
 // token types). Empty when the text has no mask.
 std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCapture& capture, int k);
 
+// A causal model's logits for the token after `position` of a captured text ([vocab]), computed as the capture
+// ran it: the segment holding the position, continued from the state the capture kept before it (or rerun from the
+// newest kept state). Throws Error(BadInput) when the model does not predict next tokens or the position is out of range.
+std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCapture& capture, int position,
+                                   const StopToken* stop = nullptr);
+// The k most probable tokens of `logits` at `temperature` (> 0), and the probability and rank (0-based) of `actual`
+// (-1: none).
+struct Distribution {
+    std::vector<TokenPrediction> top;
+    double actualProbability = 0;
+    int actualRank = -1;
+};
+Distribution distributionOf(std::span<const float> logits, double temperature, int k, std::int32_t actual = -1);
+
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);
 

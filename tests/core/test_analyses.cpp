@@ -5,6 +5,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
 #include "analysis/neuron_view.h"
+#include "analysis/token_predictions.h"
 #include "analysis/rollout.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
@@ -388,4 +389,52 @@ TEST_CASE("the neuron view's products sum to the scores whose softmax is the hea
                                                           tokensOf({2, 5, 6}), {}),
                                        0, 0, 9, 0),
                       Catch::Contains("no head 10"));
+}
+
+TEST_CASE("next-token logits of a captured text equal the forward pass's, from the state the capture kept",
+          "[analyses][predictions]")
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.nextTokenLoss)
+            continue; // encoders predict masked tokens (test_encoders.cpp)
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
+            const auto& logits = tensor(dump, "logits");
+            const int V = static_cast<int>(logits.shape[1]);
+            // Two segments; rotary models carry the first one's keys, so the second sees what the whole run saw.
+            core::CaptureOptions copt;
+            copt.segmentLen = T / 2 + 1;
+            const bool carries = loaded.model->info().can.canCarryKeys;
+            copt.run.memLen = carries ? T : 0;
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            REQUIRE(capture->segments.size() == 2);
+            for (const int p : {1, T / 2, T - 1}) {
+                const bool sameContext = carries || p < copt.segmentLen;
+                if (!sameContext)
+                    continue; // GPT-2's second chunk starts afresh: not the single run's context
+                const auto row = core::nextTokenLogits(*loaded.model, *capture, p);
+                REQUIRE(static_cast<int>(row.size()) == V);
+                double worst = 0;
+                for (int v = 0; v < V; ++v)
+                    worst = std::max(worst, static_cast<double>(std::abs(row[static_cast<std::size_t>(v)] -
+                                                                         logits.data[static_cast<std::size_t>(p) * V + v])));
+                INFO("position " << p);
+                CHECK(worst < 1e-3);
+            }
+            // The distribution at a temperature: probabilities of softmax(logits / t), the actual token's rank.
+            const auto row = core::nextTokenLogits(*loaded.model, *capture, 0);
+            const auto d = core::distributionOf(row, 0.5, 3, ids[1]);
+            REQUIRE(d.top.size() == 3);
+            CHECK(d.top[0].probability >= d.top[1].probability);
+            double z = 0;
+            for (float v : row)
+                z += std::exp((v - row[static_cast<std::size_t>(d.top[0].id)]) / 0.5);
+            CHECK(d.top[0].probability == Approx(1.0 / z).epsilon(1e-6));
+            CHECK(d.actualRank >= 0);
+        }
+    }
 }

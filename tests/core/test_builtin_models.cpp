@@ -2,6 +2,7 @@
 // reports about its attention when scanned over WikiText-2 validation text (Sec. 3.3, Figs. 5 and 7).
 #include "analysis/head_ablation.h"
 #include "analysis/relpos_scan.h"
+#include "analysis/token_predictions.h"
 #include "model/model_loader.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
@@ -164,4 +165,31 @@ TEST_CASE("paper observation: term (d) is flatter than term (b)", "[builtin][pap
     const double eb = meanEntropy(r, "term_b"), ed = meanEntropy(r, "term_d");
     INFO("mean profile entropy: term (b) " << eb << ", term (d) " << ed);
     CHECK(ed > eb);
+}
+
+TEST_CASE("the built-in encoder reproduces its training script's masked-token loss and reads BERT's WordPiece",
+          "[builtin][encoders]")
+{
+    // reference.json: a validation window as the training script masked it ([CLS] A [SEP] B [SEP], token types) and
+    // the script's mean loss on the masked pieces, computed with the float16 weights it exported.
+    const auto m = core::loadModel("builtin:bert-wikitext2", builtinDirs());
+    CHECK(m.model->info().family == core::ModelFamily::Bert);
+    CHECK_FALSE(m.model->info().can.causal);
+    CHECK(m.model->info().can.maskedTokens);
+    const auto ref = nlohmann::json::parse(test::readBytes(fs::path(m.folder) / "reference.json"));
+    const auto ids = ref.at("input_ids").get<std::vector<std::int32_t>>();
+    core::RunOptions options;
+    options.tokenTypes = ref.at("token_type_ids").get<std::vector<std::int32_t>>();
+    const auto labels = ref.at("labels").get<std::vector<std::int32_t>>();
+    const double loss = core::maskedTokenLoss(*m.model, ids, options, labels);
+    CHECK(loss == Approx(ref.at("mean_masked_loss").get<double>()).epsilon(1e-4));
+    // Its vocab.txt is read as WordPiece because the family says so (the same file would be a word list for a
+    // Transformer-XL folder).
+    const auto tok = core::loadModelTokenizer(m);
+    CHECK(tok->kind() == "WordPiece");
+    const auto tokens = tok->encodeWithSpecial("The lobster turned red.");
+    REQUIRE(tokens.size() >= 6);
+    CHECK(tokens.front().text == "[CLS]");
+    CHECK(tokens.back().text == "[SEP]");
+    CHECK(core::maskTokenOf(*tok) == "[MASK]");
 }
