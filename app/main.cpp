@@ -37,7 +37,7 @@ int main(int argc, char** argv)
         {"segment-length", "Tokens per segment (default: the model's).", "N"},
         {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5, 6 or 7 for the text (a corpus scan).", "N"},
         {"view", "With --export: an analysis of the text: atlas (head similarity matrix; a .csv or .json export "
-                 "writes the atlas table), bands (each rotary frequency band's profile), rollout, ablation.", "VIEW"},
+                 "writes the atlas table), bands (each rotary frequency band's profile), rollout, ablation, lens (the logit lens; a .csv export writes its table).", "VIEW"},
         {"mem-len", "Memory length for scans (default: the model's).", "M"},
         {"max-tokens", "Scan at most N tokens.", "N"},
         {"export", "Write the figure to FILE (.png, .svg, .pdf) and exit without a window.", "FILE"},

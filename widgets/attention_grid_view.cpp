@@ -114,6 +114,14 @@ protected:
                     const QRgb rgb = grad.color(logScale ? std::max(1e-4, double(v)) : double(v), range, logScale);
                     const bool dark = qGray(rgb) < 128;
                     painter->setPen(dark ? Qt::white : Qt::black);
+                    const auto at = static_cast<qsizetype>(r) * d->cols + c;
+                    if (at < d->cellTexts.size()) { // words in the cells (elided to the cell's width)
+                        painter->setFont(font);
+                        const QRectF cell = cellRect(r, c);
+                        const QString text = QFontMetricsF(font).elidedText(d->cellTexts[at], Qt::ElideRight, cell.width() - 2);
+                        painter->drawText(cell, Qt::AlignCenter, text);
+                        continue;
+                    }
                     painter->setFont(v == rowMax && !d->diverging ? bold : font);
                     painter->drawText(cellRect(r, c), Qt::AlignCenter, AttentionGridView::cellText(v));
                 }
@@ -475,6 +483,8 @@ QString AttentionGridView::tooltipFor(int row, int col) const
         s += tr("<br>relative distance %1").arg(m_data->rowPositions[row] - m_data->colPositions[col]);
     if (col < m_data->memoryCols)
         s += tr("<br><i>memory token</i>");
+    if (const auto at = static_cast<qsizetype>(row) * m_data->cols + col; at < m_data->cellTips.size())
+        s += QStringLiteral("<br>") + m_data->cellTips[at];
     return s;
 }
 

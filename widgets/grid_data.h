@@ -24,6 +24,8 @@ struct GridData {
     QString rowAxis, colAxis;  // axis titles; empty: query tokens / key (attended-to) tokens
     bool diverging = false;    // raw scores: symmetric colour range around 0
     int labelChars = 0;        // tick labels longer than this are elided (0: the view's default for token labels)
+    QStringList cellTexts;     // [rows * cols] when cells show words instead of their values (the logit lens's tokens)
+    QStringList cellTips;      // [rows * cols] extra lines for a cell's tooltip (HTML), or empty
 
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
     int rowPosition(int r) const { return r >= 0 && r < static_cast<int>(rowPositions.size()) ? rowPositions[static_cast<std::size_t>(r)] : -1; }

@@ -23,7 +23,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next})
+    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next, &m_lens})
         t->invalidate();
     m_interactive.join();
     m_background.join();
@@ -39,7 +39,7 @@ bool ComputeController::busy() const
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next})
+    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next, &m_lens})
         if (t->running())
             return false;
     return true;
@@ -395,6 +395,25 @@ void ComputeController::requestNextToken(int position)
             if (!f.cancelled)
                 emit maskedFillsFailed(f.message);
         });
+}
+
+void ComputeController::requestLogitLens(int segment)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Logit lens");
+    submit<PaperFigure>(
+        m_background, m_lens, tr("Computing the logit lens…"),
+        [text, segment](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            const int s = segment >= 0 ? segment : autoSegment(capture);
+            const auto lens = core::logitLens(*text->model->loaded.model, capture, s, 5, &ctx.stop());
+            return std::make_shared<const PaperFigure>(
+                logitLensFigure(lens, capture, *text->model->tokenizer, text->model->displayName));
+        },
+        [this](FigurePtr f) { emit lensReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 
 void ComputeController::requestRollout(int segment)

@@ -48,6 +48,8 @@ public:
     void requestMaskedFills(int k = 10);
     // A causal model's next-token logits after token `position` of the current text (-1: the last token).
     void requestNextToken(int position);
+    // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
+    void requestLogitLens(int segment);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -82,6 +84,7 @@ signals:
     void atlasReady(attnscope::app::AtlasResultPtr atlas);
     void rolloutReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
+    void lensReady(attnscope::app::FigurePtr figure);
     void analysisProgress(const QString& what, int done, int total);
     void analysisFailed(const QString& what, const QString& message, bool cancelled);
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
@@ -100,7 +103,7 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens;
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

@@ -94,7 +94,7 @@ void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const s
                  static_cast<long long>(scan.tokens));
 }
 
-// --view atlas|bands|rollout|ablation: an analysis of the text drawn like its window shows it.
+// --view atlas|bands|rollout|ablation|lens: an analysis of the text drawn like its window shows it.
 void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     const QString view = p.value("view");
@@ -164,8 +164,23 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             std::fprintf(stderr, "\n");
             figure = ablationFigure(r, bundle.displayName, static_cast<int>(ids.size()));
         }
+    } else if (view == QLatin1String("lens")) {
+        core::CaptureOptions opt;
+        if (p.isSet("segment-length"))
+            opt.segmentLen = intOption(p, "segment-length", 1, info.maxSegmentLen);
+        const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), opt);
+        const auto lens = core::logitLens(model, *capture, autoSegment(*capture));
+        if (out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+            const std::string table = core::logitLensCsv(lens, *capture, *bundle.tokenizer);
+            if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(table)); !err.isEmpty())
+                throw std::runtime_error(err.toStdString());
+            std::fprintf(stderr, "wrote %s (logit lens: %d layers x %d positions)\n", qPrintable(out), lens.layers,
+                         lens.positions);
+            return;
+        }
+        figure = logitLensFigure(lens, *capture, *bundle.tokenizer, bundle.displayName);
     } else {
-        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout or ablation, got \"" +
+        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation or lens, got \"" +
                                                          view.toStdString() + "\"");
     }
     PaperFigureView v;

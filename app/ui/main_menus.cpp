@@ -178,6 +178,21 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock", 0.4); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
+    analysis->addAction(tr("&Logit Lens"), this, [this] {
+        const auto& m = m_compute->model();
+        if (!result() || !m) {
+            QMessageBox::information(this, tr("Logit lens"), tr("Type or open a text first."));
+            return;
+        }
+        if (!m->info().can.nextTokenLoss && !m->info().can.maskedTokens) {
+            QMessageBox::information(this, tr("Logit lens"),
+                                     tr("The logit lens reads each layer through the model's output layer, and %1 is "
+                                        "read here without one.")
+                                         .arg(QString::fromUtf8(core::familyName(m->info().family))));
+            return;
+        }
+        m_compute->requestLogitLens(m_selection.segment);
+    });
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });

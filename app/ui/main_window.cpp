@@ -177,6 +177,19 @@ void MainWindow::buildPanels()
         // A cell is a head: rows are layers, columns heads.
         connect(w, &FigureWindow::cellClicked, this, [this](int, int row, int col) { setSelection(row, {col}); });
     });
+    connect(m_compute, &ComputeController::lensReady, this, [this](FigurePtr f) {
+        auto* w = openFigureWindow(*f);
+        // A cell is (layer, position): show that layer with the position's row locked, as the grid shows it.
+        connect(w, &FigureWindow::cellClicked, this, [this, f](int grid, int row, int col) {
+            const auto& g = f->grids[static_cast<std::size_t>(grid)];
+            const int position = g->colPosition(col);
+            setSelection(row, m_selection.heads);
+            if (m_gridData)
+                for (int r = 0; r < m_gridData->rows; ++r)
+                    if (m_gridData->rowPosition(r) == position)
+                        m_grid->setLockedRow(r);
+        });
+    });
     connect(m_compute, &ComputeController::analysisProgress, this, [this](const QString& what, int done, int total) {
         m_status->setProgress(done, total);
         m_status->setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));

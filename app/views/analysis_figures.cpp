@@ -122,6 +122,61 @@ PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, c
     return f;
 }
 
+PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture& capture,
+                            const core::Tokenizer& tokenizer, const QString& modelName)
+{
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Logit lens");
+    f.values = true; // the cells name their top tokens
+    f.title = QObject::tr("%1 · logit lens: each layer's top %2").arg(modelName, lens.nextToken ? QObject::tr("next token")
+                                                                                                : QObject::tr("token"));
+    auto piece = [&](std::int32_t id) {
+        core::Token t;
+        t.text = tokenizer.pieceOf(id);
+        return tokenLabel(t);
+    };
+    for (const bool byRank : {false, true}) {
+        auto g = std::make_shared<widgets::GridData>();
+        g->title = byRank ? QObject::tr("coloured by 1 / rank of the token that follows")
+                          : QObject::tr("coloured by the top token's probability");
+        g->rows = lens.layers;
+        g->cols = lens.positions;
+        for (int l = 0; l < lens.layers; ++l)
+            g->rowLabels << QObject::tr("layer %1").arg(l + 1);
+        for (int p = 0; p < lens.positions; ++p) {
+            g->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(lens.firstPosition + p)]);
+            g->colPositions.push_back(lens.firstPosition + p);
+        }
+        for (int l = 0; l < lens.layers; ++l)
+            for (int p = 0; p < lens.positions; ++p) {
+                const auto i = static_cast<std::size_t>(l) * lens.positions + p;
+                const auto& top = lens.top[i];
+                const int rank = lens.actualRank[i];
+                g->values.push_back(byRank ? (rank >= 0 ? 1.0f / static_cast<float>(rank + 1) : std::nanf(""))
+                                           : (top.empty() ? 0.0f : static_cast<float>(top.front().probability)));
+                g->cellTexts << (top.empty() ? QString() : piece(top.front().id));
+                QStringList lines;
+                for (const auto& t : top)
+                    lines << QStringLiteral("%1 %2%").arg(piece(t.id).toHtmlEscaped()).arg(100 * t.probability, 0, 'f', 1);
+                QString tip = QObject::tr("top: %1").arg(lines.join(QStringLiteral(" · ")));
+                if (rank >= 0)
+                    tip += QObject::tr("<br>%1 token: rank %2, %3%")
+                               .arg(lens.nextToken ? QObject::tr("next") : QObject::tr("actual"))
+                               .arg(rank + 1)
+                               .arg(100 * lens.actualProbability[i], 0, 'f', 1);
+                g->cellTips << tip;
+            }
+        g->highlight.assign(g->values.size(), 0);
+        g->rowAxis = QObject::tr("after layer");
+        g->colAxis = lens.nextToken ? QObject::tr("position (its top next token in the cell)")
+                                    : QObject::tr("position (its top token in the cell)");
+        g->valueLabel = byRank ? QObject::tr("1 / rank of the actual token") : QObject::tr("top token's probability");
+        f.grids.push_back(g);
+    }
+    return f;
+}
+
 PaperFigure neuronFigure(const core::NeuronView& v, const core::TextCapture& capture, const QString& modelName,
                          int layer, int head)
 {

@@ -5,6 +5,7 @@
 #include "analysis/attention_grid.h"
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
+#include "analysis/logit_lens.h"
 #include "analysis/neuron_view.h"
 #include "views/paper_figures.h"
 
@@ -21,6 +22,11 @@ QString headLabel(int layer, int head); // "L1 H2" (1-based)
 // Clark et al. (2019)'s Fig. 2 as a grid: rows = layers, columns = attention to [CLS], [SEP], punctuation, the
 // previous and the next token (each averaged over the layer's heads, current text).
 PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, const QString& modelName);
+// The logit lens: rows = layers, columns = the segment's positions; each cell names the layer's top token there.
+// Two grids: coloured by that token's probability, and by the actual next token's rank (1 / rank: 1 = the model's
+// first choice already at that layer). Hover: the top five and the actual token's rank.
+PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture& capture,
+                            const core::Tokenizer& tokenizer, const QString& modelName);
 // The neuron view of one query: a first row with the query vector, then one row per key it sees with q ⊙ k over the
 // head's dimensions (a diverging map); each key's row label carries its score and attention.
 PaperFigure neuronFigure(const core::NeuronView& view, const core::TextCapture& capture, const QString& modelName,

@@ -36,4 +36,9 @@ void AttentionModel::runSplit(std::span<const std::int32_t> ids, int segmentLen,
     }
 }
 
+bool AttentionModel::readOut(const float*, int, std::vector<float>&) const
+{
+    return false;
+}
+
 } // namespace attnscope::core

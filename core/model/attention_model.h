@@ -172,6 +172,11 @@ public:
     // segment computed for them; the observer sees the segment's first `keep` tokens as cached keys (mlen grows by
     // `keep`) and the same segment index. Null when the family cannot: Transformer-XL's memory holds whole segments.
     virtual std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const;
+    // The model's read-out applied to residual-stream rows `hidden` [rows, dModel]: its final norm and unembedding (an
+    // encoder's masked-language-model head), logits [rows, vocab] into `logits`. What the forward computes at a
+    // segment's end, and what the logit lens reads every layer through. False (logits untouched) when the model is
+    // read without an output layer (Transformer-XL's adaptive softmax, an encoder without its head).
+    virtual bool readOut(const float* hidden, int rows, std::vector<float>& logits) const;
 
     // Convenience: the segments in order, from an empty memory.
     void run(const std::vector<std::vector<std::int32_t>>& segments, const RunOptions& options,

@@ -280,11 +280,7 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     ev.dModel = C;
     RowMatrix transformed, logits;
     if (observer.wantLogits() && m_head) {
-        project(x, m_head->dense, transformed);
-        activate(transformed);
-        layerNormRows(transformed, m_head->norm.w, m_head->norm.b, m_config.layerNormEps, transformed);
-        multiplyTransposed(transformed, m_head->decoder, logits);
-        logits.rowwise() += asVector(m_head->bias);
+        headRows(x, transformed, logits);
         ev.lnF = transformed.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
@@ -293,6 +289,27 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     observer.onSegmentEnd(ev);
     st.tokensSeen += T;
     ++st.segmentsDone;
+}
+
+void EncoderModel::headRows(const RowMatrix& x, RowMatrix& transformed, RowMatrix& logits) const
+{
+    multiplyTransposed(x, m_head->dense.w, transformed);
+    transformed.rowwise() += asVector(m_head->dense.b);
+    activate(transformed);
+    layerNormRows(transformed, m_head->norm.w, m_head->norm.b, m_config.layerNormEps, transformed);
+    multiplyTransposed(transformed, m_head->decoder, logits);
+    logits.rowwise() += asVector(m_head->bias);
+}
+
+bool EncoderModel::readOut(const float* hidden, int rows, std::vector<float>& out) const
+{
+    if (!m_head)
+        return false;
+    const RowMatrix x = ConstMatrixMap(hidden, rows, m_config.hidden);
+    RowMatrix transformed, logits;
+    headRows(x, transformed, logits);
+    out.assign(logits.data(), logits.data() + logits.size());
+    return true;
 }
 
 } // namespace attnscope::core

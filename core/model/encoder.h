@@ -25,6 +25,7 @@ public:
     const ModelInfo& info() const override { return m_info; }
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+    bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override; // the MLM head
 
     // The position ids of a segment (RoBERTa's count real tokens after the padding id).
     std::vector<int> positionIds(std::span<const std::int32_t> ids) const;
@@ -46,6 +47,7 @@ private:
         WeightView decoder, bias;
     };
     void activate(RowMatrix& x) const;
+    void headRows(const RowMatrix& x, RowMatrix& transformed, RowMatrix& logits) const;
 
     EncoderConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;

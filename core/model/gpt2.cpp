@@ -225,4 +225,14 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     ++st.segmentsDone;
 }
 
+bool GPT2Model::readOut(const float* hidden, int rows, std::vector<float>& out) const
+{
+    const RowMatrix x = ConstMatrixMap(hidden, rows, m_config.nEmbd);
+    RowMatrix lnF, logits;
+    layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);
+    multiplyTransposed(lnF, m_wte, logits);
+    out.assign(logits.data(), logits.data() + logits.size());
+    return true;
+}
+
 } // namespace attnscope::core

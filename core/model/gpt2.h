@@ -20,6 +20,7 @@ public:
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
     std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
+    bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override;
 
 private:
     struct Layer {

@@ -407,12 +407,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
                                              std::to_string(m_info.maxSegmentLen) + " positions");
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
-    // The family's norm: RMSNorm, or LayerNorm with its bias (GPT-NeoX).
-    auto normRows = [&c](const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) {
-        if (c.norm == LlamaConfig::Norm::Layer)
-            layerNormRows(in, w, b, c.rmsNormEps, out);
-        else
-            rmsNormRows(in, w, c.rmsNormEps, out);
+    auto normRows = [this](const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) {
+        familyNorm(in, w, b, out);
     };
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     RowMatrix x(q, C);
@@ -592,10 +588,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     ev.dModel = C;
     RowMatrix normed, logits;
     if (observer.wantLogits()) {
-        normRows(x, m_norm, m_normBias, normed);
-        multiplyTransposed(normed, m_lmHead, logits);
-        if (c.finalSoftCap > 0) // Gemma 2: logits soft-capped
-            logits = c.finalSoftCap * (logits / c.finalSoftCap).array().tanh().matrix();
+        readOutRows(x, normed, logits);
         ev.lnF = normed.data();
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;
@@ -604,6 +597,31 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     observer.onSegmentEnd(ev);
     st.tokensSeen += q;
     ++st.segmentsDone;
+}
+
+void LlamaModel::familyNorm(const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) const
+{
+    if (m_config.norm == LlamaConfig::Norm::Layer)
+        layerNormRows(in, w, b, m_config.rmsNormEps, out);
+    else
+        rmsNormRows(in, w, m_config.rmsNormEps, out);
+}
+
+void LlamaModel::readOutRows(const RowMatrix& x, RowMatrix& normed, RowMatrix& logits) const
+{
+    familyNorm(x, m_norm, m_normBias, normed);
+    multiplyTransposed(normed, m_lmHead, logits);
+    if (m_config.finalSoftCap > 0) // Gemma 2: logits soft-capped
+        logits = m_config.finalSoftCap * (logits / m_config.finalSoftCap).array().tanh().matrix();
+}
+
+bool LlamaModel::readOut(const float* hidden, int rows, std::vector<float>& out) const
+{
+    const RowMatrix x = ConstMatrixMap(hidden, rows, m_config.hidden);
+    RowMatrix normed, logits;
+    readOutRows(x, normed, logits);
+    out.assign(logits.data(), logits.data() + logits.size());
+    return true;
 }
 
 } // namespace attnscope::core

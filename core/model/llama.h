@@ -29,6 +29,7 @@ public:
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
     std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
+    bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override;
     // Rotation frequencies of pair i of a head (after scaling), float32 as the reference computes them. [headDim / 2]
     const std::vector<float>& inverseFrequencies() const { return m_invFreq; }
 
@@ -55,6 +56,10 @@ private:
     // A float vector plus `offset` (Gemma's 1 + w norms), as a copy of our own.
     WeightView withOffset(const WeightView& w, float offset);
     void rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const;
+    // The family's norm: RMSNorm, or LayerNorm with its bias (GPT-NeoX).
+    void familyNorm(const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) const;
+    // Final norm, unembedding and Gemma 2's logit cap of residual-stream rows.
+    void readOutRows(const RowMatrix& x, RowMatrix& normed, RowMatrix& logits) const;
 
     LlamaConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;

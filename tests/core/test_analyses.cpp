@@ -4,6 +4,7 @@
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
+#include "analysis/logit_lens.h"
 #include "analysis/neuron_view.h"
 #include "analysis/token_predictions.h"
 #include "analysis/rollout.h"
@@ -437,4 +438,40 @@ TEST_CASE("next-token logits of a captured text equal the forward pass's, from t
             CHECK(d.actualRank >= 0);
         }
     }
+}
+
+TEST_CASE("the logit lens's last layer is the model's own prediction; earlier layers read through the same read-out",
+          "[analyses][lens]")
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.nextTokenLoss)
+            continue;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            core::CaptureOptions copt;
+            copt.segmentLen = T;
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto lens = core::logitLens(*loaded.model, *capture, 0, 3);
+            const int L = loaded.model->info().layers;
+            REQUIRE(lens.layers == L);
+            REQUIRE(lens.positions == T);
+            for (int p = 0; p < T; ++p) {
+                const auto d = core::distributionOf(core::nextTokenLogits(*loaded.model, *capture, p), 1.0, 3,
+                                                    p + 1 < T ? ids[static_cast<std::size_t>(p) + 1] : -1);
+                const auto& last = lens.at(L - 1, p);
+                REQUIRE(last.size() == 3);
+                for (int i = 0; i < 3; ++i)
+                    CHECK(last[static_cast<std::size_t>(i)].probability == Approx(d.top[static_cast<std::size_t>(i)].probability).margin(1e-6));
+                CHECK(lens.actualRank[static_cast<std::size_t>(L - 1) * T + p] == d.actualRank);
+            }
+            CHECK(lens.actualRank[static_cast<std::size_t>(T) - 1] == -1); // nothing follows the last token
+        }
+    }
+    // Transformer-XL is read without its adaptive softmax: refused by name.
+    const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
+    const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4}), {});
+    CHECK_THROWS_WITH(core::logitLens(*txl.model, *capture, 0), Catch::Contains("Transformer-XL"));
 }

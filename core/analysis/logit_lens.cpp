@@ -1,0 +1,124 @@
+// logitLens: the segment's layer outputs kept by an observer, each read out through the model.
+#include "analysis/logit_lens.h"
+
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <cstdio>
+
+namespace attnscope::core {
+
+namespace {
+class HiddenObserver final : public AttentionObserver {
+public:
+    bool wantProbabilities() const override { return false; }
+    void onLayer(const LayerView& l) override
+    {
+        hidden.emplace_back(l.hidden, l.hidden + static_cast<std::size_t>(l.qlen) * l.dModel);
+        rows = l.qlen;
+    }
+    void onSegmentEnd(const SegmentEndView&) override {}
+    std::vector<std::vector<float>> hidden; // per layer [rows, dModel]: the last segment's (earlier ones are cleared)
+    int rows = 0;
+};
+} // namespace
+
+LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int segment, int k, const StopToken* stop)
+{
+    const auto& info = model.info();
+    if (!info.can.nextTokenLoss && !info.can.maskedTokens)
+        throw Error(ErrorCode::BadInput, std::string(familyName(info.family)) +
+                                             " is read here without its output layer: no logit lens");
+    const auto& seg = capture.segment(segment);
+    // Rerun from the newest state kept before the segment (as nextTokenLogits does), keeping the last segment's layers.
+    int e = std::min(segment, static_cast<int>(capture.endStates.size())) - 1;
+    while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
+        --e;
+    RunOptions options;
+    options.memLen = capture.memLen;
+    options.tokenTypes = capture.tokenTypes;
+    options.stop = stop;
+    auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
+    state->stop = stop;
+    HiddenObserver obs;
+    for (int i = e + 1; i <= segment; ++i) {
+        obs.hidden.clear();
+        const auto& s = capture.segment(i);
+        std::vector<std::int32_t> ids;
+        for (int t = 0; t < s.qlen; ++t)
+            ids.push_back(capture.tokens[static_cast<std::size_t>(s.firstPosition + t)].id);
+        model.forwardSegment(*state, ids, obs);
+    }
+    LogitLens lens;
+    lens.layers = static_cast<int>(obs.hidden.size());
+    lens.positions = seg.qlen;
+    lens.firstPosition = static_cast<int>(seg.firstPosition);
+    lens.nextToken = info.can.causal;
+    std::vector<float> logits;
+    for (int l = 0; l < lens.layers; ++l) {
+        if (stop && stop->stopRequested())
+            throw Error(ErrorCode::Cancelled, "logit lens cancelled");
+        if (!model.readOut(obs.hidden[static_cast<std::size_t>(l)].data(), seg.qlen, logits))
+            throw Error(ErrorCode::BadInput, "this model has no read-out for the logit lens");
+        const int V = static_cast<int>(logits.size() / static_cast<std::size_t>(seg.qlen));
+        for (int p = 0; p < seg.qlen; ++p) {
+            const int token = lens.firstPosition + p;
+            // The compared token: the next one (causal), the one at the position (encoders).
+            const int compared = lens.nextToken ? token + 1 : token;
+            const std::int32_t actual = compared < static_cast<int>(capture.tokens.size())
+                                            ? capture.tokens[static_cast<std::size_t>(compared)].id
+                                            : -1;
+            const auto d = distributionOf(std::span<const float>(logits.data() + static_cast<std::size_t>(p) * V,
+                                                                 static_cast<std::size_t>(V)),
+                                          1.0, k, actual);
+            lens.top.push_back(d.top);
+            lens.actualProbability.push_back(actual >= 0 ? d.actualProbability : -1.0);
+            lens.actualRank.push_back(d.actualRank);
+        }
+    }
+    return lens;
+}
+
+namespace {
+std::string csvField(const std::string& s)
+{
+    if (s.find_first_of(",\"\n\r") == std::string::npos)
+        return s;
+    std::string q = "\"";
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+} // namespace
+
+std::string logitLensCsv(const LogitLens& lens, const TextCapture& capture, const Tokenizer& tokenizer)
+{
+    std::string out = lens.nextToken ? "layer,position,token,top_token,top_probability,next_token,next_probability,next_rank\n"
+                                     : "layer,position,token,top_token,top_probability,own_token,own_probability,own_rank\n";
+    char buf[64];
+    for (int l = 0; l < lens.layers; ++l)
+        for (int p = 0; p < lens.positions; ++p) {
+            const auto i = static_cast<std::size_t>(l) * lens.positions + p;
+            const int token = lens.firstPosition + p;
+            const int compared = lens.nextToken ? token + 1 : token;
+            out += std::to_string(l + 1) + "," + std::to_string(token + 1) + "," +
+                   csvField(capture.tokens[static_cast<std::size_t>(token)].text) + ",";
+            const auto& top = lens.top[i];
+            if (!top.empty()) {
+                std::snprintf(buf, sizeof buf, "%.6g", top.front().probability);
+                out += csvField(tokenizer.pieceOf(top.front().id)) + "," + buf;
+            } else {
+                out += ",";
+            }
+            if (lens.actualRank[i] >= 0) {
+                std::snprintf(buf, sizeof buf, "%.6g", lens.actualProbability[i]);
+                out += "," + csvField(tokenizer.pieceOf(capture.tokens[static_cast<std::size_t>(compared)].id)) + "," + buf +
+                       "," + std::to_string(lens.actualRank[i] + 1) + "\n";
+            } else {
+                out += ",,,\n";
+            }
+        }
+    return out;
+}
+
+} // namespace attnscope::core
