@@ -12,6 +12,7 @@ namespace {
 class HiddenObserver final : public AttentionObserver {
 public:
     bool wantProbabilities() const override { return false; }
+    void onSegment(const SegmentView&) override { hidden.clear(); }
     void onLayer(const LayerView& l) override
     {
         hidden.emplace_back(l.hidden, l.hidden + static_cast<std::size_t>(l.qlen) * l.dModel);
@@ -30,25 +31,8 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
         throw Error(ErrorCode::BadInput, std::string(familyName(info.family)) +
                                              " is read here without its output layer: no logit lens");
     const auto& seg = capture.segment(segment);
-    // Rerun from the newest state kept before the segment (as nextTokenLogits does), keeping the last segment's layers.
-    int e = std::min(segment, static_cast<int>(capture.endStates.size())) - 1;
-    while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
-        --e;
-    RunOptions options;
-    options.memLen = capture.memLen;
-    options.tokenTypes = capture.tokenTypes;
-    options.stop = stop;
-    auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
-    state->stop = stop;
-    HiddenObserver obs;
-    for (int i = e + 1; i <= segment; ++i) {
-        obs.hidden.clear();
-        const auto& s = capture.segment(i);
-        std::vector<std::int32_t> ids;
-        for (int t = 0; t < s.qlen; ++t)
-            ids.push_back(capture.tokens[static_cast<std::size_t>(s.firstPosition + t)].id);
-        model.forwardSegment(*state, ids, obs);
-    }
+    HiddenObserver obs; // keeps the last segment's layer outputs
+    rerunSegment(model, capture, segment, obs, stop);
     LogitLens lens;
     lens.layers = static_cast<int>(obs.hidden.size());
     lens.positions = seg.qlen;

@@ -71,16 +71,10 @@ std::vector<std::vector<TokenPrediction>> topPredictions(const AttentionModel& m
         if (p < 0 || p >= static_cast<int>(ids.size()))
             throw Error(ErrorCode::BadInput, "no position " + std::to_string(p + 1) + " among " +
                                                  std::to_string(ids.size()) + " tokens");
-        const auto lp = logSoftmax(obs.logits.data() + static_cast<std::size_t>(p) * obs.vocab, obs.vocab);
-        std::vector<int> order(static_cast<std::size_t>(obs.vocab));
-        std::iota(order.begin(), order.end(), 0);
-        const int n = std::clamp(k, 0, obs.vocab);
-        std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int a, int b) {
-            return lp[static_cast<std::size_t>(a)] > lp[static_cast<std::size_t>(b)];
-        });
-        std::vector<TokenPrediction> top;
-        for (int i = 0; i < n; ++i)
-            top.push_back({order[static_cast<std::size_t>(i)], std::exp(lp[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])])});
+        auto top = distributionOf(std::span<const float>(obs.logits.data() + static_cast<std::size_t>(p) * obs.vocab,
+                                                         static_cast<std::size_t>(obs.vocab)),
+                                  1.0, k)
+                       .top;
         out.push_back(std::move(top));
     }
     return out;
@@ -122,24 +116,8 @@ std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCaptur
     while (s + 1 < static_cast<int>(capture.segments.size()) &&
            capture.segments[static_cast<std::size_t>(s + 1)]->firstPosition <= position)
         ++s;
-    // The newest state the capture kept before segment s, else a fresh run from the start.
-    int e = std::min(s, static_cast<int>(capture.endStates.size())) - 1;
-    while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
-        --e;
-    RunOptions options;
-    options.memLen = capture.memLen;
-    options.tokenTypes = capture.tokenTypes;
-    options.stop = stop;
-    std::unique_ptr<RunState> state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
-    state->stop = stop;
-    LogitsObserver obs;
-    for (int i = e + 1; i <= s; ++i) {
-        const auto& seg = capture.segment(i);
-        std::vector<std::int32_t> ids;
-        for (int t = 0; t < seg.qlen; ++t)
-            ids.push_back(capture.tokens[static_cast<std::size_t>(seg.firstPosition + t)].id);
-        model.forwardSegment(*state, ids, obs);
-    }
+    LogitsObserver obs; // keeps the last segment's logits
+    rerunSegment(model, capture, s, obs, stop);
     const auto row = static_cast<std::size_t>(position - capture.segment(s).firstPosition);
     if (obs.logits.size() < (row + 1) * static_cast<std::size_t>(obs.vocab))
         throw Error(ErrorCode::BadInput, "the model gave no logits");

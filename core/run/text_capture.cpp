@@ -315,6 +315,28 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, cons
     return capture;
 }
 
+void rerunSegment(const AttentionModel& model, const TextCapture& capture, int segment, AttentionObserver& observer,
+                  const StopToken* stop)
+{
+    capture.segment(segment); // range check
+    int e = std::min(segment, static_cast<int>(capture.endStates.size())) - 1;
+    while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
+        --e;
+    RunOptions options;
+    options.memLen = capture.memLen;
+    options.tokenTypes = capture.tokenTypes;
+    options.stop = stop;
+    auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
+    state->stop = stop;
+    for (int i = e + 1; i <= segment; ++i) {
+        const auto& s = capture.segment(i);
+        std::vector<std::int32_t> ids;
+        for (int t = 0; t < s.qlen; ++t)
+            ids.push_back(capture.tokens[static_cast<std::size_t>(s.firstPosition + t)].id);
+        model.forwardSegment(*state, ids, observer);
+    }
+}
+
 std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, const Tokenizer& tokenizer,
                                                     const std::string& a, const std::string& b, CaptureOptions options)
 {

@@ -96,6 +96,12 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std:
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,
                                                 std::string text, const CaptureOptions& options);
 
+// Runs segments of a captured text again, exactly as the capture ran them: from the newest state it kept before
+// `segment` (or from the start), through `segment`; `observer` sees each (the last is the one asked for). For what the
+// capture does not keep: logits, every layer's residual stream.
+void rerunSegment(const AttentionModel& model, const TextCapture& capture, int segment, AttentionObserver& observer,
+                  const StopToken* stop = nullptr);
+
 // A text pair as an encoder reads it ([CLS] A [SEP] B [SEP], token types from the tokenizer's pair template); the
 // capture's text is A, a line break and B, and TextCapture::secondText marks where B's tokens start.
 std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, const Tokenizer& tokenizer,
