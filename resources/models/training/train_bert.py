@@ -107,6 +107,19 @@ class WordPiece:
         return ids
 
 
+def build_word_vocab(path, size):
+    """BERT's special tokens, then the `size` most frequent words of the text as BERT's basic tokenizer splits them
+    (lower-cased, punctuation apart; WikiText's <unk> left out): a WordPiece vocabulary of whole words, so an unknown
+    word is [UNK] as in WikiText itself."""
+    from collections import Counter
+    counts = Counter()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            for part in line.split("<unk>"):
+                counts.update(basic_words(part))
+    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [w for w, _ in counts.most_common(size)]
+
+
 def read_ids(path, wp):
     with open(path, encoding="utf-8") as f:
         return [i for line in f for i in wp.encode(line)]
@@ -170,8 +183,9 @@ class Bert(nn.Module):
         return linear(h, self.word.weight, self.head_bias)  # decoder tied to the word embeddings
 
 
-def make_example(ids, start, seq_len, rng, vocab_size, special):
-    """[CLS] A [SEP] B [SEP] from ids[start:], A and B split at a random point; masked pieces and their targets."""
+def make_example(ids, start, seq_len, rng, vocab_size, special, mask_rate=0.15, first_word=1000):
+    """[CLS] A [SEP] B [SEP] from ids[start:], A and B split at a random point; masked pieces and their targets
+    (a random replacement is drawn from the ordinary pieces, ids first_word .. vocab_size - 1)."""
     cls, sep, mask = special
     n = seq_len - 3
     piece = ids[start:start + n]
@@ -180,15 +194,15 @@ def make_example(ids, start, seq_len, rng, vocab_size, special):
     types = [0] * (cut + 2) + [1] * (n - cut + 1)
     inputs, targets = list(tokens), [-100] * len(tokens)
     for i, t in enumerate(tokens):
-        if t in (cls, sep) or rng.random() >= 0.15:
+        if t in (cls, sep) or rng.random() >= mask_rate:
             continue
         targets[i] = t
         r = rng.random()
-        inputs[i] = mask if r < 0.8 else (rng.randrange(1000, vocab_size) if r < 0.9 else t)
+        inputs[i] = mask if r < 0.8 else (rng.randrange(first_word, vocab_size) if r < 0.9 else t)
     return inputs, types, targets
 
 
-def evaluate(model, ids, seq_len, special, vocab_size, examples=None):
+def evaluate(model, ids, seq_len, special, vocab_size, examples=None, first_word=1000):
     """Mean masked-token loss over consecutive validation windows, masks drawn with a fixed seed."""
     model.eval()
     rng = random.Random(4321)
@@ -196,7 +210,7 @@ def evaluate(model, ids, seq_len, special, vocab_size, examples=None):
     starts = list(range(0, len(ids) - seq_len, seq_len - 3))[:examples]
     with torch.no_grad():
         for s in starts:
-            x, t, y = make_example(ids, s, seq_len, rng, vocab_size, special)
+            x, t, y = make_example(ids, s, seq_len, rng, vocab_size, special, 0.15, first_word)
             y = torch.tensor([y])
             select = y != -100
             logits = model(torch.tensor([x]), torch.tensor([t]), select=select)
@@ -206,8 +220,8 @@ def evaluate(model, ids, seq_len, special, vocab_size, examples=None):
     return total / max(n, 1)
 
 
-def export(model, args, out, card, reference):
-    os.makedirs(out, exist_ok=True)
+def hf_names(model):
+    """The model's parameters under Hugging Face's BertForMaskedLM names (the decoder is tied: not listed)."""
     t = {"bert.embeddings.word_embeddings.weight": model.word.weight,
          "bert.embeddings.position_embeddings.weight": model.position.weight,
          "bert.embeddings.token_type_embeddings.weight": model.token_type.weight,
@@ -225,6 +239,12 @@ def export(model, args, out, card, reference):
             m = getattr(layer, attr)
             t[f"bert.encoder.layer.{i}.{hf}.weight"] = m.weight
             t[f"bert.encoder.layer.{i}.{hf}.bias"] = m.bias
+    return t
+
+
+def export(model, args, vocab, out, card, reference):
+    os.makedirs(out, exist_ok=True)
+    t = hf_names(model)
     write_safetensors(os.path.join(out, "model.safetensors"), {k: v.detach().half() for k, v in t.items()},
                       {"format": "pt", "source": "attnscope train_bert.py"})
     config = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "vocab_size": model.word.weight.shape[0],
@@ -234,7 +254,8 @@ def export(model, args, out, card, reference):
               "position_embedding_type": "absolute", "tie_word_embeddings": True, "torch_dtype": "float16"}
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
-    shutil.copyfile(args.vocab_file, os.path.join(out, "vocab.txt"))
+    with open(os.path.join(out, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump({"do_lower_case": True, "model_max_length": args.seq_len}, f, indent=2)
     with open(os.path.join(out, "reference.json"), "w") as f:
@@ -244,25 +265,10 @@ def export(model, args, out, card, reference):
 
 
 def load_exported(model, folder):
-    """Loads weights written by export() (the inverse mapping), to continue training."""
+    """Loads weights written by export(), to continue training."""
     w = read_safetensors(os.path.join(folder, "model.safetensors"))
-    own = {"bert.embeddings.word_embeddings.weight": model.word.weight,
-           "bert.embeddings.position_embeddings.weight": model.position.weight,
-           "bert.embeddings.token_type_embeddings.weight": model.token_type.weight,
-           "bert.embeddings.LayerNorm.weight": model.emb_norm.weight, "bert.embeddings.LayerNorm.bias": model.emb_norm.bias,
-           "cls.predictions.transform.dense.weight": model.head_dense.weight,
-           "cls.predictions.transform.dense.bias": model.head_dense.bias,
-           "cls.predictions.transform.LayerNorm.weight": model.head_norm.weight,
-           "cls.predictions.transform.LayerNorm.bias": model.head_norm.bias, "cls.predictions.bias": model.head_bias}
-    names = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
-             "attn_out": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
-             "intermediate": "intermediate.dense", "output": "output.dense", "out_norm": "output.LayerNorm"}
-    for i, layer in enumerate(model.layers):
-        for attr, hf in names.items():
-            own[f"bert.encoder.layer.{i}.{hf}.weight"] = getattr(layer, attr).weight
-            own[f"bert.encoder.layer.{i}.{hf}.bias"] = getattr(layer, attr).bias
     with torch.no_grad():
-        for name, prm in own.items():
+        for name, prm in hf_names(model).items():
             prm.copy_(w[name])
 
 
@@ -270,7 +276,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", required=True)
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../../shared/data/wikitext-2"))
-    ap.add_argument("--vocab-file", required=True)
+    ap.add_argument("--vocab-file", default="", help="a WordPiece vocab.txt (else --vocab-size words of the training text)")
+    ap.add_argument("--vocab-size", type=int, default=8000)
+    ap.add_argument("--mask-rate", type=float, default=0.15, help="share of pieces masked in training (evaluation: 0.15)")
     ap.add_argument("--layers", type=int, default=6)
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--hidden", type=int, default=256)
@@ -296,8 +304,12 @@ def main():
         pass
     train_txl.choose_matmul_path()
     t0 = time.time()
-    with open(args.vocab_file, encoding="utf-8") as f:
-        vocab = [line.rstrip("\n") for line in f]
+    if args.vocab_file:
+        with open(args.vocab_file, encoding="utf-8") as f:
+            vocab = [line.rstrip("\n") for line in f]
+    else:
+        vocab = build_word_vocab(os.path.join(args.data, "test.txt"), args.vocab_size)
+    first_word = 999 if args.vocab_file else 5  # bert-base-uncased: [unused*] before id 999
     wp = WordPiece(vocab)
     special = (wp.index["[CLS]"], wp.index["[SEP]"], wp.index["[MASK]"])
     train_ids = read_ids(os.path.join(args.data, "test.txt"), wp)
@@ -317,7 +329,7 @@ def main():
         for grp in opt.param_groups:
             grp["lr"] = lr
         batch = [make_example(train_ids, rng.randrange(0, len(train_ids) - args.seq_len), args.seq_len, rng,
-                              len(vocab), special) for _ in range(args.batch)]
+                              len(vocab), special, args.mask_rate, first_word) for _ in range(args.batch)]
         x = torch.tensor([b[0] for b in batch])
         t = torch.tensor([b[1] for b in batch])
         y = torch.tensor([b[2] for b in batch])
@@ -332,25 +344,33 @@ def main():
             print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {(time.time() - t0) / 60:.1f} min", flush=True)
         if step % 500 == 0:
             print(f"step {step}: validation masked-token perplexity (100 windows) "
-                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), 100)):.1f}", flush=True)
+                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), 100, first_word)):.1f}", flush=True)
     minutes = (time.time() - t0) / 60
     # The exported weights are half precision: measure with exactly those.
     with torch.no_grad():
         for prm in model.parameters():
             prm.copy_(prm.half().float())
-    ppl = math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab)))
+    ppl = math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), None, first_word))
     # What the C++ core must reproduce: the loss on the masked pieces of the first validation window (as one text).
-    x, types, y = make_example(valid_ids, 0, args.seq_len, random.Random(4321), len(vocab), special)
+    x, types, y = make_example(valid_ids, 0, args.seq_len, random.Random(4321), len(vocab), special, 0.15, first_word)
     model.eval()
     with torch.no_grad():
         logits = model(torch.tensor([x]), torch.tensor([types]))[0]
         loss = F.cross_entropy(logits, torch.tensor(y), ignore_index=-100).item()
+    # The unigram model's perplexity on the same pieces: what a model that ignores the context reaches.
+    from collections import Counter
+    counts = Counter(train_ids)
+    uni = math.exp(-sum(math.log((counts[i] + 1) / (len(train_ids) + len(vocab))) for i in valid_ids) / len(valid_ids))
     reference = {"input_ids": x, "token_type_ids": types, "labels": y, "mean_masked_loss": loss}
     print(f"validation masked-token perplexity {ppl:.1f} after {minutes:.1f} min, {step} steps", flush=True)
     argv = sys.argv[1:]
     if "--out" in argv:
         argv[argv.index("--out") + 1] = "../" + args.name
     cmd = "cd resources/models/training && /usr/bin/python3 train_bert.py " + " ".join(argv)
+    vocab_note = (f"`bert-base-uncased`'s WordPiece vocabulary ({len(vocab)} pieces, Apache-2.0; `vocab.txt`), lower-cased"
+                  if args.vocab_file else
+                  f"BERT's special tokens and the {len(vocab) - 5} most frequent training words, lower-cased, punctuation apart "
+                  f"(a WordPiece `vocab.txt` of whole words: another word is [UNK], as in WikiText)")
     prior = (f"; {args.prior_steps} steps / {args.prior_minutes:.0f} min of them an earlier run continued with `--init-from`"
              if args.init_from else "")
     card = f"""# {args.name}
@@ -363,11 +383,11 @@ Merity et al. 2016): trained on `test.txt`, evaluated on `valid.txt`. It is here
 | --- | --- |
 | layers x heads | {args.layers} x {args.heads} (hidden {args.hidden}, head size {args.hidden // args.heads}, GELU {args.intermediate}), post-LayerNorm |
 | positions | learned absolute, {args.seq_len}; token types 0 / 1 (sentence A / B) |
-| vocabulary | `bert-base-uncased`'s WordPiece vocabulary ({len(vocab)} pieces, Apache-2.0; `vocab.txt`), lower-cased |
+| vocabulary | {vocab_note} |
 | head | masked-language-model head (`cls.predictions.*`), decoder tied to the word embeddings |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16) |
-| training | {step + args.prior_steps} steps of {args.batch} x {args.seq_len} pieces (`[CLS] A [SEP] B [SEP]`, 15% masked), {minutes + args.prior_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
-| validation | masked-piece perplexity **{ppl:.1f}** over {len(valid_ids)} validation pieces |
+| training | {step + args.prior_steps} steps of {args.batch} x {args.seq_len} pieces (`[CLS] A [SEP] B [SEP]`, {100 * args.mask_rate:.0f}% masked), {minutes + args.prior_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
+| validation | masked-piece perplexity **{ppl:.1f}** over {len(valid_ids)} validation pieces (15% masked; a unigram model: {uni:.1f}) |
 
 `reference.json`: the first validation window with its masked pieces (`labels`, -100 elsewhere) and this script's
 mean loss on them, which the core's test reproduces.
@@ -378,7 +398,7 @@ Command line:
 {cmd}
 ```
 """
-    export(model, args, args.out, card, reference)
+    export(model, args, vocab, args.out, card, reference)
     print(f"wrote {args.out}", flush=True)
 
 
