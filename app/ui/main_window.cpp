@@ -223,7 +223,21 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
     connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
     connect(m_compute, &ComputeController::maskedFillsFailed, m_predictions, &PredictionPanel::setMessage);
-    connect(m_compute, &ComputeController::nextTokenReady, m_predictions, &PredictionPanel::setNextToken);
+    connect(m_compute, &ComputeController::nextTokenReady, this, [this](const NextTokenResultPtr& next) {
+        m_predictions->setNextToken(next);
+        generateStep(next);
+    });
+    connect(m_predictions, &PredictionPanel::generateRequested, this, [this](int tokens) {
+        if (!result() || !m_compute->model() || !m_compute->model()->info().can.nextTokenLoss)
+            return;
+        m_generateLeft = tokens;
+        m_generator.seed(m_predictions->seed());
+        m_predictions->setGenerating(true);
+        m_grid->setLockedRow(-1);
+        m_compute->requestNextToken(-1); // the step follows when the logits after the text arrive
+    });
+    connect(m_predictions, &PredictionPanel::stopRequested, this, &MainWindow::stopGenerating);
+    connect(m_textPanel, &TextPanel::edited, this, &MainWindow::stopGenerating);
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
         showStatus(cancelled ? tr("Cancelled") : msg);
         if (!cancelled)
@@ -319,6 +333,27 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
                                     ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                     : tr("Type or paste text; the attention updates as you type."));
     requestRun();
+}
+
+void MainWindow::generateStep(const NextTokenResultPtr& next)
+{
+    const auto r = result();
+    // Only the logits after the current text's last token continue a run.
+    if (m_generateLeft <= 0 || !r || next->text != r || next->position + 1 != static_cast<int>(r->capture->tokens.size()))
+        return;
+    const auto id = core::chooseToken(next->logits, m_predictions->sampling(), m_generator);
+    --m_generateLeft;
+    if (m_generateLeft == 0)
+        m_predictions->setGenerating(false);
+    // Appended as text: the capture reuses every earlier token's keys (the key/value cache), so only the new token runs.
+    m_textPanel->appendGenerated(QString::fromStdString(r->model->tokenizer->textOf(id)));
+    requestRun();
+}
+
+void MainWindow::stopGenerating()
+{
+    m_generateLeft = 0;
+    m_predictions->setGenerating(false);
 }
 
 void MainWindow::onTextReady(const TextResultPtr& r)

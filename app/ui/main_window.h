@@ -10,6 +10,7 @@
 #include "views/view_selection.h"
 
 #include <QMainWindow>
+#include <random>
 #include <optional>
 
 class QDockWidget;
@@ -136,6 +137,11 @@ private:
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
     PredictionPanel* m_predictions = nullptr;
+    // Generation: tokens still to add, and the sampler's generator (seeded when a run starts).
+    int m_generateLeft = 0;
+    std::mt19937_64 m_generator;
+    void generateStep(const NextTokenResultPtr& next);
+    void stopGenerating();
     ComparisonPanel* m_comparison = nullptr;
     WindowLayout* m_layout = nullptr;
     QMenu* m_recentMenu = nullptr;

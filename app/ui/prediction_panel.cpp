@@ -8,6 +8,8 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace attnscope::app {
@@ -18,7 +20,49 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     , m_which(new QComboBox(this))
     , m_view(new widgets::PredictionView(this))
     , m_temperature(new QDoubleSpinBox(this))
+    , m_generateRow(new QWidget(this))
+    , m_generateOne(new QPushButton(tr("Generate 1"), m_generateRow))
+    , m_generateTen(new QPushButton(tr("Generate 10"), m_generateRow))
+    , m_stop(new QPushButton(tr("Stop"), m_generateRow))
+    , m_mode(new QComboBox(m_generateRow))
+    , m_topK(new QSpinBox(m_generateRow))
+    , m_topP(new QDoubleSpinBox(m_generateRow))
+    , m_seed(new QSpinBox(m_generateRow))
 {
+    // Generation, one token at a time: each is appended to the text, which grows through the key/value cache.
+    m_mode->addItems({tr("greedy"), tr("sample")});
+    m_mode->setToolTip(tr("Greedy: always the most probable token. Sample: drawn from the distribution at the "
+                          "temperature, within top-k and top-p"));
+    m_topK->setRange(0, 1000);
+    m_topK->setValue(40);
+    m_topK->setPrefix(tr("top-k "));
+    m_topK->setSpecialValueText(tr("top-k off"));
+    m_topP->setRange(0.01, 1.0);
+    m_topP->setSingleStep(0.05);
+    m_topP->setValue(0.95);
+    m_topP->setPrefix(tr("top-p "));
+    m_seed->setRange(0, 1'000'000);
+    m_seed->setValue(1234);
+    m_seed->setPrefix(tr("seed "));
+    m_seed->setToolTip(tr("The same seed repeats a sampled run"));
+    m_stop->setEnabled(false);
+    auto* gen = new QHBoxLayout(m_generateRow);
+    gen->setContentsMargins(0, 0, 0, 0);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_generateOne, m_generateTen, m_stop, m_mode, m_topK, m_topP, m_seed})
+        gen->addWidget(w);
+    gen->addStretch(1);
+    auto samplingShown = [this] {
+        const bool sample = m_mode->currentIndex() == 1;
+        m_topK->setEnabled(sample);
+        m_topP->setEnabled(sample);
+        m_seed->setEnabled(sample);
+    };
+    connect(m_mode, &QComboBox::currentIndexChanged, this, samplingShown);
+    samplingShown();
+    connect(m_generateOne, &QPushButton::clicked, this, [this] { emit generateRequested(1); });
+    connect(m_generateTen, &QPushButton::clicked, this, [this] { emit generateRequested(10); });
+    connect(m_stop, &QPushButton::clicked, this, &PredictionPanel::stopRequested);
+    m_generateRow->hide();
     m_temperature->setRange(0.05, 5.0);
     m_temperature->setSingleStep(0.1);
     m_temperature->setValue(1.0);
@@ -36,6 +80,7 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
+    layout->addWidget(m_generateRow);
     layout->addWidget(m_view, 1);
     connect(m_which, &QComboBox::currentIndexChanged, this, &PredictionPanel::show);
     setFills(nullptr);
@@ -47,11 +92,34 @@ void PredictionPanel::setModel(const core::ModelInfo& info, const QString& maskT
     m_predictsNext = info.can.nextTokenLoss;
     m_maskToken = maskToken;
     m_temperature->setVisible(m_predictsNext);
+    m_generateRow->setVisible(m_predictsNext);
     m_next.reset();
     if (m_predictsNext)
         setNextToken(nullptr);
     else
         setFills(nullptr);
+}
+
+core::Sampling PredictionPanel::sampling() const
+{
+    core::Sampling s;
+    s.greedy = m_mode->currentIndex() == 0;
+    s.temperature = m_temperature->value();
+    s.topK = m_topK->value();
+    s.topP = m_topP->value();
+    return s;
+}
+
+quint64 PredictionPanel::seed() const
+{
+    return static_cast<quint64>(m_seed->value());
+}
+
+void PredictionPanel::setGenerating(bool generating)
+{
+    m_generateOne->setEnabled(!generating);
+    m_generateTen->setEnabled(!generating);
+    m_stop->setEnabled(generating);
 }
 
 void PredictionPanel::setNextToken(NextTokenResultPtr next)

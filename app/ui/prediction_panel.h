@@ -9,6 +9,8 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QPushButton;
+class QSpinBox;
 class QLabel;
 
 namespace attnscope::widgets {
@@ -27,11 +29,27 @@ public:
     void setNextToken(NextTokenResultPtr next); // null: none yet
     void setMessage(const QString& message);
     widgets::PredictionView* view() const { return m_view; }
+    // Generation settings (causal models): greedy or sampled with the temperature, top-k and top-p shown, and the seed.
+    core::Sampling sampling() const;
+    quint64 seed() const;
+    void setGenerating(bool generating); // Stop enabled, Generate disabled while tokens are being added
+
+signals:
+    void generateRequested(int tokens); // Generate 1 / Generate 10
+    void stopRequested();
 
 private:
     void show(int index);
     void showNext(); // the next-token bars at the current temperature
     QDoubleSpinBox* m_temperature;
+    QWidget* m_generateRow;
+    QPushButton* m_generateOne;
+    QPushButton* m_generateTen;
+    QPushButton* m_stop;
+    QComboBox* m_mode;
+    QSpinBox* m_topK;
+    QDoubleSpinBox* m_topP;
+    QSpinBox* m_seed;
     NextTokenResultPtr m_next;
     bool m_predictsNext = false;
     QLabel* m_info;

@@ -112,6 +112,8 @@ TextPanel::TextPanel(QWidget* parent)
     m_debounce.setInterval(120);
     connect(&m_debounce, &QTimer::timeout, this, &TextPanel::runRequested);
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
+        m_generatedFrom = std::string::npos; // the user's text now
+        emit edited();
         if (m_live->isChecked())
             m_debounce.start();
     });
@@ -169,6 +171,20 @@ bool TextPanel::eventFilter(QObject* watched, QEvent* event)
         }
     }
     return QWidget::eventFilter(watched, event);
+}
+
+void TextPanel::appendGenerated(const QString& text)
+{
+    const QString before = m_text->toPlainText();
+    if (m_generatedFrom == std::string::npos)
+        m_generatedFrom = before.toStdString().size();
+    setTextSilently(before + text);
+    m_text->moveCursor(QTextCursor::End);
+}
+
+void TextPanel::clearGenerated()
+{
+    m_generatedFrom = std::string::npos;
 }
 
 QString TextPanel::secondText() const
@@ -235,7 +251,10 @@ void TextPanel::shadeTokens(const std::shared_ptr<const core::TextCapture>& capt
             s.cursor = QTextCursor(m_text->document());
             s.cursor.setPosition(map[tok.begin]);
             s.cursor.setPosition(map[tok.end], QTextCursor::KeepAnchor);
-            s.format.setBackground(t == hovered ? QColor(255, 214, 0) : (t % 2 ? QColor(226, 236, 250) : QColor(250, 236, 220)));
+            const bool generated = m_generatedFrom != std::string::npos && tok.begin >= m_generatedFrom;
+            s.format.setBackground(t == hovered ? QColor(255, 214, 0)
+                                   : generated  ? (t % 2 ? QColor(200, 240, 200) : QColor(170, 225, 170))
+                                                : (t % 2 ? QColor(226, 236, 250) : QColor(250, 236, 220)));
             sels << s;
         }
     }

@@ -30,6 +30,10 @@ public:
     void setPairAvailable(bool available);
     // Double-clicking a word replaces it by this token ("[MASK]"); empty: double-click selects as usual.
     void setMaskToken(const QString& token) { m_maskToken = token; }
+    // Generation: appends text (without a run of its own) and shades what was generated from here on in another
+    // colour; -1 clears the mark. Typing in the box clears it too.
+    void appendGenerated(const QString& text);
+    void clearGenerated();
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
     void setTokenInfo(const QString& info);
@@ -44,6 +48,7 @@ public:
     void stopPlaying();
 
 signals:
+    void edited();                 // the user changed the text (not appendGenerated / setTextSilently)
     void runRequested();           // Run pressed, or the text changed with Live on (debounced)
     void revealRequested(int rows); // the stepping buttons (and Play's ticks): show the first `rows` queries, -1 = all
 
@@ -62,6 +67,7 @@ private:
     QTimer m_play;
     bool eventFilter(QObject* watched, QEvent* event) override;
     QString m_maskToken;
+    std::size_t m_generatedFrom = std::string::npos; // UTF-8 byte offset where generated text starts
     int m_segmentRows = 0;
     int m_revealed = -1;
 };

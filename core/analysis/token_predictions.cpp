@@ -153,6 +153,32 @@ Distribution distributionOf(std::span<const float> logits, double temperature, i
     return d;
 }
 
+std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng)
+{
+    if (logits.empty())
+        throw Error(ErrorCode::BadInput, "no logits to choose a token from");
+    if (sampling.greedy)
+        return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int n = static_cast<int>(logits.size());
+    const int k = sampling.topK > 0 ? std::min(sampling.topK, n) : n;
+    const auto d = distributionOf(logits, sampling.temperature, k);
+    // The nucleus: the most probable tokens until their probability reaches topP (at least one).
+    double mass = 0;
+    std::size_t keep = 0;
+    while (keep < d.top.size() && (keep == 0 || mass < sampling.topP)) {
+        mass += d.top[keep].probability;
+        ++keep;
+    }
+    std::uniform_real_distribution<double> uniform(0.0, mass);
+    double u = uniform(rng);
+    for (std::size_t i = 0; i < keep; ++i) {
+        u -= d.top[i].probability;
+        if (u <= 0)
+            return d.top[i].id;
+    }
+    return d.top[keep - 1].id;
+}
+
 bool isMaskToken(const Token& token)
 {
     return token.text == "[MASK]" || token.text == "<mask>";

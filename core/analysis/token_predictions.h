@@ -6,6 +6,7 @@
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 
+#include <random>
 #include <span>
 #include <vector>
 
@@ -51,6 +52,16 @@ struct Distribution {
     int actualRank = -1;
 };
 Distribution distributionOf(std::span<const float> logits, double temperature, int k, std::int32_t actual = -1);
+
+// How generation picks a token: the most probable (greedy), or a sample of softmax(logits / temperature) restricted to
+// the topK most probable (0: all) and to the smallest set whose probability reaches topP (1: all).
+struct Sampling {
+    bool greedy = true;
+    double temperature = 1.0;
+    int topK = 0;
+    double topP = 1.0;
+};
+std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
 
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);

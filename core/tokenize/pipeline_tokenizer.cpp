@@ -564,6 +564,19 @@ std::string PipelineTokenizer::pieceOf(std::int32_t id) const
     return bytes;
 }
 
+std::string PipelineTokenizer::textOf(std::int32_t id) const
+{
+    std::string piece = pieceOf(id); // byte-level pieces come back as their bytes
+    if (m_p.kind == "WordPiece")
+        return piece.rfind("##", 0) == 0 ? piece.substr(2) : " " + piece;
+    if (piece.size() == 6 && piece.rfind("<0x", 0) == 0 && piece.back() == '>') // SentencePiece byte fallback
+        return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
+    static const std::string bar = "\u2581"; // SentencePiece's space
+    for (std::size_t at = piece.find(bar); at != std::string::npos; at = piece.find(bar, at + 1))
+        piece.replace(at, bar.size(), " ");
+    return piece;
+}
+
 std::vector<TemplateItem> PipelineTokenizer::pairTemplate() const
 {
     if (m_p.pair.empty())

@@ -84,6 +84,7 @@ public:
     std::vector<Token> specialSuffix() const override;
     std::vector<TemplateItem> pairTemplate() const override;
     std::string pieceOf(std::int32_t id) const override;
+    std::string textOf(std::int32_t id) const override;
     std::string kind() const override { return m_p.kind; }
     int vocabSize() const override;
     const TokenizerPipeline& pipeline() const { return m_p; }

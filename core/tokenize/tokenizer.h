@@ -54,6 +54,9 @@ public:
     virtual int vocabSize() const = 0;
     // How the vocabulary spells an id (a prediction's token): the piece, an added token's content, or "<id>".
     virtual std::string pieceOf(std::int32_t id) const { return "<" + std::to_string(id) + ">"; }
+    // The text a token adds when it is appended to a text (generation): a word-level token with its space, a
+    // SentencePiece ▁ as a space, a byte token as its byte, a byte-level piece as its bytes.
+    virtual std::string textOf(std::int32_t id) const { return pieceOf(id); }
 };
 
 // What a vocab.txt is: a word list (Transformer-XL, WikiText style) unless the model's family says WordPiece (BERT).

@@ -22,6 +22,7 @@ public:
     {
         return id >= 0 && id < vocabSize() ? word(id) : Tokenizer::pieceOf(id);
     }
+    std::string textOf(std::int32_t id) const override { return id == m_eos ? "\n" : " " + pieceOf(id); }
 
 private:
     std::vector<std::string> m_words;

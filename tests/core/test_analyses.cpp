@@ -475,3 +475,29 @@ TEST_CASE("the logit lens's last layer is the model's own prediction; earlier la
     const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4}), {});
     CHECK_THROWS_WITH(core::logitLens(*txl.model, *capture, 0), Catch::Contains("Transformer-XL"));
 }
+
+TEST_CASE("choosing a token: greedy is the argmax, sampling is seeded and stays in its top-k / top-p", "[analyses][generate]")
+{
+    const std::vector<float> logits{0.5f, 3.0f, 2.5f, -1.0f, 2.9f};
+    std::mt19937_64 rng(7);
+    CHECK(core::chooseToken(logits, {}, rng) == 1);
+    core::Sampling s;
+    s.greedy = false;
+    s.topK = 1;
+    CHECK(core::chooseToken(logits, s, rng) == 1);
+    s.topK = 0;
+    s.topP = 1e-9; // the nucleus is the single most probable token
+    CHECK(core::chooseToken(logits, s, rng) == 1);
+    s.topP = 1.0;
+    s.topK = 3;
+    std::vector<std::int32_t> a, b;
+    std::mt19937_64 r1(42), r2(42);
+    for (int i = 0; i < 50; ++i) {
+        a.push_back(core::chooseToken(logits, s, r1));
+        b.push_back(core::chooseToken(logits, s, r2));
+    }
+    CHECK(a == b); // the same seed repeats a run
+    for (auto id : a)
+        CHECK((id == 1 || id == 2 || id == 4)); // the three most probable
+    CHECK(std::count(a.begin(), a.end(), 1) > 5);
+}

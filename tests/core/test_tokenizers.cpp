@@ -336,3 +336,22 @@ TEST_CASE("a RobertaProcessing post-processor with a short cls or sep is named, 
         CHECK(what.find("json.exception") == std::string::npos);
     }
 }
+
+TEST_CASE("a token's text (generation) puts the tokens of a text back together", "[tokenizer][generate]")
+{
+    const std::string text = "The lobster turned red, and 42 people ate it.";
+    for (const char* name : {"gpt2", "llama3", "llama2", "roberta"}) {
+        const auto tok = core::loadTokenizer((test::testdataDir() / "tokenizers" / name).string());
+        std::string joined;
+        for (const auto& t : tok->encode(text))
+            joined += tok->textOf(t.id);
+        INFO(name);
+        CHECK(joined.substr(joined.find_first_not_of(' ')) == text); // SentencePiece adds a leading space
+    }
+    // Word-level: each word with its space, <eos> as a line end.
+    const core::WordTokenizer words({"<unk>", "<eos>", "the", "lobster"}, "test");
+    std::string joined;
+    for (const auto& t : words.encode("the lobster\n"))
+        joined += words.textOf(t.id);
+    CHECK(joined == " the lobster\n");
+}
