@@ -6,7 +6,9 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "analysis/logit_lens.h"
 #include "analysis/token_predictions.h"
+#include "util/atomic_file.h"
 #include "tokenize/tokenizer.h"
 #include "util/cpu_features.h"
 #include "util/memory_info.h"
@@ -45,7 +47,10 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli heads RESULT.safetensors [--format text|csv|json] [--sort width|sink|COLUMN] [--top N]
                      [--profile full|term_a|band_1|...] [--model MODEL [--text-file FILE]]
   attnscope-cli heads --model MODEL --text-file FILE [--format ...] [--sort COLUMN] [--top N]
-  attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--pair TEXT] [--top K]
+  attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--position I] [--top K] [--pair TEXT]
+  attnscope-cli generate --model MODEL (--text TEXT | --text-file FILE) --max-new-tokens N
+                     [--temperature T] [--top-k K] [--top-p P] [--seed S]
+  attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -57,8 +62,11 @@ vocabulary or a word list. tokenize prints the ids without special tokens; --spe
 default (Llama's BOS, BERT's [CLS] ... [SEP]). --pair encodes a text pair through the pair template ([CLS] A [SEP]
 B [SEP]; with --special its special tokens, else A's ids then B's); --type-ids prints the token type ids instead.
 
-predict: an encoder's top K fillers (default 10) for every [MASK] / <mask> in the text, with probabilities; a causal
-model's next token after the text. JSON, positions 1-based among the model's tokens.
+predict: a causal model's top K next tokens (default 10) after token I (1-based, default the last) as JSON
+[{"id", "token", "p"}]; an encoder's top K fillers of every [MASK] / <mask> as [{"position", "predictions"}].
+generate: N new tokens through the key/value cache, greedy unless --temperature is given (then sampled within top-k
+and top-p, seeded), as JSON {"ids", "tokens", "p"}. lens: the logit lens of every segment as CSV
+(layer,position,id,token,p of each layer's top token, then the next token's id, text, p and rank).
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -403,11 +411,24 @@ PairEncoding encodeForModel(const Tokenizer& tok, const std::string& text, const
     return e;
 }
 
+// The text of --text or --text-file.
+std::string textArgument(const Args& a)
+{
+    if (a.options.count("text") && a.options.count("text-file"))
+        throw Error(ErrorCode::BadInput, "give either --text or --text-file, not both");
+    return a.options.count("text-file") ? readTextFile(a.options.at("text-file")) : require(a, "text");
+}
+
+nlohmann::ordered_json predictionJson(const Tokenizer& tok, const TokenPrediction& p)
+{
+    return {{"id", p.id}, {"token", tok.pieceOf(p.id)}, {"p", p.probability}};
+}
+
 int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto tok = loadModelTokenizer(loaded);
-    const std::string text = a.options.count("text-file") ? readTextFile(a.options.at("text-file")) : require(a, "text");
+    const std::string text = textArgument(a);
     std::optional<std::string> pair;
     if (a.options.count("pair"))
         pair = a.options.at("pair");
@@ -416,31 +437,91 @@ int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
         throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
     const auto enc = encodeForModel(*tok, text, pair);
     std::vector<std::int32_t> ids;
-    std::vector<int> positions;
-    const bool masked = loaded.model->info().can.maskedTokens;
-    for (std::size_t t = 0; t < enc.tokens.size(); ++t) {
-        ids.push_back(enc.tokens[t].id);
-        if (masked && (enc.tokens[t].text == "[MASK]" || enc.tokens[t].text == "<mask>"))
-            positions.push_back(static_cast<int>(t));
-    }
-    if (!masked && !ids.empty())
-        positions.push_back(static_cast<int>(ids.size()) - 1); // a causal model: the token after the text
-    if (positions.empty())
-        throw Error(ErrorCode::BadInput, "the text has no [MASK] (or <mask>) token to fill");
+    for (const auto& t : enc.tokens)
+        ids.push_back(t.id);
     RunOptions options;
     options.tokenTypes = enc.typeIds;
-    const auto top = topPredictions(*loaded.model, ids, options, positions, k);
-    nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (std::size_t p = 0; p < positions.size(); ++p) {
-        nlohmann::ordered_json entry;
-        entry["position"] = positions[p] + 1;
-        entry["predicts"] = masked ? "masked token" : "next token";
-        entry["predictions"] = nlohmann::ordered_json::array();
-        for (const auto& pr : top[p])
-            entry["predictions"].push_back({{"token", tok->pieceOf(pr.id)}, {"id", pr.id}, {"probability", pr.probability}});
-        out.push_back(entry);
+    if (loaded.model->info().can.maskedTokens) {
+        // An encoder: the fillers of every [MASK] / <mask>, each with its position (1-based).
+        std::vector<int> positions;
+        for (std::size_t t = 0; t < enc.tokens.size(); ++t)
+            if (isMaskToken(enc.tokens[t]))
+                positions.push_back(static_cast<int>(t));
+        if (positions.empty())
+            throw Error(ErrorCode::BadInput, "the text has no [MASK] (or <mask>) token to fill");
+        const auto top = topPredictions(*loaded.model, ids, options, positions, k);
+        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        for (std::size_t p = 0; p < positions.size(); ++p) {
+            nlohmann::ordered_json fills = nlohmann::ordered_json::array();
+            for (const auto& pr : top[p])
+                fills.push_back(predictionJson(*tok, pr));
+            out.push_back({{"position", positions[p] + 1}, {"predictions", fills}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return 0;
     }
+    // A causal model: the next token after --position (1-based; default the last).
+    const int position = parseInt(a, "position", static_cast<int>(ids.size()));
+    if (position < 1 || position > static_cast<int>(ids.size()))
+        throw Error(ErrorCode::BadInput, "--position must be from 1 to " + std::to_string(ids.size()) +
+                                             " (the text's tokens)");
+    const int at = position - 1;
+    const auto top = topPredictions(*loaded.model, std::span<const std::int32_t>(ids).first(static_cast<std::size_t>(position)),
+                                    options, std::vector<int>{at}, k);
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& pr : top.front())
+        out.push_back(predictionJson(*tok, pr));
     std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tok = loadModelTokenizer(loaded);
+    std::vector<std::int32_t> prompt;
+    for (const auto& t : tok->encodeWithSpecial(textArgument(a)))
+        prompt.push_back(t.id);
+    const int count = parseInt(a, "max-new-tokens", -1);
+    if (count < 1 || count > 100'000)
+        throw Error(ErrorCode::BadInput, "generate needs --max-new-tokens from 1 to 100000");
+    Sampling sampling; // greedy unless a temperature is given
+    if (a.options.count("temperature")) {
+        sampling.greedy = false;
+        sampling.temperature = std::stod(a.options.at("temperature"));
+        if (!(sampling.temperature > 0))
+            throw Error(ErrorCode::BadInput, "--temperature must be above 0");
+    }
+    sampling.topK = parseInt(a, "top-k", 0);
+    sampling.topP = a.options.count("top-p") ? std::stod(a.options.at("top-p")) : 1.0;
+    if (sampling.topK < 0 || !(sampling.topP > 0 && sampling.topP <= 1))
+        throw Error(ErrorCode::BadInput, "--top-k must be 0 or more and --top-p in (0, 1]");
+    const auto seed = static_cast<std::uint64_t>(parseInt(a, "seed", 1234));
+    const auto g = generateTokens(*loaded.model, prompt, count, sampling, seed);
+    nlohmann::ordered_json out;
+    out["ids"] = g.ids;
+    nlohmann::ordered_json tokens = nlohmann::ordered_json::array();
+    for (const auto id : g.ids)
+        tokens.push_back(tok->pieceOf(id));
+    out["tokens"] = tokens;
+    out["p"] = g.probabilities;
+    std::cout << out.dump() << "\n";
+    return 0;
+}
+
+int cmdLens(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tok = loadModelTokenizer(loaded);
+    const auto capture = captureText(*loaded.model, *tok, textArgument(a), {});
+    std::string table;
+    for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s) {
+        const std::string part = logitLensCsv(logitLens(*loaded.model, *capture, s), *capture, *tok);
+        table += s == 0 ? part : part.substr(part.find('\n') + 1); // one header
+    }
+    const std::string& out = require(a, "out");
+    writeFileAtomically(out, table);
+    std::cerr << "wrote the logit lens of " << capture->tokens.size() << " tokens to " << out << "\n";
     return 0;
 }
 
@@ -504,7 +585,13 @@ int main(int argc, char** argv)
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
         if (command == "predict")
-            return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top"}), builtins);
+            return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position"}), builtins);
+        if (command == "generate")
+            return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
+                                                      "top-k", "top-p", "seed"}),
+                               builtins);
+        if (command == "lens")
+            return cmdLens(parseArgs(argc, argv, {"model", "text", "text-file", "out"}), builtins);
         if (command == "list-builtin") {
             for (const auto& n : listBuiltinModels(builtins))
                 std::cout << "builtin:" << n << "\n";

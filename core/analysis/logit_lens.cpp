@@ -77,29 +77,29 @@ std::string csvField(const std::string& s)
 
 std::string logitLensCsv(const LogitLens& lens, const TextCapture& capture, const Tokenizer& tokenizer)
 {
-    std::string out = lens.nextToken ? "layer,position,token,top_token,top_probability,next_token,next_probability,next_rank\n"
-                                     : "layer,position,token,top_token,top_probability,own_token,own_probability,own_rank\n";
+    const std::string compared = lens.nextToken ? "next" : "own";
+    std::string out = "layer,position,id,token,p," + compared + "_id," + compared + "_token," + compared + "_p," +
+                      compared + "_rank\n";
     char buf[64];
     for (int l = 0; l < lens.layers; ++l)
         for (int p = 0; p < lens.positions; ++p) {
             const auto i = static_cast<std::size_t>(l) * lens.positions + p;
             const int token = lens.firstPosition + p;
-            const int compared = lens.nextToken ? token + 1 : token;
-            out += std::to_string(l + 1) + "," + std::to_string(token + 1) + "," +
-                   csvField(capture.tokens[static_cast<std::size_t>(token)].text) + ",";
+            out += std::to_string(l + 1) + "," + std::to_string(token + 1) + ",";
             const auto& top = lens.top[i];
             if (!top.empty()) {
                 std::snprintf(buf, sizeof buf, "%.6g", top.front().probability);
-                out += csvField(tokenizer.pieceOf(top.front().id)) + "," + buf;
+                out += std::to_string(top.front().id) + "," + csvField(tokenizer.pieceOf(top.front().id)) + "," + buf;
             } else {
-                out += ",";
+                out += ",,";
             }
             if (lens.actualRank[i] >= 0) {
+                const auto id = capture.tokens[static_cast<std::size_t>(lens.nextToken ? token + 1 : token)].id;
                 std::snprintf(buf, sizeof buf, "%.6g", lens.actualProbability[i]);
-                out += "," + csvField(tokenizer.pieceOf(capture.tokens[static_cast<std::size_t>(compared)].id)) + "," + buf +
-                       "," + std::to_string(lens.actualRank[i] + 1) + "\n";
+                out += "," + std::to_string(id) + "," + csvField(tokenizer.pieceOf(id)) + "," + buf + "," +
+                       std::to_string(lens.actualRank[i] + 1) + "\n";
             } else {
-                out += ",,,\n";
+                out += ",,,,\n";
             }
         }
     return out;

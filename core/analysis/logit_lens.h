@@ -33,8 +33,9 @@ struct LogitLens {
 LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int segment, int k = 5,
                     const StopToken* stop = nullptr);
 
-// The lens as CSV: layer, position (1-based), token, top_token, top_probability, then the compared token with its
-// probability and rank (1-based; empty at the text's end). Pieces spelled by `tokenizer`.
+// The lens as CSV: layer, position (1-based), id, token, p of the layer's top token there, then the compared token
+// (the next one; encoders: the token itself) with its id, text, probability and rank (1-based; empty at the text's
+// end). Pieces spelled by `tokenizer`.
 std::string logitLensCsv(const LogitLens& lens, const TextCapture& capture, const Tokenizer& tokenizer);
 
 } // namespace attnscope::core

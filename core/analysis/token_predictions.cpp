@@ -179,6 +179,45 @@ std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling
     return d.top[keep - 1].id;
 }
 
+Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,
+                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop)
+{
+    if (!model.info().can.nextTokenLoss || !model.info().can.causal)
+        throw Error(ErrorCode::BadInput, std::string(familyName(model.info().family)) +
+                                             " is read here without a next-token head: it cannot generate");
+    if (prompt.empty())
+        throw Error(ErrorCode::BadInput, "text tokenizes to nothing");
+    const int context = model.info().maxSegmentLen;
+    if (static_cast<int>(prompt.size()) > context)
+        throw Error(ErrorCode::BadInput, "the prompt's " + std::to_string(prompt.size()) + " tokens exceed the model's " +
+                                             std::to_string(context) + " positions");
+    RunOptions options;
+    options.memLen = 0;
+    options.stop = stop;
+    auto state = model.newState(options);
+    state->stop = stop;
+    LogitsObserver obs;
+    model.forwardSegment(*state, std::vector<std::int32_t>(prompt.begin(), prompt.end()), obs);
+    int length = static_cast<int>(prompt.size());
+    std::mt19937_64 rng(seed);
+    Generated out;
+    while (static_cast<int>(out.ids.size()) < count && length < context) {
+        const std::span<const float> last(obs.logits.data() + obs.logits.size() - static_cast<std::size_t>(obs.vocab),
+                                          static_cast<std::size_t>(obs.vocab));
+        const std::int32_t id = chooseToken(last, sampling, rng);
+        out.ids.push_back(id);
+        out.probabilities.push_back(distributionOf(last, sampling.temperature, 0, id).actualProbability);
+        // The segment continues after all its tokens: only the new one runs, over the cached keys.
+        auto next = model.resumeWithin(*state, length);
+        if (!next)
+            throw Error(ErrorCode::BadInput, "this model cannot continue a segment from its cache");
+        model.forwardSegment(*next, std::vector<std::int32_t>{id}, obs);
+        state = std::move(next);
+        ++length;
+    }
+    return out;
+}
+
 bool isMaskToken(const Token& token)
 {
     return token.text == "[MASK]" || token.text == "<mask>";

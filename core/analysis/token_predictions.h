@@ -63,6 +63,16 @@ struct Sampling {
 };
 std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
 
+// Generation: `count` new tokens after `prompt`, each chosen from the logits after the last (chooseToken), through the
+// key/value cache: the prompt runs once, then one token at a time continues the segment (resumeWithin), as the app's
+// capture does. Stops early at the model's context. Returns the new ids with each one's probability at the temperature.
+struct Generated {
+    std::vector<std::int32_t> ids;
+    std::vector<double> probabilities;
+};
+Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,
+                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop = nullptr);
+
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);
 

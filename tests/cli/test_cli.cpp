@@ -344,3 +344,33 @@ TEST_CASE("attnscope-cli scans a Llama-family model in chunks and with a sliding
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("absolute") != std::string::npos);
 }
+
+TEST_CASE("attnscope-cli predict, generate and lens on the built-in decoder", "[cli][predictions]")
+{
+    test::TempDir tmp;
+    auto r = runCli({"predict", "--model", "builtin:llama-wikitext2", "--text", "the game was released in", "--top", "5"});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto top = nlohmann::json::parse(r.out);
+    REQUIRE(top.size() == 5);
+    double last = 1.0;
+    for (const auto& p : top) {
+        CHECK(p.contains("id"));
+        CHECK(p.contains("token"));
+        CHECK(p["p"].get<double>() <= last); // most probable first
+        last = p["p"].get<double>();
+    }
+    r = runCli({"generate", "--model", "builtin:llama-wikitext2", "--text", "the game was released in", "--max-new-tokens", "3"});
+    REQUIRE(r.exitCode == 0);
+    const auto g = nlohmann::json::parse(r.out);
+    CHECK(g["ids"].size() == 3);
+    CHECK(g["ids"][0] == top[0]["id"]); // greedy: the first new token is the top prediction
+    r = runCli({"lens", "--model", "builtin:llama-wikitext2", "--text", "the game was", "--out", (tmp / "lens.csv").string()});
+    REQUIRE(r.exitCode == 0);
+    const std::string csv = test::readBytes(tmp / "lens.csv");
+    CHECK(csv.rfind("layer,position,id,token,p,", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 6 * 3); // header + layers x positions
+    r = runCli({"predict", "--model", "builtin:llama-wikitext2", "--text", "the game", "--position", "9"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("--position") != std::string::npos);
+}

@@ -501,3 +501,36 @@ TEST_CASE("choosing a token: greedy is the argmax, sampling is seeded and stays 
         CHECK((id == 1 || id == 2 || id == 4)); // the three most probable
     CHECK(std::count(a.begin(), a.end(), 1) > 5);
 }
+
+TEST_CASE("greedy generation through the key/value cache equals greedy generation recomputing the whole text",
+          "[analyses][generate]")
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.nextTokenLoss)
+            continue;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            auto ids = caseIds(dir);
+            ids.resize(std::min<std::size_t>(ids.size(), 6));
+            const auto cached = core::generateTokens(*loaded.model, ids, 4, {}, 1);
+            REQUIRE(cached.ids.size() == 4);
+            auto text = ids;
+            for (int step = 0; step < 4; ++step) {
+                const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", text}}, "case");
+                const auto& logits = tensor(dump, "logits");
+                const auto V = static_cast<std::size_t>(logits.shape[1]);
+                const float* last = logits.data.data() + (text.size() - 1) * V;
+                const auto best = static_cast<std::int32_t>(std::max_element(last, last + V) - last);
+                INFO("step " << step);
+                CHECK(cached.ids[static_cast<std::size_t>(step)] == best);
+                text.push_back(best);
+            }
+            // A seeded sampled run is reproducible.
+            core::Sampling s;
+            s.greedy = false;
+            s.topK = 5;
+            CHECK(core::generateTokens(*loaded.model, ids, 4, s, 99).ids == core::generateTokens(*loaded.model, ids, 4, s, 99).ids);
+        }
+    }
+}
