@@ -1,5 +1,6 @@
 // The main window as a user meets it: no stale view after a model switch, arrow keys in every focus situation,
 // honest labels, presentation mode, sessions with their scan, crisp PDF export, texts from files and drops.
+#include "analysis/head_atlas.h"
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
 #include "head_overview_view.h"
@@ -519,9 +520,13 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     REQUIRE(atlas->matrix()->data());
     CHECK(atlas->matrix()->data()->rows == 24);
     CHECK(atlas->atlas()->source == "current text");
-    // Every column has numbers (the text repeats tokens; the induction sequence is generated).
-    for (int c = 1; c < atlas->table()->columnCount(); ++c)
-        CHECK(atlas->table()->item(0, c)->text() != QStringLiteral("–"));
+    // Every column has numbers (the text repeats tokens; the induction sequence is generated), except attention to
+    // [SEP]: a decoder's text has no special token after its BOS.
+    const auto& cols = core::atlasColumns();
+    for (int c = 1; c < atlas->table()->columnCount(); ++c) {
+        const bool sep = std::string(cols[static_cast<std::size_t>(c) - 1].key) == "to_sep";
+        CHECK((atlas->table()->item(0, c)->text() == QStringLiteral("–")) == sep);
+    }
     // A row picks its head.
     const int row = 5;
     const int layer = atlas->table()->item(row, 0)->data(Qt::UserRole).toInt();
