@@ -67,16 +67,19 @@ void PredictionView::redraw()
     prob->setLabel(tr("probability"));
     auto* plain = new QCPBars(tokens, prob);
     auto* marked = new QCPBars(tokens, prob); // the token actually at the position
-    for (auto* b : {plain, marked}) {
+    auto* cut = new QCPBars(tokens, prob);    // outside the sampler's cut-offs: never drawn by it
+    for (auto* b : {plain, marked, cut}) {
         b->setWidth(0.7);
         b->setPen(Qt::NoPen);
     }
     plain->setBrush(QColor(68, 114, 196));
     marked->setBrush(QColor(237, 125, 49));
     marked->setName(tr("the token in the text"));
+    cut->setBrush(QColor(68, 114, 196, 70));
     for (int i = 0; i < n; ++i) {
         const double p = m_data->probabilities[static_cast<std::size_t>(i)];
-        (i == m_data->marked ? marked : plain)->addData(n - 1 - i, p);
+        const bool excluded = static_cast<std::size_t>(i) < m_data->excluded.size() && m_data->excluded[static_cast<std::size_t>(i)];
+        (i == m_data->marked ? marked : excluded ? cut : plain)->addData(n - 1 - i, p);
         auto* label = new QCPItemText(m_plot);
         label->setClipToAxisRect(false);
         label->position->setAxes(prob, tokens);

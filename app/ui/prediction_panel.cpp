@@ -58,6 +58,10 @@ PredictionPanel::PredictionPanel(QWidget* parent)
         m_seed->setEnabled(sample);
     };
     connect(m_mode, &QComboBox::currentIndexChanged, this, samplingShown);
+    // The cut-offs are drawn on the bars: redraw when they change.
+    connect(m_mode, &QComboBox::currentIndexChanged, this, [this] { showNext(); });
+    connect(m_topK, &QSpinBox::valueChanged, this, [this] { showNext(); });
+    connect(m_topP, &QDoubleSpinBox::valueChanged, this, [this] { showNext(); });
     samplingShown();
     connect(m_generateOne, &QPushButton::clicked, this, [this] { emit generateRequested(1); });
     connect(m_generateTen, &QPushButton::clicked, this, [this] { emit generateRequested(10); });
@@ -163,6 +167,16 @@ void PredictionPanel::showNext()
                              "row for another position.")
                         : tr("The model's top 10 next tokens after the end of the text. Click a grid row for another "
                              "position."));
+    // Sampling's cut-offs as pale bars: past top-k, or after the tokens whose probability reaches top-p.
+    const auto sampling = this->sampling();
+    if (!sampling.greedy) {
+        double before = 0;
+        for (std::size_t i = 0; i < d.top.size(); ++i) {
+            const bool outK = sampling.topK > 0 && static_cast<int>(i) >= sampling.topK;
+            data->excluded.push_back(outK || (i > 0 && before >= sampling.topP));
+            before += d.top[i].probability;
+        }
+    }
     m_view->setData(data);
 }
 
