@@ -213,8 +213,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     ev.dModel = C;
     RowMatrix lnF, logits;
     if (observer.wantLogits()) {
-        layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);
-        multiplyTransposed(lnF, m_wte, logits);
+        readOutRows(x, lnF, logits);
         ev.lnF = lnF.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
@@ -225,12 +224,17 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     ++st.segmentsDone;
 }
 
+void GPT2Model::readOutRows(const RowMatrix& x, RowMatrix& lnF, RowMatrix& logits) const
+{
+    layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);
+    multiplyTransposed(lnF, m_wte, logits); // tied embeddings
+}
+
 bool GPT2Model::readOut(const float* hidden, int rows, std::vector<float>& out) const
 {
     const RowMatrix x = ConstMatrixMap(hidden, rows, m_config.nEmbd);
     RowMatrix lnF, logits;
-    layerNormRows(x, m_lnFW, m_lnFB, m_config.layerNormEps, lnF);
-    multiplyTransposed(lnF, m_wte, logits);
+    readOutRows(x, lnF, logits);
     out.assign(logits.data(), logits.data() + logits.size());
     return true;
 }

@@ -26,6 +26,8 @@ private:
     struct Layer {
         WeightView ln1W, ln1B, attnW, attnB, projW, projB, ln2W, ln2B, fcW, fcB, mlpProjW, mlpProjB;
     };
+    // ln_f and the tied unembedding of residual-stream rows: the segment's end and readOut.
+    void readOutRows(const RowMatrix& x, RowMatrix& lnF, RowMatrix& logits) const;
     GPT2Config m_config;
     std::shared_ptr<const Checkpoint> m_weights;
     ModelInfo m_info;
