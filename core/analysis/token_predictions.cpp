@@ -235,6 +235,8 @@ std::string maskTokenOf(const Tokenizer& tokenizer)
 
 std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCapture& capture, int k)
 {
+    if (!model.info().can.maskedTokens)
+        throw Error(ErrorCode::BadInput, "this model has no masked-language-model head to fill masks");
     std::vector<MaskedFill> out;
     for (int s = 0; s < static_cast<int>(capture.segments.size()); ++s) {
         const auto& seg = capture.segment(s);
@@ -245,16 +247,13 @@ std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCaptu
                 positions.push_back(i);
         if (positions.empty())
             continue;
-        std::vector<std::int32_t> ids;
-        RunOptions options;
-        for (int i = 0; i < seg.qlen; ++i) {
-            ids.push_back(capture.tokens[static_cast<std::size_t>(first + i)].id);
-            if (!capture.tokenTypes.empty())
-                options.tokenTypes.push_back(capture.tokenTypes[static_cast<std::size_t>(first + i)]);
+        LogitsObserver obs; // the segment as the capture ran it (its token types included)
+        rerunSegment(model, capture, s, obs);
+        for (const int p : positions) {
+            const std::span<const float> row(obs.logits.data() + static_cast<std::size_t>(p) * obs.vocab,
+                                             static_cast<std::size_t>(obs.vocab));
+            out.push_back({first + p, distributionOf(row, 1.0, k).top});
         }
-        const auto top = topPredictions(model, ids, options, positions, k);
-        for (std::size_t p = 0; p < positions.size(); ++p)
-            out.push_back({first + positions[p], top[p]});
     }
     return out;
 }

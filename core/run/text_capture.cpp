@@ -214,6 +214,8 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     out->segmentLen = std::min(out->segmentLen, info.maxSegmentLen);
     out->memLen = options.run.memLen.value_or(info.defaultMemLen);
     out->runKey = runKeyOf(options, out->segmentLen, out->memLen);
+    out->tokenTypes = options.run.tokenTypes; // what reruns of its segments must read again
+    out->padding = options.run.padding;
     checkSize(info, tokens.size(), out->segmentLen, out->memLen, options);
 
     std::vector<std::int32_t> ids;
@@ -325,6 +327,7 @@ void rerunSegment(const AttentionModel& model, const TextCapture& capture, int s
     RunOptions options;
     options.memLen = capture.memLen;
     options.tokenTypes = capture.tokenTypes;
+    options.padding = capture.padding;
     options.stop = stop;
     auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
     state->stop = stop;
@@ -345,7 +348,6 @@ std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, 
     auto capture = captureImpl(model, std::move(enc.tokens), options);
     capture->text = a + "\n" + b;
     capture->secondText = static_cast<int>(enc.secondText);
-    capture->tokenTypes = options.run.tokenTypes;
     return capture;
 }
 

@@ -3,6 +3,7 @@
 // head computed by hand from its weights, and the inputs an encoder refuses.
 #include "analysis/grid_regroup.h"
 #include "analysis/head_atlas.h"
+#include "analysis/token_predictions.h"
 #include "model/encoder.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
@@ -335,4 +336,36 @@ TEST_CASE("whole words and hidden special tokens regroup a grid as Clark et al. 
     CHECK(plain.at(0, 0) == Approx(0.2)); // 0.1 of the 0.5 left, renormalised
     const auto raw = core::withoutSpecialTokens(g, tokens, false, 0.2);
     CHECK(raw.at(0, 0) == Approx(0.1));
+}
+
+TEST_CASE("the fillers of a captured text's masks equal the head's predictions for the same ids and token types",
+          "[encoders][mlm]")
+{
+    test::TempDir tmp;
+    const auto dir = prefixedCase(tmp, "bert-tiny");
+    const auto loaded = core::loadModel(dir.string());
+    // [CLS] 5 [MASK] 7 [SEP] | 9 [MASK] [SEP] with types 0 ... 1: the token texts mark the masks.
+    const std::vector<std::int32_t> ids{2, 5, 4, 7, 3, 9, 4, 3};
+    const std::vector<std::int32_t> types{0, 0, 0, 0, 0, 1, 1, 1};
+    std::vector<core::Token> tokens;
+    for (std::size_t t = 0; t < ids.size(); ++t)
+        tokens.push_back({ids[t], ids[t] == 4 ? "[MASK]" : "w", t, t + 1});
+    core::CaptureOptions opt;
+    opt.run.tokenTypes = types;
+    const auto capture = core::captureText(*loaded.model, tokens, opt);
+    const auto fills = core::maskedFills(*loaded.model, *capture, 5);
+    REQUIRE(fills.size() == 2);
+    core::RunOptions ro;
+    ro.tokenTypes = types;
+    const auto direct = core::topPredictions(*loaded.model, ids, ro, std::vector<int>{2, 6}, 5);
+    for (std::size_t m = 0; m < 2; ++m) {
+        CHECK(fills[m].position == (m == 0 ? 2 : 6));
+        for (std::size_t i = 0; i < 5; ++i) {
+            CHECK(fills[m].top[i].id == direct[m][i].id);
+            CHECK(fills[m].top[i].probability == Approx(direct[m][i].probability).margin(1e-7));
+        }
+    }
+    const auto plain = core::loadModel((test::testdataDir() / "bert-tiny").string());
+    CHECK_THROWS_WITH(core::maskedFills(*plain.model, *core::captureText(*plain.model, tokens, opt), 5),
+                      Catch::Contains("masked-language-model head"));
 }
