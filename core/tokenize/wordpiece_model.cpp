@@ -3,6 +3,8 @@
 
 #include "util/error.h"
 
+#include <algorithm>
+
 namespace attnscope::core {
 
 WordPieceModel::WordPieceModel(std::vector<std::string> pieces, const std::string& unk, std::string continuationPrefix,
@@ -12,8 +14,10 @@ WordPieceModel::WordPieceModel(std::vector<std::string> pieces, const std::strin
     , m_maxChars(maxCharsPerWord)
 {
     for (std::size_t i = 0; i < m_pieces.size(); ++i)
-        if (!m_pieces[i].empty())
+        if (!m_pieces[i].empty()) {
             m_ids.emplace(m_pieces[i], static_cast<int>(i)); // the first id of a piece listed twice wins
+            m_longest = std::max(m_longest, m_pieces[i].size());
+        }
     const auto it = m_ids.find(unk);
     if (it == m_ids.end())
         throw Error(ErrorCode::BadJson, "the unknown token \"" + unk + "\" is not in the vocabulary", source);
@@ -40,7 +44,11 @@ void WordPieceModel::encode(const std::vector<Unit>& units, std::vector<Token>& 
     for (std::size_t start = 0; start < n;) {
         // The longest piece starting here: try the whole rest, then one character less each time.
         std::optional<int> found;
-        std::size_t end = n;
+        // No piece is longer than the vocabulary's longest: longer candidates are never built (a word of many
+        // characters costs its length times the longest piece, not its length squared).
+        std::size_t end = start, bytes = start > 0 ? m_prefix.size() : 0;
+        while (end < n && bytes + units[end].text.size() <= m_longest)
+            bytes += units[end++].text.size();
         for (; end > start; --end) {
             candidate = start > 0 ? m_prefix : std::string();
             for (std::size_t i = start; i < end; ++i)

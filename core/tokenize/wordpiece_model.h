@@ -27,6 +27,7 @@ private:
     std::string m_prefix;
     int m_maxChars = 100;
     int m_unk = 0;
+    std::size_t m_longest = 0; // bytes of the longest piece
 };
 
 } // namespace attnscope::core

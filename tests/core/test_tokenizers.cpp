@@ -355,3 +355,20 @@ TEST_CASE("a token's text (generation) puts the tokens of a text back together",
         joined += words.textOf(t.id);
     CHECK(joined == " the lobster\n");
 }
+
+TEST_CASE("WordPiece with a huge max_input_chars_per_word ends on a huge word: candidates stop at the longest piece",
+          "[tokenizer][wordpiece][errors]")
+{
+    test::TempDir tmp;
+    auto j = core::readJsonFile((test::testdataDir() / "tokenizers" / "bert-uncased" / "tokenizer.json").string());
+    j["model"]["max_input_chars_per_word"] = 1000000;
+    test::writeBytes(tmp / "tokenizer.json", j.dump());
+    const auto tok = core::loadTokenizer((tmp / "tokenizer.json").string());
+    const auto tokens = tok->encode(std::string(200000, 'a'));
+    // "a" * 100 gives 50 pieces (aaa, ##aa, ...): the same pattern, 4,000 times over, as pieces not [UNK].
+    REQUIRE(tokens.size() > 1000);
+    CHECK(tokens.front().text == "aaa");
+    CHECK(tokens.back().end == 200000);
+    for (const auto& t : tokens)
+        CHECK(t.id != 100);
+}
