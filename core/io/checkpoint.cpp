@@ -2,8 +2,10 @@
 #include "io/checkpoint.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "io/gguf.h"
+#include "io/pytorch_file.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -60,13 +62,43 @@ std::shared_ptr<Checkpoint> Checkpoint::openGguf(const std::string& path)
 
 std::shared_ptr<Checkpoint> Checkpoint::openFolder(const std::string& dir)
 {
-    const fs::path single = fs::path(dir) / "model.safetensors";
-    const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-    if (fs::exists(single))
-        return openFile(single.string());
-    if (!fs::exists(index))
-        throw Error(ErrorCode::Io, "no model.safetensors or model.safetensors.index.json in the folder", dir);
+    const fs::path folder(dir);
+    if (fs::exists(folder / "model.safetensors"))
+        return openFile((folder / "model.safetensors").string());
+    if (fs::exists(folder / "model.safetensors.index.json"))
+        return openIndex(dir, "model.safetensors.index.json", false);
+    if (fs::exists(folder / "pytorch_model.bin"))
+        return openPytorch((folder / "pytorch_model.bin").string());
+    if (fs::exists(folder / "pytorch_model.bin.index.json"))
+        return openIndex(dir, "pytorch_model.bin.index.json", true);
+    // A research folder: config.json beside one checkpoint file of another name (model.pt, best.pth, ...).
+    std::vector<fs::path> candidates;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+        if (entry.is_regular_file() && PytorchFile::hasCheckpointExtension(entry.path().string()) &&
+            entry.path().filename() != "vocab.pkl")
+            candidates.push_back(entry.path());
+    if (candidates.size() == 1)
+        return openPytorch(candidates.front().string());
+    throw Error(ErrorCode::Io,
+                candidates.empty() ? "no weights in the folder (model.safetensors, its index, pytorch_model.bin or a "
+                                     ".pt/.pth file)"
+                                   : "several PyTorch checkpoint files and no model.safetensors or pytorch_model.bin: "
+                                     "open the one you mean",
+                dir);
+}
 
+std::shared_ptr<Checkpoint> Checkpoint::openPytorch(const std::string& path)
+{
+    std::shared_ptr<Checkpoint> c(new Checkpoint);
+    c->m_source = path;
+    c->addPytorch(path);
+    return c;
+}
+
+std::shared_ptr<Checkpoint> Checkpoint::openIndex(const std::string& dir, const std::string& indexFile, bool pytorch)
+{
+    const fs::path index = fs::path(dir) / indexFile;
     const auto json = readJsonFile(index.string());
     const auto wm = json.find("weight_map");
     if (wm == json.end() || !wm->is_object())
@@ -83,13 +115,54 @@ std::shared_ptr<Checkpoint> Checkpoint::openFolder(const std::string& dir)
     }
     std::shared_ptr<Checkpoint> c(new Checkpoint);
     c->m_source = dir;
-    for (const auto& s : shardNames)
-        c->addShard((fs::path(dir) / s).string());
+    for (const auto& s : shardNames) {
+        const std::string shard = (fs::path(dir) / s).string();
+        if (pytorch)
+            c->addPytorch(shard);
+        else
+            c->addShard(shard);
+    }
     for (auto it = wm->begin(); it != wm->end(); ++it)
         if (!c->m_entries.count(it.key()))
             throw Error(ErrorCode::MissingTensor, "listed in the index but absent from shard " + it->get<std::string>(),
                         index.string(), it.key());
     return c;
+}
+
+void Checkpoint::addPytorch(const std::string& path)
+{
+    m_pytorch.push_back(std::make_unique<PytorchFile>(path));
+    for (const auto& t : m_pytorch.back()->stateDict()) {
+        if (m_entries.count(t.name))
+            throw Error(ErrorCode::CorruptFile, "tensor appears in two shards", path, t.name);
+        Entry e;
+        e.file = path;
+        e.shape = t.shape;
+        const std::size_t element = dtypeSize(t.dtype);
+        e.byteCount = static_cast<std::uint64_t>(shapeNumel(t.shape)) * element;
+        if (t.contiguous()) {
+            e.bytes = t.firstByte();
+        } else { // gathered once, in the stored type, into row-major order
+            auto& out = m_gathered.emplace_back(e.byteCount);
+            std::vector<std::int64_t> index(t.shape.size(), 0);
+            for (std::uint64_t i = 0; i < e.byteCount / element; ++i) {
+                std::int64_t at = t.offset;
+                for (std::size_t d = 0; d < t.shape.size(); ++d)
+                    at += index[d] * t.strides[d];
+                std::memcpy(out.data() + i * element, t.storage + static_cast<std::uint64_t>(at) * element, element);
+                for (std::size_t d = t.shape.size(); d-- > 0;) {
+                    if (++index[d] < t.shape[d])
+                        break;
+                    index[d] = 0;
+                }
+            }
+            e.bytes = out.data();
+        }
+        e.type = ggmlTypeOf(t.dtype);
+        e.typeName = std::string(dtypeName(t.dtype));
+        e.source = std::make_unique<WeightSource>(t.name, path);
+        m_entries[t.name] = std::move(e);
+    }
 }
 
 void Checkpoint::addShard(const std::string& path)
@@ -158,6 +231,8 @@ std::string Checkpoint::describeStorage() const
         s += (s.empty() ? "" : ", ") + type + (counts.size() > 1 ? " (" + std::to_string(n) + ")" : "");
     if (m_shards.size() > 1)
         s += ", " + std::to_string(m_shards.size()) + " shards";
+    if (!m_pytorch.empty())
+        s += m_pytorch.size() > 1 ? ", " + std::to_string(m_pytorch.size()) + " PyTorch shards" : ", PyTorch checkpoint";
     return s;
 }
 
@@ -174,6 +249,9 @@ void Checkpoint::throwIfDamaged() const
             refuse(shard->path());
     if (m_gguf && m_gguf->damaged())
         refuse(m_gguf->path());
+    for (const auto& file : m_pytorch)
+        if (file->damaged())
+            refuse(file->path());
 }
 
 std::uint64_t Checkpoint::storedBytes() const

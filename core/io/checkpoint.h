@@ -1,4 +1,5 @@
-// A model's weights as stored, whatever holds them: one or more safetensors shards, or a GGUF file. Opening reads
+// A model's weights as stored, whatever holds them: one or more safetensors shards, a GGUF file, or PyTorch checkpoints
+// (io/pytorch_file.h; a view that is not contiguous is the one case copied, in its stored type). Opening reads
 // headers only; tensors stay in the memory map in their stored type (F32, F16, BF16, GGUF blocks) and are handed out
 // as typed views (io/weight_view.h) that the product engine decodes tile by tile. Only small tensors (norms, biases)
 // are converted to float32, on request.
@@ -19,11 +20,15 @@
 namespace attnscope::core {
 
 class GgufFile;
+class PytorchFile;
 
 class Checkpoint {
 public:
-    // `dir` holds model.safetensors, or model.safetensors.index.json naming its shards.
+    // `dir` holds model.safetensors, or model.safetensors.index.json naming its shards; without either,
+    // pytorch_model.bin or pytorch_model.bin.index.json, or else its one .bin/.pt/.pth file.
     static std::shared_ptr<Checkpoint> openFolder(const std::string& dir);
+    // A PyTorch checkpoint file (zip or legacy torch.save, a state dict or a pickled module).
+    static std::shared_ptr<Checkpoint> openPytorch(const std::string& path);
     // A single .safetensors file.
     static std::shared_ptr<Checkpoint> openFile(const std::string& path);
     // A GGUF file: tensors under their GGUF names, shapes row-major (a weight {ne0 = in, ne1 = out} is [out, in]).
@@ -74,11 +79,15 @@ private:
     };
     Checkpoint() = default;
     void addShard(const std::string& path);
+    void addPytorch(const std::string& path);
+    static std::shared_ptr<Checkpoint> openIndex(const std::string& dir, const std::string& indexFile, bool pytorch);
     const Entry& entry(const std::string& name) const;
 
     std::string m_source;
     std::vector<std::unique_ptr<SafetensorsFile>> m_shards;
     std::unique_ptr<GgufFile> m_gguf;
+    std::vector<std::unique_ptr<PytorchFile>> m_pytorch;
+    std::vector<std::vector<std::uint8_t>> m_gathered; // non-contiguous PyTorch views, made contiguous
     std::map<std::string, Entry> m_entries;
     mutable std::mutex m_convertMutex;
     mutable std::map<std::string, std::vector<float>> m_converted; // getFloat's copies (guarded by m_convertMutex)

@@ -4,6 +4,7 @@
 #include "io/checkpoint.h"
 #include "model/config.h"
 #include "io/gguf.h"
+#include "io/pytorch_file.h"
 #include "model/families.h"
 #include "tokenize/tokenizer.h"
 #include "util/text_file.h"
@@ -66,8 +67,17 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
         return fs::path(spec).parent_path().empty() ? std::string(".") : fs::path(spec).parent_path().string();
     if (looksLikeGguf(spec) || fs::path(spec).extension() == ".gguf")
         return spec; // a .gguf without the magic gets the GGUF reader's own message
+    if (PytorchFile::hasCheckpointExtension(spec)) {
+        const fs::path config = fs::path(spec).parent_path() / "config.json";
+        if (!fs::exists(config, ec))
+            throw Error(ErrorCode::Io,
+                        "a PyTorch checkpoint holds no configuration: put the model's config.json beside it", spec);
+        return spec;
+    }
 
-    throw Error(ErrorCode::Io, "expected a model folder, its config.json, or a .gguf file", spec);
+    throw Error(ErrorCode::Io, "expected a model folder, its config.json, a .gguf file, or a PyTorch checkpoint "
+                               "(.bin, .pt, .pth) with config.json beside it",
+                spec);
 }
 
 namespace {
@@ -90,7 +100,9 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
     LoadedModel out;
     const std::string resolved = resolveModelFolder(spec, builtinDirs);
     const bool builtin = spec.rfind(kBuiltinPrefix, 0) == 0;
-    if (fs::is_regular_file(resolved)) { // a GGUF file: configuration, weights and tokenizer in one
+    const bool pytorchFile = fs::is_regular_file(resolved) && !looksLikeGguf(resolved) &&
+                             PytorchFile::hasCheckpointExtension(resolved);
+    if (fs::is_regular_file(resolved) && !pytorchFile) { // a GGUF file: configuration, weights and tokenizer in one
         out.ggufPath = resolved;
         out.folder = fs::path(resolved).parent_path().empty() ? "." : fs::path(resolved).parent_path().string();
         auto weights = Checkpoint::openGguf(resolved);
@@ -100,11 +112,12 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
         out.model = row.build(config, weights, builtin ? spec : resolved);
         return out;
     }
-    out.folder = resolved;
+    out.folder = pytorchFile ? (fs::path(resolved).parent_path().empty() ? "." : fs::path(resolved).parent_path().string())
+                             : resolved;
     const std::string configPath = (fs::path(out.folder) / "config.json").string();
     const auto json = readJsonFile(configPath);
     const ModelConfig config = parseModelConfig(json, configPath);
-    auto weights = Checkpoint::openFolder(out.folder);
+    auto weights = pytorchFile ? Checkpoint::openPytorch(resolved) : Checkpoint::openFolder(out.folder);
     checkMemory(*weights, options);
     const auto& row = familyOfModelType(json.at("model_type").get<std::string>(), configPath);
     out.model = row.build(config, weights, builtin ? spec : out.folder);

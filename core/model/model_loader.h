@@ -1,4 +1,5 @@
-// Opens a model from a folder (Hugging Face layout), its config.json, a .gguf file, or "builtin:NAME".
+// Opens a model from a folder (Hugging Face layout), its config.json, a .gguf file, a PyTorch checkpoint with
+// config.json beside it, or "builtin:NAME".
 #pragma once
 
 #include "model/attention_model.h"
@@ -25,7 +26,8 @@ struct LoadOptions {
     std::uint64_t memoryBudget = 0;
 };
 
-// `spec` is a folder, a path to config.json, a .gguf file, or "builtin:NAME" looked up as NAME/ in `builtinDirs`.
+// `spec` is a folder, a path to config.json, a .gguf file, a .bin/.pt/.pth file (config.json beside it), or
+// "builtin:NAME" looked up as NAME/ in `builtinDirs`.
 // Opening maps the weight files and reads headers only: nothing is converted or read in (see io/checkpoint.h).
 // Throws Error naming the file and the problem (unknown model type, missing tensor, wrong shape, weights larger than
 // the machine's memory, ...).

@@ -16,6 +16,7 @@ const char* errorCodeName(ErrorCode code)
     case ErrorCode::UnsupportedTokenizer: return "unsupported tokenizer";
     case ErrorCode::BadConfig: return "bad config";
     case ErrorCode::BadInput: return "bad input";
+    case ErrorCode::Unsafe: return "unsafe file";
     case ErrorCode::Cancelled: return "cancelled";
     }
     return "error";

@@ -17,6 +17,7 @@ enum class ErrorCode {
     UnsupportedTokenizer, // a tokenizer kind attnscope does not read (not a broken file)
     BadConfig,       // config.json value missing or out of range
     BadInput,        // user input: empty text, bad options, ids out of range
+    Unsafe,          // a file asks for code to run (a pickle's global or call): refused, never executed
     Cancelled,
 };
 
