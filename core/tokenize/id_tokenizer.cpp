@@ -40,7 +40,7 @@ bool hasTokenizerFiles(const std::string& folder)
     namespace fs = std::filesystem;
     const fs::path d(folder);
     return (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt")) || fs::exists(d / "tokenizer.json") || fs::exists(d / "tokenizer.model") ||
-           fs::exists(d / "vocab.txt");
+           fs::exists(d / "vocab.txt") || fs::exists(d / "vocab.pkl");
 }
 
 } // namespace attnscope::core

@@ -84,7 +84,9 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
             return tokenizerFromSentencePiece(folderOrFile);
         if (name == "vocab.txt")
             return fromVocabTxt(folderOrFile);
-        throw Error(ErrorCode::Io, "not a tokenizer file (expected tokenizer.json, tokenizer.model, vocab.txt or a .gguf file)",
+        if (p.extension() == ".pkl")
+            return WordTokenizer::fromVocabPkl(folderOrFile);
+        throw Error(ErrorCode::Io, "not a tokenizer file (expected tokenizer.json, tokenizer.model, vocab.txt, vocab.pkl or a .gguf file)",
                     folderOrFile);
     }
     if (!fs::is_directory(p, ec))
@@ -97,9 +99,11 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
         return tokenizerFromGpt2Files((p / "vocab.json").string(), (p / "merges.txt").string());
     if (fs::exists(p / "vocab.txt"))
         return fromVocabTxt((p / "vocab.txt").string());
+    if (fs::exists(p / "vocab.pkl")) // Hugging Face's Transformer-XL folders
+        return WordTokenizer::fromVocabPkl((p / "vocab.pkl").string());
     throw Error(ErrorCode::Io,
-                "no tokenizer files in the folder (expected tokenizer.json, tokenizer.model, vocab.json + merges.txt, or "
-                "vocab.txt)",
+                "no tokenizer files in the folder (expected tokenizer.json, tokenizer.model, vocab.json + merges.txt, "
+                "vocab.txt or vocab.pkl)",
                 folderOrFile);
 }
 

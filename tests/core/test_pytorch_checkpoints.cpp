@@ -6,6 +6,7 @@
 #include "io/pytorch_file.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
+#include "tokenize/tokenizer.h"
 #include "run/reference_dump.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -20,7 +21,9 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
+#include <sstream>
 
 using namespace attnscope;
 namespace fs = std::filesystem;
@@ -329,4 +332,92 @@ TEST_CASE("a million nested lists are refused as they are built, a cycle does no
     const core::PytorchFile f(cyclePath);
     CHECK(f.root().kind == core::PickleNode::Kind::List);
     CHECK(errorOf([&] { f.stateDict(); }).message().find("no state dict") != std::string::npos);
+}
+
+TEST_CASE("Transformer-XL's vocab.pkl reads with the same unpickler, torch.save'd or pickled", "[pytorch][tokenizer]")
+{
+    const auto dir = pytorchData() / "txl-vocab";
+    std::vector<std::string> words;
+    {
+        std::ifstream in(dir / "idx2sym.txt");
+        for (std::string line; std::getline(in, line);)
+            words.push_back(line);
+    }
+    for (const char* file : {"vocab.pkl", "vocab-protocol4.pkl"}) {
+        DYNAMIC_SECTION(file)
+        {
+            const auto tok = core::loadTokenizer((dir / file).string());
+            REQUIRE(tok->vocabSize() == static_cast<int>(words.size()));
+            for (std::size_t i = 0; i < words.size(); i += 97)
+                CHECK(tok->pieceOf(static_cast<std::int32_t>(i)) == words[i]);
+            CHECK(tok->kind() == "word-level (WikiText)");
+        }
+    }
+    // A folder with vocab.pkl and no other tokenizer file uses it.
+    CHECK(core::loadTokenizer(dir.string())->vocabSize() == static_cast<int>(words.size()));
+}
+
+namespace {
+std::vector<std::string> wordsOf(const core::Tokenizer& tok, const std::string& text)
+{
+    std::vector<std::string> out;
+    for (const auto& t : tok.encode(text))
+        out.push_back(t.text);
+    return out;
+}
+} // namespace
+
+TEST_CASE("typed text reaches a Transformer-XL vocabulary split as WikiText was", "[pytorch][tokenizer]")
+{
+    const auto tok = core::loadTokenizer((pytorchData() / "txl-vocab" / "vocab.pkl").string());
+    using V = std::vector<std::string>;
+    CHECK(wordsOf(*tok, "state-of-the-art, 1,000 km") == V{"state", "@-@", "of", "@-@", "the", "@-@", "art", ",", "1",
+                                                            "@,@", "000", "km"});
+    CHECK(wordsOf(*tok, "Mr. Smith's car didn't stop at 3.5 km/h.") ==
+          V{"Mr.", "Smith", "'s", "car", "didn", "'t", "stop", "at", "3", "@.@", "5", "km", "/", "h", "."});
+    CHECK(wordsOf(*tok, "The U.S. Army (1941) said \"no\"; St. Louis!") ==
+          V{"The", "U.S.", "Army", "(", "1941", ")", "said", "\"", "no", "\"", ";", "St.", "Louis", "!"});
+    CHECK(wordsOf(*tok, "the 1990's <unk>-based line\nnext") ==
+          V{"the", "1990", "'s", "<unk>", "@-@", "based", "line", "<eos>", "next"});
+    // Spans point at the typed characters: "@-@" at the hyphen.
+    const auto tokens = tok->encode("well-known");
+    REQUIRE(tokens.size() == 3);
+    CHECK(tokens[1].begin == 4);
+    CHECK(tokens[1].end == 5);
+
+    // The corpus as its own reference: WikiText-2 lines written back as typed text (joining hyphens and number
+    // separators restored, punctuation and clitics attached) split into the corpus's own words. Lines where WikiText
+    // put <unk> inside a number ("16 @,@ <unk>") cannot be typed back and are left out.
+    std::ifstream in(test::testdataDir().parent_path() / "data" / "wikitext-2" / "valid.txt");
+    REQUIRE(in);
+    const std::pair<std::regex, std::string> detokenize[] = {
+        {std::regex(" @([-,.])@ "), "$1"},
+        {std::regex(" ([,.;:!?)\\]%])"), "$1"},
+        {std::regex("([(\\[$]) "), "$1"},
+        {std::regex(" ('s|'t|'re|'ve|'ll|'d|'m)\\b"), "$1"}};
+    int lines = 0, equal = 0;
+    std::vector<std::string> mismatches;
+    for (std::string line; std::getline(in, line) && lines < 400;) {
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+            line.pop_back();
+        while (!line.empty() && line.front() == ' ')
+            line.erase(0, 1);
+        if (line.empty() || line[0] == '=' || std::regex_search(line, std::regex("@[,.]@ <unk>|<unk> @[,.]@")))
+            continue;
+        std::string typed = line;
+        for (const auto& [pattern, replacement] : detokenize)
+            typed = std::regex_replace(typed, pattern, replacement);
+        std::vector<std::string> want;
+        std::istringstream words(line);
+        for (std::string w; words >> w;)
+            want.push_back(w);
+        ++lines;
+        if (wordsOf(*tok, typed) == want)
+            ++equal;
+        else if (mismatches.size() < 5)
+            mismatches.push_back(typed.substr(0, 200));
+    }
+    INFO("first lines that differ:\n" << [&] { std::string s; for (const auto& m : mismatches) s += m + "\n"; return s; }());
+    CHECK(lines >= 250);
+    CHECK(equal >= lines * 97 / 100);
 }
