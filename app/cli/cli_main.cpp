@@ -55,8 +55,10 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
 
-MODEL is a model folder (Hugging Face layout), its config.json, a .gguf file, or builtin:NAME.
-A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, or vocab.txt), one of those
+MODEL is a model folder (Hugging Face layout: safetensors or PyTorch .bin weights), its config.json, a .gguf file,
+a PyTorch checkpoint (.bin, .pt, .pth; read without running any code) with config.json beside it, or builtin:NAME.
+A tokenizer is a folder (tokenizer.json, tokenizer.model, vocab.json + merges.txt, vocab.txt, or Transformer-XL's
+vocab.pkl), one of those
 files, or a .gguf file (its own vocabulary); a folder's config.json says whether its vocab.txt is BERT's WordPiece
 vocabulary or a word list. tokenize prints the ids without special tokens; --special adds what the tokenizer adds by
 default (Llama's BOS, BERT's [CLS] ... [SEP]). --pair encodes a text pair through the pair template ([CLS] A [SEP]

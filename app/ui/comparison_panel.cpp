@@ -28,7 +28,7 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
         addModel(n, QStringLiteral("builtin:") + n, n.startsWith(QLatin1String("heads-")));
     }
     auto* addFolder = new QPushButton(tr("Add model…"), this);
-    addFolder->setToolTip(tr("A model folder, or a .gguf file"));
+    addFolder->setToolTip(tr("A model folder, a .gguf file, or a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it"));
     auto* compare = new QPushButton(tr("Compare"), this);
     m_message->setWordWrap(true);
     // Buttons first: they stay in view however short the dock is.
@@ -53,9 +53,9 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
     m_message->hide();
 
     connect(addFolder, &QPushButton::clicked, this, [this] {
-        QFileDialog dlg(this, tr("Model to compare: a folder, or a .gguf file"));
+        QFileDialog dlg(this, tr("Model to compare: a folder, a .gguf file or a PyTorch checkpoint"));
         dlg.setFileMode(QFileDialog::AnyFile);
-        dlg.setNameFilter(tr("Models (config.json *.gguf);;All files (*)"));
+        dlg.setNameFilter(tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
         if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty())
             return;
         QString path = dlg.selectedFiles().front();

@@ -49,9 +49,10 @@ void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open Model…"), this, [this] {
-        QFileDialog dlg(this, tr("Open a model: its folder (config.json + weights) or a .gguf file"));
+        QFileDialog dlg(this, tr("Open a model: its folder (config.json + weights), a .gguf file, or a PyTorch "
+                                 "checkpoint with config.json beside it"));
         dlg.setFileMode(QFileDialog::AnyFile);
-        dlg.setNameFilter(tr("Models (config.json *.gguf);;All files (*)"));
+        dlg.setNameFilter(tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
         if (dlg.exec() == QDialog::Accepted && !dlg.selectedFiles().isEmpty())
             openModel(dlg.selectedFiles().front());
     });
@@ -264,7 +265,8 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 
 void MainWindow::dropEvent(QDropEvent* event)
 {
-    // A text file becomes the text; a session reopens; anything else is taken as a model (folder, config, .gguf).
+    // A text file becomes the text; a session reopens; anything else is taken as a model (folder, config, .gguf,
+    // PyTorch checkpoint).
     const auto urls = event->mimeData()->urls();
     if (urls.isEmpty() || !urls.front().isLocalFile())
         return;

@@ -242,6 +242,8 @@ void MainWindow::connectCompute()
         showStatus(cancelled ? tr("Cancelled") : msg);
         if (!cancelled)
             m_textPanel->setTokenInfo(msg);
+        if (!cancelled && !m_gridData) // never leave "Computing attention…" up after the run failed
+            m_grid->setPlaceholder(tr("No attention for this text: %1").arg(msg));
         else
             m_grid->setStale(true); // what it shows belongs to the text before the edit
     });

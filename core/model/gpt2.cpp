@@ -53,6 +53,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     }
     m_info.family = ModelFamily::GPT2;
     m_info.source = std::move(source);
+    m_info.weightTypes = w.describeStorage();
     m_info.layers = c.nLayer;
     m_info.heads = c.nHead;
     m_info.kvHeads = c.nHead;

@@ -124,6 +124,7 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
 
     m_info.family = ModelFamily::TransfoXL;
     m_info.source = std::move(source);
+    m_info.weightTypes = w.describeStorage();
     m_info.layers = c.nLayer;
     m_info.heads = c.nHead;
     m_info.kvHeads = c.nHead;

@@ -183,9 +183,10 @@ class Bert(nn.Module):
         return linear(h, self.word.weight, self.head_bias)  # decoder tied to the word embeddings
 
 
-def make_example(ids, start, seq_len, rng, vocab_size, special, mask_rate=0.15, first_word=1000):
+def make_example(ids, start, seq_len, rng, vocab_size, special, mask_rate=0.15, first_word=1000, unk=None):
     """[CLS] A [SEP] B [SEP] from ids[start:], A and B split at a random point; masked pieces and their targets
-    (a random replacement is drawn from the ordinary pieces, ids first_word .. vocab_size - 1)."""
+    (a random replacement is drawn from the ordinary pieces, ids first_word .. vocab_size - 1). With `unk` given,
+    [UNK] pieces are never masked: a filler the model learnt to guess as "[UNK]" tells a reader nothing."""
     cls, sep, mask = special
     n = seq_len - 3
     piece = ids[start:start + n]
@@ -194,7 +195,7 @@ def make_example(ids, start, seq_len, rng, vocab_size, special, mask_rate=0.15, 
     types = [0] * (cut + 2) + [1] * (n - cut + 1)
     inputs, targets = list(tokens), [-100] * len(tokens)
     for i, t in enumerate(tokens):
-        if t in (cls, sep) or rng.random() >= mask_rate:
+        if t in (cls, sep, unk) or rng.random() >= mask_rate:
             continue
         targets[i] = t
         r = rng.random()
@@ -202,7 +203,7 @@ def make_example(ids, start, seq_len, rng, vocab_size, special, mask_rate=0.15, 
     return inputs, types, targets
 
 
-def evaluate(model, ids, seq_len, special, vocab_size, examples=None, first_word=1000):
+def evaluate(model, ids, seq_len, special, vocab_size, examples=None, first_word=1000, unk=None):
     """Mean masked-token loss over consecutive validation windows, masks drawn with a fixed seed."""
     model.eval()
     rng = random.Random(4321)
@@ -210,7 +211,7 @@ def evaluate(model, ids, seq_len, special, vocab_size, examples=None, first_word
     starts = list(range(0, len(ids) - seq_len, seq_len - 3))[:examples]
     with torch.no_grad():
         for s in starts:
-            x, t, y = make_example(ids, s, seq_len, rng, vocab_size, special, 0.15, first_word)
+            x, t, y = make_example(ids, s, seq_len, rng, vocab_size, special, 0.15, first_word, unk)
             y = torch.tensor([y])
             select = y != -100
             logits = model(torch.tensor([x]), torch.tensor([t]), select=select)
@@ -291,6 +292,7 @@ def main():
     ap.add_argument("--minutes", type=float, default=40)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--skip-unk", action="store_true", help="never mask [UNK] pieces (training and evaluation)")
     ap.add_argument("--init-from", default="", help="continue from a model folder written by this script")
     ap.add_argument("--prior-minutes", type=float, default=0, help="training time of the --init-from run (model card)")
     ap.add_argument("--prior-steps", type=int, default=0, help="steps of the --init-from run (model card)")
@@ -312,6 +314,7 @@ def main():
     first_word = 999 if args.vocab_file else 5  # bert-base-uncased: [unused*] before id 999
     wp = WordPiece(vocab)
     special = (wp.index["[CLS]"], wp.index["[SEP]"], wp.index["[MASK]"])
+    unk = wp.index["[UNK]"] if args.skip_unk else None
     train_ids = read_ids(os.path.join(args.data, "test.txt"), wp)
     valid_ids = read_ids(os.path.join(args.data, "valid.txt"), wp)
     model = Bert(len(vocab), args.hidden, args.layers, args.heads, args.intermediate, args.seq_len, args.dropout)
@@ -329,7 +332,7 @@ def main():
         for grp in opt.param_groups:
             grp["lr"] = lr
         batch = [make_example(train_ids, rng.randrange(0, len(train_ids) - args.seq_len), args.seq_len, rng,
-                              len(vocab), special, args.mask_rate, first_word) for _ in range(args.batch)]
+                              len(vocab), special, args.mask_rate, first_word, unk) for _ in range(args.batch)]
         x = torch.tensor([b[0] for b in batch])
         t = torch.tensor([b[1] for b in batch])
         y = torch.tensor([b[2] for b in batch])
@@ -344,15 +347,15 @@ def main():
             print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {(time.time() - t0) / 60:.1f} min", flush=True)
         if step % 500 == 0:
             print(f"step {step}: validation masked-token perplexity (100 windows) "
-                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), 100, first_word)):.1f}", flush=True)
+                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), 100, first_word, unk)):.1f}", flush=True)
     minutes = (time.time() - t0) / 60
     # The exported weights are half precision: measure with exactly those.
     with torch.no_grad():
         for prm in model.parameters():
             prm.copy_(prm.half().float())
-    ppl = math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), None, first_word))
+    ppl = math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), None, first_word, unk))
     # What the C++ core must reproduce: the loss on the masked pieces of the first validation window (as one text).
-    x, types, y = make_example(valid_ids, 0, args.seq_len, random.Random(4321), len(vocab), special, 0.15, first_word)
+    x, types, y = make_example(valid_ids, 0, args.seq_len, random.Random(4321), len(vocab), special, 0.15, first_word, unk)
     model.eval()
     with torch.no_grad():
         logits = model(torch.tensor([x]), torch.tensor([types]))[0]
@@ -360,7 +363,8 @@ def main():
     # The unigram model's perplexity on the same pieces: what a model that ignores the context reaches.
     from collections import Counter
     counts = Counter(train_ids)
-    uni = math.exp(-sum(math.log((counts[i] + 1) / (len(train_ids) + len(vocab))) for i in valid_ids) / len(valid_ids))
+    scored = [i for i in valid_ids if i != unk]
+    uni = math.exp(-sum(math.log((counts[i] + 1) / (len(train_ids) + len(vocab))) for i in scored) / len(scored))
     reference = {"input_ids": x, "token_type_ids": types, "labels": y, "mean_masked_loss": loss}
     print(f"validation masked-token perplexity {ppl:.1f} after {minutes:.1f} min, {step} steps", flush=True)
     argv = sys.argv[1:]
@@ -387,7 +391,7 @@ Merity et al. 2016): trained on `test.txt`, evaluated on `valid.txt`. It is here
 | head | masked-language-model head (`cls.predictions.*`), decoder tied to the word embeddings |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16) |
 | training | {step + args.prior_steps} steps of {args.batch} x {args.seq_len} pieces (`[CLS] A [SEP] B [SEP]`, {100 * args.mask_rate:.0f}% masked), {minutes + args.prior_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
-| validation | masked-piece perplexity **{ppl:.1f}** over {len(valid_ids)} validation pieces (15% masked; a unigram model: {uni:.1f}) |
+| validation | masked-piece perplexity **{ppl:.1f}** over {len(valid_ids)} validation pieces (15% masked{"; [UNK] never masked" if unk is not None else ""}; a unigram model: {uni:.1f}) |
 
 `reference.json`: the first validation window with its masked pieces (`labels`, -100 elsewhere) and this script's
 mean loss on them, which the core's test reproduces.
