@@ -107,6 +107,8 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "edit")
         return bench::editLatency(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--edits", 21),
                                   intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "txl-wt103")
+        return bench::txlWt103(intArg("--tokens", 2000), intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "scan")
         return bench::txlScanThroughput(intArg("--tokens", 3000), intArg("--threads", 2), hasFlag("--breakdown"));
     if (argc >= 2 && std::string(argv[1]) == "llama") {
@@ -148,6 +150,7 @@ int main(int argc, char** argv)
                                  "       attnscope-bench llama [--model PATH | --shape smollm2-135m|llama-1b|tiny|llama-3.2-1b|llama-3.2-3b|llama-3.1-8b\n"
                                  "                             [--format bf16|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
+                                 "       attnscope-bench txl-wt103 [--tokens N] [--threads N]\n"
                                  "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
                                  "       attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]\n");
             return 2;

@@ -39,27 +39,59 @@ private:
 };
 } // namespace
 
+TransfoXLShape wt103Shape()
+{
+    TransfoXLShape s;
+    s.layers = 18, s.heads = 16, s.dModel = 1024, s.dHead = 64, s.dInner = 4096, s.memLen = 1600, s.tgtLen = 128;
+    s.vocab = 267735, s.cutoffs = {20000, 40000, 200000}, s.divVal = 4, s.clampLen = 1000, s.sameLength = true;
+    s.untieR = true, s.name = "wt103";
+    return s;
+}
+
 fs::path randomTransfoXL(const TransfoXLShape& o)
 {
-    const fs::path dir = fs::temp_directory_path() / ("attnscope-bench-txl-" + std::to_string(o.layers) + "x" +
-                                                      std::to_string(o.heads) + "x" + std::to_string(o.dModel));
+    const fs::path dir = fs::temp_directory_path() /
+                         ("attnscope-bench-txl-" + (o.name.empty() ? std::to_string(o.layers) + "x" + std::to_string(o.heads) +
+                                                                         "x" + std::to_string(o.dModel)
+                                                                   : o.name));
     if (fs::exists(dir / "model.safetensors") && fs::exists(dir / "config.json"))
         return dir;
     fs::create_directories(dir);
     nlohmann::json cfg = {{"model_type", "transfo-xl"}, {"vocab_size", o.vocab}, {"d_model", o.dModel},
                           {"d_embed", o.dModel},        {"n_head", o.heads},     {"d_head", o.dHead},
                           {"d_inner", o.dInner},        {"n_layer", o.layers},   {"mem_len", o.memLen},
-                          {"tgt_len", o.tgtLen},        {"cutoffs", nlohmann::json::array()}};
+                          {"tgt_len", o.tgtLen},        {"cutoffs", o.cutoffs},
+                          {"div_val", o.divVal},        {"clamp_len", o.clampLen}, {"same_length", o.sameLength},
+                          {"untie_r", o.untieR}};
     std::ofstream(dir / "config.json") << cfg.dump(2);
     Draw draw(7);
     std::vector<OutputTensor> w;
     const std::int64_t d = o.dModel, hd = static_cast<std::int64_t>(o.heads) * o.dHead;
     const std::string t = "transformer.";
-    w.push_back(draw.normal(t + "word_emb.emb_layers.0.weight", {o.vocab, d}, 0.02f));
-    w.push_back(draw.normal(t + "r_w_bias", {o.heads, o.dHead}, 0.02f));
-    w.push_back(draw.normal(t + "r_r_bias", {o.heads, o.dHead}, 0.02f));
+    if (o.cutoffs.empty()) {
+        w.push_back(draw.normal(t + "word_emb.emb_layers.0.weight", {o.vocab, d}, 0.02f));
+    } else { // cluster c: words [cut(c-1), cut(c)) embedded in d / div_val^c, projected up to d
+        std::vector<std::int64_t> ends(o.cutoffs.begin(), o.cutoffs.end());
+        ends.push_back(o.vocab);
+        std::int64_t start = 0, dEmb = d;
+        for (std::size_t c = 0; c < ends.size(); ++c, dEmb /= o.divVal) {
+            const std::string i = std::to_string(c);
+            w.push_back(draw.normal(t + "word_emb.emb_layers." + i + ".weight", {ends[c] - start, dEmb}, 1.0f));
+            w.push_back(draw.normal(t + "word_emb.emb_projs." + i, {d, dEmb},
+                                    1.0f / std::sqrt(static_cast<float>(dEmb * d))));
+            start = ends[c];
+        }
+    }
+    if (!o.untieR) {
+        w.push_back(draw.normal(t + "r_w_bias", {o.heads, o.dHead}, 0.02f));
+        w.push_back(draw.normal(t + "r_r_bias", {o.heads, o.dHead}, 0.02f));
+    }
     for (int l = 0; l < o.layers; ++l) {
         const std::string p = t + "layers." + std::to_string(l) + ".";
+        if (o.untieR) {
+            w.push_back(draw.normal(p + "dec_attn.r_w_bias", {o.heads, o.dHead}, 0.02f));
+            w.push_back(draw.normal(p + "dec_attn.r_r_bias", {o.heads, o.dHead}, 0.02f));
+        }
         w.push_back(draw.normal(p + "dec_attn.qkv_net.weight", {3 * hd, d}, 0.02f));
         w.push_back(draw.normal(p + "dec_attn.r_net.weight", {hd, d}, 0.02f));
         w.push_back(draw.normal(p + "dec_attn.o_net.weight", {d, hd}, 0.02f));

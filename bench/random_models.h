@@ -7,12 +7,22 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace attnscope::bench {
 
 struct TransfoXLShape {
     int layers = 16, heads = 10, dModel = 410, dHead = 41, dInner = 2100, memLen = 640, tgtLen = 150, vocab = 1000;
+    // Adaptive input (empty cutoffs: one table) and the evaluation settings of the paper's large models.
+    std::vector<int> cutoffs = {};
+    int divVal = 1, clampLen = -1;
+    bool sameLength = false, untieR = false;
+    std::string name = {};
 };
+// The paper's WikiText-103 model as the Hub's transfo-xl-wt103 has it: 18 layers x 16 heads, d_model 1024, d_inner
+// 4096, adaptive input over 267,735 words (cutoffs 20000/40000/200000, div_val 4), mem_len 1600, clamp_len 1000,
+// same_length, per-layer r biases.
+TransfoXLShape wt103Shape();
 // Writes (once; reused when present) config.json + model.safetensors under the system temp folder.
 std::filesystem::path randomTransfoXL(const TransfoXLShape& shape);
 

@@ -229,3 +229,40 @@ int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads
 }
 
 } // namespace attnscope::bench
+
+namespace attnscope::bench {
+
+int txlWt103(int tokens, int threads)
+{
+    omp_set_num_threads(threads);
+    Eigen::setNbThreads(threads);
+    const TransfoXLShape shape = wt103Shape();
+    auto t0 = Clock::now();
+    const auto dir = randomTransfoXL(shape);
+    std::printf("Transformer-XL WikiText-103 shape (random weights, %s): %s\n",
+                formatBytes(std::filesystem::file_size(dir / "model.safetensors")).c_str(), dir.c_str());
+    std::printf("  written or found in %.1f s\n", since(t0));
+    returnLargeBlocksToSystem();
+    resetPeakResident();
+    t0 = Clock::now();
+    const auto loaded = loadModel(dir.string());
+    std::printf("  open: %.2f s, resident %s\n", since(t0), formatBytes(residentBytes()).c_str());
+    const auto ids = randomIds(tokens, shape.vocab);
+    // Figs. 5 and 7: the corpus scan with the paper's memory, the four terms folded per distance.
+    ScanOptions so;
+    so.memLen = shape.memLen;
+    so.segmentLen = shape.tgtLen;
+    so.terms = "a,b,c,d";
+    t0 = Clock::now();
+    RelposScanner scanner(*loaded.model, so);
+    scanner.feed(ids);
+    const auto r = scanner.finish();
+    const double secs = since(t0);
+    std::printf("  Figs. 5/7 corpus scan, memory %d, terms a-d: %lld tokens in %.1f s (%.1f tokens/s), %d threads\n",
+                shape.memLen, static_cast<long long>(r.tokens), secs, static_cast<double>(r.tokens) / secs, threads);
+    std::printf("  peak resident %s of %s\n", formatBytes(peakResidentBytes()).c_str(),
+                formatBytes(totalMemoryBytes()).c_str());
+    return 0;
+}
+
+} // namespace attnscope::bench

@@ -10,6 +10,8 @@ namespace attnscope::bench {
 // Prints tokens/s, the achieved GFLOP/s and its share of Eigen's sgemm peak measured in the same run; with
 // `breakdown`, a table of the time per stage. Returns a process exit code.
 int txlScanThroughput(int tokens, int threads, bool breakdown);
+// The paper's WikiText-103 model shape (random weights): open time, resident memory, Figs. 5/7 scan speed.
+int txlWt103(int tokens, int threads);
 // The Llama model to time: a folder or GGUF file, or a random one of a shape ("smollm2-135m", "llama-1b", "tiny" in
 // F32; "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b" in `format`: bf16, f16, q8_0, q4_k_m, written under modelRoot).
 struct LlamaBenchModel {
