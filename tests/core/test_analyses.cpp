@@ -8,6 +8,7 @@
 #include "analysis/neuron_view.h"
 #include "analysis/token_predictions.h"
 #include "analysis/rollout.h"
+#include "analysis/surprisal.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
 #include "run/text_capture.h"
@@ -533,4 +534,68 @@ TEST_CASE("greedy generation through the key/value cache equals greedy generatio
             CHECK(core::generateTokens(*loaded.model, ids, 4, s, 99).ids == core::generateTokens(*loaded.model, ids, 4, s, 99).ids);
         }
     }
+}
+
+TEST_CASE("surprisal is -log2 of the reference logits' probability of each next token; perplexity their mean",
+          "[analyses][surprisal]")
+{
+    int withLogits = 0; // cases whose reference has logits (each is checked in a section of its own)
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.causal || !loaded.model->info().can.nextTokenLoss)
+            continue;
+        const auto expected = test::loadAll((dir / "expected.safetensors").string());
+        const auto logits = std::find_if(expected.begin(), expected.end(), [](const auto& t) { return t.name == "logits"; });
+        if (logits == expected.end())
+            continue;
+        ++withLogits;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            core::CaptureOptions copt;
+            copt.segmentLen = T;
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto s = core::tokenSurprisal(*loaded.model, *capture);
+            REQUIRE(s.bits.size() == ids.size());
+            CHECK(std::isnan(s.bits[0])); // nothing predicts the first token
+            const auto V = static_cast<std::size_t>(logits->shape[1]);
+            double sumNats = 0;
+            for (int p = 0; p + 1 < T; ++p) { // the reference's own logits, in double
+                const float* row = logits->data.data() + static_cast<std::size_t>(p) * V;
+                double mx = row[0], z = 0;
+                for (std::size_t v = 0; v < V; ++v)
+                    mx = std::max(mx, static_cast<double>(row[v]));
+                for (std::size_t v = 0; v < V; ++v)
+                    z += std::exp(row[v] - mx);
+                const double nats = mx + std::log(z) - row[ids[static_cast<std::size_t>(p) + 1]];
+                sumNats += nats;
+                CHECK(s.bits[static_cast<std::size_t>(p) + 1] == Approx(nats / std::log(2.0)).margin(2e-3));
+            }
+            CHECK(s.predicted == T - 1);
+            CHECK(s.perplexity == Approx(std::exp(sumNats / (T - 1))).epsilon(1e-3));
+        }
+    }
+    CHECK(withLogits >= 3);
+}
+
+TEST_CASE("surprisal across segments is each position's own next-token prediction", "[analyses][surprisal]")
+{
+    const auto loaded = core::loadModel("builtin:llama-wikitext2", {(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()});
+    const auto tok = core::loadModelTokenizer(loaded);
+    core::CaptureOptions copt;
+    copt.segmentLen = 7; // several segments, the cache carried between them
+    const auto capture = core::captureText(*loaded.model, *tok,
+                                           "The lobster is blue . It lives in the sea and it eats fish .", copt);
+    REQUIRE(capture->segments.size() >= 3);
+    const auto s = core::tokenSurprisal(*loaded.model, *capture);
+    for (std::size_t p = 0; p + 1 < capture->tokens.size(); ++p) {
+        const auto d = core::distributionOf(core::nextTokenLogits(*loaded.model, *capture, static_cast<int>(p)), 1.0, 1,
+                                            capture->tokens[p + 1].id);
+        CHECK(s.bits[p + 1] == Approx(-std::log2(d.actualProbability)).margin(1e-3));
+    }
+    // Transformer-XL is read without its adaptive softmax, an encoder predicts no next token: refused by name.
+    const auto bert = core::loadModel((test::testdataDir() / "bert-tiny").string());
+    CHECK_THROWS_WITH(core::tokenSurprisal(*bert.model, *core::captureText(*bert.model, tokensOf({1, 2, 3}), {})),
+                      Catch::Contains("BERT"));
 }
