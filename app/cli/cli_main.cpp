@@ -7,6 +7,7 @@
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
 #include "analysis/logit_lens.h"
+#include "analysis/surprisal.h"
 #include "analysis/token_predictions.h"
 #include "util/atomic_file.h"
 #include "tokenize/tokenizer.h"
@@ -51,6 +52,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli generate --model MODEL (--text TEXT | --text-file FILE) --max-new-tokens N
                      [--temperature T] [--top-k K] [--top-p P] [--seed S]
   attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
+  attnscope-cli surprisal --model MODEL (--text TEXT | --text-file FILE)
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -69,6 +71,8 @@ predict: a causal model's top K next tokens (default 10) after token I (1-based,
 generate: N new tokens through the key/value cache, greedy unless --temperature is given (then sampled within top-k
 and top-p, seeded), as JSON {"ids", "tokens", "p"}. lens: the logit lens of every segment as CSV
 (layer,position,id,token,p of each layer's top token, then the next token's id, text, p and rank).
+surprisal: each token's surprisal under a causal model (-log2 p of it given the tokens before; null for the first)
+and the text's perplexity, as JSON {"perplexity", "mean_bits", "predicted_tokens", "tokens": [{"id", "token", "bits"}]}.
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -527,6 +531,28 @@ int cmdLens(const Args& a, const std::vector<std::string>& builtins)
     return 0;
 }
 
+int cmdSurprisal(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tok = loadModelTokenizer(loaded);
+    const auto capture = captureText(*loaded.model, *tok, textArgument(a), {});
+    const auto s = tokenSurprisal(*loaded.model, *capture);
+    nlohmann::ordered_json j;
+    j["perplexity"] = s.perplexity;
+    j["mean_bits"] = s.meanNats / std::log(2.0);
+    j["predicted_tokens"] = s.predicted;
+    auto& tokens = j["tokens"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < capture->tokens.size(); ++i) {
+        nlohmann::ordered_json t;
+        t["id"] = capture->tokens[i].id;
+        t["token"] = capture->tokens[i].text;
+        t["bits"] = std::isnan(s.bits[i]) ? nlohmann::json(nullptr) : nlohmann::json(s.bits[i]);
+        tokens.push_back(t);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+}
+
 int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
@@ -592,6 +618,8 @@ int main(int argc, char** argv)
             return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
                                                       "top-k", "top-p", "seed"}),
                                builtins);
+        if (command == "surprisal")
+            return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);
         if (command == "lens")
             return cmdLens(parseArgs(argc, argv, {"model", "text", "text-file", "out"}), builtins);
         if (command == "list-builtin") {

@@ -4,6 +4,7 @@
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -373,4 +374,20 @@ TEST_CASE("attnscope-cli predict, generate and lens on the built-in decoder", "[
     r = runCli({"predict", "--model", "builtin:llama-wikitext2", "--text", "the game", "--position", "9"});
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("--position") != std::string::npos);
+
+    // surprisal: the last token's bits are -log2 of predict's probability for it; perplexity from the mean.
+    const std::string next = top[0]["token"].get<std::string>();
+    r = runCli({"surprisal", "--model", "builtin:llama-wikitext2", "--text", "the game was released in " + next});
+    REQUIRE(r.exitCode == 0);
+    const auto s = nlohmann::json::parse(r.out);
+    REQUIRE(s["tokens"].size() == 6);
+    CHECK(s["tokens"][0]["bits"].is_null());
+    CHECK(s["tokens"][5]["bits"].get<double>() == Approx(-std::log2(top[0]["p"].get<double>())).margin(1e-3));
+    double bits = 0;
+    for (int i = 1; i < 6; ++i)
+        bits += s["tokens"][static_cast<std::size_t>(i)]["bits"].get<double>();
+    CHECK(s["perplexity"].get<double>() == Approx(std::exp2(bits / 5)).epsilon(1e-6));
+    r = runCli({"surprisal", "--model", "builtin:bert-wikitext2", "--text", "the game"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("no surprisal") != std::string::npos);
 }
