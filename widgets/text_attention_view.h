@@ -7,6 +7,8 @@
 
 #include <QWidget>
 
+#include <vector>
+
 class QTableWidget;
 
 namespace attnscope::widgets {
@@ -18,6 +20,9 @@ class TextAttentionView : public QWidget {
 public:
     explicit TextAttentionView(QWidget* parent = nullptr);
     void setData(GridDataPtr grid);
+    // Each token's surprisal in bits, by absolute position (NaN: none); words are tinted by it while no word's
+    // attention is shown. Empty: no tint.
+    void setSurprisal(std::vector<double> bitsByPosition);
     // Column (key index) whose attention row is shown; -1 = none. Only query tokens have a row.
     void setFocusColumn(int col);
     int focusColumn() const;

@@ -4,6 +4,7 @@
 #include "util/error.h"
 #include "analysis/head_ablation.h"
 #include "analysis/rollout.h"
+#include "analysis/surprisal.h"
 #include "views/analysis_figures.h"
 #include "views/comparison_builder.h"
 #include "views/grid_builder.h"
@@ -413,6 +414,22 @@ void ComputeController::requestLogitLens(int segment)
                 logitLensFigure(lens, capture, *text->model->tokenizer, text->model->displayName));
         },
         [this](FigurePtr f) { emit lensReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
+void ComputeController::requestSurprisal()
+{
+    if (!m_text || !m_text->model->info().can.causal || !m_text->model->info().can.nextTokenLoss)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Surprisal");
+    submit<core::Surprisal>(
+        m_background, m_surprisal, tr("Computing each token's surprisal…"),
+        [text](const JobContext& ctx) {
+            return std::make_shared<const core::Surprisal>(
+                core::tokenSurprisal(*text->model->loaded.model, *text->capture, &ctx.stop()));
+        },
+        [this, text](std::shared_ptr<const core::Surprisal> s) { emit surprisalReady(text, s); },
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 

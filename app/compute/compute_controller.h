@@ -18,6 +18,10 @@
 #include <QStringList>
 #include <map>
 
+namespace attnscope::core {
+struct Surprisal;
+}
+
 namespace attnscope::app {
 
 class ComputeController : public QObject {
@@ -50,6 +54,8 @@ public:
     void requestNextToken(int position);
     // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
     void requestLogitLens(int segment);
+    // Each token's surprisal and the perplexity of the current text (causal models with a head).
+    void requestSurprisal();
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -85,6 +91,7 @@ signals:
     void rolloutReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
     void lensReady(attnscope::app::FigurePtr figure);
+    void surprisalReady(attnscope::app::TextResultPtr text, std::shared_ptr<const attnscope::core::Surprisal> surprisal);
     void analysisProgress(const QString& what, int done, int total);
     void analysisFailed(const QString& what, const QString& message, bool cancelled);
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
@@ -103,7 +110,7 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal;
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

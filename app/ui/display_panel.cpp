@@ -95,6 +95,13 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     regroup->addWidget(m_words);
     regroup->addWidget(m_noSpecial);
     form->insertRow(0, regroup); // first: what every subword model's reader wants, in view in a short dock
+    m_surprisal = new QCheckBox(tr("Surprisal"), this);
+    m_surprisal->setObjectName(QStringLiteral("surprisal"));
+    m_surprisal->setToolTip(tr("Tint each word of the Text View by how unexpected it was to the model (-log2 p of the "
+                               "token given the ones before, in bits; hover a word for its value) and show the text's "
+                               "perplexity beside its token count"));
+    form->insertRow(1, m_surprisal); // its own row: beside the other two it is cut off in a narrow dock
+    connect(m_surprisal, &QCheckBox::toggled, this, &DisplayPanel::surprisalToggled);
     auto regroupEdited = [this] { emit regroupChanged(m_words->isChecked(), m_noSpecial->isChecked()); };
     connect(m_words, &QCheckBox::toggled, this, regroupEdited);
     connect(m_noSpecial, &QCheckBox::toggled, this, regroupEdited);
@@ -135,6 +142,13 @@ core::TermSelection DisplayPanel::terms() const
 
 void DisplayPanel::setModel(const core::ModelInfo& model)
 {
+    const bool predicts = model.can.causal && model.can.nextTokenLoss;
+    m_surprisal->setEnabled(predicts);
+    if (!predicts) {
+        m_surprisal->setChecked(false);
+        m_surprisal->setToolTip(tr("%1 predicts no next token here: no surprisal")
+                                    .arg(QString::fromUtf8(core::familyName(model.family))));
+    }
     const bool relative = model.hasRelativeTerms;
     m_frequencies = model.rotaryFrequencies;
     const bool rotary = !m_frequencies.empty();

@@ -56,10 +56,12 @@ signals:
     void resetZoom();
     // Rows and columns as whole words; special tokens left out (rows renormalised).
     void regroupChanged(bool wholeWords, bool hideSpecial);
+    void surprisalToggled(bool on); // tint the Text View by each token's surprisal
 
 private:
     QCheckBox* m_words = nullptr;
     QCheckBox* m_noSpecial = nullptr;
+    QCheckBox* m_surprisal = nullptr;
     void emitTerms();
     void setTermsAvailable(bool available, const QString& why);
     void showBands(); // labels and tooltips of the band boxes for m_bands

@@ -1,6 +1,9 @@
 // MainWindow: panels, docks and the wiring between them and the compute controller.
 #include "ui/main_window.h"
 
+#include "analysis/surprisal.h"
+#include <cmath>
+
 #include "attention_grid_view.h"
 #include "comparison_view.h"
 #include "export/data_export.h"
@@ -221,6 +224,25 @@ void MainWindow::connectCompute()
                                                               : tr("Open another model from the File menu.")));
     });
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
+    connect(m_displayPanel, &DisplayPanel::surprisalToggled, this, [this](bool on) {
+        m_surprisalOn = on;
+        if (on) {
+            m_compute->requestSurprisal();
+        } else {
+            m_textView->setSurprisal({});
+            m_textPanel->setTokenInfo(m_tokenInfo);
+        }
+    });
+    connect(m_compute, &ComputeController::surprisalReady, this,
+            [this](TextResultPtr text, std::shared_ptr<const core::Surprisal> s) {
+                if (!m_surprisalOn || text != m_compute->textResult())
+                    return; // switched off, or the text changed since
+                m_textView->setSurprisal(s->bits);
+                if (s->predicted > 0)
+                    m_textPanel->setTokenInfo(m_tokenInfo + tr(" · perplexity %1 (%2 bits per token)")
+                                                                .arg(s->perplexity, 0, 'f', 1)
+                                                                .arg(s->meanNats / std::log(2.0), 0, 'f', 2));
+            });
     connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
     connect(m_compute, &ComputeController::maskedFillsFailed, m_predictions, &PredictionPanel::setMessage);
     connect(m_compute, &ComputeController::nextTokenReady, this, [this](const NextTokenResultPtr& next) {
@@ -364,12 +386,16 @@ void MainWindow::onTextReady(const TextResultPtr& r)
     m_compute->requestMaskedFills(); // an encoder's fillers of the text's [MASK] tokens (none for other models)
     m_compute->requestNextToken(-1);  // a causal model's next tokens after the text (the locked row's: on a click)
     // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
-    m_textPanel->setTokenInfo(tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
-                              (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
-                                                     : QString()) +
-                              tr(" · %1 kept, weights %2 mapped")
-                                  .arg(QString::fromStdString(core::formatBytes(c.bytes())),
-                                       QString::fromStdString(core::formatBytes(c.model.weightBytes))));
+    m_tokenInfo = tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
+                  (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
+                                         : QString()) +
+                  tr(" · %1 kept, weights %2 mapped")
+                      .arg(QString::fromStdString(core::formatBytes(c.bytes())),
+                           QString::fromStdString(core::formatBytes(c.model.weightBytes)));
+    m_textPanel->setTokenInfo(m_tokenInfo);
+    m_textView->setSurprisal({}); // the previous text's values do not belong to this one
+    if (m_surprisalOn)
+        m_compute->requestSurprisal();
     if (m_pendingSession) {
         const SessionState s = *m_pendingSession;
         m_pendingSession.reset();

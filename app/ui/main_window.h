@@ -151,6 +151,8 @@ private:
     widgets::GridDataPtr m_gridData;
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready
     std::shared_ptr<const core::ScanResult> m_pendingScan;
+    bool m_surprisalOn = false; // the Display dock's Surprisal toggle
+    QString m_tokenInfo;        // the text panel's token count and memory line, before any perplexity
 };
 
 } // namespace attnscope::app

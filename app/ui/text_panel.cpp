@@ -54,6 +54,7 @@ TextPanel::TextPanel(QWidget* parent)
     m_live->setToolTip(tr("Recompute the attention while you type"));
     auto* run = new QPushButton(tr("Run"), this);
     run->setToolTip(tr("Compute the attention of the text now"));
+    m_tokenInfo->setObjectName(QStringLiteral("tokenInfo"));
     m_tokenInfo->setWordWrap(true);
     m_tokenInfo->setMinimumWidth(60);
 

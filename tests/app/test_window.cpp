@@ -1,5 +1,6 @@
 // The main window as a user meets it: no stale view after a model switch, arrow keys in every focus situation,
 // honest labels, presentation mode, sessions with their scan, crisp PDF export, texts from files and drops.
+#include "analysis/surprisal.h"
 #include "analysis/head_atlas.h"
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
@@ -569,4 +570,34 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     settle(win.c);
     CHECK(w.selection().layer == 2);
     CHECK(w.selection().heads == std::vector<int>{6});
+}
+
+TEST_CASE("Surprisal tints the text view and puts the text's perplexity beside its token count", "[app][window][surprisal]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8"));
+    auto& w = win.w;
+    auto* box = w.displayPanel()->findChild<QCheckBox*>(QStringLiteral("surprisal"));
+    auto* info = w.findChild<QLabel*>(QStringLiteral("tokenInfo"));
+    REQUIRE(box);
+    REQUIRE(info);
+    REQUIRE(box->isEnabled());
+    CHECK_FALSE(box->isChecked()); // off by default
+    CHECK_FALSE(info->text().contains("perplexity"));
+    box->setChecked(true);
+    settle(win.c);
+    REQUIRE(QTest::qWaitFor([&] { return info->text().contains("perplexity"); }, 30000));
+    // The perplexity shown is the core's for the same capture.
+    const auto s = core::tokenSurprisal(*w.result()->model->loaded.model, *w.result()->capture);
+    CHECK(info->text().contains(QStringLiteral("perplexity %1").arg(s.perplexity, 0, 'f', 1)));
+    // A new text keeps it on and recomputes; switching off restores the plain line.
+    w.textEdit()->setPlainText(QStringLiteral("3 14 15"));
+    settle(win.c);
+    CHECK(QTest::qWaitFor([&] { return info->text().startsWith("3 token") && info->text().contains("perplexity"); }, 30000));
+    box->setChecked(false);
+    CHECK_FALSE(info->text().contains("perplexity"));
+    // An encoder has no next-token head: the box is off and says why.
+    w.openModel(caseDir("bert-tiny"));
+    settle(win.c);
+    CHECK_FALSE(box->isEnabled());
+    CHECK(box->toolTip().contains("no surprisal"));
 }
