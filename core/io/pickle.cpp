@@ -260,8 +260,13 @@ private:
                 if (e == 'n') c = '\n';
                 else if (e == 't') c = '\t';
                 else if (e == 'r') c = '\r';
-                else if (e == 'x' && i + 2 < s.size() - 1) {
-                    c = static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+                else if (e == 'x') { // \xHH: exactly two hex digits
+                    auto hex = [](char h) {
+                        return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+                    };
+                    if (i + 2 >= s.size() - 1 || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0)
+                        corrupt("a STRING argument with a malformed \\x escape");
+                    c = static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
                     i += 2;
                 } else c = e;
             }
