@@ -17,6 +17,7 @@
 
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
+#include "analysis/qk_space.h"
 #include "analysis/rollout.h"
 
 
@@ -179,8 +180,30 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             return;
         }
         figure = logitLensFigure(lens, *capture, *bundle.tokenizer, bundle.displayName);
+    } else if (view == QLatin1String("qk")) {
+        core::CaptureOptions opt;
+        if (p.isSet("segment-length"))
+            opt.segmentLen = intOption(p, "segment-length", 1, info.maxSegmentLen);
+        const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), opt);
+        const int layer = intOption(p, "layer", 1, info.layers) - 1;
+        const int head = intOption(p, "head", 1, info.heads) - 1;
+        const QString method = p.isSet("qk-method") ? p.value("qk-method") : QStringLiteral("pca");
+        if (method != QLatin1String("pca") && method != QLatin1String("tsne"))
+            throw core::Error(core::ErrorCode::BadInput, "--qk-method must be pca or tsne, got \"" + method.toStdString() + "\"");
+        auto vectors = core::headQkVectors(*capture, autoSegment(*capture), layer, head);
+        core::normaliseQk(vectors);
+        const auto e = core::embedQk(vectors, method == QLatin1String("pca") ? core::QkMethod::Pca : core::QkMethod::Tsne);
+        if (!out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
+            throw core::Error(core::ErrorCode::BadInput, "--view qk exports its points as .csv (kind,position,token,x,y)");
+        if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(core::qkCsv(vectors, e, *capture)));
+            !err.isEmpty())
+            throw std::runtime_error(err.toStdString());
+        std::fprintf(stderr, "wrote %s (query-key space of layer %d head %d: %d queries, %d keys, %s, correlation of "
+                             "closeness and dot product %.2f)\n",
+                     qPrintable(out), layer + 1, head + 1, e.queries, e.keys, qPrintable(method), e.correlation);
+        return;
     } else {
-        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation or lens, got \"" +
+        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation, lens or qk, got \"" +
                                                          view.toStdString() + "\"");
     }
     PaperFigureView v;

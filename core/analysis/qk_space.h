@@ -1,0 +1,58 @@
+// Query-key space (AttentionViz, Yeh et al. 2023): one head's query and key vectors for a text, embedded jointly in
+// 2-D so that near means a high dot product. Keys are first translated so their mean is the queries' mean and the two
+// sets scaled so their mean norms match (neither changes any softmax: a shift adds a constant to each query's scores,
+// q/a and k*a keep every dot product); then PCA (exact) or t-SNE. The achieved correlation between closeness in the
+// picture and the dot product is reported, so a reader knows how far to trust it.
+#pragma once
+
+#include "run/text_capture.h"
+
+#include <string>
+#include <vector>
+
+namespace attnscope::core {
+
+class StopToken;
+
+// A head's vectors as the scores use them (rotated, after q/k norms where the family has them). Rows: queries of the
+// segment, then its keys (memory first); Transformer-XL: the content keys (term (a)).
+struct QkVectors {
+    int dim = 0;
+    std::vector<float> queries, keys;        // [nq, dim], [nk, dim]
+    std::vector<std::int64_t> queryPositions; // absolute token positions
+    std::vector<std::int64_t> keyPositions;
+    int nq() const { return dim ? static_cast<int>(queries.size()) / dim : 0; }
+    int nk() const { return dim ? static_cast<int>(keys.size()) / dim : 0; }
+};
+QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head);
+
+// AttentionViz's normalisation, in place: keys shifted to the queries' mean, then q / a and k * a with
+// a = sqrt(mean |q| / mean |k|).
+void normaliseQk(QkVectors& v);
+
+enum class QkMethod { Pca, Tsne };
+struct TsneOptions {
+    double perplexity = 30;
+    int iterations = 1000;
+    unsigned seed = 1;
+};
+struct QkEmbedding {
+    std::vector<float> x, y; // queries first, then keys
+    int queries = 0, keys = 0;
+    // How far closeness in the picture stands for the dot product: per query, the Pearson correlation over its keys
+    // of q.k with minus the distance (a softmax compares one query's keys only), averaged over the queries.
+    double correlation = 0;
+    double klDivergence = 0; // t-SNE's final KL(P || Q); 0 for PCA
+};
+// Embeds the normalised vectors (call normaliseQk first for AttentionViz's picture). t-SNE is exact (O(n^2) per
+// iteration) and refuses more than kMaxTsnePoints points by name. Cancels through `stop`.
+constexpr int kMaxTsnePoints = 3000;
+QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne = {}, const StopToken* stop = nullptr);
+
+// The two leading principal axes of the rows of `data` ([n, dim]): coordinates of each row (centred), [n, 2].
+std::vector<float> pca2(const std::vector<float>& data, int n, int dim);
+
+// `kind,position,token,x,y` rows (kind q or k, positions 1-based), for exports.
+std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);
+
+} // namespace attnscope::core

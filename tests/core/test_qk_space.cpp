@@ -1,0 +1,171 @@
+// Query-key space: PCA against an SVD of the same matrix, the normalisation's invariance of every softmax, its effect
+// on the closeness/dot-product correlation, t-SNE on a clustered set (trustworthiness) and against scikit-learn's KL
+// divergence (tests/data/qk-space, made with Debian's python3-sklearn; see its README).
+#include "analysis/qk_space.h"
+#include "model/model_loader.h"
+#include "run/text_capture.h"
+#include "test_support.h"
+#include "util/text_file.h"
+
+#include <Eigen/Dense>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+std::vector<std::string> builtinDirs() { return {(fs::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()}; }
+
+std::shared_ptr<const core::TextCapture> builtinCapture(const core::LoadedModel& m)
+{
+    const auto tok = core::loadModelTokenizer(m);
+    return core::captureText(*m.model, *tok,
+                             "The war ended in 1945 . The game was released in Japan in 2011 , and the war was over . "
+                             "It was the first game of the series to be released in Europe .",
+                             {});
+}
+
+// Softmax over keys of each query's dot products.
+std::vector<double> softmaxRows(const core::QkVectors& v)
+{
+    std::vector<double> out;
+    for (int i = 0; i < v.nq(); ++i) {
+        std::vector<double> s(static_cast<std::size_t>(v.nk()));
+        for (int j = 0; j < v.nk(); ++j)
+            for (int c = 0; c < v.dim; ++c)
+                s[static_cast<std::size_t>(j)] += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) *
+                                                  v.keys[static_cast<std::size_t>(j) * v.dim + c];
+        const double mx = *std::max_element(s.begin(), s.end());
+        double z = 0;
+        for (auto& x : s)
+            z += (x = std::exp(x - mx));
+        for (auto x : s)
+            out.push_back(x / z);
+    }
+    return out;
+}
+
+// Trustworthiness (Venna & Kaski 2001, as scikit-learn computes it) of an embedding with k neighbours.
+double trustworthiness(const std::vector<float>& high, int dim, const std::vector<float>& x, const std::vector<float>& y, int k)
+{
+    const int n = static_cast<int>(x.size());
+    auto rankBy = [n](const std::function<double(int, int)>& dist, int i) {
+        std::vector<int> order(static_cast<std::size_t>(n));
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return dist(i, a) < dist(i, b); });
+        return order; // order[0] == i
+    };
+    auto dHigh = [&](int a, int b) {
+        double s = 0;
+        for (int c = 0; c < dim; ++c) {
+            const double t = high[static_cast<std::size_t>(a) * dim + c] - high[static_cast<std::size_t>(b) * dim + c];
+            s += t * t;
+        }
+        return s;
+    };
+    auto dLow = [&](int a, int b) { return std::hypot(x[static_cast<std::size_t>(a)] - x[static_cast<std::size_t>(b)], y[static_cast<std::size_t>(a)] - y[static_cast<std::size_t>(b)]); };
+    double t = 0;
+    for (int i = 0; i < n; ++i) {
+        const auto hi = rankBy(dHigh, i);
+        std::vector<int> rank(static_cast<std::size_t>(n));
+        for (int r = 0; r < n; ++r)
+            rank[static_cast<std::size_t>(hi[static_cast<std::size_t>(r)])] = r;
+        const auto lo = rankBy(dLow, i);
+        for (int r = 1; r <= k; ++r)
+            t += std::max(0, rank[static_cast<std::size_t>(lo[static_cast<std::size_t>(r)])] - k);
+    }
+    return 1.0 - 2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0)) * t;
+}
+
+// Three Gaussian clusters in 10-D, 60 points each.
+std::vector<float> blobs(int& n, int& dim)
+{
+    n = 180, dim = 10;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0, 1);
+    std::vector<float> centres(30);
+    for (auto& c : centres)
+        c = nd(rng) * 8;
+    std::vector<float> out;
+    for (int i = 0; i < n; ++i)
+        for (int c = 0; c < dim; ++c)
+            out.push_back(centres[static_cast<std::size_t>((i / 60) * 10 + c)] + nd(rng));
+    return out;
+}
+} // namespace
+
+TEST_CASE("PCA of query-key space equals an SVD of the same centred matrix", "[qk]")
+{
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0, 1);
+    const int n = 50, d = 6;
+    std::vector<float> data(n * d);
+    for (int i = 0; i < n; ++i)
+        for (int c = 0; c < d; ++c)
+            data[static_cast<std::size_t>(i) * d + c] = nd(rng) * static_cast<float>(c + 1) + 0.3f * c;
+    const auto got = core::pca2(data, n, d);
+    Eigen::MatrixXd x(n, d);
+    for (int i = 0; i < n; ++i)
+        for (int c = 0; c < d; ++c)
+            x(i, c) = data[static_cast<std::size_t>(i) * d + c];
+    x.rowwise() -= x.colwise().mean();
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(x, Eigen::ComputeThinU);
+    for (int a = 0; a < 2; ++a) {
+        const Eigen::VectorXd ref = svd.matrixU().col(a) * svd.singularValues()(a);
+        const double sign = ref(0) * got[static_cast<std::size_t>(a)] < 0 ? -1.0 : 1.0; // axes are defined up to sign
+        for (int i = 0; i < n; ++i)
+            CHECK(got[static_cast<std::size_t>(i) * 2 + a] == Approx(sign * ref(i)).margin(1e-4));
+    }
+}
+
+TEST_CASE("AttentionViz's normalisation changes no attention probability and draws dot products closer to distances",
+          "[qk]")
+{
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    const auto capture = builtinCapture(m);
+    const auto& info = m.model->info();
+    double before = 0, after = 0;
+    int heads = 0;
+    for (int l = 0; l < info.layers; ++l)
+        for (int h = 0; h < info.heads; ++h) {
+            auto v = core::headQkVectors(*capture, 0, l, h);
+            REQUIRE(v.nq() == static_cast<int>(capture->tokens.size()));
+            REQUIRE(v.nk() == v.nq());
+            const auto p0 = softmaxRows(v);
+            before += core::embedQk(v, core::QkMethod::Pca).correlation;
+            core::normaliseQk(v);
+            const auto p1 = softmaxRows(v);
+            for (std::size_t i = 0; i < p0.size(); ++i)
+                REQUIRE(p1[i] == Approx(p0[i]).margin(1e-5));
+            after += core::embedQk(v, core::QkMethod::Pca).correlation;
+            ++heads;
+        }
+    INFO("mean correlation before " << before / heads << ", after " << after / heads);
+    CHECK(after > before);
+}
+
+TEST_CASE("t-SNE keeps clusters together (trustworthiness) and converges", "[qk][tsne]")
+{
+    int n = 0, dim = 0;
+    const auto data = blobs(n, dim);
+    core::QkVectors v;
+    v.dim = dim;
+    v.queries.assign(data.begin(), data.begin() + 90 * dim); // any split: embedQk embeds queries and keys jointly
+    v.keys.assign(data.begin() + 90 * dim, data.end());
+    v.queryPositions.resize(90);
+    v.keyPositions.resize(90);
+    core::TsneOptions o;
+    o.perplexity = 30;
+    const auto e = core::embedQk(v, core::QkMethod::Tsne, o);
+    REQUIRE(e.x.size() == static_cast<std::size_t>(n));
+    CHECK(trustworthiness(data, dim, e.x, e.y, 5) >= 0.9);
+    CHECK(e.klDivergence > 0);
+    CHECK(e.klDivergence < 1.0);
+}
