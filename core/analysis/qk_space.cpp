@@ -115,7 +115,7 @@ std::vector<double> jointProbabilities(const std::vector<float>& data, int n, in
                                        const StopToken* stop)
 {
     std::vector<double> d2(static_cast<std::size_t>(n) * n, 0.0);
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for schedule(dynamic, 16) if (n >= 512)
     for (int i = 0; i < n; ++i)
         for (int j = i + 1; j < n; ++j) {
             double s = 0;
@@ -195,7 +195,7 @@ std::vector<float> tsne(const std::vector<float>& data, int n, int dim, const Ts
         const double exaggeration = it < exaggerated ? 12.0 : 1.0;
         const double momentum = it < exaggerated ? 0.5 : 0.8;
         double z = 0;
-#pragma omp parallel for reduction(+ : z) schedule(static)
+#pragma omp parallel for reduction(+ : z) schedule(static) if (n >= 512)
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j) {
                 if (i == j) {
@@ -208,7 +208,7 @@ std::vector<float> tsne(const std::vector<float>& data, int n, int dim, const Ts
                 num[static_cast<std::size_t>(i) * n + j] = w;
                 z += w;
             }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= 512)
         for (int i = 0; i < n; ++i) {
             double gx = 0, gy = 0;
             for (int j = 0; j < n; ++j) {

@@ -169,3 +169,33 @@ TEST_CASE("t-SNE keeps clusters together (trustworthiness) and converges", "[qk]
     CHECK(e.klDivergence > 0);
     CHECK(e.klDivergence < 1.0);
 }
+
+TEST_CASE("t-SNE ends within 10% of scikit-learn's KL divergence on the same data and settings", "[qk][tsne]")
+{
+    const auto ref = core::readJsonFile((test::projectDataDir() / "qk-space" / "tsne_reference.json").string());
+    for (const auto& c : ref["cases"]) {
+        DYNAMIC_SECTION(c["name"].get<std::string>())
+        {
+            const int n = c["n"], dim = c["dim"];
+            std::vector<float> data;
+            for (const auto& x : c["data"])
+                data.push_back(x.get<float>());
+            core::QkVectors v;
+            v.dim = dim;
+            v.queries.assign(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n / 2) * dim);
+            v.keys.assign(data.begin() + static_cast<std::ptrdiff_t>(n / 2) * dim, data.end());
+            v.queryPositions.resize(static_cast<std::size_t>(n / 2));
+            v.keyPositions.resize(static_cast<std::size_t>(n - n / 2));
+            core::TsneOptions o;
+            o.perplexity = c["perplexity"];
+            const auto e = core::embedQk(v, core::QkMethod::Tsne, o);
+            double best = 1e9;
+            for (const auto& kl : c["kl_divergence"])
+                best = std::min(best, kl.get<double>());
+            INFO("attnscope " << e.klDivergence << ", scikit-learn " << best);
+            CHECK(e.klDivergence <= best * 1.1);
+            CHECK(e.klDivergence >= best * 0.9);
+            CHECK(trustworthiness(data, dim, e.x, e.y, 5) >= c["trustworthiness_k5"].get<double>() - 0.02);
+        }
+    }
+}
