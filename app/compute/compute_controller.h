@@ -11,6 +11,7 @@
 #include "compute/requests.h"
 #include "compute/results.h"
 #include "grid_data.h"
+#include "qk_scatter_data.h"
 #include "thumbnail_data.h"
 #include "views/view_selection.h"
 
@@ -56,6 +57,8 @@ public:
     void requestLogitLens(int segment);
     // Each token's surprisal and the perplexity of the current text (causal models with a head).
     void requestSurprisal();
+    // One head's query-key space in the segment (-1: the shown one), PCA or t-SNE.
+    void requestQkSpace(int segment, int layer, int head, bool tsne);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -91,6 +94,8 @@ signals:
     void rolloutReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
     void lensReady(attnscope::app::FigurePtr figure);
+    void qkReady(attnscope::widgets::QkScatterPtr data);
+    void qkFailed(const QString& message);
     void surprisalReady(attnscope::app::TextResultPtr text, std::shared_ptr<const attnscope::core::Surprisal> surprisal);
     void analysisProgress(const QString& what, int done, int total);
     void analysisFailed(const QString& what, const QString& message, bool cancelled);
@@ -110,7 +115,7 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk;
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

@@ -177,6 +177,7 @@ void MainWindow::buildMenus()
     analysis->addSeparator();
     analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock", 0.45); });
     analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock", 0.4); });
+    analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock", 0.45); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {

@@ -2,6 +2,7 @@
 #include "ui/main_window.h"
 
 #include "analysis/surprisal.h"
+#include "ui/qk_panel.h"
 #include <cmath>
 
 #include "attention_grid_view.h"
@@ -90,6 +91,8 @@ void MainWindow::buildPanels()
     m_atlas->setObjectName(QStringLiteral("atlasPanel"));
     m_predictions = new PredictionPanel;
     m_predictions->setObjectName(QStringLiteral("predictionPanel"));
+    m_qk = new QkPanel;
+    m_qk->setObjectName(QStringLiteral("qkPanel"));
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
@@ -97,11 +100,12 @@ void MainWindow::buildPanels()
     addDock(tr("Compare Models"), QStringLiteral("compareDock"), m_comparison, Qt::BottomDockWidgetArea);
     addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea, false);
     addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea, false);
+    addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea, false);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // The bottom tabs that hold plots ask for room when their tab comes up: the Text tab's height left the head
     // similarity matrix a strip a few pixels high.
-    for (const char* name : {"relposDock", "compareDock", "atlasDock", "predictionDock"})
+    for (const char* name : {"relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"})
         connect(dock(name), &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
             if (visible)
                 QTimer::singleShot(0, this, [this, name] { showDock(name, 0.4); });
@@ -224,6 +228,23 @@ void MainWindow::connectCompute()
                                                               : tr("Open another model from the File menu.")));
     });
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
+    connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
+    connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
+    connect(m_qk, &QkPanel::methodChanged, this, &MainWindow::refreshQk);
+    connect(dock("qkDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            refreshQk();
+    });
+    connect(m_qk, &QkPanel::positionClicked, this, [this](int position) {
+        // The token's row in the grid, locked as a click there would (its attention row shown).
+        const auto g = m_gridData;
+        int row = -1;
+        if (g && position >= 0)
+            for (int r = 0; r < g->rows; ++r)
+                if (g->rowPosition(r) == position)
+                    row = r;
+        m_grid->setLockedRow(row);
+    });
     connect(m_displayPanel, &DisplayPanel::surprisalToggled, this, [this](bool on) {
         m_surprisalOn = on;
         if (on) {
@@ -482,6 +503,18 @@ void MainWindow::requestRun()
 void MainWindow::refreshGrid()
 {
     m_compute->requestGrid(m_selection);
+    refreshQk(); // the plot follows the selected head
+}
+
+void MainWindow::refreshQk()
+{
+    if (!dock("qkDock")->isVisible() || !m_compute->textResult())
+        return;
+    if (m_selection.heads.size() != 1) {
+        m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
+        return;
+    }
+    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->tsne());
 }
 
 void MainWindow::refreshThumbnails()

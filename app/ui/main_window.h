@@ -34,6 +34,7 @@ class ModelPanel;
 class RelposPanel;
 class AtlasPanel;
 class PredictionPanel;
+class QkPanel;
 class StatusArea;
 class TextPanel;
 class WindowLayout;
@@ -115,6 +116,7 @@ private:
     void requestRun();
     void refreshGrid();
     void refreshThumbnails();
+    void refreshQk();
     int shownSegment() const;
     int shownSegmentRows() const;
     void applySession(const SessionState& s);
@@ -137,6 +139,7 @@ private:
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
     PredictionPanel* m_predictions = nullptr;
+    QkPanel* m_qk = nullptr;
     // Generation: tokens still to add, and the sampler's generator (seeded when a run starts).
     int m_generateLeft = 0;
     std::mt19937_64 m_generator;

@@ -47,6 +47,7 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "relposDock"), dockNamed(w, "compareDock"));
     w->tabifyDockWidget(dockNamed(w, "compareDock"), dockNamed(w, "atlasDock"));
     w->tabifyDockWidget(dockNamed(w, "atlasDock"), dockNamed(w, "predictionDock"));
+    w->tabifyDockWidget(dockNamed(w, "predictionDock"), dockNamed(w, "qkDock"));
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
     const QRect avail = availableArea(w);

@@ -1,5 +1,6 @@
 // The main window as a user meets it: no stale view after a model switch, arrow keys in every focus situation,
 // honest labels, presentation mode, sessions with their scan, crisp PDF export, texts from files and drops.
+#include "analysis/qk_space.h"
 #include "analysis/surprisal.h"
 #include "analysis/head_atlas.h"
 #include "attention_grid_view.h"
@@ -12,6 +13,8 @@
 #include "analysis/attention_grid.h"
 #include "ui/atlas_panel.h"
 #include "ui/display_panel.h"
+#include "ui/qk_panel.h"
+#include "qk_scatter_view.h"
 #include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
 #include "ui/guide_window.h"
@@ -600,4 +603,34 @@ TEST_CASE("Surprisal tints the text view and puts the text's perplexity beside i
     settle(win.c);
     CHECK_FALSE(box->isEnabled());
     CHECK(box->toolTip().contains("no surprisal"));
+}
+
+TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its row in the grid", "[app][window][qk]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8 9 7"));
+    auto& w = win.w;
+    auto* panel = w.findChild<app::QkPanel*>(QStringLiteral("qkPanel"));
+    REQUIRE(panel);
+    w.dock("qkDock")->show();
+    w.dock("qkDock")->raise();
+    settle(win.c);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->data() != nullptr; }, 30000));
+    const auto first = panel->view()->data();
+    CHECK(first->queries == 10);
+    CHECK(first->x.size() == 20);
+    CHECK(first->title.contains("layer 1 · head 1"));
+    // The plot is the core's PCA of the same head, normalised.
+    auto v = core::headQkVectors(*w.result()->capture, 0, 0, 0);
+    core::normaliseQk(v);
+    const auto e = core::embedQk(v, core::QkMethod::Pca);
+    for (std::size_t i = 0; i < e.x.size(); ++i)
+        CHECK(first->x[i] == Approx(e.x[i]).margin(1e-5));
+    // Another head: the plot follows.
+    w.headsPanel()->headBox()->setValue(2);
+    settle(win.c);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->data() != first; }, 30000));
+    CHECK(panel->view()->data()->title.contains("head 2"));
+    // A click on a query point selects its token: the grid locks that row.
+    emit panel->view()->positionClicked(4);
+    CHECK(w.grid()->lockedRow() == 4);
 }

@@ -1,0 +1,53 @@
+// QkPanel: two choices above the plot.
+#include "ui/qk_panel.h"
+
+#include "qk_scatter_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+QkPanel::QkPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_method(new QComboBox(this))
+    , m_colour(new QComboBox(this))
+    , m_view(new widgets::QkScatterView(this))
+{
+    m_method->setObjectName(QStringLiteral("qkMethod"));
+    m_method->addItem(tr("PCA (exact, instant)"));
+    m_method->addItem(tr("t-SNE (perplexity 30)"));
+    m_method->setToolTip(tr("PCA keeps the directions of largest spread; t-SNE keeps neighbourhoods (clusters of tokens "
+                            "the head treats alike) and takes a few seconds for long texts"));
+    m_colour->setObjectName(QStringLiteral("qkColour"));
+    m_colour->addItem(tr("Colour: query / key"));
+    m_colour->addItem(tr("Colour: position in the text"));
+    m_view->setObjectName(QStringLiteral("qkView"));
+    m_view->setPlaceholder(tr("The selected head's queries and keys appear here once a text has run"));
+    m_view->setToolTip(tr("Keys are moved to the queries' mean and both scaled to equal mean length (AttentionViz): no "
+                          "attention changes, and a key near a query means a high dot product. Click a point to "
+                          "select its token; a selected query shows lines to the three keys it attends to most."));
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(m_method);
+    controls->addWidget(m_colour);
+    controls->addStretch(1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(controls);
+    layout->addWidget(m_view, 1);
+    connect(m_method, &QComboBox::currentIndexChanged, this, &QkPanel::methodChanged);
+    connect(m_colour, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_view->setColouring(i == 1 ? widgets::QkScatterView::Colouring::Position : widgets::QkScatterView::Colouring::Kind);
+    });
+    connect(m_view, &widgets::QkScatterView::positionClicked, this, &QkPanel::positionClicked);
+}
+
+bool QkPanel::tsne() const { return m_method->currentIndex() == 1; }
+
+void QkPanel::setData(widgets::QkScatterPtr data) { m_view->setData(std::move(data)); }
+
+void QkPanel::setMessage(const QString& message) { m_view->setPlaceholder(message); }
+
+} // namespace attnscope::app

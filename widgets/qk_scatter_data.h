@@ -1,0 +1,24 @@
+// What the query-key space plot shows: one head's queries and keys as 2-D points (plain data).
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace attnscope::widgets {
+
+struct QkScatterData {
+    QString title;          // "layer 2 · head 3 · PCA"
+    QString note;           // "closeness ~ dot product: r = 0.62 per query"
+    std::vector<float> x, y; // queries first, then keys
+    int queries = 0;
+    std::vector<int> positions; // absolute token position of each point
+    QStringList labels;         // token text of each point
+    // Per query, the keys (point indices) it attends to most, strongest first: drawn as lines from a selected query.
+    std::vector<std::array<int, 3>> topKeys;
+};
+using QkScatterPtr = std::shared_ptr<const QkScatterData>;
+
+} // namespace attnscope::widgets

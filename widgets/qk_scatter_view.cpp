@@ -1,0 +1,196 @@
+// QkScatterView: equal-aspect scatter (distances must not be stretched), painted with QPainter.
+#include "qk_scatter_view.h"
+
+#include "colour_maps.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+namespace attnscope::widgets {
+
+namespace {
+const QColor kQuery(230, 120, 30), kKey(40, 100, 200);
+}
+
+QkScatterView::QkScatterView(QWidget* parent)
+    : QWidget(parent)
+{
+    setMouseTracking(true);
+    setMinimumSize(200, 160);
+    m_placeholder = tr("No query-key space yet");
+}
+
+void QkScatterView::setData(QkScatterPtr data)
+{
+    m_data = std::move(data);
+    m_hover = -1;
+    if (m_data && !m_data->x.empty()) {
+        const auto [xa, xb] = std::minmax_element(m_data->x.begin(), m_data->x.end());
+        const auto [ya, yb] = std::minmax_element(m_data->y.begin(), m_data->y.end());
+        m_x0 = *xa, m_x1 = *xb, m_y0 = *ya, m_y1 = *yb;
+    }
+    update();
+}
+
+void QkScatterView::setColouring(Colouring c)
+{
+    m_colouring = c;
+    update();
+}
+
+void QkScatterView::setPlaceholder(const QString& text)
+{
+    m_placeholder = text;
+    m_data.reset();
+    update();
+}
+
+void QkScatterView::setSelectedPosition(int position)
+{
+    m_selected = position;
+    update();
+}
+
+QRectF QkScatterView::plotRect() const
+{
+    const QRectF area = QRectF(rect()).adjusted(12, 40, -12, -28);
+    // Equal scales on both axes: a distance means the same in every direction.
+    const double w = std::max(1e-9f, m_x1 - m_x0), h = std::max(1e-9f, m_y1 - m_y0);
+    const double s = std::min(area.width() / w, area.height() / h);
+    const QSizeF size(w * s, h * s);
+    return QRectF(area.center() - QPointF(size.width() / 2, size.height() / 2), size);
+}
+
+QPointF QkScatterView::toScreen(int i) const
+{
+    const QRectF r = plotRect();
+    const double w = std::max(1e-9f, m_x1 - m_x0), h = std::max(1e-9f, m_y1 - m_y0);
+    return {r.left() + (m_data->x[static_cast<std::size_t>(i)] - m_x0) / w * r.width(),
+            r.bottom() - (m_data->y[static_cast<std::size_t>(i)] - m_y0) / h * r.height()};
+}
+
+int QkScatterView::pointAt(const QPointF& p) const
+{
+    if (!m_data)
+        return -1;
+    int best = -1;
+    double bestD = 7 * 7;
+    for (int i = 0; i < static_cast<int>(m_data->x.size()); ++i) {
+        const QPointF d = toScreen(i) - p;
+        const double d2 = d.x() * d.x() + d.y() * d.y();
+        if (d2 < bestD)
+            best = i, bestD = d2;
+    }
+    return best;
+}
+
+void QkScatterView::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.fillRect(rect(), Qt::white);
+    if (!m_data || m_data->x.empty()) {
+        p.setPen(Qt::gray);
+        p.drawText(rect().adjusted(10, 10, -10, -10), Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
+        return;
+    }
+    const auto& d = *m_data;
+    const int n = static_cast<int>(d.x.size());
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(Qt::black);
+    p.drawText(QRect(8, 4, width() - 16, 18), Qt::AlignLeft | Qt::AlignVCenter, d.title);
+    p.setFont(font());
+    p.setPen(QColor(80, 80, 80));
+    p.drawText(QRect(8, 21, width() - 16, 16), Qt::AlignLeft | Qt::AlignVCenter, d.note);
+    // Legend at the bottom.
+    const int ly = height() - 18;
+    p.setPen(Qt::NoPen);
+    if (m_colouring == Colouring::Kind) {
+        p.setBrush(kQuery);
+        p.drawEllipse(QPointF(14, ly), 4, 4);
+        p.setBrush(kKey);
+        p.drawRect(QRectF(74, ly - 4, 8, 8));
+        p.setPen(Qt::black);
+        p.drawText(QRect(22, ly - 8, 50, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("query"));
+        p.drawText(QRect(86, ly - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("key"));
+    } else {
+        for (int i = 0; i < 100; ++i) {
+            p.setBrush(colourAt(ColourMap::Viridis, i / 99.0));
+            p.drawRect(QRectF(60 + i, ly - 4, 1.2, 8));
+        }
+        p.setPen(Qt::black);
+        p.drawText(QRect(8, ly - 8, 50, 16), Qt::AlignRight | Qt::AlignVCenter, tr("first"));
+        p.drawText(QRect(164, ly - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("last token"));
+        p.drawText(QRect(232, ly - 8, 160, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("● query  ■ key"));
+    }
+    int lo = d.positions.empty() ? 0 : *std::min_element(d.positions.begin(), d.positions.end());
+    int hi = d.positions.empty() ? 1 : *std::max_element(d.positions.begin(), d.positions.end());
+    // A selected query's strongest keys, as lines under the points.
+    for (int i = 0; i < d.queries; ++i)
+        if (d.positions[static_cast<std::size_t>(i)] == m_selected && static_cast<std::size_t>(i) < d.topKeys.size())
+            for (int r = 0; r < 3; ++r) {
+                const int k = d.topKeys[static_cast<std::size_t>(i)][static_cast<std::size_t>(r)];
+                if (k < 0)
+                    continue;
+                p.setPen(QPen(QColor(200, 40, 40, 220 - 60 * r), 2.5 - 0.6 * r));
+                p.drawLine(toScreen(i), toScreen(k));
+            }
+    for (int i = 0; i < n; ++i) {
+        const bool query = i < d.queries;
+        QColor c = m_colouring == Colouring::Kind
+                       ? (query ? kQuery : kKey)
+                       : colourAt(ColourMap::Viridis, hi > lo ? double(d.positions[static_cast<std::size_t>(i)] - lo) / (hi - lo) : 0.5);
+        const bool selected = d.positions[static_cast<std::size_t>(i)] == m_selected;
+        c.setAlpha(m_selected >= 0 && !selected ? 90 : 230);
+        p.setBrush(c);
+        p.setPen(selected || i == m_hover ? QPen(Qt::black, 1.5) : Qt::NoPen);
+        const QPointF s = toScreen(i);
+        const double r = selected || i == m_hover ? 5.5 : 3.5;
+        if (query)
+            p.drawEllipse(s, r, r);
+        else
+            p.drawRect(QRectF(s.x() - r, s.y() - r, 2 * r, 2 * r));
+    }
+    // Few points: every one named (a cluster reads as words); many: names on hover only.
+    if (n <= 100) {
+        QFont small = font();
+        small.setPointSizeF(std::max(6.0, font().pointSizeF() - 2));
+        p.setFont(small);
+        for (int i = 0; i < n; ++i) {
+            p.setPen(i < d.queries ? kQuery.darker(140) : kKey.darker(130));
+            p.drawText(toScreen(i) + QPointF(5, -3), d.labels.value(i).left(12));
+        }
+    }
+}
+
+void QkScatterView::mouseMoveEvent(QMouseEvent* e)
+{
+    const int i = pointAt(e->position());
+    if (i != m_hover) {
+        m_hover = i;
+        update();
+    }
+    if (i >= 0)
+        QToolTip::showText(e->globalPosition().toPoint(),
+                           tr("%1 %2 (token %3)")
+                               .arg(i < m_data->queries ? tr("query") : tr("key"), m_data->labels.value(i))
+                               .arg(m_data->positions[static_cast<std::size_t>(i)] + 1),
+                           this);
+    else
+        QToolTip::hideText();
+}
+
+void QkScatterView::mousePressEvent(QMouseEvent* e)
+{
+    const int i = pointAt(e->position());
+    const int pos = i >= 0 ? m_data->positions[static_cast<std::size_t>(i)] : -1;
+    setSelectedPosition(pos == m_selected ? -1 : pos);
+    emit positionClicked(m_selected);
+}
+
+} // namespace attnscope::widgets
