@@ -175,7 +175,8 @@ public:
     // The model's read-out applied to residual-stream rows `hidden` [rows, dModel]: its final norm and unembedding (an
     // encoder's masked-language-model head), logits [rows, vocab] into `logits`. What the forward computes at a
     // segment's end, and what the logit lens reads every layer through. False (logits untouched) when the model is
-    // read without an output layer (Transformer-XL's adaptive softmax, an encoder without its head).
+    // read without an output layer (a Transformer-XL checkpoint without its adaptive softmax, an encoder without its
+    // head). Transformer-XL's are the adaptive softmax's log-probabilities.
     virtual bool readOut(const float* hidden, int rows, std::vector<float>& logits) const;
 
     // Convenience: the segments in order, from an empty memory.

@@ -29,6 +29,13 @@ struct TransfoXLNames {
     static constexpr const char* lnFfW = "layers.{l}.pos_ff.layer_norm.weight";
     static constexpr const char* lnFfB = "layers.{l}.pos_ff.layer_norm.bias";
     static constexpr const char* prefix = "transformer.";
+    // The projected adaptive softmax ("crit", outside the prefix). Its tables and projections may be left out as
+    // tied to the input's (embTable, embProj).
+    static constexpr const char* outWeight = "crit.out_layers.{c}.weight";
+    static constexpr const char* outBias = "crit.out_layers.{c}.bias";
+    static constexpr const char* outProj = "crit.out_projs.{c}";
+    static constexpr const char* clusterWeight = "crit.cluster_weight";
+    static constexpr const char* clusterBias = "crit.cluster_bias";
 };
 
 // GPT2Model names; Conv1D weights are stored [in, out] (y = x W + b).

@@ -140,16 +140,133 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     m_info.weightBytes = w.storedBytes();
     m_info.can.causal = true;
     m_info.can.carriesMemory = true;
-    m_info.can.decomposition = ScoreDecomposition::RelativeTerms; // read without its output softmax: no next-token loss
+    m_info.can.decomposition = ScoreDecomposition::RelativeTerms;
+    loadOutputSoftmax(prefix);
+    m_info.can.nextTokenLoss = !m_out.empty(); // only with the checkpoint's adaptive softmax
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
                              LayerRule{1.0f / std::sqrt(static_cast<float>(c.dHead)), 0.0f, 0});
+}
+
+void TransfoXLModel::loadOutputSoftmax(const std::string& prefix)
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    if (!w.has(tensorName("", TransfoXLNames::outBias, 0)))
+        return; // an attention-only checkpoint (the reference cases, the built-in model)
+    std::vector<int> bounds{0};
+    bounds.insert(bounds.end(), c.cutoffs.begin(), c.cutoffs.end());
+    bounds.push_back(c.vocabSize);
+    const int clusters = static_cast<int>(bounds.size()) - 2;
+    std::int64_t divPow = 1;
+    for (int i = 0; i + 1 < static_cast<int>(bounds.size()); ++i) {
+        OutCluster o;
+        o.lo = bounds[static_cast<std::size_t>(i)];
+        o.hi = bounds[static_cast<std::size_t>(i) + 1];
+        const int table = c.divVal == 1 ? 0 : i; // div_val 1: one table, sliced by the cutoffs
+        const std::int64_t dEmb = c.divVal == 1 ? c.dEmbed : std::max<std::int64_t>(1, c.dEmbed / divPow);
+        divPow = std::min<std::int64_t>(divPow * c.divVal, std::int64_t(1) << 32);
+        const std::int64_t rows = c.divVal == 1 ? c.vocabSize : o.hi - o.lo;
+        std::string weight = tensorName("", TransfoXLNames::outWeight, table);
+        if (!w.has(weight))
+            weight = tensorName(prefix, TransfoXLNames::embTable, table); // tied to the input's table
+        WeightView wv = w.get(weight, {rows, dEmb});
+        WeightView bv = w.getFloat(tensorName("", TransfoXLNames::outBias, table), {rows});
+        if (c.divVal == 1) { // the cluster's rows of the one table
+            wv.bytes += static_cast<std::size_t>(o.lo) * wv.rowBytes();
+            wv.shape[0] = o.hi - o.lo;
+            bv = WeightView::ofFloats(bv.floats() + o.lo, {o.hi - o.lo});
+        }
+        o.weight = wv;
+        o.bias = bv;
+        std::string proj = tensorName("", TransfoXLNames::outProj, i);
+        if (!w.has(proj)) // tied to the input's projection (tie_projs)
+            proj = tensorName(prefix, TransfoXLNames::embProj, c.divVal == 1 ? 0 : i);
+        if (w.has(proj))
+            o.proj = w.get(proj, {c.dModel, dEmb});
+        else if (dEmb != c.dModel)
+            throw Error(ErrorCode::MissingTensor,
+                        "needed by the output softmax: the cluster's width " + std::to_string(dEmb) +
+                            " differs from d_model " + std::to_string(c.dModel),
+                        w.source(), tensorName("", TransfoXLNames::outProj, i));
+        m_out.push_back(o);
+    }
+    if (clusters > 0) {
+        const std::int64_t dEmb0 = c.dEmbed;
+        m_clusterWeight = w.get(tensorName("", TransfoXLNames::clusterWeight), {clusters, dEmb0});
+        m_clusterBias = w.getFloat(tensorName("", TransfoXLNames::clusterBias), {clusters});
+    }
+}
+
+void TransfoXLModel::logProbabilities(const RowMatrix& x, RowMatrix& out) const
+{
+    const auto M = x.rows();
+    const int clusters = static_cast<int>(m_out.size()) - 1;
+    out.resize(M, m_config.vocabSize);
+    auto project = [&](const OutCluster& o, RowMatrix& h) -> const RowMatrix& {
+        if (!o.proj)
+            return x;
+        multiply(x, o.proj, h); // hidden · proj: [M, d_emb]
+        return h;
+    };
+    auto logSoftmaxRows = [](RowMatrix& m) {
+        for (Eigen::Index r = 0; r < m.rows(); ++r) {
+            const double mx = m.row(r).maxCoeff();
+            double z = 0;
+            for (Eigen::Index c = 0; c < m.cols(); ++c)
+                z += std::exp(static_cast<double>(m(r, c)) - mx);
+            m.row(r).array() -= static_cast<float>(mx + std::log(z));
+        }
+    };
+    auto addBias = [](RowMatrix& m, const WeightView& b, Eigen::Index col0) {
+        for (Eigen::Index r = 0; r < m.rows(); ++r)
+            for (Eigen::Index c = 0; c < b.numel(); ++c)
+                m(r, col0 + c) += b.floats()[c];
+    };
+    // Head: the shortlist's words, then one entry per tail cluster.
+    RowMatrix h, head, part;
+    const RowMatrix& h0 = project(m_out[0], h);
+    const int shortlist = m_out[0].hi - m_out[0].lo;
+    head.resize(M, shortlist + clusters);
+    multiplyTransposed(h0, m_out[0].weight, part);
+    addBias(part, m_out[0].bias, 0);
+    head.leftCols(shortlist) = part;
+    if (clusters > 0) {
+        multiplyTransposed(h0, m_clusterWeight, part);
+        addBias(part, m_clusterBias, 0);
+        head.rightCols(clusters) = part;
+    }
+    logSoftmaxRows(head);
+    out.leftCols(shortlist) = head.leftCols(shortlist);
+    for (int i = 1; i <= clusters; ++i) {
+        const OutCluster& o = m_out[static_cast<std::size_t>(i)];
+        RowMatrix hi;
+        const RowMatrix& hp = project(o, hi);
+        multiplyTransposed(hp, o.weight, part);
+        addBias(part, o.bias, 0);
+        logSoftmaxRows(part);
+        // Cluster i's share of the head is its column counted from the end (the original's head_logprob[:, -i]).
+        const Eigen::Index col = shortlist + clusters - i;
+        for (Eigen::Index r = 0; r < M; ++r)
+            out.row(r).segment(o.lo, o.hi - o.lo) = part.row(r).array() + head(r, col);
+    }
+}
+
+bool TransfoXLModel::readOut(const float* hidden, int rows, std::vector<float>& logits) const
+{
+    if (m_out.empty())
+        return false;
+    const RowMatrix x = ConstMatrixMap(hidden, rows, m_config.dModel);
+    RowMatrix lp;
+    logProbabilities(x, lp);
+    logits.assign(lp.data(), lp.data() + lp.size());
+    return true;
 }
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
 {
     if (options.ablate)
-        throw Error(ErrorCode::BadInput, "head ablation measures the next-token loss, and Transformer-XL models are "
-                                         "read here without their output softmax: it needs GPT-2 or a Llama-family model");
+        throw Error(ErrorCode::BadInput, "head ablation is not available for Transformer-XL yet (its forward has no "
+                                         "place to silence a head): it needs GPT-2 or a Llama-family model");
     auto st = std::make_unique<State>();
     st->memLen = options.memLen.value_or(m_config.memLen);
     st->sameLength = options.sameLength.value_or(m_config.sameLength);
@@ -405,6 +522,12 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     ev.segment = st.segmentsDone;
     ev.qlen = q;
     ev.dModel = d;
+    RowMatrix logProbs;
+    if (!m_out.empty() && observer.wantLogits()) { // the adaptive softmax's log-probabilities stand for logits
+        logProbabilities(x, logProbs);
+        ev.logits = logProbs.data();
+        ev.vocab = m_config.vocabSize;
+    }
     m_weights->throwIfDamaged();
     observer.onSegmentEnd(ev);
     st.tokensSeen += q;

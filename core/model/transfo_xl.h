@@ -24,12 +24,20 @@ public:
     RowMatrix embed(std::span<const std::int32_t> ids) const;
     // Sinusoidal encoding of (clamped) distance r: [sin(r f_0..), cos(r f_0..)], computed in float32 as the reference.
     void sinusoid(int distance, float* out) const;
+    // With the checkpoint's projected adaptive softmax ("crit"): log-probabilities of every word after each row of
+    // the last layer's output, as the original ProjectedAdaptiveLogSoftmax computes them.
+    bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override;
 
 private:
     struct Cluster {
         int lo = 0, hi = 0;
         WeightView table; // [hi-lo, d_emb_c]
         WeightView proj;  // [d_model, d_emb_c] or empty
+    };
+    // One part of the output softmax: words [lo, hi), their table and bias, the projection into the table's width.
+    struct OutCluster {
+        int lo = 0, hi = 0;
+        WeightView weight, bias, proj; // [hi-lo, d_emb], [hi-lo], [d_model, d_emb] or empty (identity)
     };
     struct Layer {
         WeightView qkv, rNet, oNet, lnAttnW, lnAttnB, ff1W, ff1B, ff2W, ff2B, lnFfW, lnFfB, rwBias, rrBias;
@@ -44,12 +52,16 @@ private:
     ScoreInputs attention(State& st, int layer, const RowMatrix& x, int mlen, const std::vector<VisibleSpan>& spans,
                           const AttentionCapture& keep, LayerBuffers& buf) const;
     void feedForward(int layer, const RowMatrix& y, RowMatrix& out) const;
+    void loadOutputSoftmax(const std::string& prefix);
+    void logProbabilities(const RowMatrix& x, RowMatrix& out) const;
     const RowMatrix& relativeTable(State& st, int layer, int maxDistance) const;
 
     TransfoXLConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;
     ModelInfo m_info;
     std::vector<Cluster> m_clusters;
+    std::vector<OutCluster> m_out; // empty: read without the output softmax
+    WeightView m_clusterWeight, m_clusterBias; // [clusters, d_emb_0], [clusters]
     std::vector<Layer> m_layers;
     std::vector<float> m_invFreq; // [d_model / 2]
 };

@@ -5,7 +5,9 @@
 #include "io/pickle.h"
 #include "io/pytorch_file.h"
 #include "io/safetensors.h"
+#include "analysis/token_predictions.h"
 #include "model/model_loader.h"
+#include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 #include "run/reference_dump.h"
 #include "test_support.h"
@@ -420,4 +422,41 @@ TEST_CASE("typed text reaches a Transformer-XL vocabulary split as WikiText was"
     INFO("first lines that differ:\n" << [&] { std::string s; for (const auto& m : mismatches) s += m + "\n"; return s; }());
     CHECK(lines >= 250);
     CHECK(equal >= lines * 97 / 100);
+}
+
+TEST_CASE("Transformer-XL's projected adaptive softmax gives the original code's log-probabilities", "[pytorch][txl]")
+{
+    const auto dir = test::projectDataDir() / "txl-crit";
+    const auto expected = test::loadAll((dir / "expected.safetensors").string());
+    const auto input = core::readJsonFile((dir / "input.json").string());
+    std::vector<core::Token> tokens;
+    for (const auto& id : input["token_ids"])
+        tokens.push_back({id.get<std::int32_t>(), std::to_string(id.get<int>()), 0, 0});
+    // Tied tables and projections left out (safetensors), and the whole pickled module with every tensor.
+    for (const auto& spec : {dir.string(), (dir / "model.pt").string()}) {
+        DYNAMIC_SECTION(spec)
+        {
+            const auto loaded = core::loadModel(spec);
+            REQUIRE(loaded.model->info().can.nextTokenLoss);
+            core::CaptureOptions copt;
+            copt.segmentLen = 5;
+            copt.run.memLen = 6;
+            const auto capture = core::captureText(*loaded.model, tokens, copt);
+            REQUIRE(capture->segments.size() == 3);
+            for (int p = 0; p < 15; ++p) {
+                const auto lp = core::nextTokenLogits(*loaded.model, *capture, p);
+                REQUIRE(lp.size() == 40);
+                const auto& ref = *std::find_if(expected.begin(), expected.end(), [&](const auto& t) {
+                    return t.name == "seg" + std::to_string(p / 5) + ".logprobs";
+                });
+                double z = 0;
+                for (int v = 0; v < 40; ++v) {
+                    CHECK(lp[static_cast<std::size_t>(v)] ==
+                          Approx(ref.data[static_cast<std::size_t>(p % 5) * 40 + v]).margin(1e-4));
+                    z += std::exp(static_cast<double>(lp[static_cast<std::size_t>(v)]));
+                }
+                CHECK(z == Approx(1.0).margin(1e-5)); // a distribution over the whole vocabulary
+            }
+        }
+    }
 }
