@@ -5,6 +5,7 @@
 #include <QStringList>
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace attnscope::widgets {
@@ -18,6 +19,7 @@ struct QkScatterData {
     QStringList labels;         // token text of each point
     // Per query, the keys (point indices) it attends to most, strongest first: drawn as lines from a selected query.
     std::vector<std::array<int, 3>> topKeys;
+    std::string csv; // the points as exported: kind,position,token,x,y
 };
 using QkScatterPtr = std::shared_ptr<const QkScatterData>;
 

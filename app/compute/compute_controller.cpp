@@ -471,6 +471,7 @@ void ComputeController::requestQkSpace(int segment, int layer, int head, bool ts
             const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, &ctx.stop());
             out->x = e.x;
             out->y = e.y;
+            out->csv = core::qkCsv(v, e, capture);
             out->queries = e.queries;
             for (auto p : v.queryPositions)
                 out->positions.push_back(static_cast<int>(p));

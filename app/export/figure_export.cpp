@@ -14,6 +14,7 @@
 #include <QFileInfo>
 #include <QPdfWriter>
 #include <QSvgGenerator>
+#include <functional>
 #include <memory>
 
 namespace attnscope::app {
@@ -30,11 +31,14 @@ void layOutOffscreen(QCustomPlot* plot, int w, int h)
 }
 } // namespace
 
+// Paints with `paintAll` into a PNG (at `scale`), SVG or PDF chosen by the extension; written atomically.
+QString exportPainted(const QString& path, int w, int h, double scale, int dpi,
+                      const std::function<void(QCPPainter&)>& paintAll);
+
 QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size)
 {
     if (plots.empty())
         return QObject::tr("%1: nothing to export").arg(path);
-    const QString ext = QFileInfo(path).suffix().toLower();
     const int n = static_cast<int>(plots.size());
     const int w = size.width > 0 ? size.width : plots.front()->width() * n;
     const int h = size.height > 0 ? size.height : plots.front()->height();
@@ -51,16 +55,23 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
             p.restore();
         }
     };
+    return exportPainted(path, w, h, size.scale, plots.front()->logicalDpiX(), [&](QCPPainter& p) { paintAll(p); });
+}
+
+QString exportPainted(const QString& path, int w, int h, double scale, int dpi,
+                      const std::function<void(QCPPainter&)>& paintAll)
+{
+    const QString ext = QFileInfo(path).suffix().toLower();
     // Painted into memory, then written whole: a failed write leaves any earlier file of that name intact.
     bool ok = false;
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
     if (ext == QLatin1String("png")) {
-        QImage img(static_cast<int>(w * size.scale), static_cast<int>(h * size.scale), QImage::Format_ARGB32);
+        QImage img(static_cast<int>(w * scale), static_cast<int>(h * scale), QImage::Format_ARGB32);
         img.fill(Qt::white);
         QCPPainter p(&img);
-        p.scale(size.scale, size.scale);
+        p.scale(scale, scale);
         paintAll(p);
         p.end();
         ok = img.save(&buffer, "PNG");
@@ -71,7 +82,7 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
             gen->setOutputDevice(&buffer);
             gen->setSize(QSize(w, h));
             gen->setViewBox(QRect(0, 0, w, h));
-            gen->setResolution(plots.front()->logicalDpiX()); // else text comes out small
+            gen->setResolution(dpi); // else text comes out small
             gen->setTitle(QStringLiteral("attnscope figure"));
             dev.reset(gen);
         } else {
@@ -95,6 +106,21 @@ QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& p
     if (!ok || bytes.isEmpty())
         return QObject::tr("%1: could not draw the figure").arg(path);
     return saveFileAtomically(path, bytes);
+}
+
+QString exportWidget(QWidget* widget, const QString& path, const FigureSize& size)
+{
+    const QSize original = widget->size();
+    const int w = size.width > 0 ? size.width : original.width();
+    const int h = size.height > 0 ? size.height : original.height();
+    if (QSize(w, h) != original)
+        widget->resize(w, h);
+    const QString err = exportPainted(path, w, h, size.scale, widget->logicalDpiX(), [&](QCPPainter& p) {
+        widget->render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
+    });
+    if (QSize(w, h) != original)
+        widget->resize(original);
+    return err;
 }
 
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size)

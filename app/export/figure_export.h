@@ -5,6 +5,7 @@
 #include <vector>
 
 class QCustomPlot;
+class QWidget;
 
 namespace attnscope::core {
 struct TextCapture;
@@ -23,6 +24,9 @@ struct FigureSize {
 
 // Returns an empty string on success, else a message naming the file and the problem.
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size = {});
+
+// Any widget painted as it draws itself (QPainter-based views such as the query-key space), by extension as above.
+QString exportWidget(QWidget* widget, const QString& path, const FigureSize& size = {});
 
 // Several plots side by side in one figure (each gets an equal share of `size`), by extension as above.
 QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size);

@@ -231,6 +231,7 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
     connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
     connect(m_qk, &QkPanel::methodChanged, this, &MainWindow::refreshQk);
+    connect(m_qk, &QkPanel::exported, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
     connect(dock("qkDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible)
             refreshQk();

@@ -3,7 +3,14 @@
 
 #include "qk_scatter_view.h"
 
+#include "export/data_export.h"
+#include "export/figure_export.h"
+#include "ui/file_dialogs.h"
+
 #include <QComboBox>
+#include <QMenu>
+#include <QMessageBox>
+#include <QToolButton>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QVBoxLayout>
@@ -29,10 +36,29 @@ QkPanel::QkPanel(QWidget* parent)
     m_view->setToolTip(tr("Keys are moved to the queries' mean and both scaled to equal mean length (AttentionViz): no "
                           "attention changes, and a key near a query means a high dot product. Click a point to "
                           "select its token; a selected query shows lines to the three keys it attends to most."));
+    auto* exportButton = new QToolButton(this);
+    exportButton->setObjectName(QStringLiteral("qkExport"));
+    exportButton->setText(tr("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* menu = new QMenu(exportButton);
+    menu->addAction(tr("Figure (PNG, SVG, PDF)…"), this, [this] {
+        const QString path = askFigurePath(this, tr("Export the query-key space"), QStringLiteral("qk_space"));
+        if (!path.isEmpty())
+            finishExport(path, exportWidget(m_view, path));
+    });
+    menu->addAction(tr("Points (CSV)…"), this, [this] {
+        if (!m_view->data())
+            return;
+        const QString path = askDataPath(this, tr("Export the points"), QStringLiteral("qk_space"), {QStringLiteral("csv")});
+        if (!path.isEmpty())
+            finishExport(path, saveFileAtomically(path, QByteArray::fromStdString(m_view->data()->csv)));
+    });
+    exportButton->setMenu(menu);
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_method);
     controls->addWidget(m_colour);
     controls->addStretch(1);
+    controls->addWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
@@ -42,6 +68,14 @@ QkPanel::QkPanel(QWidget* parent)
         m_view->setColouring(i == 1 ? widgets::QkScatterView::Colouring::Position : widgets::QkScatterView::Colouring::Kind);
     });
     connect(m_view, &widgets::QkScatterView::positionClicked, this, &QkPanel::positionClicked);
+}
+
+void QkPanel::finishExport(const QString& path, const QString& error)
+{
+    if (!error.isEmpty())
+        QMessageBox::warning(this, tr("Export failed"), error);
+    else
+        emit exported(path);
 }
 
 bool QkPanel::tsne() const { return m_method->currentIndex() == 1; }

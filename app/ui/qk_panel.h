@@ -27,8 +27,10 @@ public:
 signals:
     void methodChanged();                // recompute with the other method
     void positionClicked(int position);  // a token chosen in the plot (-1: none)
+    void exported(const QString& path);  // a figure or the points were saved
 
 private:
+    void finishExport(const QString& path, const QString& error);
     QComboBox* m_method;
     QComboBox* m_colour;
     widgets::QkScatterView* m_view;

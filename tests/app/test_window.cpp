@@ -13,6 +13,7 @@
 #include "analysis/attention_grid.h"
 #include "ui/atlas_panel.h"
 #include "ui/display_panel.h"
+#include "export/figure_export.h"
 #include "ui/qk_panel.h"
 #include "qk_scatter_view.h"
 #include "figures/paper_figure_view.h"
@@ -33,6 +34,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -633,4 +635,14 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     // A click on a query point selects its token: the grid locks that row.
     emit panel->view()->positionClicked(4);
     CHECK(w.grid()->lockedRow() == 4);
+    // Exports: the figure as drawn (vector and raster), the points as the headless CSV.
+    test::TempDir tmp;
+    for (const char* ext : {"svg", "png", "pdf"}) {
+        const QString path = QString::fromStdString((tmp / (std::string("qk.") + ext)).string());
+        CHECK(app::exportWidget(panel->view(), path, {}).isEmpty());
+        CHECK(QFileInfo(path).size() > 1000);
+    }
+    auto v2 = core::headQkVectors(*w.result()->capture, 0, 0, 1);
+    core::normaliseQk(v2);
+    CHECK(panel->view()->data()->csv == core::qkCsv(v2, core::embedQk(v2, core::QkMethod::Pca), *w.result()->capture));
 }
