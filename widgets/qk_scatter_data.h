@@ -23,4 +23,12 @@ struct QkScatterData {
 };
 using QkScatterPtr = std::shared_ptr<const QkScatterData>;
 
+// Every head's query-key space of one segment, for the all-heads matrix.
+struct QkMatrixData {
+    int layers = 0, heads = 0;
+    QString title;
+    std::vector<QkScatterPtr> cells; // [layer * heads + head]
+};
+using QkMatrixPtr = std::shared_ptr<const QkMatrixData>;
+
 } // namespace attnscope::widgets

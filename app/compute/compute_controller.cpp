@@ -434,6 +434,61 @@ void ComputeController::requestSurprisal()
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 
+namespace {
+// One head's query-key space as the plot shows it (both the single view and the all-heads matrix).
+widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, bool tsne, const core::StopToken* stop)
+{
+    const auto* text = &result;
+    const auto& capture = *text->capture;
+    auto v = core::headQkVectors(capture, s, layer, head);
+    const auto& seg = capture.segment(s);
+    auto out = std::make_shared<widgets::QkScatterData>();
+    // Each query's strongest visible keys (by dot product: the order of its attention).
+    for (int i = 0; i < v.nq(); ++i) {
+        std::vector<std::pair<double, int>> best;
+        for (int j = 0; j < v.nk(); ++j) {
+            const int key = static_cast<int>(v.keyPositions[static_cast<std::size_t>(j)] - (seg.firstPosition - seg.mlen));
+            if (seg.masked(i, key))
+                continue;
+            double dot = 0;
+            for (int c = 0; c < v.dim; ++c)
+                dot += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) * v.keys[static_cast<std::size_t>(j) * v.dim + c];
+            best.emplace_back(dot, v.nq() + j);
+        }
+        std::partial_sort(best.begin(), best.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(best.size())), best.end(),
+                          std::greater<>());
+        std::array<int, 3> top{-1, -1, -1};
+        for (std::size_t r = 0; r < 3 && r < best.size(); ++r)
+            top[r] = best[r].second;
+        out->topKeys.push_back(top);
+    }
+    core::normaliseQk(v);
+    core::TsneOptions o;
+    const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, stop);
+    out->x = e.x;
+    out->y = e.y;
+    out->csv = core::qkCsv(v, e, capture);
+    out->queries = e.queries;
+    for (auto p : v.queryPositions)
+        out->positions.push_back(static_cast<int>(p));
+    for (auto p : v.keyPositions)
+        out->positions.push_back(static_cast<int>(p));
+    for (int p : out->positions)
+        out->labels << QString::fromStdString(capture.tokens[static_cast<std::size_t>(p)].text);
+    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5 queries and %6 keys")
+                     .arg(text->model->displayName)
+                     .arg(layer + 1)
+                     .arg(head + 1)
+                     .arg(tsne ? ComputeController::tr("t-SNE") : ComputeController::tr("PCA"))
+                     .arg(e.queries)
+                     .arg(e.keys);
+    out->note = ComputeController::tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
+                    .arg(e.correlation, 0, 'f', 2) +
+                (tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
+    return std::shared_ptr<const widgets::QkScatterData>(std::move(out));
+}
+} // namespace
+
 void ComputeController::requestQkSpace(int segment, int layer, int head, bool tsne)
 {
     if (!m_text)
@@ -442,56 +497,43 @@ void ComputeController::requestQkSpace(int segment, int layer, int head, bool ts
     submit<widgets::QkScatterData>(
         m_background, m_qk, tsne ? tr("Computing the query-key space (t-SNE)…") : tr("Computing the query-key space…"),
         [text, segment, layer, head, tsne](const JobContext& ctx) {
-            const auto& capture = *text->capture;
-            const int s = segment >= 0 ? segment : autoSegment(capture);
-            auto v = core::headQkVectors(capture, s, layer, head);
-            const auto& seg = capture.segment(s);
-            auto out = std::make_shared<widgets::QkScatterData>();
-            // Each query's strongest visible keys (by dot product: the order of its attention).
-            for (int i = 0; i < v.nq(); ++i) {
-                std::vector<std::pair<double, int>> best;
-                for (int j = 0; j < v.nk(); ++j) {
-                    const int key = static_cast<int>(v.keyPositions[static_cast<std::size_t>(j)] - (seg.firstPosition - seg.mlen));
-                    if (seg.masked(i, key))
-                        continue;
-                    double dot = 0;
-                    for (int c = 0; c < v.dim; ++c)
-                        dot += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) * v.keys[static_cast<std::size_t>(j) * v.dim + c];
-                    best.emplace_back(dot, v.nq() + j);
-                }
-                std::partial_sort(best.begin(), best.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(best.size())), best.end(),
-                                  std::greater<>());
-                std::array<int, 3> top{-1, -1, -1};
-                for (std::size_t r = 0; r < 3 && r < best.size(); ++r)
-                    top[r] = best[r].second;
-                out->topKeys.push_back(top);
-            }
-            core::normaliseQk(v);
-            core::TsneOptions o;
-            const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, &ctx.stop());
-            out->x = e.x;
-            out->y = e.y;
-            out->csv = core::qkCsv(v, e, capture);
-            out->queries = e.queries;
-            for (auto p : v.queryPositions)
-                out->positions.push_back(static_cast<int>(p));
-            for (auto p : v.keyPositions)
-                out->positions.push_back(static_cast<int>(p));
-            for (int p : out->positions)
-                out->labels << QString::fromStdString(capture.tokens[static_cast<std::size_t>(p)].text);
-            out->title = tr("%1 · layer %2 · head %3 · %4 of %5 queries and %6 keys")
-                             .arg(text->model->displayName)
-                             .arg(layer + 1)
-                             .arg(head + 1)
-                             .arg(tsne ? tr("t-SNE") : tr("PCA"))
-                             .arg(e.queries)
-                             .arg(e.keys);
-            out->note = tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
-                            .arg(e.correlation, 0, 'f', 2) +
-                        (tsne ? tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
-            return std::shared_ptr<const widgets::QkScatterData>(std::move(out));
+            const int s = segment >= 0 ? segment : autoSegment(*text->capture);
+            return qkScatter(*text, s, layer, head, tsne, &ctx.stop());
         },
         [this](widgets::QkScatterPtr d) { emit qkReady(d); },
+        [this](const JobFailure& f) {
+            if (!f.cancelled)
+                emit qkFailed(f.message);
+        });
+}
+
+void ComputeController::requestQkMatrix(int segment, bool tsne)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Query-key space of every head");
+    submit<widgets::QkMatrixData>(
+        m_background, m_qk, tr("Computing every head's query-key space…"),
+        [this, text, segment, tsne, what](const JobContext& ctx) {
+            const int s = segment >= 0 ? segment : autoSegment(*text->capture);
+            const auto& info = text->model->info();
+            auto out = std::make_shared<widgets::QkMatrixData>();
+            out->layers = info.layers;
+            out->heads = info.heads;
+            out->title = tr("%1 · every head's query-key space (%2), segment %3 · click a head to open it")
+                             .arg(text->model->displayName, tsne ? tr("t-SNE") : tr("PCA"))
+                             .arg(s + 1);
+            const int total = info.layers * info.heads;
+            const auto report = throttled(ctx, this, what);
+            for (int l = 0; l < info.layers; ++l)
+                for (int h = 0; h < info.heads; ++h) {
+                    out->cells.push_back(qkScatter(*text, s, l, h, tsne, &ctx.stop()));
+                    report(static_cast<int>(out->cells.size()), total);
+                }
+            return std::shared_ptr<const widgets::QkMatrixData>(std::move(out));
+        },
+        [this](widgets::QkMatrixPtr d) { emit qkMatrixReady(d); },
         [this](const JobFailure& f) {
             if (!f.cancelled)
                 emit qkFailed(f.message);

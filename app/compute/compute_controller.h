@@ -59,6 +59,8 @@ public:
     void requestSurprisal();
     // One head's query-key space in the segment (-1: the shown one), PCA or t-SNE.
     void requestQkSpace(int segment, int layer, int head, bool tsne);
+    // Every head's query-key space in the segment, with progress (the all-heads matrix).
+    void requestQkMatrix(int segment, bool tsne);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -95,6 +97,7 @@ signals:
     void ablationReady(attnscope::app::FigurePtr figure);
     void lensReady(attnscope::app::FigurePtr figure);
     void qkReady(attnscope::widgets::QkScatterPtr data);
+    void qkMatrixReady(attnscope::widgets::QkMatrixPtr data);
     void qkFailed(const QString& message);
     void surprisalReady(attnscope::app::TextResultPtr text, std::shared_ptr<const attnscope::core::Surprisal> surprisal);
     void analysisProgress(const QString& what, int done, int total);

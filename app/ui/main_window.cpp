@@ -2,6 +2,7 @@
 #include "ui/main_window.h"
 
 #include "analysis/surprisal.h"
+#include "qk_matrix_view.h"
 #include "ui/qk_panel.h"
 #include <cmath>
 
@@ -229,6 +230,8 @@ void MainWindow::connectCompute()
     });
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
     connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
+    connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
+    connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
     connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
     connect(m_qk, &QkPanel::methodChanged, this, &MainWindow::refreshQk);
     connect(m_qk, &QkPanel::exported, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
@@ -511,6 +514,16 @@ void MainWindow::refreshQk()
 {
     if (!dock("qkDock")->isVisible() || !m_compute->textResult())
         return;
+    if (m_qk->allHeads()) { // every head: recomputed for a new text, segment or method, not for a head step
+        const auto key = std::make_tuple(static_cast<const void*>(m_compute->textResult().get()), m_selection.segment,
+                                         m_qk->tsne());
+        if (m_qk->matrixView()->data() && key == m_qkMatrixKey)
+            return;
+        m_qkMatrixKey = key;
+        m_qk->setMatrix(nullptr);
+        m_compute->requestQkMatrix(m_selection.segment, m_qk->tsne());
+        return;
+    }
     if (m_selection.heads.size() != 1) {
         m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
         return;

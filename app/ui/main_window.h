@@ -12,6 +12,7 @@
 #include <QMainWindow>
 #include <random>
 #include <optional>
+#include <tuple>
 
 class QDockWidget;
 class QMenu;
@@ -156,6 +157,7 @@ private:
     std::shared_ptr<const core::ScanResult> m_pendingScan;
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle
     QString m_tokenInfo;        // the text panel's token count and memory line, before any perplexity
+    std::tuple<const void*, int, bool> m_qkMatrixKey{nullptr, -1, false}; // text, segment, t-SNE of the matrix shown
 };
 
 } // namespace attnscope::app

@@ -1,13 +1,16 @@
 // QkPanel: two choices above the plot.
 #include "ui/qk_panel.h"
 
+#include "qk_matrix_view.h"
 #include "qk_scatter_view.h"
 
 #include "export/data_export.h"
 #include "export/figure_export.h"
 #include "ui/file_dialogs.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QStackedWidget>
 #include <QMenu>
 #include <QMessageBox>
 #include <QToolButton>
@@ -21,8 +24,17 @@ QkPanel::QkPanel(QWidget* parent)
     : QWidget(parent)
     , m_method(new QComboBox(this))
     , m_colour(new QComboBox(this))
+    , m_allHeads(new QCheckBox(tr("All heads"), this))
     , m_view(new widgets::QkScatterView(this))
+    , m_matrix(new widgets::QkMatrixView(this))
+    , m_stack(new QStackedWidget(this))
 {
+    m_allHeads->setObjectName(QStringLiteral("qkAllHeads"));
+    m_allHeads->setToolTip(tr("Every head's embedding at once (layers x heads), computed with the same settings: heads "
+                              "with similar geometry stand out. Click one to open it."));
+    m_matrix->setObjectName(QStringLiteral("qkMatrix"));
+    m_stack->addWidget(m_view);
+    m_stack->addWidget(m_matrix);
     m_method->setObjectName(QStringLiteral("qkMethod"));
     m_method->addItem(tr("PCA (exact, instant)"));
     m_method->addItem(tr("t-SNE (perplexity 30)"));
@@ -44,7 +56,7 @@ QkPanel::QkPanel(QWidget* parent)
     menu->addAction(tr("Figure (PNG, SVG, PDF)…"), this, [this] {
         const QString path = askFigurePath(this, tr("Export the query-key space"), QStringLiteral("qk_space"));
         if (!path.isEmpty())
-            finishExport(path, exportWidget(m_view, path));
+            finishExport(path, exportWidget(m_stack->currentWidget(), path));
     });
     menu->addAction(tr("Points (CSV)…"), this, [this] {
         if (!m_view->data())
@@ -57,15 +69,25 @@ QkPanel::QkPanel(QWidget* parent)
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_method);
     controls->addWidget(m_colour);
+    controls->addWidget(m_allHeads);
     controls->addStretch(1);
     controls->addWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
-    layout->addWidget(m_view, 1);
+    layout->addWidget(m_stack, 1);
     connect(m_method, &QComboBox::currentIndexChanged, this, &QkPanel::methodChanged);
     connect(m_colour, &QComboBox::currentIndexChanged, this, [this](int i) {
         m_view->setColouring(i == 1 ? widgets::QkScatterView::Colouring::Position : widgets::QkScatterView::Colouring::Kind);
+        m_matrix->setColourByPosition(i == 1);
+    });
+    connect(m_allHeads, &QCheckBox::toggled, this, [this](bool on) {
+        m_stack->setCurrentWidget(on ? static_cast<QWidget*>(m_matrix) : m_view);
+        emit methodChanged();
+    });
+    connect(m_matrix, &widgets::QkMatrixView::headClicked, this, [this](int layer, int head) {
+        m_allHeads->setChecked(false);
+        emit headChosen(layer, head);
     });
     connect(m_view, &widgets::QkScatterView::positionClicked, this, &QkPanel::positionClicked);
 }
@@ -79,6 +101,10 @@ void QkPanel::finishExport(const QString& path, const QString& error)
 }
 
 bool QkPanel::tsne() const { return m_method->currentIndex() == 1; }
+
+bool QkPanel::allHeads() const { return m_allHeads->isChecked(); }
+
+void QkPanel::setMatrix(widgets::QkMatrixPtr data) { m_matrix->setData(std::move(data)); }
 
 void QkPanel::setData(widgets::QkScatterPtr data) { m_view->setData(std::move(data)); }
 

@@ -9,8 +9,12 @@
 
 class QComboBox;
 
+class QCheckBox;
+class QStackedWidget;
+
 namespace attnscope::widgets {
 class QkScatterView;
+class QkMatrixView;
 }
 
 namespace attnscope::app {
@@ -20,7 +24,10 @@ class QkPanel : public QWidget {
 public:
     explicit QkPanel(QWidget* parent = nullptr);
     bool tsne() const;
+    bool allHeads() const; // the layers x heads matrix instead of one head
     void setData(widgets::QkScatterPtr data);
+    void setMatrix(widgets::QkMatrixPtr data);
+    widgets::QkMatrixView* matrixView() const { return m_matrix; }
     void setMessage(const QString& message);
     widgets::QkScatterView* view() const { return m_view; }
 
@@ -28,12 +35,16 @@ signals:
     void methodChanged();                // recompute with the other method
     void positionClicked(int position);  // a token chosen in the plot (-1: none)
     void exported(const QString& path);  // a figure or the points were saved
+    void headChosen(int layer, int head); // a head clicked in the matrix (the panel goes back to one head)
 
 private:
     void finishExport(const QString& path, const QString& error);
     QComboBox* m_method;
     QComboBox* m_colour;
+    QCheckBox* m_allHeads;
     widgets::QkScatterView* m_view;
+    widgets::QkMatrixView* m_matrix;
+    QStackedWidget* m_stack;
 };
 
 } // namespace attnscope::app

@@ -15,6 +15,7 @@
 #include "ui/display_panel.h"
 #include "export/figure_export.h"
 #include "ui/qk_panel.h"
+#include "qk_matrix_view.h"
 #include "qk_scatter_view.h"
 #include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
@@ -645,4 +646,17 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     auto v2 = core::headQkVectors(*w.result()->capture, 0, 0, 1);
     core::normaliseQk(v2);
     CHECK(panel->view()->data()->csv == core::qkCsv(v2, core::embedQk(v2, core::QkMethod::Pca), *w.result()->capture));
+    // All heads: a layers x heads matrix of the same embeddings; a click on a cell opens that head.
+    panel->findChild<QCheckBox*>(QStringLiteral("qkAllHeads"))->setChecked(true);
+    settle(win.c);
+    REQUIRE(QTest::qWaitFor([&] { return panel->matrixView()->data() != nullptr; }, 30000));
+    const auto matrix = panel->matrixView()->data();
+    const auto& info = w.result()->model->info();
+    REQUIRE(matrix->cells.size() == static_cast<std::size_t>(info.layers * info.heads));
+    CHECK(matrix->cells[1]->x == panel->view()->data()->x); // layer 1, head 2: what the single view showed
+    emit panel->matrixView()->headClicked(1, 2);
+    settle(win.c);
+    CHECK(w.headsPanel()->headBox()->value() == 3);
+    CHECK_FALSE(panel->allHeads());
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->data()->title.contains("layer 2 · head 3"); }, 30000));
 }
