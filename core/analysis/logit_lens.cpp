@@ -1,6 +1,7 @@
 // logitLens: the segment's layer outputs kept by an observer, each read out through the model.
 #include "analysis/logit_lens.h"
 
+#include "util/csv_field.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -63,17 +64,6 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
     return lens;
 }
 
-namespace {
-std::string csvField(const std::string& s)
-{
-    if (s.find_first_of(",\"\n\r") == std::string::npos)
-        return s;
-    std::string q = "\"";
-    for (char c : s)
-        q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-}
-} // namespace
 
 std::string logitLensCsv(const LogitLens& lens, const TextCapture& capture, const Tokenizer& tokenizer)
 {

@@ -3,6 +3,7 @@
 // exaggeration 12 for 250 iterations, momentum 0.5 then 0.8, per-parameter gains, learning rate max(n / 48, 50)).
 #include "analysis/qk_space.h"
 
+#include "util/csv_field.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -298,14 +299,6 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
 
 std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture)
 {
-    auto field = [](const std::string& s) {
-        if (s.find_first_of(",\"\n\r") == std::string::npos)
-            return s;
-        std::string q = "\"";
-        for (char c : s)
-            q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return q + "\"";
-    };
     std::string out = "kind,position,token,x,y\n";
     char buf[64];
     auto row = [&](char kind, std::int64_t pos, std::size_t i) {
@@ -313,7 +306,7 @@ std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& c
                                      ? capture.tokens[static_cast<std::size_t>(pos)].text
                                      : std::string();
         std::snprintf(buf, sizeof buf, "%.6g,%.6g", e.x[i], e.y[i]);
-        out += std::string(1, kind) + "," + std::to_string(pos + 1) + "," + field(text) + "," + buf + "\n";
+        out += std::string(1, kind) + "," + std::to_string(pos + 1) + "," + csvField(text) + "," + buf + "\n";
     };
     for (int i = 0; i < e.queries; ++i)
         row('q', v.queryPositions[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
