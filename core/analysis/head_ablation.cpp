@@ -1,6 +1,8 @@
 // Head ablation: a logits observer that sums the next-token loss, run once intact and once per zeroed head.
 #include "analysis/head_ablation.h"
 
+#include "model/nn_ops.h"
+
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -28,13 +30,7 @@ public:
             if (next >= m_ids.size())
                 continue;
             const float* row = e.logits + static_cast<std::size_t>(t) * e.vocab;
-            double mx = -std::numeric_limits<double>::infinity();
-            for (int v = 0; v < e.vocab; ++v)
-                mx = std::max(mx, static_cast<double>(row[v]));
-            double sum = 0;
-            for (int v = 0; v < e.vocab; ++v)
-                sum += std::exp(static_cast<double>(row[v]) - mx);
-            loss += mx + std::log(sum) - row[m_ids[next]];
+            loss += logSumExp(row, static_cast<std::size_t>(e.vocab)) - row[m_ids[next]];
             ++predictions;
         }
         m_position += static_cast<std::size_t>(e.qlen);

@@ -3,6 +3,7 @@
 #include "analysis/surprisal.h"
 
 #include "model/attention_model.h"
+#include "model/nn_ops.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -41,13 +42,7 @@ public:
                 const std::int32_t id = m_capture.tokens[static_cast<std::size_t>(next)].id;
                 if (id < 0 || static_cast<std::size_t>(id) >= V)
                     continue;
-                double mx = -std::numeric_limits<double>::infinity();
-                for (std::size_t v = 0; v < V; ++v)
-                    mx = std::max(mx, static_cast<double>(row[v]));
-                double sum = 0;
-                for (std::size_t v = 0; v < V; ++v)
-                    sum += std::exp(static_cast<double>(row[v]) - mx);
-                const double nats = mx + std::log(sum) - static_cast<double>(row[id]);
+                const double nats = logSumExp(row, V) - static_cast<double>(row[id]);
                 m_out.bits[static_cast<std::size_t>(next)] = nats / std::log(2.0);
             }
         }

@@ -1,6 +1,8 @@
 // Token predictions: one forward that keeps the logits, softmax in double.
 #include "analysis/token_predictions.h"
 
+#include "model/nn_ops.h"
+
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -31,11 +33,7 @@ public:
 // Log-probabilities of one row of logits.
 std::vector<double> logSoftmax(const float* row, int n)
 {
-    const double maxv = *std::max_element(row, row + n);
-    double sum = 0;
-    for (int j = 0; j < n; ++j)
-        sum += std::exp(static_cast<double>(row[j]) - maxv);
-    const double logZ = maxv + std::log(sum);
+    const double logZ = logSumExp(row, static_cast<std::size_t>(n));
     std::vector<double> out(static_cast<std::size_t>(n));
     for (int j = 0; j < n; ++j)
         out[static_cast<std::size_t>(j)] = static_cast<double>(row[j]) - logZ;

@@ -96,4 +96,15 @@ void maskedSoftmax(const float* scores, const std::uint8_t* mask, int n, float* 
         out[j] *= inv;
 }
 
+double logSumExp(const float* row, std::size_t n)
+{
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < n; ++j)
+        mx = std::max(mx, static_cast<double>(row[j]));
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j)
+        sum += std::exp(static_cast<double>(row[j]) - mx);
+    return mx + std::log(sum);
+}
+
 } // namespace attnscope::core

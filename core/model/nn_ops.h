@@ -24,6 +24,10 @@ void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out);
 // Row r of a weight as float32 into out [cols] (embedding lookups); refuses a row holding NaN or infinity by name.
 void weightRow(const WeightView& w, std::int64_t r, float* out);
 
+// log(sum_j exp(row[j])) in double, shifted by the maximum: the log of the softmax's normaliser (a log-probability is
+// row[j] minus it).
+double logSumExp(const float* row, std::size_t n);
+
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);
 

@@ -209,13 +209,8 @@ void TransfoXLModel::logProbabilities(const RowMatrix& x, RowMatrix& out) const
         return h;
     };
     auto logSoftmaxRows = [](RowMatrix& m) {
-        for (Eigen::Index r = 0; r < m.rows(); ++r) {
-            const double mx = m.row(r).maxCoeff();
-            double z = 0;
-            for (Eigen::Index c = 0; c < m.cols(); ++c)
-                z += std::exp(static_cast<double>(m(r, c)) - mx);
-            m.row(r).array() -= static_cast<float>(mx + std::log(z));
-        }
+        for (Eigen::Index r = 0; r < m.rows(); ++r)
+            m.row(r).array() -= static_cast<float>(logSumExp(m.row(r).data(), static_cast<std::size_t>(m.cols())));
     };
     auto addBias = [](RowMatrix& m, const WeightView& b, Eigen::Index col0) {
         for (Eigen::Index r = 0; r < m.rows(); ++r)
