@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QDockWidget>
+#include <QLayout>
 #include <QMainWindow>
 #include <QScreen>
 #include <QScrollArea>
@@ -50,6 +51,9 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "predictionDock"), dockNamed(w, "qkDock"));
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
+    // The bottom docks were side by side until now: let the layout drop their summed minimum width before the
+    // window is sized, or a resize to the screen is clamped to it (six docks in a row are wider than 1280).
+    w->layout()->activate();
     const QRect avail = availableArea(w);
     // Leave room for a frame the window manager adds later; small screens (a projector) get the whole screen.
     w->resize(std::min(1400, avail.width() - 16), std::min(900, avail.height() - 48));
