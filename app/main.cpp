@@ -43,7 +43,7 @@ int main(int argc, char** argv)
         {"max-tokens", "Scan at most N tokens.", "N"},
         {"export", "Write the figure to FILE (.png, .svg, .pdf) and exit without a window.", "FILE"},
         {"width", "Exported figure width in pixels.", "W", "1000"},
-        {"height", "Exported figure height in pixels.", "H", "900"},
+        {"height", "Exported figure height in pixels (a grid: by default the height that makes its cells square).", "H", "900"},
         {"scale", "PNG pixel scale (2 = double resolution).", "S", "1"},
     });
     p.process(app);

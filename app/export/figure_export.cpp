@@ -14,6 +14,8 @@
 #include <QFileInfo>
 #include <QPdfWriter>
 #include <QSvgGenerator>
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 
@@ -128,22 +130,77 @@ QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& s
     return exportComposite({plot}, path, size); // one figure is a composite of one: the same writers
 }
 
-QString exportAllHeads(const core::TextCapture& capture, const QString& modelName, const ViewSelection& selection,
-                       const widgets::AttentionGridView& style, const QString& folder, const QString& extension)
+namespace {
+// An off-screen grid drawn like `style`: its colours, scale, values and highlight, never its screen state.
+void drawLike(widgets::AttentionGridView& view, const widgets::AttentionGridView& style)
 {
-    widgets::AttentionGridView view; // off screen, same settings as the visible grid
     view.setColourMap(style.colourMap());
     view.setNormalisation(style.normalisation());
     view.setShowValues(style.showValues());
     view.setShowHighlight(style.showHighlight());
-    view.resize(style.size());
+}
+
+// Width and height of a grid figure: the asked-for ones, else 1000 wide with square cells.
+QSize gridFigureSize(widgets::AttentionGridView& view, const FigureSize& size)
+{
+    const int w = size.width > 0 ? size.width : kDefaultGridFigureWidth;
+    return {w, size.height > 0 ? size.height : squareCellHeight(view, w)};
+}
+} // namespace
+
+int squareCellHeight(widgets::AttentionGridView& view, int width)
+{
+    QCustomPlot* plot = view.plot();
+    const double cols = std::max(1e-9, plot->xAxis->range().size()), rows = plot->yAxis->range().size();
+    // Labels and the colour bar take room that depends on the size: lay out, measure the cells, correct, repeat.
+    int h = width;
+    for (int pass = 0; pass < 4; ++pass) {
+        plot->setViewport(QRect(0, 0, width, h));
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QRect cells = plot->axisRect()->rect();
+        const int next = std::clamp(static_cast<int>(std::lround(h + cells.width() * rows / cols - cells.height())),
+                                    width / 4, width * 3);
+        if (std::abs(next - h) <= 1)
+            break;
+        h = next;
+    }
+    return h;
+}
+
+QString exportGrid(const widgets::GridDataPtr& data, const widgets::AttentionGridView& style, const QString& path,
+                   const FigureSize& size)
+{
+    if (!data)
+        return QObject::tr("%1: there is no grid to export").arg(path);
+    widgets::AttentionGridView view; // off screen: no lock, focus or hover to carry over
+    drawLike(view, style);
+    view.setData(data);
+    // A zoomed-in view exports what the user zoomed to; otherwise the whole grid.
+    if (style.data() && style.data()->rows == data->rows && style.data()->cols == data->cols) {
+        view.plot()->xAxis->setRange(style.plot()->xAxis->range());
+        view.plot()->yAxis->setRange(style.plot()->yAxis->range());
+    }
+    const QSize s = gridFigureSize(view, size);
+    view.resize(s);
+    return exportFigure(view.plot(), path, FigureSize{s.width(), s.height(), size.scale});
+}
+
+QString exportAllHeads(const core::TextCapture& capture, const QString& modelName, const ViewSelection& selection,
+                       const widgets::AttentionGridView& style, const QString& folder, const QString& extension)
+{
+    widgets::AttentionGridView view; // off screen, same settings as the visible grid
+    drawLike(view, style);
     ViewSelection sel = selection;
+    QSize s;
     for (int h = 0; h < capture.model.heads; ++h) {
         sel.heads = {h};
         view.setData(buildGrid(capture, modelName, sel));
+        if (h == 0) // every head has the same shape: one size for all
+            s = gridFigureSize(view, {});
+        view.resize(s);
         const QString path = QDir(folder).filePath(
             QStringLiteral("%1_layer%2_head%3.%4").arg(modelName).arg(sel.layer + 1).arg(h + 1).arg(extension));
-        const QString err = exportFigure(view.plot(), path, FigureSize{style.width(), style.height(), 1.0});
+        const QString err = exportFigure(view.plot(), path, FigureSize{s.width(), s.height(), 1.0});
         if (!err.isEmpty())
             return err;
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QString>
+#include <memory>
 #include <vector>
 
 class QCustomPlot;
@@ -12,15 +13,20 @@ struct TextCapture;
 }
 namespace attnscope::widgets {
 class AttentionGridView;
+struct GridData;
+using GridDataPtr = std::shared_ptr<const GridData>;
 }
 
 namespace attnscope::app {
 
 struct FigureSize {
-    int width = 0;   // logical pixels; 0 = the plot's current size
-    int height = 0;
+    int width = 0;   // logical pixels; 0 = the plot's current size (a grid: 1000)
+    int height = 0;  // 0 = the plot's current height (a grid: the height that makes its cells square)
     double scale = 1.0; // PNG only: 2.0 doubles the pixel density (print / HiDPI)
 };
+
+// Width of a grid figure when none is asked for.
+inline constexpr int kDefaultGridFigureWidth = 1000;
 
 // Returns an empty string on success, else a message naming the file and the problem.
 QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& size = {});
@@ -30,6 +36,15 @@ QString exportWidget(QWidget* widget, const QString& path, const FigureSize& siz
 
 // Several plots side by side in one figure (each gets an equal share of `size`), by extension as above.
 QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size);
+
+// The token grid `data` as a figure drawn like `style` (colours, scale, values, highlight, the visible range when
+// zoomed) but with nothing of the screen's state: no locked row, focus cell or hover, at the figure's own size
+// (square cells unless `size` fixes the height), not the widget's.
+QString exportGrid(const widgets::GridDataPtr& data, const widgets::AttentionGridView& style, const QString& path,
+                   const FigureSize& size);
+
+// The height at which `view`'s cells come out square at `width` (its visible range, its labels), clamped to a page.
+int squareCellHeight(widgets::AttentionGridView& view, int width);
 
 struct ViewSelection;
 // One figure per head of `selection`'s layer into `folder` (NAME_layerL_headH.EXT), drawn like `style` (colours,

@@ -64,7 +64,7 @@ QSize PaperFigureView::readableSize() const
 QString PaperFigureView::exportTo(const QString& path, FigureSize size) const
 {
     if (size.width <= 0 || size.height <= 0) {
-        const QSize s = isVisible() ? QWidget::size() : readableSize();
+        const QSize s = readableSize(); // the figure's own size, never the window's squeeze
         size.width = s.width();
         size.height = s.height();
     }

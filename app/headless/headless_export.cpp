@@ -229,12 +229,11 @@ void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std:
         throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(bundle.info().layers));
     if (!sel.heads.empty() && (sel.heads[0] < 0 || sel.heads[0] >= bundle.info().heads))
         throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(bundle.info().heads) + " or avg");
-    widgets::AttentionGridView view;
-    view.setData(buildGrid(*capture, bundle.displayName, sel));
-    const int w = p.value("width").toInt(), h = p.value("height").toInt();
-    view.resize(w, h);
-    view.resetView();
-    throwIfFailed(exportFigure(view.plot(), p.value("export"), {w, h, p.value("scale").toDouble()}));
+    const widgets::AttentionGridView style; // the default look
+    // Square cells at the width unless a height is asked for.
+    const FigureSize size{p.value("width").toInt(), p.isSet("height") ? p.value("height").toInt() : 0,
+                          p.value("scale").toDouble()};
+    throwIfFailed(exportGrid(buildGrid(*capture, bundle.displayName, sel), style, p.value("export"), size));
     std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
 }
 } // namespace

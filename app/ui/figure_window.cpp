@@ -2,6 +2,7 @@
 #include "ui/figure_window.h"
 
 #include "export/data_export.h"
+#include "ui/figure_size_dialog.h"
 #include "figures/paper_figure_view.h"
 #include "ui/file_dialogs.h"
 
@@ -51,7 +52,11 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
         const QString path = askFigurePath(this, tr("Export %1").arg(figure.displayName()), figure.fileStem());
         if (path.isEmpty())
             return;
-        const QString err = m_view->exportTo(path, {m_view->width(), m_view->height(), 2.0});
+        // The figure's readable size, not the window's (a window squeezed to the screen would give a squeezed figure).
+        const auto size = askFigureSize(this, path, FigureSizeChoice{m_view->readableSize(), false});
+        if (!size)
+            return;
+        const QString err = m_view->exportTo(path, *size);
         if (!err.isEmpty())
             QMessageBox::warning(this, tr("Export failed"), err);
         else

@@ -11,6 +11,7 @@
 #include "export/figure_export.h"
 #include "ui/comparison_panel.h"
 #include "ui/display_panel.h"
+#include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
@@ -97,16 +98,9 @@ void MainWindow::buildMenus()
         const QString path = askFigurePath(this, tr("Export figure"), QStringLiteral("attention"));
         if (path.isEmpty())
             return;
-        double scale = 1.0;
-        if (QFileInfo(path).suffix().compare(QLatin1String("png"), Qt::CaseInsensitive) == 0) {
-            bool ok = false;
-            const QStringList choices{tr("1x (screen, 96 dpi)"), tr("2x (print, 192 dpi)"), tr("3x (poster, 288 dpi)")};
-            const QString c = QInputDialog::getItem(this, tr("PNG resolution"), tr("Resolution"), choices, 1, false, &ok);
-            if (!ok)
-                return;
-            scale = choices.indexOf(c) + 1;
-        }
-        reportSave(this, exportFigureTo(path, scale), tr("Export failed"), tr("Saved %1").arg(path));
+        const auto size = askFigureSize(this, path, FigureSizeChoice{{kDefaultGridFigureWidth, 800}, true});
+        if (size)
+            reportSave(this, exportFigureTo(path, *size), tr("Export failed"), tr("Saved %1").arg(path));
     });
     exportFig->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
     file->addAction(tr("Export &Data…"), this, [this] {
@@ -295,11 +289,11 @@ void MainWindow::compareModels(const QStringList& specs)
     m_compute->compareModels(specs, m_textPanel->text(), m_selection.layer);
 }
 
-QString MainWindow::exportFigureTo(const QString& path, double scale)
+QString MainWindow::exportFigureTo(const QString& path, const FigureSize& size)
 {
     if (!m_gridData)
         return tr("There is no figure to export yet.");
-    return exportFigure(m_grid->plot(), path, FigureSize{0, 0, scale});
+    return exportGrid(m_gridData, *m_grid, path, size);
 }
 
 QString MainWindow::exportDataTo(const QString& path)

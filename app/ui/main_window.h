@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compute/compute_controller.h"
+#include "export/figure_export.h"
 #include "grid_data.h"
 #include "ui/session.h"
 #include "views/view_selection.h"
@@ -63,7 +64,8 @@ public:
     void setPresentation(bool on);
     bool presentation() const;
 
-    QString exportFigureTo(const QString& path, double scale = 1.0);
+    // The grid as a figure: no screen state, `size` or 1000 wide with square cells.
+    QString exportFigureTo(const QString& path, const FigureSize& size = {});
     QString exportDataTo(const QString& path);
     // One figure per head of the current layer into `folder`; returns the error or "".
     QString exportAllHeadsTo(const QString& folder, const QString& extension = QStringLiteral("png"));

@@ -104,9 +104,9 @@ bool QkPanel::tsne() const { return m_method->currentIndex() == 1; }
 
 bool QkPanel::allHeads() const { return m_allHeads->isChecked(); }
 
-void QkPanel::setMatrix(widgets::QkMatrixPtr data) { m_matrix->setData(std::move(data)); }
+void QkPanel::setMatrix(widgets::QkMatrixPtr matrix) { m_matrix->setData(std::move(matrix)); }
 
-void QkPanel::setData(widgets::QkScatterPtr data) { m_view->setData(std::move(data)); }
+void QkPanel::setData(widgets::QkScatterPtr scatter) { m_view->setData(std::move(scatter)); }
 
 void QkPanel::setMessage(const QString& message) { m_view->setPlaceholder(message); }
 

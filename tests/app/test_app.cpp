@@ -175,10 +175,11 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
 
     // Figures: PNG at the requested pixel scale, SVG and PDF non-empty and well-formed.
     const QString png = QString::fromStdString((tmp / "fig.png").string());
-    REQUIRE(w.exportFigureTo(png, 2.0).isEmpty());
+    REQUIRE(w.exportFigureTo(png, app::FigureSize{0, 0, 2.0}).isEmpty());
     const QImage img(png);
-    CHECK(img.width() == 2 * w.grid()->plot()->width());
-    CHECK(img.height() == 2 * w.grid()->plot()->height());
+    CHECK(img.width() == 2 * app::kDefaultGridFigureWidth); // the figure's size, not the window's
+    REQUIRE(w.exportFigureTo(png, app::FigureSize{700, 500, 1.0}).isEmpty());
+    CHECK(QImage(png).size() == QSize(700, 500));
     const QString svg = QString::fromStdString((tmp / "fig.svg").string());
     REQUIRE(w.exportFigureTo(svg).isEmpty());
     QFile s(svg);

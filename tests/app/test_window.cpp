@@ -377,6 +377,37 @@ TEST_CASE("PDF export of the grid is lossless with at least one pixel per cell",
         CHECK(it.next().captured(1).toInt() != g.cols);
 }
 
+TEST_CASE("figure exports draw the data, not the screen: no locked row, focus or window aspect", "[app][window][export]")
+{
+    Window win("txl-tiny", ids(18));
+    auto& w = win.w;
+    test::TempDir tmp;
+    const QString plain = QString::fromStdString((tmp / "plain.png").string());
+    const QString marked = QString::fromStdString((tmp / "marked.png").string());
+    REQUIRE(w.exportFigureTo(plain).isEmpty());
+    // Lock a row, focus a cell and squash the window: the figure must not change.
+    w.grid()->setLockedRow(3);
+    w.grid()->setFocusCell(5, 2);
+    w.resize(1280, 420);
+    QApplication::processEvents();
+    REQUIRE(w.exportFigureTo(marked).isEmpty());
+    const QImage a(plain), b(marked);
+    REQUIRE(!a.isNull());
+    CHECK(a.size() == b.size());
+    CHECK(a == b);
+
+    // Square cells by default: the cell area's aspect is the grid's.
+    widgets::AttentionGridView view;
+    view.setData(w.grid()->data());
+    const int h = app::squareCellHeight(view, 900);
+    view.plot()->setViewport(QRect(0, 0, 900, h));
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    const QRect cells = view.plot()->axisRect()->rect();
+    const auto& g = *w.grid()->data();
+    CHECK(static_cast<double>(cells.width()) / g.cols == Approx(static_cast<double>(cells.height()) / g.rows).epsilon(0.02));
+    CHECK(a.width() == app::kDefaultGridFigureWidth);
+}
+
 TEST_CASE("texts come from files, drops and the scan dialog's typed path", "[app][window][files]")
 {
     Window win("txl-tiny", ids(5));
