@@ -15,11 +15,12 @@ namespace attnscope::widgets {
 namespace {
 constexpr double kMinVisibleCells = 4; // the deepest zoom shows this many cells across
 
+// Cut first, then touched: a 1 MB token costs no more than a short one.
 QString elide(const QString& s, int maxChars)
 {
-    QString t = s;
+    QString t = s.size() > maxChars ? s.left(maxChars - 1) + QStringLiteral("…") : s;
     t.replace('\n', QStringLiteral("↵"));
-    return t.size() > maxChars ? t.left(maxChars - 1) + QStringLiteral("…") : t;
+    return t;
 }
 } // namespace
 
@@ -373,7 +374,14 @@ void AttentionGridView::updateTicks()
     if (!m_data)
         return;
     const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
-    auto fill = [&](QCPAxis* axis, QCPAxisTickerText* ticker, const QStringList& labels, int count, double pixels) {
+    // Key labels are drawn slanted below the grid: a budget of the plot's height (less in presentation mode, where the
+    // class must see the cells) caps their length, so long tokens never take the grid's room.
+    const int defaultChars = m_data->labelChars > 0 ? m_data->labelChars : m_presentation ? 16 : 14;
+    const double slant = std::sin(std::abs(m_plot->xAxis->tickLabelRotation()) * M_PI / 180.0);
+    const double budget = m_plot->height() * (m_presentation ? 0.14 : 0.18);
+    const int keyChars = std::clamp(static_cast<int>(budget / std::max(1.0, fm.averageCharWidth() * slant)), 4, defaultChars);
+    auto fill = [&](QCPAxis* axis, QCPAxisTickerText* ticker, const QStringList& labels, int count, double pixels,
+                    int maxChars) {
         ticker->clear();
         if (count == 0 || pixels < 2)
             return; // not laid out yet: labels come with the first layout (afterLayout)
@@ -385,11 +393,10 @@ void AttentionGridView::updateTicks()
         const int hi = std::min(count - 1, static_cast<int>(std::floor(r.upper)));
         for (int i = lo; i <= hi; ++i)
             if (i % step == 0)
-                ticker->addTick(i, elide(labels.value(i), m_data->labelChars > 0 ? m_data->labelChars
-                                                                                 : m_presentation ? 16 : 14));
+                ticker->addTick(i, elide(labels.value(i), maxChars));
     };
-    fill(m_plot->xAxis, m_xTicker.data(), m_data->colLabels, m_data->cols, m_plot->axisRect()->width());
-    fill(m_plot->yAxis, m_yTicker.data(), m_data->rowLabels, m_data->rows, m_plot->axisRect()->height());
+    fill(m_plot->xAxis, m_xTicker.data(), m_data->colLabels, m_data->cols, m_plot->axisRect()->width(), keyChars);
+    fill(m_plot->yAxis, m_yTicker.data(), m_data->rowLabels, m_data->rows, m_plot->axisRect()->height(), defaultChars);
 }
 
 void AttentionGridView::resetView()

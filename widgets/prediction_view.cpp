@@ -13,7 +13,7 @@ PredictionView::PredictionView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    setMinimumHeight(160);
+    setMinimumHeight(90); // small enough that the bottom tabs can shrink to the Text tab
     redraw();
 }
 

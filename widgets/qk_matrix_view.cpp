@@ -14,7 +14,7 @@ QkMatrixView::QkMatrixView(QWidget* parent)
     : QWidget(parent)
 {
     setMouseTracking(true);
-    setMinimumSize(200, 160);
+    setMinimumSize(160, 90); // small enough that the bottom tabs can shrink to the Text tab
 }
 
 void QkMatrixView::setData(QkMatrixPtr data)

@@ -19,7 +19,7 @@ QkScatterView::QkScatterView(QWidget* parent)
     : QWidget(parent)
 {
     setMouseTracking(true);
-    setMinimumSize(200, 160);
+    setMinimumSize(160, 90); // small enough that the bottom tabs can shrink to the Text tab
     m_placeholder = tr("No query-key space yet");
 }
 

@@ -14,6 +14,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
+#include <qcustomplot.h>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <cmath>
@@ -74,6 +75,9 @@ AtlasPanel::AtlasPanel(QWidget* parent)
     m_matrix->setShowValues(false);
     m_matrix->setShowHighlight(false);
     m_matrix->setColourMap(widgets::ColourMap::Magma);
+    // The bottom tabs share one height: this one must not keep the Text tab tall.
+    m_matrix->plot()->setMinimumHeight(60);
+    m_table->setMinimumHeight(60);
     m_matrix->setPlaceholder(tr("The head similarity matrix appears with the atlas"));
     m_export->setEnabled(false);
     m_figure->setEnabled(false);

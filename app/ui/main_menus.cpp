@@ -169,9 +169,9 @@ void MainWindow::buildMenus()
         }
     });
     analysis->addSeparator();
-    analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock", 0.45); });
-    analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock", 0.4); });
-    analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock", 0.45); });
+    analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock"); });
+    analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock"); });
+    analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock"); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {
@@ -284,7 +284,7 @@ void MainWindow::compareModels(const QStringList& specs)
         showStatus(tr("Tick the models to compare"));
         return;
     }
-    showDock("compareDock", 0.45); // room for the small multiples
+    showDock("compareDock");
     m_comparison->setMessage(tr("Comparing %n model(s)…", "", static_cast<int>(specs.size())));
     m_compute->compareModels(specs, m_textPanel->text(), m_selection.layer);
 }
@@ -379,7 +379,7 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     }
     m_relpos->setScan(nullptr, true);
     m_relpos->showCorpus();
-    showDock("relposDock", 0.45); // room for the heatmap
+    showDock("relposDock");
     m_compute->scanCorpus(req);
 }
 

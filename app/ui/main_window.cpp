@@ -99,18 +99,25 @@ void MainWindow::buildPanels()
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
     addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
     addDock(tr("Compare Models"), QStringLiteral("compareDock"), m_comparison, Qt::BottomDockWidgetArea);
-    addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea, false);
-    addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea, false);
-    addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea, false);
+    addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea);
+    addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea);
+    addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
-    // The bottom tabs that hold plots ask for room when their tab comes up: the Text tab's height left the head
-    // similarity matrix a strip a few pixels high.
-    for (const char* name : {"relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"})
+    // Each bottom tab asks for its height when it comes up and so gives back what the previous one took: the plots
+    // need room (the Text tab's height left the head similarity matrix a strip), the text box does not.
+    for (const char* name : {"textDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"})
         connect(dock(name), &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
             if (visible)
-                QTimer::singleShot(0, this, [this, name] { showDock(name, 0.4); });
+                QTimer::singleShot(0, this, [this, name] { fitBottomDock(dock(name)); });
         });
+    connect(m_layout, &WindowLayout::presentationLaidOut, this, [this] { fitBottomDock(dock("textDock")); });
+    // Typing more lines grows the Text tab up to its limit (never shrinks it under the user's hands).
+    connect(m_textPanel, &TextPanel::contentLinesChanged, this, [this] {
+        QDockWidget* d = dock("textDock");
+        if (d->isVisible() && !d->isFloating() && wantedDockHeight(d) > d->height())
+            resizeDocks({d}, {wantedDockHeight(d)}, Qt::Vertical);
+    });
 
     m_status = new StatusArea(statusBar());
     connect(m_status, &StatusArea::cancelClicked, m_compute, &ComputeController::cancel);
@@ -616,16 +623,32 @@ QDockWidget* MainWindow::dock(const char* objectName) const
     return findChild<QDockWidget*>(QLatin1String(objectName));
 }
 
-void MainWindow::showDock(const char* objectName, double heightShare)
+void MainWindow::showDock(const char* objectName)
 {
     QDockWidget* d = dock(objectName);
     if (!d)
         return;
     d->show();
     d->raise();
-    const int want = static_cast<int>(height() * heightShare);
-    if (!d->isFloating() && d->height() < want)
-        resizeDocks({d}, {want}, Qt::Vertical);
+    fitBottomDock(d);
+}
+
+int MainWindow::wantedDockHeight(const QDockWidget* d) const
+{
+    if (d == dock("textDock")) {
+        // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 4 in presentation mode.
+        // (from the minimum sizes: the current ones lag behind while a tab is being switched)
+        const int chrome = std::max(0, d->minimumSizeHint().height() - m_textPanel->minimumSizeHint().height());
+        return chrome + m_textPanel->contentHeight(presentation() ? 4 : 8);
+    }
+    return static_cast<int>(height() * 0.4);
+}
+
+void MainWindow::fitBottomDock(QDockWidget* d)
+{
+    if (!d || d->isFloating() || !d->isVisible() || dockWidgetArea(d) != Qt::BottomDockWidgetArea)
+        return;
+    resizeDocks({d}, {wantedDockHeight(d)}, Qt::Vertical);
 }
 
 void MainWindow::showStatus(const QString& text) { m_status->show(text); }

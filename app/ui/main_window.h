@@ -89,9 +89,12 @@ public:
     FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;
     QDockWidget* dock(const char* objectName) const;
-    // Shows and raises a dock; a docked one gets at least `heightShare` of the window's height (figures need room).
-    void showDock(const char* objectName, double heightShare = 0);
+    // Shows and raises a dock; a bottom tab gets the height it asks for (fitBottomDock).
+    void showDock(const char* objectName);
     QString statusText() const;
+    // The height a bottom tab asks for when it comes up: the Text tab its content (controls and the text's lines),
+    // a tab with plots 40% of the window; the grid keeps the rest (at least 45% of a 1280x800 window).
+    int wantedDockHeight(const QDockWidget* d) const;
 
 public slots:
     void nextHead(int delta);
@@ -111,6 +114,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // Gives a docked bottom tab the height it asks for (wantedDockHeight), up or down.
+    void fitBottomDock(QDockWidget* d);
     void buildPanels();
     void buildMenus(); // main_menus.cpp
     void connectCompute();

@@ -3,6 +3,8 @@
 #include "ui/text_panel.h"
 
 #include <QCheckBox>
+#include <algorithm>
+#include <cmath>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -11,6 +13,8 @@
 #include <QPushButton>
 #include <QStyle>
 #include <QTextBlock>
+#include <QTextDocument>
+#include <QTextLayout>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -37,7 +41,43 @@ std::vector<int> utf8ToQStringIndex(const QString& s)
     map.push_back(static_cast<int>(s.size()));
     return map;
 }
+
+// Lines are counted up to here: the count only sizes the box, and a 1 MB text must not be walked on each key.
+constexpr int kMaxCountedLines = 12;
+
+// Wrapped lines of `edit`'s text, up to `cap`, measured at the box's width (the document's own layout is lazy and
+// lags behind while the dock is hidden or being resized); only the first `cap` lines' worth of text is measured.
+int textLines(const QPlainTextEdit* edit, int cap)
+{
+    const QFontMetrics fm(edit->font());
+    const double width = std::max(50.0, edit->viewport()->width() - 2 * edit->document()->documentMargin());
+    const int charsPerLine = static_cast<int>(width / std::max(1, fm.averageCharWidth())) + 1;
+    int lines = 0;
+    for (QTextBlock b = edit->document()->begin(); b.isValid() && lines < cap; b = b.next()) {
+        const QString text = b.text().left(charsPerLine * 2 * cap);
+        // Word wrap leaves the end of each line short: a few per cent more than the bare advance.
+        lines += std::max(1, static_cast<int>(std::ceil(fm.horizontalAdvance(text) * 1.05 / width)));
+    }
+    return std::min(lines, cap);
+}
 } // namespace
+
+int TextPanel::contentHeight(int maxLines) const
+{
+    const int lines = std::clamp(textLines(m_text, std::min(maxLines, kMaxCountedLines)), 2, maxLines);
+    const int box = lines * m_text->fontMetrics().lineSpacing() +
+                    2 * (m_text->frameWidth() + static_cast<int>(std::ceil(m_text->document()->documentMargin()))) + 2;
+    const QMargins m = layout()->contentsMargins();
+    const int spacing = layout()->spacing();
+    // The controls' row at the panel's width (its word-wrapped token line is taller in its narrow size hint).
+    QLayoutItem* row = layout()->itemAt(0);
+    const int rowWidth = std::max(200, width() - m.left() - m.right());
+    const int rowHeight = row->hasHeightForWidth() ? row->heightForWidth(rowWidth) : row->sizeHint().height();
+    int h = m.top() + m.bottom() + rowHeight + spacing + box;
+    if (!m_pairRow->isHidden())
+        h += spacing + m_pairRow->sizeHint().height();
+    return h;
+}
 
 TextPanel::TextPanel(QWidget* parent)
     : QWidget(parent)
@@ -112,6 +152,16 @@ TextPanel::TextPanel(QWidget* parent)
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(120);
     connect(&m_debounce, &QTimer::timeout, this, &TextPanel::runRequested);
+    // After the box has laid out the edit, so wrapped lines are counted as shown.
+    connect(m_text->document(), &QTextDocument::contentsChanged, this, [this] {
+        QTimer::singleShot(0, this, [this] {
+            const int lines = textLines(m_text, kMaxCountedLines);
+            if (lines != m_lines) {
+                m_lines = lines;
+                emit contentLinesChanged();
+            }
+        });
+    });
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
         m_generatedFrom = std::string::npos; // the user's text now
         emit edited();

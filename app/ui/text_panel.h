@@ -45,12 +45,16 @@ public:
     // next to the buttons; does not emit.
     void setStepping(int segmentRows, int revealed);
     bool playing() const { return m_play.isActive(); }
+    // The panel's height that shows its controls and the text's lines (wrapped), at least two and at most
+    // `maxLines` (the box scrolls beyond): the Text tab shrinks to its content instead of taking the grid's room.
+    int contentHeight(int maxLines) const;
     void stopPlaying();
 
 signals:
     void edited();                 // the user changed the text (not appendGenerated / setTextSilently)
     void runRequested();           // Run pressed, or the text changed with Live on (debounced)
     void revealRequested(int rows); // the stepping buttons (and Play's ticks): show the first `rows` queries, -1 = all
+    void contentLinesChanged();     // the text now fills another number of lines (typing may want a taller box)
 
 private:
     void setPlayingLook(bool playing);
@@ -70,6 +74,7 @@ private:
     std::size_t m_generatedFrom = std::string::npos; // UTF-8 byte offset where generated text starts
     int m_segmentRows = 0;
     int m_revealed = -1;
+    int m_lines = 0; // wrapped lines the text filled at the last edit (up to kMaxCountedLines)
 };
 
 } // namespace attnscope::app

@@ -121,15 +121,8 @@ void WindowLayout::setPresentation(bool on, const QList<QDockWidget*>& keepVisib
         f.setPointSizeF(f.pointSizeF() * 1.5);
         QApplication::setFont(f);
         m_window->showFullScreen();
-        // The kept docks show all of their content (the text box and its stepping buttons) at the larger font.
-        QTimer::singleShot(0, this, [this, keepVisible] {
-            for (QDockWidget* d : keepVisible) {
-                auto* scroll = qobject_cast<QScrollArea*>(d->widget());
-                QWidget* content = scroll ? scroll->widget() : d->widget();
-                const int want = content->minimumSizeHint().height() + content->fontMetrics().height() * 4;
-                m_window->resizeDocks({d}, {std::max(want, d->height())}, Qt::Vertical);
-            }
-        });
+        // The kept docks are sized by the window (the Text tab to its content) once the larger font is in.
+        QTimer::singleShot(0, this, [this] { emit presentationLaidOut(); });
     } else {
         QApplication::setFont(m_savedFont);
         // Docks first, then the window: restoring the docks may widen the window for their saved sizes.

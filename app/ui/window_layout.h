@@ -31,6 +31,9 @@ public:
     bool presentation() const { return m_presentation; }
     void saveSettings() const;
 
+signals:
+    void presentationLaidOut(); // full screen at the larger font: the kept docks can be sized now
+
 private:
     QMainWindow* m_window;
     QByteArray m_defaultState;

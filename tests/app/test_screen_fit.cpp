@@ -75,9 +75,36 @@ TEST_CASE("every dock and control stays on the screen", "[app][screen]")
     CHECK(outside(w).join(", ").toStdString() == "");
     CHECK(w.minimumSizeHint().height() <= screen.height());
 
+    // The grid keeps at least 45% of the window through a comparison, a scan and the atlas, and gets its room back
+    // when the Text tab comes up again.
+    auto gridShare = [&w] {
+        QApplication::processEvents();
+        QTest::qWait(50);
+        return static_cast<double>(w.grid()->height()) / w.height();
+    };
+    INFO("grid after comparing: " << gridShare());
+    CHECK(gridShare() >= 0.45);
+    w.startScan(QString(), 8, 16, 2000, false);
+    settle(c);
+    INFO("grid after a scan: " << gridShare());
+    CHECK(gridShare() >= 0.45);
+    w.showDock("atlasDock");
+    INFO("grid with the atlas: " << gridShare());
+    CHECK(gridShare() >= 0.45);
+    const double withAtlas = gridShare();
+    w.showDock("textDock");
+    INFO("grid with the text tab: " << gridShare());
+    for (const char* n : {"textDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"})
+        UNSCOPED_INFO(n << " min " << w.dock(n)->minimumSizeHint().height() << " h " << w.dock(n)->height() << " wants " << w.wantedDockHeight(w.dock(n)));
+    CHECK(gridShare() > withAtlas + 0.1);
+    INFO("text dock " << w.dock("textDock")->height() << " wants " << w.wantedDockHeight(w.dock("textDock")));
+    CHECK(w.dock("textDock")->height() <= w.wantedDockHeight(w.dock("textDock")) + 2);
+
     w.setPresentation(true);
     QApplication::processEvents();
     CHECK(outside(w).join(", ").toStdString() == "");
+    INFO("grid in presentation mode: " << gridShare());
+    CHECK(gridShare() >= 0.6);
     w.setPresentation(false);
     QApplication::processEvents();
     CHECK(outside(w).join(", ").toStdString() == "");
