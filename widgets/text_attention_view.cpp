@@ -14,6 +14,16 @@
 
 namespace attnscope::widgets {
 
+namespace {
+// What the view shows of a token: measuring and drawing cost grows with the text, so a 1 MB token is cut first
+// (nothing wider than the view can be read anyway).
+QString shown(const QString& label)
+{
+    constexpr int kMaxChars = 120;
+    return label.size() > kMaxChars ? label.left(kMaxChars - 1) + QStringLiteral("…") : label;
+}
+} // namespace
+
 class WordFlow : public QWidget {
 public:
     explicit WordFlow(TextAttentionView* owner)
@@ -98,7 +108,7 @@ protected:
             f.setBold(c == (m_active >= 0 ? m_active : m_focus));
             f.setItalic(!isQuery);
             p.setFont(f);
-            p.drawText(r, Qt::AlignCenter, m_data->colLabels.value(c));
+            p.drawText(r, Qt::AlignCenter, QFontMetrics(f).elidedText(shown(m_data->colLabels.value(c)), Qt::ElideRight, r.width()));
         }
     }
     void mouseMoveEvent(QMouseEvent* e) override
@@ -108,7 +118,7 @@ protected:
             m_active = c;
             setToolTip(c >= 0 && !std::isnan(bitsOf(c))
                            ? tr("%1: surprisal %2 bits (p = %3)")
-                                 .arg(m_data->colLabels.value(c))
+                                 .arg(shown(m_data->colLabels.value(c)))
                                  .arg(bitsOf(c), 0, 'f', 1)
                                  .arg(std::exp2(-bitsOf(c)), 0, 'g', 3)
                            : QString());
@@ -146,7 +156,8 @@ private:
         int x = 6, y = 6;
         const int h = fm.height() + 6;
         for (int c = 0; c < m_data->cols; ++c) {
-            const int w = fm.horizontalAdvance(m_data->colLabels.value(c)) + 8;
+            // A word wider than the view is cut to it (drawn elided) instead of running off the edge.
+            const int w = std::min(fm.horizontalAdvance(shown(m_data->colLabels.value(c))) + 8, std::max(40, width() - 12));
             const bool secondText = c == m_data->secondCol && c > 0; // text B of a pair starts a paragraph
             if ((x + w > width() - 6 && x > 6) || secondText) {
                 if (secondText)
@@ -229,12 +240,12 @@ void TextAttentionView::setData(GridDataPtr grid)
     m_table->setRowCount(static_cast<int>(pairs.size()));
     for (int i = 0; i < static_cast<int>(pairs.size()); ++i) {
         const auto& p = pairs[static_cast<std::size_t>(i)];
-        auto* from = new QTableWidgetItem(m_data->rowLabels.value(p.row));
+        auto* from = new QTableWidgetItem(shown(m_data->rowLabels.value(p.row)));
         from->setData(Qt::UserRole, p.row);
         from->setData(Qt::UserRole + 1, p.col);
         from->setToolTip(tr("Click to show this pair in the grid"));
         m_table->setItem(i, 0, from);
-        m_table->setItem(i, 1, new QTableWidgetItem(m_data->colLabels.value(p.col)));
+        m_table->setItem(i, 1, new QTableWidgetItem(shown(m_data->colLabels.value(p.col))));
         auto* v = new QTableWidgetItem(scores ? QString::number(static_cast<double>(p.value), 'f', 2)
                                               : QString::number(100.0 * p.value, 'f', 1));
         v->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

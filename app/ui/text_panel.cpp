@@ -1,6 +1,7 @@
 // TextPanel: text box with token shading; stepping buttons use the style's media icons (font glyphs like ⏸ are
 // missing from common fonts and showed as boxes).
 #include "ui/text_panel.h"
+#include "ui/text_box.h"
 
 #include <QCheckBox>
 #include <algorithm>
@@ -81,7 +82,7 @@ int TextPanel::contentHeight(int maxLines) const
 
 TextPanel::TextPanel(QWidget* parent)
     : QWidget(parent)
-    , m_text(new QPlainTextEdit(this))
+    , m_text(new TextBox(this))
     , m_pairRow(new QWidget(this))
     , m_second(new QLineEdit(this))
     , m_live(new QCheckBox(tr("Live"), this))
@@ -251,7 +252,7 @@ void TextPanel::setPairAvailable(bool available)
 void TextPanel::setTextSilently(const QString& text)
 {
     const QSignalBlocker block(m_text);
-    m_text->setPlainText(text);
+    m_text->setText(text);
 }
 
 void TextPanel::setTokenInfo(const QString& info)

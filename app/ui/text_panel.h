@@ -4,6 +4,7 @@
 #pragma once
 
 #include "run/text_capture.h"
+#include "ui/text_box.h"
 
 #include <QTimer>
 #include <QWidget>
@@ -60,7 +61,7 @@ private:
     void setPlayingLook(bool playing);
     void step(int delta); // one token forward or back from what is shown
 
-    QPlainTextEdit* m_text;
+    TextBox* m_text;
     QWidget* m_pairRow;
     QLineEdit* m_second;
     QCheckBox* m_live;

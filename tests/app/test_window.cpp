@@ -26,11 +26,14 @@
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
 #include "ui/text_panel.h"
+#include "ui/text_box.h"
 
 #include <qcustomplot.h>
 #include <QAbstractItemView>
 #include <QApplication>
 #include <QCheckBox>
+#include <QClipboard>
+#include <QTextDocument>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -690,4 +693,29 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     CHECK(w.headsPanel()->headBox()->value() == 3);
     CHECK_FALSE(panel->allHeads());
     REQUIRE(QTest::qWaitFor([&] { return panel->view()->data()->title.contains("layer 2 · head 3"); }, 30000));
+}
+
+TEST_CASE("the text box wraps anywhere while it holds a word longer than a line, chosen before layout", "[app][textbox]")
+{
+    app::TextBox box;
+    box.resize(600, 120);
+    box.show();
+    box.setText(QStringLiteral("an ordinary sentence of short words"));
+    CHECK(box.wordWrapMode() == QTextOption::WrapAtWordBoundaryOrAnywhere);
+    const QString word(app::TextBox::kLongWord + 1, QLatin1Char('a'));
+    box.setText(QStringLiteral("short ") + word + QStringLiteral(" words"));
+    CHECK(box.wordWrapMode() == QTextOption::WrapAnywhere);
+    // Deleting the long word brings word wrapping back.
+    box.setPlainText(QStringLiteral("short words again"));
+    CHECK(box.wordWrapMode() == QTextOption::WrapAtWordBoundaryOrAnywhere);
+    // A paste decides before the text is inserted (and laid out).
+    QTextOption::WrapMode atInsert = QTextOption::WrapAtWordBoundaryOrAnywhere;
+    QObject::connect(box.document(), &QTextDocument::contentsChange, &box,
+                     [&](int, int, int added) { if (added > app::TextBox::kLongWord) atInsert = box.wordWrapMode(); });
+    box.moveCursor(QTextCursor::End);
+    QApplication::clipboard()->setText(word);
+    box.paste();
+    CHECK(box.toPlainText().size() > app::TextBox::kLongWord);
+    CHECK(atInsert == QTextOption::WrapAnywhere);
+    CHECK(app::TextBox::longestWord(QStringLiteral("ab  abcd\nabc")) == 4);
 }
