@@ -376,6 +376,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_atlas->setModelName(m->displayName);
     if (m_pendingScan) {
         m_relpos->setScan(m_pendingScan, false);
+        m_relpos->showCorpus(); // the scan came back with the session: show it, not the current text
         m_pendingScan.reset();
     }
     m_displayPanel->setModel(m->info());

@@ -141,6 +141,8 @@ void RelposPanel::clear()
     refresh();
 }
 
+bool RelposPanel::showsCorpus() const { return m_source->currentIndex() == 1; }
+
 void RelposPanel::showCorpus()
 {
     if (m_source->currentIndex() == 1)

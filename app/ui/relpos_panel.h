@@ -42,6 +42,7 @@ public:
     // Profile keys shown as panels: {"full"} (Fig. 5) or e.g. {"term_a", "term_b", "term_d"} (Fig. 7).
     void setProfiles(const std::vector<std::string>& profiles);
     void showCorpus(); // switch the source to the corpus scan
+    bool showsCorpus() const;
     // The term (or band) toggles: full attention, or the softmax of a combination of terms or bands.
     void setTerms(const core::TermSelection& terms);
     const ScanResultPtr& currentResult() const { return m_current; }

@@ -321,6 +321,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     CHECK(win.w.selection().heads == std::vector<int>{2});
     REQUIRE(win.w.relposPanel()->scan());
     CHECK(win.w.relposPanel()->scan()->tokens == 200);
+    CHECK(win.w.relposPanel()->showsCorpus()); // the dock shows the scan that came back, not "Current text"
 
     // A session whose segment is out of range opens, with the segment corrected and a message.
     const QByteArray text = test::readBytes(std::filesystem::path((session + ".attnscope").toStdString())).c_str();
