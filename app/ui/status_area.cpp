@@ -24,23 +24,30 @@ StatusArea::StatusArea(QStatusBar* bar)
     bar->addPermanentWidget(m_progress);
     bar->addPermanentWidget(m_cancel);
     connect(m_cancel, &QPushButton::clicked, this, &StatusArea::cancelClicked);
+    m_noticeTimer.setSingleShot(true);
+    m_noticeTimer.setInterval(15000);
+    connect(&m_noticeTimer, &QTimer::timeout, this, [this] {
+        m_notice.clear();
+        refresh();
+    });
 }
 
 void StatusArea::show(const QString& text)
 {
     m_line = text;
-    m_label->setText(text);
+    refresh();
 }
 
 void StatusArea::notify(const QString& text)
 {
-    m_bar->showMessage(text, 15000);
+    m_notice = text;
+    m_noticeTimer.start();
+    refresh();
 }
 
 QString StatusArea::text() const
 {
-    const QString message = m_bar->currentMessage();
-    return message.isEmpty() ? m_label->text() : message;
+    return m_label->text();
 }
 
 void StatusArea::setBusy(bool busy, const QString& what)
@@ -49,10 +56,16 @@ void StatusArea::setBusy(bool busy, const QString& what)
     m_cancel->setVisible(busy);
     if (!busy) {
         m_progress->setRange(0, 0);
-        m_label->setText(m_line);
+        m_busy.clear();
     } else if (!what.isEmpty()) {
-        m_label->setText(what);
+        m_busy = what;
     }
+    refresh();
+}
+
+void StatusArea::refresh()
+{
+    m_label->setText(!m_notice.isEmpty() ? m_notice : !m_busy.isEmpty() ? m_busy : m_line);
 }
 
 void StatusArea::setProgress(qint64 done, qint64 total)

@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QTimer>
 
 class QLabel;
 class QProgressBar;
@@ -30,7 +31,14 @@ private:
     QLabel* m_label;
     QProgressBar* m_progress;
     QPushButton* m_cancel;
-    QString m_line; // what show() last set: back in place when the busy text goes
+    void refresh(); // the label shows the notice, else the busy text, else the status line
+
+    QString m_line;   // what show() last set: back in place when the busy text or notice goes
+    QString m_busy;   // what is being computed, while busy
+    QString m_notice; // a notice, for 15 s
+    QTimer m_noticeTimer;
+    // One label for all three: QStatusBar's own temporary message hides the label, and a window shown again (full
+    // screen) showed it back under the message, two texts drawn over each other.
 };
 
 } // namespace attnscope::app

@@ -48,6 +48,7 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTest>
 #include <QTextBrowser>
@@ -270,9 +271,16 @@ TEST_CASE("presentation mode: full screen, the text and stepping stay, fonts gro
     for (QDockWidget* d : w.findChildren<QDockWidget*>())
         if (d->isVisible())
             visibleBefore << d->objectName();
+    w.notify(QStringLiteral("a notice"));
     w.setPresentation(true);
     QApplication::processEvents();
     CHECK(w.isFullScreen());
+    // One status text at a time: a notice and the status line were drawn over each other after going full screen.
+    int statusTexts = 0;
+    for (const QLabel* l : w.statusBar()->findChildren<QLabel*>())
+        statusTexts += l->isVisible() && !l->text().isEmpty();
+    CHECK(statusTexts == 1);
+    CHECK(w.statusText() == QStringLiteral("a notice"));
     CHECK(w.dock("textDock")->isVisible());
     CHECK_FALSE(w.dock("displayDock")->isVisible());
     CHECK(QApplication::font().pointSizeF() > font * 1.4);
