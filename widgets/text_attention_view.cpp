@@ -70,6 +70,16 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent*) override { relayout(); }
+    // Word boxes are measured in the widget's font: a font change (presentation mode's larger one, and back) lays
+    // them out again, else words keep the other font's spacing.
+    void changeEvent(QEvent* e) override
+    {
+        if (e->type() == QEvent::FontChange) {
+            relayout();
+            update();
+        }
+        QWidget::changeEvent(e);
+    }
     void paintEvent(QPaintEvent*) override
     {
         QPainter p(this);

@@ -156,6 +156,43 @@ TEST_CASE("text view lists the strongest pairs, skipping a token's attention to 
     CHECK(view.pairsTable()->item(0, 2)->text() == "40.0");
 }
 
+TEST_CASE("text view words are laid out in the font they are drawn in, after a font change too", "[widgets][textview]")
+{
+    // Enough words that the view's height is at its cap in either font (so no resize lays them out again).
+    constexpr int n = 300;
+    auto g = std::make_shared<GridData>();
+    g->rows = g->cols = n;
+    for (int i = 0; i < n; ++i)
+        g->rowLabels << QStringLiteral("word%1").arg(i);
+    g->colLabels = g->rowLabels;
+    for (int r = 0; r < n; ++r)
+        for (int c = 0; c < n; ++c)
+            g->values.push_back(c <= r ? 1.0f / static_cast<float>(r + 1) : std::nanf(""));
+    TextAttentionView fresh, wasLarge;
+    for (TextAttentionView* v : {&fresh, &wasLarge})
+        v->resize(400, 300);
+    const QFont normal = QApplication::font();
+    QFont large = normal;
+    large.setPointSizeF(large.pointSizeF() * 1.5);
+    fresh.setData(g);
+    for (TextAttentionView* v : {&fresh, &wasLarge}) {
+        v->show();
+        REQUIRE(QTest::qWaitForWindowExposed(v));
+    }
+    // Presentation mode: the dock is hidden and the text computed while the font is large, then the font goes back
+    // and the dock comes back at its old size.
+    wasLarge.hide();
+    QApplication::setFont(large); // as presentation mode does
+    wasLarge.setData(g);
+    QApplication::processEvents();
+    QApplication::setFont(normal);
+    wasLarge.show();
+    QApplication::processEvents();
+    // The words' line (the splitter below may sit elsewhere: it follows the minimum height of the larger font).
+    const QRect words(0, 0, 400, 40);
+    CHECK(wasLarge.grab(words).toImage() == fresh.grab(words).toImage());
+}
+
 namespace {
 // A grid of n x n cells with distinct values (no masking).
 GridDataPtr squareGrid(int n)
