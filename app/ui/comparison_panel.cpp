@@ -4,6 +4,8 @@
 #include "comparison_view.h"
 
 #include <QApplication>
+#include "ui/file_dialogs.h"
+
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -53,14 +55,9 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
     m_message->hide();
 
     connect(addFolder, &QPushButton::clicked, this, [this] {
-        QFileDialog dlg(this, tr("Model to compare: a folder, a .gguf file or a PyTorch checkpoint"));
-        dlg.setFileMode(QFileDialog::AnyFile);
-        dlg.setNameFilter(tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
-        if (dlg.exec() != QDialog::Accepted || dlg.selectedFiles().isEmpty())
+        const QString path = askModelPath(this, tr("Model to compare: a folder, a .gguf file or a PyTorch checkpoint"));
+        if (path.isEmpty())
             return;
-        QString path = dlg.selectedFiles().front();
-        if (QFileInfo(path).fileName() == QLatin1String("config.json"))
-            path = QFileInfo(path).absolutePath();
         addModel(QFileInfo(path).fileName(), path, true);
     });
     connect(compare, &QPushButton::clicked, this, [this] { emit compareRequested(checkedSpecs()); });

@@ -1,6 +1,7 @@
 // File choosers: the extension follows the selected filter when the typed name has none.
 #include "ui/file_dialogs.h"
 
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QRegularExpression>
@@ -34,6 +35,50 @@ QString askWithFilters(QWidget* parent, const QString& title, const QString& bas
     return path;
 }
 } // namespace
+
+namespace {
+// A folder a model opens from as it is (the loader finds its weights): Enter on it opens it, as Open does for a file.
+bool isModelFolder(const QString& path)
+{
+    const QDir dir(path);
+    return QFileInfo(path).isDir() &&
+           (dir.exists(QStringLiteral("config.json")) || !dir.entryList({QStringLiteral("*.gguf")}, QDir::Files).isEmpty());
+}
+
+// QFileDialog in AnyFile mode enters a typed folder on Enter and leaves Open disabled inside it.
+class ModelDialog : public QFileDialog {
+public:
+    using QFileDialog::QFileDialog;
+    QString chosen;
+
+protected:
+    void accept() override
+    {
+        const QStringList files = selectedFiles();
+        if (!files.isEmpty() && isModelFolder(files.front())) {
+            chosen = files.front();
+            QDialog::accept();
+            return;
+        }
+        QFileDialog::accept();
+        if (result() == QDialog::Accepted && !selectedFiles().isEmpty())
+            chosen = selectedFiles().front();
+    }
+};
+} // namespace
+
+QString askModelPath(QWidget* parent, const QString& title)
+{
+    ModelDialog dlg(parent, title);
+    dlg.setObjectName(QStringLiteral("modelDialog"));
+    dlg.setFileMode(QFileDialog::AnyFile);
+    dlg.setNameFilter(QObject::tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
+    if (dlg.exec() != QDialog::Accepted || dlg.chosen.isEmpty())
+        return {};
+    if (QFileInfo(dlg.chosen).fileName() == QLatin1String("config.json"))
+        return QFileInfo(dlg.chosen).absolutePath();
+    return dlg.chosen;
+}
 
 QString askFigurePath(QWidget* parent, const QString& title, const QString& baseName)
 {

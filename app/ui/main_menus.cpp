@@ -50,12 +50,10 @@ void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open Model…"), this, [this] {
-        QFileDialog dlg(this, tr("Open a model: its folder (config.json + weights), a .gguf file, or a PyTorch "
-                                 "checkpoint with config.json beside it"));
-        dlg.setFileMode(QFileDialog::AnyFile);
-        dlg.setNameFilter(tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
-        if (dlg.exec() == QDialog::Accepted && !dlg.selectedFiles().isEmpty())
-            openModel(dlg.selectedFiles().front());
+        const QString path = askModelPath(this, tr("Open a model: its folder (config.json + weights), a .gguf file, or "
+                                                   "a PyTorch checkpoint with config.json beside it"));
+        if (!path.isEmpty())
+            openModel(path);
     });
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open Model &Folder…"), this, [this] {

@@ -19,6 +19,7 @@
 #include "qk_scatter_view.h"
 #include "figures/paper_figure_view.h"
 #include "ui/figure_window.h"
+#include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/heads_panel.h"
 #include "ui/model_panel.h"
@@ -38,6 +39,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFile>
 #include <QLabel>
@@ -727,4 +729,25 @@ TEST_CASE("the text box wraps anywhere while it holds a word longer than a line,
     CHECK(box.toPlainText().size() > app::TextBox::kLongWord);
     CHECK(atInsert == QTextOption::WrapAnywhere);
     CHECK(app::TextBox::longestWord(QStringLiteral("ab  abcd\nabc")) == 4);
+}
+
+TEST_CASE("the model dialog opens a typed model folder instead of entering it", "[app][files]")
+{
+    const QString folder = QString::fromStdString(caseDir("gpt2-tiny").toStdString());
+    for (const QString& typed : {folder, folder + QStringLiteral("/config.json")}) {
+        QTimer::singleShot(0, [typed] {
+            auto* dlg = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            REQUIRE(dlg);
+            auto* edit = dlg->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+            REQUIRE(edit);
+            edit->setText(typed);
+            QTest::keyClick(edit, Qt::Key_Return);
+        });
+        // A watchdog: if Enter only entered the folder, the dialog would stay open.
+        QTimer::singleShot(5000, [] {
+            if (QWidget* still = QApplication::activeModalWidget())
+                qobject_cast<QDialog*>(still)->reject();
+        });
+        CHECK(QFileInfo(app::askModelPath(nullptr, QStringLiteral("model"))) == QFileInfo(folder));
+    }
 }
