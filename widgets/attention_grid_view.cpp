@@ -129,12 +129,15 @@ protected:
             }
         }
 
-        // Top-fraction highlight (the paper's Fig. 6): a thin red frame inside the cell, so the cell's colour
-        // (and its value) stays visible; in cells too small for a frame, a red mark over the cell's middle third.
+        // Top-fraction highlight (the paper's Fig. 6), scaled with the cell and never covering much of it: big cells
+        // (few tokens, stepping) get a red corner, mid-sized ones a thin red frame inside the cell, so the colour and
+        // the value stay visible; cells too small for a frame a red mark over their middle third.
         if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2) {
             const double side = std::min(cellW, cellH);
-            const bool frame = side >= 7;
-            const double w = std::clamp(side / 14, 1.0, 2.0) * (m_view->m_presentation ? 1.5 : 1.0);
+            const double presentation = m_view->m_presentation ? 1.5 : 1.0;
+            const bool corner = side >= 28, frame = !corner && side >= 7;
+            const double w = std::clamp(side / 14, 1.0, 2.0) * presentation;
+            const double leg = std::clamp(side * 0.22, 6.0, 14.0) * presentation;
             painter->setPen(frame ? QPen(QColor(230, 25, 35), w) : Qt::NoPen);
             painter->setBrush(frame ? QBrush(Qt::NoBrush) : QBrush(QColor(230, 25, 35)));
             const double inset = w / 2 + (side >= 10 ? 1 : 0);
@@ -143,9 +146,12 @@ protected:
                     if (!d->highlight[static_cast<std::size_t>(r) * d->cols + c])
                         continue;
                     const QRectF cell = cellRect(r, c);
-                    if (frame)
+                    if (corner) {
+                        const QPointF tr = cell.topRight() + QPointF(-1, 1);
+                        painter->drawPolygon(QPolygonF{tr, tr - QPointF(leg, 0), tr + QPointF(0, leg)});
+                    } else if (frame) {
                         painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
-                    else {
+                    } else {
                         const QSizeF mark(std::max(1.0, cell.width() / 3), std::max(1.0, cell.height() / 3));
                         painter->drawRect(QRectF(cell.center() - QPointF(mark.width() / 2, mark.height() / 2), mark));
                     }
@@ -216,7 +222,7 @@ AttentionGridView::AttentionGridView(QWidget* parent)
     // margin (further out only shrinks it).
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
         connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this, axis](const QCPRange& r) {
-            const int cells = !m_data ? 1 : axis == m_plot->xAxis ? m_data->cols : m_data->rows;
+            const int cells = !m_data ? 1 : axis == m_plot->xAxis ? m_data->shownCols() : m_data->shownRows();
             const double lo = std::min(kMinVisibleCells, static_cast<double>(std::max(cells, 1))), hi = 1.5 * std::max(cells, 1) + 1;
             if (r.size() < lo - 1e-9 || r.size() > hi + 1e-9) {
                 axis->setRange(r.center(), std::clamp(r.size(), lo, hi), Qt::AlignCenter); // re-enters once, in range
@@ -303,7 +309,7 @@ void AttentionGridView::setData(GridDataPtr data)
 {
     m_stale = false;
     m_title->setTextColor(palette().color(QPalette::WindowText));
-    const bool sameShape = m_data && data && m_data->rows == data->rows && m_data->cols == data->cols;
+    const bool sameShape = m_data && data && m_data->shownRows() == data->shownRows() && m_data->shownCols() == data->shownCols();
     m_data = std::move(data);
     if (m_lockedRow >= (m_data ? m_data->rows : 0))
         m_lockedRow = -1;
@@ -401,7 +407,7 @@ void AttentionGridView::updateTicks()
 
 void AttentionGridView::resetView()
 {
-    const int rows = m_data ? m_data->rows : 1, cols = m_data ? m_data->cols : 1;
+    const int rows = m_data ? m_data->shownRows() : 1, cols = m_data ? m_data->shownCols() : 1;
     m_plot->xAxis->setRange(-0.5, cols - 0.5);
     m_plot->yAxis->setRange(-0.5, rows - 0.5);
     updateTicks();

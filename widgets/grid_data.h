@@ -3,6 +3,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,6 +15,9 @@ struct GridData {
     QStringList rowLabels;     // query tokens
     QStringList colLabels;     // key tokens (memory first)
     int rows = 0, cols = 0;
+    // The shape the view frames while stepping reveals the grid row by row (0: rows, cols): cells keep their size
+    // and the triangle fills in, instead of one row stretched over the whole plot.
+    int frameRows = 0, frameCols = 0;
     int memoryCols = 0;        // columns [0, memoryCols) are memory tokens
     int secondRow = -1, secondCol = -1; // a text pair: the first row / column of text B (-1: one text)
     std::vector<float> values; // [rows, cols]; NaN = masked
@@ -27,6 +31,8 @@ struct GridData {
     QStringList cellTexts;     // [rows * cols] when cells show words instead of their values (the logit lens's tokens)
     QStringList cellTips;      // [rows * cols] extra lines for a cell's tooltip (HTML), or empty
 
+    int shownRows() const { return std::max(rows, frameRows); }
+    int shownCols() const { return std::max(cols, frameCols); }
     float at(int r, int c) const { return values[static_cast<std::size_t>(r) * cols + c]; }
     int rowPosition(int r) const { return r >= 0 && r < static_cast<int>(rowPositions.size()) ? rowPositions[static_cast<std::size_t>(r)] : -1; }
     int colPosition(int c) const { return c >= 0 && c < static_cast<int>(colPositions.size()) ? colPositions[static_cast<std::size_t>(c)] : -1; }

@@ -63,6 +63,19 @@ int textLines(const QPlainTextEdit* edit, int cap)
 }
 } // namespace
 
+void TextPanel::reserveStepLabel()
+{
+    // Room for the stepping state from the start: the buttons must not move under the mouse when it appears.
+    m_stepLabel->setMinimumWidth(m_stepLabel->fontMetrics().horizontalAdvance(tr("token %1 of %2").arg(9999).arg(9999)));
+}
+
+void TextPanel::changeEvent(QEvent* event)
+{
+    if (event->type() == QEvent::FontChange) // presentation mode's larger font
+        reserveStepLabel();
+    QWidget::changeEvent(event);
+}
+
 int TextPanel::contentHeight(int maxLines) const
 {
     const int lines = std::clamp(textLines(m_text, std::min(maxLines, kMaxCountedLines)), 2, maxLines);
@@ -120,6 +133,7 @@ TextPanel::TextPanel(QWidget* parent)
     m_playButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     setPlayingLook(false);
     row->addWidget(m_stepLabel);
+    reserveStepLabel();
 
     // The controls first: in a short dock (presentation mode) they stay in view and the text box scrolls.
     auto* layout = new QVBoxLayout(this);

@@ -57,7 +57,11 @@ signals:
     void revealRequested(int rows); // the stepping buttons (and Play's ticks): show the first `rows` queries, -1 = all
     void contentLinesChanged();     // the text now fills another number of lines (typing may want a taller box)
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    void reserveStepLabel();
     void setPlayingLook(bool playing);
     void step(int delta); // one token forward or back from what is shown
 

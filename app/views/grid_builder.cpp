@@ -71,7 +71,7 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
 }
 
 namespace {
-widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                               int segment, core::AttentionGrid grid);
 }
 
@@ -116,13 +116,16 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
             cut.rowLabels.assign(grid.rowLabels.begin(), grid.rowLabels.begin() + k);
             cut.colLabels.assign(grid.colLabels.begin(), grid.colLabels.begin() + cols);
         }
-        return fillGrid(capture, modelName, s, segment, std::move(cut));
+        auto d = fillGrid(capture, modelName, s, segment, std::move(cut));
+        d->frameRows = grid.rows;
+        d->frameCols = grid.cols;
+        return d;
     }
     return fillGrid(capture, modelName, s, segment, std::move(grid));
 }
 
 namespace {
-widgets::GridDataPtr fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
+std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                               int segment, core::AttentionGrid grid)
 {
     auto d = std::make_shared<widgets::GridData>();

@@ -280,25 +280,64 @@ TEST_CASE("grid view: dragging pans without selecting; a click selects", "[widge
     CHECK(spy.count() == 1);
 }
 
-TEST_CASE("grid view: the highlight frame leaves the cell's colour visible", "[widgets]")
+TEST_CASE("grid view: the highlight mark scales with the cell and leaves its colour visible", "[widgets]")
+{
+    // Share of red pixels in the highlighted cell (row 0, col 1) and whether its centre is red, at a view size.
+    auto measure = [](QSize size) {
+        auto g = std::make_shared<GridData>(*sampleGrid());
+        AttentionGridView view;
+        view.setShowValues(false);
+        show(view, g, size);
+        const QImage img = view.plot()->grab().toImage();
+        QCPAxis* x = view.plot()->xAxis;
+        QCPAxis* y = view.plot()->yAxis;
+        const QRect cell = QRectF(QPointF(x->coordToPixel(0.5), y->coordToPixel(-0.5)),
+                                  QPointF(x->coordToPixel(1.5), y->coordToPixel(0.5))).normalized().toRect().adjusted(1, 1, -1, -1);
+        auto isRed = [](QColor c) { return c.red() > 200 && c.green() < 60 && c.blue() < 80; };
+        int red = 0;
+        for (int py = cell.top(); py <= cell.bottom(); ++py)
+            for (int px = cell.left(); px <= cell.right(); ++px)
+                red += isRed(img.pixelColor(px, py));
+        return std::tuple{static_cast<double>(red) / (cell.width() * cell.height()), isRed(img.pixelColor(cell.center())),
+                          std::min(cell.width(), cell.height())};
+    };
+    // Big cells (few tokens, stepping): a small corner, not a frame around a fifth of the grid.
+    const auto [bigShare, bigCentre, bigSide] = measure({800, 600});
+    INFO("big cells of " << bigSide << " px: red share " << bigShare);
+    REQUIRE(bigSide >= 28);
+    CHECK(bigShare > 0);
+    CHECK(bigShare < 0.03);
+    CHECK_FALSE(bigCentre);
+    // Mid-sized cells: a thin frame inside the cell, the centre keeps the colour-map colour.
+    const auto [midShare, midCentre, midSide] = measure({240, 200});
+    INFO("mid cells of " << midSide << " px: red share " << midShare);
+    REQUIRE(midSide < 28);
+    CHECK(midShare > 0);
+    CHECK(midShare < 0.5);
+    CHECK_FALSE(midCentre);
+}
+
+TEST_CASE("grid view: while stepping, the view keeps the whole grid's frame and the cells their size", "[widgets]")
 {
     auto g = std::make_shared<GridData>(*sampleGrid());
     AttentionGridView view;
-    view.setShowValues(false);
-    show(view, g, {400, 300});
-    const QImage img = view.plot()->grab().toImage();
-    // Cell (row 0, col 1) is highlighted: its centre still has the colour-map colour, not red.
-    const QPoint centre(static_cast<int>(view.plot()->xAxis->coordToPixel(1)), static_cast<int>(view.plot()->yAxis->coordToPixel(0)));
-    const QColor c = img.pixelColor(centre);
-    CHECK_FALSE((c.red() > 200 && c.green() < 60 && c.blue() < 60));
-    // ... and a red frame is drawn inside it.
-    const double half = std::abs(view.plot()->xAxis->coordToPixel(1.5) - view.plot()->xAxis->coordToPixel(1)) ;
-    bool red = false;
-    for (int dx = -static_cast<int>(half); dx <= 0 && !red; ++dx) {
-        const QColor e = img.pixelColor(centre + QPoint(dx, 0));
-        red = e.red() > 200 && e.green() < 60 && e.blue() < 80;
-    }
-    CHECK(red);
+    show(view, g, {600, 500});
+    const double cellH = std::abs(view.plot()->yAxis->coordToPixel(1) - view.plot()->yAxis->coordToPixel(0));
+    // One row revealed (of three), its keys only: framed in the full grid's shape.
+    auto first = std::make_shared<GridData>(*g);
+    first->rows = 1;
+    first->cols = 2;
+    first->rowLabels = {"b"};
+    first->colLabels = {"a", "b"};
+    first->values = {0.25f, 0.75f};
+    first->highlight = {0, 1};
+    first->frameRows = g->rows;
+    first->frameCols = g->cols;
+    view.setData(first);
+    QApplication::processEvents();
+    CHECK(view.plot()->yAxis->range().size() == Approx(g->rows));
+    CHECK(view.plot()->xAxis->range().size() == Approx(g->cols));
+    CHECK(std::abs(view.plot()->yAxis->coordToPixel(1) - view.plot()->yAxis->coordToPixel(0)) == Approx(cellH).margin(1));
 }
 
 TEST_CASE("text view says score for raw scores and reports a clicked pair", "[widgets]")
