@@ -106,6 +106,7 @@ int main(int argc, char** argv)
     if (!settle(compute, 900000))
         return 1;
     save(w.dock("relposDock"), QStringLiteral("relpos-dock"));
+    save(&w, QStringLiteral("main-window-scan")); // the grid keeps its room beside the scan
     for (int fig : {5, 6, 7}) {
         app::FigureWindow* f = w.showPaperFigure(fig);
         if (!f)
@@ -160,5 +161,14 @@ int main(int argc, char** argv)
     if (!saveAnalysisFigure(w, compute, &app::ComputeController::ablationReady, &app::MainWindow::showAblation,
                             QStringLiteral("head-ablation"), 300000))
         return 1;
+
+    // What the model predicts, and one head's queries and keys, as bottom tabs.
+    for (const auto& [dock, name] : {std::pair{"predictionDock", "predictions-dock"}, std::pair{"qkDock", "qk-space-dock"}}) {
+        w.showDock(dock);
+        if (!settle(compute, 120000))
+            return 1;
+        QTest::qWait(300); // the tab's deferred height
+        save(w.dock(dock), QLatin1String(name));
+    }
     return 0;
 }
