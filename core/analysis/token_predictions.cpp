@@ -108,12 +108,7 @@ std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCaptur
         throw Error(ErrorCode::BadInput, std::string(familyName(model.info().family)) +
                                              " models are read here without their output softmax: no next-token "
                                              "prediction");
-    if (position < 0 || position >= static_cast<int>(capture.tokens.size()))
-        throw Error(ErrorCode::BadInput, "no token " + std::to_string(position + 1) + " in the text");
-    int s = 0;
-    while (s + 1 < static_cast<int>(capture.segments.size()) &&
-           capture.segments[static_cast<std::size_t>(s + 1)]->firstPosition <= position)
-        ++s;
+    const int s = capture.segmentOfToken(position);
     LogitsObserver obs; // keeps the last segment's logits
     rerunSegment(model, capture, s, obs, stop);
     const auto row = static_cast<std::size_t>(position - capture.segment(s).firstPosition);

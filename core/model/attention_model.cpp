@@ -41,4 +41,14 @@ bool AttentionModel::readOut(const float*, int, std::vector<float>&) const
     return false;
 }
 
+bool AttentionModel::headParts(int, const float*, std::vector<float>&) const
+{
+    return false;
+}
+
+bool AttentionModel::logitDirection(const float*, std::int32_t, std::vector<float>&, double&) const
+{
+    return false;
+}
+
 } // namespace attnscope::core

@@ -58,6 +58,7 @@ struct ModelInfo {
     std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
     Capabilities can;
     std::vector<LayerRule> layerRules;    // one per layer
+    float logitSoftCap = 0; // Gemma 2: the read-out's logits are cap * tanh(z / cap) (0: none)
 };
 
 // Start of a segment: everything shared by all its layers. Pointers valid only during the callback.
@@ -100,6 +101,9 @@ struct LayerView {
     int headDim = 0;
     const float* memsIn = nullptr;      // [mlen, dModel] or null
     const float* attnOutput = nullptr;  // [qlen, dModel], family-specific (see the model headers)
+    // Dot-product decoders: the heads' outputs before the output projection, [qlen, heads * headDim] (head h in
+    // columns h * headDim ..): what AttentionModel::headParts splits the attention output by.
+    const float* headMix = nullptr;
     const float* hidden = nullptr;      // [qlen, dModel], layer output
 };
 
@@ -178,6 +182,19 @@ public:
     // read without an output layer (a Transformer-XL checkpoint without its adaptive softmax, an encoder without its
     // head). Transformer-XL's are the adaptive softmax's log-probabilities.
     virtual bool readOut(const float* hidden, int rows, std::vector<float>& logits) const;
+
+    // Direct logit attribution. Each head's part of what layer `layer`'s attention adds to the residual stream at one
+    // position, from that position's LayerView::headMix row: out [heads, dModel], the output projection applied to the
+    // head's slice alone. A family that normalises the attention output before adding it (Gemma 2/3, OLMo 2) scales
+    // each part by that norm's factor at the position, so the parts and the attention's bias make what was added.
+    // False (out untouched) where the family has no such split (Transformer-XL, encoders).
+    virtual bool headParts(int layer, const float* headMixRow, std::vector<float>& out) const;
+    // The read-out of `token` as a linear function of the residual stream at one position, the final norm's scale
+    // frozen at `residual` (that position's final residual stream, [dModel]): its logit is direction · residual +
+    // constant (before Gemma 2's soft cap), and any part of the stream contributes direction · part. False where the
+    // read-out is not a final norm and an unembedding.
+    virtual bool logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
+                                double& constant) const;
 
     // Convenience: the segments in order, from an empty memory.
     void run(const std::vector<std::vector<std::int32_t>>& segments, const RunOptions& options,

@@ -202,6 +202,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         lv.kvHeads = H;
         lv.headDim = hs;
         lv.attnOutput = attnOut.data();
+        lv.headMix = heads.data();
         lv.hidden = x.data();
         m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
         observer.onLayer(lv);
@@ -237,6 +238,27 @@ bool GPT2Model::readOut(const float* hidden, int rows, std::vector<float>& out) 
     RowMatrix lnF, logits;
     readOutRows(x, lnF, logits);
     out.assign(logits.data(), logits.data() + logits.size());
+    return true;
+}
+
+bool GPT2Model::headParts(int layer, const float* headMixRow, std::vector<float>& out) const
+{
+    const int H = m_config.nHead, hs = m_config.nEmbd / m_config.nHead;
+    RowMatrix parts;
+    multiply(headSlices(headMixRow, H, hs), m_layers[static_cast<std::size_t>(layer)].projW, parts); // c_proj, no bias
+    out.assign(parts.data(), parts.data() + parts.size());
+    return true;
+}
+
+bool GPT2Model::logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
+                               double& constant) const
+{
+    if (token < 0 || token >= m_config.vocabSize)
+        return false;
+    std::vector<float> u(static_cast<std::size_t>(m_config.nEmbd));
+    weightRow(m_wte, token, u.data()); // tied unembedding
+    frozenNormDirection(residual, u.data(), m_lnFW, m_lnFB, m_config.layerNormEps, true, m_config.nEmbd, direction,
+                        constant);
     return true;
 }
 

@@ -312,6 +312,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.can.canCarryKeys = true;
     m_info.can.nextTokenLoss = true;
     m_info.can.decomposition = ScoreDecomposition::RotaryBands;
+    m_info.logitSoftCap = c.finalSoftCap;
     // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window.
     const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
                                                  : 1.0f / std::sqrt(static_cast<float>(c.headDim));
@@ -576,6 +577,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.kvHeads = KV;
         lv.headDim = d;
         lv.attnOutput = attnOut.data();
+        lv.headMix = heads.data();
         lv.hidden = x.data();
         m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
         observer.onLayer(lv);
@@ -621,6 +623,39 @@ bool LlamaModel::readOut(const float* hidden, int rows, std::vector<float>& out)
     RowMatrix normed, logits;
     readOutRows(x, normed, logits);
     out.assign(logits.data(), logits.data() + logits.size());
+    return true;
+}
+
+bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float>& out) const
+{
+    const auto& c = m_config;
+    const auto& L = m_layers[static_cast<std::size_t>(layer)];
+    const int H = c.nHead, d = c.headDim;
+    RowMatrix parts;
+    multiplyTransposed(headSlices(headMixRow, H, d), L.o, parts); // [H, hidden]: o_proj of each head alone
+    if (L.attnPostNorm) {
+        // The post-attention norm's factor at this position: 1 / rms of the whole projected output (with its bias).
+        RowVector whole = parts.colwise().sum();
+        if (L.oBias)
+            whole += asVector(L.oBias);
+        const double mean = whole.cast<double>().array().square().mean();
+        const float inv = static_cast<float>(1.0 / std::sqrt(mean + c.rmsNormEps));
+        for (Eigen::Index h = 0; h < parts.rows(); ++h)
+            parts.row(h).array() *= inv * asVector(L.attnPostNorm).array();
+    }
+    out.assign(parts.data(), parts.data() + parts.size());
+    return true;
+}
+
+bool LlamaModel::logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
+                                double& constant) const
+{
+    if (token < 0 || token >= m_config.vocabSize)
+        return false;
+    std::vector<float> u(static_cast<std::size_t>(m_config.hidden));
+    weightRow(m_lmHead, token, u.data());
+    frozenNormDirection(residual, u.data(), m_norm, m_normBias, m_config.rmsNormEps,
+                        m_config.norm == LlamaConfig::Norm::Layer, m_config.hidden, direction, constant);
     return true;
 }
 

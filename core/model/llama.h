@@ -30,6 +30,9 @@ public:
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
     std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
     bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override;
+    bool headParts(int layer, const float* headMixRow, std::vector<float>& out) const override;
+    bool logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
+                        double& constant) const override;
     // Rotation frequencies of pair i of a head (after scaling), float32 as the reference computes them. [headDim / 2]
     const std::vector<float>& inverseFrequencies() const { return m_invFreq; }
 

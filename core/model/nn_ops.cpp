@@ -107,4 +107,40 @@ double logSumExp(const float* row, std::size_t n)
     return mx + std::log(sum);
 }
 
+RowMatrix headSlices(const float* headMixRow, int heads, int headDim)
+{
+    RowMatrix m = RowMatrix::Zero(heads, static_cast<Eigen::Index>(heads) * headDim);
+    for (int h = 0; h < heads; ++h)
+        m.row(h).segment(static_cast<Eigen::Index>(h) * headDim, headDim) =
+            ConstVectorMap(headMixRow + static_cast<std::size_t>(h) * headDim, headDim);
+    return m;
+}
+
+void frozenNormDirection(const float* x, const float* u, const WeightView& gamma, const WeightView& beta, float eps,
+                         bool layerNorm, int n, std::vector<float>& direction, double& constant)
+{
+    const auto g = asVector(gamma);
+    const float* b = beta ? beta.floats() : nullptr;
+    double mean = 0, square = 0, gMean = 0;
+    for (int i = 0; i < n; ++i) {
+        mean += x[i];
+        gMean += static_cast<double>(u[i]) * g[i];
+    }
+    mean /= n;
+    gMean /= n;
+    for (int i = 0; i < n; ++i) {
+        const double c = layerNorm ? x[i] - mean : x[i];
+        square += c * c;
+    }
+    const double inv = 1.0 / std::sqrt(square / n + eps); // the forward's 1 / sigma (LayerNorm) or 1 / rms (RMSNorm)
+    direction.resize(static_cast<std::size_t>(n));
+    constant = 0;
+    for (int i = 0; i < n; ++i) {
+        const double gi = static_cast<double>(u[i]) * g[i];
+        direction[static_cast<std::size_t>(i)] = static_cast<float>((layerNorm ? gi - gMean : gi) * inv);
+        if (b)
+            constant += static_cast<double>(u[i]) * b[i];
+    }
+}
+
 } // namespace attnscope::core

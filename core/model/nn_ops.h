@@ -5,6 +5,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <vector>
 
 namespace attnscope::core {
 
@@ -30,6 +31,16 @@ double logSumExp(const float* row, std::size_t n);
 
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);
+
+// Direct logit attribution's pieces, shared by the families.
+// The heads' outputs of one position, headMixRow [heads * headDim], as [heads, heads * headDim]: row h keeps head h's
+// slice and zeros elsewhere, so one product with the output projection gives every head's part.
+RowMatrix headSlices(const float* headMixRow, int heads, int headDim);
+// The unembedding row `u` [n] read through a final norm whose scale is frozen at the residual `x` [n]: with
+// g = u * gamma, RMSNorm gives direction g / rms(x); LayerNorm (layerNorm) gives (g - mean(g)) / sigma(x), the
+// centring moved onto the direction, and constant u . beta. So logit(x) = direction . x + constant, exactly.
+void frozenNormDirection(const float* x, const float* u, const WeightView& gamma, const WeightView& beta, float eps,
+                         bool layerNorm, int n, std::vector<float>& direction, double& constant);
 
 // GPT-2's tanh approximation of GELU, in place.
 void geluNewInPlace(RowMatrix& x);

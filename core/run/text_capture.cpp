@@ -32,6 +32,16 @@ const SegmentCapture& TextCapture::segment(int s) const
     return *segments[static_cast<std::size_t>(s)];
 }
 
+int TextCapture::segmentOfToken(int position) const
+{
+    if (position < 0 || position >= static_cast<int>(tokens.size()) || segments.empty())
+        throw Error(ErrorCode::BadInput, "no token " + std::to_string(position + 1) + " in the text");
+    int s = 0;
+    while (s + 1 < static_cast<int>(segments.size()) && segments[static_cast<std::size_t>(s + 1)]->firstPosition <= position)
+        ++s;
+    return s;
+}
+
 ScoreInputs TextCapture::inputs(int s, int layer) const
 {
     const auto& seg = segment(s);

@@ -59,6 +59,8 @@ struct TextCapture {
 
     bool hasTerms() const { return model.hasRelativeTerms; }
     const SegmentCapture& segment(int s) const; // throws Error(BadInput) when out of range
+    // The segment holding token `position` (0-based); throws Error(BadInput) when there is no such token.
+    int segmentOfToken(int position) const;
     // Where segment s, layer l's scores come from (pointers into this capture).
     ScoreInputs inputs(int segment, int layer) const;
     std::size_t bytes() const; // memory held (records and kept states), for limits and messages

@@ -5,6 +5,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
 #include "analysis/logit_lens.h"
+#include "analysis/logit_attribution.h"
 #include "analysis/neuron_view.h"
 #include "analysis/token_predictions.h"
 #include "analysis/rollout.h"
@@ -475,6 +476,80 @@ TEST_CASE("the logit lens's last layer is the model's own prediction; earlier la
     const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
     const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4}), {});
     CHECK_THROWS_WITH(core::logitLens(*txl.model, *capture, 0), Catch::Contains("Transformer-XL"));
+}
+
+TEST_CASE("direct logit attribution: the shares sum to the model's own logit; a head's part is what ablating it removes",
+          "[analyses][dla]")
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        const auto& info = loaded.model->info();
+        if (!info.can.nextTokenLoss || !info.can.causal)
+            continue;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            core::CaptureOptions copt;
+            copt.segmentLen = T;
+            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            for (int p : {0, T / 2, T - 1}) {
+                const auto a = core::logitAttribution(*loaded.model, *capture, p);
+                INFO("position " << p << ", token " << a.token);
+                REQUIRE(a.layers == info.layers);
+                REQUIRE(a.head.size() == static_cast<std::size_t>(info.layers) * info.heads);
+                CHECK(a.token == (p + 1 < T ? ids[static_cast<std::size_t>(p) + 1] : a.token));
+                // The read-out's direction is right: with the frozen norm it gives the logit the model computes.
+                const auto logits = core::nextTokenLogits(*loaded.model, *capture, p);
+                const double own = logits[static_cast<std::size_t>(a.token)];
+                CHECK(a.cappedLogit == Approx(own).margin(2e-4 * std::max(1.0, std::abs(own))));
+                // And the parts add up to it.
+                CHECK(a.sum() == Approx(a.logit).margin(1e-4 * std::max(1.0, std::abs(a.logit))));
+            }
+            // Each head's part, checked against ablation where the attention output is linear in the heads (no
+            // norm after it): zeroing head h of layer l lowers layer l's attention output by exactly that head's
+            // part, so its share of the final logit read through the same direction is the difference.
+            const int p = T - 1, l = info.layers - 1;
+            const auto a = core::logitAttribution(*loaded.model, *capture, p);
+            struct Last final : core::AttentionObserver {
+                bool wantProbabilities() const override { return false; }
+                void onLayer(const core::LayerView& v) override
+                {
+                    attn.assign(v.attnOutput + static_cast<std::size_t>(v.qlen - 1) * v.dModel,
+                                v.attnOutput + static_cast<std::size_t>(v.qlen) * v.dModel);
+                    hidden.assign(v.hidden + static_cast<std::size_t>(v.qlen - 1) * v.dModel,
+                                  v.hidden + static_cast<std::size_t>(v.qlen) * v.dModel);
+                }
+                std::vector<float> attn, hidden;
+            };
+            Last full;
+            loaded.model->run({ids}, {}, full);
+            std::vector<float> direction;
+            double constant = 0;
+            REQUIRE(loaded.model->logitDirection(full.hidden.data(), a.token, direction, constant));
+            const bool postNorm = dir.filename().string().rfind("gemma", 0) == 0 || dir.filename().string().rfind("olmo2", 0) == 0;
+            for (int h = 0; h < info.heads; ++h) {
+                core::RunOptions o;
+                o.ablate = core::RunOptions::HeadRef{l, h};
+                Last ablated;
+                loaded.model->run({ids}, o, ablated);
+                double removed = 0;
+                for (std::size_t i = 0; i < direction.size(); ++i)
+                    removed += static_cast<double>(direction[i]) * (full.attn[i] - ablated.attn[i]);
+                if (!postNorm)
+                    CHECK(a.headShare(l, h) == Approx(removed).margin(1e-4));
+            }
+            // With a norm after the attention (no output bias there) the heads' scaled parts alone make its output:
+            // nothing is left for a bias unless the norm's factor is wrong.
+            if (postNorm)
+                for (int layer = 0; layer < info.layers; ++layer)
+                    CHECK(std::abs(a.attentionBias[static_cast<std::size_t>(layer)]) < 1e-4 * std::max(1.0, std::abs(a.logit)));
+        }
+    }
+    // Transformer-XL's adaptive softmax and encoders have no such split: refused by name.
+    const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
+    const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4}), {});
+    CHECK_THROWS_WITH(core::logitAttribution(*txl.model, *capture, 0), Catch::Contains("Transformer-XL"));
 }
 
 TEST_CASE("choosing a token: greedy is the argmax, sampling is seeded and stays in its top-k / top-p", "[analyses][generate]")
