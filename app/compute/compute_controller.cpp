@@ -25,7 +25,7 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next, &m_lens})
+    for (JobTracker* t : trackers(*this))
         t->invalidate();
     m_interactive.join();
     m_background.join();
@@ -41,7 +41,7 @@ bool ComputeController::busy() const
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_grid, &m_thumbs, &m_profile, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation, &m_fills, &m_next, &m_lens})
+    for (const JobTracker* t : trackers(*this))
         if (t->running())
             return false;
     return true;
@@ -415,6 +415,25 @@ void ComputeController::requestLogitLens(int segment)
                 logitLensFigure(lens, capture, *text->model->tokenizer, text->model->displayName));
         },
         [this](FigurePtr f) { emit lensReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
+void ComputeController::requestLogitAttribution(int position)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Direct logit attribution");
+    submit<PaperFigure>(
+        m_background, m_dla, tr("Attributing the logit to heads…"),
+        [text, position](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            const int p = position >= 0 ? position : static_cast<int>(capture.tokens.size()) - 1;
+            const auto a = core::logitAttribution(*text->model->loaded.model, capture, p, -1, &ctx.stop());
+            return std::make_shared<const PaperFigure>(
+                logitAttributionFigure(a, capture, *text->model->tokenizer, text->model->displayName));
+        },
+        [this](FigurePtr f) { emit attributionReady(f); },
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 

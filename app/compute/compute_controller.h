@@ -16,6 +16,7 @@
 #include "views/view_selection.h"
 
 #include <QObject>
+#include <vector>
 #include <QStringList>
 #include <map>
 
@@ -55,6 +56,8 @@ public:
     void requestNextToken(int position);
     // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
     void requestLogitLens(int segment);
+    // Direct logit attribution at token `position` (-1: the text's last) for the token that follows it.
+    void requestLogitAttribution(int position);
     // Each token's surprisal and the perplexity of the current text (causal models with a head).
     void requestSurprisal();
     // One head's query-key space in the segment (-1: the shown one), PCA or t-SNE.
@@ -96,6 +99,7 @@ signals:
     void rolloutReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
     void lensReady(attnscope::app::FigurePtr figure);
+    void attributionReady(attnscope::app::FigurePtr figure);
     void qkReady(attnscope::widgets::QkScatterPtr data);
     void qkMatrixReady(attnscope::widgets::QkMatrixPtr data);
     void qkFailed(const QString& message);
@@ -118,7 +122,16 @@ private:
     std::vector<std::string> m_builtinDirs;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla;
+    // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
+    // trackers of a const controller.
+    template <class Self>
+    static auto trackers(Self& c)
+    {
+        return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
+                           &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
+                           &c.m_qk, &c.m_dla};
+    }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

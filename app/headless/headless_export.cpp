@@ -180,6 +180,23 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             return;
         }
         figure = logitLensFigure(lens, *capture, *bundle.tokenizer, bundle.displayName);
+    } else if (view == QLatin1String("dla")) {
+        core::CaptureOptions opt;
+        if (p.isSet("segment-length"))
+            opt.segmentLen = intOption(p, "segment-length", 1, info.maxSegmentLen);
+        const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), opt);
+        const int tokens = static_cast<int>(capture->tokens.size());
+        const int position = p.isSet("position") ? intOption(p, "position", 1, tokens) - 1 : tokens - 1;
+        const auto a = core::logitAttribution(model, *capture, position);
+        if (out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+            if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(core::logitAttributionCsv(a)));
+                !err.isEmpty())
+                throw std::runtime_error(err.toStdString());
+            std::fprintf(stderr, "wrote %s (direct logit attribution after token %d: logit %.3f)\n", qPrintable(out),
+                         position + 1, a.logit);
+            return;
+        }
+        figure = logitAttributionFigure(a, *capture, *bundle.tokenizer, bundle.displayName);
     } else if (view == QLatin1String("qk")) {
         core::CaptureOptions opt;
         if (p.isSet("segment-length"))
@@ -203,7 +220,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
                      qPrintable(out), layer + 1, head + 1, e.queries, e.keys, qPrintable(method), e.correlation);
         return;
     } else {
-        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation, lens or qk, got \"" +
+        throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation, lens, qk or dla, got \"" +
                                                          view.toStdString() + "\"");
     }
     PaperFigureView v;

@@ -187,6 +187,7 @@ void MainWindow::buildMenus()
         }
         m_compute->requestLogitLens(m_selection.segment);
     });
+    analysis->addAction(tr("&Direct Logit Attribution"), this, &MainWindow::showLogitAttribution);
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
@@ -427,6 +428,27 @@ void MainWindow::showRollout()
         return;
     }
     m_compute->requestRollout(m_selection.segment);
+}
+
+void MainWindow::showLogitAttribution()
+{
+    const auto& m = m_compute->model();
+    if (!result() || !m) {
+        QMessageBox::information(this, tr("Direct logit attribution"), tr("Type or open a text first."));
+        return;
+    }
+    const auto& can = m->info().can;
+    if (!can.nextTokenLoss || !can.causal) { // (Transformer-XL's adaptive softmax: the core says why not)
+        QMessageBox::information(this, tr("Direct logit attribution"),
+                                 tr("Direct logit attribution splits a decoder's next-token logit by head through its "
+                                    "final norm and unembedding; %1 models are read here without such a read-out. Open "
+                                    "GPT-2 or a Llama-family model.")
+                                     .arg(QString::fromUtf8(core::familyName(m->info().family))));
+        return;
+    }
+    // The locked query row's token, as the Predictions tab reads it; else the text's last.
+    m_compute->requestLogitAttribution(m_grid->lockedRow() >= 0 && m_gridData ? m_gridData->rowPosition(m_grid->lockedRow())
+                                                                              : -1);
 }
 
 void MainWindow::showAblation()

@@ -192,6 +192,15 @@ void MainWindow::buildPanels()
         // A cell is a head: rows are layers, columns heads.
         connect(w, &FigureWindow::cellClicked, this, [this](int, int row, int col) { setSelection(row, {col}); });
     });
+    connect(m_compute, &ComputeController::attributionReady, this, [this](FigurePtr f) {
+        auto* w = openFigureWindow(*f);
+        // A head's cell opens that head (the bias and MLP columns are not heads).
+        const int heads = m_compute->model() ? m_compute->model()->info().heads : 0;
+        connect(w, &FigureWindow::cellClicked, this, [this, heads](int, int row, int col) {
+            if (col < heads)
+                setSelection(row, {col});
+        });
+    });
     connect(m_compute, &ComputeController::lensReady, this, [this](FigurePtr f) {
         auto* w = openFigureWindow(*f);
         // A cell is (layer, position): show that layer with the position's row locked, as the grid shows it.

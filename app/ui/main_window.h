@@ -85,6 +85,8 @@ public:
     // Analyses of the current text in figure windows (Analysis menu); the window opens when the result arrives.
     void showRollout();
     void showAblation();
+    // Each head's share of the logit of the token after the locked query row (or the text's last token).
+    void showLogitAttribution();
     void showNeuronView(); // the locked query row (or the last) of the shown head
     FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;

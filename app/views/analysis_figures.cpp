@@ -219,4 +219,55 @@ PaperFigure neuronFigure(const core::NeuronView& v, const core::TextCapture& cap
     return f;
 }
 
+PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::TextCapture& capture,
+                                   const core::Tokenizer& tokenizer, const QString& modelName)
+{
+    core::Token t;
+    t.text = tokenizer.pieceOf(a.token);
+    const QString token = tokenLabel(t);
+    const QString at = tokenLabel(capture.tokens[static_cast<std::size_t>(a.position)]);
+    const bool bias = std::any_of(a.attentionBias.begin(), a.attentionBias.end(), [](double v) { return std::abs(v) > 1e-6; });
+    auto g = std::make_shared<widgets::GridData>();
+    g->rows = a.layers;
+    g->cols = a.heads + (bias ? 2 : 1);
+    for (int l = 0; l < a.layers; ++l) {
+        for (int h = 0; h < a.heads; ++h)
+            g->values.push_back(static_cast<float>(a.headShare(l, h)));
+        if (bias)
+            g->values.push_back(static_cast<float>(a.attentionBias[static_cast<std::size_t>(l)]));
+        g->values.push_back(static_cast<float>(a.mlp[static_cast<std::size_t>(l)]));
+        g->rowLabels << QObject::tr("layer %1").arg(l + 1);
+    }
+    g->highlight.assign(g->values.size(), 0);
+    for (int h = 0; h < a.heads; ++h)
+        g->colLabels << QObject::tr("H%1").arg(h + 1);
+    if (bias)
+        g->colLabels << QObject::tr("bias");
+    g->colLabels << QObject::tr("MLP");
+    g->valueLabel = QObject::tr("share of the logit");
+    g->rowAxis = QObject::tr("layer");
+    g->colAxis = bias ? QObject::tr("head, then the attention's bias and the feed-forward block (MLP)")
+                      : QObject::tr("head, then the feed-forward block (MLP)");
+    g->diverging = true;
+    const QString capped = std::abs(a.cappedLogit - a.logit) > 1e-9
+                               ? QObject::tr(" (%1 after the soft cap)").arg(a.cappedLogit, 0, 'f', 2)
+                               : QString();
+    // Two lines: a figure window's width holds neither whole.
+    g->title = QObject::tr("%1 · direct logit attribution of \u201c%2\u201d after \u201c%3\u201d (token %4)\nlogit %5%6 = "
+                           "embedding %7 + the cells + constant %8")
+                   .arg(modelName, token, at)
+                   .arg(a.position + 1)
+                   .arg(a.logit, 0, 'f', 2)
+                   .arg(capped)
+                   .arg(a.embedding, 0, 'f', 2)
+                   .arg(a.constant, 0, 'f', 2);
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Direct logit attribution");
+    f.title = g->title;
+    f.values = true;
+    f.grids.push_back(std::move(g));
+    return f;
+}
+
 } // namespace attnscope::app

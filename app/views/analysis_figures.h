@@ -6,6 +6,7 @@
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
 #include "analysis/logit_lens.h"
+#include "analysis/logit_attribution.h"
 #include "analysis/neuron_view.h"
 #include "views/paper_figures.h"
 
@@ -27,6 +28,11 @@ PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, c
 // first choice already at that layer). Hover: the top five and the actual token's rank.
 PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture& capture,
                             const core::Tokenizer& tokenizer, const QString& modelName);
+// Direct logit attribution: rows = layers, columns = heads, then the attention's bias (when a model has one) and the
+// feed-forward block; values = shares of the logit (a diverging map). The title names the token and position and
+// the embedding's and the constant's shares, so the figure sums to the logit.
+PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::TextCapture& capture,
+                                   const core::Tokenizer& tokenizer, const QString& modelName);
 // The neuron view of one query: a first row with the query vector, then one row per key it sees with q ⊙ k over the
 // head's dimensions (a diverging map); each key's row label carries its score and attention.
 PaperFigure neuronFigure(const core::NeuronView& view, const core::TextCapture& capture, const QString& modelName,

@@ -30,7 +30,9 @@ public:
     void onLayer(const LayerView& l) override
     {
         if (m_row >= l.qlen || !l.headMix || !l.attnOutput)
-            throw Error(ErrorCode::BadInput, "this model does not show its heads' outputs: no logit attribution");
+            throw Error(ErrorCode::BadInput, "this model does not show its heads' outputs (Transformer-XL's adaptive "
+                                             "softmax has no single unembedding to read them through): no direct "
+                                             "logit attribution");
         auto row = [&](const float* p, int width) {
             return std::vector<float>(p + static_cast<std::size_t>(m_row) * width, p + static_cast<std::size_t>(m_row + 1) * width);
         };

@@ -3,6 +3,7 @@
 #include "analysis/qk_space.h"
 #include "analysis/surprisal.h"
 #include "analysis/head_atlas.h"
+#include "analysis/logit_attribution.h"
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
 #include "head_overview_view.h"
@@ -621,6 +622,31 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     settle(win.c);
     CHECK(w.selection().layer == 2);
     CHECK(w.selection().heads == std::vector<int>{6});
+    windows.front()->close();
+    QApplication::processEvents();
+
+    // Direct logit attribution after the locked row's token: the core's shares, layers x (heads, bias, MLP).
+    w.grid()->setLockedRow(2);
+    w.showLogitAttribution();
+    settle(win.c);
+    windows = w.findChildren<app::FigureWindow*>();
+    REQUIRE(windows.size() == 1);
+    const auto& dla = windows.front()->view()->figure();
+    REQUIRE(dla.grids.size() == 1);
+    const auto& g = *dla.grids.front();
+    const auto expected = core::logitAttribution(*w.result()->model->loaded.model, *w.result()->capture,
+                                                 w.grid()->data()->rowPosition(2));
+    REQUIRE(g.rows == expected.layers);
+    CHECK(g.colLabels.back() == QStringLiteral("MLP"));
+    for (int l = 0; l < expected.layers; ++l) {
+        for (int h = 0; h < expected.heads; ++h)
+            CHECK(g.at(l, h) == Approx(expected.headShare(l, h)).margin(1e-5));
+        CHECK(g.at(l, g.cols - 1) == Approx(expected.mlp[static_cast<std::size_t>(l)]).margin(1e-5));
+    }
+    emit windows.front()->cellClicked(0, 1, 3);
+    settle(win.c);
+    CHECK(w.selection().layer == 1);
+    CHECK(w.selection().heads == std::vector<int>{3});
 }
 
 TEST_CASE("Surprisal tints the text view and puts the text's perplexity beside its token count", "[app][window][surprisal]")
