@@ -167,6 +167,7 @@ protected:
 
         if (m_view->m_lockedRow >= 0 && m_view->m_lockedRow < d->rows) {
             painter->setPen(QPen(QColor(255, 140, 0), 2.5 * lineScale));
+            painter->setBrush(Qt::NoBrush); // an outline: the highlight's red fill must not carry over
             painter->drawRect(cellRect(m_view->m_lockedRow, 0).united(cellRect(m_view->m_lockedRow, d->cols - 1)));
         }
     }

@@ -2,6 +2,7 @@
 #include "prediction_view.h"
 
 #include <QVBoxLayout>
+#include <algorithm>
 #include <qcustomplot.h>
 
 namespace attnscope::widgets {
@@ -17,10 +18,26 @@ PredictionView::PredictionView(QWidget* parent)
     redraw();
 }
 
-void PredictionView::setData(PredictionPtr data)
+void PredictionView::setData(PredictionPtr bars)
 {
-    m_data = std::move(data);
+    m_data = std::move(bars);
     redraw();
+}
+
+void PredictionView::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        m_plot->setFont(font()); // axes and labels are made from the plot's font at each redraw
+        redraw();
+    }
+}
+
+void PredictionView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (m_data) // the tick count follows the width
+        redraw();
 }
 
 void PredictionView::setPlaceholder(const QString& text)
@@ -64,6 +81,9 @@ void PredictionView::redraw()
     for (double p : m_data->probabilities)
         top = std::max(top, p);
     prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
+    // As many probability ticks as fit the plot's width at its font (a narrow side panel in presentation mode).
+    const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.000")) * 2;
+    prob->ticker()->setTickCount(std::clamp(m_plot->width() / std::max(1, tickRoom), 2, 5));
     prob->setLabel(tr("probability"));
     auto* plain = new QCPBars(tokens, prob);
     auto* marked = new QCPBars(tokens, prob); // the token actually at the position

@@ -18,6 +18,10 @@ public:
     void setPlaceholder(const QString& text);
     QCustomPlot* plot() const { return m_plot; }
 
+protected:
+    void changeEvent(QEvent* event) override; // a new font (presentation mode): drawn again in it
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void redraw();
     QCustomPlot* m_plot;

@@ -44,6 +44,11 @@
 
 namespace attnscope::app {
 
+namespace {
+// The docks tabbed below the grid.
+constexpr const char* kBottomTabs[] = {"textDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"};
+} // namespace
+
 MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> builtinDirs, QWidget* parent)
     : QMainWindow(parent)
     , m_compute(compute)
@@ -106,7 +111,7 @@ void MainWindow::buildPanels()
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // Each bottom tab asks for its height when it comes up and so gives back what the previous one took: the plots
     // need room (the Text tab's height left the head similarity matrix a strip), the text box does not.
-    for (const char* name : {"textDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"})
+    for (const char* name : kBottomTabs)
         connect(dock(name), &QDockWidget::visibilityChanged, this, [this, name](bool visible) {
             if (visible)
                 QTimer::singleShot(0, this, [this, name] { fitBottomDock(dock(name)); });
@@ -612,10 +617,31 @@ void MainWindow::setPresentation(bool on)
     // The grid's larger fonts only while the window is full screen (they would widen a restored window).
     if (!on)
         m_grid->setPresentation(false);
-    m_layout->setPresentation(on, {dock("textDock")});
+    // A class asks "so what does it predict?": a model with a language-model head keeps its Predictions beside the
+    // grid (the text box and its stepping stay below); leaving restores the tabbed layout exactly.
+    const auto& model = m_compute->model();
+    const bool predicts = model && (model->info().can.nextTokenLoss || model->info().can.maskedTokens);
+    QList<QDockWidget*> keep{dock("textDock")};
+    if (on && predicts)
+        keep << dock("predictionDock");
+    m_layout->setPresentation(on, keep);
     if (on) {
+        if (predicts) {
+            QDockWidget* p = dock("predictionDock");
+            addDockWidget(Qt::RightDockWidgetArea, p);
+            p->show();
+            resizeDocks({p}, {static_cast<int>(screen()->availableGeometry().width() * 0.36)}, Qt::Horizontal);
+        }
         m_grid->setPresentation(true);
         m_grid->setFocus(); // arrows step heads at once, whatever had the focus before
+    } else {
+        // Back in the tabs, the bottom area keeps the height the moved Predictions dock left it: the raised tab asks
+        // for its own again.
+        QTimer::singleShot(0, this, [this] {
+            for (const char* name : kBottomTabs)
+                if (dock(name)->isVisible())
+                    fitBottomDock(dock(name));
+        });
     }
 }
 
@@ -657,6 +683,9 @@ int MainWindow::wantedDockHeight(const QDockWidget* d) const
 void MainWindow::fitBottomDock(QDockWidget* d)
 {
     if (!d || d->isFloating() || !d->isVisible() || dockWidgetArea(d) != Qt::BottomDockWidgetArea)
+        return;
+    // Only the tab in front: right after a layout is restored every tab of the group reports itself visible.
+    if (isVisible() && d->visibleRegion().isEmpty())
         return;
     resizeDocks({d}, {wantedDockHeight(d)}, Qt::Vertical);
 }

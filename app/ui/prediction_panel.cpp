@@ -6,6 +6,7 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -46,11 +47,13 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     m_seed->setPrefix(tr("seed "));
     m_seed->setToolTip(tr("The same seed repeats a sampled run"));
     m_stop->setEnabled(false);
-    auto* gen = new QHBoxLayout(m_generateRow);
+    auto* gen = new QVBoxLayout(m_generateRow); // two rows of controls (the second empty while one row fits)
     gen->setContentsMargins(0, 0, 0, 0);
-    for (QWidget* w : std::initializer_list<QWidget*>{m_generateOne, m_generateTen, m_stop, m_mode, m_topK, m_topP, m_seed})
-        gen->addWidget(w);
-    gen->addStretch(1);
+    gen->addLayout(new QHBoxLayout);
+    gen->addLayout(new QHBoxLayout);
+    // The row's width comes from the panel, never the other way round: placeControls wraps it when narrow.
+    m_generateRow->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    placeControls();
     auto samplingShown = [this] {
         const bool sample = m_mode->currentIndex() == 1;
         m_topK->setEnabled(sample);
@@ -147,20 +150,20 @@ void PredictionPanel::showNext()
     const auto& tokens = m_next->text->capture->tokens;
     const auto& tok = *m_next->text->model->tokenizer;
     const auto d = core::distributionOf(m_next->logits, m_temperature->value(), 10, m_next->actual);
-    auto data = std::make_shared<widgets::PredictionData>();
+    auto bars = std::make_shared<widgets::PredictionData>();
     const QString after = tokenLabel(tokens[static_cast<std::size_t>(m_next->position)]);
-    data->title = tr("after “%1” (token %2)").arg(after).arg(m_next->position + 1);
+    bars->title = tr("after “%1” (token %2)").arg(after).arg(m_next->position + 1);
     for (const auto& p : d.top) {
         if (p.id == m_next->actual)
-            data->marked = static_cast<int>(data->tokens.size());
-        data->tokens << tokenLabel(core::Token{p.id, tok.pieceOf(p.id), 0, 0});
-        data->probabilities.push_back(p.probability);
+            bars->marked = static_cast<int>(bars->tokens.size());
+        bars->tokens << tokenLabel(core::Token{p.id, tok.pieceOf(p.id), 0, 0});
+        bars->probabilities.push_back(p.probability);
     }
-    if (m_next->actual >= 0 && data->marked < 0) { // the token in the text, outside the top 10: shown with its rank
-        data->marked = static_cast<int>(data->tokens.size());
-        data->tokens << tr("%1 (rank %2)").arg(tokenLabel(core::Token{m_next->actual, tok.pieceOf(m_next->actual), 0, 0}))
+    if (m_next->actual >= 0 && bars->marked < 0) { // the token in the text, outside the top 10: shown with its rank
+        bars->marked = static_cast<int>(bars->tokens.size());
+        bars->tokens << tr("%1 (rank %2)").arg(tokenLabel(core::Token{m_next->actual, tok.pieceOf(m_next->actual), 0, 0}))
                             .arg(d.actualRank + 1);
-        data->probabilities.push_back(d.actualProbability);
+        bars->probabilities.push_back(d.actualProbability);
     }
     m_info->setText(m_next->actual >= 0
                         ? tr("The model's top 10 next tokens; orange: the token that follows in the text. Click a grid "
@@ -173,11 +176,11 @@ void PredictionPanel::showNext()
         double before = 0;
         for (std::size_t i = 0; i < d.top.size(); ++i) {
             const bool outK = sampling.topK > 0 && static_cast<int>(i) >= sampling.topK;
-            data->excluded.push_back(outK || (i > 0 && before >= sampling.topP));
+            bars->excluded.push_back(outK || (i > 0 && before >= sampling.topP));
             before += d.top[i].probability;
         }
     }
-    m_view->setData(data);
+    m_view->setData(bars);
 }
 
 void PredictionPanel::setMessage(const QString& message)
@@ -235,6 +238,39 @@ void PredictionPanel::show(int index)
     for (const auto& p : f.top)
         d->probabilities.push_back(p.probability);
     m_view->setData(d);
+}
+
+void PredictionPanel::placeControls()
+{
+    auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
+    auto* first = static_cast<QHBoxLayout*>(rows->itemAt(0)->layout());
+    auto* second = static_cast<QHBoxLayout*>(rows->itemAt(1)->layout());
+    const std::initializer_list<QWidget*> buttons{m_generateOne, m_generateTen, m_stop};
+    const std::initializer_list<QWidget*> settings{m_mode, m_topK, m_topP, m_seed};
+    int oneRow = 0;
+    for (const auto& group : {buttons, settings})
+        for (QWidget* c : group)
+            oneRow += c->sizeHint().width() + first->spacing();
+    const bool twoRows = width() > 0 && width() < oneRow + 12;
+    if (first->count() > 0 && twoRows == m_twoRows)
+        return;
+    m_twoRows = twoRows;
+    for (QHBoxLayout* row : {first, second})
+        while (row->count() > 0)
+            delete row->takeAt(0); // the items, not the widgets
+    for (QWidget* w : buttons)
+        first->addWidget(w);
+    for (QWidget* w : settings)
+        (twoRows ? second : first)->addWidget(w);
+    first->addStretch(1);
+    if (twoRows)
+        second->addStretch(1);
+}
+
+void PredictionPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    placeControls();
 }
 
 } // namespace attnscope::app

@@ -38,9 +38,18 @@ signals:
     void generateRequested(int tokens); // Generate 1 / Generate 10
     void stopRequested();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void show(int index);
     void showNext(); // the next-token bars at the current temperature
+    // The generation controls on one row, or on two when the panel is narrower than one (presentation mode's side
+    // panel): never a horizontal scroll bar.
+    void placeControls();
+    QLabel* m_info;
+    QComboBox* m_which;
+    widgets::PredictionView* m_view;
     QDoubleSpinBox* m_temperature;
     QWidget* m_generateRow;
     QPushButton* m_generateOne;
@@ -52,9 +61,7 @@ private:
     QSpinBox* m_seed;
     NextTokenResultPtr m_next;
     bool m_predictsNext = false;
-    QLabel* m_info;
-    QComboBox* m_which;
-    widgets::PredictionView* m_view;
+    bool m_twoRows = false;
     MaskedFillResultPtr m_fills;
     QString m_maskToken;
     bool m_fillsMasks = false;

@@ -306,6 +306,24 @@ TEST_CASE("presentation mode: full screen, the text and stepping stay, fonts gro
     CHECK(visibleAfter.join(',').toStdString() == visibleBefore.join(',').toStdString());
 }
 
+TEST_CASE("presentation mode keeps a predicting model's Predictions beside the grid; leaving puts them back in the tabs",
+          "[app][window][presentation]")
+{
+    Window win("gpt2-tiny", ids(8));
+    auto& w = win.w;
+    QDockWidget* predictions = w.dock("predictionDock");
+    REQUIRE(w.dockWidgetArea(predictions) == Qt::BottomDockWidgetArea);
+    w.setPresentation(true);
+    QApplication::processEvents();
+    CHECK(w.dock("textDock")->isVisible());
+    CHECK(predictions->isVisible());
+    CHECK(w.dockWidgetArea(predictions) == Qt::RightDockWidgetArea);
+    CHECK_FALSE(w.dock("headDock")->isVisible());
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK(w.dockWidgetArea(predictions) == Qt::BottomDockWidgetArea);
+}
+
 TEST_CASE("a session round trip restores the view and the corpus scan; bad values are refused or corrected",
           "[app][window][session]")
 {

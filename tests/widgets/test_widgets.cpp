@@ -283,11 +283,13 @@ TEST_CASE("grid view: dragging pans without selecting; a click selects", "[widge
 TEST_CASE("grid view: the highlight mark scales with the cell and leaves its colour visible", "[widgets]")
 {
     // Share of red pixels in the highlighted cell (row 0, col 1) and whether its centre is red, at a view size.
-    auto measure = [](QSize size) {
+    auto measure = [](QSize size, int lockedRow = -1) {
         auto g = std::make_shared<GridData>(*sampleGrid());
         AttentionGridView view;
         view.setShowValues(false);
         show(view, g, size);
+        view.setLockedRow(lockedRow);
+        view.plot()->replot(QCustomPlot::rpImmediateRefresh);
         const QImage img = view.plot()->grab().toImage();
         QCPAxis* x = view.plot()->xAxis;
         QCPAxis* y = view.plot()->yAxis;
@@ -308,6 +310,10 @@ TEST_CASE("grid view: the highlight mark scales with the cell and leaves its col
     CHECK(bigShare > 0);
     CHECK(bigShare < 0.03);
     CHECK_FALSE(bigCentre);
+    // The locked row's outline after it is drawn as an outline (the corner's red fill once carried over into it).
+    const auto [lockedShare, lockedCentre, lockedSide] = measure({800, 600}, 0);
+    CHECK(lockedShare < 0.03);
+    CHECK_FALSE(lockedCentre);
     // Mid-sized cells: a thin frame inside the cell, the centre keeps the colour-map colour.
     const auto [midShare, midCentre, midSide] = measure({240, 200});
     INFO("mid cells of " << midSide << " px: red share " << midShare);
