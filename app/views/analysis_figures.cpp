@@ -13,6 +13,20 @@ QString headLabel(int layer, int head)
     return QStringLiteral("L%1 H%2").arg(layer + 1).arg(head + 1);
 }
 
+namespace {
+// An analysis figure of one grid, titled as the grid is.
+PaperFigure oneGridFigure(const QString& name, std::shared_ptr<widgets::GridData> g, bool values)
+{
+    PaperFigure f;
+    f.number = 0;
+    f.name = name;
+    f.title = g->title;
+    f.values = values;
+    f.grids.push_back(std::move(g));
+    return f;
+}
+} // namespace
+
 PaperFigure rolloutFigure(const core::AttentionGrid& r, const core::TextCapture& capture, const QString& modelName)
 {
     auto g = std::make_shared<widgets::GridData>();
@@ -30,12 +44,7 @@ PaperFigure rolloutFigure(const core::AttentionGrid& r, const core::TextCapture&
     g->rowAxis = QObject::tr("output position");
     g->colAxis = QObject::tr("input token");
     g->title = QObject::tr("%1 · attention rollout over all %2 layers").arg(modelName).arg(capture.model.layers);
-    PaperFigure f;
-    f.number = 0;
-    f.name = QObject::tr("Attention rollout");
-    f.title = g->title;
-    f.grids.push_back(std::move(g));
-    return f;
+    return oneGridFigure(QObject::tr("Attention rollout"), std::move(g), false);
 }
 
 PaperFigure ablationFigure(const core::AblationResult& r, const QString& modelName, int tokens)
@@ -60,13 +69,7 @@ PaperFigure ablationFigure(const core::AblationResult& r, const QString& modelNa
                    .arg(tokens)
                    .arg(r.baseLoss, 0, 'f', 3)
                    .arg(r.partial ? QObject::tr(" (cancelled: blank heads were not run)") : QString());
-    PaperFigure f;
-    f.number = 0;
-    f.name = QObject::tr("Head ablation");
-    f.title = g->title;
-    f.values = true;
-    f.grids.push_back(std::move(g));
-    return f;
+    return oneGridFigure(QObject::tr("Head ablation"), std::move(g), true);
 }
 
 widgets::GridDataPtr similarityGrid(const std::vector<double>& distances, const std::vector<int>& order, int heads,
@@ -261,13 +264,7 @@ PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::
                    .arg(capped)
                    .arg(a.embedding, 0, 'f', 2)
                    .arg(a.constant, 0, 'f', 2);
-    PaperFigure f;
-    f.number = 0;
-    f.name = QObject::tr("Direct logit attribution");
-    f.title = g->title;
-    f.values = true;
-    f.grids.push_back(std::move(g));
-    return f;
+    return oneGridFigure(QObject::tr("Direct logit attribution"), std::move(g), true);
 }
 
 } // namespace attnscope::app

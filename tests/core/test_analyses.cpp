@@ -51,6 +51,14 @@ const core::OutputTensor& tensor(const std::vector<core::OutputTensor>& all, con
     throw std::logic_error("unreachable");
 }
 
+// The ids captured as one segment.
+std::shared_ptr<const core::TextCapture> oneSegment(const core::AttentionModel& model, const std::vector<std::int32_t>& ids)
+{
+    core::CaptureOptions copt;
+    copt.segmentLen = static_cast<int>(ids.size());
+    return core::captureText(model, tokensOf(ids), copt);
+}
+
 std::vector<std::filesystem::path> casesWithoutMemory()
 {
     std::vector<std::filesystem::path> out;
@@ -174,9 +182,7 @@ TEST_CASE("attention rollout equals the product of the dumped layers' mean atten
                             next[static_cast<std::size_t>(i) * T + j] += A[static_cast<std::size_t>(i) * T + k] * R[static_cast<std::size_t>(k) * T + j];
                 R = next;
             }
-            core::CaptureOptions copt;
-            copt.segmentLen = T;
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto capture = oneSegment(*loaded.model, ids);
             int reported = 0;
             const auto g = core::attentionRollout(*capture, 0, nullptr, [&](int done, int) { reported = done; });
             CHECK(reported == info.layers);
@@ -453,9 +459,7 @@ TEST_CASE("the logit lens's last layer is the model's own prediction; earlier la
         {
             const auto ids = caseIds(dir);
             const int T = static_cast<int>(ids.size());
-            core::CaptureOptions copt;
-            copt.segmentLen = T;
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto capture = oneSegment(*loaded.model, ids);
             const auto lens = core::logitLens(*loaded.model, *capture, 0, 3);
             const int L = loaded.model->info().layers;
             REQUIRE(lens.layers == L);
@@ -490,9 +494,7 @@ TEST_CASE("direct logit attribution: the shares sum to the model's own logit; a 
         {
             const auto ids = caseIds(dir);
             const int T = static_cast<int>(ids.size());
-            core::CaptureOptions copt;
-            copt.segmentLen = T;
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto capture = oneSegment(*loaded.model, ids);
             for (int p : {0, T / 2, T - 1}) {
                 const auto a = core::logitAttribution(*loaded.model, *capture, p);
                 INFO("position " << p << ", token " << a.token);
@@ -628,9 +630,7 @@ TEST_CASE("surprisal is -log2 of the reference logits' probability of each next 
         {
             const auto ids = caseIds(dir);
             const int T = static_cast<int>(ids.size());
-            core::CaptureOptions copt;
-            copt.segmentLen = T;
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+            const auto capture = oneSegment(*loaded.model, ids);
             const auto s = core::tokenSurprisal(*loaded.model, *capture);
             REQUIRE(s.bits.size() == ids.size());
             CHECK(std::isnan(s.bits[0])); // nothing predicts the first token
