@@ -40,6 +40,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTimer>
 
 namespace attnscope::app {
@@ -639,8 +640,7 @@ void MainWindow::setPresentation(bool on)
         // for its own again.
         QTimer::singleShot(0, this, [this] {
             for (const char* name : kBottomTabs)
-                if (dock(name)->isVisible())
-                    fitBottomDock(dock(name));
+                fitBottomDock(dock(name)); // only the tab in front acts
         });
     }
 }
@@ -675,7 +675,13 @@ int MainWindow::wantedDockHeight(const QDockWidget* d) const
         // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 4 in presentation mode.
         // (from the minimum sizes: the current ones lag behind while a tab is being switched)
         const int chrome = std::max(0, d->minimumSizeHint().height() - m_textPanel->minimumSizeHint().height());
-        return chrome + m_textPanel->contentHeight(presentation() ? 4 : 8);
+        // A tabbed dock's size in resizeDocks is the whole group's, the tab bar under it included.
+        int tabBar = 0;
+        for (const QTabBar* bar : findChildren<QTabBar*>())
+            for (int i = 0; bar->isVisible() && i < bar->count(); ++i)
+                if (bar->tabText(i) == d->windowTitle())
+                    tabBar = bar->height();
+        return chrome + tabBar + m_textPanel->contentHeight(presentation() ? 4 : 8);
     }
     return static_cast<int>(height() * 0.4);
 }
@@ -700,6 +706,17 @@ void MainWindow::reportSave(QWidget* parent, const QString& err, const QString& 
         QMessageBox::warning(parent, failTitle, err);
     else
         showStatus(done);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event)
+{
+    QMainWindow::resizeEvent(event);
+    // A resized window shares its height out anew: the bottom tab in front asks for its height again (the Text tab
+    // squeezed below its text when the window was fitted to the screen).
+    QTimer::singleShot(0, this, [this] {
+        for (const char* name : kBottomTabs)
+            fitBottomDock(dock(name)); // only the tab in front acts
+    });
 }
 
 void MainWindow::showEvent(QShowEvent* event)

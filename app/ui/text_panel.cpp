@@ -46,18 +46,28 @@ std::vector<int> utf8ToQStringIndex(const QString& s)
 // Lines are counted up to here: the count only sizes the box, and a 1 MB text must not be walked on each key.
 constexpr int kMaxCountedLines = 12;
 
-// Wrapped lines of `edit`'s text, up to `cap`, measured at the box's width (the document's own layout is lazy and
-// lags behind while the dock is hidden or being resized); only the first `cap` lines' worth of text is measured.
+// Wrapped lines of `edit`'s text, up to `cap`, laid out at the box's width in its wrap mode (the document's own layout
+// is lazy and lags behind while the dock is hidden or being resized); only the first `cap` lines' worth of each block
+// is laid out, so a 1 MB text costs what a short one does.
 int textLines(const QPlainTextEdit* edit, int cap)
 {
     const QFontMetrics fm(edit->font());
     const double width = std::max(50.0, edit->viewport()->width() - 2 * edit->document()->documentMargin());
     const int charsPerLine = static_cast<int>(width / std::max(1, fm.averageCharWidth())) + 1;
+    QTextOption option;
+    option.setWrapMode(edit->wordWrapMode());
     int lines = 0;
     for (QTextBlock b = edit->document()->begin(); b.isValid() && lines < cap; b = b.next()) {
-        const QString text = b.text().left(charsPerLine * 2 * cap);
-        // Word wrap leaves the end of each line short: a few per cent more than the bare advance.
-        lines += std::max(1, static_cast<int>(std::ceil(fm.horizontalAdvance(text) * 1.05 / width)));
+        QTextLayout layout(b.text().left(charsPerLine * 2 * cap), edit->font());
+        layout.setTextOption(option);
+        layout.beginLayout();
+        int blockLines = 0;
+        for (QTextLine line = layout.createLine(); line.isValid() && lines + blockLines < cap; line = layout.createLine()) {
+            line.setLineWidth(width);
+            ++blockLines;
+        }
+        layout.endLayout();
+        lines += std::max(1, blockLines);
     }
     return std::min(lines, cap);
 }
@@ -169,13 +179,7 @@ TextPanel::TextPanel(QWidget* parent)
     connect(&m_debounce, &QTimer::timeout, this, &TextPanel::runRequested);
     // After the box has laid out the edit, so wrapped lines are counted as shown.
     connect(m_text->document(), &QTextDocument::contentsChanged, this, [this] {
-        QTimer::singleShot(0, this, [this] {
-            const int lines = textLines(m_text, kMaxCountedLines);
-            if (lines != m_lines) {
-                m_lines = lines;
-                emit contentLinesChanged();
-            }
-        });
+        QTimer::singleShot(0, this, &TextPanel::recountLines);
     });
     connect(m_text, &QPlainTextEdit::textChanged, this, [this] {
         m_generatedFrom = std::string::npos; // the user's text now
@@ -226,8 +230,20 @@ QString TextPanel::text() const
     return m_text->toPlainText();
 }
 
+void TextPanel::recountLines()
+{
+    const int lines = textLines(m_text, kMaxCountedLines);
+    if (lines != m_lines) {
+        m_lines = lines;
+        emit contentLinesChanged();
+    }
+}
+
 bool TextPanel::eventFilter(QObject* watched, QEvent* event)
 {
+    // A narrower box wraps into more lines (the window fitted to the screen, a dock dragged): recount.
+    if (watched == m_text->viewport() && event->type() == QEvent::Resize)
+        QTimer::singleShot(0, this, &TextPanel::recountLines);
     if (watched == m_text->viewport() && event->type() == QEvent::MouseButtonDblClick && !m_maskToken.isEmpty()) {
         QTextCursor cursor = m_text->cursorForPosition(static_cast<QMouseEvent*>(event)->position().toPoint());
         cursor.select(QTextCursor::WordUnderCursor);

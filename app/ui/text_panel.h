@@ -62,6 +62,7 @@ protected:
 
 private:
     void reserveStepLabel();
+    void recountLines(); // emits contentLinesChanged when the text's wrapped line count changed
     void setPlayingLook(bool playing);
     void step(int delta); // one token forward or back from what is shown
 
