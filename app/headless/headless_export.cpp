@@ -210,10 +210,12 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         auto vectors = core::headQkVectors(*capture, autoSegment(*capture), layer, head);
         core::normaliseQk(vectors);
         const auto e = core::embedQk(vectors, method == QLatin1String("pca") ? core::QkMethod::Pca : core::QkMethod::Tsne);
-        if (!out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
-            throw core::Error(core::ErrorCode::BadInput, "--view qk exports its points as .csv (kind,position,token,x,y)");
-        if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(core::qkCsv(vectors, e, *capture)));
-            !err.isEmpty())
+        const bool json = out.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
+        if (!json && !out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
+            throw core::Error(core::ErrorCode::BadInput,
+                              "--view qk exports its points as .csv (kind,position,token,x,y) or .json");
+        const std::string table = json ? core::qkJson(vectors, e, *capture) : core::qkCsv(vectors, e, *capture);
+        if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(table)); !err.isEmpty())
             throw std::runtime_error(err.toStdString());
         std::fprintf(stderr, "wrote %s (query-key space of layer %d head %d: %d queries, %d keys, %s, correlation of "
                              "closeness and dot product %.2f)\n",

@@ -9,6 +9,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -297,22 +298,45 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
     return e;
 }
 
+namespace {
+// Every point of the embedding in export order (queries, then keys): kind, 0-based position, token text, index.
+template <class F>
+void forEachPoint(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture, F&& f)
+{
+    auto text = [&](std::int64_t pos) {
+        return pos >= 0 && pos < static_cast<std::int64_t>(capture.tokens.size()) ? capture.tokens[static_cast<std::size_t>(pos)].text
+                                                                                   : std::string();
+    };
+    for (int i = 0; i < e.queries; ++i) {
+        const std::int64_t pos = v.queryPositions[static_cast<std::size_t>(i)];
+        f('q', pos, text(pos), static_cast<std::size_t>(i));
+    }
+    for (int j = 0; j < e.keys; ++j) {
+        const std::int64_t pos = v.keyPositions[static_cast<std::size_t>(j)];
+        f('k', pos, text(pos), static_cast<std::size_t>(e.queries + j));
+    }
+}
+} // namespace
+
 std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture)
 {
     std::string out = "kind,position,token,x,y\n";
     char buf[64];
-    auto row = [&](char kind, std::int64_t pos, std::size_t i) {
-        const std::string text = pos >= 0 && pos < static_cast<std::int64_t>(capture.tokens.size())
-                                     ? capture.tokens[static_cast<std::size_t>(pos)].text
-                                     : std::string();
+    forEachPoint(v, e, capture, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
         std::snprintf(buf, sizeof buf, "%.6g,%.6g", e.x[i], e.y[i]);
         out += std::string(1, kind) + "," + std::to_string(pos + 1) + "," + csvField(text) + "," + buf + "\n";
-    };
-    for (int i = 0; i < e.queries; ++i)
-        row('q', v.queryPositions[static_cast<std::size_t>(i)], static_cast<std::size_t>(i));
-    for (int j = 0; j < e.keys; ++j)
-        row('k', v.keyPositions[static_cast<std::size_t>(j)], static_cast<std::size_t>(e.queries + j));
+    });
     return out;
+}
+
+std::string qkJson(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture)
+{
+    nlohmann::json points = nlohmann::json::array();
+    forEachPoint(v, e, capture, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
+        points.push_back({{"kind", std::string(1, kind)}, {"position", pos + 1}, {"token", text}, {"x", e.x[i]}, {"y", e.y[i]}});
+    });
+    const nlohmann::json doc{{"correlation", e.correlation}, {"kl_divergence", e.klDivergence}, {"points", std::move(points)}};
+    return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 } // namespace attnscope::core

@@ -54,5 +54,8 @@ std::vector<float> pca2(const std::vector<float>& data, int n, int dim);
 
 // `kind,position,token,x,y` rows (kind q or k, positions 1-based), for exports.
 std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);
+// The same points as JSON: {"correlation", "kl_divergence", "points": [{"kind", "position", "token", "x", "y"}, ...]}
+// (token bytes that are not UTF-8 replaced).
+std::string qkJson(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);
 
 } // namespace attnscope::core

@@ -199,3 +199,30 @@ TEST_CASE("t-SNE ends within 10% of scikit-learn's KL divergence on the same dat
         }
     }
 }
+
+TEST_CASE("the query-key points export as CSV and JSON alike, positions from 1, tokens as in the text", "[qk]")
+{
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    const auto capture = builtinCapture(m);
+    auto v = core::headQkVectors(*capture, 0, 1, 2);
+    core::normaliseQk(v);
+    const auto e = core::embedQk(v, core::QkMethod::Pca);
+    const auto doc = nlohmann::json::parse(core::qkJson(v, e, *capture));
+    const auto& points = doc.at("points");
+    REQUIRE(points.size() == static_cast<std::size_t>(e.queries + e.keys));
+    CHECK(doc.at("correlation").get<double>() == Approx(e.correlation));
+    std::vector<std::string> rows;
+    const std::string csv = core::qkCsv(v, e, *capture);
+    for (std::size_t at = csv.find('\n') + 1, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1)
+        rows.push_back(csv.substr(at, end - at));
+    REQUIRE(rows.size() == points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto& p = points[i];
+        const int position = p.at("position").get<int>();
+        CHECK(p.at("kind").get<std::string>() == (i < static_cast<std::size_t>(e.queries) ? "q" : "k"));
+        CHECK(p.at("token").get<std::string>() == capture->tokens[static_cast<std::size_t>(position - 1)].text);
+        CHECK(p.at("x").get<double>() == Approx(e.x[i]));
+        CHECK(p.at("y").get<double>() == Approx(e.y[i]));
+        CHECK(rows[i].rfind(p.at("kind").get<std::string>() + "," + std::to_string(position) + ",", 0) == 0);
+    }
+}
