@@ -1,6 +1,7 @@
 // AttentionGridView: QCPColorMap for the cells plus one custom layerable that paints values, highlights, the
 // memory separator and the locked row for visible cells only (one item per cell would not scale).
 #include "attention_grid_view.h"
+#include "label_text.h"
 
 #include "crisp_color_map.h"
 
@@ -15,12 +16,10 @@ namespace attnscope::widgets {
 namespace {
 constexpr double kMinVisibleCells = 4; // the deepest zoom shows this many cells across
 
-// Cut first, then touched: a 1 MB token costs no more than a short one.
+// Cut first, then touched (line breaks shown as ↵).
 QString elide(const QString& s, int maxChars)
 {
-    QString t = s.size() > maxChars ? s.left(maxChars - 1) + QStringLiteral("…") : s;
-    t.replace('\n', QStringLiteral("↵"));
-    return t;
+    return cutLabel(s, maxChars).replace('\n', QStringLiteral("↵"));
 }
 } // namespace
 

@@ -2,6 +2,7 @@
 #include "text_attention_view.h"
 
 #include "colour_maps.h"
+#include "label_text.h"
 
 #include <QHeaderView>
 #include <QMouseEvent>
@@ -19,8 +20,7 @@ namespace {
 // (nothing wider than the view can be read anyway).
 QString shown(const QString& label)
 {
-    constexpr int kMaxChars = 120;
-    return label.size() > kMaxChars ? label.left(kMaxChars - 1) + QStringLiteral("…") : label;
+    return cutLabel(label, 120);
 }
 } // namespace
 

@@ -253,13 +253,8 @@ bool GPT2Model::headParts(int layer, const float* headMixRow, std::vector<float>
 bool GPT2Model::logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
                                double& constant) const
 {
-    if (token < 0 || token >= m_config.vocabSize)
-        return false;
-    std::vector<float> u(static_cast<std::size_t>(m_config.nEmbd));
-    weightRow(m_wte, token, u.data()); // tied unembedding
-    frozenNormDirection(residual, u.data(), m_lnFW, m_lnFB, m_config.layerNormEps, true, m_config.nEmbd, direction,
-                        constant);
-    return true;
+    return unembeddingDirection(m_wte, token, residual, m_lnFW, m_lnFB, m_config.layerNormEps, true, m_config.nEmbd,
+                                direction, constant); // tied unembedding
 }
 
 } // namespace attnscope::core

@@ -650,13 +650,8 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 bool LlamaModel::logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
                                 double& constant) const
 {
-    if (token < 0 || token >= m_config.vocabSize)
-        return false;
-    std::vector<float> u(static_cast<std::size_t>(m_config.hidden));
-    weightRow(m_lmHead, token, u.data());
-    frozenNormDirection(residual, u.data(), m_norm, m_normBias, m_config.rmsNormEps,
-                        m_config.norm == LlamaConfig::Norm::Layer, m_config.hidden, direction, constant);
-    return true;
+    return unembeddingDirection(m_lmHead, token, residual, m_norm, m_normBias, m_config.rmsNormEps,
+                                m_config.norm == LlamaConfig::Norm::Layer, m_config.hidden, direction, constant);
 }
 
 } // namespace attnscope::core

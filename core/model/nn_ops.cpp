@@ -143,4 +143,16 @@ void frozenNormDirection(const float* x, const float* u, const WeightView& gamma
     }
 }
 
+bool unembeddingDirection(const WeightView& unembed, std::int32_t token, const float* x, const WeightView& gamma,
+                          const WeightView& beta, float eps, bool layerNorm, int n, std::vector<float>& direction,
+                          double& constant)
+{
+    if (token < 0 || token >= unembed.rows())
+        return false;
+    std::vector<float> u(static_cast<std::size_t>(n));
+    weightRow(unembed, token, u.data());
+    frozenNormDirection(x, u.data(), gamma, beta, eps, layerNorm, n, direction, constant);
+    return true;
+}
+
 } // namespace attnscope::core

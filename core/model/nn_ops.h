@@ -41,6 +41,10 @@ RowMatrix headSlices(const float* headMixRow, int heads, int headDim);
 // centring moved onto the direction, and constant u . beta. So logit(x) = direction . x + constant, exactly.
 void frozenNormDirection(const float* x, const float* u, const WeightView& gamma, const WeightView& beta, float eps,
                          bool layerNorm, int n, std::vector<float>& direction, double& constant);
+// The same for row `token` of the unembedding `unembed` [vocab, n]; false for a token outside it.
+bool unembeddingDirection(const WeightView& unembed, std::int32_t token, const float* x, const WeightView& gamma,
+                          const WeightView& beta, float eps, bool layerNorm, int n, std::vector<float>& direction,
+                          double& constant);
 
 // GPT-2's tanh approximation of GELU, in place.
 void geluNewInPlace(RowMatrix& x);
