@@ -173,11 +173,9 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {
-        const auto& m = m_compute->model();
-        if (!result() || !m) {
-            QMessageBox::information(this, tr("Logit lens"), tr("Type or open a text first."));
+        if (!haveText(tr("Logit lens")))
             return;
-        }
+        const auto& m = m_compute->model();
         if (!m->info().can.nextTokenLoss && !m->info().can.maskedTokens) {
             QMessageBox::information(this, tr("Logit lens"),
                                      tr("The logit lens reads each layer through the model's output layer, and %1 is "
@@ -415,11 +413,9 @@ void MainWindow::showNeuronView()
 
 void MainWindow::showRollout()
 {
-    const auto r = result();
-    if (!r) {
-        QMessageBox::information(this, tr("Attention rollout"), tr("Type or open a text first."));
+    if (!haveText(tr("Attention rollout")))
         return;
-    }
+    const auto r = result();
     if (r->capture->segment(shownSegment()).mlen > 0) {
         QMessageBox::information(this, tr("Attention rollout"),
                                  tr("Rollout is defined for models without memory: this segment also sees %1 earlier "
@@ -430,13 +426,19 @@ void MainWindow::showRollout()
     m_compute->requestRollout(m_selection.segment);
 }
 
+bool MainWindow::haveText(const QString& analysis)
+{
+    if (result() && m_compute->model())
+        return true;
+    QMessageBox::information(this, analysis, tr("Type or open a text first."));
+    return false;
+}
+
 void MainWindow::showLogitAttribution()
 {
-    const auto& m = m_compute->model();
-    if (!result() || !m) {
-        QMessageBox::information(this, tr("Direct logit attribution"), tr("Type or open a text first."));
+    if (!haveText(tr("Direct logit attribution")))
         return;
-    }
+    const auto& m = m_compute->model();
     const auto& can = m->info().can;
     if (!can.nextTokenLoss || !can.causal) { // (Transformer-XL's adaptive softmax: the core says why not)
         QMessageBox::information(this, tr("Direct logit attribution"),
@@ -453,12 +455,10 @@ void MainWindow::showLogitAttribution()
 
 void MainWindow::showAblation()
 {
+    if (!haveText(tr("Head ablation")))
+        return;
     const auto r = result();
     const auto& m = m_compute->model();
-    if (!r || !m) {
-        QMessageBox::information(this, tr("Head ablation"), tr("Type or open a text first."));
-        return;
-    }
     if (!m->info().can.nextTokenLoss) {
         QMessageBox::information(this, tr("Head ablation"),
                                  tr("Head ablation measures the next-token loss, and %1 models are read here without "

@@ -117,6 +117,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // True when a model has computed a text; otherwise says so in a box titled `analysis`.
+    bool haveText(const QString& analysis);
     // Gives a docked bottom tab the height it asks for (wantedDockHeight), up or down.
     void fitBottomDock(QDockWidget* d);
     void buildPanels();
