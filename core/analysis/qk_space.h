@@ -5,6 +5,7 @@
 // picture and the dot product is reported, so a reader knows how far to trust it.
 #pragma once
 
+#include "embed/tsne.h"
 #include "run/text_capture.h"
 
 #include <string>
@@ -31,11 +32,6 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
 void normaliseQk(QkVectors& v);
 
 enum class QkMethod { Pca, Tsne };
-struct TsneOptions {
-    double perplexity = 30;
-    int iterations = 1000;
-    unsigned seed = 1;
-};
 struct QkEmbedding {
     std::vector<float> x, y; // queries first, then keys
     int queries = 0, keys = 0;
@@ -44,13 +40,10 @@ struct QkEmbedding {
     double correlation = 0;
     double klDivergence = 0; // t-SNE's final KL(P || Q); 0 for PCA
 };
-// Embeds the normalised vectors (call normaliseQk first for AttentionViz's picture). t-SNE is exact (O(n^2) per
-// iteration) and refuses more than kMaxTsnePoints points by name. Cancels through `stop`.
-constexpr int kMaxTsnePoints = 3000;
-QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne = {}, const StopToken* stop = nullptr);
-
-// The two leading principal axes of the rows of `data` ([n, dim]): coordinates of each row (centred), [n, 2].
-std::vector<float> pca2(const std::vector<float>& data, int n, int dim);
+// Embeds the normalised vectors (call normaliseQk first for AttentionViz's picture); t-SNE's progress reports the
+// picture as it converges. Cancels through `stop`.
+QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne = {}, const StopToken* stop = nullptr,
+                    const TsneProgress& progress = {});
 
 // `kind,position,token,x,y` rows (kind q or k, positions 1-based), for exports.
 std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);

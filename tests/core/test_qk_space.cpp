@@ -2,6 +2,7 @@
 // on the closeness/dot-product correlation, t-SNE on a clustered set (trustworthiness) and against scikit-learn's KL
 // divergence (tests/data/qk-space, made with Debian's python3-sklearn; see its README).
 #include "analysis/qk_space.h"
+#include "embed/pca.h"
 #include "model/model_loader.h"
 #include "run/text_capture.h"
 #include "test_support.h"
@@ -170,7 +171,8 @@ TEST_CASE("t-SNE keeps clusters together (trustworthiness) and converges", "[qk]
     CHECK(e.klDivergence < 1.0);
 }
 
-TEST_CASE("t-SNE ends within 10% of scikit-learn's KL divergence on the same data and settings", "[qk][tsne]")
+TEST_CASE("t-SNE (exact and Barnes-Hut) ends within 10% of scikit-learn's KL divergence on the same data and settings",
+          "[qk][tsne]")
 {
     const auto ref = core::readJsonFile((test::projectDataDir() / "qk-space" / "tsne_reference.json").string());
     for (const auto& c : ref["cases"]) {
@@ -188,6 +190,7 @@ TEST_CASE("t-SNE ends within 10% of scikit-learn's KL divergence on the same dat
             v.keyPositions.resize(static_cast<std::size_t>(n - n / 2));
             core::TsneOptions o;
             o.perplexity = c["perplexity"];
+            o.method = c.value("method", "exact") == "barnes_hut" ? core::TsneMethod::BarnesHut : core::TsneMethod::Exact;
             const auto e = core::embedQk(v, core::QkMethod::Tsne, o);
             double best = 1e9;
             for (const auto& kl : c["kl_divergence"])
