@@ -2,6 +2,7 @@
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
 #include "long_text_bench.h"
+#include "teaching_bench.h"
 #include "throughput_bench.h"
 #include "random_models.h"
 #include "util/memory_info.h"
@@ -107,6 +108,14 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "edit")
         return bench::editLatency(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--edits", 21),
                                   intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "generate")
+        return bench::generationStep(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--steps", 11),
+                                     intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "lens")
+        return bench::logitLensTime(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "qk")
+        return bench::qkSpaceTimes(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--points", 5000),
+                                   intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "txl-wt103")
         return bench::txlWt103(intArg("--tokens", 2000), intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "scan")
@@ -152,6 +161,8 @@ int main(int argc, char** argv)
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench txl-wt103 [--tokens N] [--threads N]\n"
                                  "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
+                                 "       attnscope-bench generate|lens|qk [--model smollm2|DIR] [--tokens N] [--steps N]\n"
+                                 "                             [--points N] [--threads N]\n"
                                  "       attnscope-bench --make-llama DIR [SHAPE] [f32|bf16] [TOKENIZER.json]\n");
             return 2;
         }

@@ -109,9 +109,23 @@ std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCaptur
                                              " models are read here without their output softmax: no next-token "
                                              "prediction");
     const int s = capture.segmentOfToken(position);
+    const int within = position - capture.segment(s).firstPosition;
     LogitsObserver obs; // keeps the last segment's logits
+    // A causal model runs only the token itself, resumed inside its segment from the state the capture kept after
+    // it (the keys of the tokens before it are all there): one token, not the whole segment again, per generated token.
+    std::unique_ptr<RunState> resumed;
+    if (within > 0 && s < static_cast<int>(capture.endStates.size()) && capture.endStates[static_cast<std::size_t>(s)])
+        resumed = model.resumeWithin(*capture.endStates[static_cast<std::size_t>(s)], within);
+    if (resumed) {
+        resumed->stop = stop;
+        const std::int32_t id = capture.tokens[static_cast<std::size_t>(position)].id;
+        model.forwardSegment(*resumed, std::span<const std::int32_t>(&id, 1), obs);
+        if (obs.logits.size() < static_cast<std::size_t>(obs.vocab) || obs.vocab <= 0)
+            throw Error(ErrorCode::BadInput, "the model gave no logits");
+        return {obs.logits.begin(), obs.logits.begin() + obs.vocab};
+    }
     rerunSegment(model, capture, s, obs, stop);
-    const auto row = static_cast<std::size_t>(position - capture.segment(s).firstPosition);
+    const auto row = static_cast<std::size_t>(within);
     if (obs.logits.size() < (row + 1) * static_cast<std::size_t>(obs.vocab))
         throw Error(ErrorCode::BadInput, "the model gave no logits");
     return {obs.logits.begin() + static_cast<std::ptrdiff_t>(row * obs.vocab),
