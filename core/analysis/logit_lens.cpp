@@ -39,6 +39,10 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
     lens.positions = seg.qlen;
     lens.firstPosition = static_cast<int>(seg.firstPosition);
     lens.nextToken = info.can.causal;
+    const std::size_t cells = static_cast<std::size_t>(lens.layers) * seg.qlen;
+    lens.top.resize(cells);
+    lens.actualProbability.resize(cells);
+    lens.actualRank.resize(cells);
     std::vector<float> logits;
     for (int l = 0; l < lens.layers; ++l) {
         if (stop && stop->stopRequested())
@@ -46,6 +50,7 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
         if (!model.readOut(obs.hidden[static_cast<std::size_t>(l)].data(), seg.qlen, logits))
             throw Error(ErrorCode::BadInput, "this model has no read-out for the logit lens");
         const int V = static_cast<int>(logits.size() / static_cast<std::size_t>(seg.qlen));
+#pragma omp parallel for schedule(static)
         for (int p = 0; p < seg.qlen; ++p) {
             const int token = lens.firstPosition + p;
             // The compared token: the next one (causal), the one at the position (encoders).
@@ -53,12 +58,13 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
             const std::int32_t actual = compared < static_cast<int>(capture.tokens.size())
                                             ? capture.tokens[static_cast<std::size_t>(compared)].id
                                             : -1;
-            const auto d = distributionOf(std::span<const float>(logits.data() + static_cast<std::size_t>(p) * V,
-                                                                 static_cast<std::size_t>(V)),
-                                          1.0, k, actual);
-            lens.top.push_back(d.top);
-            lens.actualProbability.push_back(actual >= 0 ? d.actualProbability : -1.0);
-            lens.actualRank.push_back(d.actualRank);
+            auto d = distributionOf(std::span<const float>(logits.data() + static_cast<std::size_t>(p) * V,
+                                                           static_cast<std::size_t>(V)),
+                                    1.0, k, actual);
+            const std::size_t at = static_cast<std::size_t>(l) * seg.qlen + p;
+            lens.top[at] = std::move(d.top);
+            lens.actualProbability[at] = actual >= 0 ? d.actualProbability : -1.0;
+            lens.actualRank[at] = d.actualRank;
         }
     }
     return lens;

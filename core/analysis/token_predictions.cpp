@@ -132,30 +132,59 @@ std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCaptur
             obs.logits.begin() + static_cast<std::ptrdiff_t>((row + 1) * obs.vocab)};
 }
 
+namespace {
+// The m highest of s[0..n), highest first, ties by the lower id. A small sorted list filled in one pass for the few a
+// view shows (most entries fail one comparison with its last); a partial sort when many are wanted.
+std::vector<int> topIndices(const float* s, int n, int m)
+{
+    auto before = [s](int a, int b) { return s[a] > s[b] || (s[a] == s[b] && a < b); };
+    std::vector<int> best;
+    if (m <= 0)
+        return best;
+    if (m > 64) {
+        best.resize(static_cast<std::size_t>(n));
+        std::iota(best.begin(), best.end(), 0);
+        std::partial_sort(best.begin(), best.begin() + m, best.end(), before);
+        best.resize(static_cast<std::size_t>(m));
+        return best;
+    }
+    best.reserve(static_cast<std::size_t>(m) + 1);
+    for (int j = 0; j < n; ++j) {
+        if (static_cast<int>(best.size()) == m && !(s[j] > s[best.back()]))
+            continue; // a tie with the last kept loses to its lower id
+        best.insert(std::upper_bound(best.begin(), best.end(), j, before), j);
+        if (static_cast<int>(best.size()) > m)
+            best.pop_back();
+    }
+    return best;
+}
+} // namespace
+
 Distribution distributionOf(std::span<const float> logits, double temperature, int k, std::int32_t actual)
 {
     if (!(temperature > 0))
         throw Error(ErrorCode::BadInput, "the temperature must be above 0");
     const int n = static_cast<int>(logits.size());
-    std::vector<float> scaled(logits.begin(), logits.end());
-    for (auto& v : scaled)
-        v = static_cast<float>(v / temperature);
-    const auto lp = logSoftmax(scaled.data(), n);
-    std::vector<int> order(static_cast<std::size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    const int m = std::clamp(k, 0, n);
-    std::partial_sort(order.begin(), order.begin() + m, order.end(),
-                      [&](int a, int b) { return lp[static_cast<std::size_t>(a)] > lp[static_cast<std::size_t>(b)]; });
+    std::vector<float> scaled; // a copy only at a temperature other than 1
+    const float* s = logits.data();
+    if (temperature != 1.0) {
+        scaled.resize(logits.size());
+        for (std::size_t j = 0; j < logits.size(); ++j)
+            scaled[j] = static_cast<float>(logits[j] / temperature);
+        s = scaled.data();
+    }
+    const double logZ = logSumExp(s, static_cast<std::size_t>(n));
     Distribution d;
-    for (int i = 0; i < m; ++i)
-        d.top.push_back({order[static_cast<std::size_t>(i)], std::exp(lp[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])])});
+    for (const int id : topIndices(s, n, std::clamp(k, 0, n)))
+        d.top.push_back({id, std::exp(static_cast<double>(s[id]) - logZ)});
     if (actual >= 0 && actual < n) {
-        const double a = lp[static_cast<std::size_t>(actual)];
-        d.actualProbability = std::exp(a);
-        d.actualRank = 0;
+        const float a = s[actual];
+        d.actualProbability = std::exp(static_cast<double>(a) - logZ);
+        int ahead = 0;
+#pragma omp simd reduction(+ : ahead)
         for (int j = 0; j < n; ++j) // ties before it count as ahead only when they come first
-            if (lp[static_cast<std::size_t>(j)] > a || (lp[static_cast<std::size_t>(j)] == a && j < actual))
-                ++d.actualRank;
+            ahead += (s[j] > a) | (s[j] == a && j < actual);
+        d.actualRank = ahead;
     }
     return d;
 }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <bit>
+#include <cstdint>
 #include <limits>
 
 namespace attnscope::core {
@@ -98,13 +100,17 @@ void maskedSoftmax(const float* scores, const std::uint8_t* mask, int n, float* 
 
 double logSumExp(const float* row, std::size_t n)
 {
-    double mx = -std::numeric_limits<double>::infinity();
+    float mx = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < n; ++j)
-        mx = std::max(mx, static_cast<double>(row[j]));
+        mx = std::max(mx, row[j]);
+    if (!std::isfinite(mx))
+        return mx;
+    const double m = mx;
     double sum = 0;
+#pragma omp simd reduction(+ : sum)
     for (std::size_t j = 0; j < n; ++j)
-        sum += std::exp(static_cast<double>(row[j]) - mx);
-    return mx + std::log(sum);
+        sum += expNonPositive(static_cast<double>(row[j]) - m);
+    return m + std::log(sum);
 }
 
 RowMatrix headSlices(const float* headMixRow, int heads, int headDim)

@@ -4,6 +4,7 @@
 #include "io/checkpoint.h"
 
 #include <Eigen/Core>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,36 @@ void weightRow(const WeightView& w, std::int64_t r, float* out);
 // log(sum_j exp(row[j])) in double, shifted by the maximum: the log of the softmax's normaliser (a log-probability is
 // row[j] minus it).
 double logSumExp(const float* row, std::size_t n);
+// exp(d) for d <= 0 to about one ulp, without calls or branches, so that loops over a vocabulary vectorise.
+inline double expNonPositive(double d)
+{
+    // exp(d) = 2^k exp(r), k = round(d / ln 2), |r| <= ln 2 / 2; exp(r) by its Taylor series to r^13 (remainder below
+    // 1e-17). k is read from the low bits of d / ln 2 + 1.5 * 2^52 (round to nearest without a call), and 2^k built as
+    // the bits of a double. Below -700 the term is taken as exp(-700) (~1e-304): nothing beside a largest term of 1.
+    constexpr double kLog2e = 1.4426950408889634, kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
+    constexpr double kShifter = 6755399441055744.0;
+    d = d < -700.0 ? -700.0 : d;
+    const double t = d * kLog2e + kShifter;
+    const double k = t - kShifter;
+    const double r = (d - k * kLn2Hi) - k * kLn2Lo;
+    double p = 1.0 / 6227020800.0; // 1/13!
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    const std::int64_t ki = std::bit_cast<std::int64_t>(t) - std::bit_cast<std::int64_t>(kShifter);
+    return p * std::bit_cast<double>((ki + 1023) << 52);
+}
+
 
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);
