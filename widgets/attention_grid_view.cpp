@@ -164,6 +164,25 @@ protected:
             painter->drawRect(cellRect(fc.y(), fc.x()));
         }
 
+        // Marked tokens: teal bars inside the left edge (their rows) and the top edge (their columns).
+        if (!m_view->m_marked.empty()) {
+            const auto& marked = m_view->m_marked;
+            const QRectF area = mParentPlot->axisRect()->rect();
+            const double bar = std::clamp(std::min(cellW, cellH) * 0.5, 4.0, 9.0) * (m_view->m_presentation ? 1.5 : 1.0);
+            painter->setPen(Qt::NoPen);
+            painter->setBrush(QColor(0, 150, 140));
+            for (int r = r0; r <= r1; ++r)
+                if (std::binary_search(marked.begin(), marked.end(), d->rowPosition(r))) {
+                    const QRectF row = cellRect(r, c0);
+                    painter->drawRect(QRectF(area.left(), row.top(), bar, std::max(1.0, row.height())));
+                }
+            for (int c = c0; c <= c1; ++c)
+                if (std::binary_search(marked.begin(), marked.end(), d->colPosition(c))) {
+                    const QRectF col = cellRect(r0, c);
+                    painter->drawRect(QRectF(col.left(), area.top(), std::max(1.0, col.width()), bar));
+                }
+        }
+
         if (m_view->m_lockedRow >= 0 && m_view->m_lockedRow < d->rows) {
             painter->setPen(QPen(QColor(255, 140, 0), 2.5 * lineScale));
             painter->setBrush(Qt::NoBrush); // an outline: the highlight's red fill must not carry over
@@ -437,6 +456,14 @@ void AttentionGridView::setShowValues(bool on)
 void AttentionGridView::setShowHighlight(bool on)
 {
     m_showHighlight = on;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void AttentionGridView::setMarkedPositions(std::vector<int> positions)
+{
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    m_marked = std::move(positions);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

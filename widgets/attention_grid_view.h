@@ -9,6 +9,8 @@
 #include <QSharedPointer>
 #include <QWidget>
 
+#include <vector>
+
 class QCustomPlot;
 class QCPColorScale;
 class QCPAxisTickerText;
@@ -51,6 +53,10 @@ public:
     // Locks a row (-1 = none); a locked row is outlined.
     void setLockedRow(int row);
     int lockedRow() const { return m_lockedRow; }
+    // Marks the rows and columns of these token positions (tokens picked in another view, e.g. a lasso in query-key
+    // space) with bars along the grid's left and top edges; empty: none.
+    void setMarkedPositions(std::vector<int> positions);
+    const std::vector<int>& markedPositions() const { return m_marked; }
     // Marks one cell (e.g. a pair picked in the text view) and scrolls it into view; (-1, -1) = none.
     void setFocusCell(int row, int col);
     QPoint focusCell() const { return m_focusCell; }
@@ -94,6 +100,7 @@ private:
     bool m_showHighlight = true;
     bool m_presentation = false;
     int m_lockedRow = -1;
+    std::vector<int> m_marked; // sorted token positions
     QPoint m_focusCell{-1, -1};
     QString m_placeholder;
     bool m_stale = false;

@@ -19,7 +19,9 @@ struct QkScatterData {
     QStringList labels;         // token text of each point
     // Per query, the keys (point indices) it attends to most, strongest first: drawn as lines from a selected query.
     std::vector<std::array<int, 3>> topKeys;
-    std::string csv; // the points as exported: kind,position,token,x,y
+    std::string csv;  // the points as exported: kind,position,token,x,y
+    std::string json; // the same points with the correlation and KL divergence
+    bool partial = false; // a t-SNE picture still converging (nothing to export yet)
 };
 using QkScatterPtr = std::shared_ptr<const QkScatterData>;
 

@@ -13,6 +13,7 @@ namespace attnscope::widgets {
 
 namespace {
 const QColor kQuery(230, 120, 30), kKey(40, 100, 200);
+const QColor kMarked(0, 150, 140); // teal, as the marks in the grid and the text view
 }
 
 QkScatterView::QkScatterView(QWidget* parent)
@@ -52,6 +53,36 @@ void QkScatterView::setSelectedPosition(int position)
 {
     m_selected = position;
     update();
+}
+
+void QkScatterView::setMarkedPositions(std::vector<int> positions)
+{
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    m_marked = std::move(positions);
+    update();
+}
+
+QString QkScatterView::context(int i) const
+{
+    // Token text by position from the points themselves (keys cover every position a query can see).
+    const int pos = m_data->positions[static_cast<std::size_t>(i)];
+    QString before, after;
+    for (int d = 1; d <= 4; ++d) {
+        for (std::size_t j = 0; j < m_data->positions.size(); ++j)
+            if (m_data->positions[j] == pos - d) {
+                before.prepend(m_data->labels.value(static_cast<int>(j)).left(16) + QLatin1Char(' '));
+                break;
+            }
+        if (d > 2)
+            continue;
+        for (std::size_t j = 0; j < m_data->positions.size(); ++j)
+            if (m_data->positions[j] == pos + d) {
+                after += QLatin1Char(' ') + m_data->labels.value(static_cast<int>(j)).left(16);
+                break;
+            }
+    }
+    return before + QStringLiteral("[") + m_data->labels.value(i).left(24) + QStringLiteral("]") + after;
 }
 
 QRectF QkScatterView::plotRect() const
@@ -146,15 +177,21 @@ void QkScatterView::paintEvent(QPaintEvent*)
                        ? (query ? kQuery : kKey)
                        : colourAt(ColourMap::Viridis, hi > lo ? double(d.positions[static_cast<std::size_t>(i)] - lo) / (hi - lo) : 0.5);
         const bool selected = d.positions[static_cast<std::size_t>(i)] == m_selected;
-        c.setAlpha(m_selected >= 0 && !selected ? 90 : 230);
+        const bool marked = std::binary_search(m_marked.begin(), m_marked.end(), d.positions[static_cast<std::size_t>(i)]);
+        c.setAlpha((m_selected >= 0 && !selected) || (!m_marked.empty() && !marked) ? 70 : 230);
         p.setBrush(c);
-        p.setPen(selected || i == m_hover ? QPen(Qt::black, 1.5) : Qt::NoPen);
+        p.setPen(selected || i == m_hover ? QPen(Qt::black, 1.5) : marked ? QPen(kMarked, 2) : Qt::NoPen);
         const QPointF s = toScreen(i);
         const double r = selected || i == m_hover ? 5.5 : 3.5;
         if (query)
             p.drawEllipse(s, r, r);
         else
             p.drawRect(QRectF(s.x() - r, s.y() - r, 2 * r, 2 * r));
+    }
+    if (m_lasso.size() > 1) {
+        p.setBrush(QColor(kMarked.red(), kMarked.green(), kMarked.blue(), 30));
+        p.setPen(QPen(kMarked, 1.5, Qt::DashLine));
+        p.drawPolygon(m_lasso);
     }
     // Few points: every one named (a cluster reads as words); many: names on hover only.
     if (n <= 100) {
@@ -170,6 +207,17 @@ void QkScatterView::paintEvent(QPaintEvent*)
 
 void QkScatterView::mouseMoveEvent(QMouseEvent* e)
 {
+    if ((e->buttons() & Qt::LeftButton) && m_data && m_pressAt.x() >= 0) {
+        // A drag draws the lasso (a few pixels of jitter still count as a click).
+        if (m_lasso.isEmpty() && QLineF(m_pressAt, e->position()).length() > 5)
+            m_lasso << m_pressAt;
+        if (!m_lasso.isEmpty()) {
+            m_lasso << e->position();
+            QToolTip::hideText();
+            update();
+            return;
+        }
+    }
     const int i = pointAt(e->position());
     if (i != m_hover) {
         m_hover = i;
@@ -177,9 +225,10 @@ void QkScatterView::mouseMoveEvent(QMouseEvent* e)
     }
     if (i >= 0)
         QToolTip::showText(e->globalPosition().toPoint(),
-                           tr("%1 %2 (token %3)")
-                               .arg(i < m_data->queries ? tr("query") : tr("key"), m_data->labels.value(i))
-                               .arg(m_data->positions[static_cast<std::size_t>(i)] + 1),
+                           tr("%1 · token %2\n%3")
+                               .arg(i < m_data->queries ? tr("query") : tr("key"))
+                               .arg(m_data->positions[static_cast<std::size_t>(i)] + 1)
+                               .arg(context(i)),
                            this);
     else
         QToolTip::hideText();
@@ -187,9 +236,33 @@ void QkScatterView::mouseMoveEvent(QMouseEvent* e)
 
 void QkScatterView::mousePressEvent(QMouseEvent* e)
 {
+    m_pressAt = e->button() == Qt::LeftButton ? e->position() : QPointF(-1, -1);
+    m_lasso.clear();
+}
+
+void QkScatterView::mouseReleaseEvent(QMouseEvent* e)
+{
+    if (e->button() != Qt::LeftButton || m_pressAt.x() < 0)
+        return;
+    m_pressAt = QPointF(-1, -1);
+    if (m_lasso.size() > 2 && m_data) {
+        std::vector<int> inside;
+        for (int i = 0; i < static_cast<int>(m_data->x.size()); ++i)
+            if (m_lasso.containsPoint(toScreen(i), Qt::OddEvenFill))
+                inside.push_back(m_data->positions[static_cast<std::size_t>(i)]);
+        m_lasso.clear();
+        setMarkedPositions(std::move(inside));
+        emit positionsMarked(m_marked);
+        return;
+    }
+    m_lasso.clear();
     const int i = pointAt(e->position());
     const int pos = i >= 0 ? m_data->positions[static_cast<std::size_t>(i)] : -1;
     setSelectedPosition(pos == m_selected ? -1 : pos);
+    if (pos < 0 && !m_marked.empty()) { // a click on empty space also clears the lasso's marks
+        setMarkedPositions({});
+        emit positionsMarked(m_marked);
+    }
     emit positionClicked(m_selected);
 }
 

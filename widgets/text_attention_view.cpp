@@ -59,6 +59,14 @@ public:
         m_focus = c;
         update();
     }
+    const std::vector<int>& marked() const { return m_marked; }
+    void setMarked(std::vector<int> positions)
+    {
+        std::sort(positions.begin(), positions.end());
+        positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+        m_marked = std::move(positions);
+        update();
+    }
     int rowOfColumn(int col) const
     {
         if (!m_data || col < 0)
@@ -111,6 +119,11 @@ protected:
                     col.setAlphaF(std::clamp(v / rowMax, 0.0f, 1.0f) * 0.85);
                     p.fillRect(r.adjusted(-2, 0, 2, 0), col);
                 }
+            }
+            if (std::binary_search(m_marked.begin(), m_marked.end(), m_data->colPosition(c))) {
+                p.setPen(QPen(QColor(0, 150, 140), 2));
+                p.setBrush(Qt::NoBrush);
+                p.drawRoundedRect(QRectF(r).adjusted(-2, 0, 2, 0), 3, 3);
             }
             const bool isQuery = rowOfColumn(c) >= 0;
             p.setPen(c == (m_active >= 0 ? m_active : m_focus) ? QColor(0, 0, 160) : (isQuery ? Qt::black : Qt::gray));
@@ -187,6 +200,7 @@ private:
     int m_active = -1; // hovered
     int m_focus = -1;           // clicked
     std::vector<double> m_bits; // surprisal by absolute position
+    std::vector<int> m_marked;  // sorted token positions outlined
 };
 
 TextAttentionView::TextAttentionView(QWidget* parent)
@@ -271,6 +285,16 @@ void TextAttentionView::setSurprisal(std::vector<double> bitsByPosition)
 void TextAttentionView::setFocusColumn(int col)
 {
     m_flow->setFocusColumn(col);
+}
+
+void TextAttentionView::setMarkedPositions(std::vector<int> positions)
+{
+    m_flow->setMarked(std::move(positions));
+}
+
+const std::vector<int>& TextAttentionView::markedPositions() const
+{
+    return m_flow->marked();
 }
 
 int TextAttentionView::focusColumn() const

@@ -23,6 +23,9 @@ public:
     // Each token's surprisal in bits, by absolute position (NaN: none); words are tinted by it while no word's
     // attention is shown. Empty: no tint.
     void setSurprisal(std::vector<double> bitsByPosition);
+    // Outlines the words of these token positions (tokens picked in another view); empty: none.
+    void setMarkedPositions(std::vector<int> positions);
+    const std::vector<int>& markedPositions() const;
     // Column (key index) whose attention row is shown; -1 = none. Only query tokens have a row.
     void setFocusColumn(int col);
     int focusColumn() const;

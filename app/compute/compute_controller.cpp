@@ -454,8 +454,10 @@ void ComputeController::requestSurprisal()
 }
 
 namespace {
-// One head's query-key space as the plot shows it (both the single view and the all-heads matrix).
-widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, bool tsne, const core::StopToken* stop)
+// One head's query-key space as the plot shows it (both the single view and the all-heads matrix). `partial`, when
+// given, receives the t-SNE picture every few dozen iterations while it converges.
+widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, bool tsne, const core::StopToken* stop,
+                                const std::function<void(widgets::QkScatterPtr)>& partial = {})
 {
     const auto* text = &result;
     const auto& capture = *text->capture;
@@ -481,13 +483,7 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
             top[r] = best[r].second;
         out->topKeys.push_back(top);
     }
-    core::normaliseQk(v);
-    core::TsneOptions o;
-    const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, stop);
-    out->x = e.x;
-    out->y = e.y;
-    out->csv = core::qkCsv(v, e, capture);
-    out->queries = e.queries;
+    out->queries = v.nq();
     for (auto p : v.queryPositions)
         out->positions.push_back(static_cast<int>(p));
     for (auto p : v.keyPositions)
@@ -499,8 +495,29 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
                      .arg(layer + 1)
                      .arg(head + 1)
                      .arg(tsne ? ComputeController::tr("t-SNE") : ComputeController::tr("PCA"))
-                     .arg(e.queries)
-                     .arg(e.keys);
+                     .arg(v.nq())
+                     .arg(v.nk());
+    core::normaliseQk(v);
+    core::TsneOptions o;
+    core::TsneProgress progress;
+    if (partial)
+        progress = [&](int iteration, const std::vector<float>& xy) {
+            auto now = std::make_shared<widgets::QkScatterData>(*out);
+            now->x.resize(xy.size() / 2);
+            now->y.resize(xy.size() / 2);
+            for (std::size_t i = 0; i < now->x.size(); ++i) {
+                now->x[i] = xy[i * 2];
+                now->y[i] = xy[i * 2 + 1];
+            }
+            now->note = ComputeController::tr("t-SNE converging: iteration %1 of %2…").arg(iteration).arg(o.iterations);
+            now->partial = true;
+            partial(std::move(now));
+        };
+    const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, stop, progress);
+    out->x = e.x;
+    out->y = e.y;
+    out->csv = core::qkCsv(v, e, capture);
+    out->json = core::qkJson(v, e, capture);
     out->note = ComputeController::tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
                     .arg(e.correlation, 0, 'f', 2) +
                 (tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
@@ -515,9 +532,12 @@ void ComputeController::requestQkSpace(int segment, int layer, int head, bool ts
     const TextResultPtr text = m_text;
     submit<widgets::QkScatterData>(
         m_background, m_qk, tsne ? tr("Computing the query-key space (t-SNE)…") : tr("Computing the query-key space…"),
-        [text, segment, layer, head, tsne](const JobContext& ctx) {
+        [this, text, segment, layer, head, tsne](const JobContext& ctx) {
             const int s = segment >= 0 ? segment : autoSegment(*text->capture);
-            return qkScatter(*text, s, layer, head, tsne, &ctx.stop());
+            // t-SNE is drawn as it converges (posted only while this request is the current one).
+            return qkScatter(*text, s, layer, head, tsne, &ctx.stop(), [this, &ctx](widgets::QkScatterPtr now) {
+                ctx.post([this, now] { emit qkReady(now); });
+            });
         },
         [this](widgets::QkScatterPtr d) { emit qkReady(d); },
         [this](const JobFailure& f) {

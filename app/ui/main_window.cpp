@@ -3,6 +3,7 @@
 
 #include "analysis/surprisal.h"
 #include "qk_matrix_view.h"
+#include "qk_scatter_view.h"
 #include "ui/qk_panel.h"
 #include <cmath>
 
@@ -271,6 +272,7 @@ void MainWindow::connectCompute()
                     row = r;
         m_grid->setLockedRow(row);
     });
+    connect(m_qk, &QkPanel::positionsMarked, this, &MainWindow::markTokens);
     connect(m_displayPanel, &DisplayPanel::surprisalToggled, this, [this](bool on) {
         m_surprisalOn = on;
         if (on) {
@@ -442,6 +444,7 @@ void MainWindow::onTextReady(const TextResultPtr& r)
                            QString::fromStdString(core::formatBytes(c.model.weightBytes)));
     m_textPanel->setTokenInfo(m_tokenInfo);
     m_textView->setSurprisal({}); // the previous text's values do not belong to this one
+    markTokens({});               // nor do tokens marked in it
     if (m_surprisalOn)
         m_compute->requestSurprisal();
     if (m_pendingSession) {
@@ -531,6 +534,22 @@ void MainWindow::refreshGrid()
 {
     m_compute->requestGrid(m_selection);
     refreshQk(); // the plot follows the selected head
+}
+
+void MainWindow::markTokens(const std::vector<int>& positions)
+{
+    m_grid->setMarkedPositions(positions);
+    m_textView->setMarkedPositions(positions);
+    m_qk->view()->setMarkedPositions(positions);
+    if (!positions.empty()) {
+        const auto r = result();
+        QStringList words;
+        for (const int p : positions)
+            if (r && p >= 0 && p < static_cast<int>(r->capture->tokens.size()) && words.size() < 12)
+                words << QString::fromStdString(r->capture->tokens[static_cast<std::size_t>(p)].text).trimmed();
+        showStatus(tr("%n token(s) marked in the grid and the Text View: %1%2", "", static_cast<int>(positions.size()))
+                       .arg(words.join(QStringLiteral(" · ")), positions.size() > 12 ? QStringLiteral(" …") : QString()));
+    }
 }
 
 void MainWindow::refreshQk()

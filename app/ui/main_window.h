@@ -130,6 +130,8 @@ private:
     void refreshGrid();
     void refreshThumbnails();
     void refreshQk();
+    // Tokens picked in query-key space (a lasso), marked in the grid, the Text View and the plot; empty: none.
+    void markTokens(const std::vector<int>& positions);
     int shownSegment() const;
     int shownSegmentRows() const;
     void applySession(const SessionState& s);

@@ -47,7 +47,8 @@ QkPanel::QkPanel(QWidget* parent)
     m_view->setPlaceholder(tr("The selected head's queries and keys appear here once a text has run"));
     m_view->setToolTip(tr("Keys are moved to the queries' mean and both scaled to equal mean length (AttentionViz): no "
                           "attention changes, and a key near a query means a high dot product. Click a point to "
-                          "select its token; a selected query shows lines to the three keys it attends to most."));
+                          "select its token (a selected query shows lines to the three keys it attends to most); drag "
+                          "a lasso around a cluster to mark its tokens in the grid and the Text View."));
     auto* exportButton = new QToolButton(this);
     exportButton->setObjectName(QStringLiteral("qkExport"));
     exportButton->setText(tr("Export"));
@@ -58,13 +59,22 @@ QkPanel::QkPanel(QWidget* parent)
         if (!path.isEmpty())
             finishExport(path, exportWidget(m_stack->currentWidget(), path));
     });
-    menu->addAction(tr("Points (CSV)…"), this, [this] {
-        if (!m_view->data())
+    // The points as CSV or JSON: the finished embedding only (a t-SNE still converging has nothing final to save).
+    auto exportPoints = [this](const QString& format) {
+        const auto points = m_view->data();
+        if (!points || points->partial) {
+            QMessageBox::information(this, tr("Export the points"),
+                                     points ? tr("The t-SNE picture is still converging; export it when it is done.")
+                                          : tr("There are no points yet: run a text and choose one head."));
             return;
-        const QString path = askDataPath(this, tr("Export the points"), QStringLiteral("qk_space"), {QStringLiteral("csv")});
+        }
+        const QString path = askDataPath(this, tr("Export the points"), QStringLiteral("qk_space"), {format});
         if (!path.isEmpty())
-            finishExport(path, saveFileAtomically(path, QByteArray::fromStdString(m_view->data()->csv)));
-    });
+            finishExport(path, saveFileAtomically(path, QByteArray::fromStdString(format == QLatin1String("json") ? points->json
+                                                                                                                : points->csv)));
+    };
+    menu->addAction(tr("Points (CSV)…"), this, [exportPoints] { exportPoints(QStringLiteral("csv")); });
+    menu->addAction(tr("Points (JSON)…"), this, [exportPoints] { exportPoints(QStringLiteral("json")); });
     exportButton->setMenu(menu);
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_method);
@@ -90,6 +100,7 @@ QkPanel::QkPanel(QWidget* parent)
         emit headChosen(layer, head);
     });
     connect(m_view, &widgets::QkScatterView::positionClicked, this, &QkPanel::positionClicked);
+    connect(m_view, &widgets::QkScatterView::positionsMarked, this, &QkPanel::positionsMarked);
 }
 
 void QkPanel::finishExport(const QString& path, const QString& error)

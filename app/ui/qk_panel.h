@@ -1,11 +1,14 @@
 // The Query-Key Space dock: the selected head's queries and keys embedded in 2-D (PCA or t-SNE) with AttentionViz's
-// normalisation, coloured by kind or position; a click selects a token (shown in the grid and the text view).
+// normalisation, coloured by kind or position; a click selects a token, a lasso marks several (shown in the grid and
+// the text view).
 // Draws what it is handed; the embedding is computed on the background lane (ComputeController::requestQkSpace).
 #pragma once
 
 #include "qk_scatter_data.h"
 
 #include <QWidget>
+
+#include <vector>
 
 class QComboBox;
 
@@ -34,6 +37,7 @@ public:
 signals:
     void methodChanged();                // recompute with the other method
     void positionClicked(int position);  // a token chosen in the plot (-1: none)
+    void positionsMarked(const std::vector<int>& positions); // a lasso's tokens (empty: cleared)
     void exported(const QString& path);  // a figure or the points were saved
     void headChosen(int layer, int head); // a head clicked in the matrix (the panel goes back to one head)
 

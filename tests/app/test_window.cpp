@@ -725,6 +725,27 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     // A click on a query point selects its token: the grid locks that row.
     emit panel->view()->positionClicked(4);
     CHECK(w.grid()->lockedRow() == 4);
+    // A lasso around every point marks every token in the plot, the grid and the Text View; a click on empty space
+    // clears the marks.
+    auto* view = panel->view();
+    view->resize(480, 320);
+    auto mouse = [view](QEvent::Type type, QPointF at, Qt::MouseButtons buttons) {
+        QMouseEvent event(type, at, view->mapToGlobal(at), Qt::LeftButton, buttons, Qt::NoModifier);
+        QApplication::sendEvent(view, &event);
+    };
+    const QPointF corners[] = {{2, 2}, {478, 2}, {478, 318}, {2, 318}, {2, 4}};
+    mouse(QEvent::MouseButtonPress, corners[0], Qt::LeftButton);
+    for (const QPointF& p : corners)
+        mouse(QEvent::MouseMove, p, Qt::LeftButton);
+    mouse(QEvent::MouseButtonRelease, corners[4], Qt::NoButton);
+    const std::vector<int> all{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    CHECK(view->markedPositions() == all);
+    CHECK(w.grid()->markedPositions() == all);
+    CHECK(w.textView()->markedPositions() == all);
+    mouse(QEvent::MouseButtonPress, {1, 1}, Qt::LeftButton);
+    mouse(QEvent::MouseButtonRelease, {1, 1}, Qt::NoButton);
+    CHECK(w.grid()->markedPositions().empty());
+    CHECK(w.textView()->markedPositions().empty());
     // Exports: the figure as drawn (vector and raster), the points as the headless CSV.
     test::TempDir tmp;
     for (const char* ext : {"svg", "png", "pdf"}) {
