@@ -156,6 +156,11 @@ int qkSpaceTimes(const std::string& which, int tokens, int tsnePoints, int threa
     const double tsne = seconds(t0, Clock::now());
     std::printf("t-SNE (Barnes-Hut, 1,000 iterations) of %d points: %.2f s (KL %.3f)\n", tsnePoints, tsne, e.klDivergence);
     std::printf("qk_tsne_s: %.2f\n", tsne);
+    t0 = Clock::now();
+    embedQk(v, QkMethod::Umap);
+    const double umap = seconds(t0, Clock::now());
+    std::printf("UMAP (umap-learn defaults, 200 epochs above 2,000 points) of %d points: %.2f s\n", tsnePoints, umap);
+    std::printf("qk_umap_s: %.2f\n", umap);
     return 0;
 }
 

@@ -12,8 +12,8 @@ namespace attnscope::bench {
 int generationStep(const std::string& which, int context, int steps, int threads);
 // Time of the logit lens of a `tokens`-token text (the capture excluded).
 int logitLensTime(const std::string& which, int tokens, int threads);
-// Query-key space on a `tokens`-token text: PCA of every head one by one, and t-SNE (Barnes-Hut) of one head's
-// `tsnePoints` queries and keys.
+// Query-key space on a `tokens`-token text: PCA of every head one by one, and t-SNE (Barnes-Hut) and UMAP of one
+// head's `tsnePoints` queries and keys.
 int qkSpaceTimes(const std::string& which, int tokens, int tsnePoints, int threads);
 
 } // namespace attnscope::bench

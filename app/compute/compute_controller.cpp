@@ -454,9 +454,19 @@ void ComputeController::requestSurprisal()
 }
 
 namespace {
+QString methodTitle(core::QkMethod method)
+{
+    switch (method) {
+    case core::QkMethod::Tsne: return ComputeController::tr("t-SNE");
+    case core::QkMethod::Umap: return ComputeController::tr("UMAP");
+    case core::QkMethod::Pca: break;
+    }
+    return ComputeController::tr("PCA");
+}
+
 // One head's query-key space as the plot shows it (both the single view and the all-heads matrix). `partial`, when
 // given, receives the t-SNE picture every few dozen iterations while it converges.
-widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, bool tsne, const core::StopToken* stop,
+widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, core::QkMethod method, const core::StopToken* stop,
                                 const std::function<void(widgets::QkScatterPtr)>& partial = {})
 {
     const auto* text = &result;
@@ -494,7 +504,7 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
                      .arg(text->model->displayName)
                      .arg(layer + 1)
                      .arg(head + 1)
-                     .arg(tsne ? ComputeController::tr("t-SNE") : ComputeController::tr("PCA"))
+                     .arg(methodTitle(method))
                      .arg(v.nq())
                      .arg(v.nk());
     core::normaliseQk(v);
@@ -513,29 +523,29 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
             now->partial = true;
             partial(std::move(now));
         };
-    const auto e = core::embedQk(v, tsne ? core::QkMethod::Tsne : core::QkMethod::Pca, o, stop, progress);
+    const auto e = core::embedQk(v, method, o, stop, progress);
     out->x = e.x;
     out->y = e.y;
     out->csv = core::qkCsv(v, e, capture);
     out->json = core::qkJson(v, e, capture);
     out->note = ComputeController::tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
                     .arg(e.correlation, 0, 'f', 2) +
-                (tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
+                (method == core::QkMethod::Tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
     return std::shared_ptr<const widgets::QkScatterData>(std::move(out));
 }
 } // namespace
 
-void ComputeController::requestQkSpace(int segment, int layer, int head, bool tsne)
+void ComputeController::requestQkSpace(int segment, int layer, int head, core::QkMethod method)
 {
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
     submit<widgets::QkScatterData>(
-        m_background, m_qk, tsne ? tr("Computing the query-key space (t-SNE)…") : tr("Computing the query-key space…"),
-        [this, text, segment, layer, head, tsne](const JobContext& ctx) {
+        m_background, m_qk, tr("Computing the query-key space (%1)…").arg(methodTitle(method)),
+        [this, text, segment, layer, head, method](const JobContext& ctx) {
             const int s = segment >= 0 ? segment : autoSegment(*text->capture);
             // t-SNE is drawn as it converges (posted only while this request is the current one).
-            return qkScatter(*text, s, layer, head, tsne, &ctx.stop(), [this, &ctx](widgets::QkScatterPtr now) {
+            return qkScatter(*text, s, layer, head, method, &ctx.stop(), [this, &ctx](widgets::QkScatterPtr now) {
                 ctx.post([this, now] { emit qkReady(now); });
             });
         },
@@ -546,7 +556,7 @@ void ComputeController::requestQkSpace(int segment, int layer, int head, bool ts
         });
 }
 
-void ComputeController::requestQkMatrix(int segment, bool tsne)
+void ComputeController::requestQkMatrix(int segment, core::QkMethod method)
 {
     if (!m_text)
         return;
@@ -554,20 +564,20 @@ void ComputeController::requestQkMatrix(int segment, bool tsne)
     const QString what = tr("Query-key space of every head");
     submit<widgets::QkMatrixData>(
         m_background, m_qk, tr("Computing every head's query-key space…"),
-        [this, text, segment, tsne, what](const JobContext& ctx) {
+        [this, text, segment, method, what](const JobContext& ctx) {
             const int s = segment >= 0 ? segment : autoSegment(*text->capture);
             const auto& info = text->model->info();
             auto out = std::make_shared<widgets::QkMatrixData>();
             out->layers = info.layers;
             out->heads = info.heads;
             out->title = tr("%1 · every head's query-key space (%2), segment %3 · click a head to open it")
-                             .arg(text->model->displayName, tsne ? tr("t-SNE") : tr("PCA"))
+                             .arg(text->model->displayName, methodTitle(method))
                              .arg(s + 1);
             const int total = info.layers * info.heads;
             const auto report = throttled(ctx, this, what);
             for (int l = 0; l < info.layers; ++l)
                 for (int h = 0; h < info.heads; ++h) {
-                    out->cells.push_back(qkScatter(*text, s, l, h, tsne, &ctx.stop()));
+                    out->cells.push_back(qkScatter(*text, s, l, h, method, &ctx.stop()));
                     report(static_cast<int>(out->cells.size()), total);
                 }
             return std::shared_ptr<const widgets::QkMatrixData>(std::move(out));

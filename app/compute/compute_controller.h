@@ -5,6 +5,7 @@
 // comparisons), so a long scan never delays the grid. Lives on the GUI thread.
 #pragma once
 
+#include "analysis/qk_space.h"
 #include "comparison_data.h"
 #include "compute/compute_lane.h"
 #include "compute/job_tracker.h"
@@ -61,9 +62,9 @@ public:
     // Each token's surprisal and the perplexity of the current text (causal models with a head).
     void requestSurprisal();
     // One head's query-key space in the segment (-1: the shown one), PCA or t-SNE.
-    void requestQkSpace(int segment, int layer, int head, bool tsne);
+    void requestQkSpace(int segment, int layer, int head, core::QkMethod method);
     // Every head's query-key space in the segment, with progress (the all-heads matrix).
-    void requestQkMatrix(int segment, bool tsne);
+    void requestQkMatrix(int segment, core::QkMethod method);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);

@@ -204,12 +204,13 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), opt);
         const int layer = intOption(p, "layer", 1, info.layers) - 1;
         const int head = intOption(p, "head", 1, info.heads) - 1;
-        const QString method = p.isSet("qk-method") ? p.value("qk-method") : QStringLiteral("pca");
-        if (method != QLatin1String("pca") && method != QLatin1String("tsne"))
-            throw core::Error(core::ErrorCode::BadInput, "--qk-method must be pca or tsne, got \"" + method.toStdString() + "\"");
+        const std::string methodName = p.isSet("qk-method") ? p.value("qk-method").toStdString() : "pca";
+        const auto method = core::qkMethodNamed(methodName);
+        if (!method)
+            throw core::Error(core::ErrorCode::BadInput, "--qk-method must be pca, tsne or umap, got \"" + methodName + "\"");
         auto vectors = core::headQkVectors(*capture, autoSegment(*capture), layer, head);
         core::normaliseQk(vectors);
-        const auto e = core::embedQk(vectors, method == QLatin1String("pca") ? core::QkMethod::Pca : core::QkMethod::Tsne);
+        const auto e = core::embedQk(vectors, *method);
         const bool json = out.endsWith(QLatin1String(".json"), Qt::CaseInsensitive);
         if (!json && !out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
             throw core::Error(core::ErrorCode::BadInput,
@@ -219,7 +220,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             throw std::runtime_error(err.toStdString());
         std::fprintf(stderr, "wrote %s (query-key space of layer %d head %d: %d queries, %d keys, %s, correlation of "
                              "closeness and dot product %.2f)\n",
-                     qPrintable(out), layer + 1, head + 1, e.queries, e.keys, qPrintable(method), e.correlation);
+                     qPrintable(out), layer + 1, head + 1, e.queries, e.keys, methodName.c_str(), e.correlation);
         return;
     } else {
         throw core::Error(core::ErrorCode::BadInput, "--view must be atlas, bands, rollout, ablation, lens, qk or dla, got \"" +

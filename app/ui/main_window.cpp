@@ -558,19 +558,19 @@ void MainWindow::refreshQk()
         return;
     if (m_qk->allHeads()) { // every head: recomputed for a new text, segment or method, not for a head step
         const auto key = std::make_tuple(static_cast<const void*>(m_compute->textResult().get()), m_selection.segment,
-                                         m_qk->tsne());
+                                         m_qk->method());
         if (m_qk->matrixView()->data() && key == m_qkMatrixKey)
             return;
         m_qkMatrixKey = key;
         m_qk->setMatrix(nullptr);
-        m_compute->requestQkMatrix(m_selection.segment, m_qk->tsne());
+        m_compute->requestQkMatrix(m_selection.segment, m_qk->method());
         return;
     }
     if (m_selection.heads.size() != 1) {
         m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
         return;
     }
-    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->tsne());
+    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->method());
 }
 
 void MainWindow::refreshThumbnails()

@@ -171,7 +171,7 @@ private:
     std::shared_ptr<const core::ScanResult> m_pendingScan;
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle
     QString m_tokenInfo;        // the text panel's token count and memory line, before any perplexity
-    std::tuple<const void*, int, bool> m_qkMatrixKey{nullptr, -1, false}; // text, segment, t-SNE of the matrix shown
+    std::tuple<const void*, int, core::QkMethod> m_qkMatrixKey{nullptr, -1, core::QkMethod::Pca}; // text, segment, method shown
 };
 
 } // namespace attnscope::app

@@ -38,8 +38,9 @@ QkPanel::QkPanel(QWidget* parent)
     m_method->setObjectName(QStringLiteral("qkMethod"));
     m_method->addItem(tr("PCA (exact, instant)"));
     m_method->addItem(tr("t-SNE (perplexity 30)"));
-    m_method->setToolTip(tr("PCA keeps the directions of largest spread; t-SNE keeps neighbourhoods (clusters of tokens "
-                            "the head treats alike) and takes a few seconds for long texts"));
+    m_method->addItem(tr("UMAP (15 neighbours)"));
+    m_method->setToolTip(tr("PCA keeps the directions of largest spread; t-SNE and UMAP keep neighbourhoods (clusters "
+                            "of tokens the head treats alike) and take a few seconds for long texts"));
     m_colour->setObjectName(QStringLiteral("qkColour"));
     m_colour->addItem(tr("Colour: query / key"));
     m_colour->addItem(tr("Colour: position in the text"));
@@ -111,7 +112,10 @@ void QkPanel::finishExport(const QString& path, const QString& error)
         emit exported(path);
 }
 
-bool QkPanel::tsne() const { return m_method->currentIndex() == 1; }
+core::QkMethod QkPanel::method() const
+{
+    return static_cast<core::QkMethod>(std::clamp(m_method->currentIndex(), 0, 2)); // the items in QkMethod's order
+}
 
 bool QkPanel::allHeads() const { return m_allHeads->isChecked(); }
 

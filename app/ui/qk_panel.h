@@ -4,6 +4,7 @@
 // Draws what it is handed; the embedding is computed on the background lane (ComputeController::requestQkSpace).
 #pragma once
 
+#include "analysis/qk_space.h"
 #include "qk_scatter_data.h"
 
 #include <QWidget>
@@ -26,7 +27,7 @@ class QkPanel : public QWidget {
     Q_OBJECT
 public:
     explicit QkPanel(QWidget* parent = nullptr);
-    bool tsne() const;
+    core::QkMethod method() const;
     bool allHeads() const; // the layers x heads matrix instead of one head
     void setData(widgets::QkScatterPtr data);
     void setMatrix(widgets::QkMatrixPtr data);

@@ -80,6 +80,24 @@ void normaliseQk(QkVectors& v)
         x = static_cast<float>(x * a);
 }
 
+std::optional<QkMethod> qkMethodNamed(const std::string& name)
+{
+    for (const QkMethod m : {QkMethod::Pca, QkMethod::Tsne, QkMethod::Umap})
+        if (name == qkMethodName(m))
+            return m;
+    return std::nullopt;
+}
+
+const char* qkMethodName(QkMethod method)
+{
+    switch (method) {
+    case QkMethod::Pca: return "pca";
+    case QkMethod::Tsne: return "tsne";
+    case QkMethod::Umap: return "umap";
+    }
+    return "pca";
+}
+
 QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsneOptions, const StopToken* stop,
                     const TsneProgress& progress)
 {
@@ -92,6 +110,8 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
     std::vector<float> xy;
     if (method == QkMethod::Pca) {
         xy = pca2(all, n, d);
+    } else if (method == QkMethod::Umap) {
+        xy = umap2(all, n, d, {}, stop);
     } else {
         TsneResult t = tsne2(all, n, d, tsneOptions, stop, progress);
         e.klDivergence = t.klDivergence;

@@ -1,13 +1,15 @@
 // Query-key space (AttentionViz, Yeh et al. 2023): one head's query and key vectors for a text, embedded jointly in
 // 2-D so that near means a high dot product. Keys are first translated so their mean is the queries' mean and the two
 // sets scaled so their mean norms match (neither changes any softmax: a shift adds a constant to each query's scores,
-// q/a and k*a keep every dot product); then PCA (exact) or t-SNE. The achieved correlation between closeness in the
+// q/a and k*a keep every dot product); then PCA (exact), t-SNE or UMAP (core/embed). The achieved correlation between closeness in the
 // picture and the dot product is reported, so a reader knows how far to trust it.
 #pragma once
 
 #include "embed/tsne.h"
+#include "embed/umap.h"
 #include "run/text_capture.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,10 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
 // a = sqrt(mean |q| / mean |k|).
 void normaliseQk(QkVectors& v);
 
-enum class QkMethod { Pca, Tsne };
+enum class QkMethod { Pca, Tsne, Umap };
+// "pca", "tsne", "umap" (command lines, sessions); nullopt for another word.
+std::optional<QkMethod> qkMethodNamed(const std::string& name);
+const char* qkMethodName(QkMethod method);
 struct QkEmbedding {
     std::vector<float> x, y; // queries first, then keys
     int queries = 0, keys = 0;

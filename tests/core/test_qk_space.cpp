@@ -171,6 +171,36 @@ TEST_CASE("t-SNE keeps clusters together (trustworthiness) and converges", "[qk]
     CHECK(e.klDivergence < 1.0);
 }
 
+TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving the same picture", "[qk][umap]")
+{
+    int n = 0, dim = 0;
+    const auto data = blobs(n, dim);
+    const auto a = core::umap2(data, n, dim);
+    REQUIRE(a.size() == static_cast<std::size_t>(n) * 2);
+    std::vector<float> x, y;
+    for (int i = 0; i < n; ++i) {
+        x.push_back(a[static_cast<std::size_t>(i) * 2]);
+        y.push_back(a[static_cast<std::size_t>(i) * 2 + 1]);
+    }
+    CHECK(trustworthiness(data, dim, x, y, 5) >= 0.9);
+    CHECK(core::umap2(data, n, dim) == a);
+    core::UmapOptions other;
+    other.seed = 2;
+    CHECK(core::umap2(data, n, dim, other) != a);
+    // Through the query-key path, by name.
+    core::QkVectors v;
+    v.dim = dim;
+    v.queries.assign(data.begin(), data.begin() + 90 * dim);
+    v.keys.assign(data.begin() + 90 * dim, data.end());
+    v.queryPositions.resize(90);
+    v.keyPositions.resize(static_cast<std::size_t>(n - 90));
+    const auto method = core::qkMethodNamed("umap");
+    REQUIRE(method);
+    const auto e = core::embedQk(v, *method);
+    CHECK(e.x == x);
+    CHECK_FALSE(core::qkMethodNamed("lda"));
+}
+
 TEST_CASE("t-SNE (exact and Barnes-Hut) ends within 10% of scikit-learn's KL divergence on the same data and settings",
           "[qk][tsne]")
 {
