@@ -21,7 +21,8 @@ struct QkScatterData {
     std::vector<std::array<int, 3>> topKeys;
     std::string csv;  // the points as exported: kind,position,token,x,y
     std::string json; // the same points with the correlation and KL divergence
-    bool partial = false; // a t-SNE picture still converging (nothing to export yet)
+    bool partial = false;  // a t-SNE picture still converging (nothing to export yet)
+    bool fromText = true;  // positions are the text's tokens (false: a corpus's, not in the grid or the text view)
 };
 using QkScatterPtr = std::shared_ptr<const QkScatterData>;
 

@@ -118,7 +118,7 @@ int QkScatterView::pointAt(const QPointF& p) const
     return best;
 }
 
-void QkScatterView::paintEvent(QPaintEvent*)
+void QkScatterView::paintEvent(QPaintEvent* event)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
@@ -171,18 +171,25 @@ void QkScatterView::paintEvent(QPaintEvent*)
                 p.setPen(QPen(QColor(200, 40, 40, 220 - 60 * r), 2.5 - 0.6 * r));
                 p.drawLine(toScreen(i), toScreen(k));
             }
+    // Tens of thousands of points (a corpus): smaller and lighter, so density shows instead of one blot; points
+    // outside the region being repainted (a hover moves only two) are skipped.
+    const double radius = n > 3000 ? 2.0 : n > 600 ? 2.8 : 3.5;
+    const int opaque = n > 3000 ? 150 : 230, faint = n > 3000 ? 40 : 70;
+    const QRectF dirty = QRectF(event->rect()).adjusted(-8, -8, 8, 8);
     for (int i = 0; i < n; ++i) {
+        const QPointF s = toScreen(i);
+        if (!dirty.contains(s))
+            continue;
         const bool query = i < d.queries;
         QColor c = m_colouring == Colouring::Kind
                        ? (query ? kQuery : kKey)
                        : colourAt(ColourMap::Viridis, hi > lo ? double(d.positions[static_cast<std::size_t>(i)] - lo) / (hi - lo) : 0.5);
         const bool selected = d.positions[static_cast<std::size_t>(i)] == m_selected;
         const bool marked = std::binary_search(m_marked.begin(), m_marked.end(), d.positions[static_cast<std::size_t>(i)]);
-        c.setAlpha((m_selected >= 0 && !selected) || (!m_marked.empty() && !marked) ? 70 : 230);
+        c.setAlpha((m_selected >= 0 && !selected) || (!m_marked.empty() && !marked) ? faint : opaque);
         p.setBrush(c);
         p.setPen(selected || i == m_hover ? QPen(Qt::black, 1.5) : marked ? QPen(kMarked, 2) : Qt::NoPen);
-        const QPointF s = toScreen(i);
-        const double r = selected || i == m_hover ? 5.5 : 3.5;
+        const double r = selected || i == m_hover ? 5.5 : radius;
         if (query)
             p.drawEllipse(s, r, r);
         else
@@ -220,8 +227,10 @@ void QkScatterView::mouseMoveEvent(QMouseEvent* e)
     }
     const int i = pointAt(e->position());
     if (i != m_hover) {
+        for (const int changed : {m_hover, i}) // only the two points' neighbourhoods are repainted
+            if (changed >= 0)
+                update(QRectF(toScreen(changed) - QPointF(9, 9), QSizeF(18, 18)).toAlignedRect());
         m_hover = i;
-        update();
     }
     if (i >= 0)
         QToolTip::showText(e->globalPosition().toPoint(),

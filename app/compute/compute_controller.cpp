@@ -2,6 +2,7 @@
 #include "compute/compute_controller.h"
 
 #include "util/error.h"
+#include "util/text_file.h"
 #include "analysis/head_ablation.h"
 #include "analysis/qk_space.h"
 #include "analysis/rollout.h"
@@ -12,6 +13,7 @@
 #include "views/thumbnails.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <spdlog/spdlog.h>
 
 namespace attnscope::app {
@@ -464,17 +466,68 @@ QString methodTitle(core::QkMethod method)
     return ComputeController::tr("PCA");
 }
 
-// One head's query-key space as the plot shows it (both the single view and the all-heads matrix). `partial`, when
-// given, receives the t-SNE picture every few dozen iterations while it converges.
-widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, core::QkMethod method, const core::StopToken* stop,
+// Embeds a head's vectors into the plot's data `out` (whose points, labels and title are filled): AttentionViz's
+// normalisation, the method, the exports and the trust note. `partial`, when given, receives the t-SNE or UMAP picture
+// every few dozen steps while it converges.
+widgets::QkScatterPtr embedIntoScatter(std::shared_ptr<widgets::QkScatterData> out, core::QkVectors v,
+                                       const std::vector<core::Token>& tokens, core::QkMethod method,
+                                       const core::StopToken* stop,
+                                       const std::function<void(widgets::QkScatterPtr)>& partial,
+                                       const std::function<void(int, int)>& steps = {})
+{
+    core::normaliseQk(v);
+    core::TsneOptions o;
+    core::EmbeddingProgress progress;
+    if (steps && method != core::QkMethod::Pca) // the neighbour search first: the bar starts at 0
+        steps(0, method == core::QkMethod::Tsne ? o.iterations : v.nq() + v.nk() <= core::kUmapLongRunPoints ? 500 : 200);
+    if (partial)
+        progress = [&](int done, int total, const std::vector<float>& xy) {
+            if (steps)
+                steps(done, total);
+            auto now = std::make_shared<widgets::QkScatterData>(*out);
+            now->x.resize(xy.size() / 2);
+            now->y.resize(xy.size() / 2);
+            for (std::size_t i = 0; i < now->x.size(); ++i) {
+                now->x[i] = xy[i * 2];
+                now->y[i] = xy[i * 2 + 1];
+            }
+            now->note = ComputeController::tr("%1 converging: step %2 of %3…").arg(methodTitle(method)).arg(done).arg(total);
+            now->partial = true;
+            partial(std::move(now));
+        };
+    const auto e = core::embedQk(v, method, o, stop, progress);
+    out->x = e.x;
+    out->y = e.y;
+    out->csv = core::qkCsv(v, e, tokens);
+    out->json = core::qkJson(v, e, tokens);
+    out->note = ComputeController::tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
+                    .arg(e.correlation, 0, 'f', 2) +
+                (method == core::QkMethod::Tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
+    return out;
+}
+
+// The points' token positions and texts, queries first.
+void nameQkPoints(widgets::QkScatterData& out, const core::QkVectors& v, const std::vector<core::Token>& tokens)
+{
+    out.queries = v.nq();
+    for (auto p : v.queryPositions)
+        out.positions.push_back(static_cast<int>(p));
+    for (auto p : v.keyPositions)
+        out.positions.push_back(static_cast<int>(p));
+    for (int p : out.positions)
+        out.labels << QString::fromStdString(tokens[static_cast<std::size_t>(p)].text);
+}
+
+// One head's query-key space of the text as the plot shows it (both the single view and the all-heads matrix), with
+// each query's strongest visible keys for the lines from a selected query.
+widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int head, core::QkMethod method,
+                                const core::StopToken* stop,
                                 const std::function<void(widgets::QkScatterPtr)>& partial = {})
 {
-    const auto* text = &result;
-    const auto& capture = *text->capture;
+    const auto& capture = *result.capture;
     auto v = core::headQkVectors(capture, s, layer, head);
     const auto& seg = capture.segment(s);
     auto out = std::make_shared<widgets::QkScatterData>();
-    // Each query's strongest visible keys (by dot product: the order of its attention).
     for (int i = 0; i < v.nq(); ++i) {
         std::vector<std::pair<double, int>> best;
         for (int j = 0; j < v.nk(); ++j) {
@@ -493,61 +546,63 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
             top[r] = best[r].second;
         out->topKeys.push_back(top);
     }
-    out->queries = v.nq();
-    for (auto p : v.queryPositions)
-        out->positions.push_back(static_cast<int>(p));
-    for (auto p : v.keyPositions)
-        out->positions.push_back(static_cast<int>(p));
-    for (int p : out->positions)
-        out->labels << QString::fromStdString(capture.tokens[static_cast<std::size_t>(p)].text);
+    nameQkPoints(*out, v, capture.tokens);
     out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5 queries and %6 keys")
-                     .arg(text->model->displayName)
+                     .arg(result.model->displayName)
                      .arg(layer + 1)
                      .arg(head + 1)
                      .arg(methodTitle(method))
                      .arg(v.nq())
                      .arg(v.nk());
-    core::normaliseQk(v);
-    core::TsneOptions o;
-    core::TsneProgress progress;
-    if (partial)
-        progress = [&](int iteration, const std::vector<float>& xy) {
-            auto now = std::make_shared<widgets::QkScatterData>(*out);
-            now->x.resize(xy.size() / 2);
-            now->y.resize(xy.size() / 2);
-            for (std::size_t i = 0; i < now->x.size(); ++i) {
-                now->x[i] = xy[i * 2];
-                now->y[i] = xy[i * 2 + 1];
-            }
-            now->note = ComputeController::tr("t-SNE converging: iteration %1 of %2…").arg(iteration).arg(o.iterations);
-            now->partial = true;
-            partial(std::move(now));
-        };
-    const auto e = core::embedQk(v, method, o, stop, progress);
-    out->x = e.x;
-    out->y = e.y;
-    out->csv = core::qkCsv(v, e, capture);
-    out->json = core::qkJson(v, e, capture);
-    out->note = ComputeController::tr("Near = high dot product? Per query, closeness and q·k correlate at r = %1")
-                    .arg(e.correlation, 0, 'f', 2) +
-                (method == core::QkMethod::Tsne ? ComputeController::tr(" · KL %1").arg(e.klDivergence, 0, 'f', 2) : QString());
-    return std::shared_ptr<const widgets::QkScatterData>(std::move(out));
+    return embedIntoScatter(std::move(out), std::move(v), capture.tokens, method, stop, partial);
+}
+
+// The same head over the first kMaxCorpusQkTokens tokens of a corpus file (no strongest-key lines: a query sees
+// thousands of keys across segments).
+widgets::QkScatterPtr corpusQkScatter(const TextResult& result, const QString& corpus, int layer, int head,
+                                      core::QkMethod method, const JobContext& ctx, ComputeController* controller,
+                                      const std::function<void(widgets::QkScatterPtr)>& partial)
+{
+    const std::string text = core::readTextFile(corpus.toStdString());
+    // A prefix generous enough for the token budget (a token is rarely over 12 bytes), not the whole file.
+    auto tokens = result.model->tokenizer->encodeWithSpecial(
+        std::string_view(text).substr(0, static_cast<std::size_t>(core::kMaxCorpusQkTokens) * 16));
+    if (static_cast<int>(tokens.size()) > core::kMaxCorpusQkTokens)
+        tokens.resize(static_cast<std::size_t>(core::kMaxCorpusQkTokens));
+    const QString name = QFileInfo(corpus).fileName();
+    const auto running = throttled(ctx, controller, ComputeController::tr("%1 through the model").arg(name));
+    auto v = core::corpusQkVectors(*result.model->loaded.model, tokens, layer, head, &ctx.stop(),
+                                   [&](double f) { running(static_cast<int>(f * 100), 100); });
+    auto out = std::make_shared<widgets::QkScatterData>();
+    out->fromText = false;
+    nameQkPoints(*out, v, tokens);
+    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of corpus %5 (%6 tokens)")
+                     .arg(result.model->displayName)
+                     .arg(layer + 1)
+                     .arg(head + 1)
+                     .arg(methodTitle(method), QFileInfo(corpus).fileName())
+                     .arg(tokens.size());
+    return embedIntoScatter(std::move(out), std::move(v), tokens, method, &ctx.stop(), partial,
+                            throttled(ctx, controller, ComputeController::tr("%1 of %2").arg(methodTitle(method), name)));
 }
 } // namespace
 
-void ComputeController::requestQkSpace(int segment, int layer, int head, core::QkMethod method)
+void ComputeController::requestQkSpace(int segment, int layer, int head, core::QkMethod method, const QString& corpus)
 {
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
+    const QString what = corpus.isEmpty() ? tr("Computing the query-key space (%1)…").arg(methodTitle(method))
+                                          : tr("Query-key space of %1 (%2)").arg(QFileInfo(corpus).fileName(), methodTitle(method));
     submit<widgets::QkScatterData>(
-        m_background, m_qk, tr("Computing the query-key space (%1)…").arg(methodTitle(method)),
-        [this, text, segment, layer, head, method](const JobContext& ctx) {
-            const int s = segment >= 0 ? segment : autoSegment(*text->capture);
+        m_background, m_qk, what,
+        [this, text, segment, layer, head, method, corpus, what](const JobContext& ctx) {
             // t-SNE is drawn as it converges (posted only while this request is the current one).
-            return qkScatter(*text, s, layer, head, method, &ctx.stop(), [this, &ctx](widgets::QkScatterPtr now) {
-                ctx.post([this, now] { emit qkReady(now); });
-            });
+            auto partial = [this, &ctx](widgets::QkScatterPtr now) { ctx.post([this, now] { emit qkReady(now); }); };
+            if (!corpus.isEmpty())
+                return corpusQkScatter(*text, corpus, layer, head, method, ctx, this, partial);
+            const int s = segment >= 0 ? segment : autoSegment(*text->capture);
+            return qkScatter(*text, s, layer, head, method, &ctx.stop(), partial);
         },
         [this](widgets::QkScatterPtr d) { emit qkReady(d); },
         [this](const JobFailure& f) {

@@ -215,7 +215,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         if (!json && !out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive))
             throw core::Error(core::ErrorCode::BadInput,
                               "--view qk exports its points as .csv (kind,position,token,x,y) or .json");
-        const std::string table = json ? core::qkJson(vectors, e, *capture) : core::qkCsv(vectors, e, *capture);
+        const std::string table = json ? core::qkJson(vectors, e, capture->tokens) : core::qkCsv(vectors, e, capture->tokens);
         if (const QString err = saveFileAtomically(out, QByteArray::fromStdString(table)); !err.isEmpty())
             throw std::runtime_error(err.toStdString());
         std::fprintf(stderr, "wrote %s (query-key space of layer %d head %d: %d queries, %d keys, %s, correlation of "

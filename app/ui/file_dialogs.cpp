@@ -86,6 +86,11 @@ QString askFigurePath(QWidget* parent, const QString& title, const QString& base
                           {QObject::tr("PDF (*.pdf)"), QObject::tr("SVG vector image (*.svg)"), QObject::tr("PNG image (*.png)")});
 }
 
+QString askTextFile(QWidget* parent, const QString& title)
+{
+    return QFileDialog::getOpenFileName(parent, title, QString(), QObject::tr("Text files (*.txt *.md *.text);;All files (*)"));
+}
+
 QString askDataPath(QWidget* parent, const QString& title, const QString& baseName, const QStringList& types)
 {
     QStringList filters;

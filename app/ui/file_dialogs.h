@@ -13,6 +13,8 @@ QString askFigurePath(QWidget* parent, const QString& title, const QString& base
 // A model: a folder (typed or chosen; one holding config.json or a .gguf opens as it is instead of being entered), a
 // .gguf file, or a checkpoint with config.json beside it. A chosen config.json gives its folder. Empty if cancelled.
 QString askModelPath(QWidget* parent, const QString& title);
+// A text file to read (a text to analyse, a corpus); empty if cancelled.
+QString askTextFile(QWidget* parent, const QString& title);
 // CSV, NPY or JSON; `types` narrows the choice (e.g. {"csv", "json"} for a table).
 QString askDataPath(QWidget* parent, const QString& title, const QString& baseName, const QStringList& types = {});
 // Save dialog for one type: `filter` like "attnscope sessions (*.attnscope)", `extension` like "attnscope".

@@ -71,7 +71,7 @@ void MainWindow::buildMenus()
     if (builtins->isEmpty())
         builtins->addAction(tr("(none installed)"))->setEnabled(false);
     file->addAction(tr("Open &Text…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open text"), QString(), tr("Text files (*.txt *.md *.text);;All files (*)"));
+        const QString path = askTextFile(this, tr("Open text"));
         if (path.isEmpty())
             return;
         if (const QString err = openTextFile(path); !err.isEmpty())

@@ -570,7 +570,8 @@ void MainWindow::refreshQk()
         m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
         return;
     }
-    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->method());
+    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->method(),
+                              m_qk->corpus());
 }
 
 void MainWindow::refreshThumbnails()

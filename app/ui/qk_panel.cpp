@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QStackedWidget>
 #include <QMenu>
 #include <QMessageBox>
@@ -22,6 +23,7 @@ namespace attnscope::app {
 
 QkPanel::QkPanel(QWidget* parent)
     : QWidget(parent)
+    , m_source(new QComboBox(this))
     , m_method(new QComboBox(this))
     , m_colour(new QComboBox(this))
     , m_allHeads(new QCheckBox(tr("All heads"), this))
@@ -35,6 +37,13 @@ QkPanel::QkPanel(QWidget* parent)
     m_matrix->setObjectName(QStringLiteral("qkMatrix"));
     m_stack->addWidget(m_view);
     m_stack->addWidget(m_matrix);
+    m_source->setObjectName(QStringLiteral("qkSource"));
+    m_source->setSizeAdjustPolicy(QComboBox::AdjustToContents); // "Corpus: name.txt" readable
+    m_source->addItem(tr("This text"));
+    m_source->addItem(tr("Corpus file…"));
+    m_source->setToolTip(tr("Embed the text's segment, or the first %L1 tokens of a corpus file (its segments run through "
+                            "the model; nothing but this head's queries and keys is kept)")
+                             .arg(core::kMaxCorpusQkTokens));
     m_method->setObjectName(QStringLiteral("qkMethod"));
     m_method->addItem(tr("PCA (exact, instant)"));
     m_method->addItem(tr("t-SNE (perplexity 30)"));
@@ -65,7 +74,7 @@ QkPanel::QkPanel(QWidget* parent)
         const auto points = m_view->data();
         if (!points || points->partial) {
             QMessageBox::information(this, tr("Export the points"),
-                                     points ? tr("The t-SNE picture is still converging; export it when it is done.")
+                                     points ? tr("The picture is still converging; export it when it is done.")
                                           : tr("There are no points yet: run a text and choose one head."));
             return;
         }
@@ -78,6 +87,7 @@ QkPanel::QkPanel(QWidget* parent)
     menu->addAction(tr("Points (JSON)…"), this, [exportPoints] { exportPoints(QStringLiteral("json")); });
     exportButton->setMenu(menu);
     auto* controls = new QHBoxLayout;
+    controls->addWidget(m_source);
     controls->addWidget(m_method);
     controls->addWidget(m_colour);
     controls->addWidget(m_allHeads);
@@ -88,6 +98,14 @@ QkPanel::QkPanel(QWidget* parent)
     layout->addLayout(controls);
     layout->addWidget(m_stack, 1);
     connect(m_method, &QComboBox::currentIndexChanged, this, &QkPanel::methodChanged);
+    connect(m_source, &QComboBox::activated, this, [this](int i) {
+        if (i == m_source->count() - 1) {
+            chooseCorpus();
+            return;
+        }
+        m_lastSource = i;
+        emit methodChanged();
+    });
     connect(m_colour, &QComboBox::currentIndexChanged, this, [this](int i) {
         m_view->setColouring(i == 1 ? widgets::QkScatterView::Colouring::Position : widgets::QkScatterView::Colouring::Kind);
         m_matrix->setColourByPosition(i == 1);
@@ -100,8 +118,16 @@ QkPanel::QkPanel(QWidget* parent)
         m_allHeads->setChecked(false);
         emit headChosen(layer, head);
     });
-    connect(m_view, &widgets::QkScatterView::positionClicked, this, &QkPanel::positionClicked);
-    connect(m_view, &widgets::QkScatterView::positionsMarked, this, &QkPanel::positionsMarked);
+    // Tokens picked in the plot go to the grid and the text view only when they are the text's (not a corpus's).
+    auto ofText = [this] { return m_view->data() && m_view->data()->fromText; };
+    connect(m_view, &widgets::QkScatterView::positionClicked, this, [this, ofText](int position) {
+        if (ofText())
+            emit positionClicked(position);
+    });
+    connect(m_view, &widgets::QkScatterView::positionsMarked, this, [this, ofText](const std::vector<int>& positions) {
+        if (ofText())
+            emit positionsMarked(positions);
+    });
 }
 
 void QkPanel::finishExport(const QString& path, const QString& error)
@@ -118,6 +144,25 @@ core::QkMethod QkPanel::method() const
 }
 
 bool QkPanel::allHeads() const { return m_allHeads->isChecked(); }
+
+QString QkPanel::corpus() const { return m_source->currentData().toString(); }
+
+void QkPanel::chooseCorpus()
+{
+    const QString path = askTextFile(this, tr("Corpus for the query-key space"));
+    if (path.isEmpty()) { // back to what was shown
+        m_source->setCurrentIndex(m_lastSource);
+        return;
+    }
+    // One corpus entry, between "This text" and "Corpus file…".
+    if (m_source->count() > 2)
+        m_source->removeItem(1);
+    m_source->insertItem(1, tr("Corpus: %1").arg(QFileInfo(path).fileName()), path);
+    m_source->setItemData(1, path, Qt::ToolTipRole);
+    m_source->setCurrentIndex(1);
+    m_lastSource = 1;
+    emit methodChanged();
+}
 
 void QkPanel::setMatrix(widgets::QkMatrixPtr matrix) { m_matrix->setData(std::move(matrix)); }
 

@@ -29,6 +29,8 @@ public:
     explicit QkPanel(QWidget* parent = nullptr);
     core::QkMethod method() const;
     bool allHeads() const; // the layers x heads matrix instead of one head
+    // The corpus file whose first tokens the plot embeds instead of the text; empty: the text.
+    QString corpus() const;
     void setData(widgets::QkScatterPtr data);
     void setMatrix(widgets::QkMatrixPtr data);
     widgets::QkMatrixView* matrixView() const { return m_matrix; }
@@ -44,6 +46,9 @@ signals:
 
 private:
     void finishExport(const QString& path, const QString& error);
+    void chooseCorpus();
+    QComboBox* m_source;
+    int m_lastSource = 0; // the source shown before "Corpus file…" was picked
     QComboBox* m_method;
     QComboBox* m_colour;
     QCheckBox* m_allHeads;

@@ -45,6 +45,63 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
     return v;
 }
 
+QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> tokens, int layer, int head,
+                          const StopToken* stop, const std::function<void(double)>& progress)
+{
+    const auto& info = model.info();
+    if (layer < 0 || layer >= info.layers)
+        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
+    if (head < 0 || head >= info.heads)
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
+    if (tokens.empty())
+        throw Error(ErrorCode::BadInput, "the corpus tokenizes to nothing");
+    // Collects the head's rows of one layer while the segments run; nothing else is kept.
+    class Collector final : public AttentionObserver {
+    public:
+        Collector(int layer, int head, std::size_t total, const std::function<void(double)>& progress)
+            : m_layer(layer), m_head(head), m_total(total), m_progress(progress)
+        {
+        }
+        bool wantProbabilities() const override { return false; }
+        void onLayer(const LayerView& l) override
+        {
+            if (l.layer != m_layer)
+                return;
+            const ScoreInputs& in = l.inputs;
+            v.dim = in.headDim;
+            const int kh = in.keyHead(m_head);
+            for (int i = 0; i < in.qlen; ++i) {
+                const float* q = in.queries.row(i) + static_cast<std::size_t>(m_head) * in.headDim;
+                v.queries.insert(v.queries.end(), q, q + in.headDim);
+                v.queryPositions.push_back(m_seen + i);
+            }
+            for (int j = in.mlen; j < in.klen; ++j) { // this segment's own keys (memory ones came with theirs)
+                const float* k = in.keys.row(j) + static_cast<std::size_t>(kh) * in.headDim;
+                v.keys.insert(v.keys.end(), k, k + in.headDim);
+                v.keyPositions.push_back(m_seen + (j - in.mlen));
+            }
+            m_seen += in.qlen;
+            if (m_progress)
+                m_progress(static_cast<double>(m_seen) / static_cast<double>(m_total));
+        }
+        QkVectors v;
+
+    private:
+        int m_layer, m_head;
+        std::size_t m_total;
+        const std::function<void(double)>& m_progress;
+        std::int64_t m_seen = 0;
+    } collector(layer, head, tokens.size(), progress);
+    std::vector<std::int32_t> ids;
+    for (const auto& t : tokens)
+        ids.push_back(t.id);
+    RunOptions options;
+    options.memLen = info.defaultMemLen;
+    options.stop = stop;
+    model.runSplit(ids, std::min(info.defaultSegmentLen, info.maxSegmentLen), options, collector);
+    return std::move(collector.v);
+}
+
 void normaliseQk(QkVectors& v)
 {
     const int d = v.dim, nq = v.nq(), nk = v.nk();
@@ -99,7 +156,7 @@ const char* qkMethodName(QkMethod method)
 }
 
 QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsneOptions, const StopToken* stop,
-                    const TsneProgress& progress)
+                    const EmbeddingProgress& progress)
 {
     QkEmbedding e;
     e.queries = v.nq();
@@ -111,7 +168,7 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
     if (method == QkMethod::Pca) {
         xy = pca2(all, n, d);
     } else if (method == QkMethod::Umap) {
-        xy = umap2(all, n, d, {}, stop);
+        xy = umap2(all, n, d, {}, stop, progress);
     } else {
         TsneResult t = tsne2(all, n, d, tsneOptions, stop, progress);
         e.klDivergence = t.klDivergence;
@@ -153,11 +210,11 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
 namespace {
 // Every point of the embedding in export order (queries, then keys): kind, 0-based position, token text, index.
 template <class F>
-void forEachPoint(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture, F&& f)
+void forEachPoint(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens, F&& f)
 {
     auto text = [&](std::int64_t pos) {
-        return pos >= 0 && pos < static_cast<std::int64_t>(capture.tokens.size()) ? capture.tokens[static_cast<std::size_t>(pos)].text
-                                                                                   : std::string();
+        return pos >= 0 && pos < static_cast<std::int64_t>(tokens.size()) ? tokens[static_cast<std::size_t>(pos)].text
+                                                                           : std::string();
     };
     for (int i = 0; i < e.queries; ++i) {
         const std::int64_t pos = v.queryPositions[static_cast<std::size_t>(i)];
@@ -170,21 +227,21 @@ void forEachPoint(const QkVectors& v, const QkEmbedding& e, const TextCapture& c
 }
 } // namespace
 
-std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture)
+std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens)
 {
     std::string out = "kind,position,token,x,y\n";
     char buf[64];
-    forEachPoint(v, e, capture, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
+    forEachPoint(v, e, tokens, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
         std::snprintf(buf, sizeof buf, "%.6g,%.6g", e.x[i], e.y[i]);
         out += std::string(1, kind) + "," + std::to_string(pos + 1) + "," + csvField(text) + "," + buf + "\n";
     });
     return out;
 }
 
-std::string qkJson(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture)
+std::string qkJson(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens)
 {
     nlohmann::json points = nlohmann::json::array();
-    forEachPoint(v, e, capture, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
+    forEachPoint(v, e, tokens, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
         points.push_back({{"kind", std::string(1, kind)}, {"position", pos + 1}, {"token", text}, {"x", e.x[i]}, {"y", e.y[i]}});
     });
     const nlohmann::json doc{{"correlation", e.correlation}, {"kl_divergence", e.klDivergence}, {"points", std::move(points)}};

@@ -9,7 +9,9 @@
 #include "embed/umap.h"
 #include "run/text_capture.h"
 
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ struct QkVectors {
 };
 QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head);
 
+// The same head over a corpus: `tokens` run through the model in segments of its default length, carrying memory as a
+// capture does, without keeping any attention; each token's query and its key once (as its own segment's key).
+// Positions index `tokens`. `progress` gets the fraction done after each segment. Cancels through `stop`.
+constexpr int kMaxCorpusQkTokens = 20000;
+QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> tokens, int layer, int head,
+                          const StopToken* stop = nullptr, const std::function<void(double)>& progress = {});
+
 // AttentionViz's normalisation, in place: keys shifted to the queries' mean, then q / a and k * a with
 // a = sqrt(mean |q| / mean |k|).
 void normaliseQk(QkVectors& v);
@@ -45,15 +54,15 @@ struct QkEmbedding {
     double correlation = 0;
     double klDivergence = 0; // t-SNE's final KL(P || Q); 0 for PCA
 };
-// Embeds the normalised vectors (call normaliseQk first for AttentionViz's picture); t-SNE's progress reports the
-// picture as it converges. Cancels through `stop`.
+// Embeds the normalised vectors (call normaliseQk first for AttentionViz's picture); t-SNE and UMAP report their
+// picture through `progress` as they converge. Cancels through `stop`.
 QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne = {}, const StopToken* stop = nullptr,
-                    const TsneProgress& progress = {});
+                    const EmbeddingProgress& progress = {});
 
 // `kind,position,token,x,y` rows (kind q or k, positions 1-based), for exports.
-std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);
+std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens);
 // The same points as JSON: {"correlation", "kl_divergence", "points": [{"kind", "position", "token", "x", "y"}, ...]}
 // (token bytes that are not UTF-8 replaced).
-std::string qkJson(const QkVectors& v, const QkEmbedding& e, const TextCapture& capture);
+std::string qkJson(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens);
 
 } // namespace attnscope::core

@@ -7,7 +7,6 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <numeric>
 
 namespace attnscope::core {
 
@@ -27,19 +26,33 @@ Neighbours nearestNeighbours(const std::vector<float>& data, int n, int dim, int
         if (stop && stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "nearest neighbours cancelled");
         const int rows = std::min(kBlock, n - b0);
-        Eigen::MatrixXf d = -2.0f * (x.middleRows(b0, rows) * x.transpose());
+        RowMatrix d = -2.0f * (x.middleRows(b0, rows) * x.transpose()); // row-major: each row is scanned below
         d.colwise() += norms.segment(b0, rows);
         d.rowwise() += norms.transpose();
 #pragma omp parallel for schedule(static)
         for (int r = 0; r < rows; ++r) {
             const int i = b0 + r;
-            std::vector<int> order(static_cast<std::size_t>(n));
-            std::iota(order.begin(), order.end(), 0);
-            order.erase(order.begin() + i); // never the point itself
-            auto closer = [&](int a, int b) { return d(r, a) < d(r, b) || (d(r, a) == d(r, b) && a < b); };
-            // A few spare candidates, so the exact re-measure below can still reorder near-ties at the edge.
-            const int keep = std::min(static_cast<int>(order.size()), out.k + 8);
-            std::partial_sort(order.begin(), order.begin() + keep, order.end(), closer);
+            // A few spare candidates, so the exact re-measure below can still reorder near-ties at the edge. A max-heap
+            // of the closest so far: most of a long row fails one comparison with its top.
+            const int keep = std::min(n - 1, out.k + 8);
+            std::vector<std::pair<float, int>> heap;
+            heap.reserve(static_cast<std::size_t>(keep) + 1);
+            for (int j = 0; j < n; ++j) {
+                if (j == i) // never the point itself
+                    continue;
+                const std::pair<float, int> candidate{d(r, j), j};
+                if (static_cast<int>(heap.size()) < keep) {
+                    heap.push_back(candidate);
+                    std::push_heap(heap.begin(), heap.end());
+                } else if (candidate < heap.front()) {
+                    std::pop_heap(heap.begin(), heap.end());
+                    heap.back() = candidate;
+                    std::push_heap(heap.begin(), heap.end());
+                }
+            }
+            std::vector<int> order;
+            for (const auto& [dist, j] : heap)
+                order.push_back(j);
             std::vector<std::pair<double, int>> exact(static_cast<std::size_t>(keep));
             const float* a = data.data() + static_cast<std::size_t>(i) * dim;
             for (int c = 0; c < keep; ++c) {

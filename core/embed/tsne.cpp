@@ -338,7 +338,7 @@ std::vector<double> initialPicture(const std::vector<float>& data, int n, int di
 // Gradient descent shared by both methods; `gradient(y, exaggeration, grad, kl)` is the method's.
 template <class Gradient>
 std::vector<double> descend(std::vector<double> y, int n, const TsneOptions& options, Gradient&& gradient, double& kl,
-                            const StopToken* stop, const TsneProgress& progress)
+                            const StopToken* stop, const EmbeddingProgress& progress)
 {
     const std::size_t size = static_cast<std::size_t>(n) * 2;
     std::vector<double> update(size, 0.0), gains(size, 1.0), grad(size);
@@ -357,7 +357,7 @@ std::vector<double> descend(std::vector<double> y, int n, const TsneOptions& opt
             y[k] += update[k];
         }
         if (progress && (it + 1) % kTsneProgressEvery == 0 && it + 1 < options.iterations)
-            progress(it + 1, std::vector<float>(y.begin(), y.end()));
+            progress(it + 1, options.iterations, std::vector<float>(y.begin(), y.end()));
     }
     return y;
 }
@@ -365,7 +365,7 @@ std::vector<double> descend(std::vector<double> y, int n, const TsneOptions& opt
 } // namespace
 
 TsneResult tsne2(const std::vector<float>& data, int n, int dim, const TsneOptions& options, const StopToken* stop,
-                 const TsneProgress& progress)
+                 const EmbeddingProgress& progress)
 {
     if (n < 4)
         throw Error(ErrorCode::BadInput, "t-SNE needs at least 4 points");

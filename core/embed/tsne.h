@@ -3,7 +3,8 @@
 // iterations, momentum 0.5 then 0.8, per-parameter gains, learning rate max(n / 48, 50)).
 #pragma once
 
-#include <functional>
+#include "embed/embedding_progress.h"
+
 #include <vector>
 
 namespace attnscope::core {
@@ -32,14 +33,12 @@ struct TsneResult {
     bool exact = true;       // which method ran
 };
 
-// Called every kTsneProgressEvery iterations with the iteration count and the current [n, 2] picture, so a view can
-// draw the embedding as it converges (from the computing thread).
+// The picture is reported every kTsneProgressEvery iterations.
 constexpr int kTsneProgressEvery = 50;
-using TsneProgress = std::function<void(int iteration, const std::vector<float>& xy)>;
 
 // Embeds the rows of `data` ([n, dim]). Refuses fewer than 4 or more than kMaxTsnePoints points by name; the
 // perplexity is capped at (n - 1) / 3 as scikit-learn requires. Cancels through `stop`.
 TsneResult tsne2(const std::vector<float>& data, int n, int dim, const TsneOptions& options,
-                 const StopToken* stop = nullptr, const TsneProgress& progress = {});
+                 const StopToken* stop = nullptr, const EmbeddingProgress& progress = {});
 
 } // namespace attnscope::core

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <random>
 #include <string>
 
@@ -33,7 +32,8 @@ struct Edge {
 std::vector<Edge> fuzzyGraph(const std::vector<float>& data, int n, int dim, int k, const StopToken* stop)
 {
     const Neighbours nb = nearestNeighbours(data, n, dim, k, stop);
-    std::map<std::pair<int, int>, double> directed;
+    std::vector<Edge> directed; // (i, j, membership) for j among i's neighbours, sorted by (i, j) below
+    directed.reserve(nb.index.size());
     const double target = std::log2(static_cast<double>(k + 1)); // umap-learn counts the point itself among its k
     for (int i = 0; i < n; ++i) {
         const double* d2 = nb.dist2.data() + static_cast<std::size_t>(i) * nb.k;
@@ -70,20 +70,25 @@ std::vector<Edge> fuzzyGraph(const std::vector<float>& data, int n, int dim, int
         for (int c = 0; c < nb.k; ++c) {
             const double v = d[static_cast<std::size_t>(c)];
             const double w = v - rho <= 0 || sigma <= 0 ? 1.0 : std::exp(-(v - rho) / sigma);
-            directed[{i, nb.index[static_cast<std::size_t>(i) * nb.k + c]}] = w;
+            directed.push_back({i, nb.index[static_cast<std::size_t>(i) * nb.k + c], w});
         }
     }
+    auto order = [](const Edge& a, const Edge& b) { return a.from != b.from ? a.from < b.from : a.to < b.to; };
+    std::sort(directed.begin(), directed.end(), order);
     // Both directions of every pair, as umap-learn's symmetric matrix holds them (each moves both ends).
     std::vector<Edge> edges;
-    for (const auto& [key, w] : directed) {
-        const auto back = directed.find({key.second, key.first});
-        const double wb = back == directed.end() ? 0.0 : back->second;
-        const double both = w + wb - w * wb;
-        edges.push_back({key.first, key.second, both});
-        if (back == directed.end())
-            edges.push_back({key.second, key.first, both});
+    edges.reserve(directed.size() * 2);
+    for (const Edge& e : directed) {
+        const Edge reverse{e.to, e.from, 0.0};
+        const auto back = std::lower_bound(directed.begin(), directed.end(), reverse, order);
+        const bool found = back != directed.end() && back->from == e.to && back->to == e.from;
+        const double wb = found ? back->weight : 0.0;
+        const double both = e.weight + wb - e.weight * wb;
+        edges.push_back({e.from, e.to, both});
+        if (!found)
+            edges.push_back({e.to, e.from, both});
     }
-    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.from != b.from ? a.from < b.from : a.to < b.to; });
+    std::sort(edges.begin(), edges.end(), order);
     return edges;
 }
 
@@ -152,7 +157,8 @@ struct SplitMix {
 
 } // namespace
 
-std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const UmapOptions& options, const StopToken* stop)
+std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const UmapOptions& options, const StopToken* stop,
+                         const EmbeddingProgress& progress)
 {
     if (n < 4)
         throw Error(ErrorCode::BadInput, "UMAP needs at least 4 points");
@@ -207,6 +213,8 @@ std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const U
             }
             nextNegative[e] += negatives * everyNegative[e];
         }
+        if (progress && epoch % kUmapProgressEvery == 0 && epoch < epochs)
+            progress(epoch, epochs, std::vector<float>(y.begin(), y.end()));
     }
     return {y.begin(), y.end()};
 }

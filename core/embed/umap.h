@@ -5,6 +5,8 @@
 // descent runs in a fixed order from a seeded generator, so the same data and seed give the same picture.
 #pragma once
 
+#include "embed/embedding_progress.h"
+
 #include <vector>
 
 namespace attnscope::core {
@@ -20,7 +22,9 @@ struct UmapOptions {
 };
 
 // Embeds the rows of `data` ([n, dim]) into [n, 2]. Refuses fewer than 4 points by name. Cancels through `stop`.
+// The picture is reported every kUmapProgressEvery epochs.
+constexpr int kUmapProgressEvery = 20;
 std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const UmapOptions& options = {},
-                         const StopToken* stop = nullptr);
+                         const StopToken* stop = nullptr, const EmbeddingProgress& progress = {});
 
 } // namespace attnscope::core

@@ -755,7 +755,7 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     }
     auto v2 = core::headQkVectors(*w.result()->capture, 0, 0, 1);
     core::normaliseQk(v2);
-    CHECK(panel->view()->data()->csv == core::qkCsv(v2, core::embedQk(v2, core::QkMethod::Pca), *w.result()->capture));
+    CHECK(panel->view()->data()->csv == core::qkCsv(v2, core::embedQk(v2, core::QkMethod::Pca), w.result()->capture->tokens));
     // All heads: a layers x heads matrix of the same embeddings; a click on a cell opens that head.
     panel->findChild<QCheckBox*>(QStringLiteral("qkAllHeads"))->setChecked(true);
     settle(win.c);

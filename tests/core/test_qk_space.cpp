@@ -171,6 +171,46 @@ TEST_CASE("t-SNE keeps clusters together (trustworthiness) and converges", "[qk]
     CHECK(e.klDivergence < 1.0);
 }
 
+TEST_CASE("a corpus's query-key vectors are those a capture of the same tokens computes, segment by segment",
+          "[qk][corpus]")
+{
+    for (const char* name : {"builtin:llama-wikitext2", "builtin:txl-wikitext2"}) {
+        DYNAMIC_SECTION(name)
+        {
+            const auto m = core::loadModel(name, builtinDirs());
+            const auto tok = core::loadModelTokenizer(m);
+            const std::string text = core::readTextFile(
+                (fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "data" / "wikitext-2" / "valid.txt").string()).substr(0, 4000);
+            const auto capture = core::captureText(*m.model, *tok, text, {});
+            REQUIRE(capture->segments.size() >= 2); // memory carried across segments
+            const int layer = 1, head = 2;
+            std::vector<double> progress;
+            const auto corpus = core::corpusQkVectors(*m.model, capture->tokens, layer, head, nullptr,
+                                                      [&](double f) { progress.push_back(f); });
+            REQUIRE(corpus.nq() == static_cast<int>(capture->tokens.size()));
+            REQUIRE(corpus.nk() == corpus.nq()); // each token's key once
+            CHECK(progress.size() == capture->segments.size());
+            CHECK(progress.back() == Approx(1.0));
+            for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s) {
+                const auto v = core::headQkVectors(*capture, s, layer, head);
+                const auto& seg = capture->segment(s);
+                for (int i = 0; i < v.nq(); ++i)
+                    for (int c = 0; c < v.dim; ++c) {
+                        const auto at = static_cast<std::size_t>(seg.firstPosition + i) * corpus.dim + c;
+                        REQUIRE(corpus.queryPositions[static_cast<std::size_t>(seg.firstPosition + i)] == seg.firstPosition + i);
+                        REQUIRE(corpus.queries[at] == Approx(v.queries[static_cast<std::size_t>(i) * v.dim + c]).margin(1e-4));
+                        // The segment's own keys follow its memory's in the capture.
+                        const auto key = static_cast<std::size_t>(seg.mlen + i) * v.dim + c;
+                        REQUIRE(corpus.keys[at] == Approx(v.keys[key]).margin(1e-4));
+                    }
+            }
+        }
+    }
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    CHECK_THROWS_WITH(core::corpusQkVectors(*m.model, {}, 0, 0), Catch::Contains("tokenizes to nothing"));
+    CHECK_THROWS_WITH(core::corpusQkVectors(*m.model, std::vector<core::Token>(3), 99, 0), Catch::Contains("no layer 100"));
+}
+
 TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving the same picture", "[qk][umap]")
 {
     int n = 0, dim = 0;
@@ -196,8 +236,14 @@ TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving 
     v.keyPositions.resize(static_cast<std::size_t>(n - 90));
     const auto method = core::qkMethodNamed("umap");
     REQUIRE(method);
-    const auto e = core::embedQk(v, *method);
-    CHECK(e.x == x);
+    std::vector<int> steps;
+    const auto e = core::embedQk(v, *method, {}, nullptr, [&](int done, int total, const std::vector<float>& xy) {
+        CHECK(total == 500);
+        CHECK(xy.size() == static_cast<std::size_t>(n) * 2);
+        steps.push_back(done);
+    });
+    CHECK(e.x == x); // reporting changes nothing
+    CHECK(steps.size() == 500 / core::kUmapProgressEvery - 1);
     CHECK_FALSE(core::qkMethodNamed("lda"));
 }
 
@@ -240,12 +286,12 @@ TEST_CASE("the query-key points export as CSV and JSON alike, positions from 1, 
     auto v = core::headQkVectors(*capture, 0, 1, 2);
     core::normaliseQk(v);
     const auto e = core::embedQk(v, core::QkMethod::Pca);
-    const auto doc = nlohmann::json::parse(core::qkJson(v, e, *capture));
+    const auto doc = nlohmann::json::parse(core::qkJson(v, e, capture->tokens));
     const auto& points = doc.at("points");
     REQUIRE(points.size() == static_cast<std::size_t>(e.queries + e.keys));
     CHECK(doc.at("correlation").get<double>() == Approx(e.correlation));
     std::vector<std::string> rows;
-    const std::string csv = core::qkCsv(v, e, *capture);
+    const std::string csv = core::qkCsv(v, e, capture->tokens);
     for (std::size_t at = csv.find('\n') + 1, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1)
         rows.push_back(csv.substr(at, end - at));
     REQUIRE(rows.size() == points.size());
