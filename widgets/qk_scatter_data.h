@@ -15,7 +15,8 @@ struct QkScatterData {
     QString note;           // "closeness ~ dot product: r = 0.62 per query"
     std::vector<float> x, y; // queries first, then keys
     int queries = 0;
-    std::vector<int> positions; // absolute token position of each point
+    QString keyName = QStringLiteral("key"); // what the second set is ("R", Transformer-XL's relative encodings)
+    std::vector<int> positions; // absolute token position of each point, -1 for a point that is no token (an R)
     QStringList labels;         // token text of each point
     // Per query, the keys (point indices) it attends to most, strongest first: drawn as lines from a selected query.
     std::vector<std::array<int, 3>> topKeys;

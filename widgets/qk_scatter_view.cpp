@@ -8,6 +8,7 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace attnscope::widgets {
 
@@ -148,7 +149,7 @@ void QkScatterView::paintEvent(QPaintEvent* event)
         p.drawRect(QRectF(74, ly - 4, 8, 8));
         p.setPen(Qt::black);
         p.drawText(QRect(22, ly - 8, 50, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("query"));
-        p.drawText(QRect(86, ly - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("key"));
+        p.drawText(QRect(86, ly - 8, std::max(60, width() - 94), 16), Qt::AlignLeft | Qt::AlignVCenter, d.keyName);
     } else {
         for (int i = 0; i < 100; ++i) {
             p.setBrush(colourAt(ColourMap::Viridis, i / 99.0));
@@ -157,13 +158,17 @@ void QkScatterView::paintEvent(QPaintEvent* event)
         p.setPen(Qt::black);
         p.drawText(QRect(8, ly - 8, 50, 16), Qt::AlignRight | Qt::AlignVCenter, tr("first"));
         p.drawText(QRect(164, ly - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("last token"));
-        p.drawText(QRect(232, ly - 8, 160, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("● query  ■ key"));
+        p.drawText(QRect(232, ly - 8, 300, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("● query  ■ %1").arg(d.keyName));
     }
-    int lo = d.positions.empty() ? 0 : *std::min_element(d.positions.begin(), d.positions.end());
-    int hi = d.positions.empty() ? 1 : *std::max_element(d.positions.begin(), d.positions.end());
+    // Position colours span the points that are tokens (a relative encoding R is none: drawn in the key colour).
+    int lo = std::numeric_limits<int>::max(), hi = 0;
+    for (const int pos : d.positions)
+        if (pos >= 0)
+            lo = std::min(lo, pos), hi = std::max(hi, pos);
+    lo = std::min(lo, hi);
     // A selected query's strongest keys, as lines under the points.
     for (int i = 0; i < d.queries; ++i)
-        if (d.positions[static_cast<std::size_t>(i)] == m_selected && static_cast<std::size_t>(i) < d.topKeys.size())
+        if (m_selected >= 0 && d.positions[static_cast<std::size_t>(i)] == m_selected && static_cast<std::size_t>(i) < d.topKeys.size())
             for (int r = 0; r < 3; ++r) {
                 const int k = d.topKeys[static_cast<std::size_t>(i)][static_cast<std::size_t>(r)];
                 if (k < 0)
@@ -183,8 +188,10 @@ void QkScatterView::paintEvent(QPaintEvent* event)
         const bool query = i < d.queries;
         QColor c = m_colouring == Colouring::Kind
                        ? (query ? kQuery : kKey)
+                       : d.positions[static_cast<std::size_t>(i)] < 0
+                       ? kKey
                        : colourAt(ColourMap::Viridis, hi > lo ? double(d.positions[static_cast<std::size_t>(i)] - lo) / (hi - lo) : 0.5);
-        const bool selected = d.positions[static_cast<std::size_t>(i)] == m_selected;
+        const bool selected = m_selected >= 0 && d.positions[static_cast<std::size_t>(i)] == m_selected;
         const bool marked = std::binary_search(m_marked.begin(), m_marked.end(), d.positions[static_cast<std::size_t>(i)]);
         c.setAlpha((m_selected >= 0 && !selected) || (!m_marked.empty() && !marked) ? faint : opaque);
         p.setBrush(c);
@@ -234,10 +241,12 @@ void QkScatterView::mouseMoveEvent(QMouseEvent* e)
     }
     if (i >= 0)
         QToolTip::showText(e->globalPosition().toPoint(),
-                           tr("%1 · token %2\n%3")
-                               .arg(i < m_data->queries ? tr("query") : tr("key"))
-                               .arg(m_data->positions[static_cast<std::size_t>(i)] + 1)
-                               .arg(context(i)),
+                           m_data->positions[static_cast<std::size_t>(i)] < 0
+                               ? m_data->labels.value(i)
+                               : tr("%1 · token %2\n%3")
+                                     .arg(i < m_data->queries ? tr("query") : m_data->keyName)
+                                     .arg(m_data->positions[static_cast<std::size_t>(i)] + 1)
+                                     .arg(context(i)),
                            this);
     else
         QToolTip::hideText();
@@ -258,7 +267,8 @@ void QkScatterView::mouseReleaseEvent(QMouseEvent* e)
         std::vector<int> inside;
         for (int i = 0; i < static_cast<int>(m_data->x.size()); ++i)
             if (m_lasso.containsPoint(toScreen(i), Qt::OddEvenFill))
-                inside.push_back(m_data->positions[static_cast<std::size_t>(i)]);
+                if (m_data->positions[static_cast<std::size_t>(i)] >= 0) // only tokens can be marked
+                    inside.push_back(m_data->positions[static_cast<std::size_t>(i)]);
         m_lasso.clear();
         setMarkedPositions(std::move(inside));
         emit positionsMarked(m_marked);

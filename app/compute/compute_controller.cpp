@@ -557,6 +557,36 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
     return embedIntoScatter(std::move(out), std::move(v), capture.tokens, method, stop, partial);
 }
 
+// Transformer-XL's position part of a head: queries (q + v) against the relative encodings R, one point per distance
+// (no token: position -1, named by the distance).
+widgets::QkScatterPtr positionQkScatter(const TextResult& result, int s, int layer, int head, core::QkMethod method,
+                                        const core::StopToken* stop,
+                                        const std::function<void(widgets::QkScatterPtr)>& partial)
+{
+    const auto& capture = *result.capture;
+    auto v = core::headPositionVectors(capture, s, layer, head);
+    auto out = std::make_shared<widgets::QkScatterData>();
+    out->queries = v.nq();
+    out->keyName = ComputeController::tr("R (relative encoding, by distance)");
+    for (auto p : v.queryPositions) {
+        out->positions.push_back(static_cast<int>(p));
+        out->labels << QString::fromStdString(capture.tokens[static_cast<std::size_t>(p)].text);
+    }
+    for (auto d : v.keyPositions) {
+        out->positions.push_back(-1);
+        out->labels << ComputeController::tr("R at distance %1").arg(d);
+    }
+    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5 queries (q + v) and the relative encodings R "
+                                       "of %6 distances")
+                     .arg(result.model->displayName)
+                     .arg(layer + 1)
+                     .arg(head + 1)
+                     .arg(methodTitle(method))
+                     .arg(v.nq())
+                     .arg(v.nk());
+    return embedIntoScatter(std::move(out), std::move(v), capture.tokens, method, stop, partial);
+}
+
 // The same head over the first kMaxCorpusQkTokens tokens of a corpus file (no strongest-key lines: a query sees
 // thousands of keys across segments).
 widgets::QkScatterPtr corpusQkScatter(const TextResult& result, const QString& corpus, int layer, int head,
@@ -587,22 +617,25 @@ widgets::QkScatterPtr corpusQkScatter(const TextResult& result, const QString& c
 }
 } // namespace
 
-void ComputeController::requestQkSpace(int segment, int layer, int head, core::QkMethod method, const QString& corpus)
+void ComputeController::requestQkSpace(const QkRequest& request)
 {
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = corpus.isEmpty() ? tr("Computing the query-key space (%1)…").arg(methodTitle(method))
-                                          : tr("Query-key space of %1 (%2)").arg(QFileInfo(corpus).fileName(), methodTitle(method));
+    const QString what = request.corpus.isEmpty()
+                             ? tr("Computing the query-key space (%1)…").arg(methodTitle(request.method))
+                             : tr("Query-key space of %1 (%2)").arg(QFileInfo(request.corpus).fileName(), methodTitle(request.method));
     submit<widgets::QkScatterData>(
         m_background, m_qk, what,
-        [this, text, segment, layer, head, method, corpus, what](const JobContext& ctx) {
-            // t-SNE is drawn as it converges (posted only while this request is the current one).
+        [this, text, request](const JobContext& ctx) {
+            // t-SNE and UMAP are drawn as they converge (posted only while this request is the current one).
             auto partial = [this, &ctx](widgets::QkScatterPtr now) { ctx.post([this, now] { emit qkReady(now); }); };
-            if (!corpus.isEmpty())
-                return corpusQkScatter(*text, corpus, layer, head, method, ctx, this, partial);
-            const int s = segment >= 0 ? segment : autoSegment(*text->capture);
-            return qkScatter(*text, s, layer, head, method, &ctx.stop(), partial);
+            if (!request.corpus.isEmpty())
+                return corpusQkScatter(*text, request.corpus, request.layer, request.head, request.method, ctx, this, partial);
+            const int s = request.segment >= 0 ? request.segment : autoSegment(*text->capture);
+            if (request.positionPart)
+                return positionQkScatter(*text, s, request.layer, request.head, request.method, &ctx.stop(), partial);
+            return qkScatter(*text, s, request.layer, request.head, request.method, &ctx.stop(), partial);
         },
         [this](widgets::QkScatterPtr d) { emit qkReady(d); },
         [this](const JobFailure& f) {

@@ -61,9 +61,9 @@ public:
     void requestLogitAttribution(int position);
     // Each token's surprisal and the perplexity of the current text (causal models with a head).
     void requestSurprisal();
-    // One head's query-key space in the segment (-1: the shown one) by `method`; with `corpus`, over the first
-    // kMaxCorpusQkTokens tokens of that text file instead of the text (progress reported).
-    void requestQkSpace(int segment, int layer, int head, core::QkMethod method, const QString& corpus = {});
+    // One head's query-key space in the segment, over the first kMaxCorpusQkTokens tokens of a corpus file when the
+    // request names one (progress reported).
+    void requestQkSpace(const QkRequest& request);
     // Every head's query-key space in the segment, with progress (the all-heads matrix).
     void requestQkMatrix(int segment, core::QkMethod method);
     void compareModels(const ComparisonRequest& request);

@@ -1,6 +1,7 @@
 // Plain data that the GUI thread sends to the compute threads (copied into each job).
 #pragma once
 
+#include "analysis/qk_space.h"
 #include "attention/rotary_bands.h"
 
 #include <QString>
@@ -25,6 +26,15 @@ struct ScanRequest {
     qint64 maxTokens = -1;
     QString terms;      // extra profiles: "a,b,c,d" (terms) or "1,2,3" (rotary bands)
     std::optional<core::BandSplit> bands; // the split of band profiles
+};
+
+// One head's query-key space (the Query-Key Space tab).
+struct QkRequest {
+    int segment = -1; // -1: the shown one
+    int layer = 0, head = 0;
+    core::QkMethod method = core::QkMethod::Pca;
+    QString corpus;            // a text file whose first tokens are embedded instead of the text
+    bool positionPart = false; // Transformer-XL: queries against the relative encodings R instead of the keys
 };
 
 struct ComparisonRequest {

@@ -401,6 +401,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     const QString mask = m->info().can.maskedTokens ? QString::fromStdString(core::maskTokenOf(*m->tokenizer)) : QString();
     m_textPanel->setMaskToken(mask);
     m_predictions->setModel(m->info(), mask);
+    m_qk->setPositionPartAvailable(m->info().hasRelativeTerms);
     m_selection.bands = m_displayPanel->bands();
     m_relpos->setTerms(core::TermSelection{});
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
@@ -570,8 +571,14 @@ void MainWindow::refreshQk()
         m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
         return;
     }
-    m_compute->requestQkSpace(m_selection.segment, m_selection.layer, m_selection.heads.front(), m_qk->method(),
-                              m_qk->corpus());
+    QkRequest request;
+    request.segment = m_selection.segment;
+    request.layer = m_selection.layer;
+    request.head = m_selection.heads.front();
+    request.method = m_qk->method();
+    request.corpus = m_qk->corpus();
+    request.positionPart = m_qk->positionPart();
+    m_compute->requestQkSpace(request);
 }
 
 void MainWindow::refreshThumbnails()

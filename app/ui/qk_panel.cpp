@@ -25,6 +25,7 @@ QkPanel::QkPanel(QWidget* parent)
     : QWidget(parent)
     , m_source(new QComboBox(this))
     , m_method(new QComboBox(this))
+    , m_part(new QComboBox(this))
     , m_colour(new QComboBox(this))
     , m_allHeads(new QCheckBox(tr("All heads"), this))
     , m_view(new widgets::QkScatterView(this))
@@ -44,6 +45,13 @@ QkPanel::QkPanel(QWidget* parent)
     m_source->setToolTip(tr("Embed the text's segment, or the first %L1 tokens of a corpus file (its segments run through "
                             "the model; nothing but this head's queries and keys is kept)")
                              .arg(core::kMaxCorpusQkTokens));
+    m_part->setObjectName(QStringLiteral("qkPart"));
+    m_part->addItem(tr("Keys (content, q·k)"));
+    m_part->addItem(tr("Positions (q·R)"));
+    m_part->setToolTip(tr("Transformer-XL scores a query against each key's content (terms a, c) and against the "
+                          "relative encoding R of its distance (terms b, d): embed the queries with the keys, or with "
+                          "the encodings R"));
+    m_part->setVisible(false);
     m_method->setObjectName(QStringLiteral("qkMethod"));
     m_method->addItem(tr("PCA (exact, instant)"));
     m_method->addItem(tr("t-SNE (perplexity 30)"));
@@ -88,6 +96,7 @@ QkPanel::QkPanel(QWidget* parent)
     exportButton->setMenu(menu);
     auto* controls = new QHBoxLayout;
     controls->addWidget(m_source);
+    controls->addWidget(m_part);
     controls->addWidget(m_method);
     controls->addWidget(m_colour);
     controls->addWidget(m_allHeads);
@@ -98,6 +107,7 @@ QkPanel::QkPanel(QWidget* parent)
     layout->addLayout(controls);
     layout->addWidget(m_stack, 1);
     connect(m_method, &QComboBox::currentIndexChanged, this, &QkPanel::methodChanged);
+    connect(m_part, &QComboBox::currentIndexChanged, this, &QkPanel::methodChanged);
     connect(m_source, &QComboBox::activated, this, [this](int i) {
         if (i == m_source->count() - 1) {
             chooseCorpus();
@@ -146,6 +156,13 @@ core::QkMethod QkPanel::method() const
 bool QkPanel::allHeads() const { return m_allHeads->isChecked(); }
 
 QString QkPanel::corpus() const { return m_source->currentData().toString(); }
+
+void QkPanel::setPositionPartAvailable(bool available)
+{
+    m_part->setVisible(available);
+}
+
+bool QkPanel::positionPart() const { return !m_part->isHidden() && m_part->currentIndex() == 1; }
 
 void QkPanel::chooseCorpus()
 {

@@ -31,6 +31,9 @@ public:
     bool allHeads() const; // the layers x heads matrix instead of one head
     // The corpus file whose first tokens the plot embeds instead of the text; empty: the text.
     QString corpus() const;
+    // Transformer-XL: offer the position part (queries against the relative encodings R) beside the keys.
+    void setPositionPartAvailable(bool available);
+    bool positionPart() const; // the position part is chosen (and available)
     void setData(widgets::QkScatterPtr data);
     void setMatrix(widgets::QkMatrixPtr data);
     widgets::QkMatrixView* matrixView() const { return m_matrix; }
@@ -50,6 +53,7 @@ private:
     QComboBox* m_source;
     int m_lastSource = 0; // the source shown before "Corpus file…" was picked
     QComboBox* m_method;
+    QComboBox* m_part;
     QComboBox* m_colour;
     QCheckBox* m_allHeads;
     widgets::QkScatterView* m_view;

@@ -45,6 +45,34 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
     return v;
 }
 
+QkVectors headPositionVectors(const TextCapture& capture, int segment, int layer, int head)
+{
+    const auto& seg = capture.segment(segment);
+    if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
+        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
+    const ScoreInputs in = capture.inputs(segment, layer);
+    if (!in.relativeTerms())
+        throw Error(ErrorCode::BadInput, "only Transformer-XL has a position part (relative encodings R) to embed");
+    if (head < 0 || head >= in.heads)
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
+    QkVectors v;
+    v.dim = in.headDim;
+    v.keysAreDistances = true;
+    const std::size_t off = static_cast<std::size_t>(head) * in.headDim;
+    for (int i = 0; i < in.qlen; ++i) {
+        const float* q = in.queries.row(i) + off;
+        for (int c = 0; c < in.headDim; ++c)
+            v.queries.push_back(q[c] + (in.v ? in.v[off + static_cast<std::size_t>(c)] : 0.0f));
+        v.queryPositions.push_back(seg.firstPosition + i);
+    }
+    for (int d = 0; d < in.klen; ++d) {
+        const float* r = in.relative.row(d) + off;
+        v.keys.insert(v.keys.end(), r, r + in.headDim);
+        v.keyPositions.push_back(d);
+    }
+    return v;
+}
+
 QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> tokens, int layer, int head,
                           const StopToken* stop, const std::function<void(double)>& progress)
 {
@@ -222,7 +250,10 @@ void forEachPoint(const QkVectors& v, const QkEmbedding& e, const std::vector<To
     }
     for (int j = 0; j < e.keys; ++j) {
         const std::int64_t pos = v.keyPositions[static_cast<std::size_t>(j)];
-        f('k', pos, text(pos), static_cast<std::size_t>(e.queries + j));
+        if (v.keysAreDistances) // printed from 0: a distance, not a token's place
+            f('r', pos - 1, std::string(), static_cast<std::size_t>(e.queries + j));
+        else
+            f('k', pos, text(pos), static_cast<std::size_t>(e.queries + j));
     }
 }
 } // namespace

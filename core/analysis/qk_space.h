@@ -23,6 +23,8 @@ class StopToken;
 // segment, then its keys (memory first); Transformer-XL: the content keys (term (a)).
 struct QkVectors {
     int dim = 0;
+    // Keys are Transformer-XL's relative encodings R (position part): keyPositions hold distances, not tokens.
+    bool keysAreDistances = false;
     std::vector<float> queries, keys;        // [nq, dim], [nk, dim]
     std::vector<std::int64_t> queryPositions; // absolute token positions
     std::vector<std::int64_t> keyPositions;
@@ -30,6 +32,11 @@ struct QkVectors {
     int nk() const { return dim ? static_cast<int>(keys.size()) / dim : 0; }
 };
 QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head);
+
+// Transformer-XL's position part of the same head: queries q_i + v (what multiplies R in terms (b) and (d)) and the
+// projected relative encodings R_d for every distance d a query of the segment sees (0 .. klen - 1). Throws
+// Error(BadInput) for a model without relative terms.
+QkVectors headPositionVectors(const TextCapture& capture, int segment, int layer, int head);
 
 // The same head over a corpus: `tokens` run through the model in segments of its default length, carrying memory as a
 // capture does, without keeping any attention; each token's query and its key once (as its own segment's key).
@@ -59,7 +66,8 @@ struct QkEmbedding {
 QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne = {}, const StopToken* stop = nullptr,
                     const EmbeddingProgress& progress = {});
 
-// `kind,position,token,x,y` rows (kind q or k, positions 1-based), for exports.
+// `kind,position,token,x,y` rows (kind q or k, positions 1-based; Transformer-XL's position part: kind r, position
+// the distance from 0, no token), for exports.
 std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens);
 // The same points as JSON: {"correlation", "kl_divergence", "points": [{"kind", "position", "token", "x", "y"}, ...]}
 // (token bytes that are not UTF-8 replaced).

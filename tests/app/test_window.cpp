@@ -711,6 +711,7 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     CHECK(first->queries == 10);
     CHECK(first->x.size() == 20);
     CHECK(first->title.contains("layer 1 · head 1"));
+    CHECK(panel->findChild<QComboBox*>(QStringLiteral("qkPart"))->isHidden()); // Transformer-XL's position part only
     // The plot is the core's PCA of the same head, normalised.
     auto v = core::headQkVectors(*w.result()->capture, 0, 0, 0);
     core::normaliseQk(v);

@@ -2,6 +2,7 @@
 // on the closeness/dot-product correlation, t-SNE on a clustered set (trustworthiness) and against scikit-learn's KL
 // divergence (tests/data/qk-space, made with Debian's python3-sklearn; see its README).
 #include "analysis/qk_space.h"
+#include "attention/attention_scores.h"
 #include "embed/pca.h"
 #include "model/model_loader.h"
 #include "run/text_capture.h"
@@ -209,6 +210,42 @@ TEST_CASE("a corpus's query-key vectors are those a capture of the same tokens c
     const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
     CHECK_THROWS_WITH(core::corpusQkVectors(*m.model, {}, 0, 0), Catch::Contains("tokenizes to nothing"));
     CHECK_THROWS_WITH(core::corpusQkVectors(*m.model, std::vector<core::Token>(3), 99, 0), Catch::Contains("no layer 100"));
+}
+
+TEST_CASE("Transformer-XL's position part: (q + v) . R_d is the score's terms (b) + (d) at distance d", "[qk][txl]")
+{
+    const auto m = core::loadModel("builtin:txl-wikitext2", builtinDirs());
+    const auto capture = builtinCapture(m);
+    const int layer = 2, head = 3;
+    const auto v = core::headPositionVectors(*capture, 0, layer, head);
+    REQUIRE(v.keysAreDistances);
+    const auto in = capture->inputs(0, layer);
+    REQUIRE(v.nq() == in.qlen);
+    REQUIRE(v.nk() == in.klen);
+    core::HeadScores scores(in, head, true);
+    scores.compute(0, in.qlen);
+    std::vector<float> b(static_cast<std::size_t>(in.klen)), d(b.size());
+    for (int i = 0; i < in.qlen; ++i) {
+        scores.rowTerm(i, 1, b.data());
+        scores.rowTerm(i, 3, d.data());
+        REQUIRE(in.spans);
+        const auto span = in.spans[i];
+        for (int j = span.lo; j < span.lo + span.len; ++j) {
+            const int dist = i + in.mlen - j;
+            double dot = 0;
+            for (int c = 0; c < v.dim; ++c)
+                dot += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) *
+                       v.keys[static_cast<std::size_t>(dist) * v.dim + c];
+            REQUIRE(dot * in.scale == Approx(b[static_cast<std::size_t>(j - span.lo)] + d[static_cast<std::size_t>(j - span.lo)]).margin(1e-4));
+        }
+    }
+    // Exported with kind r and the distance from 0.
+    const auto e = core::embedQk(v, core::QkMethod::Pca);
+    const std::string csv = core::qkCsv(v, e, capture->tokens);
+    CHECK(csv.find("\nr,0,,") != std::string::npos);
+    CHECK(csv.find("\nr,1,,") != std::string::npos);
+    const auto llama = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    CHECK_THROWS_WITH(core::headPositionVectors(*builtinCapture(llama), 0, 0, 0), Catch::Contains("only Transformer-XL"));
 }
 
 TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving the same picture", "[qk][umap]")
