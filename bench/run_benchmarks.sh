@@ -16,6 +16,12 @@ trap 'rm -f "$log"' EXIT
     "$build/bench/attnscope-bench" edit --model smollm2 --tokens 1000 --threads 2
     "$build/bench/attnscope-bench" edit --model resources/models/txl-wikitext2 --tokens 1000 --threads 2
     echo
+    echo "Teaching: one generated token, the logit lens; query-key space embeddings"
+    "$build/bench/attnscope-bench" generate --model resources/models/llama-wikitext2 --tokens 200 --threads 2
+    "$build/bench/attnscope-bench" generate --model smollm2 --tokens 1000 --threads 2
+    "$build/bench/attnscope-bench" lens --model smollm2 --tokens 1000 --threads 2
+    "$build/bench/attnscope-bench" qk --model resources/models/llama-wikitext2 --tokens 1000 --points 5000 --threads 2
+    echo
     echo "Big grids: drawing 4,096 x 4,096 tokens after a zoom"
     QT_QPA_PLATFORM=offscreen "$build/bench/attnscope-bench-draw" 4096 2>/dev/null
     echo
