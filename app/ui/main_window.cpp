@@ -301,12 +301,10 @@ void MainWindow::connectCompute()
     connect(m_predictions, &PredictionPanel::generateRequested, this, [this](int tokens) {
         if (!result() || !m_compute->model() || !m_compute->model()->info().can.nextTokenLoss)
             return;
-        m_generateLeft = tokens;
-        m_generator.seed(m_predictions->seed());
-        m_predictions->setGenerating(true);
-        m_grid->setLockedRow(-1);
+        startGenerating(tokens);
         m_compute->requestNextToken(-1); // the step follows when the logits after the text arrive
     });
+    connect(m_predictions, &PredictionPanel::regenerateRequested, this, &MainWindow::regenerateFrom);
     connect(m_predictions, &PredictionPanel::stopRequested, this, &MainWindow::stopGenerating);
     connect(m_textPanel, &TextPanel::edited, this, &MainWindow::stopGenerating);
     connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
@@ -413,8 +411,10 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 void MainWindow::generateStep(const NextTokenResultPtr& next)
 {
     const auto r = result();
-    // Only the logits after the current text's last token continue a run.
-    if (m_generateLeft <= 0 || !r || next->text != r || next->position + 1 != static_cast<int>(r->capture->tokens.size()))
+    // Only the logits after the current text's last token continue a run: the text the box holds now (a text just cut
+    // for regeneration has not run yet, and the logits after the longer one must not extend it).
+    if (m_generateLeft <= 0 || !r || next->text != r || next->position + 1 != static_cast<int>(r->capture->tokens.size()) ||
+        r->capture->text != m_textPanel->text().toStdString())
         return;
     const auto id = core::chooseToken(next->logits, m_predictions->sampling(), m_generator);
     --m_generateLeft;
@@ -423,6 +423,37 @@ void MainWindow::generateStep(const NextTokenResultPtr& next)
     // Appended as text: the capture reuses every earlier token's keys (the key/value cache), so only the new token runs.
     m_textPanel->appendGenerated(QString::fromStdString(r->model->tokenizer->textOf(id)));
     requestRun();
+}
+
+void MainWindow::startGenerating(int tokens)
+{
+    m_generateLeft = tokens;
+    m_generator.seed(m_predictions->seed());
+    m_predictions->setGenerating(true);
+    m_grid->setLockedRow(-1);
+}
+
+void MainWindow::regenerateFrom(int position)
+{
+    const auto r = result();
+    if (!r || !r->model->info().can.nextTokenLoss)
+        return;
+    const auto& tokens = r->capture->tokens;
+    if (position < 0 || position + 1 >= static_cast<int>(tokens.size()))
+        return;
+    // Where the token ends in the text (a special token added around it has no span: the last one before it that has).
+    int p = position;
+    while (p >= 0 && tokens[static_cast<std::size_t>(p)].end == 0)
+        --p;
+    if (p < 0) {
+        showStatus(tr("Choose a token of the text to regenerate from (a row of the grid)"));
+        return;
+    }
+    const int count = std::clamp(static_cast<int>(tokens.size()) - 1 - position, 1, 50);
+    m_textPanel->cutAfter(tokens[static_cast<std::size_t>(p)].end);
+    startGenerating(count);
+    showStatus(tr("Regenerating %n token(s) after token %1", "", count).arg(position + 1));
+    requestRun(); // the steps follow when the cut text's logits arrive
 }
 
 void MainWindow::stopGenerating()

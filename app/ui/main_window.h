@@ -159,6 +159,9 @@ private:
     int m_generateLeft = 0;
     std::mt19937_64 m_generator;
     void generateStep(const NextTokenResultPtr& next);
+    void startGenerating(int tokens);
+    // Cuts the text after token `position` and generates as many tokens again (up to 50): another continuation.
+    void regenerateFrom(int position);
     void stopGenerating();
     ComparisonPanel* m_comparison = nullptr;
     WindowLayout* m_layout = nullptr;

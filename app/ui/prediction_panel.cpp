@@ -25,6 +25,7 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     , m_generateOne(new QPushButton(tr("Generate 1"), m_generateRow))
     , m_generateTen(new QPushButton(tr("Generate 10"), m_generateRow))
     , m_stop(new QPushButton(tr("Stop"), m_generateRow))
+    , m_regenerate(new QPushButton(tr("Regenerate from here"), m_generateRow))
     , m_mode(new QComboBox(m_generateRow))
     , m_topK(new QSpinBox(m_generateRow))
     , m_topP(new QDoubleSpinBox(m_generateRow))
@@ -47,6 +48,11 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     m_seed->setPrefix(tr("seed "));
     m_seed->setToolTip(tr("The same seed repeats a sampled run"));
     m_stop->setEnabled(false);
+    m_regenerate->setObjectName(QStringLiteral("predRegenerate"));
+    m_regenerate->setToolTip(tr("Cut the text after the selected token (click a row of the grid) and generate as many "
+                                "tokens again, up to 50, with the settings shown: another continuation from any "
+                                "point. Ctrl+Z in the text box brings the cut text back."));
+    m_regenerate->setEnabled(false);
     auto* gen = new QVBoxLayout(m_generateRow); // two rows of controls (the second empty while one row fits)
     gen->setContentsMargins(0, 0, 0, 0);
     gen->addLayout(new QHBoxLayout);
@@ -69,6 +75,10 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     connect(m_generateOne, &QPushButton::clicked, this, [this] { emit generateRequested(1); });
     connect(m_generateTen, &QPushButton::clicked, this, [this] { emit generateRequested(10); });
     connect(m_stop, &QPushButton::clicked, this, &PredictionPanel::stopRequested);
+    connect(m_regenerate, &QPushButton::clicked, this, [this] {
+        if (m_next)
+            emit regenerateRequested(m_next->position);
+    });
     m_generateRow->hide();
     m_temperature->setRange(0.05, 5.0);
     m_temperature->setSingleStep(0.1);
@@ -127,11 +137,14 @@ void PredictionPanel::setGenerating(bool generating)
     m_generateOne->setEnabled(!generating);
     m_generateTen->setEnabled(!generating);
     m_stop->setEnabled(generating);
+    m_generating = generating;
+    updateRegenerate();
 }
 
 void PredictionPanel::setNextToken(NextTokenResultPtr next)
 {
     m_next = std::move(next);
+    updateRegenerate();
     m_which->hide();
     if (!m_next) {
         m_info->setText(tr("The model's next tokens after the selected query: click a row of the grid (the last token "
@@ -240,12 +253,18 @@ void PredictionPanel::show(int index)
     m_view->setData(d);
 }
 
+void PredictionPanel::updateRegenerate()
+{
+    m_regenerate->setEnabled(!m_generating && m_next &&
+                             m_next->position + 1 < static_cast<int>(m_next->text->capture->tokens.size()));
+}
+
 void PredictionPanel::placeControls()
 {
     auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
     auto* first = static_cast<QHBoxLayout*>(rows->itemAt(0)->layout());
     auto* second = static_cast<QHBoxLayout*>(rows->itemAt(1)->layout());
-    const std::initializer_list<QWidget*> buttons{m_generateOne, m_generateTen, m_stop};
+    const std::initializer_list<QWidget*> buttons{m_generateOne, m_generateTen, m_stop, m_regenerate};
     const std::initializer_list<QWidget*> settings{m_mode, m_topK, m_topP, m_seed};
     int oneRow = 0;
     for (const auto& group : {buttons, settings})

@@ -36,6 +36,7 @@ public:
 
 signals:
     void generateRequested(int tokens); // Generate 1 / Generate 10
+    void regenerateRequested(int position); // cut the text after the shown position and generate again
     void stopRequested();
 
 protected:
@@ -55,6 +56,9 @@ private:
     QPushButton* m_generateOne;
     QPushButton* m_generateTen;
     QPushButton* m_stop;
+    QPushButton* m_regenerate;
+    bool m_generating = false;
+    void updateRegenerate(); // enabled for a position before the text's end, while nothing is being generated
     QComboBox* m_mode;
     QSpinBox* m_topK;
     QDoubleSpinBox* m_topP;

@@ -257,10 +257,27 @@ bool TextPanel::eventFilter(QObject* watched, QEvent* event)
 
 void TextPanel::appendGenerated(const QString& text)
 {
-    const QString before = m_text->toPlainText();
     if (m_generatedFrom == std::string::npos)
-        m_generatedFrom = before.toStdString().size();
-    setTextSilently(before + text);
+        m_generatedFrom = m_text->toPlainText().toStdString().size();
+    // An edit at the end, not a new text: the box keeps its undo history (a cut for regeneration can be undone).
+    const QSignalBlocker block(m_text);
+    QTextCursor cursor(m_text->document());
+    cursor.movePosition(QTextCursor::End);
+    cursor.insertText(text);
+    m_text->moveCursor(QTextCursor::End);
+}
+
+void TextPanel::cutAfter(std::size_t byteOffset)
+{
+    const QByteArray utf8 = m_text->toPlainText().toUtf8();
+    const qsizetype chars = QString::fromUtf8(utf8.left(static_cast<qsizetype>(std::min<std::size_t>(byteOffset, utf8.size())))).size();
+    if (m_generatedFrom == std::string::npos || m_generatedFrom > byteOffset)
+        m_generatedFrom = std::string::npos; // the next generated token marks the start again
+    const QSignalBlocker block(m_text);
+    QTextCursor cursor(m_text->document());
+    cursor.setPosition(static_cast<int>(chars));
+    cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+    cursor.removeSelectedText();
     m_text->moveCursor(QTextCursor::End);
 }
 

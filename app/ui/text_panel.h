@@ -35,6 +35,9 @@ public:
     // colour; -1 clears the mark. Typing in the box clears it too.
     void appendGenerated(const QString& text);
     void clearGenerated();
+    // Regeneration: removes the text after UTF-8 byte `byteOffset` as one undoable edit (Ctrl+Z brings it back),
+    // without a run of its own; what is generated next is shaded from there.
+    void cutAfter(std::size_t byteOffset);
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
     void setTokenInfo(const QString& info);

@@ -15,6 +15,8 @@ public:
     std::vector<Token> encode(std::string_view text) const override;
     std::string kind() const override { return "token ids (no tokenizer files)"; }
     int vocabSize() const override { return m_vocabSize; }
+    // Appended to a text of ids (generation), an id reads back as itself: " 17".
+    std::string textOf(std::int32_t id) const override { return " " + std::to_string(id); }
 
 private:
     int m_vocabSize;

@@ -16,6 +16,8 @@
 #include "ui/display_panel.h"
 #include "export/figure_export.h"
 #include "ui/qk_panel.h"
+#include "ui/prediction_panel.h"
+#include "analysis/token_predictions.h"
 #include "qk_matrix_view.h"
 #include "qk_scatter_view.h"
 #include "figures/paper_figure_view.h"
@@ -770,6 +772,65 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     CHECK(w.headsPanel()->headBox()->value() == 3);
     CHECK_FALSE(panel->allHeads());
     REQUIRE(QTest::qWaitFor([&] { return panel->view()->data()->title.contains("layer 2 · head 3"); }, 30000));
+}
+
+TEST_CASE("Generate 10 appends the greedy continuation; regenerating from a token cuts the text there and generates "
+          "as many again",
+          "[app][window][generate]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26"));
+    auto& w = win.w;
+    w.showDock("predictionDock");
+    settle(win.c);
+    auto idsOf = [&] {
+        std::vector<std::int32_t> out;
+        for (const auto& t : w.result()->capture->tokens)
+            out.push_back(t.id);
+        return out;
+    };
+    const auto prompt = idsOf();
+    REQUIRE(prompt.size() == 5);
+    // The window's path (capture with the cache reused, logits resumed inside the segment) against the core's own
+    // generation through its key/value cache.
+    const auto expected = core::generateTokens(*w.result()->model->loaded.model, prompt, 10, core::Sampling{}, 0).ids;
+    QPushButton* ten = nullptr;
+    for (auto* b : w.findChildren<QPushButton*>())
+        if (b->text() == QLatin1String("Generate 10"))
+            ten = b;
+    REQUIRE(ten);
+    ten->click();
+    auto done = [&](std::size_t n) {
+        const bool ok = QTest::qWaitFor([&] { return w.result()->capture->tokens.size() == n && ten->isEnabled(); }, 60000);
+        if (!ok)
+            WARN("text: " << w.textEdit()->toPlainText().toStdString() << ", tokens " << w.result()->capture->tokens.size()
+                          << ", Generate enabled " << ten->isEnabled() << ", status " << w.statusText().toStdString());
+        return ok;
+    };
+    REQUIRE(done(15));
+    auto all = idsOf();
+    CHECK(std::vector<std::int32_t>(all.begin() + 5, all.end()) == expected);
+    // Regenerate from token 8 (position 7): the 7 tokens after it are cut and generated again (greedy: the same).
+    auto* panel = w.findChild<app::PredictionPanel*>();
+    REQUIRE(panel);
+    const auto before = w.result();
+    const QString beforeCut = w.textEdit()->toPlainText();
+    emit panel->regenerateRequested(7);
+    const QString cutText = w.textEdit()->toPlainText();
+    CHECK(cutText == QStringLiteral("3 14 15 9 26 17 13 27"));
+    REQUIRE(QTest::qWaitFor([&] { return w.result() != before; }, 60000));
+    REQUIRE(done(15));
+    CHECK(idsOf() == all);
+    // The generated tokens and the cut are edits of the box: undoing them passes the cut text, then the text before
+    // the cut comes back.
+    REQUIRE(w.textEdit()->document()->isUndoAvailable());
+    bool sawCut = false, sawBefore = false;
+    for (int i = 0; i < 60 && w.textEdit()->document()->isUndoAvailable() && !sawBefore; ++i) {
+        w.textEdit()->undo();
+        sawCut = sawCut || w.textEdit()->toPlainText() == cutText;
+        sawBefore = sawCut && w.textEdit()->toPlainText() == beforeCut;
+    }
+    CHECK(sawCut);
+    CHECK(sawBefore);
 }
 
 TEST_CASE("the text box wraps anywhere while it holds a word longer than a line, chosen before layout", "[app][textbox]")

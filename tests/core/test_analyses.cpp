@@ -448,6 +448,46 @@ TEST_CASE("next-token logits of a captured text equal the forward pass's, from t
     }
 }
 
+TEST_CASE("next-token logits after an edit equal a fresh capture's: a text cut short, a text grown by a token",
+          "[analyses][predictions]")
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.nextTokenLoss)
+            continue;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto ids = caseIds(dir);
+            const int T = static_cast<int>(ids.size());
+            REQUIRE(T >= 6);
+            // The whole text grown a token at a time (as generation grows it), each capture from the one before.
+            std::shared_ptr<const core::TextCapture> whole;
+            for (int n = T / 2; n <= T; ++n) {
+                core::CaptureOptions grow;
+                grow.previous = whole;
+                whole = core::captureText(*loaded.model, tokensOf(std::vector<std::int32_t>(ids.begin(), ids.begin() + n)), grow);
+            }
+            for (const int keep : {T / 2, T / 2 + 2, T - 1}) {
+                const std::vector<std::int32_t> prefix(ids.begin(), ids.begin() + keep);
+                core::CaptureOptions reuse;
+                reuse.previous = whole;
+                const auto cut = core::captureText(*loaded.model, tokensOf(prefix), reuse);
+                const auto fresh = core::captureText(*loaded.model, tokensOf(prefix), {});
+                for (const int p : {keep / 2, keep - 1}) {
+                    const auto a = core::nextTokenLogits(*loaded.model, *cut, p);
+                    const auto b = core::nextTokenLogits(*loaded.model, *fresh, p);
+                    REQUIRE(a.size() == b.size());
+                    double worst = 0;
+                    for (std::size_t v = 0; v < a.size(); ++v)
+                        worst = std::max(worst, static_cast<double>(std::abs(a[v] - b[v])));
+                    INFO("kept " << keep << " of " << T << " tokens, position " << p);
+                    CHECK(worst < 1e-4);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("the logit lens's last layer is the model's own prediction; earlier layers read through the same read-out",
           "[analyses][lens]")
 {
