@@ -462,8 +462,8 @@ void MainWindow::showAblation()
     if (!m->info().can.nextTokenLoss) {
         QMessageBox::information(this, tr("Head ablation"),
                                  tr("Head ablation measures the next-token loss, and %1 models are read here without "
-                                    "their output softmax: open a model that predicts the next token (GPT-2 or a "
-                                    "Llama-family model).")
+                                    "their output softmax: open a model that predicts the next token (a decoder "
+                                    "with its language-model head, or Transformer-XL with its adaptive softmax).")
                                      .arg(QString::fromUtf8(core::familyName(m->info().family))));
         return;
     }

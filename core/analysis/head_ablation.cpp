@@ -66,7 +66,8 @@ AblationResult headAblation(const AttentionModel& model, std::span<const std::in
         throw Error(ErrorCode::BadInput, "head ablation measures the next-token loss, and " +
                                              std::string(familyName(info.family)) +
                                              " models are read here without their output softmax: it needs a model that "
-                                             "predicts the next token (GPT-2 or a Llama-family model)");
+                                             "predicts the next token (a decoder with its language-model head, or "
+                                             "Transformer-XL with its adaptive softmax)");
     AblationResult r;
     r.layers = info.layers;
     r.heads = info.heads;

@@ -23,6 +23,7 @@ public:
     int memLen = 0;
     bool sameLength = false;
     int clampLen = -1;
+    std::optional<RunOptions::HeadRef> ablate; // a head whose output is left out of the output projection
     std::vector<RowMatrix> mems;   // per layer [m, d]: un-normalised layer inputs
     std::vector<RowMatrix> kMem;   // per layer [>= m, H*D]: key projections; the memory is the last m rows
     std::vector<RowMatrix> vMem;   // per layer [>= m, H*D]
@@ -259,10 +260,12 @@ bool TransfoXLModel::readOut(const float* hidden, int rows, std::vector<float>& 
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
 {
-    if (options.ablate)
-        throw Error(ErrorCode::BadInput, "head ablation is not available for Transformer-XL yet (its forward has no "
-                                         "place to silence a head): it needs GPT-2 or a Llama-family model");
     auto st = std::make_unique<State>();
+    st->ablate = options.ablate;
+    if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
+                       st->ablate->head >= m_config.nHead))
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
+                                             std::to_string(st->ablate->layer + 1) + " to ablate");
     st->memLen = options.memLen.value_or(m_config.memLen);
     st->sameLength = options.sameLength.value_or(m_config.sameLength);
     st->clampLen = options.clampLen.value_or(m_config.clampLen);
@@ -379,6 +382,8 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
     RowMatrix heads(q, HD); // concatenated per-head outputs
     attendAllHeads(in, buf.V.data(), HD, heads.data(), HD, keep);
 
+    if (st.ablate && st.ablate->layer == l) // ablation: the head's output never reaches the residual stream
+        heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * D, D).setZero();
     RowMatrix sum = x;
     {
         StageScope timed(Stage::Projections);

@@ -264,7 +264,46 @@ TEST_CASE("ablating a head equals a forward whose output projection ignores that
     }
     const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
     const std::vector<std::int32_t> ids{1, 2, 3};
-    CHECK_THROWS_WITH(core::headAblation(*txl.model, ids, 3), Catch::Contains("GPT-2 or a Llama-family"));
+    CHECK_THROWS_WITH(core::headAblation(*txl.model, ids, 3), Catch::Contains("language-model head"));
+}
+
+TEST_CASE("Transformer-XL with its adaptive softmax: ablating a head equals zeroing its slice of o_net",
+          "[analyses][ablation][txl]")
+{
+    const auto dir = test::projectDataDir() / "txl-crit";
+    const auto loaded = core::loadModel(dir.string());
+    REQUIRE(loaded.model->info().can.nextTokenLoss);
+    const auto input = core::readJsonFile((dir / "input.json").string());
+    std::vector<std::int32_t> ids;
+    for (const auto& id : input["token_ids"])
+        ids.push_back(id.get<std::int32_t>());
+    const int segmentLen = 5; // three segments, each a text of its own (nextTokenLoss)
+    const auto r = core::headAblation(*loaded.model, ids, segmentLen);
+    const auto& info = loaded.model->info();
+    for (int layer = 0; layer < info.layers; ++layer)
+        for (int head = 0; head < info.heads; ++head) {
+            test::TempDir tmp;
+            auto weights = test::loadAll((dir / "model.safetensors").string());
+            const std::string name = "transformer.layers." + std::to_string(layer) + ".dec_attn.o_net.weight";
+            bool found = false;
+            for (auto& w : weights) {
+                if (w.name != name)
+                    continue;
+                found = true;
+                const auto rows = w.shape[0], cols = w.shape[1]; // Linear [d_model, heads * d_head]
+                for (std::int64_t row = 0; row < rows; ++row)
+                    for (std::int64_t c = static_cast<std::int64_t>(head) * info.dHead; c < (head + 1) * info.dHead; ++c)
+                        w.data[static_cast<std::size_t>(row * cols + c)] = 0;
+            }
+            REQUIRE(found);
+            core::writeSafetensors((tmp / "model.safetensors").string(), weights);
+            std::filesystem::copy(dir / "config.json", tmp / "config.json");
+            const auto zeroed = core::loadModel(tmp.path().string());
+            const double expected = core::nextTokenLoss(*zeroed.model, ids, segmentLen);
+            INFO("layer " << layer + 1 << " head " << head + 1);
+            CHECK(r.loss[static_cast<std::size_t>(layer) * info.heads + head] == Approx(expected).margin(1e-5));
+            CHECK(r.change(layer, head) != Approx(0).margin(1e-7)); // every head matters a little
+        }
 }
 
 TEST_CASE("duplicate-token and induction scores on hand-built attention", "[analyses][atlas]")
