@@ -1,7 +1,8 @@
 // loadBundle: model + tokenizer from one spec.
 #include "compute/model_bundle.h"
 
-#include "tokenize/id_tokenizer.h"
+#include "model/model_loader.h"
+#include "tokenize/tokenizer.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -13,10 +14,7 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     auto b = std::make_shared<ModelBundle>();
     b->loaded = core::loadModel(spec.toStdString(), builtinDirs, options);
     // A GGUF file carries its vocabulary; reference test folders ship without one: then the user types token ids.
-    if (!b->loaded.ggufPath.empty() || core::hasTokenizerFiles(b->loaded.folder))
-        b->tokenizer = core::loadModelTokenizer(b->loaded);
-    else
-        b->tokenizer = std::make_shared<core::IdTokenizer>(b->loaded.model->info().vocabSize);
+    b->tokenizer = core::loadModelTokenizer(b->loaded);
     b->spec = spec;
     b->displayName = spec.startsWith(QLatin1String("builtin:"))
                          ? spec.mid(8)

@@ -6,6 +6,7 @@
 #include "io/gguf.h"
 #include "io/pytorch_file.h"
 #include "model/families.h"
+#include "tokenize/id_tokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/text_file.h"
 
@@ -126,6 +127,8 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
 
 std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model)
 {
+    if (model.ggufPath.empty() && !hasTokenizerFiles(model.folder))
+        return std::make_unique<IdTokenizer>(model.model->info().vocabSize);
     return loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
 }
 

@@ -390,4 +390,18 @@ TEST_CASE("attnscope-cli predict, generate and lens on the built-in decoder", "[
     r = runCli({"surprisal", "--model", "builtin:bert-wikitext2", "--text", "the game"});
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("no surprisal") != std::string::npos);
+
+    // A model folder without tokenizer files reads its text as token ids, as the window does (pieces print as "<id>").
+    const std::string bare = (test::testdataDir() / "gpt2-tiny").string();
+    r = runCli({"generate", "--model", bare, "--text", "3 14 15 9 26", "--max-new-tokens", "3"});
+    REQUIRE(r.exitCode == 0);
+    const auto gen = nlohmann::json::parse(r.out);
+    REQUIRE(gen["ids"].size() == 3);
+    CHECK(gen["tokens"][0].get<std::string>() == "<" + std::to_string(gen["ids"][0].get<int>()) + ">");
+    r = runCli({"predict", "--model", bare, "--text", "3 14 15 9 26", "--top", "1"});
+    REQUIRE(r.exitCode == 0);
+    CHECK(nlohmann::json::parse(r.out)[0]["id"] == gen["ids"][0]); // greedy: the most probable
+    r = runCli({"predict", "--model", bare, "--text", "three"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("type token ids") != std::string::npos);
 }
