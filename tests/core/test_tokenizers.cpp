@@ -151,7 +151,13 @@ void checkPairs(const core::Tokenizer& tok, const std::filesystem::path& pairsFi
 TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with and without special tokens", "[tokenizer][hf]")
 {
     int folders = 0;
-    for (const auto& e : std::filesystem::directory_iterator(test::testdataDir() / "tokenizers")) {
+    // The shared cases and this project's own (the newer decoder families' tokenizers, tests/data/tokenizers).
+    std::vector<std::filesystem::path> dirs;
+    for (const auto& root : {test::testdataDir() / "tokenizers", test::projectDataDir() / "tokenizers"})
+        for (const auto& e : std::filesystem::directory_iterator(root))
+            dirs.push_back(e.path());
+    for (const auto& path : dirs) {
+        const std::filesystem::directory_entry e(path);
         if (!std::filesystem::exists(e.path() / "tokenizer.json") || !std::filesystem::exists(e.path() / "cases.json"))
             continue;
         std::shared_ptr<core::Tokenizer> tok;
@@ -173,7 +179,7 @@ TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with an
         }
         ++folders;
     }
-    CHECK(folders >= 5);
+    CHECK(folders >= 6);
 }
 
 TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as its tokenizer.json", "[tokenizer][wordpiece]")
@@ -340,8 +346,10 @@ TEST_CASE("a RobertaProcessing post-processor with a short cls or sep is named, 
 TEST_CASE("a token's text (generation) puts the tokens of a text back together", "[tokenizer][generate]")
 {
     const std::string text = "The lobster turned red, and 42 people ate it.";
-    for (const char* name : {"gpt2", "llama3", "llama2", "roberta"}) {
-        const auto tok = core::loadTokenizer((test::testdataDir() / "tokenizers" / name).string());
+    for (const char* name : {"gpt2", "llama3", "llama2", "roberta", "qwen3"}) {
+        const auto shared = test::testdataDir() / "tokenizers" / name;
+        const auto tok = core::loadTokenizer(
+            (std::filesystem::exists(shared) ? shared : test::projectDataDir() / "tokenizers" / name).string());
         std::string joined;
         for (const auto& t : tok->encode(text))
             joined += tok->textOf(t.id);
