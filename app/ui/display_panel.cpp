@@ -23,6 +23,7 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     , m_split(new QLineEdit(this))
     , m_splitLabel(new QLabel(tr("Band split"), this))
     , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
+    , m_uncapped(new QCheckBox(tr("Before the soft cap"), this))
     , m_colourMap(new QComboBox(this))
     , m_normalisation(new QComboBox(this))
     , m_values(new QCheckBox(tr("Values in cells"), this))
@@ -55,6 +56,7 @@ DisplayPanel::DisplayPanel(QWidget* parent)
         } else if (widgets::isDiverging(widgets::colourMapFromName(m_colourMap->currentText()))) {
             m_colourMap->setCurrentText(widgets::colourMapName(m_beforeRaw));
         }
+        m_uncapped->setEnabled(raw);
         emit settingsChanged(settings());
         emitTerms();
     });
@@ -83,6 +85,13 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     m_splitLabel->hide();
     connect(m_split, &QLineEdit::editingFinished, this, &DisplayPanel::applyBandSplit);
     form->addRow(m_raw);
+    m_uncapped->setObjectName(QStringLiteral("uncappedScores"));
+    m_uncapped->setToolTip(tr("This model caps its attention scores (cap · tanh(score / cap)) before the softmax: show the "
+                              "raw scores as the products make them, before that cap"));
+    m_uncapped->setEnabled(false);
+    m_uncapped->hide();
+    form->addRow(m_uncapped);
+    connect(m_uncapped, &QCheckBox::toggled, this, &DisplayPanel::emitTerms);
     m_words = new QCheckBox(tr("Whole words"), this);
     m_words->setObjectName(QStringLiteral("wholeWords"));
     m_words->setToolTip(tr("Merge the subword pieces of a word: attention to a word is summed over its pieces, "
@@ -137,7 +146,7 @@ void DisplayPanel::emitTerms()
 core::TermSelection DisplayPanel::terms() const
 {
     return {m_termBox[0]->isChecked(), m_termBox[1]->isChecked(), m_termBox[2]->isChecked(), m_termBox[3]->isChecked(),
-            m_raw->isChecked()};
+            m_raw->isChecked(), m_raw->isChecked() && !m_uncapped->isHidden() && m_uncapped->isChecked()};
 }
 
 void DisplayPanel::setModel(const core::ModelInfo& model)
@@ -149,6 +158,7 @@ void DisplayPanel::setModel(const core::ModelInfo& model)
         m_surprisal->setToolTip(tr("%1 predicts no next token here: no surprisal")
                                     .arg(QString::fromUtf8(core::familyName(model.family))));
     }
+    m_uncapped->setVisible(model.softCapsScores());
     const bool relative = model.hasRelativeTerms;
     m_frequencies = model.rotaryFrequencies;
     const bool rotary = !m_frequencies.empty();
@@ -256,6 +266,10 @@ void DisplayPanel::setTerms(const core::TermSelection& t)
     for (int i = 0; i < 4; ++i) {
         const QSignalBlocker block(m_termBox[i]);
         m_termBox[i]->setChecked(on[i] && (!m_bands || i < m_bands->count()));
+    }
+    {
+        const QSignalBlocker block(m_uncapped);
+        m_uncapped->setChecked(t.uncapped);
     }
     if (m_raw->isChecked() != t.raw)
         m_raw->setChecked(t.raw); // switches the colour map along, and re-emits the (same) terms

@@ -107,6 +107,8 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.d); }},
         {"selection.terms.raw", [](const SessionState& s) { return QJsonValue(s.selection.terms.raw); },
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.raw); }},
+        {"selection.terms.uncapped", [](const SessionState& s) { return QJsonValue(s.selection.terms.uncapped); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.uncapped); }},
         {"view.colourMap", [](const SessionState& s) { return QJsonValue(widgets::colourMapName(s.display.colourMap)); },
          [](SessionState& s, const QJsonValue& v) -> QString {
              QString name;

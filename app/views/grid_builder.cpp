@@ -66,7 +66,7 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
     if (!parts.isEmpty())
         t += QStringLiteral(" · ") + parts;
     if (s.terms.raw)
-        t += QObject::tr(" · raw scores");
+        t += s.terms.uncapped && info.softCapsScores() ? QObject::tr(" · raw scores before the soft cap") : QObject::tr(" · raw scores");
     return t;
 }
 
@@ -163,7 +163,10 @@ std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, co
     for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
         d->colLabels << label(grid.colLabels, c, grid.colTokens[c]);
     const QString parts = componentsLabel(capture.model, s, false);
-    if (s.terms.raw)
+    if (s.terms.raw && s.terms.uncapped && capture.model.softCapsScores())
+        d->valueLabel = parts.isEmpty() ? QObject::tr("score before soft cap and softmax")
+                                        : QObject::tr("score of %1 before soft cap and softmax").arg(parts);
+    else if (s.terms.raw)
         d->valueLabel = parts.isEmpty() ? QObject::tr("score before softmax") : QObject::tr("score of %1 before softmax").arg(parts);
     else
         d->valueLabel = parts.isEmpty() ? QObject::tr("attention probability") : QObject::tr("softmax of %1").arg(parts);

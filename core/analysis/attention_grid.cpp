@@ -47,6 +47,8 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     const auto& seg = capture.segment(segment);
     ScoreInputs in = capture.inputs(segment, layer);
     in.bands = options.bands;
+    if (terms.raw && terms.uncapped) // the scores as the products make them, before the model caps them
+        in.softCap = 0.0f;
     const int H = capture.model.heads;
     std::vector<int> heads = headsIn;
     if (heads.empty())

@@ -24,7 +24,7 @@ std::string TermSelection::label() const
         }
     if (s.empty())
         return "none";
-    return raw ? "raw " + s : s;
+    return raw ? (uncapped ? "raw uncapped " : "raw ") + s : s;
 }
 
 VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys)

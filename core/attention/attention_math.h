@@ -13,6 +13,8 @@ namespace attnscope::core {
 struct TermSelection {
     bool a = true, b = true, c = true, d = true;
     bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
+    // With raw: the scores before the model's soft cap (Gemma 2's cap * tanh(s / cap)); no effect without a cap.
+    bool uncapped = false;
     bool isFull() const { return a && b && c && d; }
     // Every one of the first `count` terms (or bands) is on: the full score, whatever the rest say.
     bool covers(int count) const

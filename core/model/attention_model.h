@@ -59,6 +59,14 @@ struct ModelInfo {
     Capabilities can;
     std::vector<LayerRule> layerRules;    // one per layer
     float logitSoftCap = 0; // Gemma 2: the read-out's logits are cap * tanh(z / cap) (0: none)
+    // Some layer soft-caps its attention scores (Gemma 2): raw scores can be shown before or after the cap.
+    bool softCapsScores() const
+    {
+        for (const auto& r : layerRules)
+            if (r.softCap > 0)
+                return true;
+        return false;
+    }
 };
 
 // Start of a segment: everything shared by all its layers. Pointers valid only during the callback.

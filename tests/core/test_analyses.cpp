@@ -306,6 +306,42 @@ TEST_CASE("Transformer-XL with its adaptive softmax: ablating a head equals zero
         }
 }
 
+TEST_CASE("raw scores before the soft cap: Gemma 2's capped scores are cap * tanh(uncapped / cap)", "[analyses][softcap]")
+{
+    const auto dir = test::testdataDir() / "gemma2-tiny";
+    const auto loaded = core::loadModel(dir.string());
+    const auto& info = loaded.model->info();
+    REQUIRE(info.softCapsScores());
+    const auto capture = core::captureText(*loaded.model, tokensOf(caseIds(dir)), {});
+    const auto bands = core::BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3);
+    core::GridOptions o;
+    o.bands = &bands;
+    o.terms.raw = true;
+    for (int layer = 0; layer < info.layers; ++layer) {
+        const float cap = info.layerRules[static_cast<std::size_t>(layer)].softCap;
+        REQUIRE(cap > 0);
+        o.terms.uncapped = false;
+        const auto capped = core::attentionGrid(*capture, 0, layer, {1}, o);
+        o.terms.uncapped = true;
+        const auto uncapped = core::attentionGrid(*capture, 0, layer, {1}, o);
+        REQUIRE(capped.values.size() == uncapped.values.size());
+        double biggest = 0;
+        for (std::size_t i = 0; i < capped.values.size(); ++i) {
+            if (std::isnan(capped.values[i])) {
+                CHECK(std::isnan(uncapped.values[i]));
+                continue;
+            }
+            biggest = std::max(biggest, static_cast<double>(std::abs(uncapped.values[i])));
+            REQUIRE(capped.values[i] == Approx(cap * std::tanh(uncapped.values[i] / cap)).margin(1e-5));
+        }
+        INFO("layer " << layer + 1 << ": largest uncapped score " << biggest << ", cap " << cap);
+        CHECK(biggest > 0.25 * cap); // the cap bends these scores visibly: the two views differ
+    }
+    // Without a cap the option changes nothing.
+    const auto llama = core::loadModel((test::testdataDir() / "llama-gqa").string());
+    CHECK_FALSE(llama.model->info().softCapsScores());
+}
+
 TEST_CASE("duplicate-token and induction scores on hand-built attention", "[analyses][atlas]")
 {
     // Tokens 5 7 5 9 7 5: queries 2 (5), 4 (7) and 5 (5) have earlier occurrences.
