@@ -74,6 +74,14 @@ QSize HeadOverviewView::sizeHint() const
     return {kLabelW + m_thumbs->heads * (36 + gap()), kLabelH + m_thumbs->layers * (36 + gap())};
 }
 
+int HeadOverviewView::heightForWidth(int width) const
+{
+    if (!m_thumbs || m_thumbs->heads == 0)
+        return sizeHint().height();
+    const int side = std::clamp((width - kLabelW) / m_thumbs->heads - gap(), smallestCell(), 96);
+    return kLabelH + m_thumbs->layers * (side + gap());
+}
+
 QSize HeadOverviewView::minimumSizeHint() const
 {
     // Thumbnails stay at least 22 px so structure is visible even in a crowded dock (smaller for models with many

@@ -18,6 +18,9 @@ public:
     void setSelection(int layer, const std::vector<int>& heads);
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+    // The height that shows every layer with thumbnails as large as `width` allows (no taller than needed).
+    int heightForWidth(int width) const override;
+    bool hasHeightForWidth() const override { return m_thumbs != nullptr; }
     // Cell rectangle of a head (for tests and hit testing).
     QRect cellRect(int layer, int head) const;
 

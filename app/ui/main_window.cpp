@@ -331,7 +331,13 @@ void MainWindow::connectCompute()
         showStatus(msg);
         emit gridShown();
     });
-    connect(m_compute, &ComputeController::thumbnailsReady, m_headsPanel, &HeadsPanel::setThumbnails);
+    connect(m_compute, &ComputeController::thumbnailsReady, this, [this](widgets::HeadThumbnailsPtr t) {
+        m_headsPanel->setThumbnails(std::move(t));
+        if (m_fitHeadsDock) { // the first thumbnails of a model: the Heads dock takes what they need
+            m_fitHeadsDock = false;
+            fitHeadsDock();
+        }
+    });
     connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
     connect(m_compute, &ComputeController::textProfileFailed, m_relpos, &RelposPanel::setTextProfileError);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
@@ -383,6 +389,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_textView->setData(nullptr);
     m_headsPanel->setThumbnails(nullptr);
     m_headsPanel->setModelShape(m->info().layers, m->info().heads, m->info().kvHeads);
+    m_fitHeadsDock = true;
     m_headsPanel->setSelection(m_selection);
     m_headsPanel->setSegments(1, 0);
     m_modelPanel->setModel(m);
@@ -423,6 +430,26 @@ void MainWindow::generateStep(const NextTokenResultPtr& next)
     // Appended as text: the capture reuses every earlier token's keys (the key/value cache), so only the new token runs.
     m_textPanel->appendGenerated(QString::fromStdString(r->model->tokenizer->textOf(id)));
     requestRun();
+}
+
+void MainWindow::fitHeadsDock()
+{
+    QDockWidget* d = dock("headDock");
+    auto* overview = m_headsPanel->overview();
+    if (!d->isVisible() || d->isFloating() || !overview->hasHeightForWidth() || presentation())
+        return;
+    // The dock's controls and frame as they are, the thumbnails at the height their width gives them; the rest of
+    // the column goes to the Display dock under it (a small model left half the column empty and Display scrolling).
+    const int around = d->height() - overview->height();
+    const int wanted = around + overview->heightForWidth(overview->width());
+    const int most = height() * 6 / 10, least = d->minimumSizeHint().height();
+    const int size = std::clamp(wanted, std::min(least, most), most);
+    // Both docks of the column: with the Heads dock alone resizeDocks has nowhere to put the difference.
+    QDockWidget* below = dock("displayDock");
+    if (below->isVisible() && !below->isFloating() && dockWidgetArea(below) == dockWidgetArea(d))
+        resizeDocks({d, below}, {size, std::max(1, d->height() + below->height() - size)}, Qt::Vertical);
+    else
+        resizeDocks({d}, {size}, Qt::Vertical);
 }
 
 void MainWindow::startGenerating(int tokens)

@@ -160,6 +160,9 @@ private:
     std::mt19937_64 m_generator;
     void generateStep(const NextTokenResultPtr& next);
     void startGenerating(int tokens);
+    // Sizes the Heads dock to its thumbnails (once per model, when they first arrive).
+    void fitHeadsDock();
+    bool m_fitHeadsDock = false;
     // Cuts the text after token `position` and generates as many tokens again (up to 50): another continuation.
     void regenerateFrom(int position);
     void stopGenerating();

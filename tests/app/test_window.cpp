@@ -833,6 +833,18 @@ TEST_CASE("Generate 10 appends the greedy continuation; regenerating from a toke
     CHECK(sawBefore);
 }
 
+TEST_CASE("the Heads dock takes the height its thumbnails need; the Display dock under it gets the rest", "[app][window][layout]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8 9 7"));
+    auto& w = win.w;
+    auto* overview = w.headOverview();
+    REQUIRE(QTest::qWaitFor([&] { return overview->hasHeightForWidth(); }, 30000));
+    QTest::qWait(50);
+    INFO("overview " << overview->width() << "x" << overview->height() << ", needs " << overview->heightForWidth(overview->width()));
+    CHECK(overview->height() <= overview->heightForWidth(overview->width()) + 24); // no empty half column
+    CHECK(overview->height() >= overview->heightForWidth(overview->width()) - 8); // every layer shown whole
+}
+
 TEST_CASE("the text box wraps anywhere while it holds a word longer than a line, chosen before layout", "[app][textbox]")
 {
     app::TextBox box;
