@@ -1,7 +1,10 @@
 // WindowLayout implementation.
 #include "ui/window_layout.h"
 
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QLayout>
 #include <QMainWindow>
@@ -22,6 +25,21 @@ QRect availableArea(const QWidget* w)
     const QScreen* s = w->screen() ? w->screen() : QGuiApplication::primaryScreen();
     return s ? s->availableGeometry() : QRect(0, 0, 1280, 800);
 }
+// A wheel over an unfocused value control of a scrolling panel scrolls the panel instead of changing the value (a
+// user scrolling the Display dock changed its colour scale on the way). Clicked, the control takes the wheel as usual.
+class WheelGuard final : public QObject {
+public:
+    using QObject::QObject;
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        auto* w = qobject_cast<QWidget*>(watched);
+        if (event->type() == QEvent::Wheel && w && !w->hasFocus()) {
+            event->ignore(); // unaccepted, the wheel goes on to the parents: the scroll area
+            return true;
+        }
+        return false;
+    }
+};
 } // namespace
 
 WindowLayout::WindowLayout(QMainWindow* window)
@@ -36,6 +54,13 @@ QWidget* WindowLayout::scrollable(QWidget* content)
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidget(content);
+    auto* guard = new WheelGuard(scroll);
+    const auto controls = content->findChildren<QWidget*>();
+    for (QWidget* c : controls)
+        if (qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) || qobject_cast<QAbstractSlider*>(c)) {
+            c->setFocusPolicy(Qt::StrongFocus); // focus by click or Tab, not by the wheel passing over
+            c->installEventFilter(guard);
+        }
     return scroll;
 }
 

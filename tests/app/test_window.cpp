@@ -845,6 +845,26 @@ TEST_CASE("the Heads dock takes the height its thumbnails need; the Display dock
     CHECK(overview->height() >= overview->heightForWidth(overview->width()) - 8); // every layer shown whole
 }
 
+TEST_CASE("the wheel over an unfocused choice in a scrolling dock scrolls the dock, not the choice", "[app][window][layout]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26"));
+    auto& w = win.w;
+    auto* scope = w.findChild<QComboBox*>(QStringLiteral("highlightScope"));
+    REQUIRE(scope);
+    const int before = scope->currentIndex();
+    auto wheel = [&] {
+        const QPointF at(scope->width() / 2.0, scope->height() / 2.0);
+        QWheelEvent e(at, scope->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(scope, &e);
+    };
+    wheel();
+    CHECK(scope->currentIndex() == before);
+    scope->setFocus(); // chosen (clicked or tabbed to): the wheel is the control's again
+    REQUIRE(QTest::qWaitFor([&] { return scope->hasFocus(); }, 2000));
+    wheel();
+    CHECK(scope->currentIndex() != before);
+}
+
 TEST_CASE("the text box wraps anywhere while it holds a word longer than a line, chosen before layout", "[app][textbox]")
 {
     app::TextBox box;
