@@ -3,6 +3,7 @@
 
 #include "colour_maps.h"
 
+#include <QHash>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -15,6 +16,11 @@ namespace attnscope::widgets {
 namespace {
 const QColor kQuery(230, 120, 30), kKey(40, 100, 200);
 const QColor kMarked(0, 150, 140); // teal, as the marks in the grid and the text view
+// Ten distinguishable colours for the most frequent tokens (Tableau's categorical palette).
+const QColor kTokenColours[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44},  {214, 39, 40},  {148, 103, 189},
+                                {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+constexpr int kTokenClasses = 10;
+const QColor kOtherToken(205, 205, 205);
 }
 
 QkScatterView::QkScatterView(QWidget* parent)
@@ -29,6 +35,26 @@ void QkScatterView::setData(QkScatterPtr data)
 {
     m_data = std::move(data);
     m_hover = -1;
+    // The most frequent token texts among the points (whitespace trimmed: " the" and "the" are one word to a reader).
+    m_topTokens.clear();
+    m_tokenClass.clear();
+    if (m_data) {
+        QHash<QString, int> counts;
+        for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
+            if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
+                ++counts[m_data->labels.value(i).trimmed()];
+        std::vector<std::pair<int, QString>> byCount;
+        for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+            if (it.value() > 1) // a token seen once has nothing to gather with
+                byCount.emplace_back(-it.value(), it.key());
+        std::sort(byCount.begin(), byCount.end());
+        for (std::size_t k = 0; k < byCount.size() && k < kTokenClasses; ++k)
+            m_topTokens << byCount[k].second;
+        m_tokenClass.assign(m_data->positions.size(), -1);
+        for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
+            if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
+                m_tokenClass[static_cast<std::size_t>(i)] = static_cast<int>(m_topTokens.indexOf(m_data->labels.value(i).trimmed()));
+    }
     if (m_data && !m_data->x.empty()) {
         const auto [xa, xb] = std::minmax_element(m_data->x.begin(), m_data->x.end());
         const auto [ya, yb] = std::minmax_element(m_data->y.begin(), m_data->y.end());
@@ -150,6 +176,28 @@ void QkScatterView::paintEvent(QPaintEvent* event)
         p.setPen(Qt::black);
         p.drawText(QRect(22, ly - 8, 50, 16), Qt::AlignLeft | Qt::AlignVCenter, tr("query"));
         p.drawText(QRect(86, ly - 8, std::max(60, width() - 94), 16), Qt::AlignLeft | Qt::AlignVCenter, d.keyName);
+    } else if (m_colouring == Colouring::Token) {
+        // Chips for the frequent tokens, as many as fit the width, then the grey rest.
+        QFontMetrics fm(font());
+        int x = 8;
+        for (int k = 0; k < m_topTokens.size(); ++k) {
+            const QString name = fm.elidedText(m_topTokens[k], Qt::ElideRight, 90);
+            const int w = 14 + fm.horizontalAdvance(name) + 10;
+            if (x + w > width() - 80)
+                break;
+            p.setPen(Qt::NoPen);
+            p.setBrush(kTokenColours[k]);
+            p.drawRect(QRectF(x, ly - 4, 8, 8));
+            p.setPen(Qt::black);
+            p.drawText(QRect(x + 12, ly - 8, w - 12, 16), Qt::AlignLeft | Qt::AlignVCenter, name);
+            x += w;
+        }
+        p.setPen(Qt::NoPen);
+        p.setBrush(kOtherToken);
+        p.drawRect(QRectF(x, ly - 4, 8, 8));
+        p.setPen(Qt::black);
+        p.drawText(QRect(x + 12, ly - 8, 70, 16), Qt::AlignLeft | Qt::AlignVCenter,
+                   m_topTokens.isEmpty() ? tr("no token repeats") : tr("others"));
     } else {
         for (int i = 0; i < 100; ++i) {
             p.setBrush(colourAt(ColourMap::Viridis, i / 99.0));
@@ -186,9 +234,10 @@ void QkScatterView::paintEvent(QPaintEvent* event)
         if (!dirty.contains(s))
             continue;
         const bool query = i < d.queries;
-        QColor c = m_colouring == Colouring::Kind
-                       ? (query ? kQuery : kKey)
-                       : d.positions[static_cast<std::size_t>(i)] < 0
+        const int tokenClass = m_tokenClass.empty() ? -1 : m_tokenClass[static_cast<std::size_t>(i)];
+        QColor c = m_colouring == Colouring::Kind    ? (query ? kQuery : kKey)
+                   : m_colouring == Colouring::Token ? (tokenClass >= 0 ? kTokenColours[tokenClass] : kOtherToken)
+                   : d.positions[static_cast<std::size_t>(i)] < 0
                        ? kKey
                        : colourAt(ColourMap::Viridis, hi > lo ? double(d.positions[static_cast<std::size_t>(i)] - lo) / (hi - lo) : 0.5);
         const bool selected = m_selected >= 0 && d.positions[static_cast<std::size_t>(i)] == m_selected;

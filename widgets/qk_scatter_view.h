@@ -6,6 +6,7 @@
 #include "qk_scatter_data.h"
 
 #include <QPolygonF>
+#include <QStringList>
 #include <QWidget>
 
 #include <vector>
@@ -15,7 +16,9 @@ namespace attnscope::widgets {
 class QkScatterView : public QWidget {
     Q_OBJECT
 public:
-    enum class Colouring { Kind, Position };
+    // Kind: query or key; Position: place in the text (or corpus); Token: the ten most frequent tokens each in a colour
+    // of their own (a head that treats a token alike gathers its colour), the rest grey.
+    enum class Colouring { Kind, Position, Token };
     explicit QkScatterView(QWidget* parent = nullptr);
     void setData(QkScatterPtr data);
     const QkScatterPtr& data() const { return m_data; }
@@ -26,6 +29,8 @@ public:
     // Rings the points of these token positions (a lasso's, or kept across a recomputation); empty: none.
     void setMarkedPositions(std::vector<int> positions);
     const std::vector<int>& markedPositions() const { return m_marked; }
+    // The tokens the Token colouring names (repeated ones, most frequent first, at most ten).
+    const QStringList& frequentTokens() const { return m_topTokens; }
     QSize sizeHint() const override { return {480, 320}; }
 
 signals:
@@ -51,6 +56,8 @@ private:
     int m_selected = -1;
     int m_hover = -1;
     std::vector<int> m_marked;   // sorted token positions
+    QStringList m_topTokens;       // the most frequent token texts, most frequent first (Token colouring)
+    std::vector<int> m_tokenClass; // per point: its index in m_topTokens, -1 for the others
     QPolygonF m_lasso;           // while dragging
     QPointF m_pressAt{-1, -1};   // where the button went down (a click unless it moved)
     float m_x0 = 0, m_x1 = 1, m_y0 = 0, m_y1 = 1;

@@ -61,6 +61,7 @@ QkPanel::QkPanel(QWidget* parent)
     m_colour->setObjectName(QStringLiteral("qkColour"));
     m_colour->addItem(tr("Colour: query / key"));
     m_colour->addItem(tr("Colour: position in the text"));
+    m_colour->addItem(tr("Colour: token (the ten most frequent)"));
     m_view->setObjectName(QStringLiteral("qkView"));
     m_view->setPlaceholder(tr("The selected head's queries and keys appear here once a text has run"));
     m_view->setToolTip(tr("Keys are moved to the queries' mean and both scaled to equal mean length (AttentionViz): no "
@@ -117,7 +118,8 @@ QkPanel::QkPanel(QWidget* parent)
         emit methodChanged();
     });
     connect(m_colour, &QComboBox::currentIndexChanged, this, [this](int i) {
-        m_view->setColouring(i == 1 ? widgets::QkScatterView::Colouring::Position : widgets::QkScatterView::Colouring::Kind);
+        using C = widgets::QkScatterView::Colouring;
+        m_view->setColouring(i == 2 ? C::Token : i == 1 ? C::Position : C::Kind);
         m_matrix->setColourByPosition(i == 1);
     });
     connect(m_allHeads, &QCheckBox::toggled, this, [this](bool on) {

@@ -1,6 +1,7 @@
 // Widgets offscreen: a known grid gives the expected labels and cell texts; clicks select; masked cells blank.
 #include "attention_grid_view.h"
 #include "head_overview_view.h"
+#include "qk_scatter_view.h"
 #include "relpos_heatmap_view.h"
 #include "text_attention_view.h"
 
@@ -463,4 +464,30 @@ TEST_CASE("grid view: an emptied grid drops its labels, a stale one says so unti
     CHECK(view.visibleLabels(Qt::Vertical).isEmpty());
     view.setStale(true); // nothing shown: nothing to call out of date
     CHECK_FALSE(view.isStale());
+}
+
+TEST_CASE("query-key plot coloured by token: repeated tokens by frequency, each point of one in its colour", "[widgets][qk]")
+{
+    auto data = std::make_shared<attnscope::widgets::QkScatterData>();
+    const QStringList words{" the", "cat", "the", " sat", "on", " the", "mat", "on", "sat"};
+    for (int i = 0; i < words.size(); ++i) {
+        data->x.push_back(static_cast<float>(i));
+        data->y.push_back(static_cast<float>(i % 3));
+        data->positions.push_back(i);
+        data->labels << words[i];
+    }
+    data->positions.push_back(-1); // a relative encoding R: no token
+    data->labels << QStringLiteral("R at distance 0");
+    data->x.push_back(0.5f);
+    data->y.push_back(0.5f);
+    data->queries = 5;
+    attnscope::widgets::QkScatterView view;
+    view.resize(480, 320);
+    view.setData(data);
+    view.setColouring(attnscope::widgets::QkScatterView::Colouring::Token);
+    // "the" three times (spaces trimmed), "sat" and "on" twice; single words and R are the grey rest.
+    CHECK(view.frequentTokens() == QStringList({"the", "on", "sat"}));
+    QImage img(view.size(), QImage::Format_ARGB32);
+    view.render(&img);
+    CHECK(!img.isNull());
 }
