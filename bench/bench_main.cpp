@@ -1,6 +1,7 @@
 // attnscope-bench: speed of the forward pass with attention capture (and the machine's GEMM peak) on a random
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
+#include "bench_clock.h"
 #include "long_text_bench.h"
 #include "teaching_bench.h"
 #include "throughput_bench.h"
@@ -27,7 +28,8 @@
 using namespace attnscope::core;
 namespace bench = attnscope::bench;
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using attnscope::bench::Clock;
+using attnscope::bench::seconds;
 
 namespace {
 
@@ -37,11 +39,6 @@ struct Options {
     bool terms = false;
     bool scan = false; // time the corpus scan (relative-position profiles) instead of the plain forward pass
 };
-
-double seconds(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
 
 // Copies every layer's probabilities (and terms) into a reused buffer, as a real consumer would read them.
 class CopyObserver final : public AttentionObserver {

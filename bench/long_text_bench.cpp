@@ -1,6 +1,8 @@
 // Long-text benchmarks: the capture's memory and the prefix reuse of live typing, measured on real-shaped models.
 #include "long_text_bench.h"
 
+#include "bench_clock.h"
+
 #include "analysis/attention_grid.h"
 #include "attention/attention_scores.h"
 #include "model/model_loader.h"
@@ -21,16 +23,10 @@
 
 namespace fs = std::filesystem;
 using namespace attnscope::core;
-using Clock = std::chrono::steady_clock;
 
 namespace attnscope::bench {
 
 namespace {
-double seconds(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-
 double mib(std::uint64_t bytes)
 {
     return static_cast<double>(bytes) / (1 << 20);

@@ -1,6 +1,8 @@
 // Teaching and query-key benchmarks on the built-in models or random real shapes.
 #include "teaching_bench.h"
 
+#include "bench_clock.h"
+
 #include "analysis/attention_grid.h"
 #include "analysis/logit_lens.h"
 #include "analysis/qk_space.h"
@@ -21,16 +23,10 @@
 
 namespace fs = std::filesystem;
 using namespace attnscope::core;
-using Clock = std::chrono::steady_clock;
 
 namespace attnscope::bench {
 
 namespace {
-
-double seconds(Clock::time_point a, Clock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
 
 struct BenchModel {
     fs::path dir;
@@ -137,14 +133,19 @@ int qkSpaceTimes(const std::string& which, int tokens, int tsnePoints, int threa
     auto t0 = Clock::now();
     for (int l = 0; l < info.layers; ++l)
         for (int h = 0; h < info.heads; ++h) {
+            // What the all-heads matrix computes per head: vectors, each query's strongest keys, the embedding.
             QkVectors v = headQkVectors(*capture, 0, l, h);
             v.queries.resize(static_cast<std::size_t>(tokens) * v.dim);
             v.keys.resize(static_cast<std::size_t>(tokens) * v.dim);
+            v.queryPositions.resize(static_cast<std::size_t>(tokens));
+            v.keyPositions.resize(static_cast<std::size_t>(tokens));
+            strongestKeys(v, capture->segment(0));
             normaliseQk(v);
             embedQk(v, QkMethod::Pca);
         }
     const double pca = seconds(t0, Clock::now());
-    std::printf("PCA of all %d heads of a %d-token text: %.2f s\n", info.layers * info.heads, tokens, pca);
+    std::printf("PCA of all %d heads of a %d-token text (the all-heads matrix: vectors, strongest keys, embedding): %.2f s\n",
+                info.layers * info.heads, tokens, pca);
     std::printf("qk_pca_all_heads_s: %.2f\n", pca);
     // t-SNE of one head's first tsnePoints / 2 queries and keys.
     QkVectors v = headQkVectors(*capture, 0, 0, 0);

@@ -506,16 +506,32 @@ widgets::QkScatterPtr embedIntoScatter(std::shared_ptr<widgets::QkScatterData> o
     return out;
 }
 
-// The points' token positions and texts, queries first.
+// The points' token positions and texts, queries first; Transformer-XL's relative encodings are no tokens (position
+// -1, named by their distance).
 void nameQkPoints(widgets::QkScatterData& out, const core::QkVectors& v, const std::vector<core::Token>& tokens)
 {
     out.queries = v.nq();
-    for (auto p : v.queryPositions)
+    auto tokenText = [&](std::int64_t p) { return QString::fromStdString(tokens[static_cast<std::size_t>(p)].text); };
+    for (auto p : v.queryPositions) {
         out.positions.push_back(static_cast<int>(p));
-    for (auto p : v.keyPositions)
-        out.positions.push_back(static_cast<int>(p));
-    for (int p : out.positions)
-        out.labels << QString::fromStdString(tokens[static_cast<std::size_t>(p)].text);
+        out.labels << tokenText(p);
+    }
+    for (auto p : v.keyPositions) {
+        out.positions.push_back(v.keysAreDistances ? -1 : static_cast<int>(p));
+        out.labels << (v.keysAreDistances ? ComputeController::tr("R at distance %1").arg(p) : tokenText(p));
+    }
+    if (v.keysAreDistances)
+        out.keyName = ComputeController::tr("R (relative encoding, by distance)");
+}
+
+// "model · layer L · head H · method of `points`": every query-key plot's title.
+QString qkTitle(const TextResult& result, int layer, int head, core::QkMethod method, const QString& points)
+{
+    return ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5")
+        .arg(result.model->displayName)
+        .arg(layer + 1)
+        .arg(head + 1)
+        .arg(methodTitle(method), points);
 }
 
 // One head's query-key space of the text as the plot shows it (both the single view and the all-heads matrix), with
@@ -526,34 +542,10 @@ widgets::QkScatterPtr qkScatter(const TextResult& result, int s, int layer, int 
 {
     const auto& capture = *result.capture;
     auto v = core::headQkVectors(capture, s, layer, head);
-    const auto& seg = capture.segment(s);
     auto out = std::make_shared<widgets::QkScatterData>();
-    for (int i = 0; i < v.nq(); ++i) {
-        std::vector<std::pair<double, int>> best;
-        for (int j = 0; j < v.nk(); ++j) {
-            const int key = static_cast<int>(v.keyPositions[static_cast<std::size_t>(j)] - (seg.firstPosition - seg.mlen));
-            if (seg.masked(i, key))
-                continue;
-            double dot = 0;
-            for (int c = 0; c < v.dim; ++c)
-                dot += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) * v.keys[static_cast<std::size_t>(j) * v.dim + c];
-            best.emplace_back(dot, v.nq() + j);
-        }
-        std::partial_sort(best.begin(), best.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(best.size())), best.end(),
-                          std::greater<>());
-        std::array<int, 3> top{-1, -1, -1};
-        for (std::size_t r = 0; r < 3 && r < best.size(); ++r)
-            top[r] = best[r].second;
-        out->topKeys.push_back(top);
-    }
+    out->topKeys = core::strongestKeys(v, capture.segment(s));
     nameQkPoints(*out, v, capture.tokens);
-    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5 queries and %6 keys")
-                     .arg(result.model->displayName)
-                     .arg(layer + 1)
-                     .arg(head + 1)
-                     .arg(methodTitle(method))
-                     .arg(v.nq())
-                     .arg(v.nk());
+    out->title = qkTitle(result, layer, head, method, ComputeController::tr("%1 queries and %2 keys").arg(v.nq()).arg(v.nk()));
     return embedIntoScatter(std::move(out), std::move(v), capture.tokens, method, stop, partial);
 }
 
@@ -566,24 +558,11 @@ widgets::QkScatterPtr positionQkScatter(const TextResult& result, int s, int lay
     const auto& capture = *result.capture;
     auto v = core::headPositionVectors(capture, s, layer, head);
     auto out = std::make_shared<widgets::QkScatterData>();
-    out->queries = v.nq();
-    out->keyName = ComputeController::tr("R (relative encoding, by distance)");
-    for (auto p : v.queryPositions) {
-        out->positions.push_back(static_cast<int>(p));
-        out->labels << QString::fromStdString(capture.tokens[static_cast<std::size_t>(p)].text);
-    }
-    for (auto d : v.keyPositions) {
-        out->positions.push_back(-1);
-        out->labels << ComputeController::tr("R at distance %1").arg(d);
-    }
-    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of %5 queries (q + v) and the relative encodings R "
-                                       "of %6 distances")
-                     .arg(result.model->displayName)
-                     .arg(layer + 1)
-                     .arg(head + 1)
-                     .arg(methodTitle(method))
-                     .arg(v.nq())
-                     .arg(v.nk());
+    nameQkPoints(*out, v, capture.tokens);
+    out->title = qkTitle(result, layer, head, method,
+                         ComputeController::tr("%1 queries (q + v) and the relative encodings R of %2 distances")
+                             .arg(v.nq())
+                             .arg(v.nk()));
     return embedIntoScatter(std::move(out), std::move(v), capture.tokens, method, stop, partial);
 }
 
@@ -606,12 +585,8 @@ widgets::QkScatterPtr corpusQkScatter(const TextResult& result, const QString& c
     auto out = std::make_shared<widgets::QkScatterData>();
     out->fromText = false;
     nameQkPoints(*out, v, tokens);
-    out->title = ComputeController::tr("%1 · layer %2 · head %3 · %4 of corpus %5 (%6 tokens)")
-                     .arg(result.model->displayName)
-                     .arg(layer + 1)
-                     .arg(head + 1)
-                     .arg(methodTitle(method), QFileInfo(corpus).fileName())
-                     .arg(tokens.size());
+    out->title = qkTitle(result, layer, head, method,
+                         ComputeController::tr("corpus %1 (%2 tokens)").arg(QFileInfo(corpus).fileName()).arg(tokens.size()));
     return embedIntoScatter(std::move(out), std::move(v), tokens, method, &ctx.stop(), partial,
                             throttled(ctx, controller, ComputeController::tr("%1 of %2").arg(methodTitle(method), name)));
 }

@@ -4,6 +4,8 @@
 
 #include "embed/pca.h"
 
+#include <Eigen/Core>
+
 #include "util/csv_field.h"
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -128,6 +130,42 @@ QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> to
     options.stop = stop;
     model.runSplit(ids, std::min(info.defaultSegmentLen, info.maxSegmentLen), options, collector);
     return std::move(collector.v);
+}
+
+std::vector<std::array<int, 3>> strongestKeys(const QkVectors& v, const SegmentCapture& seg)
+{
+    using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const int nq = v.nq(), nk = v.nk();
+    std::vector<std::array<int, 3>> out(static_cast<std::size_t>(nq), {-1, -1, -1});
+    if (nq == 0 || nk == 0)
+        return out;
+    const Eigen::Map<const RowMatrix> q(v.queries.data(), nq, v.dim), k(v.keys.data(), nk, v.dim);
+    constexpr int kBlock = 256; // rows of dot products at a time: memory stays small for long segments
+    for (int b0 = 0; b0 < nq; b0 += kBlock) {
+        const int rows = std::min(kBlock, nq - b0);
+        const RowMatrix dots = q.middleRows(b0, rows) * k.transpose();
+        for (int r = 0; r < rows; ++r) {
+            const int i = b0 + r;
+            std::array<std::pair<float, int>, 3> best{{{0, -1}, {0, -1}, {0, -1}}};
+            for (int j = 0; j < nk; ++j) {
+                const int key = static_cast<int>(v.keyPositions[static_cast<std::size_t>(j)] - (seg.firstPosition - seg.mlen));
+                if (seg.masked(i, key))
+                    continue;
+                const float d = dots(r, j);
+                int at = 3;
+                while (at > 0 && (best[static_cast<std::size_t>(at) - 1].second < 0 || d > best[static_cast<std::size_t>(at) - 1].first))
+                    --at;
+                if (at < 3) {
+                    for (int m = 2; m > at; --m)
+                        best[static_cast<std::size_t>(m)] = best[static_cast<std::size_t>(m) - 1];
+                    best[static_cast<std::size_t>(at)] = {d, nq + j};
+                }
+            }
+            for (std::size_t m = 0; m < 3; ++m)
+                out[static_cast<std::size_t>(i)][m] = best[m].second;
+        }
+    }
+    return out;
 }
 
 void normaliseQk(QkVectors& v)

@@ -9,6 +9,7 @@
 #include "embed/umap.h"
 #include "run/text_capture.h"
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <span>
@@ -44,6 +45,11 @@ QkVectors headPositionVectors(const TextCapture& capture, int segment, int layer
 constexpr int kMaxCorpusQkTokens = 20000;
 QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> tokens, int layer, int head,
                           const StopToken* stop = nullptr, const std::function<void(double)>& progress = {});
+
+// For each query of `v` (as headQkVectors gives them for segment `seg`), the keys it sees with the highest dot
+// products, strongest first, as indices into the embedding's points (queries first, so key j is v.nq() + j); -1 where
+// a query sees fewer than three. The order of its attention.
+std::vector<std::array<int, 3>> strongestKeys(const QkVectors& v, const SegmentCapture& seg);
 
 // AttentionViz's normalisation, in place: keys shifted to the queries' mean, then q / a and k * a with
 // a = sqrt(mean |q| / mean |k|).

@@ -67,6 +67,22 @@ std::vector<std::filesystem::path> casesWithoutMemory()
             out.push_back(dir);
     return out;
 }
+
+// Every reference case whose model predicts the next token (encoders predict masked tokens: test_encoders.cpp), each
+// in a section of its own: body(model, token ids).
+template <class Body>
+void forEachPredictingCase(Body&& body)
+{
+    for (const auto& dir : casesWithoutMemory()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.nextTokenLoss)
+            continue;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            body(loaded, caseIds(dir));
+        }
+    }
+}
 } // namespace
 
 TEST_CASE("rotary bands: each band's raw scores sum to the dumped scores; all bands are the full attention exactly",
@@ -478,119 +494,98 @@ TEST_CASE("the neuron view's products sum to the scores whose softmax is the hea
 TEST_CASE("next-token logits of a captured text equal the forward pass's, from the state the capture kept",
           "[analyses][predictions]")
 {
-    for (const auto& dir : casesWithoutMemory()) {
-        const auto loaded = core::loadModel(dir.string());
-        if (!loaded.model->info().can.nextTokenLoss)
-            continue; // encoders predict masked tokens (test_encoders.cpp)
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto ids = caseIds(dir);
-            const int T = static_cast<int>(ids.size());
-            const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
-            const auto& logits = tensor(dump, "logits");
-            const int V = static_cast<int>(logits.shape[1]);
-            // Two segments; rotary models carry the first one's keys, so the second sees what the whole run saw.
-            core::CaptureOptions copt;
-            copt.segmentLen = T / 2 + 1;
-            const bool carries = loaded.model->info().can.canCarryKeys;
-            copt.run.memLen = carries ? T : 0;
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
-            REQUIRE(capture->segments.size() == 2);
-            for (const int p : {1, T / 2, T - 1}) {
-                const bool sameContext = carries || p < copt.segmentLen;
-                if (!sameContext)
-                    continue; // GPT-2's second chunk starts afresh: not the single run's context
-                const auto row = core::nextTokenLogits(*loaded.model, *capture, p);
-                REQUIRE(static_cast<int>(row.size()) == V);
-                double worst = 0;
-                for (int v = 0; v < V; ++v)
-                    worst = std::max(worst, static_cast<double>(std::abs(row[static_cast<std::size_t>(v)] -
-                                                                         logits.data[static_cast<std::size_t>(p) * V + v])));
-                INFO("position " << p);
-                CHECK(worst < 1e-3);
-            }
-            // The distribution at a temperature: probabilities of softmax(logits / t), the actual token's rank.
-            const auto row = core::nextTokenLogits(*loaded.model, *capture, 0);
-            const auto d = core::distributionOf(row, 0.5, 3, ids[1]);
-            REQUIRE(d.top.size() == 3);
-            CHECK(d.top[0].probability >= d.top[1].probability);
-            double z = 0;
-            for (float v : row)
-                z += std::exp((v - row[static_cast<std::size_t>(d.top[0].id)]) / 0.5);
-            CHECK(d.top[0].probability == Approx(1.0 / z).epsilon(1e-6));
-            CHECK(d.actualRank >= 0);
+    forEachPredictingCase([&](const core::LoadedModel& loaded, std::vector<std::int32_t> ids) {
+        const int T = static_cast<int>(ids.size());
+        const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
+        const auto& logits = tensor(dump, "logits");
+        const int V = static_cast<int>(logits.shape[1]);
+        // Two segments; rotary models carry the first one's keys, so the second sees what the whole run saw.
+        core::CaptureOptions copt;
+        copt.segmentLen = T / 2 + 1;
+        const bool carries = loaded.model->info().can.canCarryKeys;
+        copt.run.memLen = carries ? T : 0;
+        const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
+        REQUIRE(capture->segments.size() == 2);
+        for (const int p : {1, T / 2, T - 1}) {
+            const bool sameContext = carries || p < copt.segmentLen;
+            if (!sameContext)
+                continue; // GPT-2's second chunk starts afresh: not the single run's context
+            const auto row = core::nextTokenLogits(*loaded.model, *capture, p);
+            REQUIRE(static_cast<int>(row.size()) == V);
+            double worst = 0;
+            for (int v = 0; v < V; ++v)
+                worst = std::max(worst, static_cast<double>(std::abs(row[static_cast<std::size_t>(v)] -
+                                                                     logits.data[static_cast<std::size_t>(p) * V + v])));
+            INFO("position " << p);
+            CHECK(worst < 1e-3);
         }
-    }
+        // The distribution at a temperature: probabilities of softmax(logits / t), the actual token's rank.
+        const auto row = core::nextTokenLogits(*loaded.model, *capture, 0);
+        const auto d = core::distributionOf(row, 0.5, 3, ids[1]);
+        REQUIRE(d.top.size() == 3);
+        CHECK(d.top[0].probability >= d.top[1].probability);
+        double z = 0;
+        for (float v : row)
+            z += std::exp((v - row[static_cast<std::size_t>(d.top[0].id)]) / 0.5);
+        CHECK(d.top[0].probability == Approx(1.0 / z).epsilon(1e-6));
+        CHECK(d.actualRank >= 0);
+    });
 }
 
 TEST_CASE("next-token logits after an edit equal a fresh capture's: a text cut short, a text grown by a token",
           "[analyses][predictions]")
 {
-    for (const auto& dir : casesWithoutMemory()) {
-        const auto loaded = core::loadModel(dir.string());
-        if (!loaded.model->info().can.nextTokenLoss)
-            continue;
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto ids = caseIds(dir);
-            const int T = static_cast<int>(ids.size());
-            REQUIRE(T >= 6);
-            // The whole text grown a token at a time (as generation grows it), each capture from the one before.
-            std::shared_ptr<const core::TextCapture> whole;
-            for (int n = T / 2; n <= T; ++n) {
-                core::CaptureOptions grow;
-                grow.previous = whole;
-                whole = core::captureText(*loaded.model, tokensOf(std::vector<std::int32_t>(ids.begin(), ids.begin() + n)), grow);
-            }
-            for (const int keep : {T / 2, T / 2 + 2, T - 1}) {
-                const std::vector<std::int32_t> prefix(ids.begin(), ids.begin() + keep);
-                core::CaptureOptions reuse;
-                reuse.previous = whole;
-                const auto cut = core::captureText(*loaded.model, tokensOf(prefix), reuse);
-                const auto fresh = core::captureText(*loaded.model, tokensOf(prefix), {});
-                for (const int p : {keep / 2, keep - 1}) {
-                    const auto a = core::nextTokenLogits(*loaded.model, *cut, p);
-                    const auto b = core::nextTokenLogits(*loaded.model, *fresh, p);
-                    REQUIRE(a.size() == b.size());
-                    double worst = 0;
-                    for (std::size_t v = 0; v < a.size(); ++v)
-                        worst = std::max(worst, static_cast<double>(std::abs(a[v] - b[v])));
-                    INFO("kept " << keep << " of " << T << " tokens, position " << p);
-                    CHECK(worst < 1e-4);
-                }
+    forEachPredictingCase([&](const core::LoadedModel& loaded, std::vector<std::int32_t> ids) {
+        const int T = static_cast<int>(ids.size());
+        REQUIRE(T >= 6);
+        // The whole text grown a token at a time (as generation grows it), each capture from the one before.
+        std::shared_ptr<const core::TextCapture> whole;
+        for (int n = T / 2; n <= T; ++n) {
+            core::CaptureOptions grow;
+            grow.previous = whole;
+            whole = core::captureText(*loaded.model, tokensOf(std::vector<std::int32_t>(ids.begin(), ids.begin() + n)), grow);
+        }
+        for (const int keep : {T / 2, T / 2 + 2, T - 1}) {
+            const std::vector<std::int32_t> prefix(ids.begin(), ids.begin() + keep);
+            core::CaptureOptions reuse;
+            reuse.previous = whole;
+            const auto cut = core::captureText(*loaded.model, tokensOf(prefix), reuse);
+            const auto fresh = core::captureText(*loaded.model, tokensOf(prefix), {});
+            for (const int p : {keep / 2, keep - 1}) {
+                const auto a = core::nextTokenLogits(*loaded.model, *cut, p);
+                const auto b = core::nextTokenLogits(*loaded.model, *fresh, p);
+                REQUIRE(a.size() == b.size());
+                double worst = 0;
+                for (std::size_t v = 0; v < a.size(); ++v)
+                    worst = std::max(worst, static_cast<double>(std::abs(a[v] - b[v])));
+                INFO("kept " << keep << " of " << T << " tokens, position " << p);
+                CHECK(worst < 1e-4);
             }
         }
-    }
+    });
 }
 
 TEST_CASE("the logit lens's last layer is the model's own prediction; earlier layers read through the same read-out",
           "[analyses][lens]")
 {
-    for (const auto& dir : casesWithoutMemory()) {
-        const auto loaded = core::loadModel(dir.string());
-        if (!loaded.model->info().can.nextTokenLoss)
-            continue;
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto ids = caseIds(dir);
-            const int T = static_cast<int>(ids.size());
-            const auto capture = oneSegment(*loaded.model, ids);
-            const auto lens = core::logitLens(*loaded.model, *capture, 0, 3);
-            const int L = loaded.model->info().layers;
-            REQUIRE(lens.layers == L);
-            REQUIRE(lens.positions == T);
-            for (int p = 0; p < T; ++p) {
-                const auto d = core::distributionOf(core::nextTokenLogits(*loaded.model, *capture, p), 1.0, 3,
-                                                    p + 1 < T ? ids[static_cast<std::size_t>(p) + 1] : -1);
-                const auto& last = lens.at(L - 1, p);
-                REQUIRE(last.size() == 3);
-                for (int i = 0; i < 3; ++i)
-                    CHECK(last[static_cast<std::size_t>(i)].probability == Approx(d.top[static_cast<std::size_t>(i)].probability).margin(1e-6));
-                CHECK(lens.actualRank[static_cast<std::size_t>(L - 1) * T + p] == d.actualRank);
-            }
-            CHECK(lens.actualRank[static_cast<std::size_t>(T) - 1] == -1); // nothing follows the last token
+    forEachPredictingCase([&](const core::LoadedModel& loaded, std::vector<std::int32_t> ids) {
+        const int T = static_cast<int>(ids.size());
+        const auto capture = oneSegment(*loaded.model, ids);
+        const auto lens = core::logitLens(*loaded.model, *capture, 0, 3);
+        const int L = loaded.model->info().layers;
+        REQUIRE(lens.layers == L);
+        REQUIRE(lens.positions == T);
+        for (int p = 0; p < T; ++p) {
+            const auto d = core::distributionOf(core::nextTokenLogits(*loaded.model, *capture, p), 1.0, 3,
+                                                p + 1 < T ? ids[static_cast<std::size_t>(p) + 1] : -1);
+            const auto& last = lens.at(L - 1, p);
+            REQUIRE(last.size() == 3);
+            for (int i = 0; i < 3; ++i)
+                CHECK(last[static_cast<std::size_t>(i)].probability == Approx(d.top[static_cast<std::size_t>(i)].probability).margin(1e-6));
+            CHECK(lens.actualRank[static_cast<std::size_t>(L - 1) * T + p] == d.actualRank);
         }
-    }
+        CHECK(lens.actualRank[static_cast<std::size_t>(T) - 1] == -1); // nothing follows the last token
+    });
     // Transformer-XL is read without its adaptive softmax: refused by name.
     const auto txl = core::loadModel((test::testdataDir() / "txl-tiny").string());
     const auto capture = core::captureText(*txl.model, tokensOf({1, 2, 3, 4}), {});
@@ -698,34 +693,27 @@ TEST_CASE("choosing a token: greedy is the argmax, sampling is seeded and stays 
 TEST_CASE("greedy generation through the key/value cache equals greedy generation recomputing the whole text",
           "[analyses][generate]")
 {
-    for (const auto& dir : casesWithoutMemory()) {
-        const auto loaded = core::loadModel(dir.string());
-        if (!loaded.model->info().can.nextTokenLoss)
-            continue;
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            auto ids = caseIds(dir);
-            ids.resize(std::min<std::size_t>(ids.size(), 6));
-            const auto cached = core::generateTokens(*loaded.model, ids, 4, {}, 1);
-            REQUIRE(cached.ids.size() == 4);
-            auto text = ids;
-            for (int step = 0; step < 4; ++step) {
-                const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", text}}, "case");
-                const auto& logits = tensor(dump, "logits");
-                const auto V = static_cast<std::size_t>(logits.shape[1]);
-                const float* last = logits.data.data() + (text.size() - 1) * V;
-                const auto best = static_cast<std::int32_t>(std::max_element(last, last + V) - last);
-                INFO("step " << step);
-                CHECK(cached.ids[static_cast<std::size_t>(step)] == best);
-                text.push_back(best);
-            }
-            // A seeded sampled run is reproducible.
-            core::Sampling s;
-            s.greedy = false;
-            s.topK = 5;
-            CHECK(core::generateTokens(*loaded.model, ids, 4, s, 99).ids == core::generateTokens(*loaded.model, ids, 4, s, 99).ids);
+    forEachPredictingCase([&](const core::LoadedModel& loaded, std::vector<std::int32_t> ids) {
+        ids.resize(std::min<std::size_t>(ids.size(), 6));
+        const auto cached = core::generateTokens(*loaded.model, ids, 4, {}, 1);
+        REQUIRE(cached.ids.size() == 4);
+        auto text = ids;
+        for (int step = 0; step < 4; ++step) {
+            const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", text}}, "case");
+            const auto& logits = tensor(dump, "logits");
+            const auto V = static_cast<std::size_t>(logits.shape[1]);
+            const float* last = logits.data.data() + (text.size() - 1) * V;
+            const auto best = static_cast<std::int32_t>(std::max_element(last, last + V) - last);
+            INFO("step " << step);
+            CHECK(cached.ids[static_cast<std::size_t>(step)] == best);
+            text.push_back(best);
         }
-    }
+        // A seeded sampled run is reproducible.
+        core::Sampling s;
+        s.greedy = false;
+        s.topK = 5;
+        CHECK(core::generateTokens(*loaded.model, ids, 4, s, 99).ids == core::generateTokens(*loaded.model, ids, 4, s, 99).ids);
+    });
 }
 
 TEST_CASE("surprisal is -log2 of the reference logits' probability of each next token; perplexity their mean",

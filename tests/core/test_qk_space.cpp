@@ -248,6 +248,40 @@ TEST_CASE("Transformer-XL's position part: (q + v) . R_d is the score's terms (b
     CHECK_THROWS_WITH(core::headPositionVectors(*builtinCapture(llama), 0, 0, 0), Catch::Contains("only Transformer-XL"));
 }
 
+TEST_CASE("each query's strongest keys are the visible keys with the three highest dot products", "[qk]")
+{
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    const auto capture = builtinCapture(m);
+    const auto& seg = capture->segment(0);
+    const auto v = core::headQkVectors(*capture, 0, 2, 5);
+    const auto top = core::strongestKeys(v, seg);
+    REQUIRE(static_cast<int>(top.size()) == v.nq());
+    for (int i = 0; i < v.nq(); ++i) {
+        std::vector<double> visible;
+        auto dot = [&](int j) {
+            double d = 0;
+            for (int c = 0; c < v.dim; ++c)
+                d += static_cast<double>(v.queries[static_cast<std::size_t>(i) * v.dim + c]) * v.keys[static_cast<std::size_t>(j) * v.dim + c];
+            return d;
+        };
+        for (int j = 0; j < v.nk(); ++j)
+            if (!seg.masked(i, static_cast<int>(v.keyPositions[static_cast<std::size_t>(j)] - (seg.firstPosition - seg.mlen))))
+                visible.push_back(dot(j));
+        std::sort(visible.rbegin(), visible.rend());
+        // A causal query sees itself and the keys before it: fewer than three at the start.
+        for (std::size_t r = 0; r < 3; ++r) {
+            const int k = top[static_cast<std::size_t>(i)][r];
+            if (r >= visible.size()) {
+                CHECK(k == -1);
+                continue;
+            }
+            REQUIRE(k >= v.nq());
+            CHECK(dot(k - v.nq()) == Approx(visible[r]).margin(1e-4)); // equal dot products may come in either order
+            CHECK(v.keyPositions[static_cast<std::size_t>(k - v.nq())] <= v.queryPositions[static_cast<std::size_t>(i)]);
+        }
+    }
+}
+
 TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving the same picture", "[qk][umap]")
 {
     int n = 0, dim = 0;
