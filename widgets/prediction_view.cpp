@@ -3,6 +3,7 @@
 
 #include <QVBoxLayout>
 #include <algorithm>
+#include <numeric>
 #include <qcustomplot.h>
 
 namespace attnscope::widgets {
@@ -68,10 +69,29 @@ void PredictionView::redraw()
         m_plot->replot();
         return;
     }
-    const int n = static_cast<int>(m_data->tokens.size());
+    // One bar per text line. When the rows are lower than the font (presentation mode's large font in a short panel),
+    // fewer bars (at least five, the token in the text kept) at the full font: readable from the back of a room;
+    // below five, the names and values shrink to the rows instead of running into each other.
+    std::vector<int> shown(m_data->tokens.size());
+    std::iota(shown.begin(), shown.end(), 0);
+    QFont rowFont = font();
+    const int lineHeight = QFontMetrics(rowFont).height();
+    const double room = m_plot->height() - 4.0 * lineHeight; // less the title, the axis and its label
+    const double row = 0.85 * lineHeight; // names may come a little closer than their line spacing
+    const int fit = std::max(5, static_cast<int>(room / std::max(1.0, row)));
+    if (fit < static_cast<int>(shown.size())) {
+        const bool keepMarked = m_data->marked >= fit - 1;
+        shown.resize(static_cast<std::size_t>(keepMarked ? fit - 1 : fit));
+        if (keepMarked)
+            shown.push_back(m_data->marked);
+    }
+    const int n = static_cast<int>(shown.size());
+    if (room > 0 && row * n > room)
+        rowFont.setPointSizeF(std::max(6.0, rowFont.pointSizeF() * room / (row * n)));
+    tokens->setTickLabelFont(rowFont);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (int i = 0; i < n; ++i) // most probable at the top
-        ticker->addTick(n - 1 - i, m_data->tokens[i]);
+        ticker->addTick(n - 1 - i, m_data->tokens[shown[static_cast<std::size_t>(i)]]);
     tokens->setTicker(ticker);
     tokens->setRange(-0.6, n - 0.4);
     tokens->grid()->setVisible(false);
@@ -97,15 +117,17 @@ void PredictionView::redraw()
     marked->setName(tr("the token in the text"));
     cut->setBrush(QColor(68, 114, 196, 70));
     for (int i = 0; i < n; ++i) {
-        const double p = m_data->probabilities[static_cast<std::size_t>(i)];
-        const bool excluded = static_cast<std::size_t>(i) < m_data->excluded.size() && m_data->excluded[static_cast<std::size_t>(i)];
-        (i == m_data->marked ? marked : excluded ? cut : plain)->addData(n - 1 - i, p);
+        const int at = shown[static_cast<std::size_t>(i)];
+        const double p = m_data->probabilities[static_cast<std::size_t>(at)];
+        const bool excluded = static_cast<std::size_t>(at) < m_data->excluded.size() && m_data->excluded[static_cast<std::size_t>(at)];
+        (at == m_data->marked ? marked : excluded ? cut : plain)->addData(n - 1 - i, p);
         auto* label = new QCPItemText(m_plot);
         label->setClipToAxisRect(false);
         label->position->setAxes(prob, tokens);
         label->position->setCoords(p, n - 1 - i);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(4, 0, 0, 0));
+        label->setFont(rowFont);
         label->setText(p >= 0.001 ? QString::number(100 * p, 'f', 1) + QStringLiteral(" %") : QStringLiteral("<0.1 %"));
     }
     auto* title = new QCPTextElement(m_plot, m_data->title, QFont(font().family(), font().pointSize(), QFont::Bold));

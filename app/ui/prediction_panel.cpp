@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <limits>
 
 namespace attnscope::app {
 
@@ -53,10 +54,8 @@ PredictionPanel::PredictionPanel(QWidget* parent)
                                 "tokens again, up to 50, with the settings shown: another continuation from any "
                                 "point. Ctrl+Z in the text box brings the cut text back."));
     m_regenerate->setEnabled(false);
-    auto* gen = new QVBoxLayout(m_generateRow); // two rows of controls (the second empty while one row fits)
+    auto* gen = new QVBoxLayout(m_generateRow); // rows of controls, as many as the width needs (placeControls)
     gen->setContentsMargins(0, 0, 0, 0);
-    gen->addLayout(new QHBoxLayout);
-    gen->addLayout(new QHBoxLayout);
     // The row's width comes from the panel, never the other way round: placeControls wraps it when narrow.
     m_generateRow->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     placeControls();
@@ -261,29 +260,43 @@ void PredictionPanel::updateRegenerate()
 
 void PredictionPanel::placeControls()
 {
+    // A flow: the controls in order, as many to a row as the panel's width holds, each at its natural width (a narrow
+    // panel, presentation mode's side panel, cut "Regenerate from here" and the sampling menu before).
+    const std::vector<QWidget*> order{m_generateOne, m_generateTen, m_stop, m_regenerate, m_mode, m_topK, m_topP, m_seed};
     auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
-    auto* first = static_cast<QHBoxLayout*>(rows->itemAt(0)->layout());
-    auto* second = static_cast<QHBoxLayout*>(rows->itemAt(1)->layout());
-    const std::initializer_list<QWidget*> buttons{m_generateOne, m_generateTen, m_stop, m_regenerate};
-    const std::initializer_list<QWidget*> settings{m_mode, m_topK, m_topP, m_seed};
-    int oneRow = 0;
-    for (const auto& group : {buttons, settings})
-        for (QWidget* c : group)
-            oneRow += c->sizeHint().width() + first->spacing();
-    const bool twoRows = width() > 0 && width() < oneRow + 12;
-    if (first->count() > 0 && twoRows == m_twoRows)
+    const int spacing = std::max(0, rows->spacing());
+    const int room = width() > 0 ? width() - 12 : std::numeric_limits<int>::max();
+    std::vector<int> rowOf;
+    int row = 0, used = 0;
+    for (QWidget* w : order) {
+        const int wide = w->sizeHint().width();
+        if (used > 0 && used + wide > room) {
+            ++row;
+            used = 0;
+        }
+        rowOf.push_back(row);
+        used += wide + spacing;
+    }
+    if (rowOf == m_rowOf)
         return;
-    m_twoRows = twoRows;
-    for (QHBoxLayout* row : {first, second})
-        while (row->count() > 0)
-            delete row->takeAt(0); // the items, not the widgets
-    for (QWidget* w : buttons)
-        first->addWidget(w);
-    for (QWidget* w : settings)
-        (twoRows ? second : first)->addWidget(w);
-    first->addStretch(1);
-    if (twoRows)
-        second->addStretch(1);
+    m_rowOf = rowOf;
+    while (QLayoutItem* item = rows->takeAt(0)) {
+        if (QLayout* line = item->layout())
+            while (QLayoutItem* inner = line->takeAt(0))
+                delete inner; // the items, not the widgets
+        delete item;
+    }
+    QHBoxLayout* line = nullptr;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (i == 0 || rowOf[i] != rowOf[i - 1]) {
+            if (line)
+                line->addStretch(1);
+            line = new QHBoxLayout;
+            rows->addLayout(line);
+        }
+        line->addWidget(order[i]);
+    }
+    line->addStretch(1);
 }
 
 void PredictionPanel::resizeEvent(QResizeEvent* event)

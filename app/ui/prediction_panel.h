@@ -7,6 +7,8 @@
 
 #include <QWidget>
 
+#include <vector>
+
 class QComboBox;
 class QDoubleSpinBox;
 class QPushButton;
@@ -45,8 +47,8 @@ protected:
 private:
     void show(int index);
     void showNext(); // the next-token bars at the current temperature
-    // The generation controls on one row, or on two when the panel is narrower than one (presentation mode's side
-    // panel): never a horizontal scroll bar.
+    // The generation controls in as many rows as the panel's width needs, each at its natural width: never a
+    // horizontal scroll bar or a clipped control.
     void placeControls();
     QLabel* m_info;
     QComboBox* m_which;
@@ -65,7 +67,7 @@ private:
     QSpinBox* m_seed;
     NextTokenResultPtr m_next;
     bool m_predictsNext = false;
-    bool m_twoRows = false;
+    std::vector<int> m_rowOf; // the row of each generation control as placed last
     MaskedFillResultPtr m_fills;
     QString m_maskToken;
     bool m_fillsMasks = false;

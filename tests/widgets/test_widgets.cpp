@@ -1,6 +1,7 @@
 // Widgets offscreen: a known grid gives the expected labels and cell texts; clicks select; masked cells blank.
 #include "attention_grid_view.h"
 #include "head_overview_view.h"
+#include "prediction_view.h"
 #include "qk_scatter_view.h"
 #include "relpos_heatmap_view.h"
 #include "text_attention_view.h"
@@ -490,4 +491,42 @@ TEST_CASE("query-key plot coloured by token: repeated tokens by frequency, each 
     QImage img(view.size(), QImage::Format_ARGB32);
     view.render(&img);
     CHECK(!img.isNull());
+}
+
+TEST_CASE("prediction bars: a short panel at a large font shows fewer bars at full size, keeping the token in the text",
+          "[widgets][predictions]")
+{
+    auto data = std::make_shared<attnscope::widgets::PredictionData>();
+    data->title = QStringLiteral("after \"of\"");
+    for (int i = 0; i < 11; ++i) {
+        data->tokens << QStringLiteral("token%1").arg(i);
+        data->probabilities.push_back(0.3 / (i + 1));
+    }
+    data->marked = 10; // the token in the text, ranked last
+    attnscope::widgets::PredictionView view;
+    QFont big = view.font();
+    big.setPointSize(15); // presentation mode
+    view.setFont(big);
+    auto shownTokens = [&] {
+        auto* plot = view.findChild<QCustomPlot*>();
+        REQUIRE(plot);
+        auto ticker = plot->axisRect()->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+        REQUIRE(ticker);
+        QStringList out;
+        for (auto it = ticker->ticks().cbegin(); it != ticker->ticks().cend(); ++it)
+            out << it.value();
+        return out;
+    };
+    view.resize(420, 900);
+    view.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&view));
+    view.setData(data);
+    CHECK(shownTokens().size() == 11);
+    view.resize(420, 260); // the bars follow the size
+    QTest::qWait(20);
+    const auto few = shownTokens();
+    CHECK(few.size() >= 5);
+    CHECK(few.size() < 11);
+    CHECK(few.contains(QStringLiteral("token10"))); // the token in the text stays
+    CHECK(few.contains(QStringLiteral("token0")));
 }
