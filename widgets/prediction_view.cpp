@@ -101,6 +101,8 @@ void PredictionView::redraw()
     for (double p : m_data->probabilities)
         top = std::max(top, p);
     prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
+    // Room right of the axis for the value of a bar that reaches it (a probability near 1).
+    rect->setMinimumMargins(QMargins(0, 0, QFontMetrics(rowFont).horizontalAdvance(QStringLiteral("100.0 %")) + 8, 0));
     // As many probability ticks as fit the plot's width at its font (a narrow side panel in presentation mode).
     const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.000")) * 2;
     prob->ticker()->setTickCount(std::clamp(m_plot->width() / std::max(1, tickRoom), 2, 5));
