@@ -2,6 +2,8 @@
 #include "head_overview_view.h"
 
 #include <QFontMetrics>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
@@ -92,6 +94,33 @@ QSize HeadOverviewView::minimumSizeHint() const
     return {kLabelW + m_thumbs->heads * (side + gap()), kLabelH + m_thumbs->layers * (side + gap())};
 }
 
+int HeadOverviewView::windowOf(int layer) const
+{
+    return m_thumbs && layer >= 0 && layer < static_cast<int>(m_thumbs->windows.size())
+               ? m_thumbs->windows[static_cast<std::size_t>(layer)]
+               : 0;
+}
+
+bool HeadOverviewView::event(QEvent* e)
+{
+    if (e->type() == QEvent::ToolTip && m_thumbs && !m_thumbs->windows.empty()) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        const int pitch = cellSize() + gap();
+        const int layer = (help->pos().y() - kLabelH) / std::max(1, pitch);
+        if (help->pos().x() < kLabelW && help->pos().y() >= kLabelH && layer < m_thumbs->layers) {
+            const int w = windowOf(layer);
+            QToolTip::showText(help->globalPos(),
+                               w > 0 ? tr("Layer %1: sliding window, each query sees the %2 most recent tokens (local)")
+                                           .arg(layer + 1)
+                                           .arg(w)
+                                     : tr("Layer %1: global, each query sees every earlier token").arg(layer + 1),
+                               this);
+            return true;
+        }
+    }
+    return QWidget::event(e);
+}
+
 QRect HeadOverviewView::cellRect(int layer, int head) const
 {
     const int s = cellSize();
@@ -138,9 +167,16 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
     }
     for (int l = 0; l < m_thumbs->layers; ++l) {
         const QRect c = cellRect(l, 0);
+        const bool local = windowOf(l) > 0;
+        if (local) { // a sliding-window layer: a teal bar by its row (the label says which in its tooltip)
+            p.fillRect(QRect(kLabelW - 4, c.top(), 2, c.height()), QColor(0, 150, 140));
+            p.setPen(QColor(0, 120, 112));
+        }
         if (l % layerStep == 0)
-            p.drawText(QRect(0, c.top() - pitch, kLabelW - 2, c.height() + 2 * pitch), Qt::AlignRight | Qt::AlignVCenter,
+            p.drawText(QRect(0, c.top() - pitch, kLabelW - 5, c.height() + 2 * pitch), Qt::AlignRight | Qt::AlignVCenter,
                        QStringLiteral("L%1").arg(l + 1));
+        if (local)
+            p.setPen(palette().color(QPalette::WindowText));
         for (int h = 0; h < m_thumbs->heads; ++h) {
             const QRect r = cellRect(l, h);
             const auto& img = m_thumbs->images[static_cast<std::size_t>(l * m_thumbs->heads + h)];

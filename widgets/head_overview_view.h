@@ -30,9 +30,11 @@ signals:
 protected:
     void paintEvent(QPaintEvent*) override;
     void mousePressEvent(QMouseEvent* e) override;
+    bool event(QEvent* e) override; // tooltips of the layer labels (local or global)
 
 private:
     int cellSize() const;
+    int windowOf(int layer) const; // the layer's sliding window, 0 for a global one (or a model of one kind)
     int gap() const;          // pixels between thumbnails
     int smallestCell() const; // the least thumbnail side the layout asks for
     HeadThumbnailsPtr m_thumbs;

@@ -27,6 +27,12 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     t->layers = capture.model.layers;
     t->heads = capture.model.heads;
     t->kvHeads = capture.model.kvHeads;
+    const auto& rules = capture.model.layerRules;
+    const bool local = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window > 0; });
+    const bool global = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window <= 0; });
+    if (local && global) // marked only where they differ: a model of one kind has nothing to tell apart
+        for (const auto& r : rules)
+            t->windows.push_back(std::max(0, r.window));
     const auto& s = capture.segment(seg);
     const int w = std::min(s.klen, maxSide), hgt = std::min(s.qlen, maxSide);
     // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost

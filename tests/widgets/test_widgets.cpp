@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
+#include <QToolTip>
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
@@ -529,4 +530,38 @@ TEST_CASE("prediction bars: a short panel at a large font shows fewer bars at fu
     CHECK(few.size() < 11);
     CHECK(few.contains(QStringLiteral("token10"))); // the token in the text stays
     CHECK(few.contains(QStringLiteral("token0")));
+}
+
+TEST_CASE("head overview: sliding-window layers of a mixed model are marked and their labels say local or global",
+          "[widgets][overview]")
+{
+    auto t = std::make_shared<attnscope::widgets::HeadThumbnails>();
+    t->layers = 3;
+    t->heads = 2;
+    for (int i = 0; i < 6; ++i) {
+        QImage img(8, 8, QImage::Format_RGB32);
+        img.fill(Qt::darkBlue);
+        t->images.push_back(img);
+    }
+    t->windows = {4, 0, 4}; // local, global, local (Gemma 2's alternation)
+    attnscope::widgets::HeadOverviewView view;
+    view.resize(300, 300);
+    view.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&view));
+    view.setThumbnails(t);
+    auto tipAt = [&](int layer) {
+        const QPoint at(4, view.cellRect(layer, 0).center().y());
+        QHelpEvent e(QEvent::ToolTip, at, view.mapToGlobal(at));
+        QApplication::sendEvent(&view, &e);
+        return QToolTip::text();
+    };
+    CHECK(tipAt(0).contains("sliding window"));
+    CHECK(tipAt(0).contains("4 most recent"));
+    CHECK(tipAt(1).contains("global"));
+    // The mark: a teal bar left of a local row, none by the global one.
+    QImage img(view.size(), QImage::Format_ARGB32);
+    view.render(&img);
+    const int x = view.cellRect(0, 0).left() - 3;
+    CHECK(img.pixelColor(x, view.cellRect(0, 0).center().y()) == QColor(0, 150, 140));
+    CHECK(img.pixelColor(x, view.cellRect(1, 0).center().y()) != QColor(0, 150, 140));
 }
