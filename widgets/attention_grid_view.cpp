@@ -2,6 +2,7 @@
 // memory separator and the locked row for visible cells only (one item per cell would not scale).
 #include "attention_grid_view.h"
 #include "label_text.h"
+#include "position_set.h"
 
 #include "crisp_color_map.h"
 
@@ -461,9 +462,7 @@ void AttentionGridView::setShowHighlight(bool on)
 
 void AttentionGridView::setMarkedPositions(std::vector<int> positions)
 {
-    std::sort(positions.begin(), positions.end());
-    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    m_marked = std::move(positions);
+    m_marked = sortedPositions(std::move(positions));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -2,6 +2,7 @@
 #include "qk_scatter_view.h"
 
 #include "colour_maps.h"
+#include "position_set.h"
 
 #include <QHash>
 #include <QMouseEvent>
@@ -33,28 +34,16 @@ QkScatterView::QkScatterView(QWidget* parent)
 
 void QkScatterView::setData(QkScatterPtr data)
 {
-    m_data = std::move(data);
+    const QkScatterPtr previous = std::exchange(m_data, std::move(data));
     m_hover = -1;
-    // The most frequent token texts among the points (whitespace trimmed: " the" and "the" are one word to a reader).
-    m_topTokens.clear();
-    m_tokenClass.clear();
-    if (m_data) {
-        QHash<QString, int> counts;
-        for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
-            if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
-                ++counts[m_data->labels.value(i).trimmed()];
-        std::vector<std::pair<int, QString>> byCount;
-        for (auto it = counts.cbegin(); it != counts.cend(); ++it)
-            if (it.value() > 1) // a token seen once has nothing to gather with
-                byCount.emplace_back(-it.value(), it.key());
-        std::sort(byCount.begin(), byCount.end());
-        for (std::size_t k = 0; k < byCount.size() && k < kTokenClasses; ++k)
-            m_topTokens << byCount[k].second;
-        m_tokenClass.assign(m_data->positions.size(), -1);
-        for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
-            if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
-                m_tokenClass[static_cast<std::size_t>(i)] = static_cast<int>(m_topTokens.indexOf(m_data->labels.value(i).trimmed()));
+    // A picture still converging brings the same tokens again: they are counted once, and only for the Token colouring.
+    const bool sameTokens = previous && m_data && previous->positions == m_data->positions && previous->labels == m_data->labels;
+    if (!sameTokens) {
+        m_tokenClass.clear();
+        m_topTokens.clear();
     }
+    if (m_colouring == Colouring::Token)
+        countTokens();
     if (m_data && !m_data->x.empty()) {
         const auto [xa, xb] = std::minmax_element(m_data->x.begin(), m_data->x.end());
         const auto [ya, yb] = std::minmax_element(m_data->y.begin(), m_data->y.end());
@@ -66,7 +55,32 @@ void QkScatterView::setData(QkScatterPtr data)
 void QkScatterView::setColouring(Colouring c)
 {
     m_colouring = c;
+    if (c == Colouring::Token)
+        countTokens();
     update();
+}
+
+void QkScatterView::countTokens()
+{
+    if (!m_data || m_tokenClass.size() == m_data->positions.size())
+        return; // counted for these points already
+    // The most frequent token texts among the points (whitespace trimmed: " the" and "the" are one word to a reader).
+    m_topTokens.clear();
+    QHash<QString, int> counts;
+    for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
+        if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
+            ++counts[m_data->labels.value(i).trimmed()];
+    std::vector<std::pair<int, QString>> byCount;
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+        if (it.value() > 1) // a token seen once has nothing to gather with
+            byCount.emplace_back(-it.value(), it.key());
+    std::sort(byCount.begin(), byCount.end());
+    for (std::size_t k = 0; k < byCount.size() && k < kTokenClasses; ++k)
+        m_topTokens << byCount[k].second;
+    m_tokenClass.assign(m_data->positions.size(), -1);
+    for (int i = 0; i < static_cast<int>(m_data->positions.size()); ++i)
+        if (m_data->positions[static_cast<std::size_t>(i)] >= 0)
+            m_tokenClass[static_cast<std::size_t>(i)] = static_cast<int>(m_topTokens.indexOf(m_data->labels.value(i).trimmed()));
 }
 
 void QkScatterView::setPlaceholder(const QString& text)
@@ -84,9 +98,7 @@ void QkScatterView::setSelectedPosition(int position)
 
 void QkScatterView::setMarkedPositions(std::vector<int> positions)
 {
-    std::sort(positions.begin(), positions.end());
-    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    m_marked = std::move(positions);
+    m_marked = sortedPositions(std::move(positions));
     update();
 }
 

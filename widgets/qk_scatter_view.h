@@ -48,6 +48,7 @@ private:
     QPointF toScreen(int i) const;
     int pointAt(const QPointF& p) const;
     QString context(int i) const; // the point's token with a few tokens either side
+    void countTokens();           // the frequent tokens of the Token colouring (once per set of points)
 
 
     QkScatterPtr m_data;

@@ -2,6 +2,7 @@
 #include "text_attention_view.h"
 
 #include "colour_maps.h"
+#include "position_set.h"
 #include "label_text.h"
 
 #include <QHeaderView>
@@ -62,9 +63,7 @@ public:
     const std::vector<int>& marked() const { return m_marked; }
     void setMarked(std::vector<int> positions)
     {
-        std::sort(positions.begin(), positions.end());
-        positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-        m_marked = std::move(positions);
+        m_marked = sortedPositions(std::move(positions));
         update();
     }
     int rowOfColumn(int col) const

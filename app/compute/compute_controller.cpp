@@ -479,7 +479,7 @@ widgets::QkScatterPtr embedIntoScatter(std::shared_ptr<widgets::QkScatterData> o
     core::TsneOptions o;
     core::EmbeddingProgress progress;
     if (steps && method != core::QkMethod::Pca) // the neighbour search first: the bar starts at 0
-        steps(0, method == core::QkMethod::Tsne ? o.iterations : v.nq() + v.nk() <= core::kUmapLongRunPoints ? 500 : 200);
+        steps(0, method == core::QkMethod::Tsne ? o.iterations : core::umapEpochs(v.nq() + v.nk()));
     if (partial)
         progress = [&](int done, int total, const std::vector<float>& xy) {
             if (steps)
@@ -586,7 +586,7 @@ widgets::QkScatterPtr corpusQkScatter(const TextResult& result, const QString& c
     out->fromText = false;
     nameQkPoints(*out, v, tokens);
     out->title = qkTitle(result, layer, head, method,
-                         ComputeController::tr("corpus %1 (%2 tokens)").arg(QFileInfo(corpus).fileName()).arg(tokens.size()));
+                         ComputeController::tr("corpus %1 (%2 tokens)").arg(name).arg(tokens.size()));
     return embedIntoScatter(std::move(out), std::move(v), tokens, method, &ctx.stop(), partial,
                             throttled(ctx, controller, ComputeController::tr("%1 of %2").arg(methodTitle(method), name)));
 }

@@ -3,28 +3,34 @@
 #include "analysis/qk_space.h"
 
 #include "embed/pca.h"
-
-#include <Eigen/Core>
-
 #include "util/csv_field.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
+#include <Eigen/Core>
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace attnscope::core {
+
+namespace {
+// The one range check of a head the vectors are taken from (text, Transformer-XL's positions, corpus).
+void checkHead(int layers, int heads, int layer, int head)
+{
+    if (layer < 0 || layer >= layers)
+        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
+    if (head < 0 || head >= heads)
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
+}
+} // namespace
 
 QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head)
 {
     const auto& seg = capture.segment(segment);
-    if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
-        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
+    checkHead(static_cast<int>(seg.layers.size()), capture.model.heads, layer, head);
     const ScoreInputs in = capture.inputs(segment, layer);
-    if (head < 0 || head >= in.heads)
-        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
     QkVectors v;
     v.dim = in.headDim;
     const int kh = in.keyHead(head);
@@ -50,13 +56,10 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
 QkVectors headPositionVectors(const TextCapture& capture, int segment, int layer, int head)
 {
     const auto& seg = capture.segment(segment);
-    if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
-        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
+    checkHead(static_cast<int>(seg.layers.size()), capture.model.heads, layer, head);
     const ScoreInputs in = capture.inputs(segment, layer);
     if (!in.relativeTerms())
         throw Error(ErrorCode::BadInput, "only Transformer-XL has a position part (relative encodings R) to embed");
-    if (head < 0 || head >= in.heads)
-        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
     QkVectors v;
     v.dim = in.headDim;
     v.keysAreDistances = true;
@@ -79,10 +82,7 @@ QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> to
                           const StopToken* stop, const std::function<void(double)>& progress)
 {
     const auto& info = model.info();
-    if (layer < 0 || layer >= info.layers)
-        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " in this model");
-    if (head < 0 || head >= info.heads)
-        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " in this layer");
+    checkHead(info.layers, info.heads, layer, head);
     if (tokens.empty())
         throw Error(ErrorCode::BadInput, "the corpus tokenizes to nothing");
     // Collects the head's rows of one layer while the segments run; nothing else is kept.
@@ -274,7 +274,8 @@ QkEmbedding embedQk(const QkVectors& v, QkMethod method, const TsneOptions& tsne
 }
 
 namespace {
-// Every point of the embedding in export order (queries, then keys): kind, 0-based position, token text, index.
+// Every point of the embedding in export order (queries, then keys): kind, the position as exported (a token's from
+// 1, a relative encoding's distance from 0), token text, index.
 template <class F>
 void forEachPoint(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens, F&& f)
 {
@@ -284,14 +285,14 @@ void forEachPoint(const QkVectors& v, const QkEmbedding& e, const std::vector<To
     };
     for (int i = 0; i < e.queries; ++i) {
         const std::int64_t pos = v.queryPositions[static_cast<std::size_t>(i)];
-        f('q', pos, text(pos), static_cast<std::size_t>(i));
+        f('q', pos + 1, text(pos), static_cast<std::size_t>(i));
     }
     for (int j = 0; j < e.keys; ++j) {
         const std::int64_t pos = v.keyPositions[static_cast<std::size_t>(j)];
-        if (v.keysAreDistances) // printed from 0: a distance, not a token's place
-            f('r', pos - 1, std::string(), static_cast<std::size_t>(e.queries + j));
+        if (v.keysAreDistances)
+            f('r', pos, std::string(), static_cast<std::size_t>(e.queries + j));
         else
-            f('k', pos, text(pos), static_cast<std::size_t>(e.queries + j));
+            f('k', pos + 1, text(pos), static_cast<std::size_t>(e.queries + j));
     }
 }
 } // namespace
@@ -300,9 +301,9 @@ std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const std::vector<To
 {
     std::string out = "kind,position,token,x,y\n";
     char buf[64];
-    forEachPoint(v, e, tokens, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
+    forEachPoint(v, e, tokens, [&](char kind, std::int64_t shown, const std::string& text, std::size_t i) {
         std::snprintf(buf, sizeof buf, "%.6g,%.6g", e.x[i], e.y[i]);
-        out += std::string(1, kind) + "," + std::to_string(pos + 1) + "," + csvField(text) + "," + buf + "\n";
+        out += std::string(1, kind) + "," + std::to_string(shown) + "," + csvField(text) + "," + buf + "\n";
     });
     return out;
 }
@@ -310,8 +311,8 @@ std::string qkCsv(const QkVectors& v, const QkEmbedding& e, const std::vector<To
 std::string qkJson(const QkVectors& v, const QkEmbedding& e, const std::vector<Token>& tokens)
 {
     nlohmann::json points = nlohmann::json::array();
-    forEachPoint(v, e, tokens, [&](char kind, std::int64_t pos, const std::string& text, std::size_t i) {
-        points.push_back({{"kind", std::string(1, kind)}, {"position", pos + 1}, {"token", text}, {"x", e.x[i]}, {"y", e.y[i]}});
+    forEachPoint(v, e, tokens, [&](char kind, std::int64_t shown, const std::string& text, std::size_t i) {
+        points.push_back({{"kind", std::string(1, kind)}, {"position", shown}, {"token", text}, {"x", e.x[i]}, {"y", e.y[i]}});
     });
     const nlohmann::json doc{{"correlation", e.correlation}, {"kl_divergence", e.klDivergence}, {"points", std::move(points)}};
     return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

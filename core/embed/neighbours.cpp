@@ -2,6 +2,7 @@
 // then measured again in double, so cancellation in the product cannot reorder close neighbours' distances.
 #include "embed/neighbours.h"
 
+#include "embed/point_data.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -12,6 +13,7 @@ namespace attnscope::core {
 
 Neighbours nearestNeighbours(const std::vector<float>& data, int n, int dim, int k, const StopToken* stop)
 {
+    checkPointData(data, n, dim, "nearest neighbours");
     Neighbours out;
     out.k = std::max(0, std::min(k, n - 1));
     if (out.k == 0)

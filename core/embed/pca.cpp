@@ -1,6 +1,8 @@
 // PCA through the eigenvectors of the covariance (dim x dim, small for attention heads).
 #include "embed/pca.h"
 
+#include "embed/point_data.h"
+
 #include <Eigen/Dense>
 #include <algorithm>
 
@@ -8,6 +10,7 @@ namespace attnscope::core {
 
 std::vector<float> pca2(const std::vector<float>& data, int n, int dim)
 {
+    checkPointData(data, n, dim, "PCA");
     std::vector<float> out(static_cast<std::size_t>(n) * 2, 0.0f);
     if (n == 0 || dim == 0)
         return out;

@@ -6,6 +6,7 @@
 
 #include "embed/neighbours.h"
 #include "embed/pca.h"
+#include "embed/point_data.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -367,6 +368,7 @@ std::vector<double> descend(std::vector<double> y, int n, const TsneOptions& opt
 TsneResult tsne2(const std::vector<float>& data, int n, int dim, const TsneOptions& options, const StopToken* stop,
                  const EmbeddingProgress& progress)
 {
+    checkPointData(data, n, dim, "t-SNE");
     if (n < 4)
         throw Error(ErrorCode::BadInput, "t-SNE needs at least 4 points");
     if (n > kMaxTsnePoints)

@@ -6,6 +6,7 @@
 
 #include "embed/neighbours.h"
 #include "embed/pca.h"
+#include "embed/point_data.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -157,13 +158,19 @@ struct SplitMix {
 
 } // namespace
 
+int umapEpochs(int n, const UmapOptions& options)
+{
+    return options.epochs > 0 ? options.epochs : n <= kUmapLongRunPoints ? 500 : 200;
+}
+
 std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const UmapOptions& options, const StopToken* stop,
                          const EmbeddingProgress& progress)
 {
+    checkPointData(data, n, dim, "UMAP");
     if (n < 4)
         throw Error(ErrorCode::BadInput, "UMAP needs at least 4 points");
     const int k = std::clamp(options.neighbours - 1, 1, n - 1); // the point itself is the first of umap-learn's k
-    const int epochs = options.epochs > 0 ? options.epochs : n <= kUmapLongRunPoints ? 500 : 200;
+    const int epochs = umapEpochs(n, options);
     auto edges = fuzzyGraph(data, n, dim, k, stop);
     double maxWeight = 0;
     for (const auto& e : edges)

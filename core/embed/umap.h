@@ -22,6 +22,9 @@ struct UmapOptions {
 };
 
 // Embeds the rows of `data` ([n, dim]) into [n, 2]. Refuses fewer than 4 points by name. Cancels through `stop`.
+// The epochs a run of `n` points takes with these options (what progress counts up to).
+int umapEpochs(int n, const UmapOptions& options = {});
+
 // The picture is reported every kUmapProgressEvery epochs.
 constexpr int kUmapProgressEvery = 20;
 std::vector<float> umap2(const std::vector<float>& data, int n, int dim, const UmapOptions& options = {},

@@ -316,6 +316,10 @@ TEST_CASE("UMAP keeps clusters together (trustworthiness), the same seed giving 
     CHECK(e.x == x); // reporting changes nothing
     CHECK(steps.size() == 500 / core::kUmapProgressEvery - 1);
     CHECK_FALSE(core::qkMethodNamed("lda"));
+    // A point set whose size does not match its shape is refused before anything is sized from it.
+    CHECK_THROWS_WITH(core::umap2(data, n + 1, dim), Catch::Contains("are not"));
+    CHECK_THROWS_WITH(core::tsne2(data, n, dim + 1, {}), Catch::Contains("are not"));
+    CHECK_THROWS_WITH(core::pca2(data, n, dim - 1), Catch::Contains("are not"));
 }
 
 TEST_CASE("t-SNE (exact and Barnes-Hut) ends within 10% of scikit-learn's KL divergence on the same data and settings",

@@ -489,6 +489,13 @@ TEST_CASE("query-key plot coloured by token: repeated tokens by frequency, each 
     view.setColouring(attnscope::widgets::QkScatterView::Colouring::Token);
     // "the" three times (spaces trimmed), "sat" and "on" twice; single words and R are the grey rest.
     CHECK(view.frequentTokens() == QStringList({"the", "on", "sat"}));
+    // Other points (another head, or a picture while the colouring is something else): counted anew when shown.
+    auto other = std::make_shared<attnscope::widgets::QkScatterData>(*data);
+    other->labels[1] = QStringLiteral("mat");
+    view.setColouring(attnscope::widgets::QkScatterView::Colouring::Kind);
+    view.setData(other);
+    view.setColouring(attnscope::widgets::QkScatterView::Colouring::Token);
+    CHECK(view.frequentTokens() == QStringList({"the", "mat", "on", "sat"}));
     QImage img(view.size(), QImage::Format_ARGB32);
     view.render(&img);
     CHECK(!img.isNull());
