@@ -36,35 +36,22 @@ const char32_t* byteToUnicode()
 }
 
 // [begin, end) unit ranges of `piece` that `find` reports, turned into pieces by `behavior`.
-std::vector<Piece> splitPiece(const Piece& piece, const std::vector<std::pair<int, int>>& matchesIn, SplitBehavior behavior,
+std::vector<Piece> splitPiece(const Piece& piece, const std::vector<std::pair<int, int>>& matches, SplitBehavior behavior,
                               bool invert)
 {
     const int n = static_cast<int>(piece.size());
-    // With invert the pattern describes the parts to keep as they are: the gaps become the "matches".
-    std::vector<std::pair<int, int>> matches;
-    if (!invert) {
-        matches = matchesIn;
-    } else {
-        int at = 0;
-        for (const auto& [b, e] : matchesIn) {
-            if (b > at)
-                matches.emplace_back(at, b);
-            at = e;
-        }
-        if (at < n)
-            matches.emplace_back(at, n);
-    }
-    // Alternating segments: (range, isMatch).
+    // Alternating segments: (range, isMatch). With invert the pattern describes the parts to keep as they are: each of
+    // its matches is a segment of its own (adjacent ones stay apart) and the gaps between them are what `behavior` acts on.
     std::vector<std::pair<std::pair<int, int>, bool>> segs;
     int at = 0;
     for (const auto& m : matches) {
         if (m.first > at)
-            segs.push_back({{at, m.first}, false});
-        segs.push_back({m, true});
+            segs.push_back({{at, m.first}, invert});
+        segs.push_back({m, !invert});
         at = m.second;
     }
     if (at < n)
-        segs.push_back({{at, n}, false});
+        segs.push_back({{at, n}, invert});
     if (behavior == SplitBehavior::Contiguous) { // adjacent matches become one
         std::vector<std::pair<std::pair<int, int>, bool>> merged;
         for (const auto& s : segs)
