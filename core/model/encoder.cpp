@@ -1,10 +1,10 @@
 // The encoder forward pass. Shapes: T tokens, C = hidden, H heads of size d = C / H.
 #include "model/encoder.h"
 
+#include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/layer_buffer.h"
-#include "util/stop_token.h"
 
 #include <cmath>
 
@@ -148,11 +148,10 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     auto& st = static_cast<EncoderState&>(baseState);
     const int T = static_cast<int>(ids.size());
     const int C = m_config.hidden, H = m_config.nHead, d = C / H;
-    if (T == 0)
-        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
-    if (T > m_config.maxTokens())
-        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(T) + " tokens exceeds the model's " +
-                                             std::to_string(m_config.maxTokens()) + " positions (max_position_embeddings)");
+    SegmentDriver::checkIds(ids, m_config.vocabSize);
+    SegmentDriver::checkLength(T, m_config.maxTokens(), "the model's " + std::to_string(m_config.maxTokens()) +
+                                                            " positions (max_position_embeddings)");
+    SegmentDriver run(st, observer, *m_weights);
     const auto first = static_cast<std::size_t>(st.tokensSeen);
     auto perToken = [&](const auto& v, const char* what) {
         if (!v.empty() && v.size() < first + static_cast<std::size_t>(T))
@@ -184,10 +183,6 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     const auto pos = positionIds(ids);
     for (int t = 0; t < T; ++t) {
         const int id = ids[static_cast<std::size_t>(t)];
-        if (id < 0 || id >= m_config.vocabSize)
-            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
-                                                 " is outside the vocabulary [0, " +
-                                                 std::to_string(m_config.vocabSize) + ")");
         if (pos[static_cast<std::size_t>(t)] >= m_config.maxPositions)
             throw Error(ErrorCode::BadInput, "position " + std::to_string(pos[static_cast<std::size_t>(t)]) +
                                                  " is beyond the model's " + std::to_string(m_config.maxPositions) +
@@ -214,16 +209,11 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
             mask[static_cast<std::size_t>(i) * T + j] = j < lo || j >= hi;
 
     SegmentView sv;
-    sv.segment = st.segmentsDone;
-    sv.firstPosition = st.tokensSeen;
-    sv.qlen = T;
-    sv.klen = T;
-    sv.dModel = C;
     sv.embedding = x.data();
     sv.mask = mask.data();
-    observer.onSegment(sv);
+    run.begin({T, 0, C}, sv);
 
-    const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
+    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
     const std::size_t perLayer = static_cast<std::size_t>(H) * T * T;
     LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
     RowMatrix q, k, v, heads(T, C), attnOut, inner, ffn;
@@ -232,8 +222,7 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         out.rowwise() += asVector(L.b);
     };
     for (int l = 0; l < m_config.nLayer; ++l) {
-        if (st.stop && st.stop->stopRequested())
-            throw Error(ErrorCode::Cancelled, "run cancelled");
+        run.checkStop();
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         project(x, L.q, q);
         project(x, L.k, k);
@@ -256,12 +245,7 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         layerNormRows(ffn, L.ffnNorm.w, L.ffnNorm.b, m_config.layerNormEps, x);
 
         LayerView lv;
-        lv.segment = st.segmentsDone;
-        lv.layer = l;
         lv.heads = H;
-        lv.qlen = T;
-        lv.klen = T;
-        lv.dModel = C;
         lv.inputs = in;
         lv.attnProb = wantProbs ? probs.data() : nullptr;
         lv.scores = wantScores ? scores.data() : nullptr;
@@ -270,25 +254,18 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         lv.headDim = d;
         lv.attnOutput = attnOut.data();
         lv.hidden = x.data();
-        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
-        observer.onLayer(lv);
+        run.layerDone(l, lv);
     }
 
-    SegmentEndView ev;
-    ev.segment = st.segmentsDone;
-    ev.qlen = T;
-    ev.dModel = C;
     RowMatrix transformed, logits;
-    if (observer.wantLogits() && m_head) {
+    run.end([&](SegmentEndView& ev) {
+        if (!m_head)
+            return;
         headRows(x, transformed, logits);
         ev.lnF = transformed.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
-    }
-    m_weights->throwIfDamaged();
-    observer.onSegmentEnd(ev);
-    st.tokensSeen += T;
-    ++st.segmentsDone;
+    });
 }
 
 void EncoderModel::headRows(const RowMatrix& x, RowMatrix& transformed, RowMatrix& logits) const

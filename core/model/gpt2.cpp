@@ -2,10 +2,10 @@
 #include "model/gpt2.h"
 
 #include "model/kv_cache.h"
+#include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/layer_buffer.h"
-#include "util/stop_token.h"
 
 #include <cmath>
 
@@ -108,23 +108,17 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     auto& st = static_cast<GPT2State&>(baseState);
     const int T = static_cast<int>(ids.size());
     const int C = m_config.nEmbd, H = m_config.nHead, hs = C / H;
-    if (T == 0)
-        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
+    SegmentDriver::checkIds(ids, m_config.vocabSize);
     const int m = st.cache.begin(0); // positions are absolute: nothing carries over, except into a resumed segment
     const int K = m + T;
-    if (K > m_config.nPositions)
-        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(K) + " tokens exceeds the model's " +
-                                             std::to_string(m_config.nPositions) + " positions (n_positions)");
+    SegmentDriver::checkLength(K, m_config.nPositions,
+                               "the model's " + std::to_string(m_config.nPositions) + " positions (n_positions)");
+    SegmentDriver run(st, observer, *m_weights);
 
     RowMatrix x(T, C);
     RowVector position(C);
     for (int t = 0; t < T; ++t) {
-        const int id = ids[static_cast<std::size_t>(t)];
-        if (id < 0 || id >= m_config.vocabSize)
-            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
-                                                 " is outside the vocabulary [0, " +
-                                                 std::to_string(m_config.vocabSize) + ")");
-        weightRow(m_wte, id, x.row(t).data());
+        weightRow(m_wte, ids[static_cast<std::size_t>(t)], x.row(t).data());
         weightRow(m_wpe, m + t, position.data());
         x.row(t) += position;
     }
@@ -137,23 +131,16 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     }
 
     SegmentView sv;
-    sv.segment = st.segmentsDone;
-    sv.firstPosition = st.tokensSeen;
-    sv.qlen = T;
-    sv.mlen = m;
-    sv.klen = K;
-    sv.dModel = C;
     sv.embedding = x.data();
     sv.mask = mask.data();
-    observer.onSegment(sv);
+    run.begin({T, m, C}, sv);
 
-    const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
+    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
     const std::size_t perLayer = static_cast<std::size_t>(H) * T * K;
     LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
     RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
     for (int l = 0; l < m_config.nLayer; ++l) {
-        if (st.stop && st.stop->stopRequested())
-            throw Error(ErrorCode::Cancelled, "run cancelled");
+        run.checkStop();
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
         multiply(a, L.attnW, qkv);
@@ -188,13 +175,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         x += ff;
 
         LayerView lv;
-        lv.segment = st.segmentsDone;
-        lv.layer = l;
         lv.heads = H;
-        lv.qlen = T;
-        lv.mlen = m;
-        lv.klen = K;
-        lv.dModel = C;
         lv.inputs = in;
         lv.attnProb = wantProbs ? probs.data() : nullptr;
         lv.scores = wantScores ? scores.data() : nullptr;
@@ -204,26 +185,17 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         lv.attnOutput = attnOut.data();
         lv.headMix = heads.data();
         lv.hidden = x.data();
-        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
-        observer.onLayer(lv);
+        run.layerDone(l, lv);
     }
     st.cache.finish();
 
-    SegmentEndView ev;
-    ev.segment = st.segmentsDone;
-    ev.qlen = T;
-    ev.dModel = C;
     RowMatrix lnF, logits;
-    if (observer.wantLogits()) {
+    run.end([&](SegmentEndView& ev) {
         readOutRows(x, lnF, logits);
         ev.lnF = lnF.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
-    }
-    m_weights->throwIfDamaged();
-    observer.onSegmentEnd(ev);
-    st.tokensSeen += T;
-    ++st.segmentsDone;
+    });
 }
 
 void GPT2Model::readOutRows(const RowMatrix& x, RowMatrix& lnF, RowMatrix& logits) const

@@ -4,11 +4,11 @@
 
 #include "model/kv_cache.h"
 #include "model/run_limits.h"
+#include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/layer_buffer.h"
 #include "util/stage_timer.h"
-#include "util/stop_token.h"
 
 #include <cmath>
 #include <optional>
@@ -402,24 +402,18 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     auto& st = static_cast<State&>(baseState);
     const auto& c = m_config;
     const int q = static_cast<int>(ids.size());
-    if (q == 0)
-        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
-    if (q > m_info.maxSegmentLen)
-        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the model's context of " +
-                                             std::to_string(m_info.maxSegmentLen) + " positions");
+    SegmentDriver::checkIds(ids, c.vocabSize);
+    SegmentDriver::checkLength(q, m_info.maxSegmentLen,
+                               "the model's context of " + std::to_string(m_info.maxSegmentLen) + " positions");
+    SegmentDriver run(st, observer, *m_weights);
     const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
     auto normRows = [this](const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) {
         familyNorm(in, w, b, out);
     };
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     RowMatrix x(q, C);
-    for (int t = 0; t < q; ++t) {
-        const int id = ids[static_cast<std::size_t>(t)];
-        if (id < 0 || id >= c.vocabSize)
-            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
-                                                 " is outside the vocabulary [0, " + std::to_string(c.vocabSize) + ")");
-        weightRow(m_embed, id, x.row(t).data());
-    }
+    for (int t = 0; t < q; ++t)
+        weightRow(m_embed, ids[static_cast<std::size_t>(t)], x.row(t).data());
     if (c.scaleEmbedding) // Gemma: times sqrt(hidden), the factor rounded to float32 first as the reference does
         x *= static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
     const int m = st.cache.begin(st.memLen);
@@ -446,20 +440,14 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     const Visible local = mixed ? visible(c.slidingWindow) : Visible{};
     const auto& mask = global.mask;
     SegmentView sv;
-    sv.segment = st.segmentsDone;
-    sv.firstPosition = st.tokensSeen;
-    sv.qlen = q;
-    sv.mlen = m;
-    sv.klen = k;
-    sv.dModel = C;
     sv.embedding = x.data();
     sv.mask = mask.data();
-    observer.onSegment(sv);
+    run.begin({q, m, C}, sv);
 
     const RotaryTable table = rotaryTable(k, m_invFreq);
     const RotaryTable localTable = m_invFreqLocal.empty() ? RotaryTable{} : rotaryTable(k, m_invFreqLocal);
-    const bool wantProbs = observer.wantProbabilities(), wantScores = observer.wantScores();
-    const int bandCount = observer.wantTerms() && st.bands ? st.bands->count() : 0;
+    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
+    const int bandCount = run.wantTerms() && st.bands ? st.bands->count() : 0;
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
     LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
     LayerBuffer bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
@@ -467,8 +455,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     RowMatrix hGate, hUp, ff;
     embedding.reset();
     for (int l = 0; l < c.nLayer; ++l) {
-        if (st.stop && st.stop->stopRequested())
-            throw Error(ErrorCode::Cancelled, "run cancelled");
+        run.checkStop();
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         const bool slides = mixed && c.slides(l);
         const Visible& seen = slides ? local : global;
@@ -561,13 +548,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         x = h + ff;
 
         LayerView lv;
-        lv.segment = st.segmentsDone;
-        lv.layer = l;
         lv.heads = H;
-        lv.qlen = q;
-        lv.mlen = m;
-        lv.klen = k;
-        lv.dModel = C;
         lv.inputs = in;
         lv.attnProb = wantProbs ? probs.data() : nullptr;
         lv.scores = wantScores ? scores.data() : nullptr;
@@ -579,26 +560,17 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.attnOutput = attnOut.data();
         lv.headMix = heads.data();
         lv.hidden = x.data();
-        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
-        observer.onLayer(lv);
+        run.layerDone(l, lv);
     }
     st.cache.finish();
 
-    SegmentEndView ev;
-    ev.segment = st.segmentsDone;
-    ev.qlen = q;
-    ev.dModel = C;
     RowMatrix normed, logits;
-    if (observer.wantLogits()) {
+    run.end([&](SegmentEndView& ev) {
         readOutRows(x, normed, logits);
         ev.lnF = normed.data();
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;
-    }
-    m_weights->throwIfDamaged();
-    observer.onSegmentEnd(ev);
-    st.tokensSeen += q;
-    ++st.segmentsDone;
+    });
 }
 
 void LlamaModel::familyNorm(const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) const

@@ -5,13 +5,13 @@
 
 #include "linalg/matmul.h"
 #include "model/run_limits.h"
+#include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
 #include "util/layer_buffer.h"
 #include "util/stage_timer.h"
 
 #include <optional>
-#include "util/stop_token.h"
 
 #include <algorithm>
 #include <cmath>
@@ -288,10 +288,6 @@ RowMatrix TransfoXLModel::embed(std::span<const std::int32_t> ids) const
     const float scale = std::sqrt(static_cast<float>(m_config.dModel));
     for (std::size_t t = 0; t < ids.size(); ++t) {
         const int id = ids[t];
-        if (id < 0 || id >= m_config.vocabSize)
-            throw Error(ErrorCode::BadInput, "token id " + std::to_string(id) + " at position " + std::to_string(t) +
-                                                 " is outside the vocabulary [0, " +
-                                                 std::to_string(m_config.vocabSize) + ")");
         for (const auto& cl : m_clusters) {
             if (id < cl.lo || id >= cl.hi)
                 continue;
@@ -428,11 +424,9 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
 {
     auto& st = static_cast<State&>(baseState);
     const int q = static_cast<int>(ids.size());
-    if (q == 0)
-        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
-    if (q > kMaxSegmentLen)
-        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(q) + " tokens exceeds the limit of " +
-                                             std::to_string(kMaxSegmentLen));
+    SegmentDriver::checkIds(ids, m_config.vocabSize);
+    SegmentDriver::checkLength(q, kMaxSegmentLen, "the limit of " + std::to_string(kMaxSegmentLen));
+    SegmentDriver run(st, observer, *m_weights);
     const int mlen = static_cast<int>(st.mems[0].rows());
     const int k = mlen + q;
     const int d = m_config.dModel;
@@ -454,18 +448,12 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         sinusoid(st.clampLen > 0 ? std::min(dist, st.clampLen) : dist, posEmb.row(p).data());
     }
     SegmentView sv;
-    sv.segment = st.segmentsDone;
-    sv.firstPosition = st.tokensSeen;
-    sv.qlen = q;
-    sv.mlen = mlen;
-    sv.klen = k;
-    sv.dModel = d;
     sv.embedding = x.data();
     sv.posEmb = posEmb.data();
     sv.mask = mask.data();
-    observer.onSegment(sv);
+    run.begin({q, mlen, d}, sv);
 
-    const bool wantTerms = observer.wantTerms(), wantProbs = observer.wantProbabilities();
+    const bool wantTerms = run.wantTerms(), wantProbs = run.wantProbabilities();
     const auto spans = spansOfMask(mask.data(), q, k);
     const std::size_t perLayer = static_cast<std::size_t>(m_config.nHead) * q * k;
     LayerBuffer probs(wantProbs ? perLayer : 0);
@@ -481,20 +469,13 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     RowMatrix hidden;
     embedding.reset();
     for (int l = 0; l < m_config.nLayer; ++l) {
-        if (st.stop && st.stop->stopRequested())
-            throw Error(ErrorCode::Cancelled, "run cancelled");
+        run.checkStop();
         const auto li = static_cast<std::size_t>(l);
         const ScoreInputs in = attention(st, l, x, mlen, spans, keep, buf);
         feedForward(l, buf.attnOut, hidden);
 
         LayerView lv;
-        lv.segment = st.segmentsDone;
-        lv.layer = l;
         lv.heads = m_config.nHead;
-        lv.qlen = q;
-        lv.mlen = mlen;
-        lv.klen = k;
-        lv.dModel = d;
         lv.inputs = in;
         lv.attnProb = wantProbs ? probs.data() : nullptr;
         if (wantTerms)
@@ -506,8 +487,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         lv.memsIn = mlen > 0 ? st.mems[li].data() : nullptr;
         lv.attnOutput = buf.attnOut.data();
         lv.hidden = hidden.data();
-        m_weights->throwIfDamaged(); // an observer never sees what a truncated file gave
-        observer.onLayer(lv);
+        run.layerDone(l, lv);
 
         // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
         StageScope timed(Stage::Copies);
@@ -518,20 +498,14 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         x = std::move(hidden);
         hidden = RowMatrix();
     }
-    SegmentEndView ev;
-    ev.segment = st.segmentsDone;
-    ev.qlen = q;
-    ev.dModel = d;
     RowMatrix logProbs;
-    if (!m_out.empty() && observer.wantLogits()) { // the adaptive softmax's log-probabilities stand for logits
-        logProbabilities(x, logProbs);
+    run.end([&](SegmentEndView& ev) {
+        if (m_out.empty())
+            return;
+        logProbabilities(x, logProbs); // the adaptive softmax's log-probabilities stand for logits
         ev.logits = logProbs.data();
         ev.vocab = m_config.vocabSize;
-    }
-    m_weights->throwIfDamaged();
-    observer.onSegmentEnd(ev);
-    st.tokensSeen += q;
-    ++st.segmentsDone;
+    });
 }
 
 } // namespace attnscope::core

@@ -20,7 +20,8 @@ public:
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
 
-    // The adaptive input embedding of `ids` times sqrt(d_model): [ids.size(), d_model].
+    // The adaptive input embedding of `ids` (in range: forwardSegment checks them) times sqrt(d_model):
+    // [ids.size(), d_model].
     RowMatrix embed(std::span<const std::int32_t> ids) const;
     // Sinusoidal encoding of (clamped) distance r: [sin(r f_0..), cos(r f_0..)], computed in float32 as the reference.
     void sinusoid(int distance, float* out) const;

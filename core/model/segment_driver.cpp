@@ -1,0 +1,75 @@
+// The frame of one segment's forward, shared by every family (see segment_driver.h).
+#include "model/segment_driver.h"
+
+#include "util/error.h"
+#include "util/stop_token.h"
+
+namespace attnscope::core {
+
+SegmentDriver::SegmentDriver(RunState& state, AttentionObserver& observer, const Checkpoint& weights)
+    : m_state(state), m_observer(observer), m_weights(weights), m_wantProbabilities(observer.wantProbabilities()),
+      m_wantScores(observer.wantScores())
+{
+}
+
+void SegmentDriver::checkLength(int tokens, int maxTokens, const std::string& limit)
+{
+    if (tokens > maxTokens)
+        throw Error(ErrorCode::BadInput, "segment of " + std::to_string(tokens) + " tokens exceeds " + limit);
+}
+
+void SegmentDriver::checkIds(std::span<const std::int32_t> ids, int vocab)
+{
+    if (ids.empty())
+        throw Error(ErrorCode::BadInput, "a segment must hold at least one token");
+    for (std::size_t t = 0; t < ids.size(); ++t)
+        if (ids[t] < 0 || ids[t] >= vocab)
+            throw Error(ErrorCode::BadInput, "token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+                                                 " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+}
+
+void SegmentDriver::begin(const Shape& shape, SegmentView& view)
+{
+    m_shape = shape;
+    view.segment = m_state.segmentsDone;
+    view.firstPosition = m_state.tokensSeen;
+    view.qlen = shape.qlen;
+    view.mlen = shape.mlen;
+    view.klen = shape.klen();
+    view.dModel = shape.dModel;
+    m_observer.onSegment(view);
+}
+
+void SegmentDriver::checkStop() const
+{
+    if (m_state.stop && m_state.stop->stopRequested())
+        throw Error(ErrorCode::Cancelled, "run cancelled");
+}
+
+void SegmentDriver::layerDone(int layer, LayerView& view)
+{
+    view.segment = m_state.segmentsDone;
+    view.layer = layer;
+    view.qlen = m_shape.qlen;
+    view.mlen = m_shape.mlen;
+    view.klen = m_shape.klen();
+    view.dModel = m_shape.dModel;
+    m_weights.throwIfDamaged(); // an observer never sees what a truncated file gave
+    m_observer.onLayer(view);
+}
+
+void SegmentDriver::end(const std::function<void(SegmentEndView&)>& readOut)
+{
+    SegmentEndView view;
+    view.segment = m_state.segmentsDone;
+    view.qlen = m_shape.qlen;
+    view.dModel = m_shape.dModel;
+    if (m_observer.wantLogits())
+        readOut(view);
+    m_weights.throwIfDamaged();
+    m_observer.onSegmentEnd(view);
+    m_state.tokensSeen += m_shape.qlen;
+    ++m_state.segmentsDone;
+}
+
+} // namespace attnscope::core

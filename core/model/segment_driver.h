@@ -1,0 +1,59 @@
+// The frame every family's forwardSegment runs its block arithmetic in, so a family's file holds only its embedding and
+// its blocks: the segment's ids checked (length, vocabulary), the observer told where the segment starts, cancellation
+// checked between layers, each layer's view completed with the segment's shape and handed on (never after the weights'
+// file was found damaged), the read-out at the end when the observer asks for logits, and the run's counters advanced.
+#pragma once
+
+#include "io/checkpoint.h"
+#include "model/attention_model.h"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+namespace attnscope::core {
+
+class SegmentDriver {
+public:
+    // The segment's shape as the observer sees it: qlen new tokens after mlen remembered or cached ones.
+    struct Shape {
+        int qlen = 0;
+        int mlen = 0;
+        int dModel = 0;
+        int klen() const { return mlen + qlen; }
+    };
+
+    SegmentDriver(RunState& state, AttentionObserver& observer, const Checkpoint& weights);
+
+    // Throws Error(BadInput) for an empty segment and naming the first id outside [0, vocab) and its position.
+    static void checkIds(std::span<const std::int32_t> ids, int vocab);
+    // Throws Error(BadInput) for a segment of more than `maxTokens` tokens; `tokens` is what counts against the limit
+    // (a resumed segment's cached tokens too) and `limit` says what the limit is ("the model's 1024 positions
+    // (n_positions)").
+    static void checkLength(int tokens, int maxTokens, const std::string& limit);
+
+    bool wantProbabilities() const { return m_wantProbabilities; }
+    bool wantScores() const { return m_wantScores; }
+    bool wantTerms() const { return m_observer.wantTerms(); }
+
+    // Fills the view's segment index, first position and shape, and tells the observer the segment starts.
+    void begin(const Shape& shape, SegmentView& view);
+    // Between layers: throws Error(Cancelled) when the run was asked to stop.
+    void checkStop() const;
+    // Fills the layer view's segment index, layer and shape, and hands it on.
+    void layerDone(int layer, LayerView& view);
+    // Ends the segment: `readOut` (given the view to fill with lnF, logits and vocab) runs only when the observer
+    // wants logits; then the observer's onSegmentEnd, and the state's counters advance.
+    void end(const std::function<void(SegmentEndView&)>& readOut);
+
+private:
+    RunState& m_state;
+    AttentionObserver& m_observer;
+    const Checkpoint& m_weights;
+    Shape m_shape;
+    bool m_wantProbabilities = false;
+    bool m_wantScores = false;
+};
+
+} // namespace attnscope::core
