@@ -574,10 +574,55 @@ TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::stri
 
 GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) { return parseGPT2(Reader(json, file)); }
 
+namespace {
+// What Gemma 3's configuration class fills in where a config.json is silent (transformers' Gemma3TextConfig): a
+// multimodal folder's text_config often gives only the sizes and the window. Keys the file gives win, null included.
+nlohmann::json withGemma3TextDefaults(const nlohmann::json& given)
+{
+    nlohmann::json j = {{"vocab_size", 262208},
+                        {"hidden_size", 2304},
+                        {"intermediate_size", 9216},
+                        {"num_hidden_layers", 26},
+                        {"num_attention_heads", 8},
+                        {"num_key_value_heads", 4},
+                        {"head_dim", 256},
+                        {"hidden_activation", "gelu_pytorch_tanh"},
+                        {"max_position_embeddings", 131072},
+                        {"rms_norm_eps", 1e-6},
+                        {"tie_word_embeddings", true},
+                        {"rope_theta", 1000000.0},
+                        {"attention_bias", false},
+                        {"query_pre_attn_scalar", 256},
+                        {"sliding_window", 4096},
+                        {"rope_local_base_freq", 10000.0},
+                        {"sliding_window_pattern", 6}};
+    for (const auto& [key, value] : given.items())
+        j[key] = value;
+    return j;
+}
+} // namespace
+
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
-    if (familyOfModelType(modelType, file).id == ModelFamily::GptNeoX)
+    const ModelFamily family = familyOfModelType(modelType, file).id;
+    if (family == ModelFamily::GptNeoX)
         return parseGptNeoX(Reader(json, file), modelType, file);
+    if (family == ModelFamily::Gemma3) {
+        // A multimodal Gemma 3 (model_type gemma3) is read as its text model: its text_config; the vision tower is
+        // left unread.
+        const nlohmann::json* text = &json;
+        if (modelType == "gemma3") {
+            const auto it = json.find("text_config");
+            if (it == json.end() || !it->is_object())
+                throw Error(ErrorCode::BadConfig,
+                            "a multimodal Gemma 3 config (model_type gemma3) needs a \"text_config\" object: the text "
+                            "model's settings",
+                            file, "text_config");
+            text = &*it;
+        }
+        const nlohmann::json merged = withGemma3TextDefaults(*text);
+        return parseLlama(Reader(merged, file), merged, file, modelType);
+    }
     return parseLlama(Reader(json, file), json, file, modelType);
 }
 

@@ -71,7 +71,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Qwen3, "Qwen3", {"qwen3"}, {"qwen3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text"}, {"gemma3"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text", "gemma3"}, {"gemma3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},

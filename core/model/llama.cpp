@@ -70,7 +70,7 @@ WeightView LlamaModel::weight(const TensorName& name, int layer, const Shape& sh
         throw Error(ErrorCode::MissingTensor, std::string("this family has no such tensor in ") +
                                                   (m_config.fromGguf ? "GGUF files" : "Hugging Face folders"),
                     m_weights->source());
-    const std::string tensor = tensorName("", pattern, layer);
+    const std::string tensor = placedName(m_textPlace, tensorName("", pattern, layer));
     // Matrices stay as stored; vectors (norms, biases) are small and become float32.
     return shape.size() == 1 ? m_weights->getFloat(tensor, shape) : m_weights->get(tensor, shape);
 }
@@ -155,6 +155,8 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     const auto& c = m_config;
     const std::int64_t C = c.hidden, D = c.headDim, QD = c.nHead * D, KD = c.nKvHead * D;
     const DecoderNames& N = decoderNames(c.family);
+    if (!c.fromGguf)
+        m_textPlace = textModelPlace(*m_weights, N.embed.hf);
     const bool layerNorm = c.norm == LlamaConfig::Norm::Layer;
     if (c.qkv == LlamaConfig::Qkv::PerHead && c.nKvHead != c.nHead)
         throw Error(ErrorCode::BadConfig, "a per-head fused query_key_value needs as many key/value heads as heads",

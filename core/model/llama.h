@@ -66,6 +66,7 @@ private:
 
     LlamaConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;
+    TextModelPlace m_textPlace = TextModelPlace::Top; // a multimodal checkpoint keeps the text model inside
     ModelInfo m_info;
     WeightView m_embed, m_norm, m_normBias, m_lmHead;
     std::vector<Layer> m_layers;

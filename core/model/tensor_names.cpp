@@ -144,6 +144,29 @@ const EncoderNames& encoderNames(ModelFamily family)
     }
 }
 
+TextModelPlace textModelPlace(const Checkpoint& weights, const std::string& embedName)
+{
+    if (weights.has(embedName))
+        return TextModelPlace::Top;
+    if (weights.has(placedName(TextModelPlace::UnderLanguageModel, embedName)))
+        return TextModelPlace::UnderLanguageModel;
+    if (weights.has(placedName(TextModelPlace::InsideModel, embedName)))
+        return TextModelPlace::InsideModel;
+    return TextModelPlace::Top;
+}
+
+std::string placedName(TextModelPlace place, const std::string& name)
+{
+    static const std::string model = "model.";
+    switch (place) {
+    case TextModelPlace::UnderLanguageModel: return "language_model." + name;
+    case TextModelPlace::InsideModel:
+        return name.rfind(model, 0) == 0 ? "model.language_model." + name.substr(model.size()) : name;
+    case TextModelPlace::Top: break;
+    }
+    return name;
+}
+
 std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern)
 {
     return weights.has(tensorName(prefix, probePattern, 0)) ? prefix : "";

@@ -95,6 +95,16 @@ class Checkpoint;
 // `probePattern` is a name every checkpoint of the family has (index 0 substituted).
 std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern);
 
+// Where a Hugging Face checkpoint keeps a decoder's text model: at the top (model.*, lm_head.*), or inside a multimodal
+// model whose other parts are not read (Gemma 3's Gemma3ForConditionalGeneration): language_model.model.* and
+// language_model.lm_head.* as transformers wrote it before 4.52, model.language_model.* and lm_head.* since.
+enum class TextModelPlace { Top, UnderLanguageModel, InsideModel };
+// Decided by where the checkpoint has the text model's embedding (`embedName`, its name at the top); Top when nowhere,
+// so a missing tensor is reported under its usual name.
+TextModelPlace textModelPlace(const Checkpoint& weights, const std::string& embedName);
+// A text model's Hugging Face name (as at the top) where `place` keeps it.
+std::string placedName(TextModelPlace place, const std::string& name);
+
 // Replaces {l} / {c} in a pattern with the index.
 std::string tensorName(const std::string& prefix, const char* pattern, int index = -1);
 

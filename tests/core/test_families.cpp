@@ -2,6 +2,7 @@
 // Hugging Face formula, computed here independently), default sliding-layer patterns, unknown types named.
 #include "model/families.h"
 #include "model/model_loader.h"
+#include "run/reference_dump.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -111,5 +112,74 @@ TEST_CASE("Gemma without layer_types: Gemma 2 alternates, Gemma 3 has five local
         }
         CHECK(rules[0].softCap == (name == "gemma2-tiny" ? 4.0f : 0.0f));
         fs::remove_all(dir);
+    }
+}
+
+TEST_CASE("a multimodal Gemma 3 folder (model_type gemma3) opens as its text model, in both of transformers' layouts",
+          "[families][gemma3]")
+{
+    const auto ref = test::testdataDir() / "gemma3-tiny";
+    const auto input = core::readJsonFile((ref / "input.json").string());
+    const auto expected = (ref / "expected.safetensors").string();
+    const auto textConfig = core::readJsonFile((ref / "config.json").string());
+    const auto weights = test::loadAll((ref / "model.safetensors").string());
+    test::TempDir tmp;
+    // Gemma3ForConditionalGeneration as transformers wrote it before 4.52 (language_model.model.*) and since
+    // (model.language_model.*); a vision tower beside it that nobody reads.
+    for (const std::string layout : {"language_model.model.", "model.language_model."}) {
+        DYNAMIC_SECTION(layout)
+        {
+            const auto dir = tmp / (layout + "case");
+            fs::create_directories(dir);
+            nlohmann::json config = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                                     {"model_type", "gemma3"},
+                                     {"text_config", textConfig},
+                                     {"vision_config", {{"model_type", "siglip_vision_model"}, {"hidden_size", 8}}}};
+            std::ofstream(dir / "config.json") << config.dump();
+            auto nested = weights;
+            for (auto& w : nested) {
+                REQUIRE(w.name.rfind("model.", 0) == 0);
+                w.name = layout + w.name.substr(6);
+            }
+            core::OutputTensor vision = nested.front();
+            vision.name = "vision_tower.vision_model.embeddings.patch_embedding.weight";
+            nested.push_back(vision);
+            core::writeSafetensors((dir / "model.safetensors").string(), nested);
+            const auto m = core::loadModel(dir.string());
+            CHECK(m.model->info().layerRules.size() == 6);
+            CHECK(test::referenceMismatches(expected, core::dumpReference(*m.model, input, "input.json")).empty());
+        }
+    }
+}
+
+TEST_CASE("Gemma 3's text settings a config leaves out take its configuration class's defaults", "[families][gemma3]")
+{
+    // A text_config as the 4B model's: sizes, window and rope scaling only.
+    const nlohmann::json config = {
+        {"model_type", "gemma3"},
+        {"text_config",
+         {{"hidden_size", 2560}, {"intermediate_size", 10240}, {"model_type", "gemma3_text"}, {"num_hidden_layers", 34},
+          {"rope_scaling", {{"factor", 8.0}, {"rope_type", "linear"}}}, {"sliding_window", 1024}}}};
+    const auto c = std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json"));
+    CHECK(c.family == core::ModelFamily::Gemma3);
+    CHECK(c.vocabSize == 262208);
+    CHECK(c.nHead == 8);
+    CHECK(c.nKvHead == 4);
+    CHECK(c.headDim == 256);
+    CHECK(c.rope.theta == 1e6);
+    CHECK(c.localRopeTheta == 1e4);
+    CHECK(c.queryPreAttnScalar == 256);
+    CHECK(c.slidingWindow == 1024);
+    REQUIRE(c.slidingLayers.size() == 34);
+    CHECK(c.slidingLayers[4]);
+    CHECK_FALSE(c.slidingLayers[5]);
+    CHECK(c.tieEmbeddings);
+
+    try {
+        core::parseModelConfig(nlohmann::json{{"model_type", "gemma3"}}, "config.json");
+        FAIL("a gemma3 config without text_config opened");
+    } catch (const core::Error& e) {
+        CHECK(e.code() == core::ErrorCode::BadConfig);
+        CHECK(std::string(e.what()).find("text_config") != std::string::npos);
     }
 }
