@@ -178,9 +178,9 @@ void PredictionPanel::showNext()
         bars->probabilities.push_back(d.actualProbability);
     }
     m_info->setText(m_next->actual >= 0
-                        ? tr("The model's top 10 next tokens; orange: the token that follows in the text. Click a grid "
+                        ? tr("The model's most likely next tokens; orange: the token that follows in the text. Click a grid "
                              "row for another position.")
-                        : tr("The model's top 10 next tokens after the end of the text. Click a grid row for another "
+                        : tr("The model's most likely next tokens after the end of the text. Click a grid row for another "
                              "position."));
     // Sampling's cut-offs as pale bars: past top-k, or after the tokens whose probability reaches top-p.
     const auto sampling = this->sampling();
