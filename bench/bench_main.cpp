@@ -2,6 +2,7 @@
 // Transformer-XL of the WikiText-103 base shape. Not a test: prints numbers to compare with PyTorch.
 #include "analysis/relpos_scan.h"
 #include "bench_clock.h"
+#include "big_models.h"
 #include "long_text_bench.h"
 #include "teaching_bench.h"
 #include "throughput_bench.h"
@@ -113,6 +114,8 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "qk")
         return bench::qkSpaceTimes(stringArg("--model", "smollm2"), intArg("--tokens", 1000), intArg("--points", 5000),
                                    intArg("--threads", 2));
+    if (argc >= 2 && std::string(argv[1]) == "decode")
+        return bench::blockDecodeSpeed(intArg("--megabytes", 64), intArg("--rounds", 5), stringArg("--type", ""));
     if (argc >= 2 && std::string(argv[1]) == "txl-wt103")
         return bench::txlWt103(intArg("--tokens", 2000), intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "scan")
@@ -157,6 +160,7 @@ int main(int argc, char** argv)
                                  "                             [--format bf16|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench txl-wt103 [--tokens N] [--threads N]\n"
+                                 "       attnscope-bench decode [--megabytes N] [--rounds N] [--type Q8_0|Q4_K|Q6_K]\n"
                                  "       attnscope-bench edit [--model smollm2|DIR] [--tokens N] [--edits N] [--threads N]\n"
                                  "       attnscope-bench generate|lens|qk [--model smollm2|DIR] [--tokens N] [--steps N]\n"
                                  "                             [--points N] [--threads N]\n"

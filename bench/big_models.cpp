@@ -1,10 +1,15 @@
 // Streaming writers of big random Llama-shaped models: safetensors shards and GGUF files, from their public layouts.
 #include "big_models.h"
 
+#include "bench_clock.h"
+#include "io/ggml_types.h"
+
 #include "util/error.h"
 #include "util/text_file.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -42,13 +47,21 @@ private:
 
 std::uint16_t halfBits(float f)
 {
-    // Round to nearest half for values well inside the half range (weights here are small and normal).
+    // Round to nearest half for values inside the half range (weights and scales here are small).
     std::uint32_t x;
     std::memcpy(&x, &f, 4);
     const std::uint32_t sign = (x >> 16) & 0x8000u;
     const int exp = static_cast<int>((x >> 23) & 0xFF) - 127 + 15;
-    if (exp <= 0)
-        return static_cast<std::uint16_t>(sign);
+    if (exp <= 0) { // a subnormal half: quantised blocks' scales are often this small (Q6_K's d of weights near 0.02)
+        if (exp < -10)
+            return static_cast<std::uint16_t>(sign);
+        const std::uint32_t m = (x & 0x7FFFFFu) | 0x800000u;
+        const int shift = 14 - exp;
+        std::uint32_t h = m >> shift;
+        if ((m >> (shift - 1)) & 1u)
+            ++h;
+        return static_cast<std::uint16_t>(sign | h);
+    }
     const std::uint32_t mant = x & 0x7FFFFFu;
     std::uint32_t h = sign | (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
     if (mant & 0x1000u)
@@ -416,6 +429,33 @@ fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, co
     if (!fs::exists(file))
         writeGguf(shape, format, file, tokenizerJson);
     return file;
+}
+
+int blockDecodeSpeed(int megabytes, int rounds, const std::string& only)
+{
+    FastRandom rng(7);
+    for (const auto& [name, type] : {std::pair{"Q8_0", kQ8_0}, std::pair{"Q4_K", kQ4_K}, std::pair{"Q6_K", kQ6_K}}) {
+        if (!only.empty() && only != name)
+            continue;
+        const std::int64_t blocks = static_cast<std::int64_t>(megabytes) * 1048576 / type.bytes;
+        std::vector<std::uint8_t> data(static_cast<std::size_t>(blocks * type.bytes));
+        for (std::int64_t i = 0; i < blocks; ++i)
+            fillBlock(type, data.data() + i * type.bytes, 0.02f, rng);
+        const auto decode = core::blockDecoder(static_cast<core::GgmlType>(type.id));
+        std::vector<float> out(static_cast<std::size_t>(type.block));
+        double best = 1e30, sum = 0;
+        for (int r = 0; r < rounds; ++r) {
+            const auto t0 = Clock::now();
+            for (std::int64_t i = 0; i < blocks; ++i) {
+                decode(data.data() + i * type.bytes, out.data()); // one block at a time, as the packing step decodes
+                sum += out[static_cast<std::size_t>(i % type.block)];
+            }
+            best = std::min(best, seconds(t0, Clock::now()));
+        }
+        std::printf("decode %s: %.0f M elements/s (%lld blocks, best of %d; checksum %g)\n", name,
+                    static_cast<double>(blocks) * type.block / best / 1e6, static_cast<long long>(blocks), rounds, sum);
+    }
+    return 0;
 }
 
 } // namespace attnscope::bench

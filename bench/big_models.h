@@ -26,4 +26,9 @@ bool isBigLlamaShape(const std::string& name);
 std::filesystem::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format,
                                     const std::filesystem::path& root, const std::string& tokenizerJson);
 
+// Speed of the block decoders the packing step runs on quantised weights: `megabytes` of random blocks of each type
+// written here (Q8_0, Q4_K, Q6_K; only the one named `only` when given) decoded to float32, best of `rounds`, as
+// "decode TYPE: N M elements/s" lines.
+int blockDecodeSpeed(int megabytes, int rounds, const std::string& only);
+
 } // namespace attnscope::bench
