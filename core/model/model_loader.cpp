@@ -129,7 +129,9 @@ std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model)
 {
     if (model.ggufPath.empty() && !hasTokenizerFiles(model.folder))
         return std::make_unique<IdTokenizer>(model.model->info().vocabSize);
-    return loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
+    auto tokenizer = loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
+    tokenizer->bindToModelVocabulary(model.model->info().vocabSize);
+    return tokenizer;
 }
 
 std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile)

@@ -40,7 +40,8 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
 class Tokenizer;
 // The model's tokenizer: from its GGUF file or its folder, a vocab.txt read as its family says (BERT's WordPiece or a
 // word list). A folder without tokenizer files (the reference cases, a bare checkpoint) reads its text as token ids
-// ("3 14 15"). Throws Error naming the file when one is broken.
+// ("3 14 15"). Throws Error naming the file when one is broken. The tokenizer is bound to the model's vocabulary: a
+// text that gives a token past it is refused naming the tokenizer's file (Tokenizer::bindToModelVocabulary).
 std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model);
 // A tokenizer folder or file as loadTokenizer reads it, except that a folder's config.json (when it names a family
 // the core knows) decides what its vocab.txt is.

@@ -8,7 +8,7 @@
 
 namespace attnscope::core {
 
-std::vector<Token> IdTokenizer::encode(std::string_view text) const
+std::vector<Token> IdTokenizer::encodeText(std::string_view text) const
 {
     std::vector<Token> out;
     std::size_t i = 0;

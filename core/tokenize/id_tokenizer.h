@@ -12,7 +12,7 @@ public:
     {
     }
     // Whitespace- or comma-separated integers; anything else is an Error(BadInput) naming the offending text.
-    std::vector<Token> encode(std::string_view text) const override;
+    std::vector<Token> encodeText(std::string_view text) const override;
     std::string kind() const override { return "token ids (no tokenizer files)"; }
     int vocabSize() const override { return m_vocabSize; }
     // Appended to a text of ids (generation), an id reads back as itself: " 17".

@@ -451,7 +451,7 @@ std::string PipelineTokenizer::display(const Token& t, std::string_view text) co
     return out;
 }
 
-std::vector<Token> PipelineTokenizer::encode(std::string_view text) const
+std::vector<Token> PipelineTokenizer::encodeText(std::string_view text) const
 {
     std::vector<Token> out;
     const auto n = text.size();

@@ -79,7 +79,7 @@ class PipelineTokenizer final : public Tokenizer {
 public:
     explicit PipelineTokenizer(TokenizerPipeline pipeline);
 
-    std::vector<Token> encode(std::string_view text) const override;
+    std::vector<Token> encodeText(std::string_view text) const override;
     std::vector<Token> specialPrefix() const override;
     std::vector<Token> specialSuffix() const override;
     std::vector<TemplateItem> pairTemplate() const override;

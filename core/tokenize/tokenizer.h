@@ -38,7 +38,7 @@ public:
     // The text's tokens, without the special tokens a model adds around a text (Hugging Face's
     // add_special_tokens=False); special tokens written in the text are recognised. Thread-safe. Returns no tokens
     // for an empty text; callers report "text tokenizes to nothing".
-    virtual std::vector<Token> encode(std::string_view text) const = 0;
+    std::vector<Token> encode(std::string_view text) const;
     // What the model's tokenizer adds by default before / after a text (Llama's BOS), as tokens with empty spans.
     virtual std::vector<Token> specialPrefix() const { return {}; }
     virtual std::vector<Token> specialSuffix() const { return {}; }
@@ -57,6 +57,24 @@ public:
     // The text a token adds when it is appended to a text (generation): a word-level token with its space, a
     // SentencePiece ▁ as a space, a byte token as its byte, a byte-level piece as its bytes.
     virtual std::string textOf(std::int32_t id) const { return pieceOf(id); }
+
+    // The file it was read from (tokenizer.json, tokenizer.model, a .gguf file, ...), for messages; empty for one
+    // made in memory.
+    const std::string& source() const { return m_source; }
+    void setSource(std::string file) { m_source = std::move(file); }
+    // A model's tokenizer (model_loader's loadModelTokenizer) knows the model's vocabulary: a token it gives past that
+    // (a tokenizer of another model beside the weights) throws Error(BadInput) naming the tokenizer's file and the
+    // token, before a forward pass could say only "outside the vocabulary". 0: not bound.
+    void bindToModelVocabulary(int modelVocabulary) { m_modelVocabulary = modelVocabulary; }
+
+protected:
+    // What encode() returns, before the check against the model's vocabulary.
+    virtual std::vector<Token> encodeText(std::string_view text) const = 0;
+
+private:
+    void checkFitsModel(const std::vector<Token>& tokens) const;
+    std::string m_source;
+    int m_modelVocabulary = 0;
 };
 
 // What a vocab.txt is: a word list (Transformer-XL, WikiText style) unless the model's family says WordPiece (BERT).

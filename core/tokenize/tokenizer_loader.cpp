@@ -11,6 +11,27 @@ namespace fs = std::filesystem;
 
 namespace attnscope::core {
 
+std::vector<Token> Tokenizer::encode(std::string_view text) const
+{
+    auto tokens = encodeText(text);
+    checkFitsModel(tokens);
+    return tokens;
+}
+
+void Tokenizer::checkFitsModel(const std::vector<Token>& tokens) const
+{
+    if (m_modelVocabulary <= 0)
+        return;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i].id >= m_modelVocabulary)
+            throw Error(ErrorCode::BadInput,
+                        "token " + std::to_string(i + 1) + " (\"" + pieceOf(tokens[i].id) + "\") has id " +
+                            std::to_string(tokens[i].id) + ", but the model has only " +
+                            std::to_string(m_modelVocabulary) + " tokens: this tokenizer (" +
+                            std::to_string(vocabSize()) + " tokens) belongs to another model",
+                        m_source);
+}
+
 std::vector<Token> Tokenizer::encodeWithSpecial(std::string_view text) const
 {
     std::vector<Token> out = specialPrefix();
@@ -20,6 +41,7 @@ std::vector<Token> Tokenizer::encodeWithSpecial(std::string_view text) const
         t.begin = t.end = text.size();
         out.push_back(std::move(t));
     }
+    checkFitsModel(out); // the special tokens too
     return out;
 }
 
@@ -62,10 +84,13 @@ PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_vi
             out.typeIds.push_back(item.typeId);
         }
     }
+    checkFitsModel(out.tokens); // the template's special tokens too
     return out;
 }
 
-std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt)
+namespace {
+// The tokenizer of a folder or file, and in `file` the file it was read from.
+std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt, std::string& file)
 {
     auto fromVocabTxt = [&](const std::string& path) -> std::unique_ptr<Tokenizer> {
         if (vocabTxt == VocabTxt::WordPiece)
@@ -76,6 +101,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
         const std::string name = p.filename().string();
+        file = folderOrFile;
         if (looksLikeGguf(folderOrFile) || p.extension() == ".gguf")
             return tokenizerFromGguf(GgufFile(folderOrFile));
         if (name == "tokenizer.json")
@@ -92,19 +118,28 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
     if (!fs::is_directory(p, ec))
         throw Error(ErrorCode::Io, "no such file or folder", folderOrFile);
     if (fs::exists(p / "tokenizer.json"))
-        return tokenizerFromJson((p / "tokenizer.json").string());
+        return tokenizerFromJson(file = (p / "tokenizer.json").string());
     if (fs::exists(p / "tokenizer.model"))
-        return tokenizerFromSentencePiece((p / "tokenizer.model").string());
+        return tokenizerFromSentencePiece(file = (p / "tokenizer.model").string());
     if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt"))
-        return tokenizerFromGpt2Files((p / "vocab.json").string(), (p / "merges.txt").string());
+        return tokenizerFromGpt2Files(file = (p / "vocab.json").string(), (p / "merges.txt").string());
     if (fs::exists(p / "vocab.txt"))
-        return fromVocabTxt((p / "vocab.txt").string());
+        return fromVocabTxt(file = (p / "vocab.txt").string());
     if (fs::exists(p / "vocab.pkl")) // Hugging Face's Transformer-XL folders
-        return WordTokenizer::fromVocabPkl((p / "vocab.pkl").string());
+        return WordTokenizer::fromVocabPkl(file = (p / "vocab.pkl").string());
     throw Error(ErrorCode::Io,
                 "no tokenizer files in the folder (expected tokenizer.json, tokenizer.model, vocab.json + merges.txt, "
                 "vocab.txt or vocab.pkl)",
                 folderOrFile);
+}
+} // namespace
+
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt)
+{
+    std::string file;
+    auto tokenizer = openTokenizer(folderOrFile, vocabTxt, file);
+    tokenizer->setSource(file);
+    return tokenizer;
 }
 
 } // namespace attnscope::core

@@ -85,7 +85,7 @@ WordTokenizer::WordTokenizer(std::vector<std::string> words, std::string source,
         m_eos = it->second;
 }
 
-std::vector<Token> WordTokenizer::encode(std::string_view text) const
+std::vector<Token> WordTokenizer::encodeText(std::string_view text) const
 {
     std::vector<Token> out;
     auto emit = [&](std::string word, std::size_t begin, std::size_t end) {

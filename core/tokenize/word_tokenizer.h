@@ -22,7 +22,7 @@ public:
                   bool lowerCase = false);
 
     // Every '\n' becomes an <eos> token spanning the newline; words not in the vocabulary become <unk>.
-    std::vector<Token> encode(std::string_view text) const override;
+    std::vector<Token> encodeText(std::string_view text) const override;
     std::string kind() const override { return m_split == Split::WikiText ? "word-level (WikiText)" : "word-level"; }
     int vocabSize() const override { return static_cast<int>(m_words.size()); }
     const std::string& word(std::int32_t id) const { return m_words.at(static_cast<std::size_t>(id)); }

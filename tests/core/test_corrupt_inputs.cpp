@@ -3,6 +3,8 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "run/text_capture.h"
+#include "tokenize/tokenizer.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -254,4 +256,19 @@ TEST_CASE("bad run inputs are rejected with the input file named", "[errors][run
     std::vector<int> tooLong(17, 1);
     expectError([&] { core::dumpReference(*g.model, nlohmann::json{{"token_ids", tooLong}}, "in.json"); },
                 core::ErrorCode::BadInput, {"in.json", "17 tokens", "n_positions"});
+}
+
+TEST_CASE("a tokenizer of another model is refused by its file when it gives ids the model has no embedding for",
+          "[errors][run][tokenizer]")
+{
+    test::TempDir tmp;
+    const auto dir = copyCase(tmp, "gptneox-tiny"); // 280 tokens, beside Pythia's real 50,254-token tokenizer
+    fs::copy_file(test::projectDataDir() / "tokenizers" / "pythia" / "tokenizer.json", dir / "tokenizer.json");
+    const auto m = core::loadModel(dir.string());
+    const auto tok = core::loadModelTokenizer(m);
+    CHECK(tok->source() == (dir / "tokenizer.json").string());
+    expectError([&] { core::captureText(*m.model, *tok, "Hello world", {}); }, core::ErrorCode::BadInput,
+                {(dir / "tokenizer.json").string(), "belongs to another model", "\"Hello\"", "only 280 tokens"});
+    expectError([&] { core::captureTextPair(*m.model, *tok, "Hello", "world", {}); }, core::ErrorCode::BadInput,
+                {"belongs to another model"});
 }
