@@ -157,13 +157,23 @@ class Block(nn.Module):
 
 
 class Bert(nn.Module):
-    def __init__(self, vocab, d, layers, h, inter, positions, dropout):
+    def __init__(self, vocab, d, layers, h, inter, positions, dropout, sinusoidal_positions=False):
         super().__init__()
         self.word = nn.Embedding(vocab, d)
         self.position = nn.Embedding(positions, d)
         self.token_type = nn.Embedding(2, d)
         for e in (self.word, self.position, self.token_type):
             nn.init.normal_(e.weight, std=0.02)
+        if sinusoidal_positions:
+            # Still learned, but started from the Transformer paper's sine/cosine table (at the words' scale): random
+            # positions leave attention uniform for a long time on a corpus this small, and a bag of words fills
+            # every [MASK] with "the".
+            pos = torch.arange(positions, dtype=torch.float32)[:, None]
+            freq = torch.exp(-math.log(10000.0) * torch.arange(0, d, 2, dtype=torch.float32) / d)
+            table = torch.zeros(positions, d)
+            table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+            with torch.no_grad():
+                self.position.weight.copy_(table * 0.02 * math.sqrt(2.0))
         self.emb_norm = nn.LayerNorm(d, eps=1e-12)
         self.layers = nn.ModuleList([Block(d, h, inter) for _ in range(layers)])
         self.head_dense = nn.Linear(d, d)
@@ -293,6 +303,13 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--skip-unk", action="store_true", help="never mask [UNK] pieces (training and evaluation)")
+    ap.add_argument("--position-init", choices=["normal", "sinusoidal"], default="normal",
+                    help="start of the learned position embeddings")
+    ap.add_argument("--short-seq-len", type=int, default=0,
+                    help="train the first --short-fraction of the time on examples this long (as the BERT paper did "
+                         "with 128 before 512): with fewer keys a query's attention leaves uniform sooner")
+    ap.add_argument("--short-fraction", type=float, default=0.0)
+    ap.add_argument("--eval-every", type=int, default=500, help="steps between validation estimates (100 windows)")
     ap.add_argument("--init-from", default="", help="continue from a model folder written by this script")
     ap.add_argument("--prior-minutes", type=float, default=0, help="training time of the --init-from run (model card)")
     ap.add_argument("--prior-steps", type=int, default=0, help="steps of the --init-from run (model card)")
@@ -317,7 +334,8 @@ def main():
     unk = wp.index["[UNK]"] if args.skip_unk else None
     train_ids = read_ids(os.path.join(args.data, "test.txt"), wp)
     valid_ids = read_ids(os.path.join(args.data, "valid.txt"), wp)
-    model = Bert(len(vocab), args.hidden, args.layers, args.heads, args.intermediate, args.seq_len, args.dropout)
+    model = Bert(len(vocab), args.hidden, args.layers, args.heads, args.intermediate, args.seq_len, args.dropout,
+                 args.position_init == "sinusoidal")
     if args.init_from:
         load_exported(model, args.init_from)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
@@ -331,8 +349,11 @@ def main():
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         for grp in opt.param_groups:
             grp["lr"] = lr
-        batch = [make_example(train_ids, rng.randrange(0, len(train_ids) - args.seq_len), args.seq_len, rng,
-                              len(vocab), special, args.mask_rate, first_word, unk) for _ in range(args.batch)]
+        short = args.short_seq_len > 0 and frac < args.short_fraction
+        seq_len = args.short_seq_len if short else args.seq_len
+        count = args.batch * args.seq_len // seq_len  # the same number of pieces per step
+        batch = [make_example(train_ids, rng.randrange(0, len(train_ids) - seq_len), seq_len, rng,
+                              len(vocab), special, args.mask_rate, first_word, unk) for _ in range(count)]
         x = torch.tensor([b[0] for b in batch])
         t = torch.tensor([b[1] for b in batch])
         y = torch.tensor([b[2] for b in batch])
@@ -345,7 +366,7 @@ def main():
         step += 1
         if step % 50 == 0 or step == 5:
             print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {(time.time() - t0) / 60:.1f} min", flush=True)
-        if step % 500 == 0:
+        if step % args.eval_every == 0:
             print(f"step {step}: validation masked-token perplexity (100 windows) "
                   f"{math.exp(evaluate(model, valid_ids, args.seq_len, special, len(vocab), 100, first_word, unk)):.1f}", flush=True)
     minutes = (time.time() - t0) / 60
@@ -377,6 +398,8 @@ def main():
                   f"(a WordPiece `vocab.txt` of whole words: another word is [UNK], as in WikiText)")
     prior = (f"; {args.prior_steps} steps / {args.prior_minutes:.0f} min of them an earlier run continued with `--init-from`"
              if args.init_from else "")
+    short = (f", the first {100 * args.short_fraction:.0f}% of the time as {args.batch * args.seq_len // args.short_seq_len} x "
+             f"{args.short_seq_len}; positions started from a sine/cosine table" if args.short_seq_len > 0 else "")
     card = f"""# {args.name}
 
 BERT-shaped encoder trained by attnscope's own script with masked-language modelling on WikiText-2 (CC BY-SA 3.0,
@@ -390,7 +413,7 @@ Merity et al. 2016): trained on `test.txt`, evaluated on `valid.txt`. It is here
 | vocabulary | {vocab_note} |
 | head | masked-language-model head (`cls.predictions.*`), decoder tied to the word embeddings |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16) |
-| training | {step + args.prior_steps} steps of {args.batch} x {args.seq_len} pieces (`[CLS] A [SEP] B [SEP]`, {100 * args.mask_rate:.0f}% masked), {minutes + args.prior_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
+| training | {step + args.prior_steps} steps of {args.batch} x {args.seq_len} pieces{short} (`[CLS] A [SEP] B [SEP]`, {100 * args.mask_rate:.0f}% masked), {minutes + args.prior_minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed}{prior} |
 | validation | masked-piece perplexity **{ppl:.1f}** over {len(valid_ids)} validation pieces (15% masked{"; [UNK] never masked" if unk is not None else ""}; a unigram model: {uni:.1f}) |
 
 `reference.json`: the first validation window with its masked pieces (`labels`, -100 elsewhere) and this script's
