@@ -433,6 +433,10 @@ fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, co
 
 int blockDecodeSpeed(int megabytes, int rounds, const std::string& only)
 {
+    if (megabytes < 1 || megabytes > 4096 || rounds < 1 || rounds > 1000) {
+        std::fprintf(stderr, "attnscope-bench decode: --megabytes 1..4096 and --rounds 1..1000\n");
+        return 2;
+    }
     FastRandom rng(7);
     for (const auto& [name, type] : {std::pair{"Q8_0", kQ8_0}, std::pair{"Q4_K", kQ4_K}, std::pair{"Q6_K", kQ6_K}}) {
         if (!only.empty() && only != name)

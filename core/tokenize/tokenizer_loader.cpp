@@ -35,13 +35,13 @@ void Tokenizer::checkFitsModel(const std::vector<Token>& tokens) const
 std::vector<Token> Tokenizer::encodeWithSpecial(std::string_view text) const
 {
     std::vector<Token> out = specialPrefix();
-    for (auto& t : encode(text))
+    for (auto& t : encodeText(text)) // checked once below, with the special tokens
         out.push_back(std::move(t));
     for (auto t : specialSuffix()) {
         t.begin = t.end = text.size();
         out.push_back(std::move(t));
     }
-    checkFitsModel(out); // the special tokens too
+    checkFitsModel(out);
     return out;
 }
 
@@ -68,11 +68,11 @@ PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_vi
             for (auto& t : tokens)
                 t.begin = t.end = at;
         } else if (item.kind == TemplateItem::Kind::A) {
-            tokens = encode(a);
+            tokens = encodeText(a);
             at = a.size();
         } else {
             out.secondText = out.tokens.size();
-            tokens = encode(b);
+            tokens = encodeText(b);
             for (auto& t : tokens) {
                 t.begin += bOffset;
                 t.end += bOffset;
@@ -84,7 +84,7 @@ PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_vi
             out.typeIds.push_back(item.typeId);
         }
     }
-    checkFitsModel(out.tokens); // the template's special tokens too
+    checkFitsModel(out.tokens); // both texts and the template's special tokens, once
     return out;
 }
 

@@ -22,6 +22,20 @@
 using namespace attnscope::widgets;
 
 namespace {
+// Thumbnails of `layers` x `heads` plain 8 x 8 images.
+std::shared_ptr<HeadThumbnails> plainThumbnails(int layers, int heads)
+{
+    auto t = std::make_shared<HeadThumbnails>();
+    t->layers = layers;
+    t->heads = heads;
+    for (int i = 0; i < layers * heads; ++i) {
+        QImage img(8, 8, QImage::Format_RGB32);
+        img.fill(Qt::darkBlue);
+        t->images.push_back(img);
+    }
+    return t;
+}
+
 GridDataPtr sampleGrid()
 {
     auto g = std::make_shared<GridData>();
@@ -120,15 +134,7 @@ TEST_CASE("grid view keeps labels readable when there are many tokens", "[widget
 TEST_CASE("head overview: click selects, ctrl-click adds", "[widgets]")
 {
     HeadOverviewView view;
-    auto t = std::make_shared<HeadThumbnails>();
-    t->layers = 2;
-    t->heads = 3;
-    for (int i = 0; i < 6; ++i) {
-        QImage img(8, 8, QImage::Format_RGB32);
-        img.fill(Qt::darkBlue);
-        t->images.push_back(img);
-    }
-    view.setThumbnails(t);
+    view.setThumbnails(plainThumbnails(2, 3));
     view.resize(300, 200);
     view.show();
     QSignalSpy spy(&view, &HeadOverviewView::headClicked);
@@ -542,14 +548,7 @@ TEST_CASE("prediction bars: a short panel at a large font shows fewer bars at fu
 TEST_CASE("head overview: sliding-window layers of a mixed model are marked and their labels say local or global",
           "[widgets][overview]")
 {
-    auto t = std::make_shared<attnscope::widgets::HeadThumbnails>();
-    t->layers = 3;
-    t->heads = 2;
-    for (int i = 0; i < 6; ++i) {
-        QImage img(8, 8, QImage::Format_RGB32);
-        img.fill(Qt::darkBlue);
-        t->images.push_back(img);
-    }
+    auto t = plainThumbnails(3, 2);
     t->windows = {4, 0, 4}; // local, global, local (Gemma 2's alternation)
     attnscope::widgets::HeadOverviewView view;
     view.resize(300, 300);
