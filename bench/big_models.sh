@@ -1,7 +1,8 @@
 #!/bin/bash
 # Models of the sizes analysts use, per stored format: the time and memory to open one (attnscope-cli info), the
 # forward pass of 512 tokens with every head's attention (tokens/s, share of the sgemm peak of the same run, peak
-# resident memory), and the whole headless app to the first grid of a 512-token text. The random models are written
+# resident memory), and the whole headless app to the first grid of a 512-token text (layer 1, drawn when that layer is
+# done, as the window shows it first) and to the last layer's grid (the whole forward). The random models are written
 # once by attnscope-bench under $ATTNSCOPE_BENCH_MODELS (default: the system temp folder; about 30 GB for all of
 # them). Usage: big_models.sh BUILD_DIR [SHAPE:FORMAT ...]
 set -euo pipefail
@@ -14,8 +15,8 @@ cases=("$@")
                               llama-3.2-3b:bf16 llama-3.1-8b:bf16 llama-3.1-8b:q4_k_m)
 text=$(mktemp)
 trap 'rm -f "$text"' EXIT
-# About 512 Llama 3 tokens of WikiText-2 validation text.
-head -c 2400 ../shared/data/wikitext-2/valid.txt > "$text"
+# 512 Llama 3 tokens (BOS included) of WikiText-2 validation text.
+head -c 2000 ../shared/data/wikitext-2/valid.txt > "$text"
 # Whole-process wall seconds and peak resident memory (GNU time's own accounting) of a command.
 measure() {
     local out
@@ -32,8 +33,11 @@ for c in "${cases[@]}"; do
     echo "attnscope-cli info: $(measure "$build/app/cli/attnscope-cli" info --model "$model")"
     if [ -x "$build/app/attnscope" ]; then
         png=$(mktemp --suffix=.png)
-        echo "headless app, first grid of a 512-token text: $(measure env QT_QPA_PLATFORM=offscreen "$build/app/attnscope" \
-            --model "$model" --text-file "$text" --max-tokens 512 --layer 1 --head 1 --export "$png")"
+        layers=$("$build/app/cli/attnscope-cli" info --model "$model" | sed -n 's/^ *"layers": \([0-9]*\),/\1/p')
+        for layer in 1 "$layers"; do
+            echo "headless app, grid of layer $layer of a 512-token text: $(measure env QT_QPA_PLATFORM=offscreen \
+                "$build/app/attnscope" --model "$model" --text-file "$text" --layer "$layer" --head 1 --export "$png")"
+        done
         rm -f "$png"
     fi
 done

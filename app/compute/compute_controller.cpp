@@ -125,7 +125,8 @@ void ComputeController::loadModel(const QString& spec)
         });
 }
 
-void ComputeController::runText(const QString& text, const QString& secondText, int segmentLen, int memLen)
+void ComputeController::runText(const QString& text, const QString& secondText, int segmentLen, int memLen,
+                                std::optional<ViewSelection> preview)
 {
     if (!m_model) {
         emit textFailed(tr("No model is loaded."), false);
@@ -137,24 +138,41 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
     const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
         m_interactive, m_textJob, tr("Computing attention…"),
-        [this, model, request, previous](const JobContext& ctx) {
+        [this, model, request, previous, preview](const JobContext& ctx) {
             core::CaptureOptions opt;
             opt.segmentLen = request.segmentLen;
             if (request.memLen >= 0)
                 opt.run.memLen = request.memLen;
             opt.run.stop = &ctx.stop();
             opt.previous = previous;
-            QElapsedTimer clock;
+            QElapsedTimer clock, started;
             clock.start();
+            started.start();
             opt.progress = [&](double done) {
                 if (clock.elapsed() >= 100) {
                     clock.restart();
                     ctx.post([this, done] { emit textProgress(done); });
                 }
             };
+            const auto& m = *model->loaded.model;
+            if (preview)
+                opt.layerDone = [&, sent = false](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) mutable {
+                    // Worth a grid of its own only when the run is slow and the rest of it is not a blink away.
+                    if (sent || layer != preview->layer || layer + 1 == m.info().layers || started.elapsed() < 100)
+                        return;
+                    const auto sofar = partial();
+                    if (segment != (preview->segment >= 0 ? preview->segment : autoSegment(*sofar)))
+                        return;
+                    sent = true;
+                    try {
+                        auto grid = buildGrid(*sofar, model->displayName, *preview, &ctx.stop());
+                        ctx.post([this, grid] { emit gridPreviewReady(grid); });
+                    } catch (const std::exception& e) { // the grid requested with the whole text says what is wrong
+                        spdlog::info("no early grid: {}", e.what());
+                    }
+                };
             auto result = std::make_shared<TextResult>();
             result->model = model;
-            const auto& m = *model->loaded.model;
             result->capture = request.secondText.isEmpty()
                                   ? core::captureText(m, *model->tokenizer, request.text.toStdString(), opt)
                                   : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),

@@ -20,6 +20,7 @@
 #include <vector>
 #include <QStringList>
 #include <map>
+#include <optional>
 
 namespace attnscope::core {
 struct Surprisal;
@@ -35,8 +36,10 @@ public:
 
     void loadModel(const QString& spec);
     // A new text request stops and supersedes the running one.
-    // `secondText`: sentence B of a pair (encoders), empty for one text.
-    void runText(const QString& text, const QString& secondText = {}, int segmentLen = 0, int memLen = -1);
+    // `secondText`: sentence B of a pair (encoders), empty for one text. `preview`: the grid on screen; when its layer
+    // is done while the run still has a while to go (a big model), its grid comes as gridPreviewReady first.
+    void runText(const QString& text, const QString& secondText = {}, int segmentLen = 0, int memLen = -1,
+                 std::optional<ViewSelection> preview = {});
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
     void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands
@@ -87,6 +90,9 @@ signals:
     void textReady(attnscope::app::TextResultPtr result);
     void textFailed(const QString& message, bool cancelled);
     void gridReady(attnscope::widgets::GridDataPtr grid);
+    // The grid of runText's `preview` selection for the new text, before the text's other layers are done (textReady
+    // and the grid requested then follow).
+    void gridPreviewReady(attnscope::widgets::GridDataPtr grid);
     void gridProgress(int headsDone, int heads); // only for grids that take a while
     void gridFailed(const QString& message);
     void thumbnailsReady(attnscope::widgets::HeadThumbnailsPtr thumbnails);

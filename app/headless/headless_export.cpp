@@ -10,6 +10,7 @@
 #include "figures/paper_figure_view.h"
 #include "run/text_capture.h"
 #include "util/error.h"
+#include "util/stop_token.h"
 #include "util/text_file.h"
 #include "views/grid_builder.h"
 #include "views/analysis_figures.h"
@@ -238,10 +239,6 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
 
 void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
-    core::CaptureOptions opt;
-    if (p.isSet("segment-length"))
-        opt.segmentLen = intOption(p, "segment-length", 1, bundle.info().maxSegmentLen);
-    const auto capture = core::captureText(*bundle.loaded.model, *bundle.tokenizer, textOf(p, dirs).toStdString(), opt);
     ViewSelection sel;
     sel.layer = p.value("layer").toInt() - 1;
     sel.heads = p.value("head") == QLatin1String("avg") ? std::vector<int>{} : std::vector<int>{p.value("head").toInt() - 1};
@@ -253,7 +250,32 @@ void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std:
     // Square cells at the width unless a height is asked for.
     const FigureSize size{p.value("width").toInt(), p.isSet("height") ? p.value("height").toInt() : 0,
                           p.value("scale").toDouble()};
-    throwIfFailed(exportGrid(buildGrid(*capture, bundle.displayName, sel), style, p.value("export"), size));
+    core::CaptureOptions opt;
+    if (p.isSet("segment-length"))
+        opt.segmentLen = intOption(p, "segment-length", 1, bundle.info().maxSegmentLen);
+    // The grid is drawn as soon as its layer of the shown segment is done, as the window shows it first; the layers
+    // after it change nothing in it, so the run stops there.
+    core::StopToken stop;
+    opt.run.stop = &stop;
+    bool written = false;
+    opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
+        if (written || layer != sel.layer)
+            return;
+        const auto sofar = partial();
+        if (segment != autoSegment(*sofar))
+            return;
+        throwIfFailed(exportGrid(buildGrid(*sofar, bundle.displayName, sel), style, p.value("export"), size));
+        written = true;
+        stop.requestStop();
+    };
+    try {
+        core::captureText(*bundle.loaded.model, *bundle.tokenizer, textOf(p, dirs).toStdString(), opt);
+    } catch (const core::Error& e) {
+        if (!(written && e.code() == core::ErrorCode::Cancelled))
+            throw;
+    }
+    if (!written)
+        throw std::logic_error("the run ended before layer " + std::to_string(sel.layer + 1) + " was done");
     std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
 }
 } // namespace

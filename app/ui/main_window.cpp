@@ -171,11 +171,15 @@ void MainWindow::buildPanels()
 
     // Grid, text view, relative position and comparison.
     connect(m_grid, &widgets::AttentionGridView::cellClicked, this, [this](int row, int, Qt::KeyboardModifiers) {
+        if (m_gridIsPreview) // its text is still running: a row of it is not yet a position of result()
+            return;
         m_grid->setLockedRow(m_grid->lockedRow() == row ? -1 : row);
         // The next-token panel follows the locked query (the text's last token when none is locked).
         m_compute->requestNextToken(m_grid->lockedRow() >= 0 && m_gridData ? m_gridData->rowPosition(m_grid->lockedRow()) : -1);
     });
     connect(m_grid, &widgets::AttentionGridView::cellHovered, this, [this](int row, int col) {
+        if (m_gridIsPreview)
+            return;
         m_textPanel->shadeTokens(result() ? result()->capture : nullptr, m_gridData && row >= 0 ? m_gridData->colPosition(col) : -1);
     });
     connect(m_textView, &widgets::TextAttentionView::tokenHovered, this,
@@ -316,7 +320,15 @@ void MainWindow::connectCompute()
         else
             m_grid->setStale(true); // what it shows belongs to the text before the edit
     });
+    connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) {
+        // The new text's grid while its other layers run: shown, but its positions are not yet those of result().
+        m_gridData = g;
+        m_gridIsPreview = true;
+        m_grid->setData(g);
+        m_textView->setData(g);
+    });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
+        m_gridIsPreview = false;
         m_gridData = g;
         m_grid->setData(g);
         m_textView->setData(g);
@@ -325,6 +337,7 @@ void MainWindow::connectCompute()
     });
     connect(m_compute, &ComputeController::gridFailed, this, [this](const QString& msg) {
         m_gridData.reset();
+        m_gridIsPreview = false;
         m_grid->setData(nullptr);
         m_grid->setPlaceholder(msg);
         m_textView->setData(nullptr);
@@ -384,6 +397,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_selection.wholeWords = previous.wholeWords; // how the user reads grids, not a property of the model
     m_selection.hideSpecial = previous.hideSpecial;
     m_gridData.reset();
+    m_gridIsPreview = false;
     m_grid->setData(nullptr);
     m_grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));
     m_textView->setData(nullptr);
@@ -577,6 +591,7 @@ void MainWindow::requestRun()
         m_compute->dropText();
         m_textPanel->setTokenInfo(tr("Type some text to see its attention."));
         m_gridData.reset();
+        m_gridIsPreview = false;
         m_grid->setData(nullptr);
         m_grid->setPlaceholder(tr("Type some text in the Text dock to see its attention."));
         m_textView->setData(nullptr);
@@ -586,7 +601,8 @@ void MainWindow::requestRun()
         showStatus(QString());
         return;
     }
-    m_compute->runText(m_textPanel->text(), m_textPanel->secondText());
+    // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
+    m_compute->runText(m_textPanel->text(), m_textPanel->secondText(), 0, -1, m_selection);
 }
 
 void MainWindow::refreshGrid()

@@ -173,6 +173,7 @@ private:
     ViewSelection m_selection;
     int m_headBeforeAverage = 0; // A toggles back to this head
     widgets::GridDataPtr m_gridData;
+    bool m_gridIsPreview = false; // m_gridData is gridPreviewReady's: the new text's, before result() is
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready
     std::shared_ptr<const core::ScanResult> m_pendingScan;
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle

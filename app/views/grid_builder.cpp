@@ -21,9 +21,10 @@ QString tokenLabel(const core::Token& t)
 
 int autoSegment(const core::TextCapture& capture)
 {
-    const int n = static_cast<int>(capture.segments.size());
+    const int tokens = static_cast<int>(capture.tokens.size()), len = std::max(1, capture.segmentLen);
+    const int n = (tokens + len - 1) / len;
     // The last segment, unless it is a short tail: then the full one before it shows more.
-    if (n >= 2 && capture.segments.back()->qlen * 2 < capture.segmentLen)
+    if (n >= 2 && (tokens - (n - 1) * len) * 2 < len)
         return n - 2;
     return std::max(0, n - 1);
 }

@@ -11,7 +11,8 @@
 
 namespace attnscope::app {
 
-// The segment shown when the user has not chosen one: the last, or the one before a short last tail.
+// The segment shown when the user has not chosen one: the last, or the one before a short last tail. From the
+// tokens and the segment length, so a partial capture (CaptureOptions::layerDone) names the same segment.
 int autoSegment(const core::TextCapture& capture);
 // Human title: "txl-wikitext2 · layer 1 · head 8" (1-based numbers, as people say them).
 QString selectionTitle(const QString& modelName, const ViewSelection& s, const core::ModelInfo& info);

@@ -85,7 +85,7 @@ public:
         const SegmentCapture* segment = nullptr;
         int keep = 0;
     };
-    explicit RecordObserver(std::function<void(int layer, int qlen)> layerDone)
+    explicit RecordObserver(std::function<void(int layer, int qlen, const SegmentCapture& current)> layerDone)
         : m_layerDone(std::move(layerDone))
     {
     }
@@ -147,14 +147,14 @@ public:
         m_seg->layers.push_back(std::move(r));
         m_scale = in.scale;
         if (m_layerDone)
-            m_layerDone(l.layer, l.qlen);
+            m_layerDone(l.layer, l.qlen, *m_seg);
     }
     void onSegmentEnd(const SegmentEndView&) override { m_resume = {}; }
     std::shared_ptr<SegmentCapture> take() { return std::move(m_seg); }
     float scale() const { return m_scale; }
 
 private:
-    std::function<void(int, int)> m_layerDone;
+    std::function<void(int, int, const SegmentCapture&)> m_layerDone;
     Resume m_resume;
     std::shared_ptr<SegmentCapture> m_seg;
     float m_scale = 1.0f;
@@ -211,8 +211,30 @@ std::uint64_t estimateCaptureBytes(const ModelInfo& info, std::size_t tokens, in
 
 namespace {
 
+// What a view of a finished layer needs while the run goes on: the capture so far with a copy of the running
+// segment (its finished layers' pages are shared, not copied), without the states kept for edits.
+std::shared_ptr<const TextCapture> partialCapture(const TextCapture& sofar, const SegmentCapture& running, float scale)
+{
+    auto p = std::make_shared<TextCapture>();
+    p->model = sofar.model;
+    p->text = sofar.text;
+    p->tokens = sofar.tokens;
+    p->segments = sofar.segments;
+    p->segments.push_back(std::make_shared<const SegmentCapture>(running));
+    p->segmentLen = sofar.segmentLen;
+    p->memLen = sofar.memLen;
+    p->scoreScale = scale;
+    p->reusedTokens = sofar.reusedTokens;
+    p->secondText = sofar.secondText;
+    p->tokenTypes = sofar.tokenTypes;
+    p->padding = sofar.padding;
+    return p;
+}
+
+// `text` and `secondText`: what the capture's token spans refer to (set before the run, so partial captures have
+// them too).
 std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vector<Token> tokens,
-                                         const CaptureOptions& options)
+                                         const CaptureOptions& options, std::string text = {}, int secondText = -1)
 {
     if (tokens.empty())
         throw Error(ErrorCode::BadInput, "the text tokenizes to nothing (it is empty or only white space)");
@@ -220,6 +242,8 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     auto out = std::make_shared<TextCapture>();
     out->model = info;
     out->producer = &model;
+    out->text = std::move(text);
+    out->secondText = secondText;
     out->segmentLen = options.segmentLen > 0 ? options.segmentLen : info.defaultSegmentLen;
     out->segmentLen = std::min(out->segmentLen, info.maxSegmentLen);
     out->memLen = options.run.memLen.value_or(info.defaultMemLen);
@@ -276,16 +300,20 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     // Progress in token-layers of the part that runs.
     const double work = static_cast<double>(T - out->reusedTokens) * info.layers;
     double done = 0;
-    RecordObserver observer([&](int, int qlen) {
+    int running = firstToRun; // the segment the observer records
+    RecordObserver observer([&](int layer, int qlen, const SegmentCapture& current) {
         done += qlen;
         if (options.progress && work > 0)
             options.progress(std::min(1.0, done / work));
+        if (options.layerDone)
+            options.layerDone(running, layer, [&] { return partialCapture(*out, current, observer.scale()); });
     });
     if (resumeKeep > 0)
         observer.resumeNext({prev->segments[static_cast<std::size_t>(firstToRun)].get(), resumeKeep});
     for (int s = firstToRun; s < segments; ++s) {
         if (options.run.stop && options.run.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
+        running = s;
         const int begin = s * S + (s == firstToRun ? resumeKeep : 0);
         const int end = std::min(T, (s + 1) * S);
         model.forwardSegment(*state, std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(begin),
@@ -322,9 +350,8 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, cons
                                                 std::string text, const CaptureOptions& options)
 {
     // The tokens the model sees by default (Llama-family tokenizers add BOS; its span is empty).
-    auto capture = captureImpl(model, tokenizer.encodeWithSpecial(text), options);
-    capture->text = std::move(text);
-    return capture;
+    auto tokens = tokenizer.encodeWithSpecial(text);
+    return captureImpl(model, std::move(tokens), options, std::move(text));
 }
 
 void rerunSegment(const AttentionModel& model, const TextCapture& capture, int segment, AttentionObserver& observer,
@@ -355,10 +382,7 @@ std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, 
 {
     auto enc = tokenizer.encodePairWithSpecial(a, b, a.size() + 1);
     options.run.tokenTypes = enc.typeIds;
-    auto capture = captureImpl(model, std::move(enc.tokens), options);
-    capture->text = a + "\n" + b;
-    capture->secondText = static_cast<int>(enc.secondText);
-    return capture;
+    return captureImpl(model, std::move(enc.tokens), options, a + "\n" + b, static_cast<int>(enc.secondText));
 }
 
 } // namespace attnscope::core

@@ -84,6 +84,12 @@ struct CaptureOptions {
     std::shared_ptr<const TextCapture> previous;
     // Fraction done (0..1), called on the running thread after every layer.
     std::function<void(double)> progress;
+    // Called on the running thread when `layer` of `segment` is complete. `partial()` makes a capture of what is
+    // finished (earlier segments whole, this one up to `layer`; every token and the text already there), so a view
+    // of that layer can be shown, or exported, before the run ends: on a big model the first layer is ready in a
+    // fraction of the forward pass. The hook may stop the run through `run.stop`.
+    using PartialCapture = std::function<std::shared_ptr<const TextCapture>()>;
+    std::function<void(int segment, int layer, const PartialCapture& partial)> layerDone;
 };
 
 // What capturing `tokens` tokens keeps in memory beside the mapped weights (records, cache, one segment's activations):

@@ -563,3 +563,51 @@ TEST_CASE("a grid over many heads reports each head and stops when asked", "[lon
     CHECK_NOTHROW(core::attentionGrid(*capture, 0, 1, {3}, stopped)); // one head: nothing to stop between
     CHECK_THROWS_WITH(core::relposFromCapture(*capture, "", &stop), Catch::Contains("cancelled"));
 }
+
+TEST_CASE("a layer's grid from the partial capture handed on when it is done equals the whole run's", "[long]")
+{
+    for (const auto& dir : test::referenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto& model = *loaded.model;
+            const auto in = caseInput(dir, model.info());
+            if (!in.uniform)
+                continue;
+            core::CaptureOptions opt;
+            opt.segmentLen = in.segmentLen;
+            opt.run = in.run;
+            const auto whole = core::captureText(model, tokensOf(in.ids), opt);
+            std::vector<std::pair<int, int>> seen;
+            opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
+                seen.emplace_back(segment, layer);
+                const auto p = partial();
+                REQUIRE(p->tokens.size() == in.ids.size());
+                REQUIRE(p->segments.size() == static_cast<std::size_t>(segment) + 1);
+                REQUIRE(p->segment(segment).layers.size() == static_cast<std::size_t>(layer) + 1);
+                // Every head of the finished layer: the same values (NaN where masked) as from the finished capture.
+                for (int h = 0; h < model.info().heads; ++h) {
+                    const auto a = core::attentionGrid(*p, segment, layer, {h});
+                    const auto b = core::attentionGrid(*whole, segment, layer, {h});
+                    REQUIRE(a.values.size() == b.values.size());
+                    for (std::size_t i = 0; i < a.values.size(); ++i)
+                        REQUIRE((a.values[i] == b.values[i] || (std::isnan(a.values[i]) && std::isnan(b.values[i]))));
+                }
+            };
+            core::captureText(model, tokensOf(in.ids), opt);
+            CHECK(seen.size() == whole->segments.size() * static_cast<std::size_t>(model.info().layers));
+
+            // A hook that has what it wanted stops the run: nothing after that layer runs.
+            core::StopToken stop;
+            opt.run.stop = &stop;
+            seen.clear();
+            opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture&) {
+                seen.emplace_back(segment, layer);
+                if (segment == 0 && layer == 0)
+                    stop.requestStop();
+            };
+            CHECK_THROWS_WITH(core::captureText(model, tokensOf(in.ids), opt), Catch::Contains("cancelled"));
+            CHECK(seen == std::vector<std::pair<int, int>>{{0, 0}});
+        }
+    }
+}
