@@ -309,10 +309,18 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
     const std::int64_t threads = omp_get_max_threads();
     const std::int64_t wanted = (N + 4 * threads - 1) / (4 * threads);
     const int tile = static_cast<int>(std::clamp<std::int64_t>((wanted + NR - 1) / NR * NR, NR, NC));
-    const std::int64_t chunks = (N + tile - 1) / tile;
+    const std::int64_t columnChunks = (N + tile - 1) / tile;
+    // Few column tiles that do not share out evenly (N = 410: 7 tiles, the last narrow, on 2 threads) leave a thread
+    // idle at the end; then the rows are split too, so tasks are smaller. Each part packs its tiles again, which costs
+    // little beside the products of its rows.
+    const std::int64_t rowParts = columnChunks % threads != 0 && columnChunks < 8 * threads && M >= 8 * MR * threads ? 2 : 1;
+    const std::int64_t rowsPerPart = (M + rowParts * MR - 1) / (rowParts * MR) * MR;
+    const std::int64_t chunks = columnChunks * rowParts;
     const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
 #pragma omp parallel for schedule(dynamic, 1) if (work > 2e5 && chunks > 1)
-    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    for (std::int64_t task = 0; task < chunks; ++task) {
+        const std::int64_t chunk = task / rowParts, part = task % rowParts;
+        const std::int64_t mBegin = part * rowsPerPart, mEnd = std::min(M, mBegin + rowsPerPart);
         const std::int64_t n0 = chunk * tile;
         const int nc = static_cast<int>(std::min<std::int64_t>(tile, N - n0));
         const int panels = (nc + NR - 1) / NR;
@@ -325,8 +333,8 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
             const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
             const bool add = accumulate || k0 > 0;
             packTile(w, layout, N, n0, nc, k0, kc, packed, rows, zeros);
-            for (std::int64_t m0 = 0; m0 < M; m0 += MR) {
-                const int mr = static_cast<int>(std::min<std::int64_t>(MR, M - m0));
+            for (std::int64_t m0 = mBegin; m0 < mEnd; m0 += MR) {
+                const int mr = static_cast<int>(std::min<std::int64_t>(MR, mEnd - m0));
                 const float* a[MR];
                 for (int i = 0; i < MR; ++i)
                     a[i] = i < mr ? x + (m0 + i) * ldx + k0 : zeros;
