@@ -88,6 +88,7 @@ public:
                         continue;
                     const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
                     const float* p = l.attnProb + off;
+                    const float entropy = l.rowEntropy[static_cast<std::size_t>(n) * l.qlen + i];
                     if (m_profiles[k].kind != ProfileKind::Full) { // the chosen terms' or bands' own softmax (Fig. 7)
                         const float* termPtr[4];
                         for (int t = 0; t < 4; ++t)
@@ -95,13 +96,14 @@ public:
                         termSoftmax(termPtr, m_profiles[k].terms, len, probs.data(), l.inputs.softCap);
                         p = probs.data();
                     }
-                    addRow(l.layer, n, k, i + l.mlen, spans[static_cast<std::size_t>(i)], p);
+                    addRow(l.layer, n, k, i + l.mlen, spans[static_cast<std::size_t>(i)], p, entropy);
                 }
         }
     }
 
-    // Query row at key position `at` (= i + mlen) of head (layer, n) in profile k: its distribution p over its span.
-    void addRow(int layer, int n, std::size_t k, int at, VisibleSpan span, const float* p)
+    // Query row at key position `at` (= i + mlen) of head (layer, n) in profile k: its distribution p over its span
+    // and, for the full attention (k = 0), its entropy as the softmax computed it.
+    void addRow(int layer, int n, std::size_t k, int at, VisibleSpan span, const float* p, float entropy)
     {
         const std::size_t head = static_cast<std::size_t>(layer) * r.heads + n;
         double* sum = m_sumPtr[k] + head * static_cast<std::size_t>(r.distances) + (at - span.lo);
@@ -110,9 +112,7 @@ public:
         Eigen::Map<Eigen::ArrayXd>(sum - (span.len - 1), span.len) += pv.reverse().cast<double>();
         if (k != 0)
             return;
-        // Per-query statistics of the full attention, vectorised: this runs for every query of every head. A zero
-        // probability adds 0 * log(1e-30) = 0, as 0 log 0 should (a select would stop Eigen vectorising the log).
-        const double entropy = -static_cast<double>((pv * pv.max(1e-30f).log()).sum());
+        // Per-query statistics of the full attention, vectorised: this runs for every query of every head.
         // sum_t p_t (at - lo - t): every term non-negative, so float (vectorised) loses nothing to cancellation
         const float nearest = static_cast<float>(at - span.lo);
         const double distance = static_cast<double>((pv * (nearest - m_ramp.head(span.len))).sum());
@@ -346,8 +346,9 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
                             if (span.len == 0)
                                 continue;
                             hs.rowSum(i, profiles[k].terms, row.data());
-                            softmaxInPlace(row.data(), span.len);
-                            acc.addRow(l, n, k, i + in.mlen, span, row.data());
+                            float entropy = 0;
+                            softmaxInPlace(row.data(), span.len, &entropy);
+                            acc.addRow(l, n, k, i + in.mlen, span, row.data(), entropy);
                         }
                 }
             }

@@ -40,19 +40,33 @@ VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys)
     return {lo, hi >= lo ? hi - lo + 1 : 0};
 }
 
-void softmaxInPlace(float* x, int n)
+void softmaxInPlace(float* x, int n, float* entropy)
 {
-    if (n <= 0)
+    if (n <= 0) {
+        if (entropy)
+            *entropy = 0.0f;
         return;
-    // In an aligned buffer: Eigen's vectorised sum groups the elements by the data's alignment, so the same row at
+    }
+    // In aligned buffers: Eigen's vectorised sum groups the elements by the data's alignment, so the same row at
     // another address would round differently, and a recomputed grid would not equal the forward pass's bit for bit.
-    thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer;
+    thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer, shifted;
     if (buffer.size() < static_cast<std::size_t>(n))
         buffer.resize(static_cast<std::size_t>(n) * 2);
     Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> s(buffer.data(), n);
     s = Eigen::Map<const Eigen::ArrayXf>(x, n);
-    s = (s - s.maxCoeff()).exp();
-    s /= s.sum();
+    if (!entropy) {
+        s = (s - s.maxCoeff()).exp();
+        s /= s.sum();
+    } else {
+        if (shifted.size() < static_cast<std::size_t>(n))
+            shifted.resize(static_cast<std::size_t>(n) * 2);
+        Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> t(shifted.data(), n);
+        t = s - s.maxCoeff();
+        s = t.exp();
+        const float z = s.sum(), weighted = (s * t).sum();
+        s /= z;
+        *entropy = std::max(0.0f, std::log(z) - weighted / z); // -sum p log p, p = e^t / z: log z - sum p t
+    }
     Eigen::Map<Eigen::ArrayXf>(x, n) = s;
 }
 

@@ -49,7 +49,9 @@ void softCapInPlace(float* x, std::ptrdiff_t n, float cap);
 // `softCap` > 0: the sum is soft-capped (cap tanh(sum / cap)) before the softmax, as the model caps its scores.
 void termSoftmax(const float* const terms[4], const TermSelection& selection, int len, float* out, float softCap = 0.0f);
 
-// Softmax in place over n scores (max-subtracted).
-void softmaxInPlace(float* x, int n);
+// Softmax in place over n scores (max-subtracted). With `entropy`, also the entropy of the result in nats, from the
+// scores the softmax already has (log Z - sum p_j (s_j - max)) instead of a logarithm per probability; the
+// probabilities are the same bits either way.
+void softmaxInPlace(float* x, int n, float* entropy = nullptr);
 
 } // namespace attnscope::core

@@ -298,7 +298,7 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                 }
                 {
                     StageScope timed(Stage::Softmax);
-                    softmaxInPlace(row + lo, len);
+                    softmaxInPlace(row + lo, len, keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * in.qlen + i : nullptr);
                     std::fill(row, row + lo, 0.0f); // keys it does not see weigh nothing in P V
                     std::fill(row + lo + len, row + cols, 0.0f);
                 }
@@ -351,13 +351,19 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
             int cols = 1;
             for (int i = r0; i < r1; ++i)
                 cols = std::max(cols, in.spans[i].lo + in.spans[i].len);
-            pBuffer.assign(static_cast<std::size_t>(rows) * cols, 0.0f);
+            pBuffer.resize(static_cast<std::size_t>(rows) * cols);
             Out P(pBuffer.data(), rows, cols);
             auto at = [&](int i) { return static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k; };
             {
                 StageScope timed(Stage::RelativeShift);
-                for (int i = r0; i < r1; ++i)
-                    hs.rowScore(i, P.row(i - r0).data() + in.spans[i].lo);
+                for (int i = r0; i < r1; ++i) {
+                    // The row's keys get their scores; the keys it does not see weigh nothing in P V.
+                    const auto [lo, len] = in.spans[i];
+                    float* row = P.row(i - r0).data();
+                    std::fill(row, row + lo, 0.0f);
+                    std::fill(row + lo + len, row + cols, 0.0f);
+                    hs.rowScore(i, row + lo);
+                }
             }
             if (keep.scores) {
                 StageScope timed(Stage::CaptureCopies);
@@ -371,17 +377,16 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
             {
                 StageScope timed(Stage::Softmax);
                 for (int i = r0; i < r1; ++i)
-                    softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len);
+                    softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len,
+                                   keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * q + i : nullptr);
             }
             {
                 StageScope timed(Stage::CaptureCopies);
                 for (int i = r0; i < r1; ++i) {
                     const auto [lo, len] = in.spans[i];
-                    if (keep.probabilities) {
-                        float* dst = keep.probabilities + at(i);
-                        std::fill(dst, dst + k, 0.0f);
-                        std::copy_n(P.row(i - r0).data() + lo, len, dst + lo);
-                    }
+                    if (keep.probabilities) // the row with its zeros, then zeros for keys past the block's
+                        std::fill(std::copy_n(P.row(i - r0).data(), cols, keep.probabilities + at(i)),
+                                  keep.probabilities + at(i) + k, 0.0f);
                     for (int t = 0; t < termCount; ++t)
                         if (keep.terms[t]) {
                             float* dst = keep.terms[t] + at(i);

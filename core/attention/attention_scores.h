@@ -90,6 +90,7 @@ struct AttentionCapture {
     float* probabilities = nullptr;
     float* scores = nullptr;                                 // before softmax
     float* terms[4] = {nullptr, nullptr, nullptr, nullptr}; // term t (ScoreInputs::termCount)
+    float* entropy = nullptr;                                // [heads, qlen]: each row's entropy (nats)
 };
 
 // The attention of every head: out[i, n*headDim ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value

@@ -97,6 +97,8 @@ struct LayerView {
     ScoreInputs inputs;
     // [heads, qlen, klen], masked entries exactly 0. Null unless the observer wants probabilities.
     const float* attnProb = nullptr;
+    // [heads, qlen] with attnProb: the entropy (nats) of each query's distribution, as the softmax computed it.
+    const float* rowEntropy = nullptr;
     // The score terms, [heads, qlen, klen] each, masked entries 0, null unless the observer wants terms and the model
     // has them: Transformer-XL's (a) q.k, (b) q.R, (c) u.k, (d) v.R, each times 1/sqrt(d_head); a rotary model's
     // frequency bands (RunOptions::bands), whose sum is the score.

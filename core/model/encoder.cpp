@@ -4,7 +4,6 @@
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
-#include "util/layer_buffer.h"
 
 #include <cmath>
 
@@ -213,9 +212,7 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     sv.mask = mask.data();
     run.begin({T, 0, C}, sv);
 
-    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
-    const std::size_t perLayer = static_cast<std::size_t>(H) * T * T;
-    LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    const AttentionCapture keep = run.kept(H);
     RowMatrix q, k, v, heads(T, C), attnOut, inner, ffn;
     auto project = [](const RowMatrix& in, const Linear& L, RowMatrix& out) {
         multiplyTransposed(in, L.w, out);
@@ -231,9 +228,6 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         in.queries = RowSource::strided(q.data(), C);
         in.keys = RowSource::strided(k.data(), C);
         in.spans = spans.data();
-        AttentionCapture keep;
-        keep.probabilities = wantProbs ? probs.data() : nullptr;
-        keep.scores = wantScores ? scores.data() : nullptr;
         attendAllHeads(in, v.data(), C, heads.data(), C, keep);
         project(heads, L.o, attnOut);
         attnOut += x;
@@ -247,8 +241,6 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         LayerView lv;
         lv.heads = H;
         lv.inputs = in;
-        lv.attnProb = wantProbs ? probs.data() : nullptr;
-        lv.scores = wantScores ? scores.data() : nullptr;
         lv.mask = mask.data();
         lv.kvHeads = H;
         lv.headDim = d;

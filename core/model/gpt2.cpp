@@ -5,7 +5,6 @@
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
-#include "util/layer_buffer.h"
 
 #include <cmath>
 
@@ -135,9 +134,7 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
     sv.mask = mask.data();
     run.begin({T, m, C}, sv);
 
-    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
-    const std::size_t perLayer = static_cast<std::size_t>(H) * T * K;
-    LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    const AttentionCapture keep = run.kept(H);
     RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
     for (int l = 0; l < m_config.nLayer; ++l) {
         run.checkStop();
@@ -153,9 +150,6 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         in.queries = RowSource::strided(qkv.data(), 3 * C);
         in.keys = RowSource::strided(st.cache.keys(l), C);
         in.spans = spans.data();
-        AttentionCapture keep;
-        keep.probabilities = wantProbs ? probs.data() : nullptr;
-        keep.scores = wantScores ? scores.data() : nullptr;
         attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
         if (st.ablate && st.ablate->layer == l)
             heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * hs, hs).setZero();
@@ -177,8 +171,6 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         LayerView lv;
         lv.heads = H;
         lv.inputs = in;
-        lv.attnProb = wantProbs ? probs.data() : nullptr;
-        lv.scores = wantScores ? scores.data() : nullptr;
         lv.mask = mask.data();
         lv.kvHeads = H;
         lv.headDim = hs;

@@ -448,10 +448,9 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
 
     const RotaryTable table = rotaryTable(k, m_invFreq);
     const RotaryTable localTable = m_invFreqLocal.empty() ? RotaryTable{} : rotaryTable(k, m_invFreqLocal);
-    const bool wantProbs = run.wantProbabilities(), wantScores = run.wantScores();
     const int bandCount = run.wantTerms() && st.bands ? st.bands->count() : 0;
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
-    LayerBuffer probs(wantProbs ? perLayer : 0), scores(wantScores ? perLayer : 0);
+    AttentionCapture keep = run.kept(H);
     LayerBuffer bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
     RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
@@ -501,9 +500,6 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         in.spans = seen.spans.data();
         in.scale = rule.scale;
         in.softCap = rule.softCap;
-        AttentionCapture keep;
-        keep.probabilities = wantProbs ? probs.data() : nullptr;
-        keep.scores = wantScores ? scores.data() : nullptr;
         for (int b = 0; b < bandCount; ++b)
             keep.terms[b] = bandTerms.data() + static_cast<std::size_t>(b) * perLayer;
         attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
@@ -552,8 +548,6 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         LayerView lv;
         lv.heads = H;
         lv.inputs = in;
-        lv.attnProb = wantProbs ? probs.data() : nullptr;
-        lv.scores = wantScores ? scores.data() : nullptr;
         for (int b = 0; b < bandCount; ++b)
             lv.terms[b] = keep.terms[b];
         lv.mask = seen.mask.data();

@@ -40,6 +40,23 @@ void SegmentDriver::begin(const Shape& shape, SegmentView& view)
     m_observer.onSegment(view);
 }
 
+AttentionCapture SegmentDriver::kept(int heads)
+{
+    const std::size_t perLayer = static_cast<std::size_t>(heads) * m_shape.qlen * m_shape.klen();
+    AttentionCapture keep;
+    if (m_wantProbabilities) {
+        m_probabilities = std::make_unique<LayerBuffer>(perLayer);
+        m_entropy.assign(static_cast<std::size_t>(heads) * m_shape.qlen, 0.0f);
+        keep.probabilities = m_probabilities->data();
+        keep.entropy = m_entropy.data();
+    }
+    if (m_wantScores) {
+        m_scores = std::make_unique<LayerBuffer>(perLayer);
+        keep.scores = m_scores->data();
+    }
+    return keep;
+}
+
 void SegmentDriver::checkStop() const
 {
     if (m_state.stop && m_state.stop->stopRequested())
@@ -54,6 +71,12 @@ void SegmentDriver::layerDone(int layer, LayerView& view)
     view.mlen = m_shape.mlen;
     view.klen = m_shape.klen();
     view.dModel = m_shape.dModel;
+    if (m_probabilities) {
+        view.attnProb = m_probabilities->data();
+        view.rowEntropy = m_entropy.data();
+    }
+    if (m_scores)
+        view.scores = m_scores->data();
     m_weights.throwIfDamaged(); // an observer never sees what a truncated file gave
     m_observer.onLayer(view);
 }

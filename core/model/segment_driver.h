@@ -5,12 +5,16 @@
 #pragma once
 
 #include "io/checkpoint.h"
+#include "attention/attention_scores.h"
 #include "model/attention_model.h"
+#include "util/layer_buffer.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace attnscope::core {
 
@@ -33,12 +37,14 @@ public:
     // (n_positions)").
     static void checkLength(int tokens, int maxTokens, const std::string& limit);
 
-    bool wantProbabilities() const { return m_wantProbabilities; }
-    bool wantScores() const { return m_wantScores; }
     bool wantTerms() const { return m_observer.wantTerms(); }
 
     // Fills the view's segment index, first position and shape, and tells the observer the segment starts.
     void begin(const Shape& shape, SegmentView& view);
+    // What the observer wants kept of every layer's attention (probabilities with each row's entropy, scores), in
+    // buffers of the segment's shape that the driver owns: for attendAllHeads (a family adds its score terms), and
+    // put into every layer view by layerDone. After begin().
+    AttentionCapture kept(int heads);
     // Between layers: throws Error(Cancelled) when the run was asked to stop.
     void checkStop() const;
     // Fills the layer view's segment index, layer and shape, and hands it on.
@@ -54,6 +60,8 @@ private:
     Shape m_shape;
     bool m_wantProbabilities = false;
     bool m_wantScores = false;
+    std::unique_ptr<LayerBuffer> m_probabilities, m_scores;
+    std::vector<float> m_entropy;
 };
 
 } // namespace attnscope::core

@@ -8,7 +8,6 @@
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
-#include "util/layer_buffer.h"
 #include "util/stage_timer.h"
 
 #include <optional>
@@ -318,6 +317,17 @@ void TransfoXLModel::sinusoid(int distance, float* out) const
     }
 }
 
+const RowMatrix& TransfoXLModel::positionTable(State& st, int rows) const
+{
+    const int have = static_cast<int>(st.positions.rows());
+    if (have < rows) {
+        st.positions.conservativeResize(rows, m_config.dModel);
+        for (int r = have; r < rows; ++r)
+            sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, st.positions.row(r).data());
+    }
+    return st.positions;
+}
+
 const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDistance) const
 {
     RowMatrix& table = st.rTable[static_cast<std::size_t>(layer)];
@@ -325,11 +335,7 @@ const RowMatrix& TransfoXLModel::relativeTable(State& st, int layer, int maxDist
         return table;
     // Grow to cover a full memory plus this segment so later segments reuse it.
     const int rows = std::max(maxDistance + 1, st.memLen + maxDistance / 2 + 1);
-    if (st.positions.rows() < rows) { // the first layer to grow computes the encodings for all of them
-        st.positions.resize(rows, m_config.dModel);
-        for (int r = 0; r < rows; ++r)
-            sinusoid(st.clampLen > 0 ? std::min(r, st.clampLen) : r, st.positions.row(r).data());
-    }
+    positionTable(st, rows); // the first layer to grow computes the encodings for all of them
     const WeightView& rNet = m_layers[static_cast<std::size_t>(layer)].rNet;
     table.resize(rows, rNet.rows());
     matmulTransposed(st.positions.data(), st.positions.cols(), rows, rNet, table.data(), table.cols());
@@ -442,24 +448,23 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
                 (j > i + mlen || (st.sameLength && j <= i - shift)) ? 1 : 0;
 
     RowMatrix x = embed(ids);
-    RowMatrix posEmb(k, d); // row p: distance k-1-p
-    for (int p = 0; p < k; ++p) {
-        const int dist = k - 1 - p;
-        sinusoid(st.clampLen > 0 ? std::min(dist, st.clampLen) : dist, posEmb.row(p).data());
-    }
+    // Row p: distance k-1-p, as the reference lays it out; copied from the state's table (computed once per state,
+    // not per segment: a sine and a cosine per element were 2% of a corpus scan).
+    const RowMatrix& positions = positionTable(st, k);
+    RowMatrix posEmb(k, d);
+    for (int p = 0; p < k; ++p)
+        posEmb.row(p) = positions.row(k - 1 - p);
     SegmentView sv;
     sv.embedding = x.data();
     sv.posEmb = posEmb.data();
     sv.mask = mask.data();
     run.begin({q, mlen, d}, sv);
 
-    const bool wantTerms = run.wantTerms(), wantProbs = run.wantProbabilities();
+    const bool wantTerms = run.wantTerms();
     const auto spans = spansOfMask(mask.data(), q, k);
     const std::size_t perLayer = static_cast<std::size_t>(m_config.nHead) * q * k;
-    LayerBuffer probs(wantProbs ? perLayer : 0);
     std::vector<float> terms[4];
-    AttentionCapture keep;
-    keep.probabilities = wantProbs ? probs.data() : nullptr;
+    AttentionCapture keep = run.kept(m_config.nHead);
     if (wantTerms)
         for (int t = 0; t < 4; ++t) {
             terms[t].resize(perLayer);
@@ -477,7 +482,6 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         LayerView lv;
         lv.heads = m_config.nHead;
         lv.inputs = in;
-        lv.attnProb = wantProbs ? probs.data() : nullptr;
         if (wantTerms)
             for (int t = 0; t < 4; ++t)
                 lv.terms[t] = terms[t].data();

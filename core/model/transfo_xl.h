@@ -56,6 +56,8 @@ private:
     void loadOutputSoftmax(const std::string& prefix);
     void logProbabilities(const RowMatrix& x, RowMatrix& out) const;
     const RowMatrix& relativeTable(State& st, int layer, int maxDistance) const;
+    // The state's sinusoidal encodings, grown to at least `rows` distances (0 .. rows - 1, clamped).
+    const RowMatrix& positionTable(State& st, int rows) const;
 
     TransfoXLConfig m_config;
     std::shared_ptr<const Checkpoint> m_weights;
