@@ -8,6 +8,8 @@
 #include "util/text_file.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 using namespace attnscope;
@@ -180,6 +182,29 @@ TEST_CASE("real tokenizers (tokenizer.json) reproduce every shared case, with an
         ++folders;
     }
     CHECK(folders >= 8);
+}
+
+TEST_CASE("Phi-3's chat tokens on Llama 2's vocabulary: added tokens that take the white space after them", "[tokenizer][hf]")
+{
+    // Phi-3's tokenizer is Llama 2's with eleven added chat tokens, most of them rstrip (tests/data/tokenizers/README.md):
+    // the shared Llama 2 tokenizer.json with those tokens added, against the Rust library's ids for the same file.
+    const auto data = test::projectDataDir() / "tokenizers" / "phi3-chat";
+    auto tokenizer = nlohmann::json::parse(core::readTextFile((test::testdataDir() / "tokenizers" / "llama2" / "tokenizer.json").string()));
+    std::map<int, nlohmann::json> added;
+    for (const auto& t : tokenizer.at("added_tokens"))
+        added[t.at("id").get<int>()] = t;
+    for (const auto& t : nlohmann::json::parse(core::readTextFile((data / "added_tokens.json").string())))
+        added[t.at("id").get<int>()] = t;
+    tokenizer["added_tokens"] = nlohmann::json::array();
+    for (const auto& [id, t] : added)
+        tokenizer["added_tokens"].push_back(t);
+    test::TempDir tmp;
+    {
+        std::ofstream out(tmp / "tokenizer.json");
+        out << tokenizer.dump();
+    }
+    const auto tok = core::loadTokenizer(tmp.path().string());
+    checkCases(*tok, data / "cases.json");
 }
 
 TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as its tokenizer.json", "[tokenizer][wordpiece]")
