@@ -3,6 +3,8 @@
 // projects its own q rows (the reference recomputes the memory's projections every segment).
 #include "model/transfo_xl.h"
 
+#include "model/row_window.h"
+
 #include "linalg/matmul.h"
 #include "model/run_limits.h"
 #include "model/segment_driver.h"
@@ -23,37 +25,26 @@ public:
     bool sameLength = false;
     int clampLen = -1;
     std::optional<RunOptions::HeadRef> ablate; // a head whose output is left out of the output projection
-    std::vector<RowMatrix> mems;   // per layer [m, d]: un-normalised layer inputs
-    std::vector<RowMatrix> kMem;   // per layer [>= m, H*D]: key projections; the memory is the last m rows
-    std::vector<RowMatrix> vMem;   // per layer [>= m, H*D]
+    std::vector<RowWindow> mems;   // per layer [m, d]: un-normalised layer inputs
+    std::vector<RowWindow> kMem;   // per layer [>= m, H*D]: key projections; the memory is the last m rows
+    std::vector<RowWindow> vMem;   // per layer [>= m, H*D]
     std::vector<RowMatrix> rTable; // per layer [distances, H*D]: row r = r_net(sinusoid(min(r, clamp)))
     RowMatrix positions;           // [distances, d]: row r = sinusoid(min(r, clamp)), shared by every layer's table
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
     std::size_t bytes() const override
     {
         std::size_t b = static_cast<std::size_t>(positions.size()) * sizeof(float);
-        for (const auto* v : {&mems, &kMem, &vMem, &rTable})
+        for (const auto* v : {&mems, &kMem, &vMem})
             for (const auto& m : *v)
-                b += static_cast<std::size_t>(m.size()) * sizeof(float);
+                b += m.bytes();
+        for (const auto& m : rTable)
+            b += static_cast<std::size_t>(m.size()) * sizeof(float);
         return b;
     }
 };
 
 namespace {
 constexpr int kMaxSegmentLen = 4096;
-
-RowMatrix lastRows(const RowMatrix& top, const RowMatrix& bottom, int keep)
-{
-    const auto total = top.rows() + bottom.rows();
-    const auto n = std::min<Eigen::Index>(keep, total);
-    RowMatrix out(n, bottom.cols());
-    const auto fromBottom = std::min<Eigen::Index>(n, bottom.rows());
-    const auto fromTop = n - fromBottom;
-    if (fromTop > 0)
-        out.topRows(fromTop) = top.bottomRows(fromTop);
-    out.bottomRows(fromBottom) = bottom.bottomRows(fromBottom);
-    return out;
-}
 } // namespace
 
 TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Checkpoint> weights, std::string source)
@@ -274,9 +265,9 @@ std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) co
         throw Error(ErrorCode::BadInput, "memory length must be 0 or more, got " + std::to_string(st->memLen));
     const auto n = static_cast<std::size_t>(m_config.nLayer);
     const Eigen::Index HD = static_cast<Eigen::Index>(m_config.nHead) * m_config.dHead;
-    st->mems.assign(n, RowMatrix(0, m_config.dModel));
-    st->kMem.assign(n, RowMatrix(0, HD));
-    st->vMem.assign(n, RowMatrix(0, HD));
+    st->mems.assign(n, RowWindow(m_config.dModel));
+    st->kMem.assign(n, RowWindow(HD));
+    st->vMem.assign(n, RowWindow(HD));
     st->rTable.assign(n, RowMatrix(0, HD));
     return st;
 }
@@ -361,13 +352,9 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
         multiplyTransposed(xin, L.qkv, buf.qkv);
     }
     {
-        StageScope timed(Stage::Copies);
-        buf.K.resize(k, HD);
-        buf.V.resize(k, HD);
-        buf.K.topRows(mlen) = st.kMem[static_cast<std::size_t>(l)].bottomRows(mlen);
-        buf.K.bottomRows(q) = buf.qkv.middleCols(HD, HD);
-        buf.V.topRows(mlen) = st.vMem[static_cast<std::size_t>(l)].bottomRows(mlen);
-        buf.V.bottomRows(q) = buf.qkv.middleCols(2 * HD, HD);
+        StageScope timed(Stage::Copies); // keys and values: the memory's, then this segment's
+        st.kMem[static_cast<std::size_t>(l)].append(buf.qkv.middleCols(HD, HD), mlen);
+        st.vMem[static_cast<std::size_t>(l)].append(buf.qkv.middleCols(2 * HD, HD), mlen);
     }
     const RowMatrix& R = [&]() -> const RowMatrix& {
         StageScope timed(Stage::Projections); // the position projection, once per layer and memory length
@@ -376,13 +363,13 @@ ScoreInputs TransfoXLModel::attention(State& st, int l, const RowMatrix& x, int 
 
     ScoreInputs in = ScoreInputs::ofShape(q, k, mlen, H, H, D);
     in.queries = RowSource::strided(buf.qkv.data(), 3 * HD);
-    in.keys = RowSource::strided(buf.K.data(), HD);
+    in.keys = RowSource::strided(st.kMem[static_cast<std::size_t>(l)].data(), HD);
     in.relative = RowSource::strided(R.data(), HD);
     in.u = L.rwBias.floats();
     in.v = L.rrBias.floats();
     in.spans = spans.data();
     RowMatrix heads(q, HD); // concatenated per-head outputs
-    attendAllHeads(in, buf.V.data(), HD, heads.data(), HD, keep);
+    attendAllHeads(in, st.vMem[static_cast<std::size_t>(l)].data(), HD, heads.data(), HD, keep);
 
     if (st.ablate && st.ablate->layer == l) // ablation: the head's output never reaches the residual stream
         heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * D, D).setZero();
@@ -493,12 +480,12 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         lv.hidden = hidden.data();
         run.layerDone(l, lv);
 
-        // Cache this segment's keys/values for the next one (only the newest memLen rows matter).
+        // The next segment's memory: the newest memLen rows (keys and values already hold this segment's).
         StageScope timed(Stage::Copies);
-        // The whole key/value block is kept (swapped, not copied); the next segment reads its last rows.
-        std::swap(st.kMem[li], buf.K);
-        std::swap(st.vMem[li], buf.V);
-        st.mems[li] = lastRows(st.mems[li], x, st.memLen);
+        st.kMem[li].keepLast(st.memLen);
+        st.vMem[li].keepLast(st.memLen);
+        st.mems[li].append(x, st.memLen);
+        st.mems[li].keepLast(st.memLen);
         x = std::move(hidden);
         hidden = RowMatrix();
     }

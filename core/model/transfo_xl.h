@@ -45,7 +45,7 @@ private:
     };
     class State;
     struct LayerBuffers {
-        RowMatrix qkv, K, V, attnOut; // [q, 3HD], keys and values [k, HD] (memory rows first), sub-layer output
+        RowMatrix qkv, attnOut; // [q, 3HD], sub-layer output
     };
 
     // The attention sub-layer of one layer: its output goes to buf.attnOut; returns where its scores come from
