@@ -351,9 +351,15 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
             int cols = 1;
             for (int i = r0; i < r1; ++i)
                 cols = std::max(cols, in.spans[i].lo + in.spans[i].len);
-            pBuffer.resize(static_cast<std::size_t>(rows) * cols);
-            Out P(pBuffer.data(), rows, cols);
             auto at = [&](int i) { return static_cast<std::size_t>(n) * perHead + static_cast<std::size_t>(i) * k; };
+            // Probabilities the observer keeps are computed where it keeps them (no copy), else in the thread's block.
+            float* pBase = keep.probabilities ? keep.probabilities + at(r0) : nullptr;
+            const int pStride = keep.probabilities ? k : cols;
+            if (!pBase) {
+                pBuffer.resize(static_cast<std::size_t>(rows) * cols);
+                pBase = pBuffer.data();
+            }
+            Eigen::Map<Matrix, 0, Eigen::OuterStride<>> P(pBase, rows, cols, Eigen::OuterStride<>(pStride));
             {
                 StageScope timed(Stage::RelativeShift);
                 for (int i = r0; i < r1; ++i) {
@@ -361,7 +367,7 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                     const auto [lo, len] = in.spans[i];
                     float* row = P.row(i - r0).data();
                     std::fill(row, row + lo, 0.0f);
-                    std::fill(row + lo + len, row + cols, 0.0f);
+                    std::fill(row + lo + len, row + pStride, 0.0f);
                     hs.rowScore(i, row + lo);
                 }
             }
@@ -380,13 +386,10 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                     softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len,
                                    keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * q + i : nullptr);
             }
-            {
+            if (wantTerms) {
                 StageScope timed(Stage::CaptureCopies);
                 for (int i = r0; i < r1; ++i) {
                     const auto [lo, len] = in.spans[i];
-                    if (keep.probabilities) // the row with its zeros, then zeros for keys past the block's
-                        std::fill(std::copy_n(P.row(i - r0).data(), cols, keep.probabilities + at(i)),
-                                  keep.probabilities + at(i) + k, 0.0f);
                     for (int t = 0; t < termCount; ++t)
                         if (keep.terms[t]) {
                             float* dst = keep.terms[t] + at(i);
