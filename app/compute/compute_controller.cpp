@@ -138,7 +138,7 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
     const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
         m_interactive, m_textJob, tr("Computing attention…"),
-        [this, model, request, previous, preview](const JobContext& ctx) {
+        [this, model, request, previous, preview, previewAfter = m_previewAfterMs](const JobContext& ctx) {
             core::CaptureOptions opt;
             opt.segmentLen = request.segmentLen;
             if (request.memLen >= 0)
@@ -158,7 +158,7 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
             if (preview)
                 opt.layerDone = [&, sent = false](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) mutable {
                     // Worth a grid of its own only when the run is slow and the rest of it is not a blink away.
-                    if (sent || layer != preview->layer || layer + 1 == m.info().layers || started.elapsed() < 100)
+                    if (sent || layer != preview->layer || layer + 1 == m.info().layers || started.elapsed() < previewAfter)
                         return;
                     const auto sofar = partial();
                     if (segment != (preview->segment >= 0 ? preview->segment : autoSegment(*sofar)))

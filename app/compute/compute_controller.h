@@ -75,6 +75,10 @@ public:
     void cancel(); // stops the running text request, scan and comparison
     void dropText(); // the text was emptied: stop and forget everything computed for the old one (scans go on)
 
+    // runText's preview grid comes only when the run has taken this long by the time its layer is done (a small
+    // model's whole result is a blink away); 100 ms unless a test sets it.
+    void setPreviewAfter(int milliseconds) { m_previewAfterMs = milliseconds; }
+
     const ModelBundlePtr& model() const { return m_model; }
     const TextResultPtr& textResult() const { return m_text; }
     bool busy() const;
@@ -128,6 +132,7 @@ private:
     void reportBusy(const QString& what = {});
 
     std::vector<std::string> m_builtinDirs;
+    int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
     JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla;

@@ -77,6 +77,39 @@ TEST_CASE("controller loads a model, runs text, and keeps the model when a load 
     CHECK(c.model() == model); // the previous model stays loaded
 }
 
+TEST_CASE("a text's grid on screen comes before its other layers are done, equal to the finished text's", "[app][controller]")
+{
+    app::ComputeController c({});
+    c.setPreviewAfter(0); // a test model is fast: every run counts as slow
+    loadInto(c, caseDir("llama-gqa"));
+    app::ViewSelection sel;
+    sel.layer = 0;
+    sel.heads = {1};
+    QSignalSpy preview(&c, &app::ComputeController::gridPreviewReady);
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    c.runText(QStringLiteral("1 2 3 4 5 6 7 8 9 10"), {}, 0, -1, sel);
+    REQUIRE(ready.wait(10000));
+    REQUIRE(preview.size() == 1); // delivered before the text (one lane, in order)
+    const auto early = preview.at(0).at(0).value<widgets::GridDataPtr>();
+    QSignalSpy grid(&c, &app::ComputeController::gridReady);
+    c.requestGrid(sel);
+    REQUIRE(grid.wait(10000));
+    const auto finished = grid.at(0).at(0).value<widgets::GridDataPtr>();
+    CHECK(early->title == finished->title);
+    CHECK(early->rowLabels == finished->rowLabels);
+    REQUIRE(early->values.size() == finished->values.size());
+    for (std::size_t i = 0; i < early->values.size(); ++i)
+        CHECK((early->values[i] == finished->values[i] || (std::isnan(early->values[i]) && std::isnan(finished->values[i]))));
+
+    // The last layer's grid is the finished text's: no preview for it.
+    sel.layer = c.model()->info().layers - 1;
+    preview.clear();
+    QSignalSpy again(&c, &app::ComputeController::textReady);
+    c.runText(QStringLiteral("1 2 3 4 5 6 7 8 9 10 11"), {}, 0, -1, sel);
+    REQUIRE(again.wait(10000));
+    CHECK(preview.isEmpty());
+}
+
 TEST_CASE("controller drops stale results: only the newest request is delivered", "[app][controller]")
 {
     app::ComputeController c({});
