@@ -7,6 +7,8 @@
 
 #include <Eigen/Core>
 #include <Eigen/StdVector>
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace attnscope::core {
@@ -47,27 +49,56 @@ void softmaxInPlace(float* x, int n, float* entropy)
             *entropy = 0.0f;
         return;
     }
-    // In aligned buffers: Eigen's vectorised sum groups the elements by the data's alignment, so the same row at
-    // another address would round differently, and a recomputed grid would not equal the forward pass's bit for bit.
-    thread_local std::vector<float, Eigen::aligned_allocator<float>> buffer, shifted;
-    if (buffer.size() < static_cast<std::size_t>(n))
-        buffer.resize(static_cast<std::size_t>(n) * 2);
-    Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> s(buffer.data(), n);
-    s = Eigen::Map<const Eigen::ArrayXf>(x, n);
-    if (!entropy) {
-        s = (s - s.maxCoeff()).exp();
-        s /= s.sum();
-    } else {
-        if (shifted.size() < static_cast<std::size_t>(n))
-            shifted.resize(static_cast<std::size_t>(n) * 2);
-        Eigen::Map<Eigen::ArrayXf, Eigen::AlignedMax> t(shifted.data(), n);
-        t = s - s.maxCoeff();
-        s = t.exp();
-        const float z = s.sum(), weighted = (s * t).sum();
-        s /= z;
-        *entropy = std::max(0.0f, std::log(z) - weighted / z); // -sum p log p, p = e^t / z: log z - sum p t
+    // Three passes of whole packets from the row's first element, the tail in a padded packet: the same row gives the
+    // same bits at any address (a recomputed grid equals the forward pass's), and no copy to an aligned buffer.
+    using Packet = Eigen::internal::packet_traits<float>::type;
+    namespace ei = Eigen::internal;
+    constexpr int W = static_cast<int>(sizeof(Packet) / sizeof(float));
+    const int full = n / W * W, tail = n - full;
+    alignas(64) float pad[W];
+    auto loadTail = [&](float fill) {
+        std::fill(pad, pad + W, fill);
+        std::copy_n(x + full, tail, pad);
+        return ei::pload<Packet>(pad);
+    };
+    Packet mx = ei::pset1<Packet>(-std::numeric_limits<float>::infinity());
+    for (int i = 0; i < full; i += W)
+        mx = ei::pmax(mx, ei::ploadu<Packet>(x + i));
+    if (tail)
+        mx = ei::pmax(mx, loadTail(-std::numeric_limits<float>::infinity()));
+    const Packet m = ei::pset1<Packet>(ei::predux_max(mx));
+    // e = exp(s - max) in place; z = sum e; weighted = sum e (s - max), for the entropy.
+    Packet z = ei::pzero(m), weighted = ei::pzero(m);
+    auto step = [&](Packet s) {
+        const Packet t = ei::psub(s, m), e = ei::pexp(t);
+        z = ei::padd(z, e);
+        if (entropy)
+            weighted = ei::pmadd(e, t, weighted);
+        return e;
+    };
+    for (int i = 0; i < full; i += W)
+        ei::pstoreu(x + i, step(ei::ploadu<Packet>(x + i)));
+    if (tail) { // padding of -inf: exp gives 0, and 0 * (-inf) must not reach the weighted sum
+        const Packet t = ei::psub(loadTail(-std::numeric_limits<float>::infinity()), m), e = ei::pexp(t);
+        z = ei::padd(z, e);
+        ei::pstore(pad, e);
+        std::copy_n(pad, tail, x + full);
+        if (entropy) {
+            alignas(64) float tt[W];
+            ei::pstore(tt, t);
+            for (int j = tail; j < W; ++j)
+                tt[j] = 0.0f;
+            weighted = ei::pmadd(e, ei::pload<Packet>(tt), weighted);
+        }
     }
-    Eigen::Map<Eigen::ArrayXf>(x, n) = s;
+    const float total = ei::predux(z);
+    const Packet zp = ei::pset1<Packet>(total);
+    for (int i = 0; i < full; i += W)
+        ei::pstoreu(x + i, ei::pdiv(ei::ploadu<Packet>(x + i), zp));
+    for (int i = full; i < n; ++i)
+        x[i] /= total;
+    if (entropy) // -sum p log p, p = e^t / z: log z - sum p t
+        *entropy = std::max(0.0f, std::log(total) - ei::predux(weighted) / total);
 }
 
 void softCapInPlace(float* x, std::ptrdiff_t n, float cap)
