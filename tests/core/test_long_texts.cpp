@@ -611,3 +611,33 @@ TEST_CASE("a layer's grid from the partial capture handed on when it is done equ
         }
     }
 }
+
+TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give the finished capture's grids", "[long][reuse]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "llama-gqa").string());
+    const auto& model = *loaded.model;
+    auto ids = randomIds(200, model.info().vocabSize, 5);
+    core::CaptureOptions opt;
+    opt.segmentLen = 64; // four segments, the edit in the third (resumed after its first 52 tokens)
+    const auto before = core::captureText(model, tokensOf(ids), opt);
+    ids[180] = (ids[180] + 1) % model.info().vocabSize;
+    opt.previous = before;
+    const auto after = core::captureText(model, tokensOf(ids), opt);
+    REQUIRE(after->reusedTokens == 180);
+    int checked = 0;
+    opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
+        const auto p = partial();
+        REQUIRE(segment >= 2); // the first two are reused whole
+        for (int h = 0; h < model.info().heads; ++h) {
+            const auto a = core::attentionGrid(*p, segment, layer, {h});
+            const auto b = core::attentionGrid(*after, segment, layer, {h});
+            REQUIRE(a.values.size() == b.values.size());
+            for (std::size_t i = 0; i < a.values.size(); ++i)
+                REQUIRE((a.values[i] == b.values[i] || (std::isnan(a.values[i]) && std::isnan(b.values[i]))));
+        }
+        ++checked;
+    };
+    const auto again = core::captureText(model, tokensOf(ids), opt);
+    CHECK(again->reusedTokens == 180);
+    CHECK(checked == 2 * model.info().layers);
+}
