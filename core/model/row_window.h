@@ -1,6 +1,6 @@
 // A memory that slides by a segment at a time without copying itself each time: rows are appended after the ones kept
 // in a buffer with room to spare, and read as one contiguous block. Only when the room runs out do the kept rows move
-// to the front (once every four segments). Transformer-XL's per-layer memory and its keys and values live in
+// to the front (once every few segments). Transformer-XL's per-layer memory and its keys and values live in
 // these; before, each segment copied the whole memory three times per layer (5% of a corpus scan).
 #pragma once
 
@@ -49,8 +49,11 @@ public:
         keepLast(keep);
         const Eigen::Index n = block.rows(), kept = rows();
         if (m_end + n > m_buf.rows()) {
-            if (kept + n > m_buf.rows()) { // grown with room for four such blocks
-                RowMatrix grown(kept + 4 * n, cols());
+            if (kept + n > m_buf.rows()) {
+                // Room for up to three more such blocks but never more than the kept rows again: the kept rows move
+                // about once every few blocks, and a long block (a segment of thousands of tokens) adds no more than
+                // the memory itself.
+                RowMatrix grown(kept + n + std::min(3 * n, kept), cols());
                 grown.topRows(kept) = m_buf.middleRows(m_begin, kept);
                 m_buf.swap(grown);
             } else { // to the front: each row moves to a lower address, so copying forwards is safe

@@ -484,7 +484,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         StageScope timed(Stage::Copies);
         st.kMem[li].keepLast(st.memLen);
         st.vMem[li].keepLast(st.memLen);
-        st.mems[li].append(x, st.memLen);
+        st.mems[li].append(x.bottomRows(std::min<Eigen::Index>(x.rows(), st.memLen)), st.memLen);
         st.mems[li].keepLast(st.memLen);
         x = std::move(hidden);
         hidden = RowMatrix();
