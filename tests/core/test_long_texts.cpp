@@ -5,6 +5,7 @@
 #include "analysis/relpos_scan.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "model/row_window.h"
 #include "run/text_capture.h"
 #include "test_support.h"
 #include "util/stop_token.h"
@@ -640,4 +641,39 @@ TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give 
     const auto again = core::captureText(model, tokensOf(ids), opt);
     CHECK(again->reusedTokens == 180);
     CHECK(checked == 2 * model.info().layers);
+}
+
+TEST_CASE("a row window keeps the newest rows through growth and compaction; a copy holds only them", "[long]")
+{
+    core::RowWindow w(3);
+    std::vector<float> all; // every row appended, row r = (r, r + 0.5, r + 0.25)
+    int next = 0;
+    auto block = [&](int n) {
+        core::RowMatrix b(n, 3);
+        for (int r = 0; r < n; ++r, ++next) {
+            b.row(r) << static_cast<float>(next), next + 0.5f, next + 0.25f;
+            all.insert(all.end(), {static_cast<float>(next), next + 0.5f, next + 0.25f});
+        }
+        return b;
+    };
+    auto expectLast = [&](const core::RowWindow& win, int rows) {
+        REQUIRE(win.rows() == rows);
+        const std::size_t from = all.size() - static_cast<std::size_t>(rows) * 3;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(rows) * 3; ++i)
+            REQUIRE(win.data()[i] == all[from + i]);
+    };
+    for (int segment = 0; segment < 40; ++segment) { // growing, then sliding: compactions along the way
+        const int n = 1 + segment % 7, keep = 10;
+        const int kept = static_cast<int>(std::min<Eigen::Index>(w.rows(), keep));
+        w.append(block(n), keep);
+        expectLast(w, kept + n);
+        w.keepLast(keep);
+        expectLast(w, std::min(kept + n, keep));
+        const core::RowWindow copy = w;
+        expectLast(copy, static_cast<int>(w.rows()));
+        CHECK(copy.bytes() == static_cast<std::size_t>(w.rows()) * 3 * sizeof(float));
+    }
+    CHECK(w.bytes() <= static_cast<std::size_t>(10 + 7 + 10) * 3 * sizeof(float)); // room: at most the kept rows again
+    w.append(block(3), 0); // no memory: only the new rows
+    expectLast(w, 3);
 }
