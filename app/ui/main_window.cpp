@@ -320,27 +320,16 @@ void MainWindow::connectCompute()
         else
             m_grid->setStale(true); // what it shows belongs to the text before the edit
     });
-    connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) {
-        // The new text's grid while its other layers run: shown, but its positions are not yet those of result().
-        m_gridData = g;
-        m_gridIsPreview = true;
-        m_grid->setData(g);
-        m_textView->setData(g);
-    });
+    // The new text's grid while its other layers run: shown, but its positions are not yet those of result().
+    connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) { showGrid(g, true); });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
-        m_gridIsPreview = false;
-        m_gridData = g;
-        m_grid->setData(g);
-        m_textView->setData(g);
+        showGrid(g);
         showStatus(g->title);
         emit gridShown();
     });
     connect(m_compute, &ComputeController::gridFailed, this, [this](const QString& msg) {
-        m_gridData.reset();
-        m_gridIsPreview = false;
-        m_grid->setData(nullptr);
+        showGrid(nullptr);
         m_grid->setPlaceholder(msg);
-        m_textView->setData(nullptr);
         showStatus(msg);
         emit gridShown();
     });
@@ -396,11 +385,8 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_selection.highlightScope = previous.highlightScope;
     m_selection.wholeWords = previous.wholeWords; // how the user reads grids, not a property of the model
     m_selection.hideSpecial = previous.hideSpecial;
-    m_gridData.reset();
-    m_gridIsPreview = false;
-    m_grid->setData(nullptr);
+    showGrid(nullptr);
     m_grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));
-    m_textView->setData(nullptr);
     m_headsPanel->setThumbnails(nullptr);
     m_headsPanel->setModelShape(m->info().layers, m->info().heads, m->info().kvHeads);
     m_fitHeadsDock = true;
@@ -590,11 +576,8 @@ void MainWindow::requestRun()
         // Nothing of the old text stays on screen: grid, text view, thumbnails, segments, status.
         m_compute->dropText();
         m_textPanel->setTokenInfo(tr("Type some text to see its attention."));
-        m_gridData.reset();
-        m_gridIsPreview = false;
-        m_grid->setData(nullptr);
+        showGrid(nullptr);
         m_grid->setPlaceholder(tr("Type some text in the Text dock to see its attention."));
-        m_textView->setData(nullptr);
         m_headsPanel->setThumbnails(nullptr);
         m_headsPanel->setSegments(1, 0);
         m_predictions->setFills(nullptr);
@@ -603,6 +586,14 @@ void MainWindow::requestRun()
     }
     // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
     m_compute->runText(m_textPanel->text(), m_textPanel->secondText(), 0, -1, m_selection);
+}
+
+void MainWindow::showGrid(widgets::GridDataPtr grid, bool preview)
+{
+    m_gridData = grid;
+    m_gridIsPreview = grid && preview;
+    m_grid->setData(grid);
+    m_textView->setData(grid);
 }
 
 void MainWindow::refreshGrid()

@@ -128,6 +128,8 @@ private:
     void onTextReady(const TextResultPtr& r);
     void requestRun();
     void refreshGrid();
+    // The grid and the text view show `grid` (null: nothing); `preview`: gridPreviewReady's, before result() is its.
+    void showGrid(widgets::GridDataPtr grid, bool preview = false);
     void refreshThumbnails();
     void refreshQk();
     // Tokens picked in query-key space (a lasso), marked in the grid, the Text View and the plot; empty: none.

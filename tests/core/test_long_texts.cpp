@@ -128,6 +128,18 @@ std::vector<std::int32_t> randomIds(int n, int vocab, unsigned seed)
     return ids;
 }
 
+// Every head of (segment, layer): the same values from both captures, bit for bit (NaN where masked).
+void requireSameGrids(const core::TextCapture& a, const core::TextCapture& b, int segment, int layer)
+{
+    for (int h = 0; h < a.model.heads; ++h) {
+        const auto ga = core::attentionGrid(a, segment, layer, {h});
+        const auto gb = core::attentionGrid(b, segment, layer, {h});
+        REQUIRE(ga.values.size() == gb.values.size());
+        for (std::size_t i = 0; i < ga.values.size(); ++i)
+            REQUIRE((ga.values[i] == gb.values[i] || (std::isnan(ga.values[i]) && std::isnan(gb.values[i]))));
+    }
+}
+
 } // namespace
 
 TEST_CASE("grids recomputed on demand equal the forward pass and the reference, every case and head", "[long][reference]")
@@ -586,14 +598,7 @@ TEST_CASE("a layer's grid from the partial capture handed on when it is done equ
                 REQUIRE(p->tokens.size() == in.ids.size());
                 REQUIRE(p->segments.size() == static_cast<std::size_t>(segment) + 1);
                 REQUIRE(p->segment(segment).layers.size() == static_cast<std::size_t>(layer) + 1);
-                // Every head of the finished layer: the same values (NaN where masked) as from the finished capture.
-                for (int h = 0; h < model.info().heads; ++h) {
-                    const auto a = core::attentionGrid(*p, segment, layer, {h});
-                    const auto b = core::attentionGrid(*whole, segment, layer, {h});
-                    REQUIRE(a.values.size() == b.values.size());
-                    for (std::size_t i = 0; i < a.values.size(); ++i)
-                        REQUIRE((a.values[i] == b.values[i] || (std::isnan(a.values[i]) && std::isnan(b.values[i]))));
-                }
+                requireSameGrids(*p, *whole, segment, layer);
             };
             core::captureText(model, tokensOf(in.ids), opt);
             CHECK(seen.size() == whole->segments.size() * static_cast<std::size_t>(model.info().layers));
@@ -629,13 +634,7 @@ TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give 
     opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
         const auto p = partial();
         REQUIRE(segment >= 2); // the first two are reused whole
-        for (int h = 0; h < model.info().heads; ++h) {
-            const auto a = core::attentionGrid(*p, segment, layer, {h});
-            const auto b = core::attentionGrid(*after, segment, layer, {h});
-            REQUIRE(a.values.size() == b.values.size());
-            for (std::size_t i = 0; i < a.values.size(); ++i)
-                REQUIRE((a.values[i] == b.values[i] || (std::isnan(a.values[i]) && std::isnan(b.values[i]))));
-        }
+        requireSameGrids(*p, *after, segment, layer);
         ++checked;
     };
     const auto again = core::captureText(model, tokensOf(ids), opt);
