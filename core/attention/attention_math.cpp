@@ -55,17 +55,18 @@ void softmaxInPlace(float* x, int n, float* entropy)
     namespace ei = Eigen::internal;
     constexpr int W = static_cast<int>(sizeof(Packet) / sizeof(float));
     const int full = n / W * W, tail = n - full;
+    constexpr float kNone = -std::numeric_limits<float>::infinity(); // padding that exp turns into 0
     alignas(64) float pad[W];
-    auto loadTail = [&](float fill) {
-        std::fill(pad, pad + W, fill);
+    auto loadTail = [&] {
+        std::fill(pad, pad + W, kNone);
         std::copy_n(x + full, tail, pad);
         return ei::pload<Packet>(pad);
     };
-    Packet mx = ei::pset1<Packet>(-std::numeric_limits<float>::infinity());
+    Packet mx = ei::pset1<Packet>(kNone);
     for (int i = 0; i < full; i += W)
         mx = ei::pmax(mx, ei::ploadu<Packet>(x + i));
     if (tail)
-        mx = ei::pmax(mx, loadTail(-std::numeric_limits<float>::infinity()));
+        mx = ei::pmax(mx, loadTail());
     const Packet m = ei::pset1<Packet>(ei::predux_max(mx));
     // e = exp(s - max) in place; z = sum e; weighted = sum e (s - max), for the entropy.
     Packet z = ei::pzero(m), weighted = ei::pzero(m);
@@ -79,7 +80,7 @@ void softmaxInPlace(float* x, int n, float* entropy)
     for (int i = 0; i < full; i += W)
         ei::pstoreu(x + i, step(ei::ploadu<Packet>(x + i)));
     if (tail) { // padding of -inf: exp gives 0, and 0 * (-inf) must not reach the weighted sum
-        const Packet t = ei::psub(loadTail(-std::numeric_limits<float>::infinity()), m), e = ei::pexp(t);
+        const Packet t = ei::psub(loadTail(), m), e = ei::pexp(t);
         z = ei::padd(z, e);
         ei::pstore(pad, e);
         std::copy_n(pad, tail, x + full);

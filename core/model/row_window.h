@@ -25,12 +25,8 @@ public:
     }
     RowWindow& operator=(const RowWindow& o)
     {
-        if (this != &o) {
-            RowMatrix copy = o.m_buf.middleRows(o.m_begin, o.rows());
-            m_buf.swap(copy);
-            m_begin = 0;
-            m_end = m_buf.rows();
-        }
+        if (this != &o)
+            *this = RowWindow(o); // the kept rows, as the copy constructor takes them
         return *this;
     }
     RowWindow(RowWindow&&) noexcept = default;
