@@ -75,55 +75,97 @@ public:
     {
         const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
         StageScope timed(Stage::Profiles);
-        const auto spans = spansOfMask(l.mask, l.qlen, l.klen);
+        // The spans the attention used (every family passes them); from the mask only for a view without them.
+        std::vector<VisibleSpan> ownSpans;
+        if (!l.inputs.spans)
+            ownSpans = spansOfMask(l.mask, l.qlen, l.klen);
+        const VisibleSpan* spans = l.inputs.spans ? l.inputs.spans : ownSpans.data();
         // Heads write disjoint slices of the sums: split them across threads.
 #pragma omp parallel for schedule(dynamic)
         for (int n = 0; n < l.heads; ++n) {
             std::vector<float> probs(static_cast<std::size_t>(l.klen));
+            HeadRows rows(*this, l.layer, n);
             const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
-            for (std::size_t k = 0; k < m_profiles.size(); ++k)
-                for (int i = 0; i < l.qlen; ++i) {
-                    const auto [lo, len] = spans[static_cast<std::size_t>(i)];
-                    if (len == 0)
-                        continue;
-                    const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
-                    const float* p = l.attnProb + off;
-                    const float entropy = l.rowEntropy[static_cast<std::size_t>(n) * l.qlen + i];
-                    if (m_profiles[k].kind != ProfileKind::Full) { // the chosen terms' or bands' own softmax (Fig. 7)
-                        const float* termPtr[4];
-                        for (int t = 0; t < 4; ++t)
-                            termPtr[t] = l.terms[t] ? l.terms[t] + off : nullptr;
-                        termSoftmax(termPtr, m_profiles[k].terms, len, probs.data(), l.inputs.softCap);
-                        p = probs.data();
+            for (int r0 = 0; r0 < l.qlen; r0 += HeadRows::kRows) {
+                const int r1 = std::min(l.qlen, r0 + HeadRows::kRows);
+                for (std::size_t k = 0; k < m_profiles.size(); ++k)
+                    for (int i = r0; i < r1; ++i) {
+                        const auto [lo, len] = spans[static_cast<std::size_t>(i)];
+                        if (len == 0)
+                            continue;
+                        const std::size_t off = headOff + static_cast<std::size_t>(i) * l.klen + lo;
+                        const float* p = l.attnProb + off;
+                        const float entropy = l.rowEntropy[static_cast<std::size_t>(n) * l.qlen + i];
+                        if (m_profiles[k].kind != ProfileKind::Full) { // the chosen terms' or bands' own softmax (Fig. 7)
+                            const float* termPtr[4];
+                            for (int t = 0; t < 4; ++t)
+                                termPtr[t] = l.terms[t] ? l.terms[t] + off : nullptr;
+                            termSoftmax(termPtr, m_profiles[k].terms, len, probs.data(), l.inputs.softCap);
+                            p = probs.data();
+                        }
+                        rows.add(k, i + l.mlen, spans[static_cast<std::size_t>(i)], p, entropy);
                     }
-                    addRow(l.layer, n, k, i + l.mlen, spans[static_cast<std::size_t>(i)], p, entropy);
-                }
+                rows.flush();
+            }
         }
     }
 
-    // Query row at key position `at` (= i + mlen) of head (layer, n) in profile k: its distribution p over its span
-    // and, for the full attention (k = 0), its entropy as the softmax computed it.
-    void addRow(int layer, int n, std::size_t k, int at, VisibleSpan span, const float* p, float entropy)
-    {
-        const std::size_t head = static_cast<std::size_t>(layer) * r.heads + n;
-        double* sum = m_sumPtr[k] + head * static_cast<std::size_t>(r.distances) + (at - span.lo);
-        // Key lo + t lies at distance at - lo - t: the row, reversed, lands on distances at - lo - len + 1 .. at - lo.
-        const Eigen::Map<const Eigen::ArrayXf> pv(p, span.len);
-        Eigen::Map<Eigen::ArrayXd>(sum - (span.len - 1), span.len) += pv.reverse().cast<double>();
-        if (k != 0)
-            return;
-        // Per-query statistics of the full attention, vectorised: this runs for every query of every head.
-        // sum_t p_t (at - lo - t): every term non-negative, so float (vectorised) loses nothing to cancellation
-        const float nearest = static_cast<float>(at - span.lo);
-        const double distance = static_cast<double>((pv * (nearest - m_ramp.head(span.len))).sum());
-        m_entropy[head] += entropy;
-        m_distance[head] += distance;
-        if (span.len >= 2) {
-            m_firstKey[head] += p[0];
-            if (p[0] > kSinkThreshold)
-                m_sink[head] += 1.0;
+    // One head's query rows of one layer. Their distributions are summed in float, at most kRows rows (so kRows
+    // probabilities per distance) between two flush() calls that add them to the double totals: a double addition per
+    // probability was a twentieth of a corpus scan.
+    class HeadRows {
+    public:
+        static constexpr int kRows = HeadScores::kBlockRows;
+
+        HeadRows(RelposAccumulator& acc, int layer, int n)
+            : m_acc(acc)
+            , m_head(static_cast<std::size_t>(layer) * acc.r.heads + n)
+            , m_sums(acc.m_profiles.size() * static_cast<std::size_t>(acc.r.distances), 0.0f)
+        {
         }
-    }
+
+        // Query row at key position `at` (= i + mlen) in profile k: its distribution p over its span and, for the
+        // full attention (k = 0), its entropy as the softmax computed it.
+        void add(std::size_t k, int at, VisibleSpan span, const float* p, float entropy)
+        {
+            const auto distances = static_cast<std::size_t>(m_acc.r.distances);
+            float* sum = m_sums.data() + k * distances + (at - span.lo);
+            // Key lo + t lies at distance at - lo - t: the row, reversed, lands on distances at - lo - len + 1 .. at - lo.
+            const Eigen::Map<const Eigen::ArrayXf> pv(p, span.len);
+            Eigen::Map<Eigen::ArrayXf>(sum - (span.len - 1), span.len) += pv.reverse();
+            if (k != 0)
+                return;
+            // Per-query statistics of the full attention, vectorised: this runs for every query of every head.
+            // sum_t p_t (at - lo - t): every term non-negative, so float (vectorised) loses nothing to cancellation
+            const float nearest = static_cast<float>(at - span.lo);
+            const double distance = static_cast<double>((pv * (nearest - m_acc.m_ramp.head(span.len))).sum());
+            m_acc.m_entropy[m_head] += entropy;
+            m_acc.m_distance[m_head] += distance;
+            if (span.len >= 2) {
+                m_acc.m_firstKey[m_head] += p[0];
+                if (p[0] > kSinkThreshold)
+                    m_acc.m_sink[m_head] += 1.0;
+            }
+        }
+
+        // The rows so far into the totals (then summing starts again from zero).
+        void flush()
+        {
+            const auto distances = static_cast<std::size_t>(m_acc.r.distances);
+            for (std::size_t k = 0; k < m_acc.m_profiles.size(); ++k) {
+                double* total = m_acc.m_sumPtr[k] + m_head * distances;
+                const float* rows = m_sums.data() + k * distances;
+                for (std::size_t d = 0; d < distances; ++d)
+                    total[d] += rows[d];
+            }
+            std::fill(m_sums.begin(), m_sums.end(), 0.0f);
+        }
+
+    private:
+        RelposAccumulator& m_acc;
+        std::size_t m_head;
+        std::vector<float> m_sums; // [profiles, distances]
+    };
 
     ScanResult r;
 
@@ -336,6 +378,7 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
 #pragma omp parallel for schedule(dynamic)
             for (int n = 0; n < in.heads; ++n) {
                 HeadScores hs(in, n, profiles.size() > 1);
+                RelposAccumulator::HeadRows rows(acc, l, n);
                 std::vector<float> row(static_cast<std::size_t>(in.klen));
                 for (int r0 = 0; r0 < in.qlen; r0 += HeadScores::kBlockRows) {
                     const int r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);
@@ -348,8 +391,9 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
                             hs.rowSum(i, profiles[k].terms, row.data());
                             float entropy = 0;
                             softmaxInPlace(row.data(), span.len, &entropy);
-                            acc.addRow(l, n, k, i + in.mlen, span, row.data(), entropy);
+                            rows.add(k, i + in.mlen, span, row.data(), entropy);
                         }
+                    rows.flush(); // blocks of kBlockRows = HeadRows::kRows rows
                 }
             }
         }
