@@ -57,9 +57,11 @@ void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView
     out.resize(x.rows(), x.cols());
     const double n = static_cast<double>(x.cols());
     // Statistics in double, from a double copy of the row: Eigen vectorises sums of a plain array but not of a cast
-    // expression, and a sequential double sum was bound by the adder's latency.
-    Eigen::ArrayXd xd(x.cols());
+    // expression, and a sequential double sum was bound by the adder's latency. Rows are independent: split across
+    // threads (on one thread, the norms of a segment kept the other idle between two products).
+#pragma omp parallel for schedule(static) if (static_cast<double>(x.rows()) * static_cast<double>(x.cols()) > 3e4)
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        thread_local Eigen::ArrayXd xd;
         xd = x.row(r).transpose().array().cast<double>();
         const double mean = xd.sum() / n;
         xd -= mean;
