@@ -24,12 +24,13 @@ void checkWidth(const RowMatrix& x, std::int64_t inner, const WeightView& w)
 }
 } // namespace
 
-void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate)
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate,
+                        const ProductEpilogue& then)
 {
     checkWidth(x, w.cols(), w);
     if (!accumulate)
         out.resize(x.rows(), w.rows());
-    matmulTransposed(x.data(), x.cols(), x.rows(), w, out.data(), out.cols(), accumulate);
+    matmulTransposed(x.data(), x.cols(), x.rows(), w, out.data(), out.cols(), accumulate, then);
 }
 
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "io/checkpoint.h"
+#include "linalg/matmul.h"
 
 #include <Eigen/Core>
 #include <bit>
@@ -19,8 +20,9 @@ using ConstVectorMap = Eigen::Map<const RowVector>;
 inline ConstVectorMap asVector(const WeightView& w) { return ConstVectorMap(w.floats(), w.numel()); }
 
 // out = x Wᵀ for a weight W [out, in] (PyTorch's Linear layout, GGUF's) in any stored type, through the product engine
-// (linalg/matmul.h); with `accumulate`, out += x Wᵀ (out keeps its shape).
-void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate = false);
+// (linalg/matmul.h); with `accumulate`, out += x Wᵀ (out keeps its shape); `then` adds a bias and applies ReLU.
+void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate = false,
+                        const ProductEpilogue& then = {});
 // out = x W for a weight W [in, out] (GPT-2's Conv1D layout).
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out);
 // Row r of a weight as float32 into out [cols] (embedding lookups); refuses a row holding NaN or infinity by name.

@@ -399,11 +399,8 @@ void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) cons
     {
         StageScope timed(Stage::FeedForward);
         RowMatrix h;
-        multiplyTransposed(in, L.ff1W, h);
-        h.rowwise() += asVector(L.ff1B);
-        h = h.cwiseMax(0.0f);
-        multiplyTransposed(h, L.ff2W, sum, true);
-        sum.rowwise() += asVector(L.ff2B);
+        multiplyTransposed(in, L.ff1W, h, false, {L.ff1B.floats(), true}); // ReLU(x W1ᵀ + b1)
+        multiplyTransposed(h, L.ff2W, sum, true, {L.ff2B.floats(), false}); // y + h W2ᵀ + b2
     }
     StageScope timed(Stage::Norms);
     if (m_config.preLnorm)

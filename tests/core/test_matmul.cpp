@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -182,6 +183,50 @@ TEST_CASE("float32 products: odd sizes, tails and the [in, out] layout", "[matmu
             std::vector<float> out2(out.size());
             core::matmul(x.data(), K, M, core::WeightView::ofFloats(wt.data(), {K, N}), out2.data(), N);
             CHECK(worstError(out2, static_cast<std::size_t>(N), ref, x, M, w, N, K) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("a bias and ReLU inside the product equal the same applied to its output afterwards, bit for bit", "[matmul]")
+{
+    // One or two rows (row by row), edge tiles, several k-blocks, rows split between threads; both layouts; with and
+    // without accumulation.
+    for (const auto& [M, N, K] : {std::tuple{1, 33, 17}, {2, 300, 1000}, {7, 65, 257}, {13, 31, 513}, {150, 410, 2100}}) {
+        DYNAMIC_SECTION("M=" << M << " N=" << N << " K=" << K)
+        {
+            const auto x = randomVector(static_cast<std::size_t>(M) * K, 5);
+            const auto w = randomVector(static_cast<std::size_t>(N) * K, 6);
+            const auto bias = randomVector(static_cast<std::size_t>(N), 7);
+            const auto start = randomVector(static_cast<std::size_t>(M) * N, 8);
+            std::vector<float> wt(w.size());
+            for (int n = 0; n < N; ++n)
+                for (int k = 0; k < K; ++k)
+                    wt[static_cast<std::size_t>(k) * N + n] = w[static_cast<std::size_t>(n) * K + k];
+            for (const bool accumulate : {false, true})
+                for (const bool relu : {false, true})
+                    for (const bool transposedLayout : {false, true}) {
+                        auto run = [&](const core::ProductEpilogue& then) {
+                            std::vector<float> out = start;
+                            if (transposedLayout)
+                                core::matmul(x.data(), K, M, core::WeightView::ofFloats(wt.data(), {K, N}), out.data(), N,
+                                             accumulate, then);
+                            else
+                                core::matmulTransposed(x.data(), K, M, core::WeightView::ofFloats(w.data(), {N, K}),
+                                                       out.data(), N, accumulate, then);
+                            return out;
+                        };
+                        auto expected = run({});
+                        for (int m = 0; m < M; ++m)
+                            for (int n = 0; n < N; ++n) {
+                                float& v = expected[static_cast<std::size_t>(m) * N + n];
+                                v += bias[static_cast<std::size_t>(n)];
+                                if (relu)
+                                    v = std::max(v, 0.0f);
+                            }
+                        const auto fused = run({bias.data(), relu});
+                        INFO("accumulate " << accumulate << ", relu " << relu << ", [in, out] layout " << transposedLayout);
+                        CHECK(fused == expected);
+                    }
         }
     }
 }
