@@ -1,7 +1,9 @@
 // A layer's captured attention (heads x queries x keys floats: 38 MB for 1,024 tokens of a 9-head model), in
 // anonymous memory that asks the kernel for 2 MB pages. As a std::vector it was zero-filled and then faulted in
 // 4 kB at a time on every forward pass (glibc maps blocks this large afresh each time): 9,000 page faults per run.
-// The kernel's pages start as zeros, so nothing is written before the attention is.
+// Nothing is written before the attention is, and a freed buffer's mapping (up to 64 MB) is kept for the next one of
+// its size on the same thread, so the contents start unspecified: whoever fills it writes every element
+// (attendAllHeads writes each kept row whole, masked entries as 0).
 #pragma once
 
 #include <cstddef>
