@@ -19,7 +19,7 @@
 namespace attnscope::core {
 
 // ----------------------------------------------------------------------------------------------------------
-class RelposAccumulator final : public AttentionObserver {
+class RelposAccumulator final : public AttentionObserver, public AttentionRowSink {
 public:
     RelposAccumulator(const ModelInfo& info, int distances, std::vector<Profile> profiles)
         : m_profiles(std::move(profiles))
@@ -51,6 +51,13 @@ public:
     {
         const auto spans = spansOfMask(s.mask, s.qlen, s.klen);
         countSegment(s.qlen, s.mlen, spans.data());
+        if (sumsRowsAsComputed()) {
+            const auto blocks = static_cast<std::size_t>((s.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows);
+            if (blocks > m_blocks) { // enough for the longest segment so far (the sums are zero between layers)
+                m_blocks = blocks;
+                m_blockSums.assign(static_cast<std::size_t>(r.heads) * m_blocks, RowSums(*this));
+            }
+        }
     }
 
     // The (query, key) pairs of a segment at each distance, and the queries that count for sinks.
@@ -71,10 +78,35 @@ public:
         }
     }
 
+    // Full attention only: the rows as the attention computes them (onRows), no [heads, q, k] buffer per layer.
+    // Other profiles need every layer's terms, kept for onLayer.
+    bool wantProbabilities() const override { return !sumsRowsAsComputed(); }
+    AttentionRowSink* rowSink() override { return sumsRowsAsComputed() ? this : nullptr; }
+
+    void onRows(const ScoreInputs& in, int head, int r0, int r1, const float* p, std::ptrdiff_t stride,
+                const float* entropy) override
+    {
+        RowSums& sums = m_blockSums[static_cast<std::size_t>(head) * m_blocks + r0 / HeadScores::kBlockRows];
+        for (int i = r0; i < r1; ++i) {
+            const auto span = in.spans[i];
+            if (span.len > 0)
+                sums.add(0, i + in.mlen, span, p + (i - r0) * stride + span.lo, entropy[i - r0]);
+        }
+    }
+
     void onLayer(const LayerView& l) override
     {
-        const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
         StageScope timed(Stage::Profiles);
+        const int blocks = (l.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows;
+        if (sumsRowsAsComputed()) {
+            // The blocks onRows summed, into the totals in a fixed order (whichever thread computed them).
+#pragma omp parallel for schedule(static)
+            for (int n = 0; n < l.heads; ++n)
+                for (int b = 0; b < blocks; ++b)
+                    m_blockSums[static_cast<std::size_t>(n) * m_blocks + b].flushInto(headIndex(l.layer, n));
+            return;
+        }
+        const std::size_t perHead = static_cast<std::size_t>(l.qlen) * l.klen;
         // The spans the attention used (every family passes them); from the mask only for a view without them.
         std::vector<VisibleSpan> ownSpans;
         if (!l.inputs.spans)
@@ -84,10 +116,10 @@ public:
 #pragma omp parallel for schedule(dynamic)
         for (int n = 0; n < l.heads; ++n) {
             std::vector<float> probs(static_cast<std::size_t>(l.klen));
-            HeadRows rows(*this, l.layer, n);
+            RowSums sums(*this);
             const std::size_t headOff = static_cast<std::size_t>(n) * perHead;
-            for (int r0 = 0; r0 < l.qlen; r0 += HeadRows::kRows) {
-                const int r1 = std::min(l.qlen, r0 + HeadRows::kRows);
+            for (int b = 0; b < blocks; ++b) {
+                const int r0 = b * HeadScores::kBlockRows, r1 = std::min(l.qlen, r0 + HeadScores::kBlockRows);
                 for (std::size_t k = 0; k < m_profiles.size(); ++k)
                     for (int i = r0; i < r1; ++i) {
                         const auto [lo, len] = spans[static_cast<std::size_t>(i)];
@@ -103,23 +135,20 @@ public:
                             termSoftmax(termPtr, m_profiles[k].terms, len, probs.data(), l.inputs.softCap);
                             p = probs.data();
                         }
-                        rows.add(k, i + l.mlen, spans[static_cast<std::size_t>(i)], p, entropy);
+                        sums.add(k, i + l.mlen, spans[static_cast<std::size_t>(i)], p, entropy);
                     }
-                rows.flush();
+                sums.flushInto(headIndex(l.layer, n));
             }
         }
     }
 
-    // One head's query rows of one layer. Their distributions are summed in float, at most kRows rows (so kRows
-    // probabilities per distance) between two flush() calls that add them to the double totals: a double addition per
-    // probability was a twentieth of a corpus scan.
-    class HeadRows {
+    // Some query rows of one head (at most a block of HeadScores::kBlockRows): their distributions summed in float
+    // per profile (at most kBlockRows probabilities per distance) and their statistics in double, until flushInto()
+    // adds them to a head's totals. A double addition per probability was a twentieth of a corpus scan.
+    class RowSums {
     public:
-        static constexpr int kRows = HeadScores::kBlockRows;
-
-        HeadRows(RelposAccumulator& acc, int layer, int n)
-            : m_acc(acc)
-            , m_head(static_cast<std::size_t>(layer) * acc.r.heads + n)
+        explicit RowSums(RelposAccumulator& acc)
+            : m_acc(&acc)
             , m_sums(acc.m_profiles.size() * static_cast<std::size_t>(acc.r.distances), 0.0f)
         {
         }
@@ -128,7 +157,7 @@ public:
         // full attention (k = 0), its entropy as the softmax computed it.
         void add(std::size_t k, int at, VisibleSpan span, const float* p, float entropy)
         {
-            const auto distances = static_cast<std::size_t>(m_acc.r.distances);
+            const auto distances = static_cast<std::size_t>(m_acc->r.distances);
             float* sum = m_sums.data() + k * distances + (at - span.lo);
             // Key lo + t lies at distance at - lo - t: the row, reversed, lands on distances at - lo - len + 1 .. at - lo.
             const Eigen::Map<const Eigen::ArrayXf> pv(p, span.len);
@@ -138,40 +167,51 @@ public:
             // Per-query statistics of the full attention, vectorised: this runs for every query of every head.
             // sum_t p_t (at - lo - t): every term non-negative, so float (vectorised) loses nothing to cancellation
             const float nearest = static_cast<float>(at - span.lo);
-            const double distance = static_cast<double>((pv * (nearest - m_acc.m_ramp.head(span.len))).sum());
-            m_acc.m_entropy[m_head] += entropy;
-            m_acc.m_distance[m_head] += distance;
+            m_distanceSum += static_cast<double>((pv * (nearest - m_acc->m_ramp.head(span.len))).sum());
+            m_entropySum += entropy;
             if (span.len >= 2) {
-                m_acc.m_firstKey[m_head] += p[0];
+                m_firstKeySum += p[0];
                 if (p[0] > kSinkThreshold)
-                    m_acc.m_sink[m_head] += 1.0;
+                    m_sinkCount += 1.0;
             }
         }
 
-        // The rows so far into the totals (then summing starts again from zero).
-        void flush()
+        // The rows so far into the totals of head `head` (layer * heads + n); then summing starts again from zero.
+        void flushInto(std::size_t head)
         {
-            const auto distances = static_cast<std::size_t>(m_acc.r.distances);
-            for (std::size_t k = 0; k < m_acc.m_profiles.size(); ++k) {
-                double* total = m_acc.m_sumPtr[k] + m_head * distances;
+            auto& acc = *m_acc;
+            const auto distances = static_cast<std::size_t>(acc.r.distances);
+            for (std::size_t k = 0; k < acc.m_profiles.size(); ++k) {
+                double* total = acc.m_sumPtr[k] + head * distances;
                 const float* rows = m_sums.data() + k * distances;
                 for (std::size_t d = 0; d < distances; ++d)
                     total[d] += rows[d];
             }
+            acc.m_entropy[head] += m_entropySum;
+            acc.m_distance[head] += m_distanceSum;
+            acc.m_firstKey[head] += m_firstKeySum;
+            acc.m_sink[head] += m_sinkCount;
             std::fill(m_sums.begin(), m_sums.end(), 0.0f);
+            m_entropySum = m_distanceSum = m_firstKeySum = m_sinkCount = 0.0;
         }
 
     private:
-        RelposAccumulator& m_acc;
-        std::size_t m_head;
+        RelposAccumulator* m_acc;
         std::vector<float> m_sums; // [profiles, distances]
+        double m_entropySum = 0, m_distanceSum = 0, m_firstKeySum = 0, m_sinkCount = 0;
     };
 
     ScanResult r;
 
 private:
+    bool sumsRowsAsComputed() const { return m_profiles.size() == 1; }
+    std::size_t headIndex(int layer, int n) const { return static_cast<std::size_t>(layer) * r.heads + n; }
+
     std::vector<Profile> m_profiles;
     std::vector<double*> m_sumPtr;
+    // onRows' sums, one per (head, block of query rows) of the current segment: m_blocks per head.
+    std::vector<RowSums> m_blockSums;
+    std::size_t m_blocks = 0;
     double *m_firstKey = nullptr, *m_sink = nullptr, *m_entropy = nullptr, *m_distance = nullptr; // [layers, heads]
     Eigen::ArrayXf m_ramp; // 0, 1, 2, ...: a key's offset from the first visible one (exact in float)
 };
@@ -378,7 +418,7 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
 #pragma omp parallel for schedule(dynamic)
             for (int n = 0; n < in.heads; ++n) {
                 HeadScores hs(in, n, profiles.size() > 1);
-                RelposAccumulator::HeadRows rows(acc, l, n);
+                RelposAccumulator::RowSums rows(acc);
                 std::vector<float> row(static_cast<std::size_t>(in.klen));
                 for (int r0 = 0; r0 < in.qlen; r0 += HeadScores::kBlockRows) {
                     const int r1 = std::min(in.qlen, r0 + HeadScores::kBlockRows);
@@ -393,7 +433,7 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
                             softmaxInPlace(row.data(), span.len, &entropy);
                             rows.add(k, i + in.mlen, span, row.data(), entropy);
                         }
-                    rows.flush(); // blocks of kBlockRows = HeadRows::kRows rows
+                    rows.flushInto(static_cast<std::size_t>(l) * in.heads + n);
                 }
             }
         }

@@ -284,8 +284,13 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                     for (int i = r0; i < r1; ++i)
                         softCapInPlace(S.row(h * rows + i - r0).data() + in.spans[i].lo, in.spans[i].len, in.softCap);
         }
+        thread_local std::vector<float> blockEntropy;
+        blockEntropy.resize(static_cast<std::size_t>(rows));
         for (int h = 0; h < G; ++h) {
             const int n = g * G + h;
+            float* entropy = keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * in.qlen + r0
+                             : keep.rows  ? blockEntropy.data()
+                                          : nullptr;
             for (int i = r0; i < r1; ++i) {
                 const auto [lo, len] = in.spans[i];
                 float* row = S.row(h * rows + i - r0).data();
@@ -298,7 +303,7 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                 }
                 {
                     StageScope timed(Stage::Softmax);
-                    softmaxInPlace(row + lo, len, keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * in.qlen + i : nullptr);
+                    softmaxInPlace(row + lo, len, entropy ? entropy + (i - r0) : nullptr);
                     std::fill(row, row + lo, 0.0f); // keys it does not see weigh nothing in P V
                     std::fill(row + lo + len, row + cols, 0.0f);
                 }
@@ -308,6 +313,10 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                     std::copy_n(row, cols, dst);
                     std::fill(dst + cols, dst + k, 0.0f);
                 }
+            }
+            if (keep.rows) {
+                StageScope timed(Stage::RowSink);
+                keep.rows->onRows(in, n, r0, r1, S.row(h * rows).data(), S.cols(), entropy);
             }
         }
         StageScope timed(Stage::Values);
@@ -380,11 +389,20 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                     std::copy_n(P.row(i - r0).data() + lo, len, dst + lo);
                 }
             }
+            thread_local std::vector<float> blockEntropy;
+            blockEntropy.resize(static_cast<std::size_t>(rows));
+            float* entropy = keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * q + r0
+                             : keep.rows  ? blockEntropy.data()
+                                          : nullptr;
             {
                 StageScope timed(Stage::Softmax);
                 for (int i = r0; i < r1; ++i)
                     softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len,
-                                   keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * q + i : nullptr);
+                                   entropy ? entropy + (i - r0) : nullptr);
+            }
+            if (keep.rows) {
+                StageScope timed(Stage::RowSink);
+                keep.rows->onRows(in, n, r0, r1, P.data(), pStride, entropy);
             }
             if (wantTerms) {
                 StageScope timed(Stage::CaptureCopies);

@@ -85,12 +85,26 @@ void headAttention(const ScoreInputs& in, int head, const TermSelection& selecti
 void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& selection, std::span<const int> rows,
                        float* out, std::ptrdiff_t ld, float masked);
 
+// Takes each head's probabilities a block of query rows at a time, while attendAllHeads computes them (still in the
+// cache): what an observer that only sums over rows needs, instead of a [heads, q, k] buffer per layer. Blocks start
+// at multiples of HeadScores::kBlockRows and each comes once per layer; blocks of different heads, and of one head,
+// may arrive at the same time on different threads.
+class AttentionRowSink {
+public:
+    virtual ~AttentionRowSink() = default;
+    // Rows [r0, r1) of head n: row i's probabilities at p + (i - r0) * stride, keys [0, in.klen) or fewer, the row's
+    // visible span in.spans[i] (keys outside it are 0); entropy[i - r0] is its entropy (nats).
+    virtual void onRows(const ScoreInputs& in, int head, int r0, int r1, const float* p, std::ptrdiff_t stride,
+                        const float* entropy) = 0;
+};
+
 // What a forward pass may keep besides the output, each [heads, qlen, klen] with masked entries 0 (null: not wanted).
 struct AttentionCapture {
     float* probabilities = nullptr;
     float* scores = nullptr;                                 // before softmax
     float* terms[4] = {nullptr, nullptr, nullptr, nullptr}; // term t (ScoreInputs::termCount)
     float* entropy = nullptr;                                // [heads, qlen]: each row's entropy (nats)
+    AttentionRowSink* rows = nullptr;                        // gets the probabilities block by block
 };
 
 // The attention of every head: out[i, n*headDim ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value

@@ -136,6 +136,9 @@ public:
     virtual bool wantScores() const { return false; }       // LayerView::scores of dot-product models
     // False lets the model attend block by block without a [heads, q, k] buffer (LayerView::attnProb stays null).
     virtual bool wantProbabilities() const { return true; }
+    // An observer that only sums over query rows can take them as the attention computes them instead (with
+    // wantProbabilities() false): each layer's blocks reach the sink before onLayer for that layer.
+    virtual AttentionRowSink* rowSink() { return nullptr; }
     virtual void onSegment(const SegmentView&) {}
     virtual void onLayer(const LayerView&) = 0;
     virtual void onSegmentEnd(const SegmentEndView&) {}

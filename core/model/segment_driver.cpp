@@ -44,6 +44,7 @@ AttentionCapture SegmentDriver::kept(int heads)
 {
     const std::size_t perLayer = static_cast<std::size_t>(heads) * m_shape.qlen * m_shape.klen();
     AttentionCapture keep;
+    keep.rows = m_observer.rowSink();
     if (m_wantProbabilities) {
         m_probabilities = std::make_unique<LayerBuffer>(perLayer);
         m_entropy.assign(static_cast<std::size_t>(heads) * m_shape.qlen, 0.0f);

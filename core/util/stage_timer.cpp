@@ -23,7 +23,7 @@ const char* stageName(Stage s)
     static constexpr const char* names[kStages] = {
         "embedding, masks", "norms", "projections (q, k, v, o)", "rotary embedding", "attention (region)",
         "scores (products)", "relative shift / term gather", "softmax", "copies for the observer",
-        "probabilities x values", "feed-forward", "caches and memories", "profile accumulation"};
+        "profile accumulation (rows as computed)", "probabilities x values", "feed-forward", "caches and memories", "profile accumulation"};
     return names[static_cast<std::size_t>(s)];
 }
 

@@ -20,6 +20,7 @@ enum class Stage : int {
     RelativeShift, //   inside Attention: gathering a row's score terms (Transformer-XL's relative shift)
     Softmax,       //   inside Attention: softmax of each row
     CaptureCopies, //   inside Attention: copying probabilities, scores or terms out for the observer
+    RowSink,       //   inside Attention: an observer summing rows as they are computed (the scan's profiles)
     Values,        //   inside Attention: probabilities times values
     FeedForward,   // the feed-forward block's products and activation
     Copies,        // caches and memories: keys, values and hidden states kept for the next segment
