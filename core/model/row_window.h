@@ -62,6 +62,19 @@ public:
         m_buf.middleRows(m_end, n) = block;
         m_end += n;
     }
+    // Room for `rows` rows in all (the kept ones stay), so appends up to that never reallocate. A window that grows
+    // as appends need reallocates (and the kernel faults in) its buffer several times over the first blocks.
+    void reserve(Eigen::Index rows)
+    {
+        if (m_buf.rows() >= rows)
+            return;
+        const Eigen::Index kept = this->rows();
+        RowMatrix grown(std::max(rows, kept), cols());
+        grown.topRows(kept) = m_buf.middleRows(m_begin, kept);
+        m_buf.swap(grown);
+        m_begin = 0;
+        m_end = kept;
+    }
     // Drops all but the newest `n` rows.
     void keepLast(Eigen::Index n) { m_begin = std::max(m_begin, m_end - std::max<Eigen::Index>(n, 0)); }
 

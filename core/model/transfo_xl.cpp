@@ -421,6 +421,14 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     const int k = mlen + q;
     const int d = m_config.dModel;
 
+    {
+        // The memory windows' steady room at once (as RowWindow::append would grow them over the first segments).
+        StageScope timed(Stage::Copies);
+        const Eigen::Index room = st.memLen + q + std::min(3 * q, st.memLen);
+        for (auto* windows : {&st.mems, &st.kMem, &st.vMem})
+            for (auto& w : *windows)
+                w.reserve(room);
+    }
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     // Mask [q, k]: no future keys; with same_length every query sees the same number of keys.
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);

@@ -642,7 +642,7 @@ TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give 
     CHECK(checked == 2 * model.info().layers);
 }
 
-TEST_CASE("a row window keeps the newest rows through growth and compaction; a copy holds only them", "[long]")
+TEST_CASE("a row window keeps the newest rows through growth, compaction and reserved room; a copy holds only them", "[long]")
 {
     core::RowWindow w(3);
     std::vector<float> all; // every row appended, row r = (r, r + 0.5, r + 0.25)
@@ -675,4 +675,16 @@ TEST_CASE("a row window keeps the newest rows through growth and compaction; a c
     CHECK(w.bytes() <= static_cast<std::size_t>(10 + 7 + 10) * 3 * sizeof(float)); // room: at most the kept rows again
     w.append(block(3), 0); // no memory: only the new rows
     expectLast(w, 3);
+
+    // Reserved room keeps the rows, and appends within it never move them elsewhere.
+    w.reserve(2);
+    expectLast(w, 3);
+    w.reserve(30);
+    expectLast(w, 3);
+    CHECK(w.bytes() == 30 * 3 * sizeof(float));
+    const float* first = w.data();
+    for (int n = 0; n < 27; n += 9)
+        w.append(block(9), 100);
+    expectLast(w, 30);
+    CHECK(w.data() == first);
 }
