@@ -55,7 +55,8 @@ private:
     void feedForward(int layer, const RowMatrix& y, RowMatrix& out) const;
     void loadOutputSoftmax(const std::string& prefix);
     void logProbabilities(const RowMatrix& x, RowMatrix& out) const;
-    const RowMatrix& relativeTable(State& st, int layer, int maxDistance) const;
+    // The layer's projected relative encodings, rows 0 .. at least maxDistance (grown for segments of segmentLen).
+    const RowMatrix& relativeTable(State& st, int layer, int maxDistance, int segmentLen) const;
     // The state's sinusoidal encodings, grown to at least `rows` distances (0 .. rows - 1, clamped).
     const RowMatrix& positionTable(State& st, int rows) const;
 
