@@ -53,7 +53,8 @@ class HeadScores {
 public:
     static constexpr int kBlockRows = RowPages::kPageRows;
 
-    // `withTerms`: also the separate terms of a rotary model's bands (Transformer-XL's come with its score).
+    // `withTerms`: also the separate terms (a rotary model's bands, Transformer-XL's (a)-(d)), for rowTerm and
+    // rowSum of a selection that is not every term. The score itself is the same arithmetic either way.
     HeadScores(const ScoreInputs& in, int head, bool withTerms = false);
     // Computes query rows [r0, r1).
     void compute(int r0, int r1);
@@ -68,11 +69,13 @@ public:
 private:
     const ScoreInputs& m_in;
     int m_head = 0;
-    bool m_withTerms = false;
+    bool m_withTerms = false;     // a rotary model's bands
+    bool m_relativeTerms = false; // Transformer-XL's four terms apart
     int m_r0 = 0, m_cols = 0;
-    std::vector<float> m_dot; // [rows, cols]: (a) or the score
-    std::vector<float> m_rel; // [rows, cols]: (b) by distance (Transformer-XL)
-    std::vector<float> m_c, m_d; // [klen]: (c) by key, (d) by distance (Transformer-XL)
+    std::vector<float> m_dot; // [rows, cols]: the score; Transformer-XL: (a) + (c), by key
+    std::vector<float> m_rel; // [rows, cols]: Transformer-XL: (b) + (d), by distance
+    std::vector<float> m_termA, m_termB; // [rows, cols]: Transformer-XL's (a) by key, (b) by distance, apart
+    std::vector<float> m_c, m_d;         // [klen]: (c) by key, (d) by distance (Transformer-XL, apart)
     std::vector<float> m_band[kMaxBands]; // [rows, cols]: each band's share of the score (rotary, with terms)
 };
 
