@@ -204,7 +204,7 @@ void WeightView::checkFinite() const
     const std::int64_t R = rows(), C = cols();
     const std::size_t stride = rowBytes();
     std::int64_t firstBad = std::numeric_limits<std::int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(min : firstBad) if (static_cast<double>(R) * static_cast<double>(C) > 1e6)
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (static_cast<double>(R) * static_cast<double>(C) > 1e5)
     for (std::int64_t r = 0; r < R; ++r) {
         const std::int64_t at = firstNonFinite(type, bytes + static_cast<std::size_t>(r) * stride, C);
         if (at >= 0)

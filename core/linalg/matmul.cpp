@@ -260,6 +260,7 @@ public:
         const auto info = ggmlTypeInfo(static_cast<std::uint32_t>(w.type));
         m_blockSize = info ? info->blockSize : 1;
         m_blockBytes = info ? info->typeSize : sizeof(float);
+        m_rowBytes = w.rowBytes();
     }
 
     // The tile of features [n0, n0 + nc) x inputs [k0, k0 + kc) (nothing when empty), spread over `steps` calls of
@@ -296,12 +297,14 @@ private:
     const WeightView& m_w;
     Layout m_layout;
     std::int64_t m_N, m_K, m_blockSize, m_blockBytes;
+    std::size_t m_rowBytes;
     std::int64_t m_row = 0, m_rowEnd = 0, m_begin = 0, m_end = 0, m_perStep = 1;
     std::uintptr_t m_line = 0, m_last = 0; // the next cache line to fetch, the current row's last byte
 
     void startRow()
     {
-        const auto row = reinterpret_cast<std::uintptr_t>(m_w.storedRow(m_row));
+        const std::int64_t stored = m_w.rowOrder ? (*m_w.rowOrder)[static_cast<std::size_t>(m_row)] : m_row;
+        const auto row = reinterpret_cast<std::uintptr_t>(m_w.bytes + static_cast<std::size_t>(stored) * m_rowBytes);
         m_line = (row + m_begin) & ~std::uintptr_t{63};
         m_last = row + m_end - 1;
     }
