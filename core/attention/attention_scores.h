@@ -8,6 +8,7 @@
 #include "attention/attention_math.h"
 #include "attention/rotary_bands.h"
 #include "attention/row_pages.h"
+#include "util/float_scratch.h"
 
 #include <cstddef>
 #include <span>
@@ -72,11 +73,12 @@ private:
     bool m_withTerms = false;     // a rotary model's bands
     bool m_relativeTerms = false; // Transformer-XL's four terms apart
     int m_r0 = 0, m_cols = 0;
-    std::vector<float> m_dot; // [rows, cols]: the score; Transformer-XL: (a) + (c), by key
-    std::vector<float> m_rel; // [rows, cols]: Transformer-XL: (b) + (d), by distance
-    std::vector<float> m_termA, m_termB; // [rows, cols]: Transformer-XL's (a) by key, (b) by distance, apart
-    std::vector<float> m_c, m_d;         // [klen]: (c) by key, (d) by distance (Transformer-XL, apart)
-    std::vector<float> m_band[kMaxBands]; // [rows, cols]: each band's share of the score (rotary, with terms)
+    // Written whole by the products before they are read: scratch that is not zero-filled as it grows.
+    FloatScratch m_dot; // [rows, cols]: the score; Transformer-XL: (a) + (c), by key
+    FloatScratch m_rel; // [rows, cols]: Transformer-XL: (b) + (d), by distance
+    FloatScratch m_termA, m_termB; // [rows, cols]: Transformer-XL's (a) by key, (b) by distance, apart
+    FloatScratch m_c, m_d;         // [klen]: (c) by key, (d) by distance (Transformer-XL, apart)
+    FloatScratch m_band[kMaxBands]; // [rows, cols]: each band's share of the score (rotary, with terms)
 };
 
 // Every row of one head: the softmax over each row's visible keys of the selected terms (their sum with

@@ -3,6 +3,7 @@
 #include "linalg/matmul.h"
 
 #include "util/error.h"
+#include "util/float_scratch.h"
 
 #include <algorithm>
 #include <atomic>
@@ -102,26 +103,8 @@ constexpr int KC = 256;      // inputs per packed tile: a whole number of every 
 constexpr int NC = 4 * NR;   // most output features a thread packs at a time
 constexpr std::int64_t kRowByRow = 2; // up to this many rows of x: the weight-bound row-by-row path
 
-// Per-thread scratch, 64-byte aligned, grown on demand and kept (products run every layer).
-struct Scratch {
-    struct Free {
-        void operator()(float* p) const { std::free(p); }
-    };
-    std::unique_ptr<float, Free> data;
-    std::size_t size = 0;
-    float* get(std::size_t n)
-    {
-        if (n > size) {
-            const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-            data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-            if (!data)
-                throw std::bad_alloc();
-            size = n;
-        }
-        return data.get();
-    }
-};
-thread_local Scratch tPanel, tRow, tRows, tZeros;
+// Per-thread scratch, grown on demand and kept (products run every layer).
+thread_local FloatScratch tPanel, tRow, tRows, tZeros;
 
 // C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (B packed: row k at b + k NR), then (the last k-block) + bias[NR]
 // and ReLU. Rows and columns past the tile's real extent are handled by the caller (zero rows in, a scratch tile out).
@@ -351,7 +334,7 @@ void rowByRow(const float* x, std::int64_t ldx, std::int64_t M, const WeightView
     const double work = static_cast<double>(N) * static_cast<double>(K);
 #pragma omp parallel for schedule(static, 64) if (work > 1e5)
     for (std::int64_t n = 0; n < N; ++n) {
-        float* piece = tRow.get(KC);
+        float* piece = tRow.resize(KC);
         float sums[kRowByRow] = {};
         for (std::int64_t k0 = 0; k0 < K; k0 += KC) {
             const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
@@ -419,9 +402,9 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
     std::atomic<std::int64_t> nextTask{0};
 #pragma omp parallel if (work > 2e5 && chunks > 1)
     {
-        float* packed = tPanel.get(static_cast<std::size_t>(NC) * KC);
-        float* rows = tRows.get(static_cast<std::size_t>(NR) * KC);
-        float* zeros = tZeros.get(KC);
+        float* packed = tPanel.resize(static_cast<std::size_t>(NC) * KC);
+        float* rows = tRows.resize(static_cast<std::size_t>(NR) * KC);
+        float* zeros = tZeros.resize(KC);
         std::fill(zeros, zeros + KC, 0.0f);
         alignas(64) float edge[MR * NR], edgeBias[NR];
         TilePrefetch prefetch(w, layout, N, K);
