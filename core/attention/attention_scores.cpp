@@ -34,6 +34,16 @@ void rowsDot(const RowSource& K, int n, int col0, int d, const float* w, float s
     }
 }
 
+// Zeroes row[0, lo) and row[lo + len, width): most rows have nothing before their span and a few future keys after
+// it, and a call to memset per row, empty ones included, was 1.5% of a corpus scan.
+inline void zeroOutside(float* row, int lo, int len, int width)
+{
+    if (lo > 0)
+        std::fill(row, row + lo, 0.0f);
+    if (lo + len < width)
+        std::fill(row + lo + len, row + width, 0.0f);
+}
+
 // S[:, j] = Q K_j^T for keys j in [0, cols), K's rows in their contiguous runs.
 template <typename Q>
 void timesKeys(const Q& q, const RowSource& K, int cols, int col0, int d, Out& S)
@@ -321,8 +331,7 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                 {
                     StageScope timed(Stage::Softmax);
                     softmaxInPlace(row + lo, len, entropy ? entropy + (i - r0) : nullptr);
-                    std::fill(row, row + lo, 0.0f); // keys it does not see weigh nothing in P V
-                    std::fill(row + lo + len, row + cols, 0.0f);
+                    zeroOutside(row, lo, len, cols); // keys it does not see weigh nothing in P V
                 }
                 if (keep.probabilities) {
                     StageScope timed(Stage::CaptureCopies);
@@ -392,8 +401,7 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                     // The row's keys get their scores; the keys it does not see weigh nothing in P V.
                     const auto [lo, len] = in.spans[i];
                     float* row = P.row(i - r0).data();
-                    std::fill(row, row + lo, 0.0f);
-                    std::fill(row + lo + len, row + pStride, 0.0f);
+                    zeroOutside(row, lo, len, pStride);
                     hs.rowScore(i, row + lo);
                 }
             }
