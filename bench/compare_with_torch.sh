@@ -14,21 +14,23 @@ bench=${BUILD:-build}/bench/attnscope-bench
 shared=../shared/bench
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import torch" 2>/dev/null ||
   { echo "compare_with_torch.sh: needs Debian's python3-torch (apt-get install python3-torch)" >&2; exit 2; }
+case $what in
+  scan)
+    tokens=${3:-3000}
+    ours() { "$bench" scan --tokens "$tokens" --threads 2 | sed -n 's/^corpus scan: \([0-9.]*\) tokens.*/\1/p'; }
+    theirs() { /usr/bin/python3 "$shared/torch_txl_bench.py" --bench --linear mkldnn-all --capture probs --tokens "$tokens" \
+                 --threads 2 | sed -n 's/.*-> \([0-9.]*\) tokens\/s (from empty memory).*/\1/p'; } ;;
+  llama)
+    tokens=${3:-1024}
+    ours() { "$bench" llama --shape smollm2-135m --tokens "$tokens" --threads 2 | sed -n 's/^forward pass: \([0-9.]*\) tokens.*/\1/p'; }
+    theirs() { /usr/bin/python3 "$shared/torch_llama_bench.py" --bench --shape smollm2-135m --tokens "$tokens" \
+                 --linear mkldnn-all --threads 2 | sed -n 's/.*-> \([0-9.]*\) tokens\/s.*/\1/p'; } ;;
+  *) echo "usage: $0 scan|llama [ROUNDS] [TOKENS]" >&2; exit 2 ;;
+esac
 ratios=()
 for r in $(seq "$rounds"); do
-  case $what in
-    scan)
-      tokens=${3:-3000}
-      a=$("$bench" scan --tokens "$tokens" --threads 2 | sed -n 's/^corpus scan: \([0-9.]*\) tokens.*/\1/p')
-      t=$(/usr/bin/python3 "$shared/torch_txl_bench.py" --bench --linear mkldnn-all --capture probs --tokens "$tokens" \
-            --threads 2 | sed -n 's/.*-> \([0-9.]*\) tokens\/s (from empty memory).*/\1/p') ;;
-    llama)
-      tokens=${3:-1024}
-      a=$("$bench" llama --shape smollm2-135m --tokens "$tokens" --threads 2 | sed -n 's/^forward pass: \([0-9.]*\) tokens.*/\1/p')
-      t=$(/usr/bin/python3 "$shared/torch_llama_bench.py" --bench --shape smollm2-135m --tokens "$tokens" \
-            --linear mkldnn-all --threads 2 | sed -n 's/.*-> \([0-9.]*\) tokens\/s.*/\1/p') ;;
-    *) echo "usage: $0 scan|llama [ROUNDS] [TOKENS]" >&2; exit 2 ;;
-  esac
+  # The side that runs first alternates: a machine whose speed drifts favours neither.
+  if (( r % 2 )); then a=$(ours); t=$(theirs); else t=$(theirs); a=$(ours); fi
   ratio=$(echo "scale=2; $a / $t" | bc)
   ratios+=("$ratio")
   echo "round $r: attnscope $a tokens/s, pytorch (mkldnn-all) $t tokens/s, ratio $ratio"
