@@ -53,10 +53,13 @@ public:
         countSegment(s.qlen, s.mlen, spans.data());
         if (sumsRowsAsComputed()) {
             const auto blocks = static_cast<std::size_t>((s.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows);
-            if (blocks > m_blocks) { // enough for the longest segment so far (the sums are zero between layers)
+            if (blocks > m_blocks) { // enough for the longest segment so far
                 m_blocks = blocks;
                 m_blockSums.assign(static_cast<std::size_t>(r.heads) * m_blocks, RowSums(*this));
             }
+            // Each layer's onLayer leaves them zero; a segment stopped inside a layer may not have.
+            for (auto& sums : m_blockSums)
+                sums.clear();
         }
     }
 
@@ -176,6 +179,12 @@ public:
             }
         }
 
+        void clear()
+        {
+            std::fill(m_sums.begin(), m_sums.end(), 0.0f);
+            m_entropySum = m_distanceSum = m_firstKeySum = m_sinkCount = 0.0;
+        }
+
         // The rows so far into the totals of head `head` (layer * heads + n); then summing starts again from zero.
         void flushInto(std::size_t head)
         {
@@ -191,8 +200,7 @@ public:
             acc.m_distance[head] += m_distanceSum;
             acc.m_firstKey[head] += m_firstKeySum;
             acc.m_sink[head] += m_sinkCount;
-            std::fill(m_sums.begin(), m_sums.end(), 0.0f);
-            m_entropySum = m_distanceSum = m_firstKeySum = m_sinkCount = 0.0;
+            clear();
         }
 
     private:

@@ -44,6 +44,19 @@ inline void zeroOutside(float* row, int lo, int len, int width)
         std::fill(row + lo + len, row + width, 0.0f);
 }
 
+// Where the entropies of head n's rows [r0, r0 + rows) go: into the kept [heads, qlen] buffer, else (a row sink wants
+// them) into the thread's scratch, else nowhere (null).
+float* blockEntropy(const AttentionCapture& keep, int n, int qlen, int r0, int rows)
+{
+    if (keep.entropy)
+        return keep.entropy + static_cast<std::size_t>(n) * qlen + r0;
+    if (!keep.rows)
+        return nullptr;
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<std::size_t>(rows));
+    return scratch.data();
+}
+
 // S[:, j] = Q K_j^T for keys j in [0, cols), K's rows in their contiguous runs.
 template <typename Q>
 void timesKeys(const Q& q, const RowSource& K, int cols, int col0, int d, Out& S)
@@ -311,13 +324,9 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                     for (int i = r0; i < r1; ++i)
                         softCapInPlace(S.row(h * rows + i - r0).data() + in.spans[i].lo, in.spans[i].len, in.softCap);
         }
-        thread_local std::vector<float> blockEntropy;
-        blockEntropy.resize(static_cast<std::size_t>(rows));
         for (int h = 0; h < G; ++h) {
             const int n = g * G + h;
-            float* entropy = keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * in.qlen + r0
-                             : keep.rows  ? blockEntropy.data()
-                                          : nullptr;
+            float* entropy = blockEntropy(keep, n, in.qlen, r0, rows);
             for (int i = r0; i < r1; ++i) {
                 const auto [lo, len] = in.spans[i];
                 float* row = S.row(h * rows + i - r0).data();
@@ -414,11 +423,7 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                     std::copy_n(P.row(i - r0).data() + lo, len, dst + lo);
                 }
             }
-            thread_local std::vector<float> blockEntropy;
-            blockEntropy.resize(static_cast<std::size_t>(rows));
-            float* entropy = keep.entropy ? keep.entropy + static_cast<std::size_t>(n) * q + r0
-                             : keep.rows  ? blockEntropy.data()
-                                          : nullptr;
+            float* entropy = blockEntropy(keep, n, q, r0, rows);
             {
                 StageScope timed(Stage::Softmax);
                 for (int i = r0; i < r1; ++i)
