@@ -103,11 +103,7 @@ int editLatency(const std::string& which, int tokens, int edits, int threads)
     const auto loaded = loadModel(dir.string());
     const auto& info = loaded.model->info();
     // A real tokenizer when the folder has one: the latency includes tokenizing the whole text again.
-    std::unique_ptr<Tokenizer> tokenizer;
-    try {
-        tokenizer = loadModelTokenizer(loaded);
-    } catch (const std::exception&) {
-    }
+    const std::unique_ptr<Tokenizer> tokenizer = textTokenizer(loaded);
     auto base = randomTokens(tokens, info.vocabSize, 3);
     std::string text;
     if (tokenizer) {

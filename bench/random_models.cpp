@@ -2,6 +2,7 @@
 #include "random_models.h"
 
 #include "io/safetensors.h"
+#include "tokenize/id_tokenizer.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -172,6 +173,13 @@ fs::path randomLlamaFolder(const std::string& shapeName)
     if (!fs::exists(dir / "model.safetensors"))
         writeRandomLlama(llamaShape(shapeName), dir, DType::F32);
     return dir;
+}
+
+std::unique_ptr<core::Tokenizer> textTokenizer(const core::LoadedModel& loaded)
+{
+    if (loaded.ggufPath.empty() && !core::hasTokenizerFiles(loaded.folder))
+        return nullptr; // the app would take token ids typed as numbers
+    return core::loadModelTokenizer(loaded);
 }
 
 } // namespace attnscope::bench

@@ -4,8 +4,11 @@
 #pragma once
 
 #include "io/dtype.h"
+#include "model/model_loader.h"
+#include "tokenize/tokenizer.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,9 @@ struct LlamaShape {
 };
 // "smollm2-135m", "llama-1b", "tiny" (the shapes of ../shared/bench/torch_llama_bench.py); throws for other names.
 LlamaShape llamaShape(const std::string& name);
+// The model's tokenizer when it reads text (tokenizer files, a GGUF's vocabulary), for benchmarks that feed WikiText;
+// null for a random folder without tokenizer files, whose benchmarks use random token ids instead.
+std::unique_ptr<core::Tokenizer> textTokenizer(const core::LoadedModel& loaded);
 // Writes config.json + model.safetensors (F32 or BF16) into `dir`, and copies `tokenizerJson` there when given.
 void writeRandomLlama(const LlamaShape& shape, const std::filesystem::path& dir, core::DType dtype,
                       const std::string& tokenizerJson = {});
