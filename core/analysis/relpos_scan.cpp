@@ -277,8 +277,10 @@ void checkScanOptions(const ModelInfo& info, const ScanOptions& options)
         throw Error(ErrorCode::BadInput, "segment length " + std::to_string(options.segmentLen) +
                                              " is longer than this model allows (" + std::to_string(info.maxSegmentLen) +
                                              ")");
-    checkRunFits(info, options.memLen, options.segmentLen, true, "the scan");
-    for (const auto& p : parseProfileList(options.terms)) {
+    const auto profiles = parseProfileList(options.terms);
+    // Only term or band profiles keep each layer's probabilities: the full attention is summed as it is computed.
+    checkRunFits(info, options.memLen, options.segmentLen, profiles.size() > 1, "the scan");
+    for (const auto& p : profiles) {
         if (p.kind == ProfileKind::Terms && !info.hasRelativeTerms)
             throw Error(ErrorCode::BadInput, "this model has no relative score terms (a)-(d); scan without them");
         if (p.kind == ProfileKind::Bands) {

@@ -122,10 +122,12 @@ TEST_CASE("a memory length or segment length from a file or the command line is 
     input.erase("segments");
     CHECK_THAT(errorOf([&] { core::dumpReference(*m.model, input, "in.json"); }),
                Catch::Contains("in.json") && Catch::Contains("segment length 100000000"));
-    // A scan asking for more memory than the machine has is refused with the amount.
+    // A scan asking for more memory than the machine has is refused with the amount (with a band profile, so every
+    // layer's probabilities over a million keys are kept; the full attention alone is summed as it is computed).
     core::ScanOptions opt;
     opt.memLen = static_cast<int>(core::kMaxMemoryLength);
     opt.segmentLen = 1000;
+    opt.terms = "1";
     const auto gpt2 = core::loadModel((test::testdataDir() / "llama-gqa").string());
     CHECK_THAT(errorOf([&] { core::RelposScanner(*gpt2.model, opt); }), Catch::Contains("would need about"));
     opt.memLen = -5;
