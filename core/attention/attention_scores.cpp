@@ -147,25 +147,25 @@ void HeadScores::compute(int r0, int r1)
         }
         return;
     }
+    m_rel.resize(m_dot.size());
+    Out B(m_rel.data(), rows, cols);
+    if (m_relativeTerms) {
+        // The four terms apart, for the figures that show them: (a) and (b) here, (c) and (d) once per head; the
+        // score is their sum.
+        const Matrix Qs = Q * m_in.scale;
+        timesKeys(Qs, m_in.keys, cols, g * d, d, S);
+        timesKeys(Qs, m_in.relative, cols, m_head * d, d, B);
+        return;
+    }
     // The score as the Transformer-XL reference computes it, (q + u).k + (q + v).R, each bias folded into the query
-    // (times the scale) before its product: two products, nothing per key.
+    // (times the scale) before its product: two products, nothing per key. It equals the sum of the terms to float
+    // rounding.
     const auto u = Eigen::Map<const Eigen::RowVectorXf>(m_in.u + m_head * d, d);
     const auto v = Eigen::Map<const Eigen::RowVectorXf>(m_in.v + m_head * d, d);
     const Matrix Qu = (Q.rowwise() + u) * m_in.scale;
     const Matrix Qv = (Q.rowwise() + v) * m_in.scale;
-    m_rel.resize(m_dot.size());
-    Out B(m_rel.data(), rows, cols);
     timesKeys(Qu, m_in.keys, cols, g * d, d, S);
     timesKeys(Qv, m_in.relative, cols, m_head * d, d, B);
-    if (!m_relativeTerms)
-        return;
-    // The four terms apart, for the figures that show them: (a) and (b) here, (c) and (d) once per head.
-    const Matrix Qs = Q * m_in.scale;
-    m_termA.resize(m_dot.size());
-    m_termB.resize(m_dot.size());
-    Out A(m_termA.data(), rows, cols), Bt(m_termB.data(), rows, cols);
-    timesKeys(Qs, m_in.keys, cols, g * d, d, A);
-    timesKeys(Qs, m_in.relative, cols, m_head * d, d, Bt);
 }
 
 void HeadScores::rowScore(int i, float* out) const
@@ -175,14 +175,22 @@ void HeadScores::rowScore(int i, float* out) const
         std::copy_n(m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo, len, out);
         return;
     }
-    // (q + u).k + (q + v).R: key j = lo + k lies at distance hi - lo - k, so the second is read backwards
-    // (Transformer-XL's relative shift).
+    // Key j = lo + k lies at distance hi - lo - k, so what is by distance is read backwards (Transformer-XL's
+    // relative shift).
     const auto [lo, len] = m_in.spans[i];
     const int back = i + m_in.mlen - lo;
-    const float* ac = m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo;
-    const float* bd = m_rel.data() + static_cast<std::size_t>(i - m_r0) * m_cols + back;
+    const float* byKey = m_dot.data() + static_cast<std::size_t>(i - m_r0) * m_cols + lo;
+    const float* byDistance = m_rel.data() + static_cast<std::size_t>(i - m_r0) * m_cols + back;
+    if (!m_relativeTerms) { // (q + u).k + (q + v).R
+        for (int k = 0; k < len; ++k)
+            out[k] = byKey[k] + byDistance[-k];
+        return;
+    }
+    // ((a + b) + c) + d, the order rowSum adds terms in ((0 + a) is a).
+    const float* c = m_c.data() + lo;
+    const float* d = m_d.data() + back;
     for (int k = 0; k < len; ++k)
-        out[k] = ac[k] + bd[-k];
+        out[k] = ((byKey[k] + byDistance[-k]) + c[k]) + d[-k];
 }
 
 void HeadScores::rowTerm(int i, int t, float* out) const
@@ -200,10 +208,10 @@ void HeadScores::rowTerm(int i, int t, float* out) const
     if (!m_relativeTerms)
         throw std::logic_error("HeadScores: Transformer-XL's terms were not asked for (withTerms)");
     switch (t) {
-    case 0: std::copy_n(m_termA.data() + r + lo, len, out); break;
+    case 0: std::copy_n(m_dot.data() + r + lo, len, out); break;
     case 1:
         for (int k = 0; k < len; ++k)
-            out[k] = m_termB[r + static_cast<std::size_t>(hi - lo - k)];
+            out[k] = m_rel[r + static_cast<std::size_t>(hi - lo - k)];
         break;
     case 2: std::copy_n(m_c.data() + lo, len, out); break;
     default:
@@ -216,7 +224,7 @@ void HeadScores::rowTerm(int i, int t, float* out) const
 void HeadScores::rowSum(int i, const TermSelection& sel, float* out) const
 {
     const int len = m_in.spans[i].len;
-    // Every term selected is the score itself, computed as the forward pass computes it.
+    // Every term selected is the score itself (for Transformer-XL with its terms apart, their sum in this order).
     if (sel.covers(m_in.termCount()) || (!m_in.relativeTerms() && !m_withTerms)) {
         rowScore(i, out);
         return;

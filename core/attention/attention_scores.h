@@ -55,7 +55,8 @@ public:
     static constexpr int kBlockRows = RowPages::kPageRows;
 
     // `withTerms`: also the separate terms (a rotary model's bands, Transformer-XL's (a)-(d)), for rowTerm and
-    // rowSum of a selection that is not every term. The score itself is the same arithmetic either way.
+    // rowSum of a selection that is not every term. Transformer-XL's score is then the sum of its terms, else its
+    // reference's two products (q + u).k + (q + v).R: the two agree to float rounding.
     HeadScores(const ScoreInputs& in, int head, bool withTerms = false);
     // Computes query rows [r0, r1).
     void compute(int r0, int r1);
@@ -74,10 +75,9 @@ private:
     bool m_relativeTerms = false; // Transformer-XL's four terms apart
     int m_r0 = 0, m_cols = 0;
     // Written whole by the products before they are read: scratch that is not zero-filled as it grows.
-    FloatScratch m_dot; // [rows, cols]: the score; Transformer-XL: (a) + (c), by key
-    FloatScratch m_rel; // [rows, cols]: Transformer-XL: (b) + (d), by distance
-    FloatScratch m_termA, m_termB; // [rows, cols]: Transformer-XL's (a) by key, (b) by distance, apart
-    FloatScratch m_c, m_d;         // [klen]: (c) by key, (d) by distance (Transformer-XL, apart)
+    FloatScratch m_dot; // [rows, cols]: the score; Transformer-XL by key: (a) + (c), or (a) with its terms apart
+    FloatScratch m_rel; // [rows, cols]: Transformer-XL by distance: (b) + (d), or (b) with its terms apart
+    FloatScratch m_c, m_d; // [klen]: Transformer-XL's (c) by key, (d) by distance, with its terms apart
     FloatScratch m_band[kMaxBands]; // [rows, cols]: each band's share of the score (rotary, with terms)
 };
 
