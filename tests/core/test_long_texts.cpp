@@ -71,6 +71,34 @@ CaseInput caseInput(const std::filesystem::path& dir, const core::ModelInfo& inf
     return c;
 }
 
+// The capture settings that reproduce a case's run.
+core::CaptureOptions captureOptions(const CaseInput& in)
+{
+    core::CaptureOptions opt;
+    opt.segmentLen = in.segmentLen;
+    opt.run = in.run;
+    return opt;
+}
+
+// body(dir, model, input) for each reference case a capture can reproduce (segments of one length), each in a
+// section of its own.
+template <typename Body>
+void forEachCapturableCase(Body&& body)
+{
+    for (const auto& dir : test::referenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto in = caseInput(dir, loaded.model->info());
+            if (!in.uniform) {
+                WARN("segments of different lengths: a capture cannot reproduce this case's segmentation");
+                continue;
+            }
+            body(dir, *loaded.model, in);
+        }
+    }
+}
+
 std::vector<core::Token> tokensOf(const std::vector<std::int32_t>& ids)
 {
     std::vector<core::Token> t;
@@ -144,74 +172,62 @@ void requireSameGrids(const core::TextCapture& a, const core::TextCapture& b, in
 
 TEST_CASE("grids recomputed on demand equal the forward pass and the reference, every case and head", "[long][reference]")
 {
-    for (const auto& dir : test::referenceCases()) {
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto loaded = core::loadModel(dir.string());
-            const auto& model = *loaded.model;
-            const auto in = caseInput(dir, model.info());
-            if (!in.uniform) {
-                WARN("segments of different lengths: a capture cannot reproduce this case's segmentation");
-                continue;
-            }
-            core::CaptureOptions opt;
-            opt.segmentLen = in.segmentLen;
-            opt.run = in.run;
-            const auto capture = core::captureText(model, tokensOf(in.ids), opt);
+    forEachCapturableCase([](const std::filesystem::path& dir, const core::AttentionModel& model, const CaseInput& in) {
+        const auto opt = captureOptions(in);
+        const auto capture = core::captureText(model, tokensOf(in.ids), opt);
 
-            // The forward pass's own probabilities, same segmentation.
-            ProbabilityObserver forward;
-            model.runSplit(in.ids, in.segmentLen, in.run, forward);
-            const auto expected = test::loadAll((dir / "expected.safetensors").string());
-            const bool relative = model.info().hasRelativeTerms;
-            const auto tol = test::toleranceFor("attn_prob");
-            const int H = model.info().heads;
-            REQUIRE(capture->segments.size() * static_cast<std::size_t>(model.info().layers) == forward.probs.size());
-            for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s)
-                for (int l = 0; l < model.info().layers; ++l) {
-                    const std::string prefix = (relative ? "seg" + std::to_string(s) + "." : std::string()) + "layer" +
-                                               std::to_string(l) + ".";
-                    const auto* ref = findTensor(expected, prefix + "attn_prob");
-                    REQUIRE(ref);
-                    const auto& fw = forward.probs.at({s, l});
-                    for (int h = 0; h < H; ++h) {
-                        const auto g = core::attentionGrid(*capture, s, l, {h});
-                        const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
-                        REQUIRE(n * H == fw.size());
-                        REQUIRE(n * H == ref->data.size());
-                        double toForward = 0, toReference = 0;
-                        for (std::size_t i = 0; i < n; ++i) {
-                            const float v = std::isnan(g.values[i]) ? 0.0f : g.values[i];
-                            toForward = std::max(toForward, static_cast<double>(std::abs(v - fw[h * n + i])));
-                            toReference = std::max(toReference, static_cast<double>(std::abs(v - ref->data[h * n + i])));
-                        }
-                        INFO("segment " << s << " layer " << l << " head " << h);
-                        CHECK(toForward <= 1e-6);
-                        CHECK(toReference <= tol.abs);
+        // The forward pass's own probabilities, same segmentation.
+        ProbabilityObserver forward;
+        model.runSplit(in.ids, in.segmentLen, in.run, forward);
+        const auto expected = test::loadAll((dir / "expected.safetensors").string());
+        const bool relative = model.info().hasRelativeTerms;
+        const auto tol = test::toleranceFor("attn_prob");
+        const int H = model.info().heads;
+        REQUIRE(capture->segments.size() * static_cast<std::size_t>(model.info().layers) == forward.probs.size());
+        for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s)
+            for (int l = 0; l < model.info().layers; ++l) {
+                const std::string prefix = (relative ? "seg" + std::to_string(s) + "." : std::string()) + "layer" +
+                                           std::to_string(l) + ".";
+                const auto* ref = findTensor(expected, prefix + "attn_prob");
+                REQUIRE(ref);
+                const auto& fw = forward.probs.at({s, l});
+                for (int h = 0; h < H; ++h) {
+                    const auto g = core::attentionGrid(*capture, s, l, {h});
+                    const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
+                    REQUIRE(n * H == fw.size());
+                    REQUIRE(n * H == ref->data.size());
+                    double toForward = 0, toReference = 0;
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const float v = std::isnan(g.values[i]) ? 0.0f : g.values[i];
+                        toForward = std::max(toForward, static_cast<double>(std::abs(v - fw[h * n + i])));
+                        toReference = std::max(toReference, static_cast<double>(std::abs(v - ref->data[h * n + i])));
                     }
-                    if (!relative)
-                        continue;
-                    // Each term alone, raw, equals the reference's term tensor on the visible keys.
-                    const char* names[4] = {"term_a", "term_b", "term_c", "term_d"};
-                    for (int t = 0; t < 4; ++t) {
-                        const auto* term = findTensor(expected, prefix + names[t]);
-                        REQUIRE(term);
-                        core::TermSelection sel{t == 0, t == 1, t == 2, t == 3};
-                        sel.raw = true;
-                        for (int h = 0; h < H; ++h) {
-                            const auto g = core::attentionGrid(*capture, s, l, {h}, sel);
-                            const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
-                            const auto ttol = test::toleranceFor(names[t]);
-                            for (std::size_t i = 0; i < n; ++i)
-                                if (!std::isnan(g.values[i])) {
-                                    const float e = term->data[h * n + i];
-                                    REQUIRE(std::abs(g.values[i] - e) <= ttol.abs + ttol.rel * std::abs(e));
-                                }
-                        }
+                    INFO("segment " << s << " layer " << l << " head " << h);
+                    CHECK(toForward <= 1e-6);
+                    CHECK(toReference <= tol.abs);
+                }
+                if (!relative)
+                    continue;
+                // Each term alone, raw, equals the reference's term tensor on the visible keys.
+                const char* names[4] = {"term_a", "term_b", "term_c", "term_d"};
+                for (int t = 0; t < 4; ++t) {
+                    const auto* term = findTensor(expected, prefix + names[t]);
+                    REQUIRE(term);
+                    core::TermSelection sel{t == 0, t == 1, t == 2, t == 3};
+                    sel.raw = true;
+                    for (int h = 0; h < H; ++h) {
+                        const auto g = core::attentionGrid(*capture, s, l, {h}, sel);
+                        const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
+                        const auto ttol = test::toleranceFor(names[t]);
+                        for (std::size_t i = 0; i < n; ++i)
+                            if (!std::isnan(g.values[i])) {
+                                const float e = term->data[h * n + i];
+                                REQUIRE(std::abs(g.values[i] - e) <= ttol.abs + ttol.rel * std::abs(e));
+                            }
                     }
                 }
-        }
-    }
+            }
+    });
 }
 
 TEST_CASE("an edited text reusing its prefix equals a fresh run (edits at the start, middle and end)", "[long][reuse]")
@@ -579,43 +595,33 @@ TEST_CASE("a grid over many heads reports each head and stops when asked", "[lon
 
 TEST_CASE("a layer's grid from the partial capture handed on when it is done equals the whole run's", "[long]")
 {
-    for (const auto& dir : test::referenceCases()) {
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto loaded = core::loadModel(dir.string());
-            const auto& model = *loaded.model;
-            const auto in = caseInput(dir, model.info());
-            if (!in.uniform)
-                continue;
-            core::CaptureOptions opt;
-            opt.segmentLen = in.segmentLen;
-            opt.run = in.run;
-            const auto whole = core::captureText(model, tokensOf(in.ids), opt);
-            std::vector<std::pair<int, int>> seen;
-            opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
-                seen.emplace_back(segment, layer);
-                const auto p = partial();
-                REQUIRE(p->tokens.size() == in.ids.size());
-                REQUIRE(p->segments.size() == static_cast<std::size_t>(segment) + 1);
-                REQUIRE(p->segment(segment).layers.size() == static_cast<std::size_t>(layer) + 1);
-                requireSameGrids(*p, *whole, segment, layer);
-            };
-            core::captureText(model, tokensOf(in.ids), opt);
-            CHECK(seen.size() == whole->segments.size() * static_cast<std::size_t>(model.info().layers));
+    forEachCapturableCase([](const std::filesystem::path&, const core::AttentionModel& model, const CaseInput& in) {
+        auto opt = captureOptions(in);
+        const auto whole = core::captureText(model, tokensOf(in.ids), opt);
+        std::vector<std::pair<int, int>> seen;
+        opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
+            seen.emplace_back(segment, layer);
+            const auto p = partial();
+            REQUIRE(p->tokens.size() == in.ids.size());
+            REQUIRE(p->segments.size() == static_cast<std::size_t>(segment) + 1);
+            REQUIRE(p->segment(segment).layers.size() == static_cast<std::size_t>(layer) + 1);
+            requireSameGrids(*p, *whole, segment, layer);
+        };
+        core::captureText(model, tokensOf(in.ids), opt);
+        CHECK(seen.size() == whole->segments.size() * static_cast<std::size_t>(model.info().layers));
 
-            // A hook that has what it wanted stops the run: nothing after that layer runs.
-            core::StopToken stop;
-            opt.run.stop = &stop;
-            seen.clear();
-            opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture&) {
-                seen.emplace_back(segment, layer);
-                if (segment == 0 && layer == 0)
-                    stop.requestStop();
-            };
-            CHECK_THROWS_WITH(core::captureText(model, tokensOf(in.ids), opt), Catch::Contains("cancelled"));
-            CHECK(seen == std::vector<std::pair<int, int>>{{0, 0}});
-        }
-    }
+        // A hook that has what it wanted stops the run: nothing after that layer runs.
+        core::StopToken stop;
+        opt.run.stop = &stop;
+        seen.clear();
+        opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture&) {
+            seen.emplace_back(segment, layer);
+            if (segment == 0 && layer == 0)
+                stop.requestStop();
+        };
+        CHECK_THROWS_WITH(core::captureText(model, tokensOf(in.ids), opt), Catch::Contains("cancelled"));
+        CHECK(seen == std::vector<std::pair<int, int>>{{0, 0}});
+    });
 }
 
 TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give the finished capture's grids", "[long][reuse]")
