@@ -116,6 +116,10 @@ void HeadScores::compute(int r0, int r1)
     if (!m_in.relativeTerms()) {
         timesKeys(Q, m_in.keys, cols, g * d, d, S);
         S *= m_in.scale;
+        if (m_in.positionBias)
+            for (int r = 0; r < rows; ++r)
+                m_in.positionBias->addToRow(m_head, r0 + r, m_in.mlen, m_in.spans[r0 + r].lo, m_in.spans[r0 + r].len,
+                                            S.row(r).data());
         if (m_in.softCap > 0)
             for (int r = 0; r < rows; ++r) // only the keys each row sees: the rest is never read
                 softCapInPlace(S.row(r).data() + m_in.spans[r0 + r].lo, m_in.spans[r0 + r].len, m_in.softCap);
@@ -327,6 +331,11 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
             Out Sm(S.data(), G * rows, cols);
             timesKeys(Qs, in.keys, cols, g * d, d, Sm);
             S *= in.scale;
+            if (in.positionBias)
+                for (int h = 0; h < G; ++h)
+                    for (int i = r0; i < r1; ++i)
+                        in.positionBias->addToRow(g * G + h, i, in.mlen, in.spans[i].lo, in.spans[i].len,
+                                                  S.row(h * rows + i - r0).data());
             if (in.softCap > 0)
                 for (int h = 0; h < G; ++h)
                     for (int i = r0; i < r1; ++i)

@@ -16,10 +16,27 @@
 
 namespace attnscope::core {
 
+// A learned bias added to every score by head and signed offset (T5's relative-position buckets): score(n, i, j) +=
+// table[n * width + center + j - (mlen + i)], where mlen + i is query i's position among the keys. The table covers
+// every offset the layer's rows can have (the model builds it for the layer's shape).
+struct PositionBias {
+    const float* table = nullptr; // [heads, width]
+    int width = 0;
+    int center = 0;
+    float at(int head, int offset) const { return table[static_cast<std::ptrdiff_t>(head) * width + center + offset]; }
+    // Adds head n's bias to query row i's scores over keys [lo, lo + len).
+    void addToRow(int head, int i, int mlen, int lo, int len, float* row) const
+    {
+        const float* t = table + static_cast<std::ptrdiff_t>(head) * width + center - (mlen + i);
+        for (int j = lo; j < lo + len; ++j)
+            row[j] += t[j];
+    }
+};
+
 // Where one layer's queries and keys are, as the forward pass used them (strided buffers) or a capture kept them
 // (pages).
 // Score of query i and key j in head n (key/value head g = n / (heads / kvHeads)):
-//   dot-product models:  scale * q_i . k_j                                         (rotary q and k already rotated)
+//   dot-product models:  scale * q_i . k_j (+ a position bias)                    (rotary q and k already rotated)
 //   Transformer-XL:      (a) s q_i.k_j + (b) s q_i.R_{dist} + (c) s u.k_j + (d) s v.R_{dist}, s = scale, dist = i + mlen - j
 struct ScoreInputs {
     int qlen = 0, klen = 0, mlen = 0;
@@ -38,6 +55,8 @@ struct ScoreInputs {
     const VisibleSpan* spans = nullptr; // [qlen]: the keys each query sees
     // Rotary models: the frequency bands that stand in for terms (term t = band t), or null.
     const BandSplit* bands = nullptr;
+    // T5: a learned bias by head and offset, added after scaling (null: none). It is part of the score (one term).
+    const PositionBias* positionBias = nullptr;
 
     // The shape of a layer's scores, scale 1/sqrt(headDim) as every family computes it (sources left empty).
     static ScoreInputs ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attention/attention_scores.h"
+#include "model/attention_sites.h"
 #include "model/config.h"
 
 #include <cstdint>
@@ -32,6 +33,9 @@ struct Capabilities {
     bool carriesMemory = false;  // segments continue from a memory of earlier layer inputs (Transformer-XL)
     bool canCarryKeys = false;   // positions are relative (rotary), so a segment may continue from carried keys
     bool nextTokenLoss = false;  // the model predicts the next token here (ablation's loss, logits)
+    // Two streams (source and target) and three kinds of site: runs through EncoderDecoderModel (model/seq2seq.h), not
+    // forwardSegment; analyses that need one causal stream say they do not apply.
+    bool encoderDecoder = false;
     bool maskedTokens = false;   // an encoder with a masked-language-model head: logits predict the token at [MASK]
     int tokenTypes = 0;          // encoders: token type embeddings (2: sentence pairs A / B); 0: none
     ScoreDecomposition decomposition = ScoreDecomposition::None;
@@ -57,7 +61,11 @@ struct ModelInfo {
     std::uint64_t weightBytes = 0; // the weights as stored: what the memory map holds once a forward pass read them
     std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
     Capabilities can;
-    std::vector<LayerRule> layerRules;    // one per layer
+    std::vector<LayerRule> layerRules;    // one per layer (an encoder-decoder model: one per site)
+    // Where the model attends and over which token streams (model/attention_sites.h). Every model has them: a
+    // single-stream model one self site per layer over the stream "text" (its constructor calls describeSingleStream).
+    std::vector<TokenStream> streams;
+    std::vector<AttentionSite> sites;
     float logitSoftCap = 0; // Gemma 2: the read-out's logits are cap * tanh(z / cap) (0: none)
     // Some layer soft-caps its attention scores (Gemma 2): raw scores can be shown before or after the cap.
     bool softCapsScores() const
@@ -87,6 +95,7 @@ struct SegmentView {
 struct LayerView {
     int segment = 0;
     int layer = 0;
+    int site = 0; // ModelInfo::sites index: the layer itself in a single-stream model
     int heads = 0;
     int qlen = 0;
     int mlen = 0;

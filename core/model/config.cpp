@@ -682,6 +682,163 @@ EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& 
     return c;
 }
 
+namespace {
+Seq2SeqConfig::Activation seq2seqActivation(const Reader& r, const char* key, const std::string& name)
+{
+    if (name == "relu")
+        return Seq2SeqConfig::Activation::Relu;
+    if (name == "gelu")
+        return Seq2SeqConfig::Activation::Gelu;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh")
+        return Seq2SeqConfig::Activation::GeluNew;
+    if (name == "swish" || name == "silu")
+        return Seq2SeqConfig::Activation::Silu;
+    r.fail(key, "activation \"" + name + "\" is not supported (relu, gelu, gelu_new, swish / silu are)");
+}
+
+// T5 / Flan-T5: RMS norms before each sub-layer and after each stack, relative-position buckets, no score scaling, no
+// biases; v1.0's ReLU feed-forward and tied read-out scaled by dModel^-1/2, v1.1's gated GELU and untied head.
+void parseT5(const Reader& r, Seq2SeqConfig& c)
+{
+    c.dModel = r.positiveInt("d_model");
+    c.heads = r.positiveInt("num_heads");
+    c.dHead = r.positiveInt("d_kv");
+    c.scaleScores = false;
+    c.encLayers = layerCount(r.positiveInt("num_layers"), r, "num_layers");
+    c.decLayers = layerCount(r.intOr("num_decoder_layers", c.encLayers, 1), r, "num_decoder_layers");
+    c.encFfn = c.decFfn = r.positiveInt("d_ff");
+    c.eps = r.floatOr("layer_norm_epsilon", 1e-6f);
+    c.buckets = r.intOr("relative_attention_num_buckets", 32, 2);
+    c.maxDistance = r.intOr("relative_attention_max_distance", 128, 1);
+    std::string ff = r.stringOr("feed_forward_proj", "relu");
+    c.gatedFfn = ff.rfind("gated-", 0) == 0;
+    std::string act = c.gatedFfn ? ff.substr(6) : ff;
+    if (act == "gelu" && c.gatedFfn) // transformers maps "gated-gelu" to the tanh GELU
+        act = "gelu_new";
+    c.activation = seq2seqActivation(r, "feed_forward_proj", act);
+    c.tiedHead = r.boolOr("tie_word_embeddings", true);
+    c.scaleTiedHead = c.tiedHead;
+    c.pad = r.intOr("pad_token_id", 0, 0);
+    c.eos = r.intOr("eos_token_id", 1, 0);
+    c.decoderStart = r.intOr("decoder_start_token_id", c.pad, 0);
+}
+
+// BART, mBART and Marian: learned (offset 2) or sinusoidal positions, LayerNorm with bias, biases everywhere, scores
+// scaled by dHead^-1/2, the tied read-out plus final_logits_bias; post-norm (BART, Marian) or pre-norm with a norm
+// after each stack (mBART).
+void parseBartLike(const Reader& r, const std::string& type, Seq2SeqConfig& c)
+{
+    c.dModel = r.positiveInt("d_model");
+    c.heads = r.positiveInt("encoder_attention_heads");
+    if (r.intOr("decoder_attention_heads", c.heads, 1) != c.heads)
+        r.fail("decoder_attention_heads", "differs from encoder_attention_heads: one head count per model is supported");
+    if (c.dModel % c.heads != 0)
+        r.fail("d_model", std::to_string(c.dModel) + " is not divisible by the " + std::to_string(c.heads) + " heads");
+    c.dHead = c.dModel / c.heads;
+    c.encLayers = layerCount(r.positiveInt("encoder_layers"), r, "encoder_layers");
+    c.decLayers = layerCount(r.positiveInt("decoder_layers"), r, "decoder_layers");
+    c.encFfn = r.positiveInt("encoder_ffn_dim");
+    c.decFfn = r.positiveInt("decoder_ffn_dim");
+    c.eps = 1e-5f;
+    c.norm = Seq2SeqConfig::Norm::Layer;
+    c.maxPositions = r.positiveInt("max_position_embeddings");
+    c.scaleEmbedding = r.boolOr("scale_embedding", false);
+    c.activation = seq2seqActivation(r, "activation_function", r.stringOr("activation_function", "gelu"));
+    c.scaleScores = true;
+    c.biases = true;
+    c.tiedHead = true;
+    c.finalLogitsBias = true;
+    c.pad = r.intOr("pad_token_id", 1, 0);
+    c.eos = r.intOr("eos_token_id", 2, 0);
+    c.decoderStart = r.intOr("decoder_start_token_id", c.eos, 0);
+    if (type == "marian") {
+        c.family = ModelFamily::Marian;
+        c.positions = Seq2SeqConfig::Positions::Sinusoidal;
+        c.preNorm = false;
+        c.finalNorms = false;
+        if (r.intOr("decoder_vocab_size", c.vocabSize, 1) != c.vocabSize ||
+            !r.boolOr("share_encoder_decoder_embeddings", true))
+            r.fail("share_encoder_decoder_embeddings", "separate source and target vocabularies are not supported");
+        if (c.dModel % 2 != 0)
+            r.fail("d_model", "sinusoidal positions need an even d_model");
+    } else {
+        c.family = ModelFamily::Bart;
+        c.positions = Seq2SeqConfig::Positions::Learned;
+        c.positionOffset = 2;
+        c.embeddingNorm = true;
+        c.preNorm = type == "mbart";
+        c.finalNorms = type == "mbart";
+    }
+}
+} // namespace
+
+Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    const Reader r(json, file);
+    Seq2SeqConfig c;
+    c.family = familyOfModelType(modelType, file).id;
+    c.vocabSize = r.positiveInt("vocab_size");
+    if (c.family == ModelFamily::T5)
+        parseT5(r, c);
+    else
+        parseBartLike(r, modelType, c);
+    for (auto [id, key] : {std::pair{c.pad, "pad_token_id"}, {c.eos, "eos_token_id"}, {c.decoderStart, "decoder_start_token_id"}})
+        if (id >= c.vocabSize)
+            r.fail(key, std::to_string(id) + " is not below vocab_size " + std::to_string(c.vocabSize));
+    return c;
+}
+
+// llama.cpp's t5 architecture. GGUF has no key for the relative buckets' maximum distance (llama.cpp uses 128, the
+// Hugging Face default) nor for tying: a file without output.weight reads out through token_embd scaled by
+// dModel^-1/2, as Hugging Face's tied T5 does. The feed-forward is gated GELU when ffn_gate exists, else ReLU.
+Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& g)
+{
+    Seq2SeqConfig c;
+    c.family = ModelFamily::T5;
+    c.fromGguf = true;
+    const std::string a = g.string("general.architecture");
+    auto positive = [&](const std::string& key) {
+        const auto v = g.uint(key);
+        if (v < 1 || v > 100'000'000)
+            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), key);
+        return static_cast<int>(v);
+    };
+    const GgufTensor* emb = g.find("token_embd.weight");
+    if (!emb)
+        throw Error(ErrorCode::MissingTensor, "the file has no token_embd.weight", g.path(), "token_embd.weight");
+    const auto shape = emb->shape();
+    if (shape.size() != 2 || shape[0] < 1 || shape[0] > 100'000'000)
+        throw Error(ErrorCode::BadConfig, "token_embd.weight is not a [vocab, d_model] matrix", g.path(), "token_embd.weight");
+    c.vocabSize = static_cast<int>(shape[0]);
+    c.dModel = positive(a + ".embedding_length");
+    c.heads = positive(a + ".attention.head_count");
+    c.dHead = positive(a + ".attention.key_length");
+    c.encLayers = positive(a + ".block_count");
+    if (c.encLayers > kMaxLayers)
+        throw Error(ErrorCode::BadConfig, "more layers than any model has", g.path(), a + ".block_count");
+    c.decLayers = g.uintOr(a + ".decoder_block_count") ? positive(a + ".decoder_block_count") : c.encLayers;
+    if (c.decLayers > kMaxLayers)
+        throw Error(ErrorCode::BadConfig, "more layers than any model has", g.path(), a + ".decoder_block_count");
+    c.encFfn = c.decFfn = positive(a + ".feed_forward_length");
+    c.eps = static_cast<float>(g.numberOr(a + ".attention.layer_norm_rms_epsilon").value_or(1e-6));
+    c.buckets = positive(a + ".attention.relative_buckets_count");
+    c.maxDistance = 128;
+    c.scaleScores = false;
+    c.gatedFfn = g.find("enc.blk.0.ffn_gate.weight") != nullptr;
+    c.activation = c.gatedFfn ? Seq2SeqConfig::Activation::GeluNew : Seq2SeqConfig::Activation::Relu;
+    c.tiedHead = g.find("output.weight") == nullptr;
+    c.scaleTiedHead = c.tiedHead;
+    c.pad = static_cast<int>(g.uintOr("tokenizer.ggml.padding_token_id").value_or(0));
+    c.eos = static_cast<int>(g.uintOr("tokenizer.ggml.eos_token_id").value_or(1));
+    c.decoderStart = static_cast<int>(g.uintOr(a + ".decoder_start_token_id").value_or(static_cast<std::uint64_t>(c.pad)));
+    for (auto [id, key] : {std::pair{c.pad, "tokenizer.ggml.padding_token_id"}, {c.eos, "tokenizer.ggml.eos_token_id"},
+                           {c.decoderStart, "decoder_start_token_id"}})
+        if (id < 0 || id >= c.vocabSize)
+            throw Error(ErrorCode::BadConfig, std::to_string(id) + " is not below the vocabulary's " +
+                                                  std::to_string(c.vocabSize) + " tokens", g.path(), key);
+    return c;
+}
+
 ModelConfig readModelConfig(const std::string& configPath)
 {
     return parseModelConfig(readJsonFile(configPath), configPath);

@@ -10,7 +10,9 @@
 namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
-enum class ModelFamily { TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert };
+enum class ModelFamily {
+    TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian
+};
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
 struct TransfoXLConfig {
@@ -140,7 +142,39 @@ struct EncoderConfig {
     int maxTokens() const { return positionsAfterPadding ? maxPositions - padTokenId - 1 : maxPositions; }
 };
 
-using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig>;
+// Encoder-decoder models (T5 / Flan-T5, BART / mBART, Marian / OPUS-MT): one configuration, the families' quirks as
+// fields (set in one place, model/config.cpp). The arithmetic is model/seq2seq.cpp.
+struct Seq2SeqConfig {
+    ModelFamily family = ModelFamily::T5;
+    int vocabSize = 0;
+    int dModel = 0;
+    int heads = 0;
+    int dHead = 0;      // T5's d_kv: the attention's inner width is heads * dHead, which need not be dModel
+    int encLayers = 0;
+    int decLayers = 0;
+    int encFfn = 0, decFfn = 0;
+    float eps = 1e-6f;
+    enum class Norm { Rms, Layer } norm = Norm::Rms; // T5's RMS norm without mean, or LayerNorm with bias
+    bool preNorm = true;         // T5, mBART: a norm before each sub-layer; BART, Marian: after each residual sum
+    bool finalNorms = true;      // T5, mBART: a norm after each stack
+    bool embeddingNorm = false;  // BART: layernorm_embedding after embedding and positions
+    bool scaleEmbedding = false; // embeddings times sqrt(dModel) (Marian, BART's scale_embedding)
+    enum class Positions { RelativeBuckets, Learned, Sinusoidal } positions = Positions::RelativeBuckets;
+    int positionOffset = 0;      // BART's learned table: position p reads row p + 2
+    int maxPositions = 0;        // learned / sinusoidal: rows a stream may use; T5: no architectural limit
+    int buckets = 32, maxDistance = 128; // T5's relative buckets
+    bool scaleScores = true;     // q.k / sqrt(dHead) (BART, Marian); T5 none
+    bool biases = false;         // every projection has a bias (BART, Marian)
+    enum class Activation { Relu, Gelu, GeluNew, Silu } activation = Activation::Relu;
+    bool gatedFfn = false;       // T5 v1.1 / Flan: wo(act(wi_0 x) * wi_1 x)
+    bool tiedHead = true;        // the read-out is the shared embedding
+    bool scaleTiedHead = false;  // T5 v1.0: the tied read-out scales by dModel^-1/2
+    bool finalLogitsBias = false; // BART, Marian: a bias on the logits (a buffer, zeros in BART's releases)
+    int decoderStart = 0, eos = 1, pad = 0;
+    bool fromGguf = false;
+};
+
+using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig, Seq2SeqConfig>;
 
 // Parses and validates a config through its family's row; `file` is used in messages. Throws
 // Error(UnknownModelType / BadConfig).
@@ -158,5 +192,7 @@ GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file);
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig ggufDecoderConfig(const GgufFile& file);
 EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& file);
 
 } // namespace attnscope::core

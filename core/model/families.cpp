@@ -6,6 +6,7 @@
 #include "model/encoder.h"
 #include "model/gpt2.h"
 #include "model/llama.h"
+#include "model/seq2seq.h"
 #include "model/transfo_xl.h"
 #include "util/error.h"
 
@@ -36,6 +37,11 @@ std::shared_ptr<AttentionModel> buildEncoder(const ModelConfig& c, std::shared_p
     return std::make_shared<EncoderModel>(std::get<EncoderConfig>(c), std::move(w), std::move(source));
 }
 
+std::shared_ptr<AttentionModel> buildSeq2Seq(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<EncoderDecoderModel>(std::get<Seq2SeqConfig>(c), std::move(w), std::move(source));
+}
+
 ModelConfig transfoXLJson(const nlohmann::json& j, const std::string& file, const std::string&)
 {
     return parseTransfoXLConfig(j, file);
@@ -50,6 +56,11 @@ ModelConfig encoderJson(const nlohmann::json& j, const std::string& file, const 
     return parseEncoderConfig(j, file, type);
 }
 ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
+ModelConfig seq2seqJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseSeq2SeqConfig(j, file, type);
+}
+ModelConfig seq2seqGguf(const GgufFile& g) { return ggufSeq2SeqConfig(g); }
 
 std::string joined(const std::vector<std::string> FamilyRow::*field)
 {
@@ -77,6 +88,9 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
         {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},
         {ModelFamily::DistilBert, "DistilBERT", {"distilbert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
+        {ModelFamily::T5, "T5", {"t5"}, {"t5"}, seq2seqJson, seq2seqGguf, buildSeq2Seq},
+        {ModelFamily::Bart, "BART", {"bart", "mbart"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
+        {ModelFamily::Marian, "Marian", {"marian"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
     };
     return rows;
 }

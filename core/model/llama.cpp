@@ -322,6 +322,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         m_info.layerRules.push_back(LayerRule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0});
     if (!c.slidingLayers.empty()) // global layers see everything: a sliding scan cannot carry just a window for them
         m_info.defaultMemLen = 0;
+    describeSingleStream(m_info.layers, m_info.can.causal, m_info.streams, m_info.sites);
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const

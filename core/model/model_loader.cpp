@@ -7,6 +7,7 @@
 #include "io/pytorch_file.h"
 #include "model/families.h"
 #include "tokenize/id_tokenizer.h"
+#include "tokenize/spm_tokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/text_file.h"
 
@@ -132,6 +133,16 @@ std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model)
     auto tokenizer = loadTokenizer(model.tokenizerSource(), familyRow(model.model->info().family).vocabTxt);
     tokenizer->bindToModelVocabulary(model.model->info().vocabSize);
     return tokenizer;
+}
+
+std::unique_ptr<Tokenizer> loadModelTargetTokenizer(const LoadedModel& model)
+{
+    if (model.ggufPath.empty())
+        if (auto target = marianTokenizer(model.folder, true)) {
+            target->bindToModelVocabulary(model.model->info().vocabSize);
+            return target;
+        }
+    return loadModelTokenizer(model);
 }
 
 std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile)

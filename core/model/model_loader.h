@@ -43,6 +43,9 @@ class Tokenizer;
 // ("3 14 15"). Throws Error naming the file when one is broken. The tokenizer is bound to the model's vocabulary: a
 // text that gives a token past it is refused naming the tokenizer's file (Tokenizer::bindToModelVocabulary).
 std::unique_ptr<Tokenizer> loadModelTokenizer(const LoadedModel& model);
+// The tokenizer of an encoder-decoder model's target side: Marian's target.spm (through the same vocab.json), else
+// the model's one tokenizer.
+std::unique_ptr<Tokenizer> loadModelTargetTokenizer(const LoadedModel& model);
 // A tokenizer folder or file as loadTokenizer reads it, except that a folder's config.json (when it names a family
 // the core knows) decides what its vocab.txt is.
 std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile);

@@ -68,6 +68,7 @@ void SegmentDriver::layerDone(int layer, LayerView& view)
 {
     view.segment = m_state.segmentsDone;
     view.layer = layer;
+    view.site = layer; // one stream, one self-attention per layer
     view.qlen = m_shape.qlen;
     view.mlen = m_shape.mlen;
     view.klen = m_shape.klen();

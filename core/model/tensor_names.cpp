@@ -167,6 +167,58 @@ std::string placedName(TextModelPlace place, const std::string& name)
     return name;
 }
 
+
+const Seq2SeqNames& seq2seqNames(ModelFamily family, bool gguf)
+{
+    static const Seq2SeqNames t5{
+        "", "shared.weight", "encoder.embed_tokens.weight", "lm_head.weight", nullptr,
+        {nullptr, nullptr, "encoder.final_layer_norm", "encoder.block.0.layer.0.SelfAttention.relative_attention_bias",
+         "encoder.block.{l}.layer.0.layer_norm", "encoder.block.{l}.layer.0.SelfAttention.q",
+         "encoder.block.{l}.layer.0.SelfAttention.k", "encoder.block.{l}.layer.0.SelfAttention.v",
+         "encoder.block.{l}.layer.0.SelfAttention.o", nullptr, nullptr, nullptr, nullptr, nullptr,
+         "encoder.block.{l}.layer.1.layer_norm", "encoder.block.{l}.layer.1.DenseReluDense.wi",
+         "encoder.block.{l}.layer.1.DenseReluDense.wi_0", "encoder.block.{l}.layer.1.DenseReluDense.wi_1",
+         "encoder.block.{l}.layer.1.DenseReluDense.wo"},
+        {nullptr, nullptr, "decoder.final_layer_norm", "decoder.block.0.layer.0.SelfAttention.relative_attention_bias",
+         "decoder.block.{l}.layer.0.layer_norm", "decoder.block.{l}.layer.0.SelfAttention.q",
+         "decoder.block.{l}.layer.0.SelfAttention.k", "decoder.block.{l}.layer.0.SelfAttention.v",
+         "decoder.block.{l}.layer.0.SelfAttention.o", "decoder.block.{l}.layer.1.layer_norm",
+         "decoder.block.{l}.layer.1.EncDecAttention.q", "decoder.block.{l}.layer.1.EncDecAttention.k",
+         "decoder.block.{l}.layer.1.EncDecAttention.v", "decoder.block.{l}.layer.1.EncDecAttention.o",
+         "decoder.block.{l}.layer.2.layer_norm", "decoder.block.{l}.layer.2.DenseReluDense.wi",
+         "decoder.block.{l}.layer.2.DenseReluDense.wi_0", "decoder.block.{l}.layer.2.DenseReluDense.wi_1",
+         "decoder.block.{l}.layer.2.DenseReluDense.wo"}};
+    static const Seq2SeqNames t5Gguf{
+        "", "token_embd.weight", nullptr, "output.weight", nullptr,
+        {nullptr, nullptr, "enc.output_norm", "enc.blk.0.attn_rel_b", "enc.blk.{l}.attn_norm", "enc.blk.{l}.attn_q",
+         "enc.blk.{l}.attn_k", "enc.blk.{l}.attn_v", "enc.blk.{l}.attn_o", nullptr, nullptr, nullptr, nullptr, nullptr,
+         "enc.blk.{l}.ffn_norm", "enc.blk.{l}.ffn_up", "enc.blk.{l}.ffn_gate", "enc.blk.{l}.ffn_up",
+         "enc.blk.{l}.ffn_down"},
+        {nullptr, nullptr, "dec.output_norm", "dec.blk.0.attn_rel_b", "dec.blk.{l}.attn_norm", "dec.blk.{l}.attn_q",
+         "dec.blk.{l}.attn_k", "dec.blk.{l}.attn_v", "dec.blk.{l}.attn_o", "dec.blk.{l}.cross_attn_norm",
+         "dec.blk.{l}.cross_attn_q", "dec.blk.{l}.cross_attn_k", "dec.blk.{l}.cross_attn_v", "dec.blk.{l}.cross_attn_o",
+         "dec.blk.{l}.ffn_norm", "dec.blk.{l}.ffn_up", "dec.blk.{l}.ffn_gate", "dec.blk.{l}.ffn_up",
+         "dec.blk.{l}.ffn_down"}};
+    // BART, mBART and Marian share Hugging Face's names (Marian's sinusoids are computed, never read).
+    static const Seq2SeqNames bart{
+        "model.", "shared.weight", "encoder.embed_tokens.weight", "lm_head.weight", "final_logits_bias",
+        {"encoder.embed_positions.weight", "encoder.layernorm_embedding", "encoder.layer_norm", nullptr,
+         "encoder.layers.{l}.self_attn_layer_norm", "encoder.layers.{l}.self_attn.q_proj",
+         "encoder.layers.{l}.self_attn.k_proj", "encoder.layers.{l}.self_attn.v_proj",
+         "encoder.layers.{l}.self_attn.out_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+         "encoder.layers.{l}.final_layer_norm", "encoder.layers.{l}.fc1", nullptr, nullptr, "encoder.layers.{l}.fc2"},
+        {"decoder.embed_positions.weight", "decoder.layernorm_embedding", "decoder.layer_norm", nullptr,
+         "decoder.layers.{l}.self_attn_layer_norm", "decoder.layers.{l}.self_attn.q_proj",
+         "decoder.layers.{l}.self_attn.k_proj", "decoder.layers.{l}.self_attn.v_proj",
+         "decoder.layers.{l}.self_attn.out_proj", "decoder.layers.{l}.encoder_attn_layer_norm",
+         "decoder.layers.{l}.encoder_attn.q_proj", "decoder.layers.{l}.encoder_attn.k_proj",
+         "decoder.layers.{l}.encoder_attn.v_proj", "decoder.layers.{l}.encoder_attn.out_proj",
+         "decoder.layers.{l}.final_layer_norm", "decoder.layers.{l}.fc1", nullptr, nullptr, "decoder.layers.{l}.fc2"}};
+    if (family == ModelFamily::T5)
+        return gguf ? t5Gguf : t5;
+    return bart;
+}
+
 std::string detectPrefix(const Checkpoint& weights, const char* prefix, const char* probePattern)
 {
     return weights.has(tensorName(prefix, probePattern, 0)) ? prefix : "";

@@ -90,6 +90,26 @@ struct EncoderNames {
 };
 const EncoderNames& encoderNames(ModelFamily family);
 
+// Encoder-decoder models (T5, BART / mBART, Marian): one stack's tensors by role, names without .weight / .bias ({l}
+// is the layer). A role the format lacks is null: T5 has no learned positions, BART no relative bias, encoders no
+// cross-attention. T5's relative bias lives in layer 0 only (relBias, with {l} = 0).
+struct Seq2SeqStackNames {
+    const char *posEmb, *embNorm, *finalNorm, *relBias;
+    const char *selfNorm, *q, *k, *v, *o;
+    const char *crossNorm, *cq, *ck, *cv, *co;
+    const char *ffnNorm, *ffnIn, *ffnGate, *ffnUp, *ffnOut; // ffnIn ungated; ffnGate (activated) and ffnUp gated
+};
+struct Seq2SeqNames {
+    const char* prefix;    // "model." of BART's *ForConditionalGeneration files ("" when the file lacks it)
+    const char* embed;     // the shared embedding (with .weight)
+    const char* embedAlt;  // where a file keeps it instead (T5's encoder.embed_tokens.weight), or null
+    const char* lmHead;    // an untied read-out (with .weight)
+    const char* logitsBias; // final_logits_bias, absolute
+    Seq2SeqStackNames enc, dec;
+};
+// Hugging Face names of the family, or llama.cpp's GGUF names of T5.
+const Seq2SeqNames& seq2seqNames(ModelFamily family, bool gguf);
+
 class Checkpoint;
 // `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".
 // `probePattern` is a name every checkpoint of the family has (index 0 substituted).

@@ -11,9 +11,7 @@
 
 namespace attnscope::core {
 
-namespace {
-
-std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& file, const std::string& key)
+std::vector<std::int32_t> jsonIdList(const nlohmann::json& v, const std::string& file, const std::string& key)
 {
     if (!v.is_array())
         throw Error(ErrorCode::BadInput, "must be a list of token ids", file, key);
@@ -29,6 +27,8 @@ std::vector<std::int32_t> idList(const nlohmann::json& v, const std::string& fil
     }
     return ids;
 }
+
+namespace {
 
 class DumpObserver final : public AttentionObserver {
 public:
@@ -125,9 +125,9 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
             if (!it->is_array())
                 throw Error(ErrorCode::BadInput, "must be a list of segments", inputFile, "segments");
             for (const auto& s : *it)
-                segments.push_back(idList(s, inputFile, "segments"));
+                segments.push_back(jsonIdList(s, inputFile, "segments"));
         } else if (const auto ids = input.find("token_ids"); ids != input.end()) {
-            const auto all = idList(*ids, inputFile, "token_ids");
+            const auto all = jsonIdList(*ids, inputFile, "token_ids");
             int len = model.info().defaultSegmentLen;
             for (const char* key : {"segment_length", "tgt_len"})
                 if (const auto l = input.find(key); l != input.end() && l->is_number_integer()) {
@@ -162,13 +162,13 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
         const auto ids = input.find(idsKey);
         if (ids == input.end())
             throw Error(ErrorCode::BadInput, "needs \"token_ids\" or \"input_ids\"", inputFile);
-        segments.push_back(idList(*ids, inputFile, idsKey));
+        segments.push_back(jsonIdList(*ids, inputFile, idsKey));
         const std::size_t n = segments.front().size();
         auto perToken = [&](const char* key) -> std::vector<std::int32_t> {
             const auto it = input.find(key);
             if (it == input.end() || it->is_null())
                 return {};
-            auto v = idList(*it, inputFile, key);
+            auto v = jsonIdList(*it, inputFile, key);
             if (v.size() != n)
                 throw Error(ErrorCode::BadInput, "has " + std::to_string(v.size()) + " entries for " + std::to_string(n) +
                                                      " tokens", inputFile, key);
@@ -187,7 +187,7 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
         }
         // Causal models run one sequence from position 0; other positions are not a run this dump can make.
         if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array() && model.info().can.causal) {
-            const auto p = idList(*pos, inputFile, "positions");
+            const auto p = jsonIdList(*pos, inputFile, "positions");
             for (std::size_t t = 0; t < p.size(); ++t)
                 if (p.size() != segments.front().size() || p[t] != static_cast<std::int32_t>(t))
                     throw Error(ErrorCode::BadInput, "must be 0, 1, ..., T-1 for the T token ids", inputFile, "positions");

@@ -16,6 +16,9 @@ namespace attnscope::core {
 // Names: Transformer-XL seg{s}.embedding/pos_emb/mask and seg{s}.layer{l}.attn_prob/term_a..term_d/
 // mems_in/attn_output/hidden; GPT-2 embedding, layer{l}.attn_prob/attn_output/hidden, ln_f, logits.
 // `inputFile` is only used in messages.
+// A JSON list of token ids (each 0 .. 2^31 - 1); Error(BadInput) naming `file` and `key` otherwise.
+std::vector<std::int32_t> jsonIdList(const nlohmann::json& v, const std::string& file, const std::string& key);
+
 std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
                                         const std::string& inputFile);
 

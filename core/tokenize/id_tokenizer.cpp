@@ -40,7 +40,8 @@ bool hasTokenizerFiles(const std::string& folder)
     namespace fs = std::filesystem;
     const fs::path d(folder);
     return (fs::exists(d / "vocab.json") && fs::exists(d / "merges.txt")) || fs::exists(d / "tokenizer.json") || fs::exists(d / "tokenizer.model") ||
-           fs::exists(d / "vocab.txt") || fs::exists(d / "vocab.pkl");
+           fs::exists(d / "vocab.txt") || fs::exists(d / "vocab.pkl") || fs::exists(d / "spiece.model") ||
+           (fs::exists(d / "source.spm") && fs::exists(d / "vocab.json"));
 }
 
 } // namespace attnscope::core

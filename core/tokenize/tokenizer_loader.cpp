@@ -1,6 +1,7 @@
 // loadTokenizer: picks the tokenizer from what a folder holds, or from the file given.
 #include "io/gguf.h"
 #include "tokenize/id_tokenizer.h"
+#include "tokenize/spm_tokenizer.h"
 #include "tokenize/tokenizer_formats.h"
 #include "tokenize/word_tokenizer.h"
 #include "util/error.h"
@@ -106,6 +107,8 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
             return tokenizerFromGguf(GgufFile(folderOrFile));
         if (name == "tokenizer.json")
             return tokenizerFromJson(folderOrFile);
+        if (name == "spiece.model" || p.extension() == ".spm")
+            return std::make_unique<SpmTokenizer>(folderOrFile); // T5's, a Marian side's own ids
         if (p.extension() == ".model")
             return tokenizerFromSentencePiece(folderOrFile);
         if (name == "vocab.txt")
@@ -117,6 +120,13 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
     }
     if (!fs::is_directory(p, ec))
         throw Error(ErrorCode::Io, "no such file or folder", folderOrFile);
+    if (auto marian = marianTokenizer(folderOrFile, false)) { // OPUS-MT ships no tokenizer.json
+        file = (p / "source.spm").string();
+        return marian;
+    }
+    // T5: spiece.model with the model's own ids (its tokenizer.json's Unigram is the same model).
+    if (fs::exists(p / "spiece.model"))
+        return std::make_unique<SpmTokenizer>(file = (p / "spiece.model").string());
     if (fs::exists(p / "tokenizer.json"))
         return tokenizerFromJson(file = (p / "tokenizer.json").string());
     if (fs::exists(p / "tokenizer.model"))

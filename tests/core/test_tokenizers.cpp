@@ -2,6 +2,7 @@
 #include "tokenize/pipeline_tokenizer.h"
 #include "tokenize/unicode_regex.h"
 #include "tokenize/tokenizer.h"
+#include "tokenize/spm_tokenizer.h"
 #include "tokenize/word_tokenizer.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -404,4 +405,43 @@ TEST_CASE("WordPiece with a huge max_input_chars_per_word ends on a huge word: c
     CHECK(tokens.back().end == 200000);
     for (const auto& t : tokens)
         CHECK(t.id != 100);
+}
+
+TEST_CASE("Marian (OPUS-MT): source.spm and target.spm through vocab.json give MarianTokenizer's ids", "[tokenizer][marian]")
+{
+    const auto dir = test::testdataDir() / "tokenizers" / "marian-en-fr";
+    const auto source = core::loadTokenizer(dir.string()); // a folder with source.spm + vocab.json is Marian's
+    const auto target = core::marianTokenizer(dir.string(), true);
+    REQUIRE(target);
+    CHECK(source->kind() == "SentencePiece (Marian vocab.json)");
+    const auto cases = core::readJsonFile((dir / "cases.json").string());
+    REQUIRE(cases.size() >= 50);
+    for (const auto& c : cases) {
+        const auto text = c["text"].get<std::string>();
+        INFO("text: " << text.substr(0, 200));
+        const auto tokens = source->encode(text);
+        CHECK(ids(tokens) == c["ids"].get<std::vector<int>>());
+        CHECK(ids(source->encodeWithSpecial(text)) == c["ids_with_special"].get<std::vector<int>>());
+        CHECK(ids(target->encode(text)) == c["target_ids"].get<std::vector<int>>());
+        CHECK(ids(target->encodeWithSpecial(text)) == c["target_ids_with_special"].get<std::vector<int>>());
+        std::size_t last = 0;
+        for (const auto& t : tokens) { // spans stay in the text, in order
+            CHECK(t.begin <= t.end);
+            CHECK(t.end <= text.size());
+            CHECK(t.begin >= last);
+            last = t.begin;
+        }
+    }
+    // Ids read back as pieces, and a piece's text with SentencePiece's word boundary as a space.
+    const auto hello = source->encode("Hello world");
+    REQUIRE(!hello.empty());
+    CHECK(source->pieceOf(hello[0].id) == hello[0].text);
+    CHECK(source->textOf(hello[0].id).front() == ' ');
+}
+
+TEST_CASE("a SentencePiece file that is not one is refused naming it", "[tokenizer][errors]")
+{
+    test::TempDir tmp;
+    test::writeBytes(tmp / "spiece.model", "this is not a protocol buffer");
+    CHECK_THROWS_WITH(core::loadTokenizer(tmp.path().string()), Catch::Contains("spiece.model"));
 }

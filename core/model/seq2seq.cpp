@@ -1,0 +1,538 @@
+// The encoder-decoder forward pass. Shapes: S source tokens, T target tokens, C = dModel, H heads of width d (T5's
+// d_kv; heads * d need not be C), F the feed-forward width, V the vocabulary.
+#include "model/seq2seq.h"
+
+#include "model/segment_driver.h"
+#include "model/tensor_names.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <cmath>
+
+namespace attnscope::core {
+
+namespace {
+
+// T5 has no architectural length limit; this bounds what one stream may hold (its sites' probabilities are kept).
+constexpr int kMaxT5Tokens = 8192;
+
+void checkStop(const StopToken* stop)
+{
+    if (stop && stop->stopRequested())
+        throw Error(ErrorCode::Cancelled, "cancelled");
+}
+
+void siluInPlace(RowMatrix& x)
+{
+    x = x.array() / (1.0f + (-x.array()).exp());
+}
+
+} // namespace
+
+EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<const Checkpoint> weights,
+                                         std::string source)
+    : m_config(std::move(config))
+    , m_weights(std::move(weights))
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    const Seq2SeqNames& n = seq2seqNames(c.family, c.fromGguf);
+    // BART's *ForConditionalGeneration files put everything under "model.", its *Model files do not.
+    const std::string prefix = w.has(std::string(n.prefix) + n.embed) ? n.prefix : "";
+    const std::string embedName = w.has(prefix + n.embed) || !n.embedAlt || !w.has(prefix + n.embedAlt)
+                                      ? prefix + n.embed
+                                      : prefix + n.embedAlt;
+    m_embed = w.get(embedName, {c.vocabSize, c.dModel});
+    if (c.tiedHead)
+        m_head = m_embed;
+    else
+        m_head = w.get(n.lmHead, {c.vocabSize, c.dModel});
+    if (c.finalLogitsBias && n.logitsBias && w.has(n.logitsBias))
+        m_logitsBias = w.getFloat(n.logitsBias, {1, c.vocabSize});
+    loadStack(Stack::Encoder, m_enc);
+    loadStack(Stack::Decoder, m_dec);
+    if (c.positions == Seq2SeqConfig::Positions::Sinusoidal) {
+        // Marian: sine in the first half of the columns, cosine in the second, computed in double and stored as float
+        // (as the reference builds its table).
+        const int half = c.dModel / 2;
+        m_sinusoids.resize(static_cast<std::size_t>(c.maxPositions) * c.dModel);
+        for (int p = 0; p < c.maxPositions; ++p)
+            for (int i = 0; i < half; ++i) {
+                const double angle = p / std::pow(10000.0, 2.0 * i / c.dModel);
+                m_sinusoids[static_cast<std::size_t>(p) * c.dModel + i] = static_cast<float>(std::sin(angle));
+                m_sinusoids[static_cast<std::size_t>(p) * c.dModel + half + i] = static_cast<float>(std::cos(angle));
+            }
+    }
+
+    m_info.family = c.family;
+    m_info.source = std::move(source);
+    m_info.layers = c.encLayers + c.decLayers;
+    m_info.heads = c.heads;
+    m_info.kvHeads = c.heads;
+    m_info.dModel = c.dModel;
+    m_info.dHead = c.dHead;
+    m_info.vocabSize = c.vocabSize;
+    m_info.defaultSegmentLen = maxStreamTokens();
+    m_info.maxSegmentLen = maxStreamTokens();
+    const bool sinusoids = c.positions == Seq2SeqConfig::Positions::Sinusoidal; // stored tables are not parameters
+    m_info.parameterCount = w.countElements([sinusoids](const std::string& name) {
+        return !(sinusoids && name.find("embed_positions") != std::string::npos);
+    });
+    m_info.weightBytes = w.storedBytes();
+    m_info.weightTypes = w.describeStorage();
+    switch (c.positions) {
+    case Seq2SeqConfig::Positions::RelativeBuckets:
+        m_info.positions = "relative (learned bias in " + std::to_string(c.buckets) + " buckets, up to " +
+                           std::to_string(c.maxDistance) + " tokens)";
+        break;
+    case Seq2SeqConfig::Positions::Learned:
+        m_info.positions = "learned absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
+        break;
+    case Seq2SeqConfig::Positions::Sinusoidal:
+        m_info.positions = "sinusoidal absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
+        break;
+    }
+    m_info.can.causal = false;
+    m_info.can.encoderDecoder = true;
+    m_info.can.nextTokenLoss = false; // the next target token depends on a source: not the single-stream loss
+    m_info.streams = {TokenStream{"source"}, TokenStream{"target"}};
+    const bool bias = c.positions == Seq2SeqConfig::Positions::RelativeBuckets;
+    for (int l = 0; l < c.encLayers; ++l)
+        m_info.sites.push_back(AttentionSite{Stack::Encoder, l, SiteKind::Self, 0, 0, false, bias});
+    for (int l = 0; l < c.decLayers; ++l) {
+        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Self, 1, 1, true, bias});
+        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Cross, 1, 0, false, false});
+    }
+    const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.dHead)) : 1.0f;
+    m_info.layerRules.assign(m_info.sites.size(), LayerRule{scale, 0.0f, 0});
+}
+
+void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    const Seq2SeqNames& names = seq2seqNames(c.family, c.fromGguf);
+    const Seq2SeqStackNames& n = stack == Stack::Encoder ? names.enc : names.dec;
+    const std::string p = w.has(tensorName(names.prefix, n.q, 0) + ".weight") ? names.prefix : "";
+    const int layers = stack == Stack::Encoder ? c.encLayers : c.decLayers;
+    const std::int64_t C = c.dModel, A = static_cast<std::int64_t>(c.heads) * c.dHead;
+    const std::int64_t F = stack == Stack::Encoder ? c.encFfn : c.decFfn;
+    auto linear = [&](const char* pattern, int l, std::int64_t outDim, std::int64_t inDim) {
+        const std::string base = tensorName(p, pattern, l);
+        Linear lin{w.get(base + ".weight", {outDim, inDim}), {}};
+        if (c.biases)
+            lin.b = w.getFloat(base + ".bias", {outDim});
+        return lin;
+    };
+    auto norm = [&](const char* pattern, int l) {
+        const std::string base = tensorName(p, pattern, l);
+        Norm nm{w.getFloat(base + ".weight", {C}), {}};
+        if (c.norm == Seq2SeqConfig::Norm::Layer)
+            nm.b = w.getFloat(base + ".bias", {C});
+        return nm;
+    };
+    for (int l = 0; l < layers; ++l) {
+        Layer L;
+        L.selfNorm = norm(n.selfNorm, l);
+        L.q = linear(n.q, l, A, C);
+        L.k = linear(n.k, l, A, C);
+        L.v = linear(n.v, l, A, C);
+        L.o = linear(n.o, l, C, A);
+        if (stack == Stack::Decoder) {
+            L.crossNorm = norm(n.crossNorm, l);
+            L.cq = linear(n.cq, l, A, C);
+            L.ck = linear(n.ck, l, A, C);
+            L.cv = linear(n.cv, l, A, C);
+            L.co = linear(n.co, l, C, A);
+        }
+        L.ffnNorm = norm(n.ffnNorm, l);
+        if (c.gatedFfn) {
+            L.ffnGate = linear(n.ffnGate, l, F, C);
+            L.ffnIn = linear(n.ffnUp, l, F, C);
+        } else {
+            L.ffnIn = linear(n.ffnIn, l, F, C);
+        }
+        L.ffnOut = linear(n.ffnOut, l, C, F);
+        out.layers.push_back(std::move(L));
+    }
+    if (c.positions == Seq2SeqConfig::Positions::Learned)
+        out.posEmb = w.get(p + n.posEmb, {c.maxPositions + c.positionOffset, C});
+    if (c.positions == Seq2SeqConfig::Positions::RelativeBuckets)
+        out.relBias = w.getFloat(tensorName(p, n.relBias, 0) + ".weight", {c.buckets, c.heads});
+    if (c.embeddingNorm)
+        out.embNorm = norm(n.embNorm, -1);
+    if (c.finalNorms)
+        out.finalNorm = norm(n.finalNorm, -1);
+}
+
+std::unique_ptr<RunState> EncoderDecoderModel::newState(const RunOptions&) const
+{
+    throw Error(ErrorCode::BadInput,
+                std::string(familyName(m_config.family)) +
+                    " is an encoder-decoder model: it reads a source and writes a target, not one text. Open it in the "
+                    "window (source and target boxes), or use attnscope-cli generate --source / dump --input.",
+                m_info.source);
+}
+
+void EncoderDecoderModel::forwardSegment(RunState& state, std::span<const std::int32_t>, AttentionObserver&) const
+{
+    newState(RunOptions{});
+    (void)state;
+}
+
+int EncoderDecoderModel::maxStreamTokens() const
+{
+    return m_config.positions == Seq2SeqConfig::Positions::RelativeBuckets ? kMaxT5Tokens : m_config.maxPositions;
+}
+
+int EncoderDecoderModel::siteOf(Stack stack, int layer, SiteKind kind) const
+{
+    if (stack == Stack::Encoder)
+        return layer;
+    return m_config.encLayers + 2 * layer + (kind == SiteKind::Cross ? 1 : 0);
+}
+
+void EncoderDecoderModel::checkStream(std::span<const std::int32_t> ids, int first, const char* what) const
+{
+    if (ids.empty())
+        throw Error(ErrorCode::BadInput, std::string("the ") + what + " is empty: nothing to attend to");
+    SegmentDriver::checkIds(ids, m_config.vocabSize);
+    const int total = first + static_cast<int>(ids.size());
+    if (total > maxStreamTokens())
+        throw Error(ErrorCode::BadInput,
+                    std::string("the ") + what + " has " + std::to_string(total) + " tokens; the model's positions hold " +
+                        std::to_string(maxStreamTokens()) +
+                        (m_config.positions == Seq2SeqConfig::Positions::RelativeBuckets ? " (a bound of attnscope's)"
+                                                                                          : " (max_position_embeddings)"));
+}
+
+void EncoderDecoderModel::embed(Stack stack, std::span<const std::int32_t> ids, int firstPosition, RowMatrix& x) const
+{
+    const auto& c = m_config;
+    const int n = static_cast<int>(ids.size());
+    const StackWeights& sw = stack == Stack::Encoder ? m_enc : m_dec;
+    x.resize(n, c.dModel);
+    RowVector row(c.dModel);
+    const float scale = c.scaleEmbedding ? std::sqrt(static_cast<float>(c.dModel)) : 1.0f;
+    for (int t = 0; t < n; ++t) {
+        weightRow(m_embed, ids[static_cast<std::size_t>(t)], x.row(t).data());
+        if (c.scaleEmbedding)
+            x.row(t) *= scale;
+        const int p = firstPosition + t;
+        if (sw.posEmb) {
+            weightRow(*sw.posEmb, p + c.positionOffset, row.data());
+            x.row(t) += row;
+        } else if (!m_sinusoids.empty()) {
+            x.row(t) += ConstVectorMap(m_sinusoids.data() + static_cast<std::size_t>(p) * c.dModel, c.dModel);
+        }
+    }
+    if (sw.embNorm)
+        norm(x, *sw.embNorm, x);
+}
+
+void EncoderDecoderModel::norm(const RowMatrix& x, const Norm& n, RowMatrix& out) const
+{
+    if (m_config.norm == Seq2SeqConfig::Norm::Layer) {
+        layerNormRows(x, n.w, n.b, m_config.eps, out);
+        return;
+    }
+    // T5's RMS norm: no mean subtraction, no bias; the mean square in float32 as the reference computes it.
+    out.resize(x.rows(), x.cols());
+    const auto w = asVector(n.w);
+    for (Eigen::Index r = 0; r < x.rows(); ++r) {
+        const float ms = x.row(r).squaredNorm() / static_cast<float>(x.cols());
+        out.row(r) = (x.row(r) * (1.0f / std::sqrt(ms + m_config.eps))).cwiseProduct(w);
+    }
+}
+
+void EncoderDecoderModel::project(const RowMatrix& x, const Linear& l, RowMatrix& out) const
+{
+    multiplyTransposed(x, l.w, out);
+    if (l.b)
+        out.rowwise() += asVector(l.b);
+}
+
+void EncoderDecoderModel::feedForward(const RowMatrix& x, const Layer& L, RowMatrix& out) const
+{
+    RowMatrix inner, gate;
+    project(x, L.ffnIn, inner);
+    RowMatrix& act = m_config.gatedFfn ? gate : inner;
+    if (m_config.gatedFfn)
+        project(x, L.ffnGate, gate);
+    switch (m_config.activation) {
+    case Seq2SeqConfig::Activation::Relu: act = act.cwiseMax(0.0f); break;
+    case Seq2SeqConfig::Activation::Gelu: geluErfInPlace(act); break;
+    case Seq2SeqConfig::Activation::GeluNew: geluNewInPlace(act); break;
+    case Seq2SeqConfig::Activation::Silu: siluInPlace(act); break;
+    }
+    if (m_config.gatedFfn)
+        inner = inner.cwiseProduct(gate);
+    project(inner, L.ffnOut, out);
+}
+
+int EncoderDecoderModel::positionBucket(Stack stack, int offset) const
+{
+    const auto& c = m_config;
+    if (c.positions != Seq2SeqConfig::Positions::RelativeBuckets)
+        return -1;
+    // Exact buckets near, log-spaced up to maxDistance far; the logarithm in float32 as the reference evaluates it.
+    auto spaced = [&](int n, int buckets) {
+        const int exact = buckets / 2;
+        if (n < exact)
+            return n;
+        const float far = std::log(static_cast<float>(n) / static_cast<float>(exact)) /
+                          static_cast<float>(std::log(static_cast<double>(c.maxDistance) / exact)) *
+                          static_cast<float>(buckets - exact);
+        return std::min(buckets - 1, exact + static_cast<int>(far));
+    };
+    if (stack == Stack::Encoder) { // bidirectional: half the buckets for keys after the query
+        const int half = c.buckets / 2;
+        return (offset > 0 ? half : 0) + spaced(std::abs(offset), half);
+    }
+    return spaced(std::max(-offset, 0), c.buckets);
+}
+
+float EncoderDecoderModel::positionBiasAt(Stack stack, int head, int offset) const
+{
+    const StackWeights& sw = stack == Stack::Encoder ? m_enc : m_dec;
+    if (!sw.relBias)
+        return 0.0f;
+    return sw.relBias->floats()[static_cast<std::size_t>(positionBucket(stack, offset)) * m_config.heads + head];
+}
+
+void EncoderDecoderModel::biasTable(Stack stack, int qlen, int klen, std::vector<float>& table, PositionBias& bias) const
+{
+    (void)qlen;
+    const int H = m_config.heads, width = 2 * klen - 1, center = klen - 1;
+    table.assign(static_cast<std::size_t>(H) * width, 0.0f);
+    for (int o = -(klen - 1); o <= klen - 1; ++o) {
+        for (int h = 0; h < H; ++h)
+            table[static_cast<std::size_t>(h) * width + center + o] = positionBiasAt(stack, h, o);
+    }
+    bias = PositionBias{table.data(), width, center};
+}
+
+void EncoderDecoderModel::attend(int site, ScoreInputs& in, const float* values, const Linear& o,
+                                 SiteObserver& observer, RowMatrix& out) const
+{
+    const int H = m_config.heads, d = m_config.dHead, A = H * d;
+    std::vector<float> probabilities;
+    AttentionCapture keep;
+    if (observer.wantProbabilities()) {
+        probabilities.resize(static_cast<std::size_t>(H) * in.qlen * in.klen);
+        keep.probabilities = probabilities.data();
+    }
+    RowMatrix heads(in.qlen, A);
+    attendAllHeads(in, values, A, heads.data(), A, keep);
+    m_weights->throwIfDamaged();
+    SiteView view;
+    view.site = site;
+    view.qlen = in.qlen;
+    view.klen = in.klen;
+    view.mlen = in.mlen;
+    view.inputs = in;
+    view.probabilities = keep.probabilities;
+    observer.onSite(view);
+    project(heads, o, out);
+}
+
+std::shared_ptr<const EncoderDecoderModel::Encoded>
+EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& observer, const StopToken* stop) const
+{
+    checkStream(source, 0, "source");
+    const auto& c = m_config;
+    const int S = static_cast<int>(source.size()), H = c.heads, d = c.dHead, A = H * d;
+    auto out = std::make_shared<Encoded>();
+    out->ids.assign(source.begin(), source.end());
+    RowMatrix x, h, q, k, v, a, f;
+    embed(Stack::Encoder, source, 0, x);
+    observer.onEmbedding(Stack::Encoder, x.data(), S);
+    std::vector<VisibleSpan> spans(static_cast<std::size_t>(S), VisibleSpan{0, S});
+    std::vector<float> table;
+    PositionBias bias;
+    if (m_enc.relBias)
+        biasTable(Stack::Encoder, S, S, table, bias);
+    for (int l = 0; l < c.encLayers; ++l) {
+        checkStop(stop);
+        const Layer& L = m_enc.layers[static_cast<std::size_t>(l)];
+        const RowMatrix* in = &x;
+        if (c.preNorm) {
+            norm(x, L.selfNorm, h);
+            in = &h;
+        }
+        project(*in, L.q, q);
+        project(*in, L.k, k);
+        project(*in, L.v, v);
+        ScoreInputs si = ScoreInputs::ofShape(S, S, 0, H, H, d);
+        si.scale = m_info.layerRules[static_cast<std::size_t>(l)].scale;
+        si.queries = RowSource::strided(q.data(), A);
+        si.keys = RowSource::strided(k.data(), A);
+        si.spans = spans.data();
+        si.positionBias = m_enc.relBias ? &bias : nullptr;
+        attend(siteOf(Stack::Encoder, l, SiteKind::Self), si, v.data(), L.o, observer, a);
+        x += a;
+        if (!c.preNorm)
+            norm(x, L.selfNorm, x);
+        if (c.preNorm) {
+            norm(x, L.ffnNorm, h);
+            feedForward(h, L, f);
+            x += f;
+        } else {
+            feedForward(x, L, f);
+            x += f;
+            norm(x, L.ffnNorm, x);
+        }
+        observer.onLayerOutput(Stack::Encoder, l, x.data(), S);
+    }
+    if (m_enc.finalNorm)
+        norm(x, *m_enc.finalNorm, x);
+    observer.onStackOutput(Stack::Encoder, x.data(), S);
+    out->hidden = std::move(x);
+    for (const Layer& L : m_dec.layers) {
+        out->crossK.emplace_back();
+        out->crossV.emplace_back();
+        project(out->hidden, L.ck, out->crossK.back());
+        project(out->hidden, L.cv, out->crossV.back());
+    }
+    m_weights->throwIfDamaged();
+    return out;
+}
+
+std::size_t EncoderDecoderModel::DecoderState::bytes() const
+{
+    std::size_t b = 0;
+    for (const auto& m : selfK)
+        b += static_cast<std::size_t>(m.size()) * sizeof(float);
+    for (const auto& m : selfV)
+        b += static_cast<std::size_t>(m.size()) * sizeof(float);
+    return b;
+}
+
+EncoderDecoderModel::DecoderState EncoderDecoderModel::startDecoder(std::shared_ptr<const Encoded> encoded) const
+{
+    if (!encoded)
+        throw Error(ErrorCode::BadInput, "the decoder needs an encoded source");
+    DecoderState st;
+    st.encoded = std::move(encoded);
+    st.selfK.resize(static_cast<std::size_t>(m_config.decLayers));
+    st.selfV.resize(static_cast<std::size_t>(m_config.decLayers));
+    return st;
+}
+
+void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t> ids, SiteObserver& observer,
+                                 std::vector<float>* logits, const StopToken* stop) const
+{
+    checkStream(ids, st.position, "target");
+    const auto& c = m_config;
+    const int T = static_cast<int>(ids.size()), P = st.position, K = P + T, S = static_cast<int>(st.encoded->ids.size());
+    const int H = c.heads, d = c.dHead, A = H * d;
+    RowMatrix y, h, q, k, v, a, f;
+    embed(Stack::Decoder, ids, P, y);
+    observer.onEmbedding(Stack::Decoder, y.data(), T);
+    std::vector<VisibleSpan> selfSpans(static_cast<std::size_t>(T)), crossSpans(static_cast<std::size_t>(T), VisibleSpan{0, S});
+    for (int i = 0; i < T; ++i)
+        selfSpans[static_cast<std::size_t>(i)] = VisibleSpan{0, P + i + 1};
+    std::vector<float> table;
+    PositionBias bias;
+    if (m_dec.relBias)
+        biasTable(Stack::Decoder, T, K, table, bias);
+    for (int l = 0; l < c.decLayers; ++l) {
+        checkStop(stop);
+        const Layer& L = m_dec.layers[static_cast<std::size_t>(l)];
+        const auto layer = static_cast<std::size_t>(l);
+        // Self-attention over the cached keys and this call's.
+        const RowMatrix* in = &y;
+        if (c.preNorm) {
+            norm(y, L.selfNorm, h);
+            in = &h;
+        }
+        project(*in, L.q, q);
+        project(*in, L.k, k);
+        project(*in, L.v, v);
+        RowMatrix& cacheK = st.selfK[layer];
+        RowMatrix& cacheV = st.selfV[layer];
+        cacheK.conservativeResize(K, A);
+        cacheV.conservativeResize(K, A);
+        cacheK.bottomRows(T) = k;
+        cacheV.bottomRows(T) = v;
+        ScoreInputs si = ScoreInputs::ofShape(T, K, P, H, H, d);
+        si.scale = m_info.layerRules[static_cast<std::size_t>(siteOf(Stack::Decoder, l, SiteKind::Self))].scale;
+        si.queries = RowSource::strided(q.data(), A);
+        si.keys = RowSource::strided(cacheK.data(), A);
+        si.spans = selfSpans.data();
+        si.positionBias = m_dec.relBias ? &bias : nullptr;
+        attend(siteOf(Stack::Decoder, l, SiteKind::Self), si, cacheV.data(), L.o, observer, a);
+        y += a;
+        if (!c.preNorm)
+            norm(y, L.selfNorm, y);
+        // Cross-attention: target rows over the encoder's output, every source token visible, no position bias.
+        in = &y;
+        if (c.preNorm) {
+            norm(y, L.crossNorm, h);
+            in = &h;
+        }
+        project(*in, L.cq, q);
+        const RowMatrix& ck = st.encoded->crossK[layer];
+        const RowMatrix& cv = st.encoded->crossV[layer];
+        ScoreInputs ci = ScoreInputs::ofShape(T, S, 0, H, H, d);
+        ci.scale = m_info.layerRules[static_cast<std::size_t>(siteOf(Stack::Decoder, l, SiteKind::Cross))].scale;
+        ci.queries = RowSource::strided(q.data(), A);
+        ci.keys = RowSource::strided(ck.data(), A);
+        ci.spans = crossSpans.data();
+        attend(siteOf(Stack::Decoder, l, SiteKind::Cross), ci, cv.data(), L.co, observer, a);
+        y += a;
+        if (!c.preNorm)
+            norm(y, L.crossNorm, y);
+        if (c.preNorm) {
+            norm(y, L.ffnNorm, h);
+            feedForward(h, L, f);
+            y += f;
+        } else {
+            feedForward(y, L, f);
+            y += f;
+            norm(y, L.ffnNorm, y);
+        }
+        observer.onLayerOutput(Stack::Decoder, l, y.data(), T);
+    }
+    st.position = K;
+    if (m_dec.finalNorm)
+        norm(y, *m_dec.finalNorm, y);
+    observer.onStackOutput(Stack::Decoder, y.data(), T);
+    if (logits) {
+        RowMatrix z;
+        if (c.scaleTiedHead)
+            y *= 1.0f / std::sqrt(static_cast<float>(c.dModel));
+        multiplyTransposed(y, m_head, z);
+        if (m_logitsBias)
+            z.rowwise() += asVector(*m_logitsBias);
+        logits->assign(z.data(), z.data() + z.size());
+    }
+    m_weights->throwIfDamaged();
+}
+
+bool EncoderDecoderModel::readOut(const float* hidden, int rows, std::vector<float>& logits) const
+{
+    RowMatrix y = ConstMatrixMap(hidden, rows, m_config.dModel), z;
+    if (m_dec.finalNorm)
+        norm(y, *m_dec.finalNorm, y);
+    if (m_config.scaleTiedHead)
+        y *= 1.0f / std::sqrt(static_cast<float>(m_config.dModel));
+    multiplyTransposed(y, m_head, z);
+    if (m_logitsBias)
+        z.rowwise() += asVector(*m_logitsBias);
+    logits.assign(z.data(), z.data() + z.size());
+    return true;
+}
+
+const EncoderDecoderModel& asEncoderDecoder(const AttentionModel& model)
+{
+    const auto* m = dynamic_cast<const EncoderDecoderModel*>(&model);
+    if (!m)
+        throw Error(ErrorCode::BadInput,
+                    std::string(familyName(model.info().family)) +
+                        " reads one text: a source and a target are for encoder-decoder models (T5, BART, Marian)",
+                    model.info().source);
+    return *m;
+}
+
+} // namespace attnscope::core
