@@ -6,6 +6,9 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
+#include "run/translation.h"
+#include "model/seq2seq.h"
+#include "tokenize/spm_tokenizer.h"
 #include "analysis/logit_lens.h"
 #include "analysis/surprisal.h"
 #include "analysis/token_predictions.h"
@@ -40,7 +43,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
   attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
   attnscope-cli tokenize --tokenizer DIR|FILE (--text TEXT | --text-file FILE) [--special]
-                     [--pair TEXT | --pair-file FILE] [--type-ids]
+                     [--pair TEXT | --pair-file FILE] [--type-ids] [--target]
   attnscope-cli scan --model MODEL --text-file FILE [--mem-len M] [--segment-length T]
                      [--max-tokens N] [--terms a,b,c,d] [--shard I/N] [--same-length 0|1] [--clamp-len C]
                      --out RESULT.safetensors
@@ -51,6 +54,9 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--position I] [--top K] [--pair TEXT]
   attnscope-cli generate --model MODEL (--text TEXT | --text-file FILE) --max-new-tokens N
                      [--temperature T] [--top-k K] [--top-p P] [--seed S]
+  attnscope-cli generate --model ENCODER-DECODER --source TEXT [--text TARGET-START] [--max-new-tokens N]
+                     [--temperature T] [--seed S]
+  attnscope-cli predict --model ENCODER-DECODER --source TEXT [--text TARGET-SO-FAR] [--top K]
   attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
   attnscope-cli surprisal --model MODEL (--text TEXT | --text-file FILE)
   attnscope-cli info --model MODEL
@@ -71,6 +77,12 @@ predict: a causal model's top K next tokens (default 10) after token I (1-based,
 generate: N new tokens through the key/value cache, greedy unless --temperature is given (then sampled within top-k
 and top-p, seeded), as JSON {"ids", "tokens", "p"}. lens: the logit lens of every segment as CSV
 (layer,position,id,token,p of each layer's top token, then the next token's id, text, p and rank).
+Encoder-decoder models (T5, BART, Marian) read a source and write a target. generate --source translates it (greedy
+unless --temperature), continuing --text when given, as JSON {"source", "ids", "tokens", "text", "finished",
+"alignment"}: for each written token the source token its last decoder layer's cross-attention weighs most (mean over
+heads). predict --source gives the top K next target tokens after --text. dump takes input.json's "input_ids" and
+"decoder_input_ids" and names every site's tensors as the reference data does (encoder.layer{l}.attn_prob,
+decoder.layer{l}.self_attn_prob / cross_attn_prob, ...). tokenize --target reads with a Marian model's target.spm.
 surprisal: each token's surprisal under a causal model (-log2 p of it given the tokens before; null for the first)
 and the text's perplexity, as JSON {"perplexity", "mean_bits", "predicted_tokens", "tokens": [{"id", "token", "bits"}]}.
 
@@ -129,7 +141,9 @@ int cmdDump(const Args& a, const std::vector<std::string>& builtins)
     const auto& outPath = require(a, "out");
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto input = readJsonFile(inputPath);
-    const auto tensors = dumpReference(*loaded.model, input, inputPath);
+    const auto tensors = loaded.model->info().can.encoderDecoder
+                             ? dumpSeq2Seq(asEncoderDecoder(*loaded.model), input, inputPath)
+                             : dumpReference(*loaded.model, input, inputPath);
     writeSafetensors(outPath, tensors, {{"source", "attnscope-cli dump"}, {"model", loaded.model->info().source}});
     std::cerr << "wrote " << tensors.size() << " tensors to " << outPath << "\n";
     return 0;
@@ -156,7 +170,13 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
         pair = a.options.at("pair");
     else if (a.options.count("pair-file"))
         pair = readTextFile(a.options.at("pair-file"));
-    const auto tok = loadFolderTokenizer(folder);
+    std::unique_ptr<Tokenizer> tok;
+    if (a.options.count("target") && !(tok = marianTokenizer(folder, true)))
+        throw Error(ErrorCode::BadInput, "--target reads a Marian folder's target.spm (with source.spm and vocab.json); "
+                                         "this tokenizer has one side",
+                    folder);
+    if (!tok)
+        tok = loadFolderTokenizer(folder);
     const bool special = a.options.count("special") != 0;
     PairEncoding enc;
     if (pair && special) {
@@ -430,9 +450,119 @@ nlohmann::ordered_json predictionJson(const Tokenizer& tok, const TokenPredictio
     return {{"id", p.id}, {"token", tok.pieceOf(p.id)}, {"p", p.probability}};
 }
 
+// An encoder-decoder model's source (--source) and typed target start (--text, may be absent) as ids.
+struct Seq2SeqInput {
+    std::vector<Token> source;
+    std::vector<std::int32_t> target;
+};
+Seq2SeqInput seq2seqInput(const Args& a, const LoadedModel& loaded, const Tokenizer& tok, const Tokenizer& targetTok)
+{
+    if (!a.options.count("source"))
+        throw Error(ErrorCode::BadInput, a.command + " of an encoder-decoder model needs --source (the text to translate)");
+    Seq2SeqInput in;
+    in.source = sourceTokens(tok, a.options.at("source"));
+    in.target = targetIds(asEncoderDecoder(*loaded.model), targetTok,
+                          a.options.count("text") ? a.options.at("text") : std::string());
+    return in;
+}
+
+int cmdPredictSeq2Seq(const Args& a, const LoadedModel& loaded)
+{
+    const auto tok = loadModelTokenizer(loaded);
+    const auto targetTok = loadModelTargetTokenizer(loaded);
+    const int k = parseInt(a, "top", 10);
+    if (k < 1 || k > 1000)
+        throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
+    const auto in = seq2seqInput(a, loaded, *tok, *targetTok);
+    std::vector<std::int32_t> source;
+    for (const auto& t : in.source)
+        source.push_back(t.id);
+    const auto t = teacherForce(asEncoderDecoder(*loaded.model), source, in.target);
+    const int V = t.vocab;
+    const float* row = t.logits.data() + (t.logits.size() - static_cast<std::size_t>(V));
+    std::vector<double> p(static_cast<std::size_t>(V));
+    const double top = *std::max_element(row, row + V);
+    double sum = 0;
+    for (int v = 0; v < V; ++v)
+        sum += p[static_cast<std::size_t>(v)] = std::exp(row[v] - top);
+    std::vector<int> order(static_cast<std::size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + std::min(k, V), order.end(),
+                      [&](int x, int y) { return p[static_cast<std::size_t>(x)] > p[static_cast<std::size_t>(y)]; });
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (int i = 0; i < std::min(k, V); ++i)
+        out.push_back({{"id", order[static_cast<std::size_t>(i)]},
+                       {"token", targetTok->pieceOf(order[static_cast<std::size_t>(i)])},
+                       {"p", p[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] / sum}});
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
+{
+    const auto tok = loadModelTokenizer(loaded);
+    const auto targetTok = loadModelTargetTokenizer(loaded);
+    const auto in = seq2seqInput(a, loaded, *tok, *targetTok);
+    const auto& model = asEncoderDecoder(*loaded.model);
+    GenerateOptions g;
+    g.maxNewTokens = parseInt(a, "max-new-tokens", 64);
+    if (g.maxNewTokens < 1 || g.maxNewTokens > 100'000)
+        throw Error(ErrorCode::BadInput, "--max-new-tokens must be from 1 to 100000");
+    if (a.options.count("temperature")) {
+        g.sample = true;
+        g.temperature = std::stof(a.options.at("temperature"));
+        if (!(g.temperature > 0))
+            throw Error(ErrorCode::BadInput, "--temperature must be above 0");
+    }
+    g.seed = static_cast<std::uint64_t>(parseInt(a, "seed", 1234));
+    std::vector<std::int32_t> source;
+    for (const auto& t : in.source)
+        source.push_back(t.id);
+    const auto t = generate(model, source, in.target, g);
+    // Each written token's most-read source token: the last decoder layer's cross-attention, mean over heads.
+    const int cross = model.siteOf(Stack::Decoder, model.config().decLayers - 1, SiteKind::Cross);
+    const SiteAttention& att = t.sites[static_cast<std::size_t>(cross)];
+    nlohmann::ordered_json out, ids = nlohmann::json::array(), tokens = nlohmann::json::array(),
+                                alignment = nlohmann::json::array(), src = nlohmann::json::array();
+    for (const auto& s : in.source)
+        src.push_back(s.text);
+    std::string text;
+    for (std::size_t i = static_cast<std::size_t>(t.typed); i < t.target.size(); ++i) {
+        const auto id = t.target[i];
+        ids.push_back(id);
+        tokens.push_back(targetTok->pieceOf(id));
+        if (!(t.finished && i + 1 == t.target.size()))
+            text += targetTok->textOf(id);
+        // Row i - 1 is the decoder position that wrote token i.
+        int best = 0;
+        double bestMass = -1;
+        for (int j = 0; j < att.cols; ++j) {
+            double m = 0;
+            for (int h = 0; h < att.heads; ++h)
+                m += att.at(h, static_cast<int>(i) - 1, j);
+            if (m > bestMass)
+                bestMass = m, best = j;
+        }
+        alignment.push_back({{"token", targetTok->pieceOf(id)}, {"source_position", best + 1},
+                             {"source_token", in.source[static_cast<std::size_t>(best)].text},
+                             {"weight", bestMass / att.heads}});
+    }
+    out["source"] = src;
+    out["ids"] = ids;
+    out["tokens"] = tokens;
+    const auto first = text.find_first_not_of(' ');
+    out["text"] = first == std::string::npos ? std::string() : text.substr(first);
+    out["finished"] = t.finished;
+    out["alignment"] = alignment;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
 int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
+    if (loaded.model->info().can.encoderDecoder)
+        return cmdPredictSeq2Seq(a, loaded);
     const auto tok = loadModelTokenizer(loaded);
     const std::string text = textArgument(a);
     std::optional<std::string> pair;
@@ -484,6 +614,10 @@ int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
 int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
+    if (loaded.model->info().can.encoderDecoder)
+        return cmdGenerateSeq2Seq(a, loaded);
+    if (a.options.count("source"))
+        throw Error(ErrorCode::BadInput, "--source is for encoder-decoder models; this model continues --text");
     const auto tok = loadModelTokenizer(loaded);
     std::vector<std::int32_t> prompt;
     for (const auto& t : tok->encodeWithSpecial(textArgument(a)))
@@ -571,6 +705,16 @@ int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
     j["weights"] = i.weightTypes;
     j["weight_bytes"] = i.weightBytes; // as stored: what the memory map holds once a forward pass has read them
     j["parameters"] = i.parameterCount;
+    auto& streams = j["streams"] = nlohmann::json::array();
+    for (const auto& s : i.streams)
+        streams.push_back(s.name);
+    auto& sites = j["sites"] = nlohmann::json::array();
+    for (const auto& s : i.sites)
+        sites.push_back({{"site", s.label()},
+                         {"queries", i.streams[static_cast<std::size_t>(s.queryStream)].name},
+                         {"keys", i.streams[static_cast<std::size_t>(s.keyStream)].name},
+                         {"causal", s.causal},
+                         {"position_bias", s.positionBias}});
     std::cout << j.dump(2) << "\n";
     return 0;
 }
@@ -600,7 +744,7 @@ int main(int argc, char** argv)
             return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);
         if (command == "tokenize")
             return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file", "pair", "pair-file"},
-                                             {"special", "type-ids"}),
+                                             {"special", "type-ids", "target"}),
                                    builtins);
         if (command == "scan")
             return cmdScan(parseArgs(argc, argv, {"model", "text-file", "mem-len", "segment-length", "max-tokens",
@@ -613,10 +757,10 @@ int main(int argc, char** argv)
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
         if (command == "predict")
-            return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position"}), builtins);
+            return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position", "source"}), builtins);
         if (command == "generate")
             return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
-                                                      "top-k", "top-p", "seed"}),
+                                                      "top-k", "top-p", "seed", "source"}),
                                builtins);
         if (command == "surprisal")
             return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);

@@ -73,6 +73,21 @@ private:
 
 } // namespace
 
+std::vector<Token> sourceTokens(const Tokenizer& tokenizer, std::string_view text)
+{
+    if (tokenizer.encode(text).empty())
+        throw Error(ErrorCode::BadInput, "the source text tokenizes to nothing: type a sentence to translate");
+    return tokenizer.encodeWithSpecial(text);
+}
+
+std::vector<std::int32_t> targetIds(const EncoderDecoderModel& model, const Tokenizer& target, std::string_view text)
+{
+    std::vector<std::int32_t> ids{model.config().decoderStart};
+    for (const auto& t : target.encode(text))
+        ids.push_back(t.id);
+    return ids;
+}
+
 Translation teacherForce(const EncoderDecoderModel& model, std::span<const std::int32_t> source,
                          std::span<const std::int32_t> target, const StopToken* stop)
 {

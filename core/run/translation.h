@@ -5,6 +5,7 @@
 #pragma once
 
 #include "model/seq2seq.h"
+#include "tokenize/tokenizer.h"
 
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
@@ -44,6 +45,12 @@ struct GenerateOptions {
     // After every generated token, the translation so far (for a window that shows it growing).
     std::function<void(const Translation&)> onStep;
 };
+
+// A typed source as the model reads it: the tokenizer's tokens with the special tokens it adds (</s> for T5, Marian,
+// BART's <s> ... </s>). Error(BadInput) for a source that tokenizes to nothing.
+std::vector<Token> sourceTokens(const Tokenizer& tokenizer, std::string_view text);
+// A typed target as the decoder reads it: the decoder start token, then the text's tokens (no end token).
+std::vector<std::int32_t> targetIds(const EncoderDecoderModel& model, const Tokenizer& target, std::string_view text);
 
 // The target `target` (its first token the decoder start) read with the source: every site, every target row.
 Translation teacherForce(const EncoderDecoderModel& model, std::span<const std::int32_t> source,
