@@ -1,9 +1,11 @@
 // SpmTokenizer: libsentencepiece's encoding, ids named as Hugging Face's slow T5 and Marian tokenizers name them.
 #include "tokenize/spm_tokenizer.h"
 
+#include "io/gguf.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sentencepiece_processor.h>
@@ -59,6 +61,108 @@ SpmTokenizer::SpmTokenizer(const std::string& modelFile, const std::string& voca
 }
 
 SpmTokenizer::~SpmTokenizer() = default;
+
+namespace {
+// SentencePiece's model file is a protocol buffer (sentencepiece_model.proto, public): the few fields a Unigram model
+// needs are written here by hand, in the wire format, rather than depending on protobuf's headers.
+void varint(std::string& out, std::uint64_t v)
+{
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+void key(std::string& out, int field, int wire) { varint(out, static_cast<std::uint64_t>(field) << 3 | static_cast<unsigned>(wire)); }
+void bytesField(std::string& out, int field, const std::string& bytes)
+{
+    key(out, field, 2);
+    varint(out, bytes.size());
+    out += bytes;
+}
+void intField(std::string& out, int field, std::int64_t v)
+{
+    key(out, field, 0);
+    varint(out, static_cast<std::uint64_t>(v));
+}
+void floatField(std::string& out, int field, float v)
+{
+    key(out, field, 5);
+    char b[4];
+    std::memcpy(b, &v, 4);
+    out.append(b, 4);
+}
+} // namespace
+
+std::unique_ptr<SpmTokenizer> SpmTokenizer::fromPieces(const Pieces& p, const std::string& source)
+{
+    const std::size_t n = p.pieces.size();
+    if (n == 0 || p.scores.size() != n || p.types.size() != n)
+        throw Error(ErrorCode::CorruptFile, "a Unigram vocabulary needs one score and one type per piece", source);
+    std::string model;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (p.types[i] < 1 || p.types[i] > 6)
+            throw Error(ErrorCode::CorruptFile, "piece " + std::to_string(i) + " has type " + std::to_string(p.types[i]) +
+                                                    " (SentencePiece's are 1 to 6)", source);
+        std::string piece;
+        bytesField(piece, 1, p.pieces[i]);
+        floatField(piece, 2, p.scores[i]);
+        intField(piece, 3, p.types[i]);
+        bytesField(model, 1, piece); // ModelProto.pieces
+    }
+    std::string trainer;
+    intField(trainer, 3, 1); // model_type UNIGRAM
+    intField(trainer, 4, static_cast<std::int64_t>(n)); // vocab_size
+    bytesField(model, 2, trainer);
+    std::string normalizer;
+    bytesField(normalizer, 1, p.charsmap.empty() ? "identity" : "nmt_nfkc");
+    if (!p.charsmap.empty())
+        bytesField(normalizer, 2, p.charsmap);
+    intField(normalizer, 3, p.addDummyPrefix);
+    intField(normalizer, 4, p.removeExtraWhitespaces);
+    intField(normalizer, 5, 1); // escape_whitespaces
+    bytesField(model, 3, normalizer);
+
+    std::unique_ptr<SpmTokenizer> t(new SpmTokenizer());
+    t->m_spm = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    const auto status = t->m_spm->LoadFromSerializedProto(model);
+    if (!status.ok())
+        throw Error(ErrorCode::CorruptFile, "not a usable Unigram vocabulary: " + status.ToString(), source);
+    t->m_unk = t->m_spm->unk_id();
+    t->m_eos = t->m_spm->eos_id();
+    t->setSource(source);
+    return t;
+}
+
+std::unique_ptr<Tokenizer> t5TokenizerFromGguf(const GgufFile& g)
+{
+    const auto* tokens = g.value("tokenizer.ggml.tokens");
+    if (!tokens || tokens->kind != GgufValue::Kind::Array || tokens->elementKind != GgufValue::Kind::String)
+        throw Error(ErrorCode::BadConfig, "must be a list of strings", g.path(), "tokenizer.ggml.tokens");
+    SpmTokenizer::Pieces p;
+    p.pieces = tokens->strings;
+    const std::size_t n = p.pieces.size();
+    auto numbers = [&](const char* key) {
+        const auto* a = g.value(key);
+        if (!a || a->kind != GgufValue::Kind::Array || a->numbers.size() != n)
+            throw Error(ErrorCode::BadConfig, "must be a list of " + std::to_string(n) + " numbers (one per token)",
+                        g.path(), key);
+        return a->numbers;
+    };
+    for (double v : numbers("tokenizer.ggml.scores"))
+        p.scores.push_back(static_cast<float>(v));
+    for (double v : numbers("tokenizer.ggml.token_type"))
+        p.types.push_back(static_cast<int>(v));
+    if (const auto* cm = g.value("tokenizer.ggml.precompiled_charsmap")) {
+        if (cm->kind != GgufValue::Kind::Array)
+            throw Error(ErrorCode::BadConfig, "must be a list of bytes", g.path(), "tokenizer.ggml.precompiled_charsmap");
+        for (const auto v : cm->ints)
+            p.charsmap.push_back(static_cast<char>(v & 0xff));
+    }
+    p.addDummyPrefix = g.boolOr("tokenizer.ggml.add_space_prefix").value_or(true);
+    p.removeExtraWhitespaces = g.boolOr("tokenizer.ggml.remove_extra_whitespaces").value_or(true);
+    return SpmTokenizer::fromPieces(p, g.path());
+}
 
 std::int32_t SpmTokenizer::idOf(const std::string& piece, int spmId) const
 {

@@ -25,6 +25,19 @@ public:
     SpmTokenizer(const std::string& modelFile, const std::string& vocabJson = {});
     ~SpmTokenizer() override;
 
+    // A Unigram model given as its pieces, not a file: llama.cpp's GGUF "t5" vocabulary, a tokenizer.json's Unigram.
+    // `types` are SentencePiece's (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte);
+    // `charsmap` the precompiled normaliser (empty: none). `source` names the file in messages.
+    struct Pieces {
+        std::vector<std::string> pieces;
+        std::vector<float> scores;
+        std::vector<int> types;
+        std::string charsmap;
+        bool addDummyPrefix = true;
+        bool removeExtraWhitespaces = true;
+    };
+    static std::unique_ptr<SpmTokenizer> fromPieces(const Pieces& p, const std::string& source);
+
     std::vector<Token> specialSuffix() const override;
     std::string kind() const override;
     int vocabSize() const override;
@@ -36,6 +49,7 @@ protected:
     std::vector<Token> encodeText(std::string_view text) const override;
 
 private:
+    SpmTokenizer() = default;
     std::int32_t idOf(const std::string& piece, int spmId) const;
 
     std::unique_ptr<sentencepiece::SentencePieceProcessor> m_spm;
@@ -48,5 +62,9 @@ private:
 // Marian / OPUS-MT folders: the tokenizer of the source side (source.spm) or the target side (target.spm), both
 // through vocab.json. Null when the folder is not such a folder.
 std::unique_ptr<Tokenizer> marianTokenizer(const std::string& folder, bool target);
+
+class GgufFile;
+// llama.cpp's "t5" vocabulary of a GGUF file (a SentencePiece Unigram model's pieces, scores, types and normaliser).
+std::unique_ptr<Tokenizer> t5TokenizerFromGguf(const GgufFile& file);
 
 } // namespace attnscope::core

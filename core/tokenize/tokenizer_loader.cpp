@@ -103,8 +103,12 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
     if (fs::is_regular_file(p, ec)) {
         const std::string name = p.filename().string();
         file = folderOrFile;
-        if (looksLikeGguf(folderOrFile) || p.extension() == ".gguf")
-            return tokenizerFromGguf(GgufFile(folderOrFile));
+        if (looksLikeGguf(folderOrFile) || p.extension() == ".gguf") {
+            const GgufFile g(folderOrFile);
+            if (g.stringOr("tokenizer.ggml.model") == std::optional<std::string>("t5"))
+                return t5TokenizerFromGguf(g); // a SentencePiece Unigram vocabulary
+            return tokenizerFromGguf(g);
+        }
         if (name == "tokenizer.json")
             return tokenizerFromJson(folderOrFile);
         if (name == "spiece.model" || p.extension() == ".spm")

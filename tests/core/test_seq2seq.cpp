@@ -145,3 +145,27 @@ TEST_CASE("an encoder-decoder model refuses a single-stream run and bad streams 
     const std::vector<std::int32_t> empty;
     CHECK_THROWS_WITH(m.encode(empty, none), Catch::Contains("source is empty"));
 }
+
+TEST_CASE("a T5 GGUF file reads text with its own SentencePiece Unigram vocabulary", "[seq2seq][gguf][tokenizer]")
+{
+    // t5-tiny's GGUF carries a 128-piece Unigram model trained on WikiText (its README): words made of its pieces
+    // come back as the text, the word boundary as a space, every id inside the model's vocabulary.
+    const auto file = test::testdataDir() / "t5-tiny" / "model-f32.gguf";
+    const auto loaded = core::loadModel(file.string());
+    const auto tok = core::loadModelTokenizer(loaded);
+    CHECK(tok->kind() == "SentencePiece");
+    const std::string text = "the war ended in the north";
+    const auto tokens = tok->encode(text);
+    REQUIRE(!tokens.empty());
+    std::string back;
+    for (const auto& t : tokens) {
+        CHECK(t.id >= 0);
+        CHECK(t.id < loaded.model->info().vocabSize);
+        CHECK(t.end <= text.size());
+        back += tok->textOf(t.id);
+    }
+    CHECK(back == " " + text);
+    // The end-of-sequence token T5 appends is the file's eos (1).
+    const auto withEos = tok->encodeWithSpecial(text);
+    CHECK(withEos.back().id == 1);
+}
