@@ -69,11 +69,11 @@ TEST_CASE("controller loads a model, runs text, and keeps the model when a load 
     std::filesystem::copy(test::testdataDir() / "txl-tiny", tmp / "broken");
     std::filesystem::permissions(tmp / "broken" / "config.json", std::filesystem::perms::owner_write,
                                  std::filesystem::perm_options::add);
-    test::writeBytes(tmp / "broken" / "config.json", "{\"model_type\": \"t5\"}");
+    test::writeBytes(tmp / "broken" / "config.json", "{\"model_type\": \"mamba\"}");
     QSignalSpy failed(&c, &app::ComputeController::modelFailed);
     c.loadModel(QString::fromStdString((tmp / "broken").string()));
     REQUIRE(failed.wait(10000));
-    CHECK(failed.at(0).at(1).toString().contains("t5"));
+    CHECK(failed.at(0).at(1).toString().contains("mamba"));
     CHECK(c.model() == model); // the previous model stays loaded
 }
 

@@ -150,7 +150,7 @@ TEST_CASE("config problems name config.json and the key", "[errors][model]")
 
     SECTION("unknown model type lists the supported ones")
     {
-        config["model_type"] = "t5";
+        config["model_type"] = "mamba";
         test::writeBytes(configPath, config.dump());
         expectError([&] { core::loadModel(dir.string()); }, core::ErrorCode::UnknownModelType,
                     {configPath, "bert", "transfo-xl", "gpt2"});
