@@ -405,3 +405,68 @@ TEST_CASE("attnscope-cli predict, generate and lens on the built-in decoder", "[
     CHECK(r.exitCode != 0);
     CHECK(r.err.find("type token ids") != std::string::npos);
 }
+
+TEST_CASE("attnscope-cli translates with encoder-decoder models: generate, predict and dump against the reference",
+          "[cli][seq2seq]")
+{
+    const auto cases = test::seq2seqReferenceCases();
+    REQUIRE(cases.size() >= 4);
+    for (const auto& dir : cases) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            // The folders have no tokenizer files: the source is typed as its ids, which the model reads as they are.
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            std::string source;
+            for (const auto& id : input["input_ids"])
+                source += (source.empty() ? "" : " ") + std::to_string(id.get<int>());
+            const auto expected = core::readJsonFile((dir / "generation.json").string())["generated_ids"];
+            auto r = runCli({"generate", "--model", dir.string(), "--source", source, "--max-new-tokens",
+                             std::to_string(expected.size())});
+            REQUIRE(r.exitCode == 0);
+            const auto out = nlohmann::json::parse(r.out);
+            CHECK(out["ids"] == expected);
+            CHECK(out["alignment"].size() == expected.size());
+            // predict: the first generated token is the most likely after the decoder start.
+            r = runCli({"predict", "--model", dir.string(), "--source", source, "--top", "3"});
+            REQUIRE(r.exitCode == 0);
+            CHECK(nlohmann::json::parse(r.out).at(0)["id"] == expected.at(0));
+            // dump: every site under the reference names.
+            test::TempDir tmp;
+            const auto dump = (tmp / "out.safetensors").string();
+            r = runCli({"dump", "--model", dir.string(), "--input", (dir / "input.json").string(), "--out", dump});
+            REQUIRE(r.exitCode == 0);
+            CHECK(test::referenceMismatches((dir / "expected.safetensors").string(), test::loadAll(dump)).empty());
+        }
+    }
+    // A single-stream model refuses --source by name, and an encoder-decoder model needs one.
+    auto r = runCli({"generate", "--model", (test::testdataDir() / "gpt2-tiny").string(), "--source", "1 2",
+                     "--max-new-tokens", "2"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("--source is for encoder-decoder models") != std::string::npos);
+    r = runCli({"generate", "--model", cases.front().string(), "--text", "1 2"});
+    CHECK(r.exitCode != 0);
+    CHECK(r.err.find("needs --source") != std::string::npos);
+    // info lists the two streams and every site.
+    r = runCli({"info", "--model", cases.front().string()});
+    REQUIRE(r.exitCode == 0);
+    const auto info = nlohmann::json::parse(r.out);
+    CHECK(info["streams"] == nlohmann::json::array({"source", "target"}));
+    CHECK(info["sites"].size() >= 3);
+}
+
+TEST_CASE("attnscope-cli tokenize --target reads with a Marian model's target side", "[cli][marian]")
+{
+    const auto dir = test::testdataDir() / "tokenizers" / "marian-en-fr";
+    const auto cases = core::readJsonFile((dir / "cases.json").string());
+    const auto& c = cases.at(cases.size() - 1);
+    auto r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", c["text"].get<std::string>(), "--special",
+                     "--target"});
+    REQUIRE(r.exitCode == 0);
+    CHECK(nlohmann::json::parse(r.out) == c["target_ids_with_special"]);
+    r = runCli({"tokenize", "--tokenizer", dir.string(), "--text", c["text"].get<std::string>(), "--special"});
+    REQUIRE(r.exitCode == 0);
+    CHECK(nlohmann::json::parse(r.out) == c["ids_with_special"]);
+    r = runCli({"tokenize", "--tokenizer", (test::testdataDir() / "tokenizers" / "gpt2").string(), "--text", "a",
+                "--target"});
+    CHECK(r.exitCode != 0);
+}
