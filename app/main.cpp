@@ -33,6 +33,10 @@ int main(int argc, char** argv)
         {"text", "Text to analyse.", "TEXT"},
         {"text-file", "File with the text to analyse.", "FILE"},
         {"layer", "Layer to show, from 1.", "L", "1"},
+        {"source", "Encoder-decoder models: the source text, translated by the model unless --target is given.", "TEXT"},
+        {"target", "Encoder-decoder models: a target the model reads (teacher forcing) instead of writing its own.", "TEXT"},
+        {"site", "Encoder-decoder models, with --export: cross (default), self (the decoder's), encoder, or all (every "
+                 "decoder layer's cross-attention averaged).", "SITE"},
         {"head", "Head to show, from 1, or 'avg'.", "H", "1"},
         {"segment-length", "Tokens per segment (default: the model's).", "N"},
         {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5, 6 or 7 for the text (a corpus scan).", "N"},
@@ -66,6 +70,8 @@ int main(int argc, char** argv)
     if (text.isEmpty())
         text = app::builtinSampleText(dirs);
     window.setText(text);
+    if (p.isSet("source"))
+        window.setSource(p.value("source"));
     window.openModel(p.isSet("model") ? p.value("model") : QStringLiteral("builtin:txl-wikitext2"));
     const int layer = p.value("layer").toInt() - 1, head = p.value("head").toInt() - 1;
     if (layer > 0 || head > 0)

@@ -11,7 +11,7 @@
 namespace attnscope::widgets {
 
 namespace {
-constexpr int kLabelW = 28, kLabelH = 16;
+constexpr int kMinLabelW = 28, kLabelH = 16;
 }
 
 HeadOverviewView::HeadOverviewView(QWidget* parent)
@@ -64,7 +64,7 @@ int HeadOverviewView::cellSize() const
 {
     if (!m_thumbs || m_thumbs->heads == 0)
         return 40;
-    const int byW = (width() - kLabelW) / m_thumbs->heads - gap();
+    const int byW = (width() - labelW()) / m_thumbs->heads - gap();
     const int byH = (height() - kLabelH) / m_thumbs->layers - gap();
     return std::clamp(std::min(byW, byH), smallestCell(), 96);
 }
@@ -73,14 +73,14 @@ QSize HeadOverviewView::sizeHint() const
 {
     if (!m_thumbs)
         return {240, 160};
-    return {kLabelW + m_thumbs->heads * (36 + gap()), kLabelH + m_thumbs->layers * (36 + gap())};
+    return {labelW() + m_thumbs->heads * (36 + gap()), kLabelH + m_thumbs->layers * (36 + gap())};
 }
 
 int HeadOverviewView::heightForWidth(int width) const
 {
     if (!m_thumbs || m_thumbs->heads == 0)
         return sizeHint().height();
-    const int side = std::clamp((width - kLabelW) / m_thumbs->heads - gap(), smallestCell(), 96);
+    const int side = std::clamp((width - labelW()) / m_thumbs->heads - gap(), smallestCell(), 96);
     return kLabelH + m_thumbs->layers * (side + gap());
 }
 
@@ -91,7 +91,7 @@ QSize HeadOverviewView::minimumSizeHint() const
     if (!m_thumbs)
         return {120, 80};
     const int side = smallestCell();
-    return {kLabelW + m_thumbs->heads * (side + gap()), kLabelH + m_thumbs->layers * (side + gap())};
+    return {labelW() + m_thumbs->heads * (side + gap()), kLabelH + m_thumbs->layers * (side + gap())};
 }
 
 int HeadOverviewView::windowOf(int layer) const
@@ -107,7 +107,7 @@ bool HeadOverviewView::event(QEvent* e)
         auto* help = static_cast<QHelpEvent*>(e);
         const int pitch = cellSize() + gap();
         const int layer = (help->pos().y() - kLabelH) / std::max(1, pitch);
-        if (help->pos().x() < kLabelW && help->pos().y() >= kLabelH && layer < m_thumbs->layers) {
+        if (help->pos().x() < labelW() && help->pos().y() >= kLabelH && layer < m_thumbs->layers) {
             const int w = windowOf(layer);
             QToolTip::showText(help->globalPos(),
                                w > 0 ? tr("Layer %1: sliding window, each query sees the %2 most recent tokens (local)")
@@ -121,10 +121,20 @@ bool HeadOverviewView::event(QEvent* e)
     return QWidget::event(e);
 }
 
+int HeadOverviewView::labelW() const
+{
+    // Rows labelled by name (an encoder-decoder model's sites) get the width their longest label needs.
+    int w = kMinLabelW;
+    if (m_thumbs)
+        for (const auto& l : m_thumbs->rowLabels)
+            w = std::max(w, fontMetrics().horizontalAdvance(l) + 8);
+    return w;
+}
+
 QRect HeadOverviewView::cellRect(int layer, int head) const
 {
     const int s = cellSize();
-    return {kLabelW + head * (s + gap()), kLabelH + layer * (s + gap()), s, s};
+    return {labelW() + head * (s + gap()), kLabelH + layer * (s + gap()), s, s};
 }
 
 void HeadOverviewView::paintEvent(QPaintEvent*)
@@ -169,12 +179,12 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
         const QRect c = cellRect(l, 0);
         const bool local = windowOf(l) > 0;
         if (local) { // a sliding-window layer: a teal bar by its row (the label says which in its tooltip)
-            p.fillRect(QRect(kLabelW - 4, c.top(), 2, c.height()), QColor(0, 150, 140));
+            p.fillRect(QRect(labelW() - 4, c.top(), 2, c.height()), QColor(0, 150, 140));
             p.setPen(QColor(0, 120, 112));
         }
         if (l % layerStep == 0)
-            p.drawText(QRect(0, c.top() - pitch, kLabelW - 5, c.height() + 2 * pitch), Qt::AlignRight | Qt::AlignVCenter,
-                       QStringLiteral("L%1").arg(l + 1));
+            p.drawText(QRect(0, c.top() - pitch, labelW() - 5, c.height() + 2 * pitch), Qt::AlignRight | Qt::AlignVCenter,
+                       l < m_thumbs->rowLabels.size() ? m_thumbs->rowLabels[l] : QStringLiteral("L%1").arg(l + 1));
         if (local)
             p.setPen(palette().color(QPalette::WindowText));
         for (int h = 0; h < m_thumbs->heads; ++h) {

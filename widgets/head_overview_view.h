@@ -28,6 +28,7 @@ signals:
     void headClicked(int layer, int head, bool additive);
 
 protected:
+    int labelW() const;
     void paintEvent(QPaintEvent*) override;
     void mousePressEvent(QMouseEvent* e) override;
     bool event(QEvent* e) override; // tooltips of the layer labels (local or global)

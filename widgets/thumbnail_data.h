@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QImage>
+#include <QStringList>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,8 @@ struct HeadThumbnails {
     // Per layer, a sliding window's length when the model mixes sliding-window (local) and global layers (Gemma 2/3);
     // empty when every layer sees the same keys.
     std::vector<int> windows;
+    // A name per row instead of "L1", "L2", ...: an encoder-decoder model's sites ("E1", "D1 self", "D1 cross").
+    QStringList rowLabels;
 };
 using HeadThumbnailsPtr = std::shared_ptr<const HeadThumbnails>;
 

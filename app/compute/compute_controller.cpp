@@ -1,5 +1,6 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
+#include "views/translation_views.h"
 
 #include "util/error.h"
 #include "util/text_file.h"
@@ -419,6 +420,37 @@ void ComputeController::requestNextToken(int position)
         });
 }
 
+void ComputeController::requestTranslation(const QString& source, const QString& target, bool generate,
+                                           int maxNewTokens)
+{
+    if (!m_model || !m_model->info().can.encoderDecoder)
+        return;
+    const ModelBundlePtr model = m_model;
+    const std::string src = source.toStdString(), tgt = target.toStdString();
+    submit<TranslationResult>(
+        m_interactive, m_translate, generate ? tr("Translating…") : tr("Reading the target…"),
+        [this, model, src, tgt, generate, maxNewTokens](const JobContext& ctx) {
+            const auto& m = core::asEncoderDecoder(*model->loaded.model);
+            std::vector<std::int32_t> source;
+            for (const auto& t : core::sourceTokens(*model->tokenizer, src))
+                source.push_back(t.id);
+            const auto target = core::targetIds(m, *model->targetTokenizer, tgt);
+            if (!generate)
+                return describeTranslation(model, core::teacherForce(m, source, target, &ctx.stop()), false);
+            core::GenerateOptions g;
+            g.maxNewTokens = maxNewTokens;
+            g.stop = &ctx.stop();
+            // Each written token reaches the window while the next is computed: the class sees it appear.
+            g.onStep = [this, &ctx, model](const core::Translation& partial) {
+                auto step = describeTranslation(model, partial, true);
+                ctx.post([this, step] { emit translationReady(step); });
+            };
+            return describeTranslation(model, core::generate(m, source, target, g), false);
+        },
+        [this](TranslationResultPtr r) { emit translationReady(r); },
+        [this](const JobFailure& f) { emit translationFailed(f.message, f.cancelled); });
+}
+
 void ComputeController::requestLogitLens(int segment)
 {
     if (!m_text)
@@ -728,6 +760,7 @@ void ComputeController::cancel()
     m_ablation.cancel();
     m_scan.cancel();
     m_compare.cancel();
+    m_translate.cancel();
 }
 
 } // namespace attnscope::app

@@ -58,6 +58,9 @@ public:
     void requestMaskedFills(int k = 10);
     // A causal model's next-token logits after token `position` of the current text (-1: the last token).
     void requestNextToken(int position);
+    // An encoder-decoder model: `source` read with `target` typed (teacher forcing), or with `generate` the target
+    // continued token by token from it (greedy, at most maxNewTokens, each step delivered as it is written).
+    void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
     // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
     void requestLogitLens(int segment);
     // Direct logit attribution at token `position` (-1: the text's last) for the token that follows it.
@@ -123,6 +126,8 @@ signals:
     void maskedFillsReady(attnscope::app::MaskedFillResultPtr result);
     void maskedFillsFailed(const QString& message);
     void nextTokenReady(attnscope::app::NextTokenResultPtr result);
+    void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
+    void translationFailed(const QString& message, bool cancelled);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -135,7 +140,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -143,7 +148,7 @@ private:
     {
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
-                           &c.m_qk, &c.m_dla};
+                           &c.m_qk, &c.m_dla, &c.m_translate};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

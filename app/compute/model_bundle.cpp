@@ -5,6 +5,7 @@
 #include "tokenize/tokenizer.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 
 namespace attnscope::app {
@@ -15,6 +16,12 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     b->loaded = core::loadModel(spec.toStdString(), builtinDirs, options);
     // A GGUF file carries its vocabulary; reference test folders ship without one: then the user types token ids.
     b->tokenizer = core::loadModelTokenizer(b->loaded);
+    b->targetTokenizer = b->loaded.model->info().can.encoderDecoder ? std::shared_ptr<const core::Tokenizer>(
+                                                                          core::loadModelTargetTokenizer(b->loaded))
+                                                                    : b->tokenizer;
+    QFile sample(QDir(QString::fromStdString(b->loaded.folder)).filePath(QStringLiteral("sample-source.txt")));
+    if (b->loaded.ggufPath.empty() && sample.size() < 4096 && sample.open(QIODevice::ReadOnly))
+        b->sampleSource = QString::fromUtf8(sample.readAll()).trimmed();
     b->spec = spec;
     b->displayName = spec.startsWith(QLatin1String("builtin:"))
                          ? spec.mid(8)

@@ -12,6 +12,10 @@ namespace attnscope::app {
 struct ModelBundle {
     core::LoadedModel loaded;
     std::shared_ptr<const core::Tokenizer> tokenizer;
+    // An encoder-decoder model's target side (Marian's target.spm); the same tokenizer otherwise.
+    std::shared_ptr<const core::Tokenizer> targetTokenizer;
+    // A source sentence to open with (a built-in model's sample-source.txt), or empty.
+    QString sampleSource;
     QString spec;        // as the user gave it: folder, config.json, .gguf or builtin:NAME
     QString displayName; // short name for titles
 

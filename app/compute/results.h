@@ -7,6 +7,7 @@
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
 #include "run/text_capture.h"
+#include "run/translation.h"
 
 #include <memory>
 
@@ -22,6 +23,19 @@ struct TextResult {
     TextCapturePtr capture;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
+
+// An encoder-decoder model's translation: every site's attention over the source and the target, and the tokens of
+// both streams as their tokenizers spell them.
+struct TranslationResult {
+    ModelBundlePtr model;
+    core::Translation translation;
+    QStringList sourceLabels;  // the source's tokens (with the special tokens the model reads)
+    QStringList targetLabels;  // the decoder's input tokens, the start token first
+    QStringList writtenLabels; // per target row, the token it writes: the next target token, or its own prediction
+    QString targetText;        // what the decoder wrote or was given, as text
+    bool running = false;      // a generation step: more tokens follow
+};
+using TranslationResultPtr = std::shared_ptr<const TranslationResult>;
 
 // The head atlas: a row per head, and the heads' profile distances in clustered order (empty without a profile).
 struct AtlasResult {

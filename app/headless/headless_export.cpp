@@ -1,5 +1,7 @@
 // Headless export: the same builders and views as the window, drawn off screen.
 #include "headless/headless_export.h"
+#include "views/translation_views.h"
+#include "export/data_export.h"
 
 #include "attention/rotary_bands.h"
 
@@ -280,6 +282,57 @@ void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std:
 }
 } // namespace
 
+// An encoder-decoder model: --source translated (or read with --target), the grid of one site: --site cross (the
+// default), self (the decoder's) or encoder, of --layer (or --site all: every decoder layer's cross-attention averaged)
+// and --head (or avg). An image as PNG/SVG/PDF, the numbers with both token lists as CSV/NPY/JSON.
+void translationExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
+{
+    const auto& info = bundle->info();
+    if (!p.isSet("source"))
+        throw core::Error(core::ErrorCode::BadInput, "an encoder-decoder model needs --source (the text to translate)");
+    const auto& m = core::asEncoderDecoder(*bundle->loaded.model);
+    std::vector<std::int32_t> source;
+    for (const auto& t : core::sourceTokens(*bundle->tokenizer, p.value("source").toStdString()))
+        source.push_back(t.id);
+    const auto target = core::targetIds(m, *bundle->targetTokenizer, p.value("target").toStdString());
+    core::GenerateOptions g;
+    g.maxNewTokens = 64;
+    const auto translation = p.isSet("target") ? core::teacherForce(m, source, target) : core::generate(m, source, target, g);
+    const auto result = describeTranslation(bundle, translation, false);
+    const QString which = p.isSet("site") ? p.value("site") : QStringLiteral("cross");
+    const int layer = p.value("layer").toInt() - 1;
+    int site = -1;
+    if (which == QLatin1String("all")) {
+        site = allCrossSites(info);
+    } else {
+        const bool encoder = which == QLatin1String("encoder");
+        const auto kind = which == QLatin1String("cross") ? core::SiteKind::Cross : core::SiteKind::Self;
+        if (!encoder && which != QLatin1String("cross") && which != QLatin1String("self"))
+            throw core::Error(core::ErrorCode::BadInput, "--site must be cross, self, encoder or all");
+        const int layers = encoder ? m.config().encLayers : m.config().decLayers;
+        if (layer < 0 || layer >= layers)
+            throw core::Error(core::ErrorCode::BadInput, std::string("--layer must be 1 .. ") + std::to_string(layers) +
+                                                             (encoder ? " (encoder layers)" : " (decoder layers)"));
+        site = m.siteOf(encoder ? core::Stack::Encoder : core::Stack::Decoder, layer, kind);
+    }
+    const int head = p.value("head") == QLatin1String("avg") ? -1 : p.value("head").toInt() - 1;
+    if (head < -1 || head >= info.heads)
+        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(info.heads) + " or avg");
+    const auto grid = app::translationGrid(*result, site, head);
+    const QString out = p.value("export");
+    for (const char* data : {".csv", ".npy", ".json"})
+        if (out.endsWith(QLatin1String(data), Qt::CaseInsensitive)) {
+            throwIfFailed(exportGridData(*grid, out));
+            std::fprintf(stderr, "wrote %s\n", qPrintable(out));
+            return;
+        }
+    const widgets::AttentionGridView style;
+    const FigureSize size{p.value("width").toInt(), p.isSet("height") ? p.value("height").toInt() : 0,
+                          p.value("scale").toDouble()};
+    throwIfFailed(exportGrid(grid, style, out, size));
+    std::fprintf(stderr, "wrote %s\n", qPrintable(out));
+}
+
 QString builtinSampleText(const std::vector<std::string>& dirs)
 {
     for (const auto& d : dirs) {
@@ -297,6 +350,14 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
         intOption(p, "height", 50, 20000);
         const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
         const auto bundle = loadBundle(spec, dirs);
+        if (bundle->info().can.encoderDecoder) {
+            if (p.isSet("paper-figure") || p.isSet("view"))
+                throw core::Error(core::ErrorCode::BadInput,
+                                  "the paper figures and text analyses read one causal text; an encoder-decoder model "
+                                  "exports its attention grids: --source TEXT [--target TEXT] [--site cross|self|encoder|all]");
+            translationExport(p, bundle);
+            return 0;
+        }
         if (p.isSet("paper-figure"))
             paperFigure(p, *bundle, dirs);
         else if (p.isSet("view"))

@@ -27,6 +27,8 @@
 #include "ui/relpos_panel.h"
 #include "ui/status_area.h"
 #include "ui/text_panel.h"
+#include "ui/translation_panel.h"
+#include "views/translation_views.h"
 #include "ui/window_layout.h"
 #include "views/grid_builder.h"
 #include "views/paper_figures.h"
@@ -48,7 +50,7 @@ namespace attnscope::app {
 
 namespace {
 // The docks tabbed below the grid.
-constexpr const char* kBottomTabs[] = {"textDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"};
+constexpr const char* kBottomTabs[] = {"textDock", "translationDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"};
 } // namespace
 
 MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> builtinDirs, QWidget* parent)
@@ -102,6 +104,8 @@ void MainWindow::buildPanels()
     m_qk = new QkPanel;
     m_qk->setObjectName(QStringLiteral("qkPanel"));
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
+    m_translation = new TranslationPanel;
+    addDock(tr("Translation"), QStringLiteral("translationDock"), m_translation, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
     addDock(tr("Relative Position"), QStringLiteral("relposDock"), m_relpos, Qt::BottomDockWidgetArea);
@@ -256,6 +260,29 @@ void MainWindow::connectCompute()
                                                               : tr("Open another model from the File menu.")));
     });
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
+    connect(m_translation, &TranslationPanel::translateRequested, this,
+            [this](const QString& source, const QString& target, bool generate) {
+                if (source.trimmed().isEmpty()) {
+                    showGrid(nullptr);
+                    m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+                    return;
+                }
+                m_translation->setRunning(generate);
+                m_grid->setStale(true);
+                m_compute->requestTranslation(source, target, generate);
+            });
+    connect(m_translation, &TranslationPanel::stopRequested, m_compute, &ComputeController::cancel);
+    connect(m_translation, &TranslationPanel::selectionChanged, this, [this] { showTranslationGrid(); });
+    connect(m_compute, &ComputeController::translationReady, this, &MainWindow::onTranslation);
+    connect(m_compute, &ComputeController::translationFailed, this, [this](const QString& msg, bool cancelled) {
+        m_translation->setRunning(false);
+        m_translation->showFailure(cancelled ? tr("Stopped.") : msg);
+        showStatus(cancelled ? tr("Cancelled") : msg);
+        if (!cancelled && !m_translationResult)
+            m_grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));
+        else
+            m_grid->setStale(false);
+    });
     connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
     connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
     connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
@@ -412,7 +439,59 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
                                     ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                     : tr("Type or paste text; the attention updates as you type."));
-    requestRun();
+    showStreams(m);
+}
+
+void MainWindow::setSource(const QString& text)
+{
+    m_translation->setSource(text);
+    const auto& m = m_compute->model();
+    if (m && m->info().can.encoderDecoder)
+        emit m_translation->translateRequested(text, QString(), true);
+}
+
+void MainWindow::showStreams(const ModelBundlePtr& m)
+{
+    m_translationResult.reset();
+    if (!m->info().can.encoderDecoder) {
+        if (!dock("textDock")->isVisible()) { // back from an encoder-decoder model
+            dock("translationDock")->hide();
+            showDock("textDock");
+        }
+        requestRun();
+        return;
+    }
+    m_compute->dropText();
+    dock("textDock")->hide();
+    showDock("translationDock");
+    m_translation->setModel(m);
+    m_grid->setPlaceholder(tr("Translating with %1…").arg(m->displayName));
+    if (m_translation->source().trimmed().isEmpty()) {
+        m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+        return;
+    }
+    m_translation->setRunning(true);
+    m_compute->requestTranslation(m_translation->source(), QString(), true);
+}
+
+void MainWindow::onTranslation(const TranslationResultPtr& r)
+{
+    if (r->model != m_compute->model())
+        return; // a step of the model before
+    m_translationResult = r;
+    if (!r->running)
+        m_translation->setRunning(false);
+    m_translation->showResult(r);
+    showTranslationGrid();
+    showStatus(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(m_translation->source(), r->targetText));
+}
+
+void MainWindow::showTranslationGrid()
+{
+    if (!m_translationResult)
+        return;
+    showGrid(translationGrid(*m_translationResult, m_translation->site(), m_translation->head()));
+    m_grid->setStale(false);
 }
 
 void MainWindow::generateStep(const NextTokenResultPtr& next)
@@ -714,7 +793,8 @@ void MainWindow::setPresentation(bool on)
     // grid (the text box and its stepping stay below); leaving restores the tabbed layout exactly.
     const auto& model = m_compute->model();
     const bool predicts = model && (model->info().can.nextTokenLoss || model->info().can.maskedTokens);
-    QList<QDockWidget*> keep{dock("textDock")};
+    const bool translates = model && model->info().can.encoderDecoder;
+    QList<QDockWidget*> keep{dock(translates ? "translationDock" : "textDock")};
     if (on && predicts)
         keep << dock("predictionDock");
     m_layout->setPresentation(on, keep);
@@ -763,6 +843,8 @@ void MainWindow::showDock(const char* objectName)
 
 int MainWindow::wantedDockHeight(const QDockWidget* d) const
 {
+    if (d == dock("translationDock")) // the two sentences, the selectors and the overview of every site
+        return static_cast<int>(height() * (presentation() ? 0.3 : 0.36));
     if (d == dock("textDock")) {
         // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 4 in presentation mode.
         // (from the minimum sizes: the current ones lag behind while a tab is being switched)

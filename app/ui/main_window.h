@@ -39,6 +39,7 @@ class PredictionPanel;
 class QkPanel;
 class StatusArea;
 class TextPanel;
+class TranslationPanel;
 class WindowLayout;
 
 class MainWindow : public QMainWindow {
@@ -49,6 +50,8 @@ public:
 
     void openModel(const QString& spec);
     void setText(const QString& text);
+    // An encoder-decoder model's source sentence (the Translation tab's), translated when such a model is open.
+    void setSource(const QString& text);
     QString openTextFile(const QString& path); // "" or the error
     // 0-based layer; heads empty = average of all heads of the layer.
     void setSelection(int layer, const std::vector<int>& heads);
@@ -125,6 +128,11 @@ private:
     void buildMenus(); // main_menus.cpp
     void connectCompute();
     void onModelLoaded(const ModelBundlePtr& m);
+    // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
+    // single-stream model brings the Text tab back.
+    void showStreams(const ModelBundlePtr& m);
+    void onTranslation(const TranslationResultPtr& r);
+    void showTranslationGrid();
     void onTextReady(const TextResultPtr& r);
     void requestRun();
     void refreshGrid();
@@ -150,6 +158,8 @@ private:
     widgets::AttentionGridView* m_grid = nullptr;
     widgets::TextAttentionView* m_textView = nullptr;
     TextPanel* m_textPanel = nullptr;
+    TranslationPanel* m_translation = nullptr;
+    TranslationResultPtr m_translationResult; // the translation on screen (an encoder-decoder model)
     HeadsPanel* m_headsPanel = nullptr;
     DisplayPanel* m_displayPanel = nullptr;
     ModelPanel* m_modelPanel = nullptr;

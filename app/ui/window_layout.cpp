@@ -74,6 +74,9 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "compareDock"), dockNamed(w, "atlasDock"));
     w->tabifyDockWidget(dockNamed(w, "atlasDock"), dockNamed(w, "predictionDock"));
     w->tabifyDockWidget(dockNamed(w, "predictionDock"), dockNamed(w, "qkDock"));
+    // An encoder-decoder model's source and target take the Text tab's place (shown when such a model is open).
+    w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "translationDock"));
+    dockNamed(w, "translationDock")->hide();
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
     // The bottom docks were side by side until now: let the layout drop their summed minimum width before the

@@ -1,0 +1,69 @@
+// The Translation dock of an encoder-decoder model: the source, the target (typed for teacher forcing, or written by
+// the model with Translate), which attention site and head the grid shows, the word alignment, the overview of every
+// site's heads and the alignment heads ranked. It shows what it is given and emits what the user asks for.
+#pragma once
+
+#include "compute/results.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableWidget;
+class QTimer;
+
+namespace attnscope::widgets {
+class HeadOverviewView;
+}
+
+namespace attnscope::app {
+
+class TranslationPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TranslationPanel(QWidget* parent = nullptr);
+
+    // A new model: its sites in the selector (the last decoder layer's cross-attention chosen), the source it opens
+    // with (its sample, or the one typed before), the target cleared.
+    void setModel(const ModelBundlePtr& model);
+    void showResult(const TranslationResultPtr& result);
+    void showFailure(const QString& message);
+    void setRunning(bool running);
+    QString source() const;
+    QString target() const;
+    void setSource(const QString& text);
+    void setTarget(const QString& text);
+    int site() const;
+    int head() const; // -1: the mean of the site's heads
+    void select(int site, int head);
+
+signals:
+    void translateRequested(const QString& source, const QString& target, bool generate);
+    void stopRequested();
+    void selectionChanged(int site, int head);
+
+private:
+    void fillHeads(int heads);
+    void showRanking();
+
+    ModelBundlePtr m_model;
+    TranslationResultPtr m_result;
+    QLineEdit* m_source;
+    QLineEdit* m_target;
+    QPushButton* m_translate;
+    QComboBox* m_site;
+    QComboBox* m_head;
+    QLabel* m_alignment;
+    QLabel* m_state;
+    widgets::HeadOverviewView* m_overview;
+    QTableWidget* m_ranking;
+    QTimer* m_sourceEdited;
+    QTimer* m_targetEdited;
+    QString m_sample; // the sample sentence the last model opened with
+    bool m_running = false;
+    bool m_updating = false;
+};
+
+} // namespace attnscope::app

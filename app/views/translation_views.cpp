@@ -1,0 +1,205 @@
+// Builders of an encoder-decoder model's views.
+#include "views/translation_views.h"
+
+#include "colour_maps.h"
+#include "tokenize/tokenizer.h"
+
+#include <QObject>
+#include <cmath>
+#include <limits>
+
+namespace attnscope::app {
+
+namespace {
+QString pieceText(const core::Tokenizer& tok, std::int32_t id)
+{
+    return QString::fromStdString(tok.pieceOf(id));
+}
+
+QString shortSite(const core::AttentionSite& s)
+{
+    if (s.stack == core::Stack::Encoder)
+        return QStringLiteral("E%1").arg(s.layer + 1);
+    return QStringLiteral("D%1 %2").arg(s.layer + 1).arg(s.kind == core::SiteKind::Cross ? QStringLiteral("cross")
+                                                                                          : QStringLiteral("self"));
+}
+} // namespace
+
+TranslationResultPtr describeTranslation(ModelBundlePtr model, core::Translation translation, bool running)
+{
+    auto r = std::make_shared<TranslationResult>();
+    const core::Tokenizer& src = *model->tokenizer;
+    const core::Tokenizer& tgt = *model->targetTokenizer;
+    for (const auto id : translation.source)
+        r->sourceLabels << pieceText(src, id);
+    for (const auto id : translation.target)
+        r->targetLabels << pieceText(tgt, id);
+    // Row i is the decoder reading target token i and writing the next: label it by what it writes.
+    const int rows = static_cast<int>(translation.logits.size() / std::max(1, translation.vocab));
+    const int eos = core::asEncoderDecoder(*model->loaded.model).config().eos;
+    std::string text;
+    for (int i = 0; i < rows; ++i) {
+        std::int32_t written;
+        if (i + 1 < static_cast<int>(translation.target.size())) {
+            written = translation.target[static_cast<std::size_t>(i) + 1];
+        } else {
+            const float* row = translation.logits.data() + static_cast<std::size_t>(i) * translation.vocab;
+            written = static_cast<std::int32_t>(std::max_element(row, row + translation.vocab) - row);
+        }
+        r->writtenLabels << pieceText(tgt, written);
+    }
+    for (std::size_t i = 1; i < translation.target.size(); ++i)
+        if (translation.target[i] != eos)
+            text += tgt.textOf(translation.target[i]);
+    r->targetText = QString::fromStdString(text).trimmed();
+    r->model = std::move(model);
+    r->translation = std::move(translation);
+    r->running = running;
+    return r;
+}
+
+int allCrossSites(const core::ModelInfo& info) { return static_cast<int>(info.sites.size()); }
+
+QString siteTitle(const core::ModelInfo& info, int site)
+{
+    if (site == allCrossSites(info))
+        return QObject::tr("cross-attention, mean of all decoder layers (target × source)");
+    const auto& s = info.sites[static_cast<std::size_t>(site)];
+    const QString what = QString::fromStdString(s.label());
+    if (s.stack == core::Stack::Encoder)
+        return QObject::tr("%1 self-attention (source × source)").arg(what);
+    return s.kind == core::SiteKind::Cross ? QObject::tr("%1 (target × source)").arg(what)
+                                           : QObject::tr("%1 (target × target, causal)").arg(what);
+}
+
+widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int head)
+{
+    const auto& info = t.model->info();
+    const bool allLayers = site == allCrossSites(info);
+    if (site < 0 || site > allCrossSites(info) || t.translation.sites.size() != info.sites.size())
+        return nullptr;
+    // The all-layers view averages the cross sites into one attention of the last cross site's shape.
+    core::SiteAttention mean;
+    int shapeSite = site;
+    if (allLayers) {
+        int count = 0;
+        for (int k = 0; k < static_cast<int>(info.sites.size()); ++k) {
+            if (info.sites[static_cast<std::size_t>(k)].kind != core::SiteKind::Cross)
+                continue;
+            const auto& a = t.translation.sites[static_cast<std::size_t>(k)];
+            if (count++ == 0) {
+                mean = a;
+                shapeSite = k;
+            } else {
+                for (std::size_t i = 0; i < mean.p.size() && i < a.p.size(); ++i)
+                    mean.p[i] += a.p[i];
+            }
+        }
+        if (count == 0)
+            return nullptr;
+        for (auto& v : mean.p)
+            v /= static_cast<float>(count);
+    }
+    const core::SiteAttention& a = allLayers ? mean : t.translation.sites[static_cast<std::size_t>(site)];
+    const auto& s = info.sites[static_cast<std::size_t>(shapeSite)];
+    auto g = std::make_shared<widgets::GridData>();
+    const bool encoder = s.stack == core::Stack::Encoder;
+    const QStringList& rowTokens = encoder ? t.sourceLabels : t.writtenLabels;
+    const QStringList& colTokens = s.keyStream == 0 ? t.sourceLabels : t.targetLabels;
+    g->rows = std::min<int>(a.rows, static_cast<int>(rowTokens.size()));
+    g->cols = std::min<int>(a.cols, static_cast<int>(colTokens.size()));
+    for (int i = 0; i < g->rows; ++i) {
+        g->rowLabels << (encoder ? rowTokens[i] : QStringLiteral("→ ") + rowTokens[i]);
+        g->rowPositions.push_back(i);
+    }
+    for (int j = 0; j < g->cols; ++j) {
+        g->colLabels << colTokens[j];
+        g->colPositions.push_back(j);
+    }
+    g->values.assign(static_cast<std::size_t>(g->rows) * g->cols, 0.0f);
+    for (int i = 0; i < g->rows; ++i)
+        for (int j = 0; j < g->cols; ++j) {
+            float v = 0;
+            if (s.causal && j > i) {
+                v = std::numeric_limits<float>::quiet_NaN();
+            } else if (head >= 0) {
+                v = a.at(head, i, j);
+            } else {
+                for (int h = 0; h < a.heads; ++h)
+                    v += a.at(h, i, j);
+                v /= static_cast<float>(a.heads);
+            }
+            g->values[static_cast<std::size_t>(i) * g->cols + j] = v;
+        }
+    g->title = QStringLiteral("%1 · %2")
+                   .arg(allLayers ? QObject::tr("cross-attention, all layers") : QString::fromStdString(s.label()),
+                        head >= 0 ? QObject::tr("head %1").arg(head + 1) : QObject::tr("mean of %1 heads").arg(a.heads));
+    g->rowAxis = encoder ? QObject::tr("source token (query)") : QObject::tr("target token being written (query)");
+    g->colAxis = s.keyStream == 0 ? QObject::tr("source token (key)") : QObject::tr("target token read (key)");
+    return g;
+}
+
+widgets::HeadThumbnailsPtr translationThumbnails(const TranslationResult& t, int maxSide)
+{
+    const auto& info = t.model->info();
+    auto th = std::make_shared<widgets::HeadThumbnails>();
+    th->layers = static_cast<int>(info.sites.size());
+    th->heads = info.heads;
+    th->images.resize(static_cast<std::size_t>(th->layers) * th->heads);
+    for (int s = 0; s < th->layers; ++s) {
+        th->rowLabels << shortSite(info.sites[static_cast<std::size_t>(s)]);
+        const core::SiteAttention& a = t.translation.sites[static_cast<std::size_t>(s)];
+        const int w = std::max(1, std::min(a.cols, maxSide)), hgt = std::max(1, std::min(a.rows, maxSide));
+        for (int h = 0; h < th->heads; ++h) {
+            QImage img(w, hgt, QImage::Format_RGB32);
+            for (int y = 0; y < hgt; ++y) {
+                auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+                const int i = a.rows > 0 ? y * a.rows / hgt : 0;
+                for (int x = 0; x < w; ++x) {
+                    const int j = a.cols > 0 ? x * a.cols / w : 0;
+                    const bool masked = a.rows == 0 || (info.sites[static_cast<std::size_t>(s)].causal && j > i);
+                    line[x] = masked ? qRgb(235, 235, 235)
+                                     : widgets::colourAt(widgets::ColourMap::Viridis, std::sqrt(std::max(0.0f, a.at(h, i, j)))).rgb();
+                }
+            }
+            th->images[static_cast<std::size_t>(s) * th->heads + h] = img;
+        }
+    }
+    return th;
+}
+
+QString alignmentText(const TranslationResult& t, int site, int head)
+{
+    const auto& info = t.model->info();
+    if (site == allCrossSites(info)) { // the mean over layers, as its grid shows it
+        const auto grid = translationGrid(t, site, head);
+        if (!grid)
+            return {};
+        QStringList parts;
+        for (int i = 0; i < grid->rows && i < 24; ++i) {
+            int best = 0;
+            for (int j = 1; j < grid->cols; ++j)
+                if (grid->at(i, j) > grid->at(i, best))
+                    best = j;
+            parts << QStringLiteral("%1 ← %2").arg(t.writtenLabels[i], grid->colLabels[best]);
+        }
+        return parts.join(QStringLiteral("   ·   "));
+    }
+    if (site < 0 || site >= static_cast<int>(info.sites.size()) ||
+        info.sites[static_cast<std::size_t>(site)].kind != core::SiteKind::Cross)
+        return {};
+    const auto cols = core::strongestColumns(t.translation.sites[static_cast<std::size_t>(site)], head);
+    QStringList parts;
+    constexpr int kShown = 24; // a sentence's worth; the grid shows the rest
+    for (int i = 0; i < static_cast<int>(cols.size()) && i < t.writtenLabels.size(); ++i) {
+        if (i == kShown) {
+            parts << QObject::tr("… (%1 more)").arg(static_cast<int>(cols.size()) - kShown);
+            break;
+        }
+        const int j = cols[static_cast<std::size_t>(i)];
+        parts << QStringLiteral("%1 ← %2").arg(t.writtenLabels[i], j < t.sourceLabels.size() ? t.sourceLabels[j] : QString());
+    }
+    return parts.join(QStringLiteral("   ·   "));
+}
+
+} // namespace attnscope::app
