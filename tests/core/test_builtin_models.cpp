@@ -4,6 +4,8 @@
 #include "analysis/relpos_scan.h"
 #include "analysis/token_predictions.h"
 #include "model/model_loader.h"
+#include "model/seq2seq.h"
+#include "run/translation.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
 
@@ -192,4 +194,59 @@ TEST_CASE("the built-in encoder reproduces its training script's masked-token lo
     CHECK(tokens.front().text == "[CLS]");
     CHECK(tokens.back().text == "[SEP]");
     CHECK(core::maskTokenOf(*tok) == "[MASK]");
+}
+
+TEST_CASE("the built-in encoder-decoder rewrites dates, its cross-attention following meaning, not position",
+          "[builtin][seq2seq]")
+{
+    const auto m = core::loadModel("builtin:dates-en", builtinDirs());
+    const auto& model = core::asEncoderDecoder(*m.model);
+    const auto tok = core::loadModelTokenizer(m);
+    // What a date means decides the expected output, not this program: day, month and year in ISO order.
+    const std::vector<std::pair<std::string, std::string>> dates = {
+        {"the 26th of November, 2026", "2026 - 11 - 26"}, {"March 3, 1999", "1999 - 03 - 03"},
+        {"1 January 2000", "2000 - 01 - 01"},             {"July 4th, 1976", "1976 - 07 - 04"},
+        {"31.12.2099", "2099 - 12 - 31"},                 {"the 2nd of february, 1931", "1931 - 02 - 02"}};
+    for (const auto& [source, expected] : dates) {
+        INFO(source);
+        std::vector<std::int32_t> ids;
+        for (const auto& t : core::sourceTokens(*tok, source))
+            ids.push_back(t.id);
+        const std::int32_t start[1] = {model.config().decoderStart};
+        core::GenerateOptions g;
+        g.maxNewTokens = 10;
+        const auto t = core::generate(model, ids, start, g);
+        CHECK(t.finished);
+        std::string written;
+        for (std::size_t i = 1; i < t.target.size(); ++i)
+            if (t.target[i] != model.config().eos)
+                written += (written.empty() ? "" : " ") + tok->pieceOf(t.target[i]);
+        CHECK(written == expected);
+    }
+    // "the 26th of November, 2026": the year is written first but read last. Averaged over every decoder layer's
+    // cross-attention heads, the row that writes the year looks at the year, the month's row at "November", the day's
+    // at "26th".
+    const std::string source = "the 26th of November, 2026";
+    const auto srcTokens = core::sourceTokens(*tok, source);
+    std::vector<std::int32_t> ids;
+    for (const auto& t : srcTokens)
+        ids.push_back(t.id);
+    const std::int32_t start[1] = {model.config().decoderStart};
+    core::GenerateOptions g;
+    g.maxNewTokens = 10;
+    const auto t = core::generate(model, ids, start, g);
+    const auto& sites = m.model->info().sites;
+    auto mostRead = [&](int row) {
+        std::vector<double> mass(ids.size(), 0.0);
+        for (std::size_t k = 0; k < sites.size(); ++k)
+            if (sites[k].kind == core::SiteKind::Cross)
+                for (int h = 0; h < t.sites[k].heads; ++h)
+                    for (std::size_t j = 0; j < ids.size(); ++j)
+                        mass[j] += t.sites[k].at(h, row, static_cast<int>(j));
+        return srcTokens[static_cast<std::size_t>(std::max_element(mass.begin(), mass.end()) - mass.begin())].text;
+    };
+    // Row i writes target token i + 1: "2026" (row 0), "-", "11" (row 2), "-", "26" (row 4).
+    CHECK(mostRead(0) == "2026");
+    CHECK(mostRead(2) == "November"); // the token as typed (its span in the source)
+    CHECK(mostRead(4) == "26th");
 }

@@ -6,7 +6,8 @@ is written first but read last, the month word becomes a number): attention foll
 Writes a Hugging Face folder the core loads: config.json (model_type bart), model.safetensors
 (BartForConditionalGeneration names under `model.`, lm_head tied to model.shared, final_logits_bias zeros),
 tokenizer.json (a WordPiece vocabulary of whole words: lower-cased text split at white space and punctuation by
-BertPreTokenizer, `</s>` appended by its post-processor), generation_config.json, README.md and reference.json
+BertPreTokenizer, `</s>` appended by its post-processor), generation_config.json, sample-source.txt (the sentence the
+app opens with), README.md and reference.json
 (sentences, what this script's model writes for them greedily, and the exact-match accuracy on held-out dates).
 
 The model is written from the BART paper and the Hugging Face config semantics: learned positions read at p + 2,
@@ -245,8 +246,10 @@ def main():
               "encoder_ffn_dim": a.ffn, "decoder_ffn_dim": a.ffn, "max_position_embeddings": max_pos,
               "activation_function": "gelu", "scale_embedding": False, "is_encoder_decoder": True,
               "bos_token_id": BOS, "pad_token_id": PAD, "eos_token_id": EOS, "decoder_start_token_id": BOS,
-              "forced_eos_token_id": None, "attnscope_sample_source": "the 26th of November, 2026"}
+              "forced_eos_token_id": None}
     json.dump(config, open(os.path.join(a.out, "config.json"), "w"), indent=2)
+    with open(os.path.join(a.out, "sample-source.txt"), "w") as f:  # the sentence the app opens with
+        f.write("the 26th of November, 2026\n")
     json.dump({"decoder_start_token_id": BOS, "eos_token_id": EOS, "pad_token_id": PAD, "max_new_tokens": 8},
               open(os.path.join(a.out, "generation_config.json"), "w"), indent=2)
     json.dump(tokenizer_json(vocab), open(os.path.join(a.out, "tokenizer.json"), "w"), ensure_ascii=False)
