@@ -41,7 +41,7 @@ int main(int argc, char** argv)
         {"segment-length", "Tokens per segment (default: the model's).", "N"},
         {"paper-figure", "With --export: the Transformer-XL paper's Fig. 5, 6 or 7 for the text (a corpus scan).", "N"},
         {"view", "With --export: an analysis of the text: atlas (head similarity matrix; a .csv or .json export "
-                 "writes the atlas table), bands (each rotary frequency band's profile), rollout, ablation, lens (the logit lens; a .csv export writes its table), qk (the query-key space of --layer/--head as a .csv of kind,position,token,x,y, or .json), dla (direct logit attribution of the token after --position: layers x heads; a .csv export writes layer,head,share).", "VIEW"},
+                 "writes the atlas table), bands (each rotary frequency band's profile), rollout, ablation, lens (the logit lens; a .csv export writes its table), qk (the query-key space of --layer/--head as a .csv of kind,position,token,x,y, or .json), dla (direct logit attribution of the token after --position: layers x heads; a .csv export writes layer,head,share), position-bias (T5: each head's learned bias by signed distance, encoder and decoder).", "VIEW"},
         {"qk-method", "With --view qk: pca (default), tsne or umap.", "METHOD"},
         {"position", "With --view dla: the token (from 1) whose next token is attributed (default: the last).", "N"},
         {"mem-len", "Memory length for scans (default: the model's).", "M"},

@@ -351,10 +351,20 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
         const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
         const auto bundle = loadBundle(spec, dirs);
         if (bundle->info().can.encoderDecoder) {
+            if (p.value("view") == QLatin1String("position-bias")) { // T5's learned relative positions
+                PaperFigureView view;
+                const int w = p.value("width").toInt(), h = p.value("height").toInt();
+                view.resize(w, h);
+                view.setFigure(positionBiasFigure(*bundle));
+                throwIfFailed(view.exportTo(p.value("export"), {w, h, p.value("scale").toDouble()}));
+                std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
+                return 0;
+            }
             if (p.isSet("paper-figure") || p.isSet("view"))
                 throw core::Error(core::ErrorCode::BadInput,
                                   "the paper figures and text analyses read one causal text; an encoder-decoder model "
-                                  "exports its attention grids: --source TEXT [--target TEXT] [--site cross|self|encoder|all]");
+                                  "exports its attention grids: --source TEXT [--target TEXT] [--site cross|self|encoder|all], "
+                                  "or --view position-bias (T5)");
             translationExport(p, bundle);
             return 0;
         }

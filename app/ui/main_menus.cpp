@@ -16,6 +16,7 @@
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
+#include "views/translation_views.h"
 
 #include "analysis/neuron_view.h"
 #include "views/analysis_figures.h"
@@ -186,6 +187,7 @@ void MainWindow::buildMenus()
         m_compute->requestLogitLens(m_selection.segment);
     });
     analysis->addAction(tr("&Direct Logit Attribution"), this, &MainWindow::showLogitAttribution);
+    analysis->addAction(tr("&Position Bias (T5: heads by signed distance)"), this, &MainWindow::showPositionBias);
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
@@ -428,6 +430,8 @@ void MainWindow::showRollout()
 
 bool MainWindow::haveText(const QString& analysis)
 {
+    if (refusesTwoStreams(analysis))
+        return false;
     if (result() && m_compute->model())
         return true;
     QMessageBox::information(this, analysis, tr("Type or open a text first."));
@@ -481,9 +485,38 @@ void MainWindow::showAblation()
     m_compute->requestAblation();
 }
 
+bool MainWindow::refusesTwoStreams(const QString& analysis)
+{
+    const auto& m = m_compute->model();
+    if (!m || !m->info().can.encoderDecoder)
+        return false;
+    QMessageBox::information(this, analysis,
+                             tr("%1 reads one text. %2 is an encoder-decoder model: its source, target and the three "
+                                "kinds of attention (encoder, decoder, cross) are in the Translation tab, with the word "
+                                "alignment and the alignment heads; Analysis > Position Bias shows a T5 model's learned "
+                                "relative positions.")
+                                 .arg(analysis, m->displayName));
+    return true;
+}
+
+void MainWindow::showPositionBias()
+{
+    const auto& m = m_compute->model();
+    if (!m || !m->info().can.encoderDecoder ||
+        std::none_of(m->info().sites.begin(), m->info().sites.end(), [](const core::AttentionSite& s) { return s.positionBias; })) {
+        QMessageBox::information(this, tr("Position bias"),
+                                 tr("A learned relative-position bias is T5's (its encoder and decoder add a bias per "
+                                    "head and distance to every score); this model has none."));
+        return;
+    }
+    openFigureWindow(positionBiasFigure(*m));
+}
+
 FigureWindow* MainWindow::showPaperFigure(int number)
 {
     const auto& model = m_compute->model();
+    if (refusesTwoStreams(tr("Fig. %1").arg(number)))
+        return nullptr;
     const ScanResultPtr source = m_relpos->currentResult();
     if (!model || !source) {
         QMessageBox::information(this, tr("Fig. %1").arg(number),

@@ -122,7 +122,10 @@ void MainWindow::buildPanels()
             if (visible)
                 QTimer::singleShot(0, this, [this, name] { fitBottomDock(dock(name)); });
         });
-    connect(m_layout, &WindowLayout::presentationLaidOut, this, [this] { fitBottomDock(dock("textDock")); });
+    connect(m_layout, &WindowLayout::presentationLaidOut, this, [this] {
+        fitBottomDock(dock("textDock"));
+        fitBottomDock(dock("translationDock"));
+    });
     // Typing more lines grows the Text tab up to its limit (never shrinks it under the user's hands).
     connect(m_textPanel, &TextPanel::contentLinesChanged, this, [this] {
         QDockWidget* d = dock("textDock");
@@ -272,7 +275,15 @@ void MainWindow::connectCompute()
                 m_compute->requestTranslation(source, target, generate);
             });
     connect(m_translation, &TranslationPanel::stopRequested, m_compute, &ComputeController::cancel);
-    connect(m_translation, &TranslationPanel::selectionChanged, this, [this] { showTranslationGrid(); });
+    connect(m_translation, &TranslationPanel::selectionChanged, this, [this](int site, int head) {
+        const auto& m = m_compute->model();
+        if (m && site < static_cast<int>(m->info().sites.size())) { // (not the all-layers mean, which has no row)
+            m_selection.layer = site;
+            m_selection.heads = head >= 0 ? std::vector<int>{head} : std::vector<int>{};
+            m_headsPanel->setSelection(m_selection);
+        }
+        showTranslationGrid();
+    });
     connect(m_compute, &ComputeController::translationReady, this, &MainWindow::onTranslation);
     connect(m_compute, &ComputeController::translationFailed, this, [this](const QString& msg, bool cancelled) {
         m_translation->setRunning(false);
@@ -465,6 +476,10 @@ void MainWindow::showStreams(const ModelBundlePtr& m)
     dock("textDock")->hide();
     showDock("translationDock");
     m_translation->setModel(m);
+    m_headsPanel->setModelShape(static_cast<int>(m->info().sites.size()), m->info().heads, 0);
+    m_selection.layer = m_translation->site(); // the last decoder layer's cross-attention, every head
+    m_selection.heads.clear();
+    m_headsPanel->setSelection(m_selection);
     m_grid->setPlaceholder(tr("Translating with %1…").arg(m->displayName));
     if (m_translation->source().trimmed().isEmpty()) {
         m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
@@ -482,6 +497,8 @@ void MainWindow::onTranslation(const TranslationResultPtr& r)
     if (!r->running)
         m_translation->setRunning(false);
     m_translation->showResult(r);
+    m_headsPanel->setThumbnails(translationThumbnails(*r));
+    m_headsPanel->setSelection(m_selection);
     showTranslationGrid();
     showStatus(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(m_translation->source(), r->targetText));
 }
@@ -734,6 +751,14 @@ void MainWindow::setSelection(int layer, const std::vector<int>& heads)
 {
     if (m_selection.heads.size() == 1)
         m_headBeforeAverage = m_selection.heads.front();
+    if (const auto& m = m_compute->model(); m && m->info().can.encoderDecoder) {
+        // The Heads dock's rows are the model's sites: the Translation tab shows the choice.
+        m_selection.layer = std::clamp(layer, 0, static_cast<int>(m->info().sites.size()) - 1);
+        m_selection.heads = heads.size() == 1 ? heads : std::vector<int>{};
+        m_headsPanel->setSelection(m_selection);
+        m_translation->select(m_selection.layer, heads.size() == 1 ? heads.front() : -1);
+        return;
+    }
     m_selection.layer = layer;
     m_selection.heads = heads;
     m_headsPanel->setSelection(m_selection);
@@ -771,7 +796,9 @@ void MainWindow::nextLayer(int delta)
     const auto& m = m_compute->model();
     if (!m)
         return;
-    const int L = m->info().layers;
+    // Up / Down step layers, or an encoder-decoder model's sites (encoder layers, then each decoder layer's self and
+    // cross-attention).
+    const int L = m->info().can.encoderDecoder ? static_cast<int>(m->info().sites.size()) : m->info().layers;
     setSelection(((m_selection.layer + delta) % L + L) % L, m_selection.heads);
 }
 
@@ -797,6 +824,7 @@ void MainWindow::setPresentation(bool on)
     QList<QDockWidget*> keep{dock(translates ? "translationDock" : "textDock")};
     if (on && predicts)
         keep << dock("predictionDock");
+    m_translation->setPresentation(on);
     m_layout->setPresentation(on, keep);
     if (on) {
         if (predicts) {
@@ -843,8 +871,8 @@ void MainWindow::showDock(const char* objectName)
 
 int MainWindow::wantedDockHeight(const QDockWidget* d) const
 {
-    if (d == dock("translationDock")) // the two sentences, the selectors and the overview of every site
-        return static_cast<int>(height() * (presentation() ? 0.3 : 0.36));
+    if (d == dock("translationDock")) // the two sentences, the selectors and (not presenting) the overview of every site
+        return presentation() ? d->minimumSizeHint().height() + 8 : static_cast<int>(height() * 0.36);
     if (d == dock("textDock")) {
         // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 4 in presentation mode.
         // (from the minimum sizes: the current ones lag behind while a tab is being switched)

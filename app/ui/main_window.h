@@ -131,6 +131,9 @@ private:
     // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
     // single-stream model brings the Text tab back.
     void showStreams(const ModelBundlePtr& m);
+    // An analysis of one text asked of an encoder-decoder model: says where its attention is instead (true).
+    bool refusesTwoStreams(const QString& analysis);
+    void showPositionBias();
     void onTranslation(const TranslationResultPtr& r);
     void showTranslationGrid();
     void onTextReady(const TextResultPtr& r);

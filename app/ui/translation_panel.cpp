@@ -1,7 +1,6 @@
 // TranslationPanel: the controls and readouts of an encoder-decoder model's translation.
 #include "ui/translation_panel.h"
 
-#include "head_overview_view.h"
 #include "views/translation_views.h"
 
 #include <QComboBox>
@@ -47,8 +46,6 @@ TranslationPanel::TranslationPanel(QWidget* parent)
     m_alignment->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_state = new QLabel;
     m_state->setWordWrap(true);
-    m_overview = new widgets::HeadOverviewView;
-    m_overview->setObjectName(QStringLiteral("siteOverview"));
     m_ranking = new QTableWidget(0, 4);
     m_ranking->setObjectName(QStringLiteral("alignmentHeads"));
     m_ranking->setHorizontalHeaderLabels({tr("Layer"), tr("Head"), tr("Concentration"), tr("Monotonic")});
@@ -75,14 +72,14 @@ TranslationPanel::TranslationPanel(QWidget* parent)
     left->addLayout(form);
     left->addWidget(m_state);
     left->addStretch(1);
-    auto* right = new QVBoxLayout;
-    right->addWidget(new QLabel(tr("Every site and head (click one):")));
-    right->addWidget(m_overview, 2);
+    m_details = new QWidget;
+    auto* right = new QVBoxLayout(m_details);
+    right->setContentsMargins(0, 0, 0, 0);
     right->addWidget(new QLabel(tr("Alignment heads (cross-attention, this translation):")));
     right->addWidget(m_ranking, 1);
     auto* all = new QHBoxLayout(this);
     all->addLayout(left, 3);
-    all->addLayout(right, 2);
+    all->addWidget(m_details, 2);
 
     m_sourceEdited = new QTimer(this);
     m_sourceEdited->setSingleShot(true);
@@ -114,12 +111,10 @@ TranslationPanel::TranslationPanel(QWidget* parent)
             return;
         if (m_result)
             m_alignment->setText(alignmentText(*m_result, site(), head()));
-        m_overview->setSelection(site(), head() >= 0 ? std::vector<int>{head()} : std::vector<int>{});
         emit selectionChanged(site(), head());
     };
     connect(m_site, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_head, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
-    connect(m_overview, &widgets::HeadOverviewView::headClicked, this, [this](int s, int h, bool) { select(s, h); });
     connect(m_ranking, &QTableWidget::cellClicked, this, [this](int row, int) {
         const auto* item = m_ranking->item(row, 0);
         if (item)
@@ -151,7 +146,6 @@ void TranslationPanel::setModel(const ModelBundlePtr& model)
     m_target->clear();
     m_alignment->clear();
     m_state->clear();
-    m_overview->setThumbnails(nullptr);
     m_ranking->setRowCount(0);
 }
 
@@ -169,8 +163,6 @@ void TranslationPanel::showResult(const TranslationResultPtr& r)
     if (r->translation.typed < static_cast<int>(r->translation.target.size()) && !m_target->hasFocus())
         m_target->setText(r->targetText); // what the model wrote, ready to edit
     m_alignment->setText(alignmentText(*r, site(), head()));
-    m_overview->setThumbnails(translationThumbnails(*r));
-    m_overview->setSelection(site(), head() >= 0 ? std::vector<int>{head()} : std::vector<int>{});
     const int written = static_cast<int>(r->translation.target.size()) - r->translation.typed;
     m_state->setText(r->running ? tr("Writing… %1 tokens so far").arg(written)
                      : written > 0 ? tr("The model wrote %1 tokens%2.")
@@ -208,6 +200,12 @@ void TranslationPanel::setRunning(bool running)
     m_translate->setText(running ? tr("Stop") : tr("Translate"));
 }
 
+void TranslationPanel::setPresentation(bool on)
+{
+    m_details->setVisible(!on);
+    m_state->setVisible(!on);
+}
+
 QString TranslationPanel::source() const { return m_source->text(); }
 QString TranslationPanel::target() const { return m_target->text(); }
 void TranslationPanel::setSource(const QString& text) { m_source->setText(text); }
@@ -223,7 +221,6 @@ void TranslationPanel::select(int site, int head)
     m_updating = false;
     if (m_result)
         m_alignment->setText(alignmentText(*m_result, this->site(), this->head()));
-    m_overview->setSelection(site, head >= 0 ? std::vector<int>{head} : std::vector<int>{});
     emit selectionChanged(this->site(), this->head());
 }
 

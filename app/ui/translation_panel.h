@@ -1,6 +1,6 @@
 // The Translation dock of an encoder-decoder model: the source, the target (typed for teacher forcing, or written by
-// the model with Translate), which attention site and head the grid shows, the word alignment, the overview of every
-// site's heads and the alignment heads ranked. It shows what it is given and emits what the user asks for.
+// the model with Translate), which attention site and head the grid shows, the word alignment and the alignment heads
+// ranked (the Heads dock shows every site's heads). It shows what it is given and emits what the user asks for.
 #pragma once
 
 #include "compute/results.h"
@@ -13,10 +13,6 @@ class QLineEdit;
 class QPushButton;
 class QTableWidget;
 class QTimer;
-
-namespace attnscope::widgets {
-class HeadOverviewView;
-}
 
 namespace attnscope::app {
 
@@ -38,6 +34,8 @@ public:
     int site() const;
     int head() const; // -1: the mean of the site's heads
     void select(int site, int head);
+    // Presentation mode: the sentences, the selectors and the alignment only, so the grid gets the room.
+    void setPresentation(bool on);
 
 signals:
     void translateRequested(const QString& source, const QString& target, bool generate);
@@ -57,8 +55,8 @@ private:
     QComboBox* m_head;
     QLabel* m_alignment;
     QLabel* m_state;
-    widgets::HeadOverviewView* m_overview;
     QTableWidget* m_ranking;
+    QWidget* m_details; // the ranking (hidden in presentation mode)
     QTimer* m_sourceEdited;
     QTimer* m_targetEdited;
     QString m_sample; // the sample sentence the last model opened with

@@ -134,8 +134,9 @@ widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int h
     g->title = QStringLiteral("%1 · %2")
                    .arg(allLayers ? QObject::tr("cross-attention, all layers") : QString::fromStdString(s.label()),
                         head >= 0 ? QObject::tr("head %1").arg(head + 1) : QObject::tr("mean of %1 heads").arg(a.heads));
-    g->rowAxis = encoder ? QObject::tr("source token (query)") : QObject::tr("target token being written (query)");
+    g->rowAxis = encoder ? QObject::tr("source (query)") : QObject::tr("writes (query)");
     g->colAxis = s.keyStream == 0 ? QObject::tr("source token (key)") : QObject::tr("target token read (key)");
+    g->labelChars = 12; // whole words: a translation's tokens are few
     return g;
 }
 
@@ -200,6 +201,43 @@ QString alignmentText(const TranslationResult& t, int site, int head)
         parts << QStringLiteral("%1 ← %2").arg(t.writtenLabels[i], j < t.sourceLabels.size() ? t.sourceLabels[j] : QString());
     }
     return parts.join(QStringLiteral("   ·   "));
+}
+
+PaperFigure positionBiasFigure(const ModelBundle& model)
+{
+    const auto& m = core::asEncoderDecoder(*model.loaded.model);
+    const int H = m.info().heads;
+    const int reach = std::min(m.config().maxDistance + m.config().maxDistance / 4 + 1, 160);
+    PaperFigure f;
+    f.name = QObject::tr("Position bias");
+    f.title = QObject::tr("%1 · learned relative-position bias by head and signed distance (key − query)")
+                  .arg(model.displayName);
+    for (const auto stack : {core::Stack::Encoder, core::Stack::Decoder}) {
+        auto g = std::make_shared<widgets::GridData>();
+        const bool encoder = stack == core::Stack::Encoder;
+        const int lo = -reach, hi = encoder ? reach : 0;
+        g->rows = H;
+        g->cols = hi - lo + 1;
+        for (int h = 0; h < H; ++h) {
+            g->rowLabels << QObject::tr("head %1").arg(h + 1);
+            g->rowPositions.push_back(h);
+        }
+        for (int o = lo; o <= hi; ++o) {
+            g->colLabels << QString::number(o);
+            g->colPositions.push_back(o - lo);
+        }
+        for (int h = 0; h < H; ++h)
+            for (int o = lo; o <= hi; ++o)
+                g->values.push_back(m.positionBiasAt(stack, h, o));
+        g->title = encoder ? QObject::tr("encoder (both directions)") : QObject::tr("decoder (looks back only)");
+        g->valueLabel = QObject::tr("bias added to the score");
+        g->rowAxis = QObject::tr("head");
+        g->colAxis = QObject::tr("signed distance, key − query (tokens)");
+        g->diverging = true;
+        g->labelChars = 6;
+        f.grids.push_back(g);
+    }
+    return f;
 }
 
 } // namespace attnscope::app

@@ -5,6 +5,7 @@
 
 #include "analysis/cross_alignment.h"
 #include "compute/results.h"
+#include "views/paper_figures.h"
 #include "grid_data.h"
 #include "thumbnail_data.h"
 
@@ -29,5 +30,11 @@ widgets::HeadThumbnailsPtr translationThumbnails(const TranslationResult& t, int
 
 // "2026 ← 2026 · - ← , · 11 ← november": each written token and the source token it reads most, for a cross site.
 QString alignmentText(const TranslationResult& t, int site, int head);
+
+// T5's learned relative-position bias, the learned counterpart of the Transformer-XL paper's Fig. 5: per stack a
+// grid of heads (rows) by signed distance (key minus query, columns; the decoder's only looks back), the bias each
+// head adds to every score at that distance, over the buckets' whole range (the largest distance the model tells
+// apart, and a little beyond to show it flatten).
+PaperFigure positionBiasFigure(const ModelBundle& model);
 
 } // namespace attnscope::app
