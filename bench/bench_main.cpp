@@ -7,6 +7,7 @@
 #include "teaching_bench.h"
 #include "throughput_bench.h"
 #include "random_models.h"
+#include "seq2seq_bench.h"
 #include "util/memory_info.h"
 #include "io/safetensors.h"
 #include "util/cpu_features.h"
@@ -101,6 +102,9 @@ int main(int argc, char** argv)
                 return std::string(argv[i + 1]);
         return std::string(fallback);
     };
+    if (argc >= 2 && std::string(argv[1]) == "seq2seq")
+        return bench::seq2seqTranslate(stringArg("--shape", "marian"), intArg("--source-tokens", 30),
+                                       intArg("--new-tokens", 30), intArg("--threads", 2), intArg("--rounds", 5));
     if (argc >= 2 && std::string(argv[1]) == "long-text")
         return bench::longTextMemory(intArg("--tokens", 4096), intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "edit")
