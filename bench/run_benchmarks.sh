@@ -22,6 +22,12 @@ trap 'rm -f "$log"' EXIT
     "$build/bench/attnscope-bench" lens --model smollm2 --tokens 1000 --threads 2
     "$build/bench/attnscope-bench" qk --model resources/models/llama-wikitext2 --tokens 1000 --points 5000 --threads 2
     echo
+    echo "Encoder-decoder: translate 30 tokens into 30, every site kept (a first run writes the random models)"
+    for shape in marian t5-small; do
+        "$build/bench/attnscope-bench" seq2seq --shape $shape --rounds 1 >/dev/null
+        "$build/bench/attnscope-bench" seq2seq --shape $shape --rounds 5
+    done
+    echo
     echo "Big grids: drawing 4,096 x 4,096 tokens after a zoom"
     QT_QPA_PLATFORM=offscreen "$build/bench/attnscope-bench-draw" 4096 2>/dev/null
     echo
