@@ -31,6 +31,8 @@
 #include "ui/scan_dialog.h"
 #include "ui/text_panel.h"
 #include "ui/text_box.h"
+#include "io/safetensors.h"
+#include "util/text_file.h"
 
 #include <qcustomplot.h>
 #include <QAbstractItemView>
@@ -60,6 +62,7 @@
 #include <QTimer>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 using namespace attnscope;
 
@@ -909,4 +912,65 @@ TEST_CASE("the model dialog opens a typed model folder instead of entering it", 
         });
         CHECK(QFileInfo(app::askModelPath(nullptr, QStringLiteral("model"))) == QFileInfo(folder));
     }
+}
+
+TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, every site's grid, back to text",
+          "[app][window][seq2seq]")
+{
+    app::ComputeController c{{}};
+    app::MainWindow w{&c, {}};
+    w.resize(1280, 800);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    // marian-tiny has no tokenizer files: source and target are typed as token ids.
+    const auto dir = test::testdataDir() / "marian-tiny";
+    const auto input = core::readJsonFile((dir / "input.json").string());
+    QString source, target;
+    for (const auto& id : input["input_ids"])
+        source += QString::number(id.get<int>()) + ' ';
+    const auto& dec = input["decoder_input_ids"];
+    for (std::size_t i = 1; i < dec.size(); ++i) // the decoder start token is the model's to add
+        target += QString::number(dec[i].get<int>()) + ' ';
+    w.setSource(source.trimmed());
+    w.openModel(caseDir("marian-tiny"));
+    settle(c);
+    auto dock = [&](const char* name) { return w.findChild<QDockWidget*>(QLatin1String(name)); };
+    CHECK(dock("translationDock")->isVisible());
+    CHECK_FALSE(dock("textDock")->isVisible());
+    // Translate ran on opening: a generated target, the last decoder layer's cross-attention on the grid.
+    REQUIRE(w.grid()->data());
+    CHECK(w.grid()->data()->title.contains("decoder layer 2 cross-attention"));
+    CHECK(w.grid()->data()->cols == static_cast<int>(input["input_ids"].size()));
+    // A typed target is read as typed (teacher forcing): head 1's grid is the reference's cross-attention.
+    auto* targetBox = w.findChild<QLineEdit*>(QStringLiteral("targetBox"));
+    REQUIRE(targetBox);
+    targetBox->setText(target.trimmed());
+    emit targetBox->textEdited(targetBox->text());
+    QTest::qWait(400);
+    settle(c);
+    auto* head = w.findChild<QComboBox*>(QStringLiteral("siteHeadBox"));
+    REQUIRE(head);
+    head->setCurrentIndex(1); // head 1
+    QApplication::processEvents();
+    const auto grid = w.grid()->data();
+    REQUIRE(grid);
+    core::SafetensorsFile expected((dir / "expected.safetensors").string());
+    const auto cross = core::readAsFloat(expected, *expected.find("decoder.layer1.cross_attn_prob"));
+    const int T = static_cast<int>(dec.size()), S = static_cast<int>(input["input_ids"].size());
+    REQUIRE(grid->rows == T);
+    REQUIRE(grid->cols == S);
+    for (int i = 0; i < T; ++i)
+        for (int j = 0; j < S; ++j)
+            REQUIRE(grid->at(i, j) == Approx(cross[static_cast<std::size_t>(i) * S + j]).margin(1e-5));
+    // The encoder's first layer through the Heads dock's first row.
+    w.setSelection(0, {2});
+    QApplication::processEvents();
+    REQUIRE(w.grid()->data());
+    CHECK(w.grid()->data()->title.contains("encoder layer 1"));
+    CHECK(w.grid()->data()->rows == static_cast<int>(input["input_ids"].size()));
+    // Back to a one-text model: the Text tab returns, the Translation tab goes.
+    w.openModel(caseDir("gpt2-tiny"));
+    settle(c);
+    CHECK(dock("textDock")->isVisible());
+    CHECK_FALSE(dock("translationDock")->isVisible());
 }
