@@ -33,6 +33,7 @@ struct TranslationResult {
     QStringList targetLabels;  // the decoder's input tokens, the start token first
     QStringList writtenLabels; // per target row, the token it writes: the next target token, or its own prediction
     QString targetText;        // what the decoder wrote or was given, as text
+    QString nextChoices;       // the five likeliest tokens after the last target row: "2026 (99.9%), 1926 (0.1%), …"
     bool running = false;      // a generation step: more tokens follow
 };
 using TranslationResultPtr = std::shared_ptr<const TranslationResult>;

@@ -173,6 +173,10 @@ void MainWindow::buildPanels()
     connect(m_displayPanel, &DisplayPanel::regroupChanged, this, [this](bool wholeWords, bool hideSpecial) {
         m_selection.wholeWords = wholeWords;
         m_selection.hideSpecial = hideSpecial;
+        if (m_translationResult) { // an encoder-decoder model: its grid is built from the translation
+            showTranslationGrid();
+            return;
+        }
         refreshGrid();
     });
 
@@ -507,7 +511,7 @@ void MainWindow::showTranslationGrid()
 {
     if (!m_translationResult)
         return;
-    showGrid(translationGrid(*m_translationResult, m_translation->site(), m_translation->head()));
+    showGrid(translationGrid(*m_translationResult, m_translation->site(), m_translation->head(), m_selection.wholeWords));
     m_grid->setStale(false);
 }
 

@@ -168,7 +168,9 @@ void TranslationPanel::showResult(const TranslationResultPtr& r)
                      : written > 0 ? tr("The model wrote %1 tokens%2.")
                                          .arg(written)
                                          .arg(r->translation.finished ? tr(" and ended the sentence") : QString())
-                                   : tr("The model read the typed target (teacher forcing): each row is what it predicts next."));
+                                   : tr("The model read the typed target (teacher forcing): each row is labelled by "
+                                        "what it predicts next. After it: %1")
+                                         .arg(r->nextChoices));
     if (!r->running)
         showRanking();
 }

@@ -5,6 +5,7 @@
 #include "tokenize/tokenizer.h"
 
 #include <QObject>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -48,6 +49,24 @@ TranslationResultPtr describeTranslation(ModelBundlePtr model, core::Translation
         }
         r->writtenLabels << pieceText(tgt, written);
     }
+    if (rows > 0) { // the next token's likeliest choices after the last row
+        const float* row = translation.logits.data() + static_cast<std::size_t>(rows - 1) * translation.vocab;
+        const float top = *std::max_element(row, row + translation.vocab);
+        double sum = 0;
+        for (int v = 0; v < translation.vocab; ++v)
+            sum += std::exp(static_cast<double>(row[v] - top));
+        std::vector<int> order(static_cast<std::size_t>(translation.vocab));
+        for (int v = 0; v < translation.vocab; ++v)
+            order[static_cast<std::size_t>(v)] = v;
+        const int k = std::min(5, translation.vocab);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return row[a] > row[b]; });
+        QStringList choices;
+        for (int i = 0; i < k; ++i) {
+            const int v = order[static_cast<std::size_t>(i)];
+            choices << QStringLiteral("%1 (%2%)").arg(pieceText(tgt, v)).arg(100.0 * std::exp(row[v] - top) / sum, 0, 'f', 1);
+        }
+        r->nextChoices = choices.join(QStringLiteral(", "));
+    }
     for (std::size_t i = 1; i < translation.target.size(); ++i)
         if (translation.target[i] != eos)
             text += tgt.textOf(translation.target[i]);
@@ -72,7 +91,92 @@ QString siteTitle(const core::ModelInfo& info, int site)
                                            : QObject::tr("%1 (target × target, causal)").arg(what);
 }
 
-widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int head)
+std::vector<int> wordsOfPieces(const QStringList& pieces)
+{
+    static const QString spaceMark = QString::fromUtf8("\xE2\x96\x81"), byteSpace = QString::fromUtf8("\xC4\xA0");
+    bool marksStarts = false; // SentencePiece / byte-level: a word starts with a mark; WordPiece: ## continues one
+    for (const auto& p : pieces)
+        marksStarts = marksStarts || p.startsWith(spaceMark) || p.startsWith(byteSpace) || p.startsWith(QLatin1Char(' '));
+    auto alone = [](const QString& p) {
+        return p.isEmpty() || (p.startsWith(QLatin1Char('<')) && p.endsWith(QLatin1Char('>'))) ||
+               (p.startsWith(QLatin1Char('[')) && p.endsWith(QLatin1Char(']'))) || !p.back().isLetterOrNumber();
+    };
+    std::vector<int> word(static_cast<std::size_t>(pieces.size()));
+    int w = -1;
+    bool prevAlone = true;
+    for (int i = 0; i < pieces.size(); ++i) {
+        const QString& p = pieces[i];
+        const bool starts = marksStarts ? (p.startsWith(spaceMark) || p.startsWith(byteSpace) || p.startsWith(QLatin1Char(' ')))
+                                        : !p.startsWith(QLatin1String("##"));
+        const bool own = alone(p);
+        if (w < 0 || starts || own || prevAlone)
+            ++w;
+        word[static_cast<std::size_t>(i)] = w;
+        prevAlone = own;
+    }
+    return word;
+}
+
+namespace {
+// A grid over words: cell (w, v) = mean over w's rows of the sum over v's columns (masked cells count 0; a cell with
+// nothing visible stays masked), as the encoder views' whole-word grids are.
+widgets::GridDataPtr wordGrid(const widgets::GridData& g, const std::vector<int>& rowWord, const std::vector<int>& colWord)
+{
+    static const QString spaceMark = QString::fromUtf8("\xE2\x96\x81"), byteSpace = QString::fromUtf8("\xC4\xA0");
+    auto clean = [&](QString p) {
+        p.replace(spaceMark, QString()).replace(byteSpace, QString());
+        if (p.startsWith(QLatin1String("##")))
+            p = p.mid(2);
+        return p;
+    };
+    auto out = std::make_shared<widgets::GridData>(g);
+    const int R = rowWord.empty() ? 0 : rowWord.back() + 1, C = colWord.empty() ? 0 : colWord.back() + 1;
+    out->rows = R;
+    out->cols = C;
+    out->rowLabels = QStringList(R, QString());
+    out->colLabels = QStringList(C, QString());
+    out->rowPositions.assign(static_cast<std::size_t>(R), 0);
+    out->colPositions.assign(static_cast<std::size_t>(C), 0);
+    for (int i = 0; i < g.rows; ++i) {
+        const int w = rowWord[static_cast<std::size_t>(i)];
+        QString piece = g.rowLabels[i];
+        const bool arrow = piece.startsWith(QStringLiteral("→ "));
+        piece = clean(arrow ? piece.mid(2) : piece);
+        out->rowLabels[w] = out->rowLabels[w].isEmpty() ? (arrow ? QStringLiteral("→ ") : QString()) + piece : out->rowLabels[w] + piece;
+        out->rowPositions[static_cast<std::size_t>(w)] = w;
+    }
+    for (int j = 0; j < g.cols; ++j) {
+        const int v = colWord[static_cast<std::size_t>(j)];
+        out->colLabels[v] += clean(g.colLabels[j]);
+        out->colPositions[static_cast<std::size_t>(v)] = v;
+    }
+    out->values.assign(static_cast<std::size_t>(R) * C, 0.0f);
+    std::vector<int> rowsIn(static_cast<std::size_t>(R), 0);
+    std::vector<std::uint8_t> seen(static_cast<std::size_t>(R) * C, 0);
+    for (int i = 0; i < g.rows; ++i) {
+        const int w = rowWord[static_cast<std::size_t>(i)];
+        ++rowsIn[static_cast<std::size_t>(w)];
+        for (int j = 0; j < g.cols; ++j) {
+            const float v = g.at(i, j);
+            const std::size_t at = static_cast<std::size_t>(w) * C + colWord[static_cast<std::size_t>(j)];
+            if (!std::isnan(v)) {
+                out->values[at] += v;
+                seen[at] = 1;
+            }
+        }
+    }
+    for (int w = 0; w < R; ++w)
+        for (int v = 0; v < C; ++v) {
+            auto& x = out->values[static_cast<std::size_t>(w) * C + v];
+            x = seen[static_cast<std::size_t>(w) * C + v] ? x / static_cast<float>(rowsIn[static_cast<std::size_t>(w)])
+                                                          : std::numeric_limits<float>::quiet_NaN();
+        }
+    out->title += QObject::tr(" · whole words");
+    return out;
+}
+} // namespace
+
+widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int head, bool wholeWords)
 {
     const auto& info = t.model->info();
     const bool allLayers = site == allCrossSites(info);
@@ -137,7 +241,13 @@ widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int h
     g->rowAxis = encoder ? QObject::tr("source (query)") : QObject::tr("writes (query)");
     g->colAxis = s.keyStream == 0 ? QObject::tr("source token (key)") : QObject::tr("target token read (key)");
     g->labelChars = 12; // whole words: a translation's tokens are few
-    return g;
+    if (!wholeWords)
+        return g;
+    const auto sourceWords = wordsOfPieces(t.sourceLabels);
+    const auto rowWords = wordsOfPieces(encoder ? t.sourceLabels : t.writtenLabels);
+    const auto colWords = s.keyStream == 0 ? sourceWords : wordsOfPieces(t.targetLabels);
+    return wordGrid(*g, std::vector<int>(rowWords.begin(), rowWords.begin() + g->rows),
+                    std::vector<int>(colWords.begin(), colWords.begin() + g->cols));
 }
 
 widgets::HeadThumbnailsPtr translationThumbnails(const TranslationResult& t, int maxSide)

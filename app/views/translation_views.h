@@ -23,7 +23,12 @@ QString siteTitle(const core::ModelInfo& info, int site);
 // cells NaN. `site` == allCrossSites(info) is the cross-attention of every decoder layer averaged (that head in each
 // layer, or every head).
 int allCrossSites(const core::ModelInfo& info);
-widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int head);
+widgets::GridDataPtr translationGrid(const TranslationResult& t, int site, int head, bool wholeWords = false);
+
+// The word each piece belongs to (0, 1, ...), from the pieces' own spelling: SentencePiece's ▁ and byte-level BPE's Ġ
+// (or a space) start a word, WordPiece's ## continues one; special tokens (<s>, </s>, [SEP]) and punctuation are words
+// of their own.
+std::vector<int> wordsOfPieces(const QStringList& pieces);
 
 // One thumbnail per site and head (site-major), rows labelled by site ("E1", "D1 self", "D1 cross").
 widgets::HeadThumbnailsPtr translationThumbnails(const TranslationResult& t, int maxSide = 48);

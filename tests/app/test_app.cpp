@@ -10,6 +10,10 @@
 #include "ui/relpos_panel.h"
 #include "ui/session.h"
 #include "export/data_export.h"
+#include "views/translation_views.h"
+#include "util/text_file.h"
+#include <nlohmann/json.hpp>
+#include "model/model_loader.h"
 
 #include <QImage>
 #include <qcustomplot.h>
@@ -457,4 +461,44 @@ TEST_CASE("every file the app writes fails loudly on a full disk and keeps the o
     struct stat st {};
     REQUIRE(::stat(target.toLocal8Bit().constData(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("translation grids: pieces merge into words by their own spelling, every site and the all-layers mean",
+          "[app][seq2seq]")
+{
+    const QString sp = QString::fromUtf8("\xE2\x96\x81");
+    CHECK(app::wordsOfPieces({sp + "Hel", "lo", sp + "world", ",", sp + "again", "</s>"}) ==
+          std::vector<int>{0, 0, 1, 2, 3, 4});
+    CHECK(app::wordsOfPieces({"2026", "-", "11", "-", "26", "</s>"}) == std::vector<int>{0, 1, 2, 3, 4, 5});
+    CHECK(app::wordsOfPieces({"un", "##aff", "##able", "[SEP]"}) == std::vector<int>{0, 0, 0, 1});
+
+    // A translation of marian-tiny's reference source: every site has a grid with the streams' tokens, and the
+    // all-layers entry is the mean of the decoder layers' cross-attention.
+    const auto bundle = app::loadBundle(QString::fromStdString((test::testdataDir() / "marian-tiny").string()), {});
+    const auto& m = core::asEncoderDecoder(*bundle->loaded.model);
+    const auto input = core::readJsonFile((test::testdataDir() / "marian-tiny" / "input.json").string());
+    const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
+    const auto target = input["decoder_input_ids"].get<std::vector<std::int32_t>>();
+    const auto r = app::describeTranslation(bundle, core::teacherForce(m, source, target), false);
+    const auto& info = bundle->info();
+    for (int s = 0; s <= app::allCrossSites(info); ++s) {
+        const auto g = app::translationGrid(*r, s, -1);
+        REQUIRE(g);
+        const bool encoder = s < app::allCrossSites(info) && info.sites[static_cast<std::size_t>(s)].stack == core::Stack::Encoder;
+        CHECK(g->rows == static_cast<int>(encoder ? source.size() : target.size()));
+    }
+    const auto all = app::translationGrid(*r, app::allCrossSites(info), 0);
+    const auto last = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 1, core::SiteKind::Cross), 0);
+    const auto first = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 0, core::SiteKind::Cross), 0);
+    for (int i = 0; i < all->rows; ++i)
+        for (int j = 0; j < all->cols; ++j)
+            REQUIRE(all->at(i, j) == Approx((first->at(i, j) + last->at(i, j)) / 2).margin(1e-6));
+    // Rows of a whole-word grid still sum to 1 (attention to a word is summed over its pieces).
+    const auto words = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 1, core::SiteKind::Cross), 0, true);
+    for (int i = 0; i < words->rows; ++i) {
+        double sum = 0;
+        for (int j = 0; j < words->cols; ++j)
+            sum += words->at(i, j);
+        CHECK(sum == Approx(1.0).margin(1e-5));
+    }
 }
