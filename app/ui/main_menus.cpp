@@ -17,6 +17,7 @@
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
 #include "views/translation_views.h"
+#include "ui/translation_panel.h"
 
 #include "analysis/neuron_view.h"
 #include "views/analysis_figures.h"
@@ -317,6 +318,14 @@ QString MainWindow::saveSession(const QString& pathIn)
     const QString path = withSessionExtension(pathIn);
     SessionState s{m_compute->model()->spec, m_textPanel->text(), m_selection, m_displayPanel->settings(), {},
                    m_displayPanel->bandSplitText()};
+    if (m_compute->model()->info().can.encoderDecoder) {
+        s.source = m_translation->source();
+        // A written target comes back by translating again; a typed one is kept as typed.
+        const bool typed = m_translationResult && m_translationResult->translation.typed > 1;
+        s.target = typed ? m_translation->target() : QString();
+        s.selection.layer = m_translation->site();
+        s.selection.heads = m_translation->head() >= 0 ? std::vector<int>{m_translation->head()} : std::vector<int>{};
+    }
     if (m_relpos->scan()) {
         // The scan travels as a scan-result file next to the session.
         const QString scanPath = path + QStringLiteral(".scan.safetensors");
@@ -348,6 +357,8 @@ QString MainWindow::openSession(const QString& path)
     m_pendingSession = s;
     m_pendingScan = scan;
     m_textPanel->setTextSilently(s.text);
+    if (!s.source.isEmpty())
+        m_translation->setSource(s.source);
     openModel(s.model);
     return {};
 }

@@ -489,8 +489,11 @@ void MainWindow::showStreams(const ModelBundlePtr& m)
         m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
         return;
     }
-    m_translation->setRunning(true);
-    m_compute->requestTranslation(m_translation->source(), QString(), true);
+    // A session's typed target is read as typed; otherwise the model writes its own.
+    const QString target = m_pendingSession ? m_pendingSession->target : QString();
+    m_translation->setTarget(target);
+    m_translation->setRunning(target.isEmpty());
+    m_compute->requestTranslation(m_translation->source(), target, target.isEmpty());
 }
 
 void MainWindow::onTranslation(const TranslationResultPtr& r)
@@ -500,6 +503,20 @@ void MainWindow::onTranslation(const TranslationResultPtr& r)
     m_translationResult = r;
     if (!r->running)
         m_translation->setRunning(false);
+    if (!r->running && m_pendingSession) { // a session's site and head, once its translation is there
+        const SessionState s = *m_pendingSession;
+        m_pendingSession.reset();
+        const int sites = allCrossSites(r->model->info());
+        if (s.selection.layer >= 0 && s.selection.layer <= sites)
+            m_translation->select(s.selection.layer, s.selection.heads.size() == 1 && s.selection.heads[0] < r->model->info().heads
+                                                         ? s.selection.heads[0]
+                                                         : -1);
+        else
+            notify(tr("Session restored with changes: site %1 does not exist (the model has %2)")
+                       .arg(s.selection.layer + 1)
+                       .arg(sites));
+        m_displayPanel->setSettings(s.display);
+    }
     m_translation->showResult(r);
     m_headsPanel->setThumbnails(translationThumbnails(*r));
     m_headsPanel->setSelection(m_selection);

@@ -18,6 +18,9 @@ struct SessionState {
     DisplaySettings display;
     QString scanFile; // file name of the scan result next to the session ("" = none)
     QString bandSplit; // rotary models: the wavelengths typed in the Display dock ("" = three equal bands)
+    // Encoder-decoder models: the source, and a typed target ("" = the model writes it); selection.layer is the site.
+    QString source;
+    QString target;
 };
 
 // The extension sessions carry; added by saveSessionFile when the path has none.

@@ -968,6 +968,26 @@ TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, 
     REQUIRE(w.grid()->data());
     CHECK(w.grid()->data()->title.contains("encoder layer 1"));
     CHECK(w.grid()->data()->rows == static_cast<int>(input["input_ids"].size()));
+    // A session keeps the source, the typed target and the site and head.
+    test::TempDir tmp;
+    const QString session = QString::fromStdString((tmp / "t.attnscope").string());
+    w.setSelection(3, {1}); // marian-tiny's sites: E1, E2, D1 self, D1 cross, ...
+    REQUIRE(w.saveSession(session).isEmpty());
+    {
+        app::ComputeController c2{{}};
+        app::MainWindow w2{&c2, {}};
+        w2.resize(1280, 800);
+        w2.show();
+        REQUIRE(w2.openSession(session).isEmpty());
+        settle(c2);
+        QApplication::processEvents();
+        REQUIRE(w2.grid()->data());
+        CHECK(w2.grid()->data()->title.contains("decoder layer 1 cross-attention"));
+        CHECK(w2.grid()->data()->title.contains("head 2"));
+        CHECK(w2.grid()->data()->rows == T); // the typed target, read as typed
+        auto* box = w2.findChild<QLineEdit*>(QStringLiteral("targetBox"));
+        CHECK(box->text() == target.trimmed());
+    }
     // Back to a one-text model: the Text tab returns, the Translation tab goes.
     w.openModel(caseDir("gpt2-tiny"));
     settle(c);
