@@ -451,6 +451,27 @@ void ComputeController::requestTranslation(const QString& source, const QString&
         [this](const JobFailure& f) { emit translationFailed(f.message, f.cancelled); });
 }
 
+void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens)
+{
+    if (!translation)
+        return;
+    submit<PaperFigure>(
+        m_background, lens ? m_lens : m_rollout, lens ? tr("Computing the logit lens…") : tr("Computing rollout…"),
+        [translation, lens](const JobContext& ctx) {
+            return std::make_shared<const PaperFigure>(lens ? decoderLensFigure(*translation, &ctx.stop())
+                                                            : encoderRolloutFigure(*translation));
+        },
+        [this, lens](FigurePtr f) {
+            if (lens)
+                emit lensReady(f);
+            else
+                emit rolloutReady(f);
+        },
+        [this, lens](const JobFailure& f) {
+            emit analysisFailed(lens ? tr("Logit lens") : tr("Attention rollout"), f.message, f.cancelled);
+        });
+}
+
 void ComputeController::requestLogitLens(int segment)
 {
     if (!m_text)

@@ -61,6 +61,9 @@ public:
     // An encoder-decoder model: `source` read with `target` typed (teacher forcing), or with `generate` the target
     // continued token by token from it (greedy, at most maxNewTokens, each step delivered as it is written).
     void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
+    // An encoder-decoder model's translation on screen: the logit lens over its decoder (lensReady) or rollout over its
+    // encoder (rolloutReady), on the background lane.
+    void requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens);
     // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
     void requestLogitLens(int segment);
     // Direct logit attribution at token `position` (-1: the text's last) for the token that follows it.

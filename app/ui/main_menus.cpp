@@ -175,6 +175,10 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {
+        if (m_translationResult && m_compute->model() && m_compute->model()->info().can.encoderDecoder) {
+            m_compute->requestTranslationAnalysis(m_translationResult, true); // over the decoder's layers
+            return;
+        }
         if (!haveText(tr("Logit lens")))
             return;
         const auto& m = m_compute->model();
@@ -426,6 +430,10 @@ void MainWindow::showNeuronView()
 
 void MainWindow::showRollout()
 {
+    if (m_translationResult && m_compute->model() && m_compute->model()->info().can.encoderDecoder) {
+        m_compute->requestTranslationAnalysis(m_translationResult, false); // over the encoder's layers
+        return;
+    }
     if (!haveText(tr("Attention rollout")))
         return;
     const auto r = result();

@@ -227,6 +227,8 @@ void MainWindow::buildPanels()
         auto* w = openFigureWindow(*f);
         // A cell is (layer, position): show that layer with the position's row locked, as the grid shows it.
         connect(w, &FigureWindow::cellClicked, this, [this, f](int grid, int row, int col) {
+            if (m_translationResult) // an encoder-decoder model's lens: its rows are decoder layers, not sites
+                return;
             const auto& g = f->grids[static_cast<std::size_t>(grid)];
             const int position = g->colPosition(col);
             setSelection(row, m_selection.heads);

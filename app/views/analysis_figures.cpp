@@ -128,6 +128,15 @@ PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, c
 PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture& capture,
                             const core::Tokenizer& tokenizer, const QString& modelName)
 {
+    QStringList columns;
+    for (int p = 0; p < lens.positions; ++p)
+        columns << tokenLabel(capture.tokens[static_cast<std::size_t>(lens.firstPosition + p)]);
+    return logitLensFigure(lens, columns, tokenizer, modelName);
+}
+
+PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& columns, const core::Tokenizer& tokenizer,
+                            const QString& modelName)
+{
     PaperFigure f;
     f.number = 0;
     f.name = QObject::tr("Logit lens");
@@ -148,7 +157,7 @@ PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture
         for (int l = 0; l < lens.layers; ++l)
             g->rowLabels << QObject::tr("layer %1").arg(l + 1);
         for (int p = 0; p < lens.positions; ++p) {
-            g->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(lens.firstPosition + p)]);
+            g->colLabels << columns.value(p);
             g->colPositions.push_back(lens.firstPosition + p);
         }
         for (int l = 0; l < lens.layers; ++l)

@@ -28,6 +28,9 @@ PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, c
 // first choice already at that layer). Hover: the top five and the actual token's rank.
 PaperFigure logitLensFigure(const core::LogitLens& lens, const core::TextCapture& capture,
                             const core::Tokenizer& tokenizer, const QString& modelName);
+// The same with its columns labelled `columns` (an encoder-decoder model's target rows: the token each row writes).
+PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& columns, const core::Tokenizer& tokenizer,
+                            const QString& modelName);
 // Direct logit attribution: rows = layers, columns = heads, then the attention's bias (when a model has one) and the
 // feed-forward block; values = shares of the logit (a diverging map). The title names the token and position and
 // the embedding's and the constant's shares, so the figure sums to the logit.

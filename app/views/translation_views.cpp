@@ -1,7 +1,9 @@
 // Builders of an encoder-decoder model's views.
 #include "views/translation_views.h"
 
+#include "analysis/seq2seq_lens.h"
 #include "colour_maps.h"
+#include "views/analysis_figures.h"
 #include "tokenize/tokenizer.h"
 
 #include <QObject>
@@ -347,6 +349,47 @@ PaperFigure positionBiasFigure(const ModelBundle& model)
         g->labelChars = 6;
         f.grids.push_back(g);
     }
+    return f;
+}
+
+PaperFigure encoderRolloutFigure(const TranslationResult& t)
+{
+    const auto& info = t.model->info();
+    auto g = std::make_shared<widgets::GridData>();
+    const int S = static_cast<int>(t.translation.source.size());
+    g->rows = g->cols = S;
+    g->values = core::encoderRollout(info, t.translation);
+    g->highlight.assign(g->values.size(), 0);
+    for (int i = 0; i < S; ++i) {
+        g->rowLabels << t.sourceLabels[i];
+        g->colLabels << t.sourceLabels[i];
+        g->rowPositions.push_back(i);
+        g->colPositions.push_back(i);
+    }
+    g->valueLabel = QObject::tr("share of the source token in the encoder's output (rollout)");
+    g->rowAxis = QObject::tr("encoder output position");
+    g->colAxis = QObject::tr("source token");
+    g->title = QObject::tr("%1 · attention rollout over the encoder's %2 layers")
+                   .arg(t.model->displayName)
+                   .arg(core::asEncoderDecoder(*t.model->loaded.model).config().encLayers);
+    PaperFigure f;
+    f.number = 0;
+    f.name = QObject::tr("Attention rollout");
+    f.title = g->title;
+    f.grids.push_back(g);
+    return f;
+}
+
+PaperFigure decoderLensFigure(const TranslationResult& t, const core::StopToken* stop)
+{
+    const auto& m = core::asEncoderDecoder(*t.model->loaded.model);
+    const auto lens = core::decoderLogitLens(m, t.translation, 5, stop);
+    QStringList columns;
+    for (int p = 0; p < lens.positions; ++p)
+        columns << (p < t.targetLabels.size() ? t.targetLabels[p] : QString());
+    auto f = logitLensFigure(lens, columns, *t.model->targetTokenizer, t.model->displayName);
+    f.title = QObject::tr("%1 · logit lens over the decoder: after each layer, the next target token it would write")
+                  .arg(t.model->displayName);
     return f;
 }
 

@@ -9,6 +9,10 @@
 #include "grid_data.h"
 #include "thumbnail_data.h"
 
+namespace attnscope::core {
+class StopToken;
+}
+
 namespace attnscope::app {
 
 // Labels the translation's tokens: source, decoder input, and the token each target row writes.
@@ -41,5 +45,10 @@ QString alignmentText(const TranslationResult& t, int site, int head);
 // head adds to every score at that distance, over the buckets' whole range (the largest distance the model tells
 // apart, and a little beyond to show it flatten).
 PaperFigure positionBiasFigure(const ModelBundle& model);
+
+// Attention rollout over the encoder's layers (source x source), and the logit lens over the decoder's layers (rows:
+// layers, columns: target rows labelled by the token each writes).
+PaperFigure encoderRolloutFigure(const TranslationResult& t);
+PaperFigure decoderLensFigure(const TranslationResult& t, const core::StopToken* stop = nullptr);
 
 } // namespace attnscope::app

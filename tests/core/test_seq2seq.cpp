@@ -4,6 +4,8 @@
 #include "model/model_loader.h"
 #include "model/seq2seq.h"
 #include "run/translation.h"
+#include "analysis/seq2seq_lens.h"
+#include "io/safetensors.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -168,4 +170,42 @@ TEST_CASE("a T5 GGUF file reads text with its own SentencePiece Unigram vocabula
     // The end-of-sequence token T5 appends is the file's eos (1).
     const auto withEos = tok->encodeWithSpecial(text);
     CHECK(withEos.back().id == 1);
+}
+
+TEST_CASE("encoder rollout and the decoder's logit lens of a translation", "[seq2seq][analysis]")
+{
+    for (const auto& dir : test::seq2seqReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto& m = core::asEncoderDecoder(*loaded.model);
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
+            const auto target = input["decoder_input_ids"].get<std::vector<std::int32_t>>();
+            const auto t = core::teacherForce(m, source, target);
+            // The last layer's lens is the model's own read-out: its top token and the reference logits' argmax agree.
+            const auto lens = core::decoderLogitLens(m, t);
+            REQUIRE(lens.layers == m.config().decLayers);
+            REQUIRE(lens.positions == static_cast<int>(target.size()));
+            core::SafetensorsFile expected((dir / "expected.safetensors").string());
+            const auto logits = core::readAsFloat(expected, *expected.find("logits"));
+            const int V = loaded.model->info().vocabSize;
+            for (int p = 0; p < lens.positions; ++p) {
+                const float* row = logits.data() + static_cast<std::size_t>(p) * V;
+                CHECK(lens.at(lens.layers - 1, p).front().id == std::max_element(row, row + V) - row);
+            }
+            // Rollout mixes the residual in: rows sum to 1, and nothing is negative.
+            const auto r = core::encoderRollout(loaded.model->info(), t);
+            const std::size_t S = source.size();
+            REQUIRE(r.size() == S * S);
+            for (std::size_t i = 0; i < S; ++i) {
+                double sum = 0;
+                for (std::size_t j = 0; j < S; ++j) {
+                    CHECK(r[i * S + j] >= 0);
+                    sum += r[i * S + j];
+                }
+                CHECK(sum == Approx(1.0).margin(1e-5));
+            }
+        }
+    }
 }
