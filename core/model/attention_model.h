@@ -124,6 +124,13 @@ struct LayerView {
     // columns h * headDim ..): what AttentionModel::headParts splits the attention output by.
     const float* headMix = nullptr;
     const float* hidden = nullptr;      // [qlen, dModel], layer output
+    // Mixture-of-experts layers: the router's logits and softmax [qlen, experts], the chosen experts per token (most
+    // probable first) and the factor each one's output was multiplied by [qlen, expertsUsed]; null otherwise.
+    int experts = 0, expertsUsed = 0;
+    const float* routerLogits = nullptr;
+    const float* routerProbs = nullptr;
+    const std::int32_t* expertIds = nullptr;
+    const float* expertWeights = nullptr;
 };
 
 // End of a segment (GPT-2 only fills lnF/logits, and only when the observer asks).

@@ -303,8 +303,15 @@ void checkLongRope(LlamaConfig& c, const std::string& file, const std::string& k
 // What a rotary decoder family changes in the Llama block (the same for config.json and GGUF).
 void setDecoderQuirks(LlamaConfig& c)
 {
-    if (c.family == ModelFamily::Qwen3) {
+    if (c.family == ModelFamily::Qwen3 || c.family == ModelFamily::Qwen3Moe) {
         c.qkNorm = LlamaConfig::QkNorm::PerHead;
+    } else if (c.family == ModelFamily::Olmoe) {
+        c.qkNorm = LlamaConfig::QkNorm::Whole; // over the whole projection, with the usual pre-norms
+    } else if (c.family == ModelFamily::SmolLM3) {
+        // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
+        if (c.noRopeLayers.empty())
+            for (int l = 0; l < c.nLayer; ++l)
+                c.noRopeLayers.push_back((l + 1) % 4 == 0);
     } else if (c.family == ModelFamily::Olmo2) {
         c.qkNorm = LlamaConfig::QkNorm::Whole;
         c.preNorms = false;
@@ -384,7 +391,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
     c.rope.theta = r.doubleOr("rope_theta", 10000.0);
     c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
-    c.tieEmbeddings = r.boolOr("tie_word_embeddings", false);
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", type == "smollm3"); // SmolLM3's class ties by default
     const bool attentionBias = r.boolOr("attention_bias", false);
     c.qkvBias = attentionBias || type == "qwen2";
     c.oBias = attentionBias && type != "qwen2";
@@ -420,6 +427,32 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
         } else if (const int pattern = r.intOr("sliding_window_pattern", 0, 0); pattern > 0) {
             for (int l = 0; l < c.nLayer; ++l)
                 c.slidingLayers.push_back((l + 1) % pattern != 0);
+        }
+    }
+    if (type == "qwen3_moe" || type == "olmoe") {
+        c.experts = r.positiveInt("num_experts");
+        c.expertsUsed = r.positiveInt("num_experts_per_tok");
+        if (c.expertsUsed > c.experts)
+            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        c.expertFfn = type == "qwen3_moe" ? r.positiveInt("moe_intermediate_size") : c.intermediate;
+        c.normTopK = r.boolOr("norm_topk_prob", false);
+        if (r.intOr("decoder_sparse_step", 1, 1) != 1)
+            r.fail("decoder_sparse_step", "dense layers between the sparse ones are not supported (1: every layer has experts)");
+        if (const auto it = j.find("mlp_only_layers"); it != j.end() && it->is_array() && !it->empty())
+            r.fail("mlp_only_layers", "dense layers among the sparse ones are not supported");
+        if (r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
+            r.fail("shared_expert_intermediate_size", "shared experts are not supported yet");
+    }
+    if (type == "smollm3") {
+        if (const auto it = j.find("no_rope_layers"); it != j.end() && !it->is_null()) {
+            if (!it->is_array() || static_cast<int>(it->size()) != c.nLayer)
+                r.fail("no_rope_layers", "must list a 0 or 1 for each of the " + std::to_string(c.nLayer) + " layers");
+            for (const auto& v : *it) // 1: the layer uses rotary positions, 0: it does not (NoPE)
+                c.noRopeLayers.push_back(v.is_number_integer() && v.get<int>() == 0);
+        } else {
+            const int interval = r.intOr("no_rope_layer_interval", 4, 1);
+            for (int l = 0; l < c.nLayer; ++l)
+                c.noRopeLayers.push_back((l + 1) % interval == 0);
         }
     }
     if (c.nHead % c.nKvHead != 0)
@@ -538,6 +571,17 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     c.localRopeTheta = g.numberOr(key("rope.freq_base_swa")).value_or(0.0);
     if (const auto w = g.uintOr(key("attention.sliding_window")))
         c.slidingWindow = static_cast<int>(std::min<std::uint64_t>(*w, 100'000'000));
+    if (const auto e = g.uintOr(key("expert_count")); e && *e > 0) {
+        // llama.cpp's MoE graphs: Qwen3-MoE always renormalises the chosen experts' weights, OLMoE never does.
+        c.experts = positive(key("expert_count"));
+        c.expertsUsed = positive(key("expert_used_count"));
+        if (c.expertsUsed > c.experts)
+            throw Error(ErrorCode::BadConfig, "chooses more experts than there are", g.path(), key("expert_used_count"));
+        c.expertFfn = g.value(key("expert_feed_forward_length")) ? positive(key("expert_feed_forward_length")) : c.intermediate;
+        c.normTopK = arch == "qwen3moe";
+    }
+    if (arch == "smollm3")
+        c.ggufInterleavedQK = true; // its converter permutes q/k rows as for Llama
     if (c.nHead % c.nKvHead != 0)
         throw Error(ErrorCode::BadConfig, "cannot share " + std::to_string(c.nHead) + " heads evenly", g.path(),
                     key("attention.head_count_kv"));

@@ -11,7 +11,8 @@ namespace attnscope::core {
 
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
-    TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian
+    TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
+    Qwen3Moe, Olmoe, SmolLM3
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -116,6 +117,17 @@ struct LlamaConfig {
     bool slides(int layer) const
     {
         return slidingWindow > 0 && (slidingLayers.empty() || slidingLayers[static_cast<std::size_t>(layer)]);
+    }
+    // Mixture of experts (Qwen3-MoE, OLMoE): in every layer a router (softmax over `experts`) picks `expertsUsed`
+    // SwiGLU experts of width expertFfn per token; their outputs are summed weighted by the router's probabilities,
+    // renormalised over the chosen ones when normTopK. 0 experts: a dense MLP.
+    int experts = 0, expertsUsed = 0, expertFfn = 0;
+    bool normTopK = false;
+    // SmolLM3: layers that use no rotary positions (NoPE: q and k as projected); empty: every layer rotates.
+    std::vector<bool> noRopeLayers;
+    bool rotates(int layer) const
+    {
+        return noRopeLayers.empty() || !noRopeLayers[static_cast<std::size_t>(layer)];
     }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)

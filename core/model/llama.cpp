@@ -195,7 +195,9 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             L.kNorm = weight(N.kNorm, l, {perHead ? D : KD});
         }
         const bool gated = c.mlp != LlamaConfig::Mlp::Gelu;
-        if (c.fusedGateUp) {
+        if (c.experts > 0) {
+            loadExperts(N, l, L);
+        } else if (c.fusedGateUp) {
             const WeightView gateUp = weight(N.gateUp, l, {2 * c.intermediate, C});
             std::vector<std::int32_t> gateRows(static_cast<std::size_t>(c.intermediate)), upRows(gateRows.size());
             for (int r = 0; r < c.intermediate; ++r) {
@@ -208,7 +210,8 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
             L.up = weight(N.up, l, {c.intermediate, C});
         }
-        L.down = weight(N.down, l, {C, c.intermediate});
+        if (c.experts == 0)
+            L.down = weight(N.down, l, {C, c.intermediate});
         L.gateBias = optionalWeight(N.gateBias, l, {c.intermediate}, gated && c.mlpBias);
         L.upBias = optionalWeight(N.upBias, l, {c.intermediate}, c.mlpBias);
         L.downBias = optionalWeight(N.downBias, l, {C}, c.mlpBias);
@@ -400,6 +403,95 @@ void LlamaModel::rotate(const RotaryTable& table, float* x, int rows, std::ptrdi
     }
 }
 
+void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
+{
+    const auto& c = m_config;
+    const std::int64_t C = c.hidden, F = c.expertFfn, E = c.experts;
+    L.router = weight(N.router, l, {E, C});
+    const TensorName* roles[3] = {&N.expertGate, &N.expertUp, &N.expertDown};
+    std::vector<WeightView>* lists[3] = {&L.expertGate, &L.expertUp, &L.expertDown};
+    for (int r = 0; r < 3; ++r) {
+        const bool down = r == 2;
+        const Shape one = down ? Shape{C, F} : Shape{F, C};
+        if (c.fromGguf) {
+            // One 3-D tensor [experts, out, in]: expert e's matrix is its e-th slice, read in place.
+            const WeightView stack = weight(*roles[r], l, {E, one[0], one[1]});
+            L.expertStacks.push_back(stack);
+            for (std::int64_t e = 0; e < E; ++e) {
+                WeightView v = stack;
+                v.shape = one;
+                v.bytes = stack.bytes + static_cast<std::size_t>(e) * static_cast<std::size_t>(one[0]) * v.rowBytes();
+                lists[r]->push_back(v);
+            }
+        } else {
+            for (std::int64_t e = 0; e < E; ++e) {
+                std::string name = placedName(m_textPlace, tensorName("", roles[r]->hf, l));
+                name.replace(name.find("{e}"), 3, std::to_string(e));
+                lists[r]->push_back(m_weights->get(name, one));
+            }
+        }
+    }
+}
+
+void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const
+{
+    const auto& c = m_config;
+    const int T = static_cast<int>(in.rows()), E = c.experts, K = c.expertsUsed;
+    for (const auto& stack : L.expertStacks) // a GGUF stack's values are checked whole, once
+        stack.checkFinite();
+    RowMatrix logits;
+    multiplyTransposed(in, L.router, logits);
+    route.logits.assign(logits.data(), logits.data() + logits.size());
+    route.probs.resize(static_cast<std::size_t>(T) * E);
+    route.ids.resize(static_cast<std::size_t>(T) * K);
+    route.weights.resize(static_cast<std::size_t>(T) * K);
+    std::vector<std::vector<int>> tokensOf(static_cast<std::size_t>(E));
+    std::vector<int> order(static_cast<std::size_t>(E));
+    for (int t = 0; t < T; ++t) {
+        float* p = route.probs.data() + static_cast<std::size_t>(t) * E;
+        std::copy_n(logits.row(t).data(), E, p);
+        softmaxInPlace(p, E, nullptr);
+        // The K most probable experts, most probable first (ties: the lower index).
+        for (int e = 0; e < E; ++e)
+            order[static_cast<std::size_t>(e)] = e;
+        std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                          [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        double sum = 0;
+        for (int k = 0; k < K; ++k)
+            sum += p[order[static_cast<std::size_t>(k)]];
+        for (int k = 0; k < K; ++k) {
+            const int e = order[static_cast<std::size_t>(k)];
+            route.ids[static_cast<std::size_t>(t) * K + k] = e;
+            route.weights[static_cast<std::size_t>(t) * K + k] =
+                c.normTopK ? static_cast<float>(p[e] / sum) : p[e];
+            tokensOf[static_cast<std::size_t>(e)].push_back(t);
+        }
+    }
+    // Only the chosen experts run, each on the rows routed to it.
+    out = RowMatrix::Zero(T, c.hidden);
+    RowMatrix rows, gate, up, down;
+    for (int e = 0; e < E; ++e) {
+        const auto& tokens = tokensOf[static_cast<std::size_t>(e)];
+        if (tokens.empty())
+            continue;
+        rows.resize(static_cast<Eigen::Index>(tokens.size()), c.hidden);
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            rows.row(static_cast<Eigen::Index>(i)) = in.row(tokens[i]);
+        multiplyTransposed(rows, L.expertGate[static_cast<std::size_t>(e)], gate);
+        multiplyTransposed(rows, L.expertUp[static_cast<std::size_t>(e)], up);
+        gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
+        multiplyTransposed(gate, L.expertDown[static_cast<std::size_t>(e)], down);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            const int t = tokens[i];
+            float w = 0;
+            for (int k = 0; k < K; ++k)
+                if (route.ids[static_cast<std::size_t>(t) * K + k] == e)
+                    w = route.weights[static_cast<std::size_t>(t) * K + k];
+            out.row(t) += w * down.row(static_cast<Eigen::Index>(i));
+        }
+    }
+}
+
 void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
 {
     auto& st = static_cast<State&>(baseState);
@@ -489,8 +581,10 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         {
             // Queries at positions m.., every key (cached ones too) at 0..: angles stay small, scores depend on i - j only.
             StageScope timed(Stage::Rotary);
-            rotate(layerTable, Q.data(), q, H * d, H, m);
-            rotate(layerTable, K.data(), k, KV * d, KV, 0);
+            if (c.rotates(l)) { // a NoPE layer (SmolLM3) uses q and k as projected
+                rotate(layerTable, Q.data(), q, H * d, H, m);
+                rotate(layerTable, K.data(), k, KV * d, KV, 0);
+            }
         }
 
         ScoreInputs in = ScoreInputs::ofShape(q, k, m, H, KV, d);
@@ -522,7 +616,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             normRows(mlpSource, L.ffnNorm, L.ffnNormBias, a);
         }
         const RowMatrix& ffnIn = L.ffnNorm ? a : mlpSource;
-        {
+        Routing route;
+        if (c.experts > 0) {
+            StageScope timed(Stage::FeedForward);
+            mixtureOfExperts(ffnIn, L, ff, route);
+        } else {
             StageScope timed(Stage::FeedForward);
             if (c.mlp == LlamaConfig::Mlp::GatedSilu) {
                 linear(ffnIn, L.gate, L.gateBias, hGate);
@@ -557,6 +655,14 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.attnOutput = attnOut.data();
         lv.headMix = heads.data();
         lv.hidden = x.data();
+        if (c.experts > 0) {
+            lv.experts = c.experts;
+            lv.expertsUsed = c.expertsUsed;
+            lv.routerLogits = route.logits.data();
+            lv.routerProbs = route.probs.data();
+            lv.expertIds = route.ids.data();
+            lv.expertWeights = route.weights.data();
+        }
         run.layerDone(l, lv);
     }
     st.cache.finish();

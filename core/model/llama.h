@@ -41,7 +41,19 @@ private:
         WeightView attnNorm, q, k, v, o, qBias, kBias, vBias, oBias, ffnNorm, gate, up, down, gateBias, upBias, downBias;
         WeightView qNorm, kNorm, attnPostNorm, ffnPostNorm; // Qwen3 / OLMo 2 (empty otherwise)
         WeightView attnNormBias, ffnNormBias;               // LayerNorm families (GPT-NeoX)
+        // Mixture of experts: the router [experts, hidden] and each expert's SwiGLU (views into GGUF's stacked
+        // tensors, whose whole stacks are kept to check their values once).
+        WeightView router;
+        std::vector<WeightView> expertGate, expertUp, expertDown;
+        std::vector<WeightView> expertStacks;
     };
+    // A mixture-of-experts feed-forward of the rows `in` into `out`; the router's numbers into `route`.
+    struct Routing {
+        std::vector<float> logits, probs, weights; // [rows, experts], [rows, experts], [rows, used]
+        std::vector<std::int32_t> ids;             // [rows, used], chosen experts in descending order
+    };
+    void mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const;
+    void loadExperts(const DecoderNames& names, int layer, Layer& L) const;
     class State;
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
     WeightView weight(const TensorName& name, int layer, const Shape& shape) const;

@@ -42,6 +42,10 @@ DecoderNames llamaNames()
     n.gateBias = {"model.layers.{l}.mlp.gate_proj.bias", "blk.{l}.ffn_gate.bias"};
     n.upBias = {"model.layers.{l}.mlp.up_proj.bias", "blk.{l}.ffn_up.bias"};
     n.downBias = {"model.layers.{l}.mlp.down_proj.bias", "blk.{l}.ffn_down.bias"};
+    n.router = {"model.layers.{l}.mlp.gate.weight", "blk.{l}.ffn_gate_inp.weight"};
+    n.expertGate = {"model.layers.{l}.mlp.experts.{e}.gate_proj.weight", "blk.{l}.ffn_gate_exps.weight"};
+    n.expertUp = {"model.layers.{l}.mlp.experts.{e}.up_proj.weight", "blk.{l}.ffn_up_exps.weight"};
+    n.expertDown = {"model.layers.{l}.mlp.experts.{e}.down_proj.weight", "blk.{l}.ffn_down_exps.weight"};
     return n;
 }
 

@@ -74,6 +74,9 @@ struct DecoderNames {
     TensorName qNorm, kNorm;
     TensorName attnPostNorm, ffnPostNorm; // OLMo 2's norms of the attention and MLP outputs
     TensorName ffnNorm, ffnNormBias, gate, up, gateUp, down, gateBias, upBias, downBias;
+    // Mixture of experts: the router, and each expert's SwiGLU ({e} in a Hugging Face name is the expert; GGUF stacks
+    // the experts in one 3-D tensor [experts, out, in]).
+    TensorName router, expertGate, expertUp, expertDown;
 };
 // The table of the family (model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);

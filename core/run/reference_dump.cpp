@@ -76,6 +76,15 @@ public:
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
         add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
         add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+        if (l.routerLogits) { // a mixture-of-experts layer's routing
+            add(p + "router_logits", {l.qlen, l.experts}, l.routerLogits);
+            add(p + "router_probs", {l.qlen, l.experts}, l.routerProbs);
+            add(p + "expert_weights", {l.qlen, l.expertsUsed}, l.expertWeights);
+            std::vector<float> ids(static_cast<std::size_t>(l.qlen) * l.expertsUsed);
+            for (std::size_t i = 0; i < ids.size(); ++i)
+                ids[i] = static_cast<float>(l.expertIds[i]);
+            add(p + "expert_ids", {l.qlen, l.expertsUsed}, ids.data());
+        }
     }
 
     void onSegmentEnd(const SegmentEndView& e) override

@@ -141,6 +141,10 @@ Tolerance toleranceFor(const std::string& name)
     if (last == "attn_prob" || last == "self_attn_prob" || last == "cross_attn_prob" || last == "self_attn" ||
         last == "cross_attn")
         return {1e-5, 0};
+    if (last == "router_probs" || last == "expert_weights")
+        return {1e-5, 0};
+    if (last == "expert_ids")
+        return {0, 0};
     if (last == "position_bias")
         return {1e-6, 0};
     if (last == "position_bucket")
