@@ -11,6 +11,7 @@
 #include "tokenize/spm_tokenizer.h"
 #include "analysis/logit_lens.h"
 #include "analysis/surprisal.h"
+#include "analysis/expert_routing.h"
 #include "analysis/token_predictions.h"
 #include "util/atomic_file.h"
 #include "tokenize/tokenizer.h"
@@ -59,6 +60,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli predict --model ENCODER-DECODER --source TEXT [--text TARGET-SO-FAR] [--top K]
   attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
   attnscope-cli surprisal --model MODEL (--text TEXT | --text-file FILE)
+  attnscope-cli experts --model MODEL (--text TEXT | --text-file FILE) [--chunk N] [--top N] [--per-token]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -83,6 +85,9 @@ unless --temperature), continuing --text when given, as JSON {"source", "ids", "
 heads). predict --source gives the top K next target tokens after --text. dump takes input.json's "input_ids" and
 "decoder_input_ids" and names every site's tensors as the reference data does (encoder.layer{l}.attn_prob,
 decoder.layer{l}.self_attn_prob / cross_attn_prob, ...). tokenize --target reads with a Marian model's target.spm.
+experts (mixture-of-experts models): each expert's load per layer over the text (the share of tokens routed to it,
+their mean router weight) and the tokens it takes most, as JSON; --per-token instead prints every token's chosen
+experts and weights per layer.
 surprisal: each token's surprisal under a causal model (-log2 p of it given the tokens before; null for the first)
 and the text's perplexity, as JSON {"perplexity", "mean_bits", "predicted_tokens", "tokens": [{"id", "token", "bits"}]}.
 
@@ -687,6 +692,48 @@ int cmdSurprisal(const Args& a, const std::vector<std::string>& builtins)
     return 0;
 }
 
+int cmdExperts(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto tok = loadModelTokenizer(loaded);
+    if (!loaded.model->info().can.experts)
+        throw Error(ErrorCode::BadInput, std::string(familyName(loaded.model->info().family)) +
+                                             " has no mixture-of-experts layers: no router to show");
+    std::vector<std::int32_t> ids;
+    const std::string text = textArgument(a);
+    const auto tokens = tok->encodeWithSpecial(text);
+    for (const auto& t : tokens)
+        ids.push_back(t.id);
+    const int chunk = parseInt(a, "chunk", std::min(1024, loaded.model->info().maxSegmentLen));
+    if (a.options.count("per-token")) {
+        const auto capture = captureText(*loaded.model, *tok, text, {});
+        nlohmann::ordered_json out = nlohmann::ordered_json::array();
+        for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s) {
+            const auto r = textRouting(*loaded.model, *capture, s);
+            for (int t = 0; t < r.tokens; ++t) {
+                nlohmann::ordered_json tokenJson;
+                tokenJson["position"] = r.firstPosition + t + 1;
+                tokenJson["token"] = capture->tokens[static_cast<std::size_t>(r.firstPosition + t)].text;
+                nlohmann::json layers = nlohmann::json::array();
+                for (int l = 0; l < r.layers; ++l) {
+                    nlohmann::json chosen = nlohmann::json::array();
+                    for (int k = 0; k < r.used; ++k)
+                        chosen.push_back({{"expert", r.ids[static_cast<std::size_t>(l)][static_cast<std::size_t>(t) * r.used + k] + 1},
+                                          {"weight", r.weights[static_cast<std::size_t>(l)][static_cast<std::size_t>(t) * r.used + k]}});
+                    layers.push_back(chosen);
+                }
+                tokenJson["layers"] = layers;
+                out.push_back(tokenJson);
+            }
+        }
+        std::cout << out.dump(1) << "\n";
+        return 0;
+    }
+    const auto load = expertLoad(*loaded.model, ids, chunk, parseInt(a, "top", 10));
+    std::cout << expertLoadJson(load, *tok) << "\n";
+    return 0;
+}
+
 int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
@@ -705,6 +752,12 @@ int cmdInfo(const Args& a, const std::vector<std::string>& builtins)
     j["weights"] = i.weightTypes;
     j["weight_bytes"] = i.weightBytes; // as stored: what the memory map holds once a forward pass has read them
     j["parameters"] = i.parameterCount;
+    if (i.can.experts > 0)
+        j["experts"] = i.can.experts;
+    auto& nope = j["layers_without_positions"] = nlohmann::json::array();
+    for (std::size_t l = 0; l < i.layerRules.size(); ++l)
+        if (!i.layerRules[l].positions)
+            nope.push_back(l + 1);
     auto& streams = j["streams"] = nlohmann::json::array();
     for (const auto& s : i.streams)
         streams.push_back(s.name);
@@ -756,6 +809,8 @@ int main(int argc, char** argv)
             return cmdHeads(argc, argv, builtins);
         if (command == "info")
             return cmdInfo(parseArgs(argc, argv, {"model"}), builtins);
+        if (command == "experts")
+            return cmdExperts(parseArgs(argc, argv, {"model", "text", "text-file", "chunk", "top"}, {"per-token"}), builtins);
         if (command == "predict")
             return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position", "source"}), builtins);
         if (command == "generate")

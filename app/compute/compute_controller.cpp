@@ -451,6 +451,24 @@ void ComputeController::requestTranslation(const QString& source, const QString&
         [this](const JobFailure& f) { emit translationFailed(f.message, f.cancelled); });
 }
 
+void ComputeController::requestRouting(int segment)
+{
+    if (!m_text || !m_text->model->info().can.experts)
+        return;
+    const TextResultPtr text = m_text;
+    submit<RoutingResult>(
+        m_background, m_route, tr("Routing the text through the experts…"),
+        [text, segment](const JobContext& ctx) {
+            auto r = std::make_shared<RoutingResult>();
+            r->text = text;
+            r->segment = segment >= 0 ? segment : autoSegment(*text->capture);
+            r->routing = core::textRouting(*text->model->loaded.model, *text->capture, r->segment, &ctx.stop());
+            return std::shared_ptr<const RoutingResult>(r);
+        },
+        [this](RoutingResultPtr r) { emit routingReady(r); },
+        [this](const JobFailure& f) { emit analysisFailed(tr("Experts"), f.message, f.cancelled); });
+}
+
 void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens)
 {
     if (!translation)

@@ -61,6 +61,8 @@ public:
     // An encoder-decoder model: `source` read with `target` typed (teacher forcing), or with `generate` the target
     // continued token by token from it (greedy, at most maxNewTokens, each step delivered as it is written).
     void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
+    // A mixture-of-experts model's routing of the current text's segment (-1: the automatic one), background lane.
+    void requestRouting(int segment);
     // An encoder-decoder model's translation on screen: the logit lens over its decoder (lensReady) or rollout over its
     // encoder (rolloutReady), on the background lane.
     void requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens);
@@ -131,6 +133,7 @@ signals:
     void nextTokenReady(attnscope::app::NextTokenResultPtr result);
     void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
     void translationFailed(const QString& message, bool cancelled);
+    void routingReady(attnscope::app::RoutingResultPtr result);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -143,7 +146,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -151,7 +154,7 @@ private:
     {
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
-                           &c.m_qk, &c.m_dla, &c.m_translate};
+                           &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

@@ -3,6 +3,7 @@
 
 #include "analysis/token_predictions.h"
 #include "analysis/head_atlas.h"
+#include "analysis/expert_routing.h"
 #include "analysis/relpos_scan.h"
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
@@ -37,6 +38,14 @@ struct TranslationResult {
     bool running = false;      // a generation step: more tokens follow
 };
 using TranslationResultPtr = std::shared_ptr<const TranslationResult>;
+
+// A mixture-of-experts model's routing of one segment of a text.
+struct RoutingResult {
+    TextResultPtr text;
+    int segment = 0;
+    core::TextRouting routing;
+};
+using RoutingResultPtr = std::shared_ptr<const RoutingResult>;
 
 // The head atlas: a row per head, and the heads' profile distances in clustered order (empty without a profile).
 struct AtlasResult {

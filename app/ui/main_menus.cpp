@@ -172,6 +172,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock"); });
     analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock"); });
     analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock"); });
+    analysis->addAction(tr("&Experts (Router of a Mixture-of-Experts Model)"), this, [this] { showDock("expertsDock"); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {

@@ -28,6 +28,8 @@
 #include "ui/status_area.h"
 #include "ui/text_panel.h"
 #include "ui/translation_panel.h"
+#include "ui/experts_panel.h"
+#include "views/routing_views.h"
 #include "views/translation_views.h"
 #include "ui/window_layout.h"
 #include "views/grid_builder.h"
@@ -50,7 +52,7 @@ namespace attnscope::app {
 
 namespace {
 // The docks tabbed below the grid.
-constexpr const char* kBottomTabs[] = {"textDock", "translationDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock"};
+constexpr const char* kBottomTabs[] = {"textDock", "translationDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock", "expertsDock"};
 } // namespace
 
 MainWindow::MainWindow(ComputeController* compute, std::vector<std::string> builtinDirs, QWidget* parent)
@@ -113,6 +115,8 @@ void MainWindow::buildPanels()
     addDock(tr("Head Atlas"), QStringLiteral("atlasDock"), m_atlas, Qt::BottomDockWidgetArea);
     addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea);
     addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea);
+    m_experts = new ExpertsPanel;
+    addDock(tr("Experts"), QStringLiteral("expertsDock"), m_experts, Qt::BottomDockWidgetArea, false);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // Each bottom tab asks for its height when it comes up and so gives back what the previous one took: the plots
@@ -301,6 +305,16 @@ void MainWindow::connectCompute()
             m_grid->setStale(false);
     });
     connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
+    connect(m_compute, &ComputeController::routingReady, this, [this](RoutingResultPtr r) {
+        if (r->text != m_compute->textResult())
+            return; // routing of a text that is no longer shown
+        m_routing = r;
+        refreshExperts();
+    });
+    connect(dock("expertsDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            refreshExperts();
+    });
     connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
     connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
     connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
@@ -719,6 +733,7 @@ void MainWindow::refreshGrid()
 {
     m_compute->requestGrid(m_selection);
     refreshQk(); // the plot follows the selected head
+    refreshExperts(); // and the router its layer
 }
 
 void MainWindow::markTokens(const std::vector<int>& positions)
@@ -735,6 +750,29 @@ void MainWindow::markTokens(const std::vector<int>& positions)
         showStatus(tr("%n token(s) marked in the grid and the Text View: %1%2", "", static_cast<int>(positions.size()))
                        .arg(words.join(QStringLiteral(" · ")), positions.size() > 12 ? QStringLiteral(" …") : QString()));
     }
+}
+
+void MainWindow::refreshExperts()
+{
+    if (!dock("expertsDock")->isVisible())
+        return;
+    const auto text = m_compute->textResult();
+    const auto& m = m_compute->model();
+    if (!m || !m->info().can.experts) {
+        m_experts->setMessage(tr("%1 has no mixture-of-experts layers: every token goes through the same feed-forward "
+                                 "block (Qwen3-MoE, OLMoE show their router here)")
+                                  .arg(m ? m->displayName : tr("This model")));
+        return;
+    }
+    if (!text)
+        return;
+    const int segment = m_selection.segment >= 0 ? m_selection.segment : autoSegment(*text->capture);
+    if (!m_routing || m_routing->text != text || m_routing->segment != segment) {
+        m_experts->setMessage(tr("Routing the text through the experts…"));
+        m_compute->requestRouting(segment);
+        return;
+    }
+    m_experts->setGrid(routingGrid(m_routing->routing, *text->capture, m_selection.layer, m->displayName));
 }
 
 void MainWindow::refreshQk()

@@ -40,6 +40,7 @@ class QkPanel;
 class StatusArea;
 class TextPanel;
 class TranslationPanel;
+class ExpertsPanel;
 class WindowLayout;
 
 class MainWindow : public QMainWindow {
@@ -162,6 +163,9 @@ private:
     widgets::TextAttentionView* m_textView = nullptr;
     TextPanel* m_textPanel = nullptr;
     TranslationPanel* m_translation = nullptr;
+    ExpertsPanel* m_experts = nullptr;
+    RoutingResultPtr m_routing; // the shown text's routing (mixture-of-experts models), for layer steps
+    void refreshExperts();
     TranslationResultPtr m_translationResult; // the translation on screen (an encoder-decoder model)
     HeadsPanel* m_headsPanel = nullptr;
     DisplayPanel* m_displayPanel = nullptr;

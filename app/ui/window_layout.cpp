@@ -74,6 +74,7 @@ void WindowLayout::settle()
     w->tabifyDockWidget(dockNamed(w, "compareDock"), dockNamed(w, "atlasDock"));
     w->tabifyDockWidget(dockNamed(w, "atlasDock"), dockNamed(w, "predictionDock"));
     w->tabifyDockWidget(dockNamed(w, "predictionDock"), dockNamed(w, "qkDock"));
+    w->tabifyDockWidget(dockNamed(w, "qkDock"), dockNamed(w, "expertsDock"));
     // An encoder-decoder model's source and target take the Text tab's place (shown when such a model is open).
     w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "translationDock"));
     dockNamed(w, "translationDock")->hide();

@@ -33,6 +33,10 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     if (local && global) // marked only where they differ: a model of one kind has nothing to tell apart
         for (const auto& r : rules)
             t->windows.push_back(std::max(0, r.window));
+    // Layers without positions (SmolLM3's NoPE layers) are named so beside their row.
+    if (std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return !r.positions; }))
+        for (std::size_t l = 0; l < rules.size(); ++l)
+            t->rowLabels << (rules[l].positions ? QStringLiteral("L%1").arg(l + 1) : QStringLiteral("L%1 NoPE").arg(l + 1));
     const auto& s = capture.segment(seg);
     const int w = std::min(s.klen, maxSide), hgt = std::min(s.qlen, maxSide);
     // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost

@@ -25,6 +25,7 @@ struct LayerRule {
     float scale = 1.0f;
     float softCap = 0.0f;
     int window = 0;
+    bool positions = true; // false: a NoPE layer (SmolLM3): no rotary positions, only the causal mask orders keys
 };
 
 // What analyses, scans, limits and views may do with a model: read these, never the family's name.
@@ -36,6 +37,7 @@ struct Capabilities {
     // Two streams (source and target) and three kinds of site: runs through EncoderDecoderModel (model/seq2seq.h), not
     // forwardSegment; analyses that need one causal stream say they do not apply.
     bool encoderDecoder = false;
+    int experts = 0;             // mixture-of-experts layers: experts per layer (LayerView carries the routing); 0: none
     bool maskedTokens = false;   // an encoder with a masked-language-model head: logits predict the token at [MASK]
     int tokenTypes = 0;          // encoders: token type embeddings (2: sentence pairs A / B); 0: none
     ScoreDecomposition decomposition = ScoreDecomposition::None;

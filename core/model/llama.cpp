@@ -306,6 +306,17 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     }
     if (c.localRopeTheta > 0)
         pos += ", local layers' rotary base " + std::to_string(static_cast<long long>(c.localRopeTheta));
+    if (!c.noRopeLayers.empty()) { // NoPE layers (SmolLM3), numbered from 1
+        std::string nope;
+        for (int l = 0; l < c.nLayer; ++l)
+            if (!c.rotates(l))
+                nope += (nope.empty() ? "" : ", ") + std::to_string(l + 1);
+        if (!nope.empty())
+            pos += ", no positions (NoPE) in layers " + nope;
+    }
+    if (c.experts > 0)
+        pos += ", " + std::to_string(c.expertsUsed) + " of " + std::to_string(c.experts) + " experts per token" +
+               (c.normTopK ? " (weights renormalised)" : "");
     if (c.attnSoftCap > 0)
         pos += ", scores soft-capped at " + std::to_string(c.attnSoftCap).substr(0, 4);
     if (c.finalSoftCap > 0)
@@ -322,9 +333,10 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
                                                  : 1.0f / std::sqrt(static_cast<float>(c.headDim));
     for (int l = 0; l < c.nLayer; ++l)
-        m_info.layerRules.push_back(LayerRule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0});
+        m_info.layerRules.push_back(LayerRule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l)});
     if (!c.slidingLayers.empty()) // global layers see everything: a sliding scan cannot carry just a window for them
         m_info.defaultMemLen = 0;
+    m_info.can.experts = c.experts;
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.streams, m_info.sites);
 }
 

@@ -994,3 +994,35 @@ TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, 
     CHECK(dock("textDock")->isVisible());
     CHECK_FALSE(dock("translationDock")->isVisible());
 }
+
+TEST_CASE("the Experts dock shows a mixture-of-experts model's router for the selected layer", "[app][window][experts]")
+{
+    Window win("qwen3moe-tiny", ids(16));
+    auto& w = win.w;
+    auto* dock = w.findChild<QDockWidget*>(QStringLiteral("expertsDock"));
+    REQUIRE(dock);
+    dock->show();
+    dock->raise();
+    QApplication::processEvents();
+    settle(win.c);
+    auto* view = w.findChild<widgets::AttentionGridView*>(QStringLiteral("routerGrid"));
+    REQUIRE(view);
+    REQUIRE(view->data());
+    CHECK(view->data()->rows == 16);
+    CHECK(view->data()->cols == 8);
+    int chosen = 0;
+    for (auto h : view->data()->highlight)
+        chosen += h;
+    CHECK(chosen == 16 * 2); // two experts per token, outlined
+    // The layer follows the selection.
+    w.setSelection(2, {0});
+    settle(win.c);
+    QApplication::processEvents();
+    CHECK(view->data()->title.contains("layer 3"));
+    // A dense model says it has no router.
+    w.openModel(caseDir("llama-tiny"));
+    settle(win.c);
+    QApplication::processEvents();
+    CHECK_FALSE(view->data());
+    CHECK(view->placeholder().contains("no mixture-of-experts"));
+}

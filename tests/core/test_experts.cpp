@@ -1,0 +1,61 @@
+// Mixture-of-experts routing: a text's routing recomputed from its capture equals the reference's router numbers,
+// and a corpus load counts every token's chosen experts.
+#include "analysis/expert_routing.h"
+#include "io/safetensors.h"
+#include "model/model_loader.h"
+#include "run/text_capture.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace attnscope;
+
+TEST_CASE("a text's expert routing, recomputed from its capture, is the reference's", "[experts][reference]")
+{
+    int cases = 0;
+    for (const auto& dir : test::referenceCases()) {
+        const auto loaded = core::loadModel(dir.string());
+        if (!loaded.model->info().can.experts)
+            continue;
+        ++cases;
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            const auto ids = input["token_ids"].get<std::vector<std::int32_t>>();
+            std::vector<core::Token> tokens;
+            for (const auto id : ids)
+                tokens.push_back(core::Token{id, std::to_string(id), 0, 0});
+            const auto capture = core::captureText(*loaded.model, tokens, {});
+            const auto r = core::textRouting(*loaded.model, *capture, 0);
+            core::SafetensorsFile expected((dir / "expected.safetensors").string());
+            REQUIRE(r.layers == loaded.model->info().layers);
+            for (int l = 0; l < r.layers; ++l) {
+                const auto probs = core::readAsFloat(expected, *expected.find("layer" + std::to_string(l) + ".router_probs"));
+                const auto chosen = core::readAsFloat(expected, *expected.find("layer" + std::to_string(l) + ".expert_ids"));
+                REQUIRE(probs.size() == r.probs[static_cast<std::size_t>(l)].size());
+                for (std::size_t i = 0; i < probs.size(); ++i)
+                    REQUIRE(r.probs[static_cast<std::size_t>(l)][i] == Approx(probs[i]).margin(1e-5));
+                for (std::size_t i = 0; i < chosen.size(); ++i)
+                    REQUIRE(r.ids[static_cast<std::size_t>(l)][i] == static_cast<int>(chosen[i]));
+                CHECK(r.chose(l, 0, r.ids[static_cast<std::size_t>(l)][0]));
+            }
+            // Over the same tokens in two chunks: every token goes to `used` experts in every layer.
+            const auto load = core::expertLoad(*loaded.model, ids, 7);
+            CHECK(load.tokens == static_cast<std::int64_t>(ids.size()));
+            for (int l = 0; l < load.layers; ++l) {
+                double sum = 0;
+                for (int e = 0; e < load.experts; ++e)
+                    sum += load.share[static_cast<std::size_t>(l) * load.experts + e];
+                CHECK(sum == Approx(load.used));
+            }
+        }
+    }
+    CHECK(cases >= 2); // qwen3moe-tiny, olmoe-tiny
+    // A dense model has no router to show, and says so.
+    const auto dense = core::loadModel((test::testdataDir() / "llama-tiny").string());
+    const std::vector<std::int32_t> few{1, 2, 3};
+    CHECK_THROWS_WITH(core::expertLoad(*dense.model, few, 8), Catch::Contains("no mixture-of-experts"));
+}
