@@ -42,7 +42,7 @@ VisibleSpan visibleSpan(const std::uint8_t* maskRow, int keys)
     return {lo, hi >= lo ? hi - lo + 1 : 0};
 }
 
-void softmaxInPlace(float* x, int n, float* entropy)
+void softmaxInPlace(float* x, int n, float* entropy, float sink)
 {
     if (n <= 0) {
         if (entropy)
@@ -67,7 +67,9 @@ void softmaxInPlace(float* x, int n, float* entropy)
         mx = ei::pmax(mx, ei::ploadu<Packet>(x + i));
     if (tail)
         mx = ei::pmax(mx, loadTail());
-    const Packet m = ei::pset1<Packet>(ei::predux_max(mx));
+    const bool sunk = sink > -std::numeric_limits<float>::infinity();
+    const float rowMax = sunk ? std::max(ei::predux_max(mx), sink) : ei::predux_max(mx);
+    const Packet m = ei::pset1<Packet>(rowMax);
     // e = exp(s - max) in place; z = sum e; weighted = sum e (s - max), for the entropy.
     Packet z = ei::pzero(m), weighted = ei::pzero(m);
     auto step = [&](Packet s) {
@@ -94,14 +96,21 @@ void softmaxInPlace(float* x, int n, float* entropy)
     }
     // Times the reciprocal, not a division per element (a packet division takes several times a multiplication's
     // throughput; the two differ by at most an ulp).
-    const float total = ei::predux(z), inverse = 1.0f / total;
+    float total = ei::predux(z);
+    float sinkWeighted = 0.0f;
+    if (sunk) { // the sink's term of the denominator (and of the entropy), no probability of its own in x
+        const float t = sink - rowMax, e = std::exp(t);
+        total += e;
+        sinkWeighted = e * t;
+    }
+    const float inverse = 1.0f / total;
     const Packet ip = ei::pset1<Packet>(inverse);
     for (int i = 0; i < full; i += W)
         ei::pstoreu(x + i, ei::pmul(ei::ploadu<Packet>(x + i), ip));
     for (int i = full; i < n; ++i)
         x[i] *= inverse;
     if (entropy) // -sum p log p, p = e^t / z: log z - sum p t
-        *entropy = std::max(0.0f, std::log(total) - ei::predux(weighted) / total);
+        *entropy = std::max(0.0f, std::log(total) - (ei::predux(weighted) + sinkWeighted) / total);
 }
 
 void softCapInPlace(float* x, std::ptrdiff_t n, float cap)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace attnscope::core {
@@ -51,7 +52,8 @@ void termSoftmax(const float* const terms[4], const TermSelection& selection, in
 
 // Softmax in place over n scores (max-subtracted). With `entropy`, also the entropy of the result in nats, from the
 // scores the softmax already has (log Z - sum p_j (s_j - max)) instead of a logarithm per probability; the
-// probabilities are the same bits either way.
-void softmaxInPlace(float* x, int n, float* entropy = nullptr);
+// probabilities are the same bits either way. A finite `sink` (gpt-oss's learned per-head logit) joins the
+// denominator with no value of its own: the n probabilities then sum to less than 1, the rest is the sink's share.
+void softmaxInPlace(float* x, int n, float* entropy = nullptr, float sink = -std::numeric_limits<float>::infinity());
 
 } // namespace attnscope::core

@@ -256,8 +256,8 @@ void writeRow(const HeadScores& hs, const ScoreInputs& in, int i, const TermSele
     std::fill(row, row + lo, masked);
     std::fill(row + lo + len, row + in.klen, masked);
     hs.rowSum(i, sel, row + lo);
-    if (!sel.raw)
-        softmaxInPlace(row + lo, len);
+    if (!sel.raw) // the sink joins the full score's softmax; a term's alone is shown without it
+        softmaxInPlace(row + lo, len, nullptr, sel.covers(in.termCount()) ? in.sinkOf(hs.head()) : -std::numeric_limits<float>::infinity());
 }
 
 void checkHead(const ScoreInputs& in, int head)
@@ -356,7 +356,7 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
                 }
                 {
                     StageScope timed(Stage::Softmax);
-                    softmaxInPlace(row + lo, len, entropy ? entropy + (i - r0) : nullptr);
+                    softmaxInPlace(row + lo, len, entropy ? entropy + (i - r0) : nullptr, in.sinkOf(n));
                     zeroOutside(row, lo, len, cols); // keys it does not see weigh nothing in P V
                 }
                 if (keep.probabilities) {
@@ -445,7 +445,7 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                 StageScope timed(Stage::Softmax);
                 for (int i = r0; i < r1; ++i)
                     softmaxInPlace(P.row(i - r0).data() + in.spans[i].lo, in.spans[i].len,
-                                   entropy ? entropy + (i - r0) : nullptr);
+                                   entropy ? entropy + (i - r0) : nullptr, in.sinkOf(n));
             }
             if (keep.rows) {
                 StageScope timed(Stage::RowSink);

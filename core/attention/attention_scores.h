@@ -57,6 +57,9 @@ struct ScoreInputs {
     const BandSplit* bands = nullptr;
     // T5: a learned bias by head and offset, added after scaling (null: none). It is part of the score (one term).
     const PositionBias* positionBias = nullptr;
+    // gpt-oss: a learned logit per head [heads] in every softmax's denominator, with no value (null: none).
+    const float* sinks = nullptr;
+    float sinkOf(int head) const { return sinks ? sinks[head] : -std::numeric_limits<float>::infinity(); }
 
     // The shape of a layer's scores, scale 1/sqrt(headDim) as every family computes it (sources left empty).
     static ScoreInputs ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim);
@@ -79,6 +82,7 @@ public:
     HeadScores(const ScoreInputs& in, int head, bool withTerms = false);
     // Computes query rows [r0, r1).
     void compute(int r0, int r1);
+    int head() const { return m_head; }
     // Row i's (r0 <= i < r1) full score over its visible span, into out[0, len).
     void rowScore(int i, float* out) const;
     // Row i's term t (0 .. termCount - 1) over its visible span: Transformer-XL's (a)..(d), a band's share of a

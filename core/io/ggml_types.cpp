@@ -19,6 +19,7 @@
 #include "io/dtype.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 
 namespace attnscope::core {
@@ -39,7 +40,7 @@ constexpr std::array kTypes = {
     Entry{23, {"IQ4_XS", 256, 136, false}}, Entry{24, {"I8", 1, 1, false}},      Entry{25, {"I16", 1, 2, false}},
     Entry{26, {"I32", 1, 4, false}},      Entry{27, {"I64", 1, 8, false}},       Entry{28, {"F64", 1, 8, true}},
     Entry{29, {"IQ1_M", 256, 56, false}}, Entry{30, {"BF16", 1, 2, true}},       Entry{34, {"TQ1_0", 256, 54, false}},
-    Entry{35, {"TQ2_0", 256, 66, false}},
+    Entry{35, {"TQ2_0", 256, 66, false}}, Entry{39, {"MXFP4", 32, 17, true}},
 };
 
 float f16(const std::uint8_t* p)
@@ -54,6 +55,16 @@ void q8_0(const std::uint8_t* b, float* y)
     const float d = f16(b);
     for (int j = 0; j < 32; ++j)
         y[j] = d * static_cast<float>(static_cast<std::int8_t>(b[2 + j]));
+}
+
+void mxfp4(const std::uint8_t* b, float* y)
+{
+    static constexpr float kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
+    const float d = std::ldexp(1.0f, static_cast<int>(b[0]) - 128);
+    for (int j = 0; j < 16; ++j) {
+        y[j] = d * kValues[b[1 + j] & 0x0F];
+        y[j + 16] = d * kValues[b[1 + j] >> 4];
+    }
 }
 
 void q4_0(const std::uint8_t* b, float* y)
@@ -271,6 +282,7 @@ BlockDecoder blockDecoder(GgmlType type)
     case GgmlType::Q4_K: return q4_k;
     case GgmlType::Q5_K: return q5_k;
     case GgmlType::Q6_K: return q6_k;
+    case GgmlType::MXFP4: return mxfp4;
     default: return nullptr;
     }
 }

@@ -174,6 +174,11 @@ std::int64_t firstNonFinite(GgmlType type, const std::uint8_t* row, std::int64_t
                 return i;
         }
         return -1;
+    case GgmlType::MXFP4: // an exponent byte per block: 2^(e - 128) times up to 12 overflows from e = 253 on
+        for (std::int64_t b = 0; b < n / 32; ++b)
+            if (row[b * 17] >= 253)
+                return b * 32;
+        return -1;
     default:
         break;
     }

@@ -26,6 +26,7 @@ struct LayerRule {
     float softCap = 0.0f;
     int window = 0;
     bool positions = true; // false: a NoPE layer (SmolLM3): no rotary positions, only the causal mask orders keys
+    std::vector<float> sinks; // gpt-oss: each head's learned sink logit in the softmax's denominator (empty: none)
 };
 
 // What analyses, scans, limits and views may do with a model: read these, never the family's name.

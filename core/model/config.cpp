@@ -240,7 +240,17 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
         rope.attentionFactor = s.doubleOr("attention_factor", 0.0); // 0: derived from the context lengths below
         return;
     }
-    r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear, llama3 and longrope are)");
+    if (type == "yarn") {
+        rope.scaling = RopeConfig::Scaling::Yarn;
+        rope.factor = s.doubleOr("factor", 1.0);
+        rope.originalMaxPositions = s.doubleOr("original_max_position_embeddings", 4096);
+        rope.betaFast = s.doubleOr("beta_fast", 32.0);
+        rope.betaSlow = s.doubleOr("beta_slow", 1.0);
+        rope.truncate = s.boolOr("truncate", true);
+        rope.attentionFactor = s.doubleOr("attention_factor", 0.1 * std::log(rope.factor) + 1.0);
+        return;
+    }
+    r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear, llama3, longrope and yarn are)");
 }
 
 // Every number a rotary decoder's forward pass uses, checked: positive, finite, and in a range whose float32
@@ -307,6 +317,17 @@ void setDecoderQuirks(LlamaConfig& c)
         c.qkNorm = LlamaConfig::QkNorm::PerHead;
     } else if (c.family == ModelFamily::Olmoe) {
         c.qkNorm = LlamaConfig::QkNorm::Whole; // over the whole projection, with the usual pre-norms
+    } else if (c.family == ModelFamily::GptOss) {
+        c.attentionSinks = true;
+        c.routerBias = c.softmaxOverChosen = c.expertBiases = true;
+        c.qkvBias = c.oBias = true;
+        if (c.swigluLimit <= 0)
+            c.swigluLimit = 7.0f; // llama.cpp's constants (it reads no key)
+        c.swigluAlpha = 1.702f;
+        // Even layers slide unless the file lists its layer types (Hugging Face's default, llama.cpp's pattern).
+        if (c.slidingLayers.empty() && c.slidingWindow > 0)
+            for (int l = 0; l < c.nLayer; ++l)
+                c.slidingLayers.push_back(l % 2 == 0);
     } else if (c.family == ModelFamily::SmolLM3) {
         // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
         if (c.noRopeLayers.empty())
@@ -429,6 +450,19 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                 c.slidingLayers.push_back((l + 1) % pattern != 0);
         }
     }
+    if (type == "gpt_oss") {
+        c.experts = r.positiveInt("num_local_experts");
+        c.expertsUsed = r.intOr("num_experts_per_tok", r.intOr("experts_per_token", 4, 1), 1);
+        c.expertFfn = c.intermediate;
+        c.slidingWindow = r.intOr("sliding_window", 0, 0);
+        c.swigluLimit = r.floatOr("swiglu_limit", 7.0f);
+        if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
+            if (static_cast<int>(it->size()) != c.nLayer)
+                r.fail("layer_types", "lists " + std::to_string(it->size()) + " layers; the model has " + std::to_string(c.nLayer));
+            for (const auto& t : *it)
+                c.slidingLayers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+        }
+    }
     if (type == "qwen3_moe" || type == "olmoe") {
         c.experts = r.positiveInt("num_experts");
         c.expertsUsed = r.positiveInt("num_experts_per_tok");
@@ -516,7 +550,16 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
                         g.path(), key("rope.dimension_count"));
         c.rotaryDims = static_cast<int>(*dims);
     }
-    if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling != "none") {
+    if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling == "yarn") {
+        // llama.cpp always rounds the correction range outwards (truncate) and derives the attention factor.
+        c.rope.scaling = RopeConfig::Scaling::Yarn;
+        c.rope.factor = g.number(key("rope.scaling.factor"));
+        c.rope.originalMaxPositions = g.number(key("rope.scaling.original_context_length"));
+        c.rope.betaFast = g.numberOr(key("rope.scaling.yarn_beta_fast")).value_or(32.0);
+        c.rope.betaSlow = g.numberOr(key("rope.scaling.yarn_beta_slow")).value_or(1.0);
+        c.rope.truncate = true;
+        c.rope.attentionFactor = 0.1 * std::log(c.rope.factor) + 1.0;
+    } else if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling != "none") {
         if (*scaling != "linear")
             throw Error(ErrorCode::BadConfig, "rope scaling \"" + *scaling + "\" is not supported (linear is)", g.path(),
                         key("rope.scaling.type"));

@@ -12,7 +12,7 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3
+    Qwen3Moe, Olmoe, SmolLM3, GptOss
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -49,7 +49,7 @@ struct GPT2Config {
 // Rotary position embedding (Hugging Face rotate_half layout: dimensions i and i + d/2 of a head form pair i).
 struct RopeConfig {
     double theta = 10000.0;
-    enum class Scaling { None, Linear, Llama3, LongRope } scaling = Scaling::None;
+    enum class Scaling { None, Linear, Llama3, LongRope, Yarn } scaling = Scaling::None;
     double factor = 1.0;          // linear: positions divided by it; llama3: low frequencies divided by it
     double lowFreqFactor = 1.0;   // llama3
     double highFreqFactor = 4.0;  // llama3
@@ -60,6 +60,10 @@ struct RopeConfig {
     // (long), and a factor on cos and sin (attention_factor, or sqrt(1 + ln(max / original) / ln original)).
     std::vector<float> shortFactors, longFactors;
     double attentionFactor = 1.0;
+    // YaRN (gpt-oss): frequencies between the corrections of betaFast and betaSlow ramp from kept to divided by the
+    // factor (the range rounded outwards when `truncate`), cos and sin times attentionFactor (0.1 ln factor + 1).
+    double betaFast = 32, betaSlow = 1;
+    bool truncate = true;
 };
 
 // Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX, Phi-3): one configuration, the families' quirks as
@@ -123,6 +127,13 @@ struct LlamaConfig {
     // renormalised over the chosen ones when normTopK. 0 experts: a dense MLP.
     int experts = 0, expertsUsed = 0, expertFfn = 0;
     bool normTopK = false;
+    // gpt-oss's experts: the router has a bias, picks by logits and weighs the chosen ones by a softmax over them;
+    // every expert has biases; its SwiGLU is clamped (gate <= limit, |up| <= limit) and reads
+    // (up + 1) * gate * sigmoid(alpha gate); Hugging Face stores the experts [in, out] with gate and up interleaved.
+    bool routerBias = false, softmaxOverChosen = false, expertBiases = false;
+    float swigluLimit = 0.0f, swigluAlpha = 1.0f;
+    // gpt-oss: a learned sink logit per head in every attention softmax.
+    bool attentionSinks = false;
     // SmolLM3: layers that use no rotary positions (NoPE: q and k as projected); empty: every layer rotates.
     std::vector<bool> noRopeLayers;
     bool rotates(int layer) const

@@ -194,6 +194,8 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             L.qNorm = weight(N.qNorm, l, {perHead ? D : QD});
             L.kNorm = weight(N.kNorm, l, {perHead ? D : KD});
         }
+        if (c.attentionSinks)
+            L.sinks = weight(N.sinks, l, {c.nHead});
         const bool gated = c.mlp != LlamaConfig::Mlp::Gelu;
         if (c.experts > 0) {
             loadExperts(N, l, L);
@@ -249,6 +251,22 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             f /= c.rope.freqDivisors[static_cast<std::size_t>(i)];
         } else if (c.rope.scaling == RopeConfig::Scaling::Linear) {
             f = static_cast<float>(f / c.rope.factor);
+        } else if (c.rope.scaling == RopeConfig::Scaling::Yarn) {
+            // Dimensions whose wavelength fits the original context many times keep their frequency, long ones are
+            // divided by the factor, and a linear ramp over [low, high] joins them.
+            const double d = c.rotated(), theta = c.rope.theta, L0 = c.rope.originalMaxPositions;
+            auto correction = [&](double beta) { return d * std::log(L0 / (2.0 * M_PI * beta)) / (2.0 * std::log(theta)); };
+            double low = correction(c.rope.betaFast), high = correction(c.rope.betaSlow);
+            if (c.rope.truncate) {
+                low = std::floor(low);
+                high = std::ceil(high);
+            }
+            low = std::max(low, 0.0);
+            high = std::min(high, d - 1);
+            if (high == low)
+                high += 0.001;
+            const double ramp = std::clamp((i - low) / (high - low), 0.0, 1.0);
+            f = static_cast<float>(f / c.rope.factor * ramp + f * (1.0 - ramp));
         } else if (c.rope.scaling == RopeConfig::Scaling::Llama3) {
             // Long wavelengths are divided by the factor, short ones kept, the band between interpolated.
             const double wavelen = 2.0 * M_PI / f;
@@ -332,8 +350,12 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window.
     const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
                                                  : 1.0f / std::sqrt(static_cast<float>(c.headDim));
-    for (int l = 0; l < c.nLayer; ++l)
-        m_info.layerRules.push_back(LayerRule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l)});
+    for (int l = 0; l < c.nLayer; ++l) {
+        LayerRule rule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l)};
+        if (const WeightView& sk = m_layers[static_cast<std::size_t>(l)].sinks)
+            rule.sinks.assign(sk.floats(), sk.floats() + sk.numel());
+        m_info.layerRules.push_back(std::move(rule));
+    }
     if (!c.slidingLayers.empty()) // global layers see everything: a sliding scan cannot carry just a window for them
         m_info.defaultMemLen = 0;
     m_info.can.experts = c.experts;
@@ -382,7 +404,8 @@ LlamaModel::RotaryTable LlamaModel::rotaryTable(int positions, const std::vector
     const auto& rope = m_config.rope;
     const bool longRope = rope.scaling == RopeConfig::Scaling::LongRope;
     const auto& invFreq = longRope && positions > rope.originalMaxPositions ? m_invFreqLong : frequencies;
-    const float mscale = longRope ? static_cast<float>(rope.attentionFactor) : 1.0f;
+    const bool yarn = rope.scaling == RopeConfig::Scaling::Yarn;
+    const float mscale = longRope || yarn ? static_cast<float>(rope.attentionFactor) : 1.0f;
     RotaryTable t;
     t.cos.resize(static_cast<std::size_t>(positions) * half);
     t.sin.resize(t.cos.size());
@@ -420,21 +443,36 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
     const auto& c = m_config;
     const std::int64_t C = c.hidden, F = c.expertFfn, E = c.experts;
     L.router = weight(N.router, l, {E, C});
+    if (c.routerBias)
+        L.routerBias = weight(N.routerBias, l, {E});
+    // A stack [experts, rows, cols] as one view per expert, read in place (its values checked whole, once).
+    auto slices = [&](const WeightView& stack, const Shape& one, std::vector<WeightView>& out) {
+        L.expertStacks.push_back(stack);
+        for (std::int64_t e = 0; e < E; ++e) {
+            WeightView v = stack;
+            v.shape = one;
+            v.bytes = stack.bytes + static_cast<std::size_t>(e) * static_cast<std::size_t>(one[0]) * v.rowBytes();
+            out.push_back(v);
+        }
+    };
+    auto expertBias = [&](const TensorName& name, std::int64_t width) { // [experts, width] as float32
+        return m_weights->getFloat(placedName(m_textPlace, tensorName("", c.fromGguf ? name.gguf : name.hf, l)), {E, width});
+    };
+    if (!c.fromGguf && N.expertGateUp.hf) {
+        // gpt-oss's Hugging Face layout: [experts, in, out] (no transpose), gate and up columns interleaved.
+        slices(weight(N.expertGateUp, l, {E, C, 2 * F}), {C, 2 * F}, L.expertGateUp);
+        slices(weight(N.expertDown, l, {E, F, C}), {F, C}, L.expertDown);
+        L.expertGateUpBias = expertBias(N.expertGateUpBias, 2 * F);
+        L.expertDownBias = expertBias(N.expertDownBias, C);
+        return;
+    }
     const TensorName* roles[3] = {&N.expertGate, &N.expertUp, &N.expertDown};
     std::vector<WeightView>* lists[3] = {&L.expertGate, &L.expertUp, &L.expertDown};
     for (int r = 0; r < 3; ++r) {
         const bool down = r == 2;
         const Shape one = down ? Shape{C, F} : Shape{F, C};
         if (c.fromGguf) {
-            // One 3-D tensor [experts, out, in]: expert e's matrix is its e-th slice, read in place.
-            const WeightView stack = weight(*roles[r], l, {E, one[0], one[1]});
-            L.expertStacks.push_back(stack);
-            for (std::int64_t e = 0; e < E; ++e) {
-                WeightView v = stack;
-                v.shape = one;
-                v.bytes = stack.bytes + static_cast<std::size_t>(e) * static_cast<std::size_t>(one[0]) * v.rowBytes();
-                lists[r]->push_back(v);
-            }
+            slices(weight(*roles[r], l, {E, one[0], one[1]}), one, *lists[r]);
         } else {
             for (std::int64_t e = 0; e < E; ++e) {
                 std::string name = placedName(m_textPlace, tensorName("", roles[r]->hf, l));
@@ -442,6 +480,11 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
                 lists[r]->push_back(m_weights->get(name, one));
             }
         }
+    }
+    if (c.expertBiases) {
+        L.expertGateBias = expertBias(N.expertGateBias, F);
+        L.expertUpBias = expertBias(N.expertUpBias, F);
+        L.expertDownBias = expertBias(N.expertDownBias, C);
     }
 }
 
@@ -453,6 +496,8 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
         stack.checkFinite();
     RowMatrix logits;
     multiplyTransposed(in, L.router, logits);
+    if (L.routerBias)
+        logits.rowwise() += asVector(L.routerBias);
     route.logits.assign(logits.data(), logits.data() + logits.size());
     route.probs.resize(static_cast<std::size_t>(T) * E);
     route.ids.resize(static_cast<std::size_t>(T) * K);
@@ -461,13 +506,24 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
     std::vector<int> order(static_cast<std::size_t>(E));
     for (int t = 0; t < T; ++t) {
         float* p = route.probs.data() + static_cast<std::size_t>(t) * E;
-        std::copy_n(logits.row(t).data(), E, p);
-        softmaxInPlace(p, E, nullptr);
-        // The K most probable experts, most probable first (ties: the lower index).
+        const float* z = logits.row(t).data();
+        std::copy_n(z, E, p);
+        if (!c.softmaxOverChosen)
+            softmaxInPlace(p, E, nullptr);
+        // The K highest experts (probabilities, or gpt-oss's logits), highest first (ties: the lower index).
         for (int e = 0; e < E; ++e)
             order[static_cast<std::size_t>(e)] = e;
         std::partial_sort(order.begin(), order.begin() + K, order.end(),
                           [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        if (c.softmaxOverChosen) { // weights: a softmax over the chosen logits, shown scattered (0 elsewhere)
+            std::vector<float> chosen(static_cast<std::size_t>(K));
+            for (int k = 0; k < K; ++k)
+                chosen[static_cast<std::size_t>(k)] = z[order[static_cast<std::size_t>(k)]];
+            softmaxInPlace(chosen.data(), K, nullptr);
+            std::fill(p, p + E, 0.0f);
+            for (int k = 0; k < K; ++k)
+                p[order[static_cast<std::size_t>(k)]] = chosen[static_cast<std::size_t>(k)];
+        }
         double sum = 0;
         for (int k = 0; k < K; ++k)
             sum += p[order[static_cast<std::size_t>(k)]];
@@ -489,10 +545,39 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
         rows.resize(static_cast<Eigen::Index>(tokens.size()), c.hidden);
         for (std::size_t i = 0; i < tokens.size(); ++i)
             rows.row(static_cast<Eigen::Index>(i)) = in.row(tokens[i]);
-        multiplyTransposed(rows, L.expertGate[static_cast<std::size_t>(e)], gate);
-        multiplyTransposed(rows, L.expertUp[static_cast<std::size_t>(e)], up);
-        gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
-        multiplyTransposed(gate, L.expertDown[static_cast<std::size_t>(e)], down);
+        const auto ue = static_cast<std::size_t>(e);
+        if (!L.expertGateUp.empty()) { // gpt-oss (Hugging Face): one [in, 2 out] product, gate even, up odd columns
+            RowMatrix gu;
+            multiply(rows, L.expertGateUp[ue], gu);
+            gu.rowwise() += ConstVectorMap(L.expertGateUpBias.floats() + ue * static_cast<std::size_t>(gu.cols()), gu.cols());
+            gate.resize(gu.rows(), gu.cols() / 2);
+            up.resize(gu.rows(), gu.cols() / 2);
+            for (Eigen::Index j = 0; j < gate.cols(); ++j) {
+                gate.col(j) = gu.col(2 * j);
+                up.col(j) = gu.col(2 * j + 1);
+            }
+        } else {
+            multiplyTransposed(rows, L.expertGate[ue], gate);
+            multiplyTransposed(rows, L.expertUp[ue], up);
+            if (L.expertGateBias) {
+                gate.rowwise() += ConstVectorMap(L.expertGateBias.floats() + ue * c.expertFfn, c.expertFfn);
+                up.rowwise() += ConstVectorMap(L.expertUpBias.floats() + ue * c.expertFfn, c.expertFfn);
+            }
+        }
+        if (c.swigluLimit > 0) { // gpt-oss: clamped, (up + 1) * gate * sigmoid(alpha gate)
+            const float lim = c.swigluLimit, alpha = c.swigluAlpha;
+            gate = gate.cwiseMin(lim);
+            up = up.cwiseMax(-lim).cwiseMin(lim);
+            gate.array() = (up.array() + 1.0f) * gate.array() / (1.0f + (-alpha * gate.array()).exp());
+        } else {
+            gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
+        }
+        if (!L.expertGateUp.empty())
+            multiply(gate, L.expertDown[ue], down);
+        else
+            multiplyTransposed(gate, L.expertDown[ue], down);
+        if (L.expertDownBias)
+            down.rowwise() += ConstVectorMap(L.expertDownBias.floats() + ue * c.hidden, c.hidden);
         for (std::size_t i = 0; i < tokens.size(); ++i) {
             const int t = tokens[i];
             float w = 0;
@@ -607,6 +692,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         in.spans = seen.spans.data();
         in.scale = rule.scale;
         in.softCap = rule.softCap;
+        if (L.sinks)
+            in.sinks = L.sinks.floats();
         for (int b = 0; b < bandCount; ++b)
             keep.terms[b] = bandTerms.data() + static_cast<std::size_t>(b) * perLayer;
         attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);

@@ -43,9 +43,12 @@ private:
         WeightView attnNormBias, ffnNormBias;               // LayerNorm families (GPT-NeoX)
         // Mixture of experts: the router [experts, hidden] and each expert's SwiGLU (views into GGUF's stacked
         // tensors, whose whole stacks are kept to check their values once).
-        WeightView router;
+        WeightView router, routerBias;
         std::vector<WeightView> expertGate, expertUp, expertDown;
+        std::vector<WeightView> expertGateUp; // gpt-oss (Hugging Face): [in, 2 out], gate and up columns interleaved
+        WeightView expertGateBias, expertUpBias, expertDownBias, expertGateUpBias; // [experts, out] (gpt-oss)
         std::vector<WeightView> expertStacks;
+        WeightView sinks; // gpt-oss: [heads]
     };
     // A mixture-of-experts feed-forward of the rows `in` into `out`; the router's numbers into `route`.
     struct Routing {

@@ -101,11 +101,30 @@ DecoderNames gptNeoXNames()
 }
 } // namespace
 
+DecoderNames gptOssNames()
+{
+    DecoderNames n = llamaNames();
+    n.ffnNorm = {"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
+    n.router = {"model.layers.{l}.mlp.router.weight", "blk.{l}.ffn_gate_inp.weight"};
+    n.routerBias = {"model.layers.{l}.mlp.router.bias", "blk.{l}.ffn_gate_inp.bias"};
+    n.expertGateUp = {"model.layers.{l}.mlp.experts.gate_up_proj", nullptr};
+    n.expertGateUpBias = {"model.layers.{l}.mlp.experts.gate_up_proj_bias", nullptr};
+    n.expertGate = {nullptr, "blk.{l}.ffn_gate_exps.weight"};
+    n.expertUp = {nullptr, "blk.{l}.ffn_up_exps.weight"};
+    n.expertDown = {"model.layers.{l}.mlp.experts.down_proj", "blk.{l}.ffn_down_exps.weight"};
+    n.expertGateBias = {nullptr, "blk.{l}.ffn_gate_exps.bias"};
+    n.expertUpBias = {nullptr, "blk.{l}.ffn_up_exps.bias"};
+    n.expertDownBias = {"model.layers.{l}.mlp.experts.down_proj_bias", "blk.{l}.ffn_down_exps.bias"};
+    n.sinks = {"model.layers.{l}.self_attn.sinks", "blk.{l}.attn_sinks.weight"};
+    return n;
+}
+
 const DecoderNames& decoderNames(ModelFamily family)
 {
     static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
-                              gemma = gemmaNames();
+                              gemma = gemmaNames(), gptOss = gptOssNames();
     switch (family) {
+    case ModelFamily::GptOss: return gptOss;
     case ModelFamily::Gemma2:
     case ModelFamily::Gemma3: return gemma;
     case ModelFamily::Phi3: return phi3;

@@ -77,6 +77,9 @@ struct DecoderNames {
     // Mixture of experts: the router, and each expert's SwiGLU ({e} in a Hugging Face name is the expert; GGUF stacks
     // the experts in one 3-D tensor [experts, out, in]).
     TensorName router, expertGate, expertUp, expertDown;
+    // gpt-oss: the router's bias, each expert's biases ([experts, out]), Hugging Face's fused [experts, in, 2 out]
+    // gate/up (interleaved columns) and its bias, and the per-head attention sinks.
+    TensorName routerBias, expertGateBias, expertUpBias, expertDownBias, expertGateUp, expertGateUpBias, sinks;
 };
 // The table of the family (model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);

@@ -76,6 +76,8 @@ public:
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
         add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
         add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+        if (l.inputs.sinks)
+            add(p + "sinks", {l.heads}, l.inputs.sinks);
         if (l.routerLogits) { // a mixture-of-experts layer's routing
             add(p + "router_logits", {l.qlen, l.experts}, l.routerLogits);
             add(p + "router_probs", {l.qlen, l.experts}, l.routerProbs);

@@ -53,6 +53,8 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
     const bool ruled = static_cast<std::size_t>(layer) < model.layerRules.size();
     in.scale = ruled ? model.layerRules[static_cast<std::size_t>(layer)].scale : scoreScale;
     in.softCap = ruled ? model.layerRules[static_cast<std::size_t>(layer)].softCap : 0.0f;
+    if (ruled && !model.layerRules[static_cast<std::size_t>(layer)].sinks.empty())
+        in.sinks = model.layerRules[static_cast<std::size_t>(layer)].sinks.data();
     in.queries = RowSource::paged(r.queries);
     in.keys = RowSource::paged(r.keys);
     if (r.relative.rows() > 0) {
