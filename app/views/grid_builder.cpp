@@ -5,6 +5,7 @@
 #include "analysis/grid_regroup.h"
 #include "analysis/relpos_scan.h"
 
+#include <cmath>
 #include <QObject>
 
 namespace attnscope::app {
@@ -72,6 +73,8 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
 }
 
 namespace {
+void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d);
+
 std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                               int segment, core::AttentionGrid grid);
 }
@@ -126,6 +129,8 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
 }
 
 namespace {
+void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d);
+
 std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                               int segment, core::AttentionGrid grid)
 {
@@ -172,7 +177,38 @@ std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, co
     else
         d->valueLabel = parts.isEmpty() ? QObject::tr("attention probability") : QObject::tr("softmax of %1").arg(parts);
     d->diverging = s.terms.raw;
+    addSinkColumn(capture.model, s, *d);
     return d;
+}
+
+// gpt-oss: a head's learned sink takes part of every row's attention; it is drawn as a last column of its own
+// ("sink", no token behind it), so each row visibly sums to one with it. Token and word grids alike.
+void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d)
+{
+    const auto layer = static_cast<std::size_t>(s.layer);
+    if (s.terms.raw || layer >= model.layerRules.size() || model.layerRules[layer].sinks.empty() || d.cols == 0)
+        return;
+    const int cols = d.cols + 1;
+    std::vector<float> values(static_cast<std::size_t>(d.rows) * cols);
+    std::vector<std::uint8_t> highlight(values.size(), 0);
+    for (int r = 0; r < d.rows; ++r) {
+        double sum = 0;
+        for (int c = 0; c < d.cols; ++c) {
+            const float v = d.at(r, c);
+            values[static_cast<std::size_t>(r) * cols + c] = v;
+            if (!d.highlight.empty())
+                highlight[static_cast<std::size_t>(r) * cols + c] = d.highlight[static_cast<std::size_t>(r) * d.cols + c];
+            if (!std::isnan(v))
+                sum += v;
+        }
+        values[static_cast<std::size_t>(r) * cols + d.cols] = static_cast<float>(std::max(0.0, 1.0 - sum));
+    }
+    d.values = std::move(values);
+    d.highlight = std::move(highlight);
+    d.cols = cols;
+    d.colLabels << QObject::tr("∅ sink");
+    d.colPositions.push_back(-1);
+    d.valueLabel += QObject::tr(" (last column: the sink's share)");
 }
 } // namespace
 

@@ -11,6 +11,8 @@
 #include "ui/session.h"
 #include "export/data_export.h"
 #include "views/translation_views.h"
+#include "views/grid_builder.h"
+#include "run/text_capture.h"
 #include "util/text_file.h"
 #include <nlohmann/json.hpp>
 #include "model/model_loader.h"
@@ -501,4 +503,35 @@ TEST_CASE("translation grids: pieces merge into words by their own spelling, eve
             sum += words->at(i, j);
         CHECK(sum == Approx(1.0).margin(1e-5));
     }
+}
+
+TEST_CASE("a model with attention sinks shows each row's sink share as a last column, rows summing to one",
+          "[app][sinks]")
+{
+    const auto bundle = app::loadBundle(QString::fromStdString((test::testdataDir() / "gptoss-tiny").string()), {});
+    const auto input = core::readJsonFile((test::testdataDir() / "gptoss-tiny" / "input.json").string());
+    std::vector<core::Token> tokens;
+    for (const auto& id : input["token_ids"])
+        tokens.push_back(core::Token{id.get<std::int32_t>(), std::to_string(id.get<int>()), 0, 0});
+    const auto capture = core::captureText(*bundle->loaded.model, tokens, {});
+    app::ViewSelection s;
+    s.layer = 1;
+    s.heads = {2};
+    const auto g = app::buildGrid(*capture, bundle->displayName, s);
+    REQUIRE(g);
+    REQUIRE(g->cols == static_cast<int>(tokens.size()) + 1);
+    CHECK(g->colLabels.back().contains("sink"));
+    bool someSink = false;
+    for (int r = 0; r < g->rows; ++r) {
+        double sum = 0;
+        for (int c = 0; c < g->cols; ++c)
+            if (!std::isnan(g->at(r, c)))
+                sum += g->at(r, c);
+        CHECK(sum == Approx(1.0).margin(1e-5));
+        someSink = someSink || g->at(r, g->cols - 1) > 0.01;
+    }
+    CHECK(someSink);
+    // Raw scores have no sink column (the sink is a logit of the softmax, not a key's score).
+    s.terms.raw = true;
+    CHECK(app::buildGrid(*capture, bundle->displayName, s)->cols == static_cast<int>(tokens.size()));
 }
