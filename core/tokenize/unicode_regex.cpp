@@ -4,6 +4,7 @@
 #include "tokenize/unicode_class.h"
 #include "util/error.h"
 
+#include <algorithm>
 #include <mutex>
 #include <oniguruma.h>
 
@@ -35,10 +36,15 @@ const OnigUChar* bytes(const char32_t* p) { return reinterpret_cast<const OnigUC
 // A match parameter with the retry limit, one per call (Oniguruma keeps per-search state in it).
 struct MatchParam {
     OnigMatchParam* p = onig_new_match_param();
-    MatchParam()
+    // `textLength`: a whole search's budget grows with the text (32 retries a character, at least 500,000, at most
+    // kRetryLimit). Per match alone, a search retries at every start position, and a retry can cost the length of
+    // a back-reference: (a+)\1+b over 10 kB of "a" ran for minutes inside the per-match limit.
+    explicit MatchParam(std::size_t textLength)
     {
         onig_initialize_match_param(p);
         onig_set_retry_limit_in_match_of_match_param(p, UnicodeRegex::kRetryLimit);
+        const unsigned long search = std::clamp<unsigned long>(32ul * textLength, 500'000ul, UnicodeRegex::kRetryLimit);
+        onig_set_retry_limit_in_search_of_match_param(p, search);
     }
     ~MatchParam() { onig_free_match_param(p); }
     MatchParam(const MatchParam&) = delete;
@@ -95,7 +101,7 @@ UnicodeRegex::~UnicodeRegex() = default;
 
 int UnicodeRegex::matchAt(const std::u32string& text, int pos) const
 {
-    MatchParam mp;
+    MatchParam mp(text.size() - static_cast<std::size_t>(pos));
     const char32_t* s = text.data();
     const int r = onig_match_with_param(m_compiled->regex, bytes(s), bytes(s + text.size()), bytes(s + pos), nullptr,
                                         ONIG_OPTION_NONE, mp.p);
@@ -110,7 +116,7 @@ int UnicodeRegex::matchAt(const std::u32string& text, int pos) const
 std::vector<std::pair<int, int>> UnicodeRegex::findAll(const std::u32string& text) const
 {
     std::vector<std::pair<int, int>> out;
-    MatchParam mp;
+    MatchParam mp(text.size());
     Region region;
     const char32_t* s = text.data();
     const auto n = static_cast<int>(text.size());

@@ -17,7 +17,7 @@ namespace attnscope::core {
 class UnicodeRegex {
 public:
     static constexpr std::size_t kMaxPatternBytes = 64 * 1024;
-    static constexpr unsigned long kRetryLimit = 20'000'000; // backtracking steps per match or search
+    static constexpr unsigned long kRetryLimit = 20'000'000; // backtracking steps per match; a search's grows with its text
 
     // Throws Error(BadJson) with the pattern and Oniguruma's reason when it cannot be compiled.
     explicit UnicodeRegex(std::string_view pattern);

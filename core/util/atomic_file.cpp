@@ -56,6 +56,14 @@ AtomicFile::AtomicFile(std::string path)
             m_path = resolved;
         std::free(resolved);
     }
+    // Only a regular file is replaced: a rename over a device node or a FIFO (--out /dev/null as root) would put a
+    // regular file in its place and report success.
+    if (struct stat st {}; ::stat(m_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error(ErrorCode::Io,
+                    S_ISDIR(st.st_mode) ? "is a folder: give a file name to write"
+                                        : "is not a regular file (a device, a FIFO or a socket): results are written to "
+                                          "regular files only",
+                    m_path);
     // The replacement keeps the permissions of the file it replaces (a private 0600 result stays private).
     mode_t mode = 0644;
     if (struct stat st {}; ::stat(m_path.c_str(), &st) == 0 && S_ISREG(st.st_mode))

@@ -206,6 +206,22 @@ TEST_CASE("checkpoints with integer buffers load; empty tensors read without tou
     CHECK(core::shapeNumel({1LL << 40, 1LL << 40}) == std::numeric_limits<std::int64_t>::max());
 }
 
+TEST_CASE("results are never renamed over a device node, a FIFO or a folder", "[reliability][atomic]")
+{
+    test::TempDir tmp;
+    const auto fifo = (tmp / "pipe").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK_THAT(errorOf([&] { core::writeFileAtomically(fifo, "{}"); }),
+               Catch::Contains("pipe") && Catch::Contains("not a regular file"));
+    struct stat st {};
+    REQUIRE(::stat(fifo.c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode)); // still the FIFO
+    CHECK_THAT(errorOf([&] { core::writeFileAtomically("/dev/null", "{}"); }), Catch::Contains("not a regular file"));
+    REQUIRE(::stat("/dev/null", &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    CHECK_THAT(errorOf([&] { core::writeFileAtomically(tmp.path().string(), "{}"); }), Catch::Contains("is a folder"));
+}
+
 TEST_CASE("a failed write leaves the previous file intact", "[reliability][atomic]")
 {
     test::TempDir tmp;

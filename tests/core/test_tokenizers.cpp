@@ -320,6 +320,10 @@ TEST_CASE("hostile pre-tokenizer patterns and texts end with a result or a clear
     } catch (const core::Error& e) {
         CHECK(std::string(e.what()).find("(a|a)*c") != std::string::npos);
     }
+    // The budget holds for a whole search, not each match attempt: (a+)\1+b retries at every start position of 10 kB
+    // of "a" (minutes within a per-match limit); it stops with the documented error naming the pattern.
+    const core::UnicodeRegex backref("(a+)\\1+b");
+    CHECK_THROWS_WITH(backref.findAll(u32(std::string(10000, 'a'))), Catch::Contains("(a+)\\1+b") && Catch::Contains("stopped"));
     const core::UnicodeRegex lazy(".*?x");
     CHECK(lazy.findAll(u32(std::string(100000, 'y'))).empty());
     // Patterns too long or too deep are refused when compiled.
