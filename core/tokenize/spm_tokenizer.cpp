@@ -5,6 +5,7 @@
 #include "util/error.h"
 #include "util/text_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,123 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::fromPieces(const Pieces& p, const st
     return t;
 }
 
+namespace {
+std::string base64Decode(const std::string& in, const std::string& file)
+{
+    auto value = [&](char c) -> int {
+        if (c >= 'A' && c <= 'Z')
+            return c - 'A';
+        if (c >= 'a' && c <= 'z')
+            return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+            return c - '0' + 52;
+        if (c == '+')
+            return 62;
+        if (c == '/')
+            return 63;
+        throw Error(ErrorCode::CorruptFile, "precompiled_charsmap is not base64", file, "precompiled_charsmap");
+    };
+    std::string out;
+    int bits = 0, acc = 0;
+    for (char c : in) {
+        if (c == '=' || c == '\n' || c == '\r')
+            continue;
+        acc = (acc << 6) | value(c);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xff));
+        }
+    }
+    return out;
+}
+
+// Walks a normaliser / pre-tokeniser (or a Sequence of them) for the settings a SentencePiece model carries.
+void readSpmSettings(const nlohmann::json& j, SpmTokenizer::Pieces& p, const std::string& file)
+{
+    if (!j.is_object())
+        return;
+    const std::string type = j.value("type", "");
+    for (const char* list : {"normalizers", "pretokenizers"})
+        if (j.contains(list) && j[list].is_array())
+            for (const auto& item : j[list])
+                readSpmSettings(item, p, file);
+    if (type == "Precompiled" && j.contains("precompiled_charsmap") && j["precompiled_charsmap"].is_string())
+        p.charsmap = base64Decode(j["precompiled_charsmap"].get<std::string>(), file);
+    if (type == "Metaspace") {
+        if (j.contains("prepend_scheme") && j["prepend_scheme"].is_string())
+            p.addDummyPrefix = j["prepend_scheme"].get<std::string>() != "never";
+        else if (j.contains("add_prefix_space") && j["add_prefix_space"].is_boolean())
+            p.addDummyPrefix = j["add_prefix_space"].get<bool>();
+    }
+}
+} // namespace
+
+std::unique_ptr<Tokenizer> unigramFromTokenizerJson(const std::string& path)
+{
+    const auto j = readJsonFile(path);
+    const auto& model = j.at("model");
+    if (!model.contains("vocab") || !model["vocab"].is_array() || model["vocab"].empty())
+        throw Error(ErrorCode::CorruptFile, "a Unigram model needs its vocab: a list of [piece, score]", path, "model.vocab");
+    SpmTokenizer::Pieces p;
+    for (const auto& entry : model["vocab"]) {
+        if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number())
+            throw Error(ErrorCode::CorruptFile, "a Unigram vocab entry must be [piece, score]", path, "model.vocab");
+        p.pieces.push_back(entry[0].get<std::string>());
+        p.scores.push_back(entry[1].get<float>());
+        p.types.push_back(1);
+    }
+    const auto n = static_cast<std::int64_t>(p.pieces.size());
+    if (model.contains("unk_id") && model["unk_id"].is_number_integer()) {
+        const auto unk = model["unk_id"].get<std::int64_t>();
+        if (unk < 0 || unk >= n)
+            throw Error(ErrorCode::CorruptFile, "unk_id is outside the vocabulary", path, "model.unk_id");
+        p.types[static_cast<std::size_t>(unk)] = 2;
+    }
+    if (j.contains("added_tokens") && j["added_tokens"].is_array())
+        for (const auto& a : j["added_tokens"])
+            if (a.is_object() && a.value("special", false) && a.contains("id") && a["id"].is_number_integer()) {
+                const auto id = a["id"].get<std::int64_t>();
+                if (id >= 0 && id < n && p.types[static_cast<std::size_t>(id)] != 2)
+                    p.types[static_cast<std::size_t>(id)] = 3; // control: never produced from text
+            }
+    p.addDummyPrefix = true;
+    p.removeExtraWhitespaces = true; // WhitespaceSplit / Replace(" {2,}") in T5's files: runs of spaces are one
+    if (j.contains("normalizer"))
+        readSpmSettings(j["normalizer"], p, path);
+    if (j.contains("pre_tokenizer"))
+        readSpmSettings(j["pre_tokenizer"], p, path);
+    auto t = SpmTokenizer::fromPieces(p, path);
+    // The post-processor's special tokens around a single text.
+    std::vector<std::int32_t> prefix, suffix;
+    if (j.contains("post_processor") && j["post_processor"].is_object() &&
+        j["post_processor"].value("type", "") == "TemplateProcessing" && j["post_processor"].contains("single")) {
+        const auto& pp = j["post_processor"];
+        bool after = false;
+        for (const auto& item : pp["single"]) {
+            if (item.contains("Sequence")) {
+                after = true;
+                continue;
+            }
+            if (!item.contains("SpecialToken"))
+                continue;
+            const std::string name = item["SpecialToken"].value("id", "");
+            if (pp.contains("special_tokens") && pp["special_tokens"].contains(name))
+                for (const auto& id : pp["special_tokens"][name].value("ids", nlohmann::json::array()))
+                    (after ? suffix : prefix).push_back(id.get<std::int32_t>());
+        }
+    }
+    t->setSpecialIds(prefix, suffix);
+    std::vector<std::pair<std::string, std::int32_t>> added;
+    if (j.contains("added_tokens") && j["added_tokens"].is_array())
+        for (const auto& a : j["added_tokens"])
+            if (a.is_object() && a.contains("content") && a["content"].is_string() && a.contains("id") &&
+                a["id"].is_number_integer() && a["id"].get<std::int64_t>() >= 0 && a["id"].get<std::int64_t>() < n)
+                added.emplace_back(a["content"].get<std::string>(), a["id"].get<std::int32_t>());
+    t->setAddedTokens(std::move(added));
+    return t;
+}
+
 std::unique_ptr<Tokenizer> t5TokenizerFromGguf(const GgufFile& g)
 {
     const auto* tokens = g.value("tokenizer.ggml.tokens");
@@ -195,8 +313,31 @@ std::vector<Token> SpmTokenizer::encodeText(std::string_view text) const
             offset = close + 2;
         }
     }
-    const std::string rest(text.substr(offset));
-    const auto spt = m_spm->EncodeAsImmutableProto(rest);
+    // Added tokens first (longest match at each place), SentencePiece on the text between them.
+    std::size_t from = offset;
+    for (std::size_t at = offset; at < text.size() && !m_added.empty();) {
+        bool matched = false;
+        for (const auto& [content, id] : m_added)
+            if (!content.empty() && text.compare(at, content.size(), content) == 0) {
+                encodePiece(text.substr(from, at - from), from, out);
+                out.push_back(Token{id, content, at, at + content.size()});
+                at += content.size();
+                from = at;
+                matched = true;
+                break;
+            }
+        if (!matched)
+            ++at;
+    }
+    encodePiece(text.substr(from), from, out);
+    return out;
+}
+
+void SpmTokenizer::encodePiece(std::string_view text, std::size_t offset, std::vector<Token>& out) const
+{
+    if (text.empty())
+        return;
+    const auto spt = m_spm->EncodeAsImmutableProto(std::string(text));
     for (std::size_t i = 0; i < spt.pieces_size(); ++i) {
         const auto& p = spt.pieces(static_cast<int>(i));
         Token t;
@@ -206,11 +347,37 @@ std::vector<Token> SpmTokenizer::encodeText(std::string_view text) const
         t.end = offset + p.end();
         out.push_back(std::move(t));
     }
+}
+
+void SpmTokenizer::setAddedTokens(std::vector<std::pair<std::string, std::int32_t>> tokens)
+{
+    std::stable_sort(tokens.begin(), tokens.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    m_added = std::move(tokens);
+}
+
+void SpmTokenizer::setSpecialIds(std::vector<std::int32_t> prefix, std::vector<std::int32_t> suffix)
+{
+    m_prefix = std::move(prefix);
+    m_suffix = std::move(suffix);
+}
+
+std::vector<Token> SpmTokenizer::specialPrefix() const
+{
+    std::vector<Token> out;
+    if (m_prefix)
+        for (const auto id : *m_prefix)
+            out.push_back(Token{id, pieceOf(id), 0, 0});
     return out;
 }
 
 std::vector<Token> SpmTokenizer::specialSuffix() const
 {
+    if (m_suffix) {
+        std::vector<Token> out;
+        for (const auto id : *m_suffix)
+            out.push_back(Token{id, pieceOf(id), 0, 0});
+        return out;
+    }
     if (m_eos < 0)
         return {};
     return {Token{m_eos, "</s>", 0, 0}};

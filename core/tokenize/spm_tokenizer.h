@@ -37,6 +37,12 @@ public:
         bool removeExtraWhitespaces = true;
     };
     static std::unique_ptr<SpmTokenizer> fromPieces(const Pieces& p, const std::string& source);
+    // What the tokenizer adds around a text by default (a tokenizer.json's post-processor), instead of </s> after it.
+    void setSpecialIds(std::vector<std::int32_t> prefix, std::vector<std::int32_t> suffix);
+    // Tokens matched literally in the raw text before SentencePiece sees it (a tokenizer.json's special added tokens:
+    // "<unk>" typed in a text is that token, as the Rust library reads it).
+    void setAddedTokens(std::vector<std::pair<std::string, std::int32_t>> tokens);
+    std::vector<Token> specialPrefix() const override;
 
     std::vector<Token> specialSuffix() const override;
     std::string kind() const override;
@@ -57,6 +63,9 @@ private:
     std::vector<std::string> m_pieces;                     // model id -> piece (Marian)
     std::int32_t m_unk = 0, m_eos = -1;
     bool m_mapped = false;
+    std::optional<std::vector<std::int32_t>> m_prefix, m_suffix;
+    std::vector<std::pair<std::string, std::int32_t>> m_added; // longest first
+    void encodePiece(std::string_view text, std::size_t offset, std::vector<Token>& out) const;
 };
 
 // Marian / OPUS-MT folders: the tokenizer of the source side (source.spm) or the target side (target.spm), both
@@ -64,6 +73,11 @@ private:
 std::unique_ptr<Tokenizer> marianTokenizer(const std::string& folder, bool target);
 
 class GgufFile;
+// A tokenizer.json whose model is Unigram (T5's, written by Hugging Face's converters): its vocabulary of pieces and
+// scores, unk_id, added special tokens, the Precompiled normaliser's charsmap, Metaspace's prefix and the
+// post-processor's special tokens, read by libsentencepiece as the model they describe.
+std::unique_ptr<Tokenizer> unigramFromTokenizerJson(const std::string& path);
+
 // llama.cpp's "t5" vocabulary of a GGUF file (a SentencePiece Unigram model's pieces, scores, types and normaliser).
 std::unique_ptr<Tokenizer> t5TokenizerFromGguf(const GgufFile& file);
 

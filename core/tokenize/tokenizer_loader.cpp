@@ -5,8 +5,10 @@
 #include "tokenize/tokenizer_formats.h"
 #include "tokenize/word_tokenizer.h"
 #include "util/error.h"
+#include "util/text_file.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -90,6 +92,20 @@ PairEncoding Tokenizer::encodePairWithSpecial(std::string_view a, std::string_vi
 }
 
 namespace {
+// A tokenizer.json whose model is Unigram (T5's): read through libsentencepiece (tokenize/spm_tokenizer.h).
+bool isUnigramJson(const std::string& path)
+{
+    try {
+        // Parsed only when the word appears at all (a big BPE tokenizer.json is not parsed twice).
+        if (readTextFile(path).find("\"Unigram\"") == std::string::npos)
+            return false;
+        const auto j = readJsonFile(path);
+        return j.is_object() && j.contains("model") && j["model"].is_object() && j["model"].value("type", "") == "Unigram";
+    } catch (const Error&) {
+        return false; // the usual reader names the problem
+    }
+}
+
 // The tokenizer of a folder or file, and in `file` the file it was read from.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt, std::string& file)
 {
@@ -110,7 +126,7 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
             return tokenizerFromGguf(g);
         }
         if (name == "tokenizer.json")
-            return tokenizerFromJson(folderOrFile);
+            return isUnigramJson(folderOrFile) ? unigramFromTokenizerJson(folderOrFile) : tokenizerFromJson(folderOrFile);
         if (name == "spiece.model" || p.extension() == ".spm")
             return std::make_unique<SpmTokenizer>(folderOrFile); // T5's, a Marian side's own ids
         if (p.extension() == ".model")
@@ -131,8 +147,10 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
     // T5: spiece.model with the model's own ids (its tokenizer.json's Unigram is the same model).
     if (fs::exists(p / "spiece.model"))
         return std::make_unique<SpmTokenizer>(file = (p / "spiece.model").string());
-    if (fs::exists(p / "tokenizer.json"))
-        return tokenizerFromJson(file = (p / "tokenizer.json").string());
+    if (fs::exists(p / "tokenizer.json")) {
+        file = (p / "tokenizer.json").string();
+        return isUnigramJson(file) ? unigramFromTokenizerJson(file) : tokenizerFromJson(file);
+    }
     if (fs::exists(p / "tokenizer.model"))
         return tokenizerFromSentencePiece(file = (p / "tokenizer.model").string());
     if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt"))
