@@ -243,6 +243,8 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
     if (type == "yarn") {
         rope.scaling = RopeConfig::Scaling::Yarn;
         rope.factor = s.doubleOr("factor", 1.0);
+        if (rope.factor < 1.0)
+            r.fail("rope_scaling", "a YaRN factor must be at least 1");
         rope.originalMaxPositions = s.doubleOr("original_max_position_embeddings", 4096);
         rope.betaFast = s.doubleOr("beta_fast", 32.0);
         rope.betaSlow = s.doubleOr("beta_slow", 1.0);
@@ -550,16 +552,19 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
                         g.path(), key("rope.dimension_count"));
         c.rotaryDims = static_cast<int>(*dims);
     }
-    if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling == "yarn") {
+    const auto scaling = g.stringOr(key("rope.scaling.type"));
+    if (scaling && *scaling == "yarn") {
         // llama.cpp always rounds the correction range outwards (truncate) and derives the attention factor.
         c.rope.scaling = RopeConfig::Scaling::Yarn;
         c.rope.factor = g.number(key("rope.scaling.factor"));
+        if (!(c.rope.factor >= 1.0) || !std::isfinite(c.rope.factor))
+            throw Error(ErrorCode::BadConfig, "a YaRN factor must be at least 1", g.path(), key("rope.scaling.factor"));
         c.rope.originalMaxPositions = g.number(key("rope.scaling.original_context_length"));
         c.rope.betaFast = g.numberOr(key("rope.scaling.yarn_beta_fast")).value_or(32.0);
         c.rope.betaSlow = g.numberOr(key("rope.scaling.yarn_beta_slow")).value_or(1.0);
         c.rope.truncate = true;
         c.rope.attentionFactor = 0.1 * std::log(c.rope.factor) + 1.0;
-    } else if (const auto scaling = g.stringOr(key("rope.scaling.type")); scaling && *scaling != "none") {
+    } else if (scaling && *scaling != "none") {
         if (*scaling != "linear")
             throw Error(ErrorCode::BadConfig, "rope scaling \"" + *scaling + "\" is not supported (linear is)", g.path(),
                         key("rope.scaling.type"));

@@ -104,7 +104,7 @@ EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<c
         m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Cross, 1, 0, false, false});
     }
     const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.dHead)) : 1.0f;
-    m_info.layerRules.assign(m_info.sites.size(), LayerRule{scale, 0.0f, 0});
+    m_info.layerRules.assign(m_info.sites.size(), LayerRule{scale, 0.0f, 0, true, {}});
 }
 
 void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
