@@ -260,6 +260,11 @@ void PytorchFile::readLegacy()
         bool known = false;
         for (const auto& s : m_storages)
             if ((s.rootKey.empty() ? s.key : s.rootKey) == key) {
+                // A storage has one element type: views of it in two types would size it by one and read by the
+                // other (a double view 8x past a byte storage).
+                if (known && s.dtype != dtype)
+                    throw Error(ErrorCode::CorruptFile, "legacy PyTorch checkpoint: storage '" + key +
+                                                            "' is viewed with two element types", file);
                 dtype = s.dtype;
                 known = true;
             }
@@ -280,7 +285,8 @@ void PytorchFile::readLegacy()
         if (it == located.end())
             throw Error(ErrorCode::CorruptFile, "the pickle names storage '" + root + "', which the file lacks", file);
         const std::uint64_t rootSize = sizes[root];
-        if (s.viewOffset + s.elements > rootSize)
+        std::uint64_t end = 0;
+        if (__builtin_add_overflow(s.viewOffset, s.elements, &end) || end > rootSize)
             throw Error(ErrorCode::CorruptFile, "storage '" + s.key + "' is larger than the file's copy of it", file);
         s.bytes = it->second + s.viewOffset * dtypeSize(s.dtype);
     }
@@ -320,8 +326,13 @@ TorchTensor PytorchFile::resolve(const std::string& name, const PickleNode& node
         numel *= static_cast<std::uint64_t>(raw.shape[d]);
         if (numel > (std::uint64_t(1) << 50))
             refuse("more elements than any storage can hold");
-        if (raw.shape[d] > 0)
-            last += static_cast<std::uint64_t>(raw.shape[d] - 1) * static_cast<std::uint64_t>(raw.strides[d]);
+        // (size - 1) x stride can pass 2^64 (both up to 2^40): checked, so a wrapped extent never looks small.
+        std::uint64_t step = 0;
+        if (raw.shape[d] > 0 &&
+            (__builtin_mul_overflow(static_cast<std::uint64_t>(raw.shape[d] - 1), static_cast<std::uint64_t>(raw.strides[d]), &step) ||
+             __builtin_add_overflow(last, step, &last)))
+            refuse("shape " + shapeToString(raw.shape) + " with strides " + shapeToString(raw.strides) +
+                   " reaches past any storage");
     }
     if (numel > 0 && last >= s.elements)
         refuse("shape " + shapeToString(raw.shape) + " with offset " + std::to_string(raw.offset) +
@@ -339,7 +350,10 @@ TorchTensor PytorchFile::resolve(const std::string& name, const PickleNode& node
             if (static_cast<std::uint64_t>(raw.strides[d]) <= extent)
                 refuse("its elements overlap (strides " + shapeToString(raw.strides) + " for shape " +
                        shapeToString(raw.shape) + ")");
-            extent += static_cast<std::uint64_t>(raw.shape[d] - 1) * static_cast<std::uint64_t>(raw.strides[d]);
+            std::uint64_t step = 0;
+            if (__builtin_mul_overflow(static_cast<std::uint64_t>(raw.shape[d] - 1), static_cast<std::uint64_t>(raw.strides[d]), &step) ||
+                __builtin_add_overflow(extent, step, &extent))
+                refuse("its strides reach past any storage");
         }
     }
     return t;

@@ -290,6 +290,7 @@ TEST_CASE("hostile pickles and archives are refused by name without running anyt
         {"offset_past_storage.pt", {core::ErrorCode::CorruptFile, "offset 10"}},
         {"negative_stride.pt", {core::ErrorCode::CorruptFile, "stride -4"}},
         {"overlapping_view.pt", {core::ErrorCode::CorruptFile, "overlap"}},
+        {"extent_wraps.pt", {core::ErrorCode::CorruptFile, "reaches past any storage"}},
         {"missing_storage.pt", {core::ErrorCode::CorruptFile, "storage '7'"}},
         {"unknown_storage_class.pt", {core::ErrorCode::UnsupportedDtype, "torch.EvilStorage"}},
         {"compressed_entry.pt", {core::ErrorCode::CorruptFile, "compressed"}},

@@ -179,3 +179,10 @@ raw("truncated_archive.bin", good[:len(good) // 2])
 legacy = open(f"{OUT}/gpt2-tiny-legacy/pytorch_model.bin", "rb").read()
 raw("truncated_legacy.bin", legacy[:len(legacy) - 100])
 print("hostile:", sorted(os.listdir(H)))
+# A view whose extent wraps 64 bits: (size - 1) x stride = 2^24 x 2^40 = 2^64 (sizes and strides above 2^31 as LONG1).
+def num(x): return b"J" + struct.pack("<i", x) if -2**31 <= x < 2**31 else b"\x8a\x08" + struct.pack("<q", x)
+def tensor64(key, numel, size, stride, offset=0, storage=b"ctorch\nFloatStorage\n"):
+    tup = lambda xs: b"(" + b"".join(num(x) for x in xs) + b"t"
+    return (b"ctorch._utils\n_rebuild_tensor_v2\n(" + b"(" + u("storage") + storage + u(key) + u("cpu") +
+            num(numel) + b"tQ" + num(offset) + tup(size) + tup(stride) + b"\x89ccollections\nOrderedDict\n)RtR")
+archive("extent_wraps.pt", state(("w", tensor64("0", 12, [2**24 + 1], [2**40]))), {"0": floats})
