@@ -116,7 +116,7 @@ void MainWindow::buildPanels()
     addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea);
     addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea);
     m_experts = new ExpertsPanel;
-    addDock(tr("Experts"), QStringLiteral("expertsDock"), m_experts, Qt::BottomDockWidgetArea, false);
+    addDock(tr("Experts"), QStringLiteral("expertsDock"), m_experts, Qt::BottomDockWidgetArea);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // Each bottom tab asks for its height when it comes up and so gives back what the previous one took: the plots

@@ -22,6 +22,7 @@ NeuronView neuronView(const TextCapture& capture, int segment, int layer, int he
     v.headDim = d;
     v.scale = in.scale;
     v.contentTermOnly = in.relativeTerms();
+    v.sink = in.sinkOf(head);
     v.queryToken = static_cast<int>(seg.firstPosition) + queryRow;
     const float* q = in.queries.row(queryRow) + static_cast<std::ptrdiff_t>(head) * d;
     v.query.assign(q, q + d);

@@ -6,6 +6,7 @@
 
 #include "run/text_capture.h"
 
+#include <limits>
 #include <vector>
 
 namespace attnscope::core {
@@ -21,6 +22,9 @@ struct NeuronView {
     std::vector<float> probabilities; // [keys]: the head's attention (all its terms)
     float scale = 1.0f;
     bool contentTermOnly = false;    // Transformer-XL: scores are term (a)
+    // gpt-oss: the head's sink logit, part of the softmax's denominator (-infinity: none); the probabilities then sum
+    // to less than one.
+    float sink = -std::numeric_limits<float>::infinity();
 };
 
 // Throws Error(BadInput) for a segment, layer, head or query row that does not exist.

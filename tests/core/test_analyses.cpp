@@ -472,8 +472,12 @@ TEST_CASE("the neuron view's products sum to the scores whose softmax is the hea
             double maxScore = -1e30, sum = 0;
             for (float s : v.scores)
                 maxScore = std::max(maxScore, static_cast<double>(s));
+            if (std::isfinite(v.sink)) // gpt-oss: the sink logit joins the denominator
+                maxScore = std::max(maxScore, static_cast<double>(v.sink));
             for (float s : v.scores)
                 sum += std::exp(s - maxScore);
+            if (std::isfinite(v.sink))
+                sum += std::exp(v.sink - maxScore);
             for (std::size_t k = 0; k < v.scores.size(); ++k) {
                 CHECK(v.probabilities[k] == Approx(g.at(row, v.keyTokens[k])).margin(1e-6));
                 CHECK(std::exp(v.scores[k] - maxScore) / sum == Approx(v.probabilities[k]).margin(1e-5));
