@@ -252,6 +252,25 @@ void EncoderDecoderModel::project(const RowMatrix& x, const Linear& l, RowMatrix
         out.rowwise() += asVector(l.b);
 }
 
+void EncoderDecoderModel::addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const
+{
+    x += sublayer;
+    if (!m_config.preNorm) // post-norm (BART, Marian): the sum is normalised; pre-norm normalised the input
+        norm(x, n, x);
+}
+
+void EncoderDecoderModel::feedForwardBlock(RowMatrix& x, const Layer& L, RowMatrix& normed, RowMatrix& out) const
+{
+    if (m_config.preNorm) {
+        norm(x, L.ffnNorm, normed);
+        feedForward(normed, L, out);
+        x += out;
+    } else {
+        feedForward(x, L, out);
+        addResidual(x, out, L.ffnNorm);
+    }
+}
+
 void EncoderDecoderModel::feedForward(const RowMatrix& x, const Layer& L, RowMatrix& out) const
 {
     RowMatrix inner, gate;
@@ -370,18 +389,8 @@ EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& 
         si.spans = spans.data();
         si.positionBias = m_enc.relBias ? &bias : nullptr;
         attend(siteOf(Stack::Encoder, l, SiteKind::Self), si, v.data(), L.o, observer, a);
-        x += a;
-        if (!c.preNorm)
-            norm(x, L.selfNorm, x);
-        if (c.preNorm) {
-            norm(x, L.ffnNorm, h);
-            feedForward(h, L, f);
-            x += f;
-        } else {
-            feedForward(x, L, f);
-            x += f;
-            norm(x, L.ffnNorm, x);
-        }
+        addResidual(x, a, L.selfNorm);
+        feedForwardBlock(x, L, h, f);
         observer.onLayerOutput(Stack::Encoder, l, x.data(), S);
     }
     if (m_enc.finalNorm)
@@ -462,9 +471,7 @@ void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t>
         si.spans = selfSpans.data();
         si.positionBias = m_dec.relBias ? &bias : nullptr;
         attend(siteOf(Stack::Decoder, l, SiteKind::Self), si, cacheV.data(), L.o, observer, a);
-        y += a;
-        if (!c.preNorm)
-            norm(y, L.selfNorm, y);
+        addResidual(y, a, L.selfNorm);
         // Cross-attention: target rows over the encoder's output, every source token visible, no position bias.
         in = &y;
         if (c.preNorm) {
@@ -480,18 +487,8 @@ void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t>
         ci.keys = RowSource::strided(ck.data(), A);
         ci.spans = crossSpans.data();
         attend(siteOf(Stack::Decoder, l, SiteKind::Cross), ci, cv.data(), L.co, observer, a);
-        y += a;
-        if (!c.preNorm)
-            norm(y, L.crossNorm, y);
-        if (c.preNorm) {
-            norm(y, L.ffnNorm, h);
-            feedForward(h, L, f);
-            y += f;
-        } else {
-            feedForward(y, L, f);
-            y += f;
-            norm(y, L.ffnNorm, y);
-        }
+        addResidual(y, a, L.crossNorm);
+        feedForwardBlock(y, L, h, f);
         observer.onLayerOutput(Stack::Decoder, l, y.data(), T);
     }
     st.position = K;

@@ -105,6 +105,10 @@ private:
     void norm(const RowMatrix& x, const Norm& n, RowMatrix& out) const;
     void project(const RowMatrix& x, const Linear& l, RowMatrix& out) const;
     void feedForward(const RowMatrix& x, const Layer& L, RowMatrix& out) const;
+    // A sub-layer's output added to the residual stream, normalised after the sum when the family is post-norm.
+    void addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const;
+    // The feed-forward sub-layer with its norm where the family puts it (`normed`, `out`: scratch).
+    void feedForwardBlock(RowMatrix& x, const Layer& L, RowMatrix& normed, RowMatrix& out) const;
     // The position-bias table of a self-attention of qlen queries after mlen cached keys (width 2 klen - 1).
     void biasTable(Stack stack, int qlen, int klen, std::vector<float>& table, PositionBias& bias) const;
     // One attention sub-layer: scores, softmax and values for every head, the site reported, the output projected.
