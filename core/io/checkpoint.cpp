@@ -7,9 +7,12 @@
 #include "io/gguf.h"
 #include "io/pytorch_file.h"
 #include "util/error.h"
+#include "util/memory_info.h"
 #include "util/text_file.h"
 
 #include <filesystem>
+#include <tuple>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -132,6 +135,11 @@ std::shared_ptr<Checkpoint> Checkpoint::openIndex(const std::string& dir, const 
 void Checkpoint::addPytorch(const std::string& path)
 {
     m_pytorch.push_back(std::make_unique<PytorchFile>(path));
+    // A non-contiguous view is gathered once however many names list it, and the copies together must fit: a
+    // 4.6 MB file listing one view under 30,000 names asked for 120 GB.
+    std::map<std::tuple<const std::uint8_t*, std::int64_t, Shape, Shape, int>, const std::uint8_t*> gatheredViews;
+    std::uint64_t gatheredBytes = 0;
+    const std::uint64_t gatherBudget = std::max<std::uint64_t>(availableMemoryBytes() / 2, std::uint64_t(1) << 30);
     for (const auto& t : m_pytorch.back()->stateDict()) {
         if (m_entries.count(t.name))
             throw Error(ErrorCode::CorruptFile, "tensor appears in two shards", path, t.name);
@@ -142,8 +150,18 @@ void Checkpoint::addPytorch(const std::string& path)
         e.byteCount = static_cast<std::uint64_t>(shapeNumel(t.shape)) * element;
         if (t.contiguous()) {
             e.bytes = t.firstByte();
+        } else if (const auto key = std::make_tuple(t.storage, t.offset, t.shape, t.strides, static_cast<int>(t.dtype));
+                   gatheredViews.count(key)) {
+            e.bytes = gatheredViews.at(key);
         } else { // gathered once, in the stored type, into row-major order
+            gatheredBytes += e.byteCount;
+            if (gatheredBytes > gatherBudget)
+                throw Error(ErrorCode::CorruptFile,
+                            "its non-contiguous tensors need " + formatBytes(gatheredBytes) +
+                                " of copies, more than the " + formatBytes(gatherBudget) + " this machine can spare",
+                            path, t.name);
             auto& out = m_gathered.emplace_back(e.byteCount);
+            gatheredViews[key] = out.data();
             std::vector<std::int64_t> index(t.shape.size(), 0);
             for (std::uint64_t i = 0; i < e.byteCount / element; ++i) {
                 std::int64_t at = t.offset;

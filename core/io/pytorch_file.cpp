@@ -19,6 +19,8 @@ using Kind = PickleNode::Kind;
 
 namespace {
 constexpr int kMaxModuleDepth = 64;
+// Module visits of one state-dict walk: far above any model's modules (an 8B model has a few thousand).
+constexpr std::uint64_t kMaxModuleVisits = 1'000'000;
 
 // The storage classes torch.save names, CUDA ones included (their bytes on disk are the same).
 std::optional<DType> storageDType(std::string cls)
@@ -362,6 +364,13 @@ TorchTensor PytorchFile::resolve(const std::string& name, const PickleNode& node
 void PytorchFile::collect(const PickleNode& node, const std::string& prefix, int depth,
                           std::vector<TorchTensor>& out) const
 {
+    // Shared (memoised) modules are walked once per path, as torch's state_dict names them; a graph whose paths
+    // multiply (2^60 from a 6.5 kB file) is refused when the walk passes a bound no model comes near.
+    if (++m_visits > kMaxModuleVisits)
+        throw Error(ErrorCode::CorruptFile,
+                    "its modules are reached by more than " + std::to_string(kMaxModuleVisits) +
+                        " paths (shared submodules nested in each other): no model is built so",
+                    path(), prefix);
     if (depth > kMaxModuleDepth)
         throw Error(ErrorCode::CorruptFile, "modules nested more than " + std::to_string(kMaxModuleDepth) + " deep",
                     path(), prefix);
@@ -386,6 +395,7 @@ void PytorchFile::collect(const PickleNode& node, const std::string& prefix, int
 
 std::vector<TorchTensor> PytorchFile::stateDict() const
 {
+    m_visits = 0;
     const PickleNode* node = m_doc.root;
     auto holdsTensors = [&](const PickleNode* n) {
         if (n->kind != Kind::Dict)

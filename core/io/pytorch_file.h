@@ -71,6 +71,7 @@ private:
     PickleHooks hooks(bool legacy);
     TorchTensor resolve(const std::string& name, const PickleNode& tensor) const;
     void collect(const PickleNode& node, const std::string& prefix, int depth, std::vector<TorchTensor>& out) const;
+    mutable std::uint64_t m_visits = 0; // modules walked by the current stateDict() (bounded)
     bool isTensor(const PickleNode* n) const;
 
     MappedFile m_map;

@@ -291,6 +291,7 @@ TEST_CASE("hostile pickles and archives are refused by name without running anyt
         {"negative_stride.pt", {core::ErrorCode::CorruptFile, "stride -4"}},
         {"overlapping_view.pt", {core::ErrorCode::CorruptFile, "overlap"}},
         {"extent_wraps.pt", {core::ErrorCode::CorruptFile, "reaches past any storage"}},
+        {"shared_module_paths.pkl", {core::ErrorCode::CorruptFile, "paths"}},
         {"missing_storage.pt", {core::ErrorCode::CorruptFile, "storage '7'"}},
         {"unknown_storage_class.pt", {core::ErrorCode::UnsupportedDtype, "torch.EvilStorage"}},
         {"compressed_entry.pt", {core::ErrorCode::CorruptFile, "compressed"}},
@@ -312,6 +313,20 @@ TEST_CASE("hostile pickles and archives are refused by name without running anyt
         }
     }
     CHECK(seen.size() == expected.size());
+}
+
+TEST_CASE("a non-contiguous view listed under 30,000 names is gathered once", "[pytorch][hostile]")
+{
+    // (make_pytorch_data.py) A transposed 3 x 4 view of 12 floats, one memoised tensor under the names w0 .. w29999.
+    const auto c = core::Checkpoint::openPytorch((pytorchData() / "view-many-names.pt").string());
+    REQUIRE(c->names().size() == 30000);
+    const auto a = c->get("w0"), b = c->get("w29999");
+    CHECK(a.bytes == b.bytes); // one copy, not one per name
+    const auto values = floats(a);
+    REQUIRE(values.size() == 12);
+    CHECK(values[0] == 0.0f);
+    CHECK(values[1] == 4.0f); // row 0 of the transposed view: storage elements 0, 4, 8
+    CHECK(values[3] == 1.0f);
 }
 
 TEST_CASE("a million nested lists are refused as they are built, a cycle does not hang", "[pytorch][hostile]")

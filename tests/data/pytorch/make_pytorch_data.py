@@ -186,3 +186,22 @@ def tensor64(key, numel, size, stride, offset=0, storage=b"ctorch\nFloatStorage\
     return (b"ctorch._utils\n_rebuild_tensor_v2\n(" + b"(" + u("storage") + storage + u(key) + u("cpu") +
             num(numel) + b"tQ" + num(offset) + tup(size) + tup(stride) + b"\x89ccollections\nOrderedDict\n)RtR")
 archive("extent_wraps.pt", state(("w", tensor64("0", 12, [2**24 + 1], [2**40]))), {"0": floats})
+
+# Shared submodules nested in each other (level k holds level k-1 twice): 62 levels are reached by 2^62 paths.
+def put(i): return b"r" + struct.pack("<I", i)
+def get(i): return b"j" + struct.pack("<I", i)
+p = b"\x80\x02"
+for k in range(62):
+    p += b"c__main__\nM\n)\x81" + b"}(" + u("_modules") + b"}"
+    if k > 0:
+        p += b"(" + u("a") + get(k - 1) + u("b") + get(k - 1) + b"u"
+    p += b"ub" + put(k)
+raw("shared_module_paths.pkl", p + b".")
+# One non-contiguous view (a transposed 3 x 4) listed under 30,000 names, as one memoised tensor (not hostile: it
+# loads, gathered once).
+t = tensor64("0", 12, [4, 3], [1, 4])
+pkl = b"\x80\x02}(" + u("w0") + t + put(1000000) + b"".join(u(f"w{i}") + get(1000000) for i in range(1, 30000)) + b"u."
+with zipfile.ZipFile(f"{OUT}/view-many-names.pt", "w", zipfile.ZIP_STORED) as z:
+    z.writestr("archive/data.pkl", pkl)
+    z.writestr("archive/version", "3\n")
+    z.writestr("archive/data/0", floats)
