@@ -252,6 +252,26 @@ void EncoderDecoderModel::project(const RowMatrix& x, const Linear& l, RowMatrix
         out.rowwise() += asVector(l.b);
 }
 
+const RowMatrix& EncoderDecoderModel::sublayerInput(const RowMatrix& x, const Norm& n, RowMatrix& normed) const
+{
+    if (!m_config.preNorm)
+        return x;
+    norm(x, n, normed);
+    return normed;
+}
+
+ScoreInputs EncoderDecoderModel::siteInputs(int site, int qlen, int klen, int mlen, const float* queries,
+                                            const float* keys, const VisibleSpan* spans) const
+{
+    const int H = m_config.heads, A = H * m_config.dHead;
+    ScoreInputs in = ScoreInputs::ofShape(qlen, klen, mlen, H, H, m_config.dHead);
+    in.scale = m_info.layerRules[static_cast<std::size_t>(site)].scale;
+    in.queries = RowSource::strided(queries, A);
+    in.keys = RowSource::strided(keys, A);
+    in.spans = spans;
+    return in;
+}
+
 void EncoderDecoderModel::addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const
 {
     x += sublayer;
@@ -360,7 +380,7 @@ EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& 
 {
     checkStream(source, 0, "source");
     const auto& c = m_config;
-    const int S = static_cast<int>(source.size()), H = c.heads, d = c.dHead, A = H * d;
+    const int S = static_cast<int>(source.size());
     auto out = std::make_shared<Encoded>();
     out->ids.assign(source.begin(), source.end());
     RowMatrix x, h, q, k, v, a, f;
@@ -374,21 +394,14 @@ EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& 
     for (int l = 0; l < c.encLayers; ++l) {
         checkStop(stop);
         const Layer& L = m_enc.layers[static_cast<std::size_t>(l)];
-        const RowMatrix* in = &x;
-        if (c.preNorm) {
-            norm(x, L.selfNorm, h);
-            in = &h;
-        }
-        project(*in, L.q, q);
-        project(*in, L.k, k);
-        project(*in, L.v, v);
-        ScoreInputs si = ScoreInputs::ofShape(S, S, 0, H, H, d);
-        si.scale = m_info.layerRules[static_cast<std::size_t>(l)].scale;
-        si.queries = RowSource::strided(q.data(), A);
-        si.keys = RowSource::strided(k.data(), A);
-        si.spans = spans.data();
+        const RowMatrix& in = sublayerInput(x, L.selfNorm, h);
+        project(in, L.q, q);
+        project(in, L.k, k);
+        project(in, L.v, v);
+        const int site = siteOf(Stack::Encoder, l, SiteKind::Self);
+        ScoreInputs si = siteInputs(site, S, S, 0, q.data(), k.data(), spans.data());
         si.positionBias = m_enc.relBias ? &bias : nullptr;
-        attend(siteOf(Stack::Encoder, l, SiteKind::Self), si, v.data(), L.o, observer, a);
+        attend(site, si, v.data(), L.o, observer, a);
         addResidual(x, a, L.selfNorm);
         feedForwardBlock(x, L, h, f);
         observer.onLayerOutput(Stack::Encoder, l, x.data(), S);
@@ -434,7 +447,7 @@ void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t>
     checkStream(ids, st.position, "target");
     const auto& c = m_config;
     const int T = static_cast<int>(ids.size()), P = st.position, K = P + T, S = static_cast<int>(st.encoded->ids.size());
-    const int H = c.heads, d = c.dHead, A = H * d;
+    const int A = c.heads * c.dHead;
     RowMatrix y, h, q, k, v, a, f;
     embed(Stack::Decoder, ids, P, y);
     observer.onEmbedding(Stack::Decoder, y.data(), T);
@@ -450,43 +463,26 @@ void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t>
         const Layer& L = m_dec.layers[static_cast<std::size_t>(l)];
         const auto layer = static_cast<std::size_t>(l);
         // Self-attention over the cached keys and this call's.
-        const RowMatrix* in = &y;
-        if (c.preNorm) {
-            norm(y, L.selfNorm, h);
-            in = &h;
-        }
-        project(*in, L.q, q);
-        project(*in, L.k, k);
-        project(*in, L.v, v);
+        const RowMatrix& in = sublayerInput(y, L.selfNorm, h);
+        project(in, L.q, q);
+        project(in, L.k, k);
+        project(in, L.v, v);
         RowMatrix& cacheK = st.selfK[layer];
         RowMatrix& cacheV = st.selfV[layer];
         cacheK.conservativeResize(K, A);
         cacheV.conservativeResize(K, A);
         cacheK.bottomRows(T) = k;
         cacheV.bottomRows(T) = v;
-        ScoreInputs si = ScoreInputs::ofShape(T, K, P, H, H, d);
-        si.scale = m_info.layerRules[static_cast<std::size_t>(siteOf(Stack::Decoder, l, SiteKind::Self))].scale;
-        si.queries = RowSource::strided(q.data(), A);
-        si.keys = RowSource::strided(cacheK.data(), A);
-        si.spans = selfSpans.data();
+        const int selfSite = siteOf(Stack::Decoder, l, SiteKind::Self);
+        ScoreInputs si = siteInputs(selfSite, T, K, P, q.data(), cacheK.data(), selfSpans.data());
         si.positionBias = m_dec.relBias ? &bias : nullptr;
-        attend(siteOf(Stack::Decoder, l, SiteKind::Self), si, cacheV.data(), L.o, observer, a);
+        attend(selfSite, si, cacheV.data(), L.o, observer, a);
         addResidual(y, a, L.selfNorm);
         // Cross-attention: target rows over the encoder's output, every source token visible, no position bias.
-        in = &y;
-        if (c.preNorm) {
-            norm(y, L.crossNorm, h);
-            in = &h;
-        }
-        project(*in, L.cq, q);
-        const RowMatrix& ck = st.encoded->crossK[layer];
-        const RowMatrix& cv = st.encoded->crossV[layer];
-        ScoreInputs ci = ScoreInputs::ofShape(T, S, 0, H, H, d);
-        ci.scale = m_info.layerRules[static_cast<std::size_t>(siteOf(Stack::Decoder, l, SiteKind::Cross))].scale;
-        ci.queries = RowSource::strided(q.data(), A);
-        ci.keys = RowSource::strided(ck.data(), A);
-        ci.spans = crossSpans.data();
-        attend(siteOf(Stack::Decoder, l, SiteKind::Cross), ci, cv.data(), L.co, observer, a);
+        project(sublayerInput(y, L.crossNorm, h), L.cq, q);
+        const int crossSite = siteOf(Stack::Decoder, l, SiteKind::Cross);
+        ScoreInputs ci = siteInputs(crossSite, T, S, 0, q.data(), st.encoded->crossK[layer].data(), crossSpans.data());
+        attend(crossSite, ci, st.encoded->crossV[layer].data(), L.co, observer, a);
         addResidual(y, a, L.crossNorm);
         feedForwardBlock(y, L, h, f);
         observer.onLayerOutput(Stack::Decoder, l, y.data(), T);

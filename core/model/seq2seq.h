@@ -105,6 +105,11 @@ private:
     void norm(const RowMatrix& x, const Norm& n, RowMatrix& out) const;
     void project(const RowMatrix& x, const Linear& l, RowMatrix& out) const;
     void feedForward(const RowMatrix& x, const Layer& L, RowMatrix& out) const;
+    // What a sub-layer reads: the stream itself (post-norm), or its norm in `normed` (pre-norm).
+    const RowMatrix& sublayerInput(const RowMatrix& x, const Norm& n, RowMatrix& normed) const;
+    // A site's score inputs: its rule's scale, queries and keys [rows, heads * dHead], the queries' visible spans.
+    ScoreInputs siteInputs(int site, int qlen, int klen, int mlen, const float* queries, const float* keys,
+                           const VisibleSpan* spans) const;
     // A sub-layer's output added to the residual stream, normalised after the sum when the family is post-norm.
     void addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const;
     // The feed-forward sub-layer with its norm where the family puts it (`normed`, `out`: scratch).
