@@ -12,6 +12,7 @@
 #include "analysis/logit_lens.h"
 #include "analysis/surprisal.h"
 #include "analysis/expert_routing.h"
+#include "analysis/cross_alignment.h"
 #include "analysis/token_predictions.h"
 #include "util/atomic_file.h"
 #include "tokenize/tokenizer.h"
@@ -485,20 +486,10 @@ int cmdPredictSeq2Seq(const Args& a, const LoadedModel& loaded)
     const auto t = teacherForce(asEncoderDecoder(*loaded.model), source, in.target);
     const int V = t.vocab;
     const float* row = t.logits.data() + (t.logits.size() - static_cast<std::size_t>(V));
-    std::vector<double> p(static_cast<std::size_t>(V));
-    const double top = *std::max_element(row, row + V);
-    double sum = 0;
-    for (int v = 0; v < V; ++v)
-        sum += p[static_cast<std::size_t>(v)] = std::exp(row[v] - top);
-    std::vector<int> order(static_cast<std::size_t>(V));
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + std::min(k, V), order.end(),
-                      [&](int x, int y) { return p[static_cast<std::size_t>(x)] > p[static_cast<std::size_t>(y)]; });
+    const auto d = distributionOf(std::span<const float>(row, static_cast<std::size_t>(V)), 1.0, k);
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (int i = 0; i < std::min(k, V); ++i)
-        out.push_back({{"id", order[static_cast<std::size_t>(i)]},
-                       {"token", targetTok->pieceOf(order[static_cast<std::size_t>(i)])},
-                       {"p", p[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] / sum}});
+    for (const auto& pr : d.top)
+        out.push_back(predictionJson(*targetTok, pr));
     std::cout << out.dump(2) << "\n";
     return 0;
 }
@@ -527,6 +518,7 @@ int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
     // Each written token's most-read source token: the last decoder layer's cross-attention, mean over heads.
     const int cross = model.siteOf(Stack::Decoder, model.config().decLayers - 1, SiteKind::Cross);
     const SiteAttention& att = t.sites[static_cast<std::size_t>(cross)];
+    const auto strongest = strongestColumns(att, -1);
     nlohmann::ordered_json out, ids = nlohmann::json::array(), tokens = nlohmann::json::array(),
                                 alignment = nlohmann::json::array(), src = nlohmann::json::array();
     for (const auto& s : in.source)
@@ -539,18 +531,13 @@ int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
         if (!(t.finished && i + 1 == t.target.size()))
             text += targetTok->textOf(id);
         // Row i - 1 is the decoder position that wrote token i.
-        int best = 0;
-        double bestMass = -1;
-        for (int j = 0; j < att.cols; ++j) {
-            double m = 0;
-            for (int h = 0; h < att.heads; ++h)
-                m += att.at(h, static_cast<int>(i) - 1, j);
-            if (m > bestMass)
-                bestMass = m, best = j;
-        }
+        const int row = static_cast<int>(i) - 1, best = strongest[static_cast<std::size_t>(row)];
+        double mass = 0;
+        for (int h = 0; h < att.heads; ++h)
+            mass += att.at(h, row, best);
         alignment.push_back({{"token", targetTok->pieceOf(id)}, {"source_position", best + 1},
                              {"source_token", in.source[static_cast<std::size_t>(best)].text},
-                             {"weight", bestMass / att.heads}});
+                             {"weight", mass / att.heads}});
     }
     out["source"] = src;
     out["ids"] = ids;

@@ -431,12 +431,12 @@ void ComputeController::requestTranslation(const QString& source, const QString&
         m_interactive, m_translate, generate ? tr("Translating…") : tr("Reading the target…"),
         [this, model, src, tgt, generate, maxNewTokens](const JobContext& ctx) {
             const auto& m = core::asEncoderDecoder(*model->loaded.model);
-            std::vector<std::int32_t> source;
+            std::vector<std::int32_t> sourceIds;
             for (const auto& t : core::sourceTokens(*model->tokenizer, src))
-                source.push_back(t.id);
-            const auto target = core::targetIds(m, *model->targetTokenizer, tgt);
+                sourceIds.push_back(t.id);
+            const auto targetStart = core::targetIds(m, *model->targetTokenizer, tgt);
             if (!generate)
-                return describeTranslation(model, core::teacherForce(m, source, target, &ctx.stop()), false);
+                return describeTranslation(model, core::teacherForce(m, sourceIds, targetStart, &ctx.stop()), false);
             core::GenerateOptions g;
             g.maxNewTokens = maxNewTokens;
             g.stop = &ctx.stop();
@@ -445,7 +445,7 @@ void ComputeController::requestTranslation(const QString& source, const QString&
                 auto step = describeTranslation(model, partial, true);
                 ctx.post([this, step] { emit translationReady(step); });
             };
-            return describeTranslation(model, core::generate(m, source, target, g), false);
+            return describeTranslation(model, core::generate(m, sourceIds, targetStart, g), false);
         },
         [this](TranslationResultPtr r) { emit translationReady(r); },
         [this](const JobFailure& f) { emit translationFailed(f.message, f.cancelled); });

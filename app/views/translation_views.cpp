@@ -2,6 +2,7 @@
 #include "views/translation_views.h"
 
 #include "analysis/seq2seq_lens.h"
+#include "analysis/token_predictions.h"
 #include "colour_maps.h"
 #include "views/analysis_figures.h"
 #include "tokenize/tokenizer.h"
@@ -53,20 +54,9 @@ TranslationResultPtr describeTranslation(ModelBundlePtr model, core::Translation
     }
     if (rows > 0) { // the next token's likeliest choices after the last row
         const float* row = translation.logits.data() + static_cast<std::size_t>(rows - 1) * translation.vocab;
-        const float top = *std::max_element(row, row + translation.vocab);
-        double sum = 0;
-        for (int v = 0; v < translation.vocab; ++v)
-            sum += std::exp(static_cast<double>(row[v] - top));
-        std::vector<int> order(static_cast<std::size_t>(translation.vocab));
-        for (int v = 0; v < translation.vocab; ++v)
-            order[static_cast<std::size_t>(v)] = v;
-        const int k = std::min(5, translation.vocab);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return row[a] > row[b]; });
         QStringList choices;
-        for (int i = 0; i < k; ++i) {
-            const int v = order[static_cast<std::size_t>(i)];
-            choices << QStringLiteral("%1 (%2%)").arg(pieceText(tgt, v)).arg(100.0 * std::exp(row[v] - top) / sum, 0, 'f', 1);
-        }
+        for (const auto& p : core::distributionOf(std::span<const float>(row, static_cast<std::size_t>(translation.vocab)), 1.0, 5).top)
+            choices << QStringLiteral("%1 (%2%)").arg(pieceText(tgt, p.id)).arg(100.0 * p.probability, 0, 'f', 1);
         r->nextChoices = choices.join(QStringLiteral(", "));
     }
     for (std::size_t i = 1; i < translation.target.size(); ++i)

@@ -144,18 +144,15 @@ Translation generate(const EncoderDecoderModel& model, std::span<const std::int3
             model.decode(state, one, collect, &logits, options.stop);
             t.logits.insert(t.logits.end(), logits.begin(), logits.end());
         }
-        t.sites = collect.assemble();
-        if (eos && options.stopAtEos) {
-            t.finished = true;
-            if (options.onStep)
-                options.onStep(t);
-            break;
-        }
-        if (options.onStep)
+        t.finished = eos && options.stopAtEos;
+        if (options.onStep) { // the sites so far, only for a caller that shows each step
+            t.sites = collect.assemble();
             options.onStep(t);
+        }
+        if (t.finished)
+            break;
     }
-    if (t.sites.empty() || t.sites.front().rows == 0)
-        t.sites = collect.assemble();
+    t.sites = collect.assemble();
     return t;
 }
 
