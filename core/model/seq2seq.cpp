@@ -339,14 +339,15 @@ float EncoderDecoderModel::positionBiasAt(Stack stack, int head, int offset) con
     return sw.relBias->floats()[static_cast<std::size_t>(positionBucket(stack, offset)) * m_config.heads + head];
 }
 
-void EncoderDecoderModel::biasTable(Stack stack, int qlen, int klen, std::vector<float>& table, PositionBias& bias) const
+void EncoderDecoderModel::biasTable(Stack stack, int klen, std::vector<float>& table, PositionBias& bias) const
 {
-    (void)qlen;
     const int H = m_config.heads, width = 2 * klen - 1, center = klen - 1;
+    const float* weights = (stack == Stack::Encoder ? m_enc : m_dec).relBias->floats(); // [buckets, heads]
     table.assign(static_cast<std::size_t>(H) * width, 0.0f);
     for (int o = -(klen - 1); o <= klen - 1; ++o) {
+        const auto bucket = static_cast<std::size_t>(positionBucket(stack, o)); // once per offset, not per head
         for (int h = 0; h < H; ++h)
-            table[static_cast<std::size_t>(h) * width + center + o] = positionBiasAt(stack, h, o);
+            table[static_cast<std::size_t>(h) * width + center + o] = weights[bucket * H + h];
     }
     bias = PositionBias{table.data(), width, center};
 }
@@ -390,7 +391,7 @@ EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& 
     std::vector<float> table;
     PositionBias bias;
     if (m_enc.relBias)
-        biasTable(Stack::Encoder, S, S, table, bias);
+        biasTable(Stack::Encoder, S, table, bias);
     for (int l = 0; l < c.encLayers; ++l) {
         checkStop(stop);
         const Layer& L = m_enc.layers[static_cast<std::size_t>(l)];
@@ -457,7 +458,7 @@ void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t>
     std::vector<float> table;
     PositionBias bias;
     if (m_dec.relBias)
-        biasTable(Stack::Decoder, T, K, table, bias);
+        biasTable(Stack::Decoder, K, table, bias);
     for (int l = 0; l < c.decLayers; ++l) {
         checkStop(stop);
         const Layer& L = m_dec.layers[static_cast<std::size_t>(l)];

@@ -114,8 +114,8 @@ private:
     void addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const;
     // The feed-forward sub-layer with its norm where the family puts it (`normed`, `out`: scratch).
     void feedForwardBlock(RowMatrix& x, const Layer& L, RowMatrix& normed, RowMatrix& out) const;
-    // The position-bias table of a self-attention of qlen queries after mlen cached keys (width 2 klen - 1).
-    void biasTable(Stack stack, int qlen, int klen, std::vector<float>& table, PositionBias& bias) const;
+    // The position-bias table of a self-attention over klen keys (every offset its queries can have: width 2 klen - 1).
+    void biasTable(Stack stack, int klen, std::vector<float>& table, PositionBias& bias) const;
     // One attention sub-layer: scores, softmax and values for every head, the site reported, the output projected.
     void attend(int site, ScoreInputs& in, const float* values, const Linear& o, SiteObserver& observer,
                 RowMatrix& out) const;
