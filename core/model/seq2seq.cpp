@@ -51,18 +51,6 @@ EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<c
         m_logitsBias = w.getFloat(n.logitsBias, {1, c.vocabSize});
     loadStack(Stack::Encoder, m_enc);
     loadStack(Stack::Decoder, m_dec);
-    if (c.positions == Seq2SeqConfig::Positions::Sinusoidal) {
-        // Marian: sine in the first half of the columns, cosine in the second, computed in double and stored as float
-        // (as the reference builds its table).
-        const int half = c.dModel / 2;
-        m_sinusoids.resize(static_cast<std::size_t>(c.maxPositions) * c.dModel);
-        for (int p = 0; p < c.maxPositions; ++p)
-            for (int i = 0; i < half; ++i) {
-                const double angle = p / std::pow(10000.0, 2.0 * i / c.dModel);
-                m_sinusoids[static_cast<std::size_t>(p) * c.dModel + i] = static_cast<float>(std::sin(angle));
-                m_sinusoids[static_cast<std::size_t>(p) * c.dModel + half + i] = static_cast<float>(std::cos(angle));
-            }
-    }
 
     m_info.family = c.family;
     m_info.source = std::move(source);
@@ -222,8 +210,15 @@ void EncoderDecoderModel::embed(Stack stack, std::span<const std::int32_t> ids, 
         if (sw.posEmb) {
             weightRow(*sw.posEmb, p + c.positionOffset, row.data());
             x.row(t) += row;
-        } else if (!m_sinusoids.empty()) {
-            x.row(t) += ConstVectorMap(m_sinusoids.data() + static_cast<std::size_t>(p) * c.dModel, c.dModel);
+        } else if (c.positions == Seq2SeqConfig::Positions::Sinusoidal) {
+            // Marian: sine in the first half of the columns, cosine in the second, computed in double and rounded to
+            // float as the reference builds its table; per position used, so no table a config could size.
+            const int half = c.dModel / 2;
+            for (int i = 0; i < half; ++i) {
+                const double angle = p / std::pow(10000.0, 2.0 * i / c.dModel);
+                x(t, i) += static_cast<float>(std::sin(angle));
+                x(t, half + i) += static_cast<float>(std::cos(angle));
+            }
         }
     }
     if (sw.embNorm)

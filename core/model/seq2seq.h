@@ -127,7 +127,6 @@ private:
     WeightView m_embed, m_head;
     std::optional<WeightView> m_logitsBias;
     StackWeights m_enc, m_dec;
-    std::vector<float> m_sinusoids; // Marian: [maxPositions, C]
 };
 
 // The model as an encoder-decoder model; Error(BadInput) naming it when it has one stream.

@@ -43,9 +43,8 @@ SpmTokenizer::SpmTokenizer(const std::string& modelFile, const std::string& voca
                             vocabJson, piece);
             const auto n = static_cast<std::int32_t>(id.get<std::int64_t>());
             m_vocab[piece] = n;
-            if (static_cast<std::size_t>(n) >= m_pieces.size())
-                m_pieces.resize(static_cast<std::size_t>(n) + 1);
-            m_pieces[static_cast<std::size_t>(n)] = piece;
+            m_pieces[n] = piece; // by id, never a table sized by the largest id a file names
+            m_idCount = std::max(m_idCount, n + 1);
         }
         const auto unk = m_vocab.find("<unk>");
         if (unk == m_vocab.end())
@@ -385,13 +384,12 @@ std::vector<Token> SpmTokenizer::specialSuffix() const
 
 std::string SpmTokenizer::kind() const { return m_mapped ? "SentencePiece (Marian vocab.json)" : "SentencePiece"; }
 
-int SpmTokenizer::vocabSize() const { return m_mapped ? static_cast<int>(m_pieces.size()) : m_spm->GetPieceSize(); }
+int SpmTokenizer::vocabSize() const { return m_mapped ? m_idCount : m_spm->GetPieceSize(); }
 
 std::string SpmTokenizer::pieceOf(std::int32_t id) const
 {
     if (m_mapped)
-        return id >= 0 && static_cast<std::size_t>(id) < m_pieces.size() ? m_pieces[static_cast<std::size_t>(id)]
-                                                                           : "<" + std::to_string(id) + ">";
+        return m_pieces.count(id) ? m_pieces.at(id) : "<" + std::to_string(id) + ">";
     return id >= 0 && id < m_spm->GetPieceSize() ? m_spm->IdToPiece(id) : "<" + std::to_string(id) + ">";
 }
 

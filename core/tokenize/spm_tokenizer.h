@@ -60,7 +60,8 @@ private:
 
     std::unique_ptr<sentencepiece::SentencePieceProcessor> m_spm;
     std::unordered_map<std::string, std::int32_t> m_vocab; // Marian: piece -> model id
-    std::vector<std::string> m_pieces;                     // model id -> piece (Marian)
+    std::unordered_map<std::int32_t, std::string> m_pieces; // model id -> piece (Marian)
+    std::int32_t m_idCount = 0;                              // the largest id + 1
     std::int32_t m_unk = 0, m_eos = -1;
     bool m_mapped = false;
     std::optional<std::vector<std::int32_t>> m_prefix, m_suffix;
