@@ -120,7 +120,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         if (info.rotaryFrequencies.empty())
             throw core::Error(core::ErrorCode::BadInput, "--view bands needs a model with rotary embeddings (Llama family)");
         // Every band of the default split (fewer than three when a head has fewer pairs).
-        const int bands = core::BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3).count();
+        const int bands = core::bandsFor(info).count();
         std::string terms;
         for (int b = 1; b <= bands; ++b)
             terms += (b > 1 ? "," : "") + std::to_string(b);

@@ -1,5 +1,6 @@
 // DisplayPanel implementation. The colour box always names the map the grid draws: raw scores switch it to the
 // diverging map (and back to the previous one), and the user may still pick any map.
+#include "analysis/relpos_scan.h"
 #include "ui/display_panel.h"
 
 #include "util/error.h"
@@ -162,11 +163,12 @@ void DisplayPanel::setModel(const core::ModelInfo& model)
     const bool relative = model.hasRelativeTerms;
     m_frequencies = model.rotaryFrequencies;
     const bool rotary = !m_frequencies.empty();
-    m_bands = rotary ? std::optional(core::BandSplit::equal(static_cast<int>(m_frequencies.size()), 3)) : std::nullopt;
-    m_split->setVisible(rotary);
-    m_splitLabel->setVisible(rotary);
+    m_bands = core::defaultBands(model);
+    const bool fixed = model.fixedTerms.has_value(); // DeepSeek's rotary and content terms: no split to choose
+    m_split->setVisible(rotary && !fixed);
+    m_splitLabel->setVisible(rotary && !fixed);
     m_split->clear();
-    m_termsLabel->setText(rotary ? tr("Bands") : tr("Terms"));
+    m_termsLabel->setText(rotary && !fixed ? tr("Bands") : tr("Terms"));
     if (rotary) {
         setTermsAvailable(true, {});
         showBands();
@@ -198,8 +200,11 @@ void DisplayPanel::showBands()
             continue;
         }
         m_termBox[t]->setText(tr("(%1) %2").arg(t + 1).arg(QString::fromStdString(m_bands->shortName(t))));
-        m_termBox[t]->setProperty("termTip", tr("Rotary frequency %1: the softmax of the chosen bands' share of the score")
-                                                 .arg(QString::fromStdString(m_bands->describe(t, m_frequencies))));
+        m_termBox[t]->setProperty("termTip", m_bands->fixedTerms()
+                                                 ? tr("%1: the softmax of the chosen terms' sum")
+                                                       .arg(QString::fromStdString(m_bands->describe(t, m_frequencies)))
+                                                 : tr("Rotary frequency %1: the softmax of the chosen bands' share of the score")
+                                                       .arg(QString::fromStdString(m_bands->describe(t, m_frequencies))));
         m_termBox[t]->setToolTip(m_termBox[t]->property("termTip").toString());
     }
 }

@@ -760,7 +760,7 @@ void MainWindow::refreshExperts()
     const auto& m = m_compute->model();
     if (!m || !m->info().can.experts) {
         m_experts->setMessage(tr("%1 has no mixture-of-experts layers: every token goes through the same feed-forward "
-                                 "block (Qwen3-MoE, OLMoE show their router here)")
+                                 "block (Qwen3-MoE, OLMoE, gpt-oss and DeepSeek-V2 show their router here)")
                                   .arg(m ? m->displayName : tr("This model")));
         return;
     }
@@ -772,7 +772,15 @@ void MainWindow::refreshExperts()
         m_compute->requestRouting(segment);
         return;
     }
-    m_experts->setGrid(routingGrid(m_routing->routing, *text->capture, m_selection.layer, m->displayName));
+    const auto& r = m_routing->routing;
+    if (m_selection.layer < r.layers && r.probs[static_cast<std::size_t>(m_selection.layer)].empty()) {
+        m_experts->setMessage(tr("Layer %1 of %2 is dense: every token goes through one feed-forward block, no router "
+                                 "(step to a later layer)")
+                                  .arg(m_selection.layer + 1)
+                                  .arg(m->displayName));
+        return;
+    }
+    m_experts->setGrid(routingGrid(r, *text->capture, m_selection.layer, m->displayName));
 }
 
 void MainWindow::refreshQk()

@@ -1,4 +1,5 @@
 // RelposPanel implementation.
+#include "analysis/relpos_scan.h"
 #include "ui/relpos_panel.h"
 
 #include "relpos_heatmap_view.h"
@@ -161,8 +162,7 @@ void RelposPanel::setModel(const core::ModelInfo& info, const QString& name)
 {
     m_modelName = name;
     m_relative = info.hasRelativeTerms;
-    m_bands = info.rotaryFrequencies.empty() ? std::nullopt
-                                             : std::optional(core::BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3));
+    m_bands = core::defaultBands(info);
     m_extraTerm.clear();
 }
 

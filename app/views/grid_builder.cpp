@@ -44,6 +44,8 @@ QString componentsLabel(const core::ModelInfo& info, const ViewSelection& s, boo
     for (int b = 0; b < split.count(); ++b)
         if (sel[b])
             on << QString::fromStdString(split.shortName(b));
+    if (split.fixedTerms())
+        return (on.size() == 1 ? QObject::tr("%1 term") : QObject::tr("%1 terms")).arg(on.join(QLatin1Char('+')));
     return (on.size() == 1 ? QObject::tr("frequency band %1") : QObject::tr("frequency bands %1")).arg(on.join(QLatin1Char('+')));
 }
 

@@ -10,7 +10,7 @@ namespace attnscope::app {
 widgets::GridDataPtr routingGrid(const core::TextRouting& r, const core::TextCapture& capture, int layer,
                                  const QString& modelName)
 {
-    if (layer < 0 || layer >= r.layers)
+    if (layer < 0 || layer >= r.layers || r.probs[static_cast<std::size_t>(layer)].empty()) // a dense layer routes nothing
         return nullptr;
     auto g = std::make_shared<widgets::GridData>();
     g->rows = r.tokens;

@@ -14,6 +14,8 @@ namespace attnscope::core {
 bool TextRouting::chose(int layer, int token, int expert) const
 {
     const auto& l = ids[static_cast<std::size_t>(layer)];
+    if (l.empty()) // a dense layer routes nothing
+        return false;
     for (int k = 0; k < used; ++k)
         if (l[static_cast<std::size_t>(token) * used + k] == expert)
             return true;

@@ -36,7 +36,7 @@ public:
         auto row = [&](const float* p, int width) {
             return std::vector<float>(p + static_cast<std::size_t>(m_row) * width, p + static_cast<std::size_t>(m_row + 1) * width);
         };
-        layers.push_back({row(l.headMix, l.heads * l.headDim), row(l.attnOutput, l.dModel), row(l.hidden, l.dModel)});
+        layers.push_back({row(l.headMix, l.heads * l.inputs.vDim()), row(l.attnOutput, l.dModel), row(l.hidden, l.dModel)});
     }
     struct Layer {
         std::vector<float> headMix, attnOutput, hidden;

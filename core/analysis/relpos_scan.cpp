@@ -300,9 +300,16 @@ BandSplit bandsFor(const ModelInfo& info, const std::optional<BandSplit>& chosen
 {
     if (info.rotaryFrequencies.empty())
         throw Error(ErrorCode::BadInput, "frequency bands need a model with rotary position embeddings (Llama family)");
+    if (info.fixedTerms)
+        return *info.fixedTerms;
     if (chosen)
         return *chosen;
     return BandSplit::equal(static_cast<int>(info.rotaryFrequencies.size()), 3);
+}
+
+std::optional<BandSplit> defaultBands(const ModelInfo& info)
+{
+    return info.rotaryFrequencies.empty() ? std::nullopt : std::optional(bandsFor(info));
 }
 
 RelposScanner::RelposScanner(const AttentionModel& model, const ScanOptions& options)

@@ -52,9 +52,11 @@ class RelposAccumulator;
 // `bands` (default: three equal bands).
 ScanResult relposFromCapture(const struct TextCapture& capture, const std::string& terms = "", const StopToken* stop = nullptr,
                              const BandSplit* bands = nullptr);
-// The bands a scan or a capture of this model uses: `chosen`, or three equal bands of a rotary head. Throws
-// Error(BadInput) for a model without rotary embeddings.
+// The bands a scan or a capture of this model uses: the model's fixed terms (DeepSeek's rotary and content), else
+// `chosen`, else three equal bands of a rotary head. Throws Error(BadInput) for a model without rotary embeddings.
 BandSplit bandsFor(const ModelInfo& info, const std::optional<BandSplit>& chosen = {});
+// bandsFor with nothing chosen, or none for a model without rotary embeddings.
+std::optional<BandSplit> defaultBands(const ModelInfo& info);
 
 // The incremental engine: feed tokens in any chunk sizes; segments run as soon as they are full.
 class RelposScanner {

@@ -372,11 +372,12 @@ void attendGroups(const ScoreInputs& in, const float* values, std::ptrdiff_t val
             }
         }
         StageScope timed(Stage::Values);
-        O.resize(G * rows, d);
-        O.noalias() = S * block(V, 0, cols, g * d, d);
+        const int dv = in.vDim();
+        O.resize(G * rows, dv);
+        O.noalias() = S * block(V, 0, cols, g * dv, dv);
         for (int h = 0; h < G; ++h)
             for (int i = 0; i < rows; ++i)
-                std::copy_n(O.row(h * rows + i).data(), d, out + (r0 + i) * outStride + (g * G + h) * d);
+                std::copy_n(O.row(h * rows + i).data(), dv, out + (r0 + i) * outStride + (g * G + h) * dv);
     }
 }
 } // namespace
@@ -464,8 +465,9 @@ void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t v
                 }
             }
             StageScope timed(Stage::Values);
-            const auto V = block(RowSource::strided(values, valueStride), 0, cols, g * d, d);
-            Eigen::Map<Matrix, 0, Eigen::OuterStride<>> O(out + r0 * outStride + n * d, rows, d, Eigen::OuterStride<>(outStride));
+            const int dv = in.vDim();
+            const auto V = block(RowSource::strided(values, valueStride), 0, cols, g * dv, dv);
+            Eigen::Map<Matrix, 0, Eigen::OuterStride<>> O(out + r0 * outStride + n * dv, rows, dv, Eigen::OuterStride<>(outStride));
             O.noalias() = P * V;
         }
     }

@@ -41,6 +41,9 @@ struct PositionBias {
 struct ScoreInputs {
     int qlen = 0, klen = 0, mlen = 0;
     int heads = 0, kvHeads = 0, headDim = 0;
+    // Width of a head's value vectors when it is not headDim (DeepSeek's MLA: 128-wide values, 192-wide keys); 0: headDim.
+    int valueDim = 0;
+    int vDim() const { return valueDim > 0 ? valueDim : headDim; }
     float scale = 1.0f;
     // Gemma 2: scores soft-capped after scaling, cap * tanh(score / cap) (0 = none). Bands stay raw shares; a sum of
     // selected bands is capped like the full score.
@@ -135,8 +138,8 @@ struct AttentionCapture {
     AttentionRowSink* rows = nullptr;                        // gets the probabilities block by block
 };
 
-// The attention of every head: out[i, n*headDim ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value
-// rows [klen, kvHeads * headDim] (Transformer-XL: heads * headDim). Heads run in parallel; no [heads, q, k] buffer
+// The attention of every head: out[i, n*dv ..] = sum_j P_n[i][j] v_{g(n)}[j], where `values` holds the value rows
+// [klen, kvHeads * dv] (Transformer-XL: heads * dv), dv = ScoreInputs::vDim(). Heads run in parallel; no [heads, q, k] buffer
 // is needed unless `keep` asks for one.
 void attendAllHeads(const ScoreInputs& in, const float* values, std::ptrdiff_t valueStride, float* out,
                     std::ptrdiff_t outStride, const AttentionCapture& keep = {});

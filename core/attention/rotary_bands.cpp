@@ -41,8 +41,21 @@ BandSplit BandSplit::byWavelength(const std::vector<float>& invFreq, const std::
     return s;
 }
 
+BandSplit BandSplit::rotaryAndContent(int pairs)
+{
+    BandSplit s;
+    s.pairs = pairs;
+    s.starts = {0, pairs};
+    s.named = {{"rotary", "the rotary term: queries and the one key all heads share, both rotated, q_rope·k_rope", "score_rope"},
+               {"content", "the content term: queries and keys from the latent, without positions, q_nope·k_nope",
+                "score_nope"}};
+    return s;
+}
+
 std::string BandSplit::describe(int band, const std::vector<float>& invFreq) const
 {
+    if (fixedTerms())
+        return named[static_cast<std::size_t>(band)].description;
     const int a = begin(band), b = end(band) - 1;
     char buf[160];
     if (invFreq.size() >= static_cast<std::size_t>(pairs) && pairs > 0)
@@ -55,6 +68,8 @@ std::string BandSplit::describe(int band, const std::vector<float>& invFreq) con
 
 std::string BandSplit::shortName(int band) const
 {
+    if (fixedTerms())
+        return named[static_cast<std::size_t>(band)].name;
     if (count() == 3)
         return band == 0 ? "high" : band == 1 ? "middle" : "low";
     return std::to_string(band + 1);

@@ -53,6 +53,8 @@ struct ModelInfo {
     int kvHeads = 0;        // key/value heads: fewer than `heads` with grouped-query attention (query head n uses n / (heads / kvHeads))
     int dModel = 0;
     int dHead = 0;
+    int dValue = 0;         // a head's value (and output) width where it differs from dHead (DeepSeek's MLA); 0: dHead
+    int valueDim() const { return dValue > 0 ? dValue : dHead; }
     int vocabSize = 0;
     int defaultMemLen = 0;   // 0 for models without memory
     int defaultSegmentLen = 0;
@@ -63,6 +65,9 @@ struct ModelInfo {
     std::string weightTypes; // how the weights are stored, e.g. "F16", "BF16, 2 shards", "Q8_0 (22), F32 (8)"
     std::uint64_t weightBytes = 0; // the weights as stored: what the memory map holds once a forward pass read them
     std::vector<float> rotaryFrequencies; // rotary models: inv_freq of each pair of a head (after scaling); else empty
+    // A score made of fixed, named terms over groups of a head's dimensions (DeepSeek's latent attention: rotary and
+    // content), split and shown as frequency bands are (BandSplit::named); empty: the bands are the user's choice.
+    std::optional<BandSplit> fixedTerms;
     Capabilities can;
     std::vector<LayerRule> layerRules;    // one per layer (an encoder-decoder model: one per site)
     // Where the model attends and over which token streams (model/attention_sites.h). Every model has them: a
@@ -123,8 +128,8 @@ struct LayerView {
     int headDim = 0;
     const float* memsIn = nullptr;      // [mlen, dModel] or null
     const float* attnOutput = nullptr;  // [qlen, dModel], family-specific (see the model headers)
-    // Dot-product decoders: the heads' outputs before the output projection, [qlen, heads * headDim] (head h in
-    // columns h * headDim ..): what AttentionModel::headParts splits the attention output by.
+    // Dot-product decoders: the heads' outputs before the output projection, [qlen, heads * dv] (head h in columns
+    // h * dv .., dv = inputs.vDim()): what AttentionModel::headParts splits the attention output by.
     const float* headMix = nullptr;
     const float* hidden = nullptr;      // [qlen, dModel], layer output
     // Mixture-of-experts layers: the router's logits and softmax [qlen, experts], the chosen experts per token (most

@@ -249,7 +249,14 @@ void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::strin
         rope.betaFast = s.doubleOr("beta_fast", 32.0);
         rope.betaSlow = s.doubleOr("beta_slow", 1.0);
         rope.truncate = s.boolOr("truncate", true);
-        rope.attentionFactor = s.doubleOr("attention_factor", 0.1 * std::log(rope.factor) + 1.0);
+        // DeepSeek's get_mscale(s, m) = 0.1 m ln s + 1: cos and sin times mscale's over mscale_all_dim's, the softmax
+        // scale times mscale_all_dim's squared (DeepSeek's modeling code and llama.cpp).
+        auto mscaleOf = [&](double m) { return rope.factor > 1.0 ? 0.1 * m * std::log(rope.factor) + 1.0 : 1.0; };
+        const double mscale = s.doubleOr("mscale", 0.0), mscaleAllDim = s.doubleOr("mscale_all_dim", 0.0);
+        const double fromMscales = mscale > 0 && mscaleAllDim > 0 ? mscaleOf(mscale) / mscaleOf(mscaleAllDim) : mscaleOf(1.0);
+        rope.attentionFactor = s.doubleOr("attention_factor", fromMscales);
+        if (mscaleAllDim > 0)
+            rope.scoreFactor = mscaleOf(mscaleAllDim) * mscaleOf(mscaleAllDim);
         return;
     }
     r.fail("rope_scaling", "rope scaling \"" + type + "\" is not supported (default, linear, llama3, longrope and yarn are)");
@@ -406,6 +413,50 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     return c;
 }
 
+// DeepSeek-V2's latent attention and experts (its config.json keys; DeepSeek's modeling code's semantics).
+void parseDeepseek(const Reader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    auto& m = c.mla;
+    m.kvRank = r.positiveInt("kv_lora_rank");
+    m.qRank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null() ? r.positiveInt("q_lora_rank") : 0;
+    m.nopeDim = r.positiveInt("qk_nope_head_dim");
+    m.ropeDim = r.positiveInt("qk_rope_head_dim");
+    m.valueDim = r.positiveInt("v_head_dim");
+    if (m.ropeDim % 2 != 0)
+        r.fail("qk_rope_head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
+    c.headDim = m.nopeDim + m.ropeDim;
+    c.rotaryDims = m.ropeDim;
+    c.nKvHead = c.nHead; // every head has its own content key; the rotary key is shared by construction
+    if (j.contains("n_routed_experts") && !j["n_routed_experts"].is_null()) {
+        c.experts = r.positiveInt("n_routed_experts");
+        c.expertsUsed = r.positiveInt("num_experts_per_tok");
+        if (c.expertsUsed > c.experts)
+            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        c.expertFfn = r.positiveInt("moe_intermediate_size");
+        const int shared = j.contains("n_shared_experts") && !j["n_shared_experts"].is_null() ? r.intOr("n_shared_experts", 0, 0) : 0;
+        c.sharedFfn = shared * c.expertFfn;
+        c.denseLayers = r.intOr("first_k_dense_replace", 0, 0);
+        c.moeEvery = r.intOr("moe_layer_freq", 1, 1);
+        c.normTopK = r.boolOr("norm_topk_prob", false);
+        // DeepSeek-V2's code scales the chosen weights only when it does not renormalise them.
+        c.routedScale = c.normTopK ? 1.0f : r.floatOr("routed_scaling_factor", 1.0f);
+        if (const std::string f = r.stringOr("scoring_func", "softmax"); f != "softmax")
+            r.fail("scoring_func", "\"" + f + "\" routing is not supported (DeepSeek-V2 routes by softmax)");
+        const std::string method = r.stringOr("topk_method", "greedy");
+        if (method == "group_limited_greedy") {
+            c.expertGroups = j.contains("n_group") && !j["n_group"].is_null() ? r.intOr("n_group", 1, 1) : 1;
+            c.groupsUsed = j.contains("topk_group") && !j["topk_group"].is_null() ? r.intOr("topk_group", 1, 1) : c.expertGroups;
+            if (c.experts % c.expertGroups != 0)
+                r.fail("n_group", std::to_string(c.experts) + " experts do not form " + std::to_string(c.expertGroups) + " equal groups");
+            if (c.groupsUsed > c.expertGroups || c.groupsUsed * (c.experts / c.expertGroups) < c.expertsUsed)
+                r.fail("topk_group", "the " + std::to_string(c.groupsUsed) + " groups chosen cannot hold " +
+                                         std::to_string(c.expertsUsed) + " experts");
+        } else if (method != "greedy") {
+            r.fail("topk_method", "\"" + method + "\" is not supported (greedy and group_limited_greedy are)");
+        }
+    }
+}
+
 LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
 {
     LlamaConfig c = decoderShape(r, type, file);
@@ -479,6 +530,8 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
         if (r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
             r.fail("shared_expert_intermediate_size", "shared experts are not supported yet");
     }
+    if (type == "deepseek_v2")
+        parseDeepseek(r, j, c);
     if (type == "smollm3") {
         if (const auto it = j.find("no_rope_layers"); it != j.end() && !it->is_null()) {
             if (!it->is_array() || static_cast<int>(it->size()) != c.nLayer)
@@ -496,7 +549,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                                           std::to_string(c.nKvHead) + " key/value heads");
     if (c.headDim % 2 != 0)
         r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
-    if (!j.contains("head_dim") && c.hidden % c.nHead != 0)
+    if (!j.contains("head_dim") && !c.latentAttention() && c.hidden % c.nHead != 0)
         r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
                                   std::to_string(c.nHead) + " (give head_dim)");
     if (const auto* rs = r.object("rope_scaling"))
@@ -510,6 +563,53 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     return c;
 }
 
+} // namespace
+
+namespace {
+// DeepSeek-V2 as llama.cpp writes it: the latent sizes, the head sizes before absorption (key_length_mla; older files
+// give them as key_length), one shared rotary key (head_count_kv 1, read as a key per head), leading dense blocks,
+// shared experts, the routed weights' scale and YaRN's softmax factor from its log multiplier.
+void ggufDeepseek(const GgufFile& g, LlamaConfig& c)
+{
+    const std::string a = "deepseek2.";
+    auto positive = [&](const std::string& k) -> int {
+        const auto v = g.uint(k);
+        if (v < 1 || v > 100'000'000)
+            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), k);
+        return static_cast<int>(v);
+    };
+    auto& m = c.mla;
+    m.kvRank = positive(a + "attention.kv_lora_rank");
+    m.qRank = g.value(a + "attention.q_lora_rank") ? positive(a + "attention.q_lora_rank") : 0;
+    const bool mlaKeys = g.value(a + "attention.key_length_mla") != nullptr;
+    const int keyLength = positive(a + (mlaKeys ? "attention.key_length_mla" : "attention.key_length"));
+    m.valueDim = positive(a + (mlaKeys ? "attention.value_length_mla" : "attention.value_length"));
+    m.ropeDim = positive(a + "rope.dimension_count");
+    if (m.ropeDim % 2 != 0 || m.ropeDim >= keyLength)
+        throw Error(ErrorCode::BadConfig,
+                    "a rotary part of " + std::to_string(m.ropeDim) + " dimensions does not fit keys of " + std::to_string(keyLength),
+                    g.path(), a + "rope.dimension_count");
+    m.nopeDim = keyLength - m.ropeDim;
+    c.headDim = keyLength;
+    c.rotaryDims = m.ropeDim;
+    c.nKvHead = c.nHead;
+    if (c.experts > 0) {
+        c.denseLayers = g.value(a + "leading_dense_block_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "leading_dense_block_count"), 100'000)) : 0;
+        c.sharedFfn = g.value(a + "expert_shared_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "expert_shared_count"), 1'000)) * c.expertFfn : 0;
+        c.routedScale = static_cast<float>(g.numberOr(a + "expert_weights_scale").value_or(1.0));
+        c.normTopK = g.boolOr(a + "expert_weights_norm").value_or(false);
+        if (const auto f = g.uintOr(a + "expert_gating_func"); f && *f != 1)
+            throw Error(ErrorCode::BadConfig, "routing by sigmoid (DeepSeek-V3) is not supported; DeepSeek-V2 routes by softmax (1)",
+                        g.path(), a + "expert_gating_func");
+    }
+    if (c.rope.scaling == RopeConfig::Scaling::Yarn) {
+        // llama.cpp assumes mscale == mscale_all_dim: cos and sin are left as they are, the softmax scale takes
+        // (1 + log_multiplier ln factor)^2 (the multiplier is 0.1 mscale_all_dim).
+        c.rope.attentionFactor = 1.0;
+        const double m0 = 1.0 + g.numberOr(a + "rope.scaling.yarn_log_multiplier").value_or(0.0) * std::log(c.rope.factor);
+        c.rope.scoreFactor = m0 * m0;
+    }
+}
 } // namespace
 
 LlamaConfig ggufDecoderConfig(const GgufFile& g)
@@ -630,6 +730,8 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     }
     if (arch == "smollm3")
         c.ggufInterleavedQK = true; // its converter permutes q/k rows as for Llama
+    if (arch == "deepseek2")
+        ggufDeepseek(g, c);
     if (c.nHead % c.nKvHead != 0)
         throw Error(ErrorCode::BadConfig, "cannot share " + std::to_string(c.nHead) + " heads evenly", g.path(),
                     key("attention.head_count_kv"));

@@ -12,7 +12,7 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3, GptOss
+    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -64,6 +64,8 @@ struct RopeConfig {
     // factor (the range rounded outwards when `truncate`), cos and sin times attentionFactor (0.1 ln factor + 1).
     double betaFast = 32, betaSlow = 1;
     bool truncate = true;
+    // DeepSeek's YaRN: the softmax scale is also multiplied by (0.1 mscale_all_dim ln factor + 1)^2 (1: no factor).
+    double scoreFactor = 1.0;
 };
 
 // Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX, Phi-3): one configuration, the families' quirks as
@@ -127,6 +129,24 @@ struct LlamaConfig {
     // renormalised over the chosen ones when normTopK. 0 experts: a dense MLP.
     int experts = 0, expertsUsed = 0, expertFfn = 0;
     bool normTopK = false;
+    // DeepSeek: the first denseLayers layers have a dense MLP (first_k_dense_replace), then every moeEvery-th layer
+    // routes; sharedFfn > 0 adds a shared SwiGLU expert of that width that every token runs; the routed experts'
+    // weights are multiplied by routedScale.
+    // DeepSeek-V2's group-limited greedy routing: the experts form expertGroups groups, only the groupsUsed groups
+    // whose best expert scores highest take part in the top-k (1 group: plain top-k).
+    int denseLayers = 0, moeEvery = 1, sharedFfn = 0, expertGroups = 1, groupsUsed = 1;
+    float routedScale = 1.0f;
+    bool routes(int layer) const { return experts > 0 && layer >= denseLayers && layer % moeEvery == 0; }
+    // DeepSeek-V2's multi-head latent attention (MLA): each position is compressed to a latent of kvRank (RMS-normed)
+    // plus one rotary key of ropeDim shared by all heads; each head's key is [its content part (nopeDim) from the
+    // latent ; the shared rotary key] and its value (valueDim) comes from the latent too. Queries come from the
+    // hidden state directly or through a normed latent of qRank (0: directly). headDim is nopeDim + ropeDim, of which
+    // ropeDim rotate (rotaryDims); as many key/value heads as heads. kvRank 0: ordinary attention.
+    struct LatentAttention {
+        int kvRank = 0, qRank = 0, nopeDim = 0, ropeDim = 0, valueDim = 0;
+    } mla;
+    bool latentAttention() const { return mla.kvRank > 0; }
+    int valueDim() const { return latentAttention() ? mla.valueDim : headDim; }
     // gpt-oss's experts: the router has a bias, picks by logits and weighs the chosen ones by a softmax over them;
     // every expert has biases; its SwiGLU is clamped (gate <= limit, |up| <= limit) and reads
     // (up + 1) * gate * sigmoid(alpha gate); Hugging Face stores the experts [in, out] with gate and up interleaved.

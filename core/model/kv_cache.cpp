@@ -20,7 +20,13 @@ void reserveRows(std::vector<float>& v, std::size_t rows, std::size_t width)
 } // namespace
 
 KvCache::KvCache(int layers, int width)
-    : m_width(width)
+    : KvCache(layers, width, width)
+{
+}
+
+KvCache::KvCache(int layers, int keyWidth, int valueWidth)
+    : m_width(keyWidth)
+    , m_valueWidth(valueWidth)
     , m_k(static_cast<std::size_t>(layers))
     , m_v(static_cast<std::size_t>(layers))
 {
@@ -35,9 +41,9 @@ int KvCache::begin(int carry)
     for (std::size_t l = 0; l < m_k.size(); ++l) {
         const std::size_t have = m_k[l].size() / static_cast<std::size_t>(m_width);
         const std::size_t keep = std::min<std::size_t>(have, static_cast<std::size_t>(std::max(0, carry)));
-        const std::size_t drop = (have - keep) * static_cast<std::size_t>(m_width);
-        m_k[l].erase(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(drop));
-        m_v[l].erase(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(drop));
+        const std::size_t drop = have - keep;
+        m_k[l].erase(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(drop * static_cast<std::size_t>(m_width)));
+        m_v[l].erase(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(drop * static_cast<std::size_t>(m_valueWidth)));
     }
     m_segmentStart = m_k.empty() ? 0 : rows(0);
     return m_segmentStart;
@@ -46,13 +52,16 @@ int KvCache::begin(int carry)
 void KvCache::append(int layer, const float* keys, const float* values, int q)
 {
     const std::size_t n = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_width);
+    const std::size_t nv = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_valueWidth);
     auto& k = m_k[static_cast<std::size_t>(layer)];
     auto& v = m_v[static_cast<std::size_t>(layer)];
     const std::size_t rows = k.size() / static_cast<std::size_t>(m_width) + static_cast<std::size_t>(q);
     reserveRows(k, rows, static_cast<std::size_t>(m_width));
-    reserveRows(v, rows, static_cast<std::size_t>(m_width));
     k.insert(k.end(), keys, keys + n);
-    v.insert(v.end(), values, values + n);
+    if (nv > 0) {
+        reserveRows(v, rows, static_cast<std::size_t>(m_valueWidth));
+        v.insert(v.end(), values, values + nv);
+    }
 }
 
 void KvCache::finish()
@@ -67,6 +76,7 @@ KvCache KvCache::resumedAt(int keep) const
                                              " tokens after " + std::to_string(keep));
     KvCache out;
     out.m_width = m_width;
+    out.m_valueWidth = m_valueWidth;
     out.m_segmentStart = m_segmentStart;
     out.m_resumed = true;
     const std::size_t n = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_width);
@@ -75,9 +85,10 @@ KvCache KvCache::resumedAt(int keep) const
         out.m_k.emplace_back();
         out.m_v.emplace_back();
         reserveRows(out.m_k.back(), rows, static_cast<std::size_t>(m_width));
-        reserveRows(out.m_v.back(), rows, static_cast<std::size_t>(m_width));
+        reserveRows(out.m_v.back(), rows, static_cast<std::size_t>(m_valueWidth));
         out.m_k.back().assign(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(n));
-        out.m_v.back().assign(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(n));
+        const std::size_t nv = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_valueWidth);
+        out.m_v.back().assign(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(nv));
     }
     return out;
 }

@@ -11,11 +11,15 @@ class KvCache {
 public:
     KvCache() = default;
     KvCache(int layers, int width);
+    // Keys and values of different widths; valueWidth 0 keeps no values (DeepSeek's MLA caches one latent row per
+    // token, passed as the key, and expands keys and values from it).
+    KvCache(int layers, int keyWidth, int valueWidth);
 
     // Start of a segment: keep only the newest `carry` rows, unless the cache was cut to resume inside a segment.
     // Returns the rows the segment sees before its own tokens.
     int begin(int carry);
-    // Appends layer l's new key and value rows ([q, width] each, row-major).
+    // Appends layer l's new key and value rows ([q, keyWidth] and [q, valueWidth], row-major; values may be null when
+    // valueWidth is 0).
     void append(int layer, const float* keys, const float* values, int q);
     const float* keys(int layer) const { return m_k[static_cast<std::size_t>(layer)].data(); }
     const float* values(int layer) const { return m_v[static_cast<std::size_t>(layer)].data(); }
@@ -30,7 +34,8 @@ public:
     std::size_t bytes() const;
 
 private:
-    int m_width = 0;
+    int m_width = 0;      // of a key row
+    int m_valueWidth = 0; // of a value row
     int m_segmentStart = 0;  // rows cached before the current / last segment
     int m_segmentTokens = 0; // tokens of the last finished segment
     bool m_resumed = false;

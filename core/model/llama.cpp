@@ -27,24 +27,6 @@ public:
 
 namespace {
 
-// out = x / sqrt(mean(x^2) + eps) * w, row by row (statistics in double, from a double copy of the row so Eigen
-// vectorises the sum).
-// RMSNorm in place of each of `groups` equal slices of every row (Qwen3: one per head, weights [slice]; OLMo 2 and
-// the post norms: the whole row); statistics in double, from a double copy of the slice so Eigen vectorises the sum.
-void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float eps)
-{
-    const auto g = asVector(w);
-    const Eigen::Index width = x.cols() / groups;
-    Eigen::ArrayXd xd(width);
-    for (Eigen::Index r = 0; r < x.rows(); ++r)
-        for (int n = 0; n < groups; ++n) {
-            auto slice = x.row(r).segment(n * width, width);
-            xd = slice.transpose().array().cast<double>();
-            const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(width) + eps));
-            slice.array() = (slice.array() * inv) * g.array();
-        }
-}
-
 // out = x / sqrt(mean(x^2) + eps) * w, row by row: the same arithmetic as the grouped norm, on a copy.
 void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
 {
@@ -166,12 +148,17 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_normBias = optionalWeight(N.normBias, -1, {C}, layerNorm);
     m_lmHead = c.tieEmbeddings ? m_embed : weight(N.lmHead, -1, {c.vocabSize, C});
     m_layers.reserve(static_cast<std::size_t>(c.nLayer));
+    if (c.latentAttention())
+        m_latent = LatentAttention(c.mla, c.nHead, c.rmsNormEps);
+    const std::int64_t VD = static_cast<std::int64_t>(c.nHead) * c.valueDim(); // the heads' outputs, o_proj's input
     for (int l = 0; l < c.nLayer; ++l) {
         Layer L;
         const bool before = c.preNorms;
         L.attnNorm = optionalWeight(N.attnNorm, l, {C}, before);
         L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, before && layerNorm);
-        if (c.qkv == LlamaConfig::Qkv::Separate) {
+        if (c.latentAttention()) {
+            loadLatentAttention(N, l, L);
+        } else if (c.qkv == LlamaConfig::Qkv::Separate) {
             L.q = weight(N.q, l, {QD, C});
             L.k = weight(N.k, l, {KD, C});
             L.v = weight(N.v, l, {KD, C});
@@ -183,7 +170,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             if (c.qkvBias)
                 splitQkv(weight(N.qkvBias, l, {QD + 2 * KD}), L.qBias, L.kBias, L.vBias);
         }
-        L.o = weight(N.o, l, {C, QD});
+        L.o = weight(N.o, l, {C, VD});
         L.oBias = optionalWeight(N.oBias, l, {C}, c.oBias);
         L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, before);
         L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, before && layerNorm);
@@ -197,7 +184,8 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         if (c.attentionSinks)
             L.sinks = weight(N.sinks, l, {c.nHead});
         const bool gated = c.mlp != LlamaConfig::Mlp::Gelu;
-        if (c.experts > 0) {
+        const bool routes = c.routes(l);
+        if (routes) {
             loadExperts(N, l, L);
         } else if (c.fusedGateUp) {
             const WeightView gateUp = weight(N.gateUp, l, {2 * c.intermediate, C});
@@ -212,7 +200,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
             L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
             L.up = weight(N.up, l, {c.intermediate, C});
         }
-        if (c.experts == 0)
+        if (!routes)
             L.down = weight(N.down, l, {C, c.intermediate});
         L.gateBias = optionalWeight(N.gateBias, l, {c.intermediate}, gated && c.mlpBias);
         L.upBias = optionalWeight(N.upBias, l, {c.intermediate}, c.mlpBias);
@@ -296,6 +284,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.kvHeads = c.nKvHead;
     m_info.dModel = c.hidden;
     m_info.dHead = c.headDim;
+    m_info.dValue = c.valueDim();
     m_info.vocabSize = c.vocabSize;
     m_info.defaultMemLen = c.slidingWindow > 0 ? c.slidingWindow - 1 : 0;
     m_info.defaultSegmentLen = std::min(c.maxPositions, 4096);
@@ -332,9 +321,16 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         if (!nope.empty())
             pos += ", no positions (NoPE) in layers " + nope;
     }
+    if (c.latentAttention())
+        pos += ", latent attention (latent " + std::to_string(c.mla.kvRank) +
+               (c.mla.qRank > 0 ? ", query latent " + std::to_string(c.mla.qRank) : std::string()) + "; keys " +
+               std::to_string(c.mla.nopeDim) + " content + " + std::to_string(c.mla.ropeDim) + " rotary, values " +
+               std::to_string(c.mla.valueDim) + ")";
     if (c.experts > 0)
         pos += ", " + std::to_string(c.expertsUsed) + " of " + std::to_string(c.experts) + " experts per token" +
-               (c.normTopK ? " (weights renormalised)" : "");
+               (c.normTopK ? " (weights renormalised)" : "") +
+               (c.sharedFfn > 0 ? " plus a shared expert" : "") +
+               (c.denseLayers > 0 ? " after " + std::to_string(c.denseLayers) + " dense layer" + (c.denseLayers > 1 ? "s" : "") : "");
     if (c.attnSoftCap > 0)
         pos += ", scores soft-capped at " + std::to_string(c.attnSoftCap).substr(0, 4);
     if (c.finalSoftCap > 0)
@@ -346,12 +342,16 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.can.canCarryKeys = true;
     m_info.can.nextTokenLoss = true;
     m_info.can.decomposition = ScoreDecomposition::RotaryBands;
+    if (c.latentAttention()) // its score is a rotary term plus a content term, shown as two fixed bands
+        m_info.fixedTerms = BandSplit::rotaryAndContent(c.rotated() / 2);
     m_info.logitSoftCap = c.finalSoftCap;
     // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window.
+    // DeepSeek's YaRN multiplies it by its mscale squared (RopeConfig::scoreFactor, 1 elsewhere).
     const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
-                                                 : 1.0f / std::sqrt(static_cast<float>(c.headDim));
+                                                 : 1.0f / std::sqrt(static_cast<float>(c.headDim)) *
+                                                       static_cast<float>(c.rope.scoreFactor);
     for (int l = 0; l < c.nLayer; ++l) {
-        LayerRule rule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l)};
+        LayerRule rule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l), {}};
         if (const WeightView& sk = m_layers[static_cast<std::size_t>(l)].sinks)
             rule.sinks.assign(sk.floats(), sk.floats() + sk.numel());
         m_info.layerRules.push_back(std::move(rule));
@@ -379,7 +379,9 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     if (st->bands && st->bands->pairs != m_config.rotated() / 2)
         throw Error(ErrorCode::BadInput, "frequency bands of " + std::to_string(st->bands->pairs) +
                                              " pairs do not fit heads of " + std::to_string(m_config.rotated() / 2) + " pairs");
-    st->cache = KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
+    // Latent attention caches one compressed row per token and expands keys and values from it.
+    st->cache = m_config.latentAttention() ? KvCache(m_config.nLayer, m_latent.cacheWidth(), 0)
+                                           : KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
     return st;
 }
 
@@ -438,6 +440,45 @@ void LlamaModel::rotate(const RotaryTable& table, float* x, int rows, std::ptrdi
     }
 }
 
+void LlamaModel::loadLatentAttention(const DecoderNames& N, int l, Layer& L)
+{
+    const auto& c = m_config;
+    const auto& m = c.mla;
+    const std::int64_t C = c.hidden, H = c.nHead, D = c.headDim;
+    LatentWeights& w = L.mla;
+    if (m.qRank > 0) {
+        w.qA = weight(N.qA, l, {m.qRank, C});
+        w.qANorm = weight(N.qANorm, l, {m.qRank});
+        w.qB = rowsOf(weight(N.qB, l, {H * D, m.qRank}), m_latent.queryRows());
+    } else {
+        w.q = rowsOf(weight(N.q, l, {H * D, C}), m_latent.queryRows());
+    }
+    const WeightView kvA = weight(N.kvA, l, {m.kvRank + m.ropeDim, C});
+    w.latent = rowsOf(kvA, m_latent.latentRows());
+    w.ropeKey = rowsOf(kvA, m_latent.ropeKeyRows());
+    w.latentNorm = weight(N.kvANorm, l, {m.kvRank});
+    const char* kvB = c.fromGguf ? N.kvB.gguf : N.kvB.hf;
+    if (!c.fromGguf || m_weights->has(tensorName("", kvB, l))) {
+        const WeightView up = weight(N.kvB, l, {H * (m.nopeDim + m.valueDim), m.kvRank});
+        w.keyContent = rowsOf(up, m_latent.kvBRows(false));
+        w.value = rowsOf(up, m_latent.kvBRows(true));
+        return;
+    }
+    // llama.cpp's split: attn_k_b [heads, kvRank, nopeDim] (each head's key rows transposed) and attn_v_b
+    // [heads, valueDim, kvRank], read in place.
+    const WeightView kb = weight(N.kB, l, {H, m.kvRank, m.nopeDim});
+    for (std::int64_t h = 0; h < H; ++h) {
+        WeightView one = kb;
+        one.shape = {m.kvRank, m.nopeDim};
+        one.bytes = kb.bytes + static_cast<std::size_t>(h) * static_cast<std::size_t>(m.kvRank) * one.rowBytes();
+        w.keyContentByHead.push_back(one);
+    }
+    L.expertStacks.push_back(kb); // its values are checked whole, once, as a stack of experts is
+    WeightView vb = weight(N.vB, l, {H, m.valueDim, m.kvRank});
+    vb.shape = {H * m.valueDim, m.kvRank};
+    w.value = vb;
+}
+
 void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
 {
     const auto& c = m_config;
@@ -465,6 +506,11 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
         L.expertGateUpBias = expertBias(N.expertGateUpBias, 2 * F);
         L.expertDownBias = expertBias(N.expertDownBias, C);
         return;
+    }
+    if (c.sharedFfn > 0) {
+        L.sharedGate = weight(N.sharedGate, l, {c.sharedFfn, C});
+        L.sharedUp = weight(N.sharedUp, l, {c.sharedFfn, C});
+        L.sharedDown = weight(N.sharedDown, l, {C, c.sharedFfn});
     }
     const TensorName* roles[3] = {&N.expertGate, &N.expertUp, &N.expertDown};
     std::vector<WeightView>* lists[3] = {&L.expertGate, &L.expertUp, &L.expertDown};
@@ -504,17 +550,35 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
     route.weights.resize(static_cast<std::size_t>(T) * K);
     std::vector<std::vector<int>> tokensOf(static_cast<std::size_t>(E));
     std::vector<int> order(static_cast<std::size_t>(E));
+    std::vector<float> groupScores;
+    // The probabilities with the experts outside the groupsUsed best groups (a group's score: its best expert) at 0.
+    auto limitedToGroups = [&](const float* p, int experts, std::vector<float>& kept) -> const float* {
+        const int G = c.expertGroups, per = experts / G;
+        std::vector<std::pair<float, int>> groups(static_cast<std::size_t>(G));
+        for (int g = 0; g < G; ++g)
+            groups[static_cast<std::size_t>(g)] = {*std::max_element(p + g * per, p + (g + 1) * per), g};
+        std::partial_sort(groups.begin(), groups.begin() + c.groupsUsed, groups.end(),
+                          [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+        kept.assign(static_cast<std::size_t>(experts), 0.0f);
+        for (int i = 0; i < c.groupsUsed; ++i) {
+            const int g = groups[static_cast<std::size_t>(i)].second;
+            std::copy(p + g * per, p + (g + 1) * per, kept.begin() + g * per);
+        }
+        return kept.data();
+    };
     for (int t = 0; t < T; ++t) {
         float* p = route.probs.data() + static_cast<std::size_t>(t) * E;
         const float* z = logits.row(t).data();
         std::copy_n(z, E, p);
         if (!c.softmaxOverChosen)
             softmaxInPlace(p, E, nullptr);
-        // The K highest experts (probabilities, or gpt-oss's logits), highest first (ties: the lower index).
+        // The K highest experts (probabilities, or gpt-oss's logits), highest first (ties: the lower index); with
+        // expert groups (DeepSeek-V2), only among the groups whose best expert is highest.
+        const float* choose = c.expertGroups > 1 ? limitedToGroups(p, E, groupScores) : p;
         for (int e = 0; e < E; ++e)
             order[static_cast<std::size_t>(e)] = e;
         std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                          [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+                          [&](int a, int b) { return choose[a] > choose[b] || (choose[a] == choose[b] && a < b); });
         if (c.softmaxOverChosen) { // weights: a softmax over the chosen logits, shown scattered (0 elsewhere)
             std::vector<float> chosen(static_cast<std::size_t>(K));
             for (int k = 0; k < K; ++k)
@@ -531,7 +595,7 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
             const int e = order[static_cast<std::size_t>(k)];
             route.ids[static_cast<std::size_t>(t) * K + k] = e;
             route.weights[static_cast<std::size_t>(t) * K + k] =
-                c.normTopK ? static_cast<float>(p[e] / sum) : p[e];
+                (c.normTopK ? static_cast<float>(p[e] / sum) : p[e]) * c.routedScale;
             tokensOf[static_cast<std::size_t>(e)].push_back(t);
         }
     }
@@ -587,6 +651,12 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
             out.row(t) += w * down.row(static_cast<Eigen::Index>(i));
         }
     }
+    if (L.sharedGate) { // DeepSeek: the shared expert runs on every token, unweighted
+        multiplyTransposed(in, L.sharedGate, gate);
+        multiplyTransposed(in, L.sharedUp, up);
+        gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
+        multiplyTransposed(gate, L.sharedDown, out, true);
+    }
 }
 
 void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
@@ -598,7 +668,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     SegmentDriver::checkLength(q, m_info.maxSegmentLen,
                                "the model's context of " + std::to_string(m_info.maxSegmentLen) + " positions");
     SegmentDriver run(st, observer, *m_weights);
-    const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim;
+    const int C = c.hidden, H = c.nHead, KV = c.nKvHead, d = c.headDim, dv = c.valueDim();
     auto normRows = [this](const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) {
         familyNorm(in, w, b, out);
     };
@@ -642,7 +712,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     const std::size_t perLayer = static_cast<std::size_t>(H) * q * k;
     AttentionCapture keep = run.kept(H);
     LayerBuffer bandTerms(static_cast<std::size_t>(bandCount) * perLayer);
-    RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), heads(q, H * d), attnOut(q, C);
+    RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), V, heads(q, H * dv), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
     embedding.reset();
     for (int l = 0; l < c.nLayer; ++l) {
@@ -657,7 +727,14 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             normRows(x, L.attnNorm, L.attnNormBias, a);
         }
         const RowMatrix& attnIn = L.attnNorm ? a : x;
-        {
+        if (c.latentAttention()) {
+            // The cache keeps the latent rows; this layer's keys and values are expanded from all of them.
+            StageScope timed(Stage::Projections);
+            m_latent.queries(attnIn, L.mla, Q);
+            m_latent.compress(attnIn, L.mla, Knew);
+            st.cache.append(l, Knew.data(), nullptr, q);
+            m_latent.expand(st.cache.keys(l), k, L.mla, K, V);
+        } else {
             StageScope timed(Stage::Projections);
             linear(attnIn, L.q, L.qBias, Q);
             linear(attnIn, L.k, L.kBias, Knew);
@@ -670,7 +747,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             rmsNormGroupsInPlace(Q, qGroups, L.qNorm, c.rmsNormEps);
             rmsNormGroupsInPlace(Knew, kGroups, L.kNorm, c.rmsNormEps);
         }
-        {
+        if (!c.latentAttention()) {
             StageScope timed(Stage::Copies);
             st.cache.append(l, Knew.data(), Vnew.data(), q);
             K = Eigen::Map<const RowMatrix>(st.cache.keys(l), k, KV * d);
@@ -692,13 +769,15 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         in.spans = seen.spans.data();
         in.scale = rule.scale;
         in.softCap = rule.softCap;
+        in.valueDim = dv;
         if (L.sinks)
             in.sinks = L.sinks.floats();
         for (int b = 0; b < bandCount; ++b)
             keep.terms[b] = bandTerms.data() + static_cast<std::size_t>(b) * perLayer;
-        attendAllHeads(in, st.cache.values(l), KV * d, heads.data(), H * d, keep);
+        const float* values = c.latentAttention() ? V.data() : st.cache.values(l);
+        attendAllHeads(in, values, KV * dv, heads.data(), H * dv, keep);
         if (st.ablate && st.ablate->layer == l)
-            heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * d, d).setZero();
+            heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * dv, dv).setZero();
         {
             StageScope timed(Stage::Projections);
             linear(heads, L.o, L.oBias, attnOut);
@@ -716,7 +795,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         }
         const RowMatrix& ffnIn = L.ffnNorm ? a : mlpSource;
         Routing route;
-        if (c.experts > 0) {
+        const bool routes = c.routes(l);
+        if (routes) {
             StageScope timed(Stage::FeedForward);
             mixtureOfExperts(ffnIn, L, ff, route);
         } else {
@@ -754,7 +834,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.attnOutput = attnOut.data();
         lv.headMix = heads.data();
         lv.hidden = x.data();
-        if (c.experts > 0) {
+        if (routes) {
             lv.experts = c.experts;
             lv.expertsUsed = c.expertsUsed;
             lv.routerLogits = route.logits.data();
@@ -804,7 +884,7 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 {
     const auto& c = m_config;
     const auto& L = m_layers[static_cast<std::size_t>(layer)];
-    const int H = c.nHead, d = c.headDim;
+    const int H = c.nHead, d = c.valueDim();
     RowMatrix parts;
     multiplyTransposed(headSlices(headMixRow, H, d), L.o, parts); // [H, hidden]: o_proj of each head alone
     if (L.attnPostNorm) {

@@ -1,4 +1,5 @@
-// Rotary decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2, SmolLM2, TinyLlama; Qwen3; OLMo 2): RMSNorm, rotary position
+// Rotary decoders (Llama 2/3/3.1/3.2, Mistral, Qwen2, SmolLM2, TinyLlama; Qwen3; OLMo 2; their 2025 kin with experts,
+// sinks, NoPE layers and DeepSeek's latent attention, whose projections are model/latent_attention.h): RMSNorm, rotary position
 // embedding in the Hugging Face rotate_half layout (optional linear or llama3 frequency scaling), grouped-query
 // attention, SwiGLU, tied or untied LM head, optional q/k/v biases, optional sliding window; Qwen3's per-head and
 // OLMo 2's whole-projection q/k RMSNorm before rotation, and OLMo 2's norms after attention and MLP instead of before.
@@ -8,6 +9,7 @@
 #include "io/checkpoint.h"
 #include "model/attention_model.h"
 #include "model/config.h"
+#include "model/latent_attention.h"
 #include "model/nn_ops.h"
 #include "model/tensor_names.h"
 
@@ -49,6 +51,8 @@ private:
         WeightView expertGateBias, expertUpBias, expertDownBias, expertGateUpBias; // [experts, out] (gpt-oss)
         std::vector<WeightView> expertStacks;
         WeightView sinks; // gpt-oss: [heads]
+        WeightView sharedGate, sharedUp, sharedDown; // DeepSeek's shared expert (empty otherwise)
+        LatentWeights mla;                           // DeepSeek's latent attention (empty otherwise)
     };
     // A mixture-of-experts feed-forward of the rows `in` into `out`; the router's numbers into `route`.
     struct Routing {
@@ -57,6 +61,7 @@ private:
     };
     void mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const;
     void loadExperts(const DecoderNames& names, int layer, Layer& L) const;
+    void loadLatentAttention(const DecoderNames& names, int layer, Layer& L);
     class State;
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
     WeightView weight(const TensorName& name, int layer, const Shape& shape) const;
@@ -85,6 +90,7 @@ private:
     ModelInfo m_info;
     WeightView m_embed, m_norm, m_normBias, m_lmHead;
     std::vector<Layer> m_layers;
+    LatentAttention m_latent; // DeepSeek's projections (unused by other families)
     std::vector<float> m_invFreq;     // the rotation frequencies (LongRoPE: its short factors)
     std::vector<float> m_invFreqLong; // LongRoPE's long factors, for sequences past the original context
     std::vector<float> m_invFreqLocal; // Gemma 3's sliding layers (rope_local_base_freq); empty: as m_invFreq

@@ -51,6 +51,22 @@ void weightRow(const WeightView& w, std::int64_t r, float* out)
                         w.source ? w.source->file() : "", w.source ? w.source->name() : "");
 }
 
+// RMSNorm in place of each of `groups` equal slices of every row (Qwen3: one per head, weights [slice]; OLMo 2 and
+// the post norms: the whole row); statistics in double, from a double copy of the slice so Eigen vectorises the sum.
+void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float eps)
+{
+    const auto g = asVector(w);
+    const Eigen::Index width = x.cols() / groups;
+    Eigen::ArrayXd xd(width);
+    for (Eigen::Index r = 0; r < x.rows(); ++r)
+        for (int n = 0; n < groups; ++n) {
+            auto slice = x.row(r).segment(n * width, width);
+            xd = slice.transpose().array().cast<double>();
+            const float inv = static_cast<float>(1.0 / std::sqrt(xd.square().sum() / static_cast<double>(width) + eps));
+            slice.array() = (slice.array() * inv) * g.array();
+        }
+}
+
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out)
 {
     const auto g = asVector(gamma);

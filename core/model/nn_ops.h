@@ -62,6 +62,10 @@ inline double expNonPositive(double d)
 }
 
 
+// RMSNorm in place of each of `groups` equal slices of every row, x / sqrt(mean(x^2) + eps) * w (Qwen3: one per head,
+// weights [slice]; a whole-row norm: groups 1); statistics in double, from a double copy of the slice.
+void rmsNormGroupsInPlace(RowMatrix& x, int groups, const WeightView& w, float eps);
+
 // Row-wise LayerNorm with biased variance: out = (x - mean) / sqrt(var + eps) * gamma + beta.
 void layerNormRows(const RowMatrix& x, const WeightView& gamma, const WeightView& beta, float eps, RowMatrix& out);
 

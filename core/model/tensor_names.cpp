@@ -119,11 +119,30 @@ DecoderNames gptOssNames()
     return n;
 }
 
+DecoderNames deepseekNames()
+{
+    DecoderNames n = llamaNames();
+    n.k = n.v = {};
+    n.sharedGate = {"model.layers.{l}.mlp.shared_experts.gate_proj.weight", "blk.{l}.ffn_gate_shexp.weight"};
+    n.sharedUp = {"model.layers.{l}.mlp.shared_experts.up_proj.weight", "blk.{l}.ffn_up_shexp.weight"};
+    n.sharedDown = {"model.layers.{l}.mlp.shared_experts.down_proj.weight", "blk.{l}.ffn_down_shexp.weight"};
+    n.qA = {"model.layers.{l}.self_attn.q_a_proj.weight", "blk.{l}.attn_q_a.weight"};
+    n.qANorm = {"model.layers.{l}.self_attn.q_a_layernorm.weight", "blk.{l}.attn_q_a_norm.weight"};
+    n.qB = {"model.layers.{l}.self_attn.q_b_proj.weight", "blk.{l}.attn_q_b.weight"};
+    n.kvA = {"model.layers.{l}.self_attn.kv_a_proj_with_mqa.weight", "blk.{l}.attn_kv_a_mqa.weight"};
+    n.kvANorm = {"model.layers.{l}.self_attn.kv_a_layernorm.weight", "blk.{l}.attn_kv_a_norm.weight"};
+    n.kvB = {"model.layers.{l}.self_attn.kv_b_proj.weight", "blk.{l}.attn_kv_b.weight"};
+    n.kB = {nullptr, "blk.{l}.attn_k_b.weight"};
+    n.vB = {nullptr, "blk.{l}.attn_v_b.weight"};
+    return n;
+}
+
 const DecoderNames& decoderNames(ModelFamily family)
 {
     static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
-                              gemma = gemmaNames(), gptOss = gptOssNames();
+                              gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames();
     switch (family) {
+    case ModelFamily::DeepseekV2: return deepseek;
     case ModelFamily::GptOss: return gptOss;
     case ModelFamily::Gemma2:
     case ModelFamily::Gemma3: return gemma;

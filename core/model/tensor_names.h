@@ -80,6 +80,11 @@ struct DecoderNames {
     // gpt-oss: the router's bias, each expert's biases ([experts, out]), Hugging Face's fused [experts, in, 2 out]
     // gate/up (interleaved columns) and its bias, and the per-head attention sinks.
     TensorName routerBias, expertGateBias, expertUpBias, expertDownBias, expertGateUp, expertGateUpBias, sinks;
+    // DeepSeek: the shared expert's SwiGLU, and latent attention's projections (model/latent_attention.h): the query
+    // latent and its norm, the key/value latent with the rotary key (kv_a_proj_with_mqa), its norm, the latent's
+    // up-projection to content keys and values (kv_b_proj), or llama.cpp's split of it per head (attn_k_b, attn_v_b).
+    TensorName sharedGate, sharedUp, sharedDown;
+    TensorName qA, qANorm, qB, kvA, kvANorm, kvB, kB, vB;
 };
 // The table of the family (model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);

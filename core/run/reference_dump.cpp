@@ -32,14 +32,15 @@ namespace {
 
 class DumpObserver final : public AttentionObserver {
 public:
-    DumpObserver(const Capabilities& can, std::vector<OutputTensor>& out)
-        : m_relative(can.decomposition == ScoreDecomposition::RelativeTerms)
-        , m_rotary(can.decomposition == ScoreDecomposition::RotaryBands)
-        , m_encoder(!can.causal)
+    DumpObserver(const ModelInfo& info, std::vector<OutputTensor>& out)
+        : m_relative(info.can.decomposition == ScoreDecomposition::RelativeTerms)
+        , m_rotary(info.can.decomposition == ScoreDecomposition::RotaryBands)
+        , m_fixedTerms(info.fixedTerms)
+        , m_encoder(!info.can.causal)
         , m_out(out)
     {
     }
-    bool wantTerms() const override { return m_relative; }
+    bool wantTerms() const override { return m_relative || m_fixedTerms; }
     bool wantLogits() const override { return !m_relative; }
     bool wantScores() const override { return m_rotary; }
 
@@ -70,8 +71,9 @@ public:
         add(p + "attn_prob", probShape, l.attnProb);
         static const char* termNames[4] = {"term_a", "term_b", "term_c", "term_d"};
         for (int t = 0; t < 4; ++t)
-            if (l.terms[t])
-                add(p + termNames[t], probShape, l.terms[t]);
+            if (l.terms[t]) // a model's named terms under the reference's names (DeepSeek's score_rope, score_nope)
+                add(p + (m_fixedTerms ? m_fixedTerms->named[static_cast<std::size_t>(t)].dumpName : termNames[t]),
+                    probShape, l.terms[t]);
         if (l.memsIn && l.mlen > 0)
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
         add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
@@ -116,6 +118,7 @@ private:
 
     bool m_relative;
     bool m_rotary;
+    std::optional<BandSplit> m_fixedTerms;
     bool m_encoder;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
@@ -218,7 +221,9 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
     checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
                  true, "the dump of " + inputFile);
     std::vector<OutputTensor> out;
-    DumpObserver observer(model.info().can, out);
+    DumpObserver observer(model.info(), out);
+    if (model.info().fixedTerms)
+        options.bands = model.info().fixedTerms;
     try {
         model.run(segments, options, observer);
     } catch (const Error& e) {

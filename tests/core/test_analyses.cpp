@@ -233,7 +233,7 @@ TEST_CASE("ablating a head equals a forward whose output projection ignores that
                 continue; // ablation measures next-token loss: encoders refuse it (tested with the encoders)
             const bool gpt2 = info.family == core::ModelFamily::GPT2;
             const auto ids = caseIds(dir);
-            const int layer = info.layers - 1, head = info.heads / 2, d = info.dHead;
+            const int layer = info.layers - 1, head = info.heads / 2, d = info.valueDim();
             // The same weights with the head's slice of the output projection zeroed.
             test::TempDir tmp;
             auto weights = test::loadAll((dir / "model.safetensors").string());
