@@ -92,7 +92,8 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
         anySep |= kind[t] == Sep;
     }
     struct Sums {
-        double cls = 0, sep = 0, punct = 0, prev = 0, next = 0, entropy = 0, queries = 0;
+        double cls = 0, sep = 0, punct = 0, prev = 0, next = 0, entropy = 0, queries = 0, sink = 0;
+        bool hasSink = false;
     };
     std::vector<Sums> sums(static_cast<std::size_t>(L) * H);
     const int total = L * static_cast<int>(capture.segments.size());
@@ -111,9 +112,10 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
                 for (int i = 0; i < seg.qlen; ++i) {
                     const float* row = probs.data() + static_cast<std::size_t>(i) * seg.klen;
                     const int self = seg.mlen + i; // the query's own key
-                    double entropy = 0;
+                    double entropy = 0, real = 0;
                     for (int j = 0; j < seg.klen; ++j) {
                         const double p = row[j];
+                        real += p;
                         if (p <= 0)
                             continue;
                         entropy -= p * std::log(p);
@@ -130,6 +132,10 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
                         acc.next += row[self + 1];
                     acc.entropy += entropy;
                     acc.queries += 1;
+                    if (in.sinks) { // what the real keys do not take, the sink does
+                        acc.sink += 1.0 - real;
+                        acc.hasSink = true;
+                    }
                 }
             }
             if (progress)
@@ -148,6 +154,7 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
         o.previous = a.prev / a.queries;
         o.next = a.next / a.queries;
         o.entropy = a.entropy / a.queries;
+        o.learnedSink = a.hasSink ? a.sink / a.queries : kNaN;
     }
     return out;
 }
@@ -172,6 +179,7 @@ std::vector<TokenAttention> tokenAttentionByLayer(const std::vector<TokenAttenti
         o.previous = mean(&TokenAttention::previous);
         o.next = mean(&TokenAttention::next);
         o.entropy = mean(&TokenAttention::entropy);
+        o.learnedSink = mean(&TokenAttention::learnedSink);
     }
     return out;
 }
@@ -429,6 +437,7 @@ const std::vector<AtlasColumn>& atlasColumns()
         {"to_cls", "to [CLS]", 3},              {"to_sep", "to [SEP]", 3},
         {"to_punct", "to punct", 3},            {"to_prev", "to prev", 3},
         {"to_next", "to next", 3},              {"text_entropy", "text entropy", 3},
+        {"learned_sink", "learned sink", 3}, // gpt-oss: the sink's mean share of a query's attention
     };
     return columns;
 }
@@ -452,6 +461,7 @@ double atlasValue(const AtlasRow& r, std::size_t column)
     case 12: return r.tokens.previous;
     case 13: return r.tokens.next;
     case 14: return r.tokens.entropy;
+    case 15: return r.tokens.learnedSink;
     default: return kNaN;
     }
 }

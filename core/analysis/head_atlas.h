@@ -24,6 +24,8 @@ class Tokenizer;
 struct TokenAttention {
     double cls = std::numeric_limits<double>::quiet_NaN(), sep = cls, punctuation = cls, previous = cls, next = cls,
            entropy = cls;
+    // gpt-oss: the mean share of a query's attention its head's learned sink takes (NaN: the head has no sink).
+    double learnedSink = cls;
 };
 
 struct AtlasRow {

@@ -1,6 +1,7 @@
 // Mixture-of-experts routing: a text's routing recomputed from its capture equals the reference's router numbers,
 // and a corpus load counts every token's chosen experts.
 #include "analysis/expert_routing.h"
+#include "analysis/head_atlas.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/text_capture.h"
@@ -64,4 +65,37 @@ TEST_CASE("a text's expert routing, recomputed from its capture, is the referenc
     const auto dense = core::loadModel((test::testdataDir() / "llama-tiny").string());
     const std::vector<std::int32_t> few{1, 2, 3};
     CHECK_THROWS_WITH(core::expertLoad(*dense.model, few, 8), Catch::Contains("no mixture-of-experts"));
+}
+
+TEST_CASE("the atlas's learned-sink column is the share of each row the reference leaves to the sink", "[experts][atlas][reference]")
+{
+    const auto dir = test::testdataDir() / "gptoss-tiny";
+    const auto loaded = core::loadModel(dir.string());
+    const auto& info = loaded.model->info();
+    const auto input = core::readJsonFile((dir / "input.json").string());
+    const auto ids = input["token_ids"].get<std::vector<std::int32_t>>();
+    std::vector<core::Token> tokens;
+    for (const auto id : ids)
+        tokens.push_back(core::Token{id, std::to_string(id), 0, 0});
+    const auto scores = core::tokenAttentionScores(*core::captureText(*loaded.model, tokens, {}));
+    REQUIRE(scores.size() == static_cast<std::size_t>(info.layers) * info.heads);
+    core::SafetensorsFile expected((dir / "expected.safetensors").string());
+    const int T = static_cast<int>(ids.size());
+    for (int l = 0; l < info.layers; ++l) {
+        const auto p = core::readAsFloat(expected, *expected.find("layer" + std::to_string(l) + ".attn_prob"));
+        for (int h = 0; h < info.heads; ++h) {
+            double mass = 0; // 1 - a row's probabilities over the real tokens, averaged over the rows
+            for (int i = 0; i < T; ++i) {
+                double row = 0;
+                for (int j = 0; j < T; ++j)
+                    row += p[(static_cast<std::size_t>(h) * T + i) * T + j];
+                mass += 1.0 - row;
+            }
+            CHECK(scores[static_cast<std::size_t>(l) * info.heads + h].learnedSink == Approx(mass / T).margin(1e-5));
+        }
+    }
+    // A model without sinks has no such number.
+    const auto dense = core::loadModel((test::testdataDir() / "llama-tiny").string());
+    const auto plain = core::tokenAttentionScores(*core::captureText(*dense.model, std::vector<core::Token>{{1, "a", 0, 0}, {2, "b", 0, 0}, {3, "c", 0, 0}}, {}));
+    CHECK(std::isnan(plain.front().learnedSink));
 }
