@@ -1,6 +1,7 @@
 // attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, predict, scan, merge,
 // heads, info.
 #include "analysis/head_atlas.h"
+#include "analysis/image_dump.h"
 #include "analysis/relpos_scan.h"
 #include "run/text_capture.h"
 #include "io/safetensors.h"
@@ -43,7 +44,7 @@ namespace {
 
 const char* kUsage = R"(attnscope-cli: attention capture from the command line
 
-  attnscope-cli dump --model MODEL --input INPUT.json --out OUT.safetensors
+  attnscope-cli dump --model MODEL --input INPUT.json [--pixel-values PIXELS.safetensors] --out OUT.safetensors
   attnscope-cli tokenize --tokenizer DIR|FILE (--text TEXT | --text-file FILE) [--special]
                      [--pair TEXT | --pair-file FILE] [--type-ids] [--target]
   attnscope-cli scan --model MODEL --text-file FILE [--mem-len M] [--segment-length T]
@@ -141,15 +142,31 @@ const std::string& require(const Args& a, const std::string& key)
     return it->second;
 }
 
+// The image input.json names: the command line does not decode images yet (the pixels the model takes must match the
+// reference's processor exactly; see docs/user-guide.md), so it asks for them.
+PixelValues imageInput(const LoadedModel&, const nlohmann::json&, const std::string& inputPath)
+{
+    throw Error(ErrorCode::BadInput,
+                "the command line does not read image files yet: give the preprocessed pixels with --pixel-values "
+                "FILE (a safetensors file holding pixel_values [1, 3, H, W])",
+                inputPath, "image");
+}
+
 int cmdDump(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto& inputPath = require(a, "input");
     const auto& outPath = require(a, "out");
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto input = readJsonFile(inputPath);
-    const auto tensors = loaded.model->info().can.encoderDecoder
-                             ? dumpSeq2Seq(asEncoderDecoder(*loaded.model), input, inputPath)
-                             : dumpReference(*loaded.model, input, inputPath);
+    std::vector<OutputTensor> tensors;
+    if (loaded.model->info().can.image) // pixel values given, or the image input.json names, preprocessed
+        tensors = dumpImage(*loaded.model, std::make_shared<const PixelValues>(
+                                               a.options.count("pixel-values") ? readPixelValues(a.options.at("pixel-values"))
+                                                                               : imageInput(loaded, input, inputPath)));
+    else if (loaded.model->info().can.encoderDecoder)
+        tensors = dumpSeq2Seq(asEncoderDecoder(*loaded.model), input, inputPath);
+    else
+        tensors = dumpReference(*loaded.model, input, inputPath);
     writeSafetensors(outPath, tensors, {{"source", "attnscope-cli dump"}, {"model", loaded.model->info().source}});
     std::cerr << "wrote " << tensors.size() << " tensors to " << outPath << "\n";
     return 0;
@@ -781,7 +798,7 @@ int main(int argc, char** argv)
         }
         const auto builtins = attnscope::builtinModelDirs(argv[0]);
         if (command == "dump")
-            return cmdDump(parseArgs(argc, argv, {"model", "input", "out"}), builtins);
+            return cmdDump(parseArgs(argc, argv, {"model", "input", "out", "pixel-values"}), builtins);
         if (command == "tokenize")
             return cmdTokenize(parseArgs(argc, argv, {"tokenizer", "text", "text-file", "pair", "pair-file"},
                                              {"special", "type-ids", "target"}),

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "attention/attention_scores.h"
+#include "image/pixels.h"
 #include "model/attention_sites.h"
 #include "model/config.h"
 
@@ -39,6 +40,7 @@ struct Capabilities {
     // forwardSegment; analyses that need one causal stream say they do not apply.
     bool encoderDecoder = false;
     int experts = 0;             // mixture-of-experts layers: experts per layer (LayerView carries the routing); 0: none
+    bool image = false;          // a vision transformer: its tokens are an image's (RunOptions::image), not text
     bool maskedTokens = false;   // an encoder with a masked-language-model head: logits predict the token at [MASK]
     int tokenTypes = 0;          // encoders: token type embeddings (2: sentence pairs A / B); 0: none
     ScoreDecomposition decomposition = ScoreDecomposition::None;
@@ -185,6 +187,8 @@ struct RunOptions {
     // run (padding at the start or the end).
     std::vector<std::int32_t> tokenTypes;
     std::vector<std::uint8_t> padding;
+    // Vision transformers: the image the run's tokens are (its special tokens and patches); null for text.
+    std::shared_ptr<const PixelValues> image;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
 };
 

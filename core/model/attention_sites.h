@@ -55,9 +55,9 @@ inline std::vector<AttentionSite> singleStreamSites(int layers, bool causal)
 
 // A single-stream model's streams and sites, given its layer count and whether it is causal.
 inline void describeSingleStream(int layers, bool causal, std::vector<TokenStream>& streams,
-                                 std::vector<AttentionSite>& sites)
+                                 std::vector<AttentionSite>& sites, const char* stream = "text")
 {
-    streams = {TokenStream{"text"}};
+    streams = {TokenStream{stream}};
     sites = singleStreamSites(layers, causal);
 }
 

@@ -1039,3 +1039,56 @@ ModelConfig readModelConfig(const std::string& configPath)
 }
 
 } // namespace attnscope::core
+
+namespace attnscope::core {
+
+VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& file, const std::string& type)
+{
+    // A whole CLIP folder (model_type clip) keeps its vision tower's settings in vision_config.
+    const nlohmann::json& j = type == "clip" && json.contains("vision_config") && json["vision_config"].is_object()
+                                  ? json["vision_config"]
+                                  : json;
+    const Reader r(j, file);
+    VisionConfig c;
+    c.family = familyOfModelType(type, file).id;
+    c.hidden = r.positiveInt("hidden_size");
+    c.heads = r.positiveInt("num_attention_heads");
+    c.layers = layerCount(r.positiveInt("num_hidden_layers"), r, "num_hidden_layers");
+    c.patch = r.positiveInt("patch_size");
+    c.imageSize = r.positiveInt("image_size");
+    c.channels = r.intOr("num_channels", 3, 1);
+    if (c.channels != 3)
+        r.fail("num_channels", "images have 3 channels (RGB) here, not " + std::to_string(c.channels));
+    if (c.hidden % c.heads != 0)
+        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(c.heads));
+    if (c.imageSize % c.patch != 0)
+        r.fail("image_size", "image_size " + std::to_string(c.imageSize) + " is not a whole number of " +
+                                 std::to_string(c.patch) + "-pixel patches");
+    const bool dino = c.family == ModelFamily::Dinov2 || c.family == ModelFamily::Dinov2Registers;
+    const bool clip = c.family == ModelFamily::ClipVision;
+    c.eps = r.floatOr("layer_norm_eps", clip ? 1e-5f : dino ? 1e-6f : 1e-12f);
+    if (dino) {
+        c.ffn = c.hidden * r.intOr("mlp_ratio", 4, 1);
+        if (r.boolOr("use_swiglu_ffn", false))
+            r.fail("use_swiglu_ffn", "DINOv2's SwiGLU feed-forward (the giant model) is not supported");
+        c.layerScale = true;
+        c.positions = c.family == ModelFamily::Dinov2 ? VisionConfig::Positions::Bicubic
+                                                      : VisionConfig::Positions::AntialiasedBicubic;
+        if (c.family == ModelFamily::Dinov2Registers)
+            c.registers = r.intOr("num_register_tokens", 4, 0);
+    } else {
+        c.ffn = r.positiveInt("intermediate_size");
+    }
+    const std::string act = r.stringOr("hidden_act", clip ? "quick_gelu" : "gelu");
+    if (act != "gelu" && act != "quick_gelu")
+        r.fail("hidden_act", "\"" + act + "\" is not supported (gelu and quick_gelu are)");
+    c.quickGelu = act == "quick_gelu";
+    c.distillationToken = c.family == ModelFamily::Deit;
+    c.preNorm = clip;
+    c.finalNorm = !clip;
+    c.patchBias = !clip;
+    return c;
+}
+
+} // namespace attnscope::core

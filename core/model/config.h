@@ -12,7 +12,7 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2
+    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -217,7 +217,28 @@ struct Seq2SeqConfig {
     bool fromGguf = false;
 };
 
-using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig, Seq2SeqConfig>;
+// Vision transformers (ViT, DeiT, DINOv2 with or without registers, CLIP's vision tower): an image cut into patches,
+// special tokens before them, pre-norm encoder blocks. The families' differences are these fields (model/config.cpp);
+// the arithmetic is model/vision.cpp.
+struct VisionConfig {
+    ModelFamily family = ModelFamily::Vit;
+    int hidden = 0, heads = 0, layers = 0, ffn = 0;
+    int patch = 0, imageSize = 0, channels = 3;
+    float eps = 1e-12f;
+    bool quickGelu = false;         // CLIP: x sigmoid(1.702 x); others the exact erf GELU
+    bool distillationToken = false; // DeiT: a second special token after CLS, with a position of its own
+    int registers = 0;              // DINOv2 with registers: tokens after CLS without a position
+    bool layerScale = false;        // DINOv2: each branch times a learned per-channel lambda
+    bool preNorm = false;           // CLIP: a LayerNorm of the embeddings before layer 0 (pre_layrnorm)
+    bool finalNorm = true;          // a LayerNorm after the last layer (CLIP has none: post_layernorm on the CLS row)
+    bool patchBias = true;          // CLIP's patch convolution has no bias
+    // How the position table meets another patch grid: fixed (the image must be image_size square), torch's bicubic
+    // (DINOv2, A = -0.75, taps clamped), or the antialiased bicubic of DINOv2 with registers (a = -0.5, taps dropped).
+    enum class Positions { Fixed, Bicubic, AntialiasedBicubic } positions = Positions::Fixed;
+    int specialTokens() const { return 1 + (distillationToken ? 1 : 0) + registers; }
+};
+
+using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig, Seq2SeqConfig, VisionConfig>;
 
 // Parses and validates a config through its family's row; `file` is used in messages. Throws
 // Error(UnknownModelType / BadConfig).
@@ -237,5 +258,6 @@ LlamaConfig ggufDecoderConfig(const GgufFile& file);
 EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& file);
+VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 
 } // namespace attnscope::core

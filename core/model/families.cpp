@@ -8,6 +8,7 @@
 #include "model/llama.h"
 #include "model/seq2seq.h"
 #include "model/transfo_xl.h"
+#include "model/vision.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,14 @@ ModelConfig seq2seqJson(const nlohmann::json& j, const std::string& file, const 
     return parseSeq2SeqConfig(j, file, type);
 }
 ModelConfig seq2seqGguf(const GgufFile& g) { return ggufSeq2SeqConfig(g); }
+ModelConfig visionJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseVisionConfig(j, file, type);
+}
+std::shared_ptr<AttentionModel> buildVision(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
+{
+    return std::make_shared<VisionModel>(std::get<VisionConfig>(c), std::move(w), std::move(source));
+}
 
 std::string joined(const std::vector<std::string> FamilyRow::*field)
 {
@@ -96,6 +105,11 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::T5, "T5", {"t5"}, {"t5"}, seq2seqJson, seq2seqGguf, buildSeq2Seq},
         {ModelFamily::Bart, "BART", {"bart", "mbart"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
         {ModelFamily::Marian, "Marian", {"marian"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
+        {ModelFamily::Vit, "ViT", {"vit"}, {}, visionJson, nullptr, buildVision},
+        {ModelFamily::Deit, "DeiT", {"deit"}, {}, visionJson, nullptr, buildVision},
+        {ModelFamily::Dinov2, "DINOv2", {"dinov2"}, {}, visionJson, nullptr, buildVision},
+        {ModelFamily::Dinov2Registers, "DINOv2 with registers", {"dinov2_with_registers"}, {}, visionJson, nullptr, buildVision},
+        {ModelFamily::ClipVision, "CLIP vision", {"clip_vision_model", "clip"}, {}, visionJson, nullptr, buildVision},
     };
     return rows;
 }

@@ -153,6 +153,58 @@ const DecoderNames& decoderNames(ModelFamily family)
     }
 }
 
+const VisionNames& visionNames(ModelFamily family)
+{
+    static const VisionNames vit{"vit.", "embeddings.cls_token", nullptr, nullptr, "embeddings.position_embeddings",
+                                 "embeddings.patch_embeddings.projection", nullptr, "layernorm",
+                                 "encoder.layer.{l}.layernorm_before", "encoder.layer.{l}.attention.attention.query",
+                                 "encoder.layer.{l}.attention.attention.key", "encoder.layer.{l}.attention.attention.value",
+                                 "encoder.layer.{l}.attention.output.dense", nullptr, "encoder.layer.{l}.layernorm_after",
+                                 "encoder.layer.{l}.intermediate.dense", "encoder.layer.{l}.output.dense", nullptr,
+                                 "pooler.dense", nullptr, nullptr, nullptr};
+    static const VisionNames deit = [] {
+        VisionNames n = vit;
+        n.prefix = "deit.";
+        n.dist = "embeddings.distillation_token";
+        n.pooler = nullptr;
+        n.clsHead = "cls_classifier";
+        n.distHead = "distillation_classifier";
+        return n;
+    }();
+    static const VisionNames dinov2 = [] {
+        VisionNames n = vit;
+        n.prefix = "dinov2.";
+        n.norm1 = "encoder.layer.{l}.norm1";
+        n.norm2 = "encoder.layer.{l}.norm2";
+        n.fc1 = "encoder.layer.{l}.mlp.fc1";
+        n.fc2 = "encoder.layer.{l}.mlp.fc2";
+        n.scale1 = "encoder.layer.{l}.layer_scale1.lambda1";
+        n.scale2 = "encoder.layer.{l}.layer_scale2.lambda1";
+        n.pooler = nullptr;
+        return n;
+    }();
+    static const VisionNames registers = [] {
+        VisionNames n = dinov2;
+        n.prefix = "dinov2_with_registers.";
+        n.registers = "embeddings.register_tokens";
+        return n;
+    }();
+    static const VisionNames clip{"vision_model.", "embeddings.class_embedding", nullptr, nullptr,
+                                  "embeddings.position_embedding.weight", "embeddings.patch_embedding", "pre_layrnorm",
+                                  nullptr, "encoder.layers.{l}.layer_norm1", "encoder.layers.{l}.self_attn.q_proj",
+                                  "encoder.layers.{l}.self_attn.k_proj", "encoder.layers.{l}.self_attn.v_proj",
+                                  "encoder.layers.{l}.self_attn.out_proj", nullptr, "encoder.layers.{l}.layer_norm2",
+                                  "encoder.layers.{l}.mlp.fc1", "encoder.layers.{l}.mlp.fc2", nullptr,
+                                  nullptr, "visual_projection.weight", nullptr, nullptr};
+    switch (family) {
+    case ModelFamily::Deit: return deit;
+    case ModelFamily::Dinov2: return dinov2;
+    case ModelFamily::Dinov2Registers: return registers;
+    case ModelFamily::ClipVision: return clip;
+    default: return vit;
+    }
+}
+
 const EncoderNames& encoderNames(ModelFamily family)
 {
     static const EncoderNames bert{"bert.", "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",

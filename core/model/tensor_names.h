@@ -121,6 +121,18 @@ struct Seq2SeqNames {
 // Hugging Face names of the family, or llama.cpp's GGUF names of T5.
 const Seq2SeqNames& seq2seqNames(ModelFamily family, bool gguf);
 
+// Vision transformers, names relative to the family's prefix (ViT's "vit.", DeiT's "deit.", DINOv2's "dinov2." or
+// "dinov2_with_registers." in classification files; CLIP's "vision_model."); norms and linear layers without
+// .weight / .bias; null where the family lacks the role. Heads outside the prefix are absolute.
+struct VisionNames {
+    const char* prefix;
+    const char *cls, *dist, *registers, *pos, *patch; // patch: the convolution, without .weight / .bias
+    const char *preNorm, *finalNorm;
+    const char *norm1, *q, *k, *v, *o, *scale1, *norm2, *fc1, *fc2, *scale2; // {l}: the layer
+    const char *pooler, *projection, *clsHead, *distHead;                    // absolute (projection with .weight)
+};
+const VisionNames& visionNames(ModelFamily family);
+
 class Checkpoint;
 // `prefix` when the checkpoint names its tensors with it (e.g. "transformer." in *LMHeadModel files), else "".
 // `probePattern` is a name every checkpoint of the family has (index 0 substituted).

@@ -51,7 +51,8 @@ FileSizeLimit::~FileSizeLimit()
 fs::path projectDataDir() { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data"; }
 
 namespace {
-std::vector<fs::path> casesOf(const std::string& prefix, bool seq2seq)
+enum class CaseKind { OneStream, Seq2Seq, Image };
+std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
 {
     static std::set<std::string> reported;
     std::vector<fs::path> out;
@@ -60,10 +61,13 @@ std::vector<fs::path> casesOf(const std::string& prefix, bool seq2seq)
             !fs::exists(e.path() / "input.json") || !fs::exists(e.path() / "expected.safetensors"))
             continue;
         try {
-            // Encoder-decoder cases have two streams and tensors of their own: seq2seqReferenceCases lists them.
-            const bool twoStreams =
-                std::holds_alternative<core::Seq2SeqConfig>(core::readModelConfig((e.path() / "config.json").string()));
-            if (twoStreams != seq2seq)
+            // Encoder-decoder and image cases have inputs and tensors of their own: seq2seqReferenceCases and
+            // imageReferenceCases list them.
+            const auto config = core::readModelConfig((e.path() / "config.json").string());
+            const CaseKind is = std::holds_alternative<core::Seq2SeqConfig>(config)  ? CaseKind::Seq2Seq
+                                : std::holds_alternative<core::VisionConfig>(config) ? CaseKind::Image
+                                                                                     : CaseKind::OneStream;
+            if (is != kind)
                 continue;
         } catch (const core::Error& err) {
             if (err.code() != core::ErrorCode::UnknownModelType)
@@ -79,8 +83,9 @@ std::vector<fs::path> casesOf(const std::string& prefix, bool seq2seq)
 }
 } // namespace
 
-std::vector<fs::path> referenceCases(const std::string& prefix) { return casesOf(prefix, false); }
-std::vector<fs::path> seq2seqReferenceCases(const std::string& prefix) { return casesOf(prefix, true); }
+std::vector<fs::path> referenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::OneStream); }
+std::vector<fs::path> seq2seqReferenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::Seq2Seq); }
+std::vector<fs::path> imageReferenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::Image); }
 
 TempDir::TempDir()
 {
@@ -149,7 +154,7 @@ Tolerance toleranceFor(const std::string& name)
         return {1e-6, 0};
     if (last == "position_bucket")
         return {0, 0};
-    if (last == "embedding" || last == "pos_emb")
+    if (last == "embedding" || last == "pos_emb" || last == "patch_embeds" || last == "pos_embed" || last == "rollout")
         return {1e-5, 0};
     if (last == "mask")
         return {0, 0};

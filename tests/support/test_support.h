@@ -16,6 +16,8 @@ std::filesystem::path projectDataDir();
 // Case folders (those with input.json and expected.safetensors) whose name starts with `prefix` and whose model
 // family the core supports. Cases of other families are left out and named on stderr, once per run.
 std::vector<std::filesystem::path> referenceCases(const std::string& prefix = "");
+// The vision cases (their inputs are pixel values; tests/core/test_vision.cpp runs them).
+std::vector<std::filesystem::path> imageReferenceCases(const std::string& prefix = "");
 // The encoder-decoder reference cases (T5, BART, Marian), likewise.
 std::vector<std::filesystem::path> seq2seqReferenceCases(const std::string& prefix = "");
 

@@ -1,0 +1,77 @@
+// Vision transformers (ViT, DeiT, DINOv2 with or without registers, CLIP's vision tower): an image as a token stream,
+// its special tokens (CLS, DeiT's distillation token, DINOv2's registers) then its patches row-major, through pre-norm
+// encoder blocks with every token seeing every other. The image comes with the run (RunOptions::image); the ids a
+// segment is given only count its tokens (0 .. N-1), so captures, grids, rollout and the atlas work as for text.
+#pragma once
+
+#include "image/pixels.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "model/attention_model.h"
+#include "model/config.h"
+#include "model/nn_ops.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnscope::core {
+
+class VisionModel final : public AttentionModel {
+public:
+    VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> weights, std::string source);
+
+    const ModelInfo& info() const override { return m_info; }
+    const VisionConfig& config() const { return m_config; }
+    std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    // `ids` must number the image's tokens (tokenCount of the run's image); their values are not read.
+    void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+
+    // The patch grid and token count of an image of this many pixels (Error(BadInput) when the model cannot take it:
+    // not a whole number of patches, or another size than a fixed position table allows).
+    struct Grid {
+        int rows = 0, cols = 0;
+    };
+    Grid gridOf(int height, int width) const;
+    int tokenCount(int height, int width) const;
+    // "CLS", "DIST", "REG1".., then "r1c1", "r1c2", ... (1-based, as people read them).
+    std::vector<std::string> tokenLabels(int height, int width) const;
+
+    // The tensors the reference data names that are not a layer's (patch_embeds, pos_embed, embedding,
+    // pre_layrnorm, last_hidden_state, pooler_output, logits, image_embeds), from one run on `pixels`.
+    std::vector<OutputTensor> outputs(const PixelValues& pixels, AttentionObserver& observer) const;
+
+private:
+    struct Norm {
+        WeightView w, b;
+    };
+    struct Linear {
+        WeightView w, b;
+    };
+    struct Layer {
+        Norm norm1, norm2;
+        Linear q, k, v, o, fc1, fc2;
+        WeightView scale1, scale2; // DINOv2's LayerScale (empty otherwise)
+    };
+    class State;
+    // Runs the image as one segment (`counters` advance); `extra` (may be null) receives the non-layer tensors.
+    void run(const PixelValues& pixels, AttentionObserver& observer, std::vector<OutputTensor>* extra,
+             RunState& counters) const;
+    // The position table for a grid, [1 + rows * cols, hidden] (class row first; DeiT: 2 + ...).
+    RowMatrix positionTable(const Grid& grid) const;
+    std::string name(const std::string& relative) const; // the checkpoint's name of a tensor of this family
+
+    VisionConfig m_config;
+    std::shared_ptr<const Checkpoint> m_weights;
+    std::string m_prefix; // "vit.", "deit.", "vision_model.", ... where the file has it
+    ModelInfo m_info;
+    WeightView m_cls, m_dist, m_registers, m_pos, m_patchW, m_patchB;
+    Norm m_preNorm, m_finalNorm;
+    std::vector<Layer> m_layers;
+    Linear m_pooler;               // ViT's tanh pooler (when the file has it)
+    WeightView m_projection;       // CLIP's visual_projection (when the file has it)
+    Linear m_clsHead, m_distHead;  // DeiT's two classifiers (when the file has them)
+    int m_gridSide = 0;            // the position table's patch grid (image_size / patch)
+};
+
+} // namespace attnscope::core

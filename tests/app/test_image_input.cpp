@@ -1,0 +1,50 @@
+// An image file to pixel values: Qt decodes the reference's PNG, the core resizes it as Pillow does; the 8-bit
+// intermediates and the pixel values must be the processor's exactly.
+#include "analysis/image_dump.h"
+#include "image/image_file.h"
+#include "image/preprocess.h"
+#include "io/safetensors.h"
+#include "test_support.h"
+#include "util/error.h"
+
+#include <catch2/catch.hpp>
+
+using namespace attnscope;
+
+TEST_CASE("an image file preprocesses to the reference processor's pixels bit for bit", "[vision][preprocess]")
+{
+    const auto cases = test::imageReferenceCases();
+    CHECK(cases.size() >= 5);
+    for (const auto& dir : cases) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto image = app::decodeImageFile(QString::fromStdString((dir / "image.png").string()));
+            const auto p = core::readPreprocessor(dir.string());
+            core::SafetensorsFile stored((dir / "pixel_values.safetensors").string());
+            const auto* resized = stored.find("resized");
+            REQUIRE(resized);
+            const auto [h, w] = core::resizedSize(p, image.height, image.width);
+            const auto mine = core::pillowResize(image, w, h, p.resample);
+            REQUIRE(static_cast<std::int64_t>(mine.rgb.size()) == resized->shape[0] * resized->shape[1] * 3);
+            const std::uint8_t* want = stored.bytes(*resized);
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < mine.rgb.size(); ++i)
+                differ += mine.rgb[i] != want[i];
+            CHECK(differ == 0);
+            const auto px = core::preprocessImage(image, p);
+            const auto ref = core::readPixelValues((dir / "pixel_values.safetensors").string());
+            REQUIRE(px.data.size() == ref.data.size());
+            CHECK(px.data == ref.data);
+        }
+    }
+}
+
+TEST_CASE("a file that is not an image is refused by name", "[vision]")
+{
+    test::TempDir tmp;
+    test::writeBytes(tmp / "broken.png", "\x89PNG\r\n\x1a\n not really");
+    CHECK_THROWS_WITH(app::decodeImageFile(QString::fromStdString((tmp / "broken.png").string())),
+                      Catch::Contains("broken.png"));
+    CHECK_THROWS_WITH(app::decodeImageFile(QString::fromStdString((tmp / "missing.png").string())),
+                      Catch::Contains("no such image file"));
+}

@@ -1,0 +1,102 @@
+// Vision transformers against the reference cases (Hugging Face's PyTorch code): every tensor from the stored
+// pixel_values, and preprocessing from the stored 8-bit intermediates exactly.
+#include "analysis/image_dump.h"
+#include "image/preprocess.h"
+#include "io/safetensors.h"
+#include "model/model_loader.h"
+#include "model/vision.h"
+#include "run/text_capture.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace attnscope;
+
+namespace {
+core::Image8 storedImage(const std::filesystem::path& dir, const char* name)
+{
+    core::SafetensorsFile f((dir / "pixel_values.safetensors").string());
+    const auto* t = f.find(name);
+    REQUIRE(t);
+    REQUIRE(t->shape.size() == 3);
+    REQUIRE(t->shape[2] == 3);
+    core::Image8 img{static_cast<int>(t->shape[0]), static_cast<int>(t->shape[1]), {}};
+    const std::uint8_t* b = f.bytes(*t); // U8, [height, width, 3]
+    img.rgb.assign(b, b + t->shape[0] * t->shape[1] * 3);
+    return img;
+}
+} // namespace
+
+TEST_CASE("vision transformers reproduce their reference tensors from the stored pixel values", "[vision][reference]")
+{
+    const auto cases = test::imageReferenceCases();
+    CHECK(cases.size() >= 5); // vit, deit, dinov2, dinov2-reg, clip-vision
+    for (const auto& dir : cases) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            REQUIRE(loaded.model->info().can.image);
+            auto pixels = std::make_shared<const core::PixelValues>(core::readPixelValues((dir / "pixel_values.safetensors").string()));
+            const auto out = core::dumpImage(*loaded.model, pixels);
+            std::vector<std::string> report;
+            const auto problems = test::referenceMismatches((dir / "expected.safetensors").string(), out, &report);
+            for (const auto& line : report)
+                UNSCOPED_INFO(line);
+            for (const auto& p : problems)
+                FAIL_CHECK(p);
+            // The token stream: special tokens then patches, as input.json lists them.
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            const auto* vision = dynamic_cast<const core::VisionModel*>(loaded.model.get());
+            REQUIRE(vision);
+            const auto labels = vision->tokenLabels(pixels->height, pixels->width);
+            CHECK(static_cast<int>(labels.size()) == input["num_tokens"].get<int>());
+            CHECK(labels.front() == "CLS");
+            CHECK(labels.back() == "r" + std::to_string(input["grid"]["rows"].get<int>()) + "c" +
+                                       std::to_string(input["grid"]["cols"].get<int>()));
+        }
+    }
+}
+
+TEST_CASE("crop, rescale and normalise give the processor's pixel values exactly", "[vision][preprocess]")
+{
+    for (const auto& dir : test::imageReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto p = core::readPreprocessor(dir.string());
+            const auto resized = storedImage(dir, "resized");
+            const auto cropped = storedImage(dir, "cropped");
+            core::Preprocessor after = p;
+            after.resize = false; // from the stored resize on
+            const auto px = core::preprocessImage(resized, after);
+            const auto want = core::readPixelValues((dir / "pixel_values.safetensors").string());
+            REQUIRE(px.height == want.height);
+            REQUIRE(px.width == want.width);
+            for (std::size_t i = 0; i < px.data.size(); ++i)
+                REQUIRE(px.data[i] == want.data[i]); // bit for bit
+            if (p.centerCrop)
+                CHECK(core::centerCrop(resized, p.cropHeight, p.cropWidth).rgb == cropped.rgb);
+            // The resize step's size from the original's (input.json's image_size).
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            const auto size = core::resizedSize(p, input["image_size"]["height"].get<int>(), input["image_size"]["width"].get<int>());
+            CHECK(size.first == resized.height);
+            CHECK(size.second == resized.width);
+        }
+    }
+}
+
+TEST_CASE("a vision model refuses images it cannot take, by size", "[vision]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "vit-tiny").string());
+    auto pixels = std::make_shared<core::PixelValues>();
+    pixels->height = pixels->width = 36; // a whole number of patches, but not the fixed table's 32
+    pixels->data.assign(3 * 36 * 36, 0.0f);
+    CHECK_THROWS_WITH(core::dumpImage(*loaded.model, pixels), Catch::Contains("takes 32 x 32 pixels"));
+    pixels->height = pixels->width = 30; // not whole patches
+    pixels->data.assign(3 * 30 * 30, 0.0f);
+    CHECK_THROWS_WITH(core::dumpImage(*loaded.model, pixels), Catch::Contains("whole number of 4-pixel patches"));
+    const auto text = core::loadModel((test::testdataDir() / "llama-tiny").string());
+    CHECK_THROWS_WITH(core::dumpImage(*text.model, pixels), Catch::Contains("vision models"));
+}
