@@ -1,5 +1,7 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
+
+#include "image/image_capture.h"
 #include "views/translation_views.h"
 
 #include "util/error.h"
@@ -174,7 +176,9 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
                 };
             auto result = std::make_shared<TextResult>();
             result->model = model;
-            result->capture = request.secondText.isEmpty()
+            result->capture = m.info().can.image
+                                  ? captureImage(m, QString::fromStdString(model->loaded.folder), request.text, opt)
+                              : request.secondText.isEmpty()
                                   ? core::captureText(m, *model->tokenizer, request.text.toStdString(), opt)
                                   : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
                                                           request.secondText.toStdString(), opt);
@@ -353,12 +357,14 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
                 r->windows.push_back(rule.window);
             core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
             core::addTokenAttention(r->atlas, core::tokenAttentionScores(capture, &ctx.stop(), progress));
-            if (cache->model != &model) {
+            // Induction repeats a random token sequence: an image's tokens are its patches, so a vision model has none.
+            if (cache->model != &model && !model.info().can.image) {
                 const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));
                 cache->scores = core::inductionScores(model, text->model->tokenizer.get(), R, &ctx.stop(), progress);
                 cache->model = &model;
             }
-            core::addInductionScores(r->atlas, cache->scores);
+            if (!model.info().can.image)
+                core::addInductionScores(r->atlas, cache->scores);
             if (profile) {
                 r->distances = core::headDistances(*profile);
                 r->order = core::clusterOrder(r->distances, profile->layers * profile->heads);

@@ -1,0 +1,37 @@
+// captureImage.
+#include "image/image_capture.h"
+
+#include "image/image_file.h"
+#include "image/preprocess.h"
+#include "model/vision.h"
+#include "util/error.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace attnscope::app {
+
+std::shared_ptr<const core::TextCapture> captureImage(const core::AttentionModel& model, const QString& modelFolder,
+                                                      const QString& path, core::CaptureOptions options)
+{
+    const auto* vision = dynamic_cast<const core::VisionModel*>(&model);
+    if (!vision)
+        throw core::Error(core::ErrorCode::BadInput, "images are for vision models; this one reads text");
+    const QString name = path.trimmed();
+    const QString file = QFileInfo(name).isAbsolute() ? name : QDir(modelFolder).filePath(name);
+    if (name.isEmpty() || !QFileInfo(file).isFile())
+        throw core::Error(core::ErrorCode::BadInput,
+                          "a vision model reads an image: type the path of a PNG or JPEG file in the text box "
+                          "(absolute, or relative to the model's folder, e.g. image.png)",
+                          name.left(80).toStdString());
+    auto pixels = std::make_shared<const core::PixelValues>(
+        core::preprocessImage(decodeImageFile(file), core::readPreprocessor(modelFolder.toStdString())));
+    const auto labels = vision->tokenLabels(pixels->height, pixels->width);
+    std::vector<core::Token> tokens;
+    for (std::size_t i = 0; i < labels.size(); ++i)
+        tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
+    options.run.image = std::move(pixels);
+    return core::captureText(model, std::move(tokens), options);
+}
+
+} // namespace attnscope::app
