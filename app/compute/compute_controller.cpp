@@ -176,9 +176,14 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
                 };
             auto result = std::make_shared<TextResult>();
             result->model = model;
-            result->capture = m.info().can.image
-                                  ? captureImage(m, QString::fromStdString(model->loaded.folder), request.text, opt)
-                              : request.secondText.isEmpty()
+            if (m.info().can.image) {
+                auto image = std::make_shared<ImageCapture>(
+                    captureImage(m, QString::fromStdString(model->loaded.folder), request.text, opt));
+                result->capture = image->capture;
+                result->image = std::move(image);
+                return std::shared_ptr<const TextResult>(result);
+            }
+            result->capture = request.secondText.isEmpty()
                                   ? core::captureText(m, *model->tokenizer, request.text.toStdString(), opt)
                                   : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
                                                           request.secondText.toStdString(), opt);

@@ -7,6 +7,7 @@
 #include "analysis/relpos_scan.h"
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
+#include "image/image_capture.h"
 #include "run/text_capture.h"
 #include "run/translation.h"
 
@@ -22,6 +23,9 @@ using ScanResultPtr = std::shared_ptr<const core::ScanResult>;
 struct TextResult {
     ModelBundlePtr model;
     TextCapturePtr capture;
+    // A vision model's run: the picture it read and its patch grid (the capture's tokens are its special tokens,
+    // then the patches row-major); null for text.
+    std::shared_ptr<const ImageCapture> image;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
 

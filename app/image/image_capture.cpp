@@ -11,8 +11,8 @@
 
 namespace attnscope::app {
 
-std::shared_ptr<const core::TextCapture> captureImage(const core::AttentionModel& model, const QString& modelFolder,
-                                                      const QString& path, core::CaptureOptions options)
+ImageCapture captureImage(const core::AttentionModel& model, const QString& modelFolder, const QString& path,
+                          core::CaptureOptions options)
 {
     const auto* vision = dynamic_cast<const core::VisionModel*>(&model);
     if (!vision)
@@ -24,14 +24,21 @@ std::shared_ptr<const core::TextCapture> captureImage(const core::AttentionModel
                           "a vision model reads an image: type the path of a PNG or JPEG file in the text box "
                           "(absolute, or relative to the model's folder, e.g. image.png)",
                           name.left(80).toStdString());
-    auto pixels = std::make_shared<const core::PixelValues>(
-        core::preprocessImage(decodeImageFile(file), core::readPreprocessor(modelFolder.toStdString())));
+    const auto pre = core::readPreprocessor(modelFolder.toStdString());
+    ImageCapture out;
+    out.seen = std::make_shared<const core::Image8>(core::preparedImage(decodeImageFile(file), pre));
+    auto pixels = std::make_shared<const core::PixelValues>(core::pixelValuesOf(*out.seen, pre));
+    const auto grid = vision->gridOf(pixels->height, pixels->width);
+    out.rows = grid.rows;
+    out.cols = grid.cols;
+    out.specialTokens = vision->config().specialTokens();
     const auto labels = vision->tokenLabels(pixels->height, pixels->width);
     std::vector<core::Token> tokens;
     for (std::size_t i = 0; i < labels.size(); ++i)
         tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
     options.run.image = std::move(pixels);
-    return core::captureText(model, std::move(tokens), options);
+    out.capture = core::captureText(model, std::move(tokens), options);
+    return out;
 }
 
 } // namespace attnscope::app

@@ -3,6 +3,7 @@
 // rollout and atlas view works on it as on a text.
 #pragma once
 
+#include "image/preprocess.h"
 #include "run/text_capture.h"
 
 #include <QString>
@@ -11,9 +12,16 @@
 
 namespace attnscope::app {
 
+struct ImageCapture {
+    std::shared_ptr<const core::TextCapture> capture;
+    std::shared_ptr<const core::Image8> seen; // the picture as the model read it (resized, cropped)
+    int rows = 0, cols = 0;                   // its patch grid
+    int specialTokens = 0;                    // tokens before the patches (CLS, DIST, registers)
+};
+
 // `path` is absolute or relative to `modelFolder`. Throws core::Error naming the file (no such image, not an image,
 // no preprocessor_config.json, a size the model cannot take).
-std::shared_ptr<const core::TextCapture> captureImage(const core::AttentionModel& model, const QString& modelFolder,
-                                                      const QString& path, core::CaptureOptions options);
+ImageCapture captureImage(const core::AttentionModel& model, const QString& modelFolder, const QString& path,
+                          core::CaptureOptions options);
 
 } // namespace attnscope::app

@@ -29,6 +29,10 @@
 #include "ui/text_panel.h"
 #include "ui/translation_panel.h"
 #include "ui/experts_panel.h"
+#include "ui/file_dialogs.h"
+#include "ui/image_panel.h"
+#include "views/image_views.h"
+#include "analysis/rollout.h"
 #include "views/routing_views.h"
 #include "views/translation_views.h"
 #include "ui/window_layout.h"
@@ -117,6 +121,8 @@ void MainWindow::buildPanels()
     addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea);
     m_experts = new ExpertsPanel;
     addDock(tr("Experts"), QStringLiteral("expertsDock"), m_experts, Qt::BottomDockWidgetArea);
+    m_image = new ImagePanel;
+    addDock(tr("Image"), QStringLiteral("imageDock"), m_image, Qt::RightDockWidgetArea);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
     // Each bottom tab asks for its height when it comes up and so gives back what the previous one took: the plots
@@ -315,6 +321,25 @@ void MainWindow::connectCompute()
         if (visible)
             refreshExperts();
     });
+    connect(dock("imageDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible)
+            refreshImage();
+    });
+    connect(m_image, &ImagePanel::queryChosen, this, [this](int token) {
+        m_imageQuery = token;
+        refreshImage();
+    });
+    connect(m_image, &ImagePanel::sourceChanged, this, &MainWindow::refreshImage);
+    connect(m_image, &ImagePanel::saveRequested, this, [this] {
+        if (!m_image->view()->data())
+            return;
+        const QString path = askSavePath(this, tr("Save picture"), QStringLiteral("attention.png"),
+                                         tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png"));
+        if (path.isEmpty())
+            return;
+        const QString error = exportWidget(m_image->view(), path, FigureSize{});
+        showStatus(error.isEmpty() ? tr("Saved %1").arg(path) : error);
+    });
     connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
     connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
     connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
@@ -470,7 +495,57 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
                                     ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                     : tr("Type or paste text; the attention updates as you type."));
+    showImageDock(m);
     showStreams(m);
+}
+
+void MainWindow::showImageDock(const ModelBundlePtr& m)
+{
+    m_imageRollout.reset();
+    m_imageRolloutOf = nullptr;
+    m_imageQuery = 0;
+    if (!m->info().can.image) {
+        dock("imageDock")->hide();
+        return;
+    }
+    // The text box names the picture: the model folder's own sample unless it already names an image file.
+    m_textPanel->setPlaceholder(tr("Type the path of a PNG or JPEG picture (absolute, or beside the model)"));
+    const QDir folder(QString::fromStdString(m->loaded.folder));
+    const QString current = m_textPanel->text().trimmed();
+    const bool named = !current.isEmpty() && current.size() < 4096 &&
+                       QFileInfo(QFileInfo(current).isAbsolute() ? current : folder.filePath(current)).isFile();
+    if (!named) {
+        QStringList found = folder.entryList({QStringLiteral("image.png"), QStringLiteral("sample*.png"),
+                                              QStringLiteral("*.png"), QStringLiteral("*.jpg")},
+                                             QDir::Files, QDir::Name);
+        m_textPanel->setTextSilently(found.isEmpty() ? QString() : found.front());
+    }
+    showDock("imageDock");
+    // The picture is what a vision model is about: give it a good share of the width.
+    resizeDocks({dock("imageDock")}, {std::max(360, width() * 2 / 5)}, Qt::Horizontal);
+}
+
+void MainWindow::refreshImage()
+{
+    const auto text = m_compute->textResult();
+    if (!dock("imageDock")->isVisible() || !text || !text->image)
+        return;
+    const auto& cap = *text->capture;
+    QStringList special;
+    for (int t = 0; t < text->image->specialTokens; ++t)
+        special << QString::fromStdString(cap.tokens[static_cast<std::size_t>(t)].text);
+    m_image->setSpecialTokens(special);
+    if (m_imageQuery >= static_cast<int>(cap.tokens.size()))
+        m_imageQuery = 0;
+    const auto source = static_cast<ImageSource>(m_image->source());
+    if (source == ImageSource::Rollout && m_imageRolloutOf != text.get()) {
+        m_imageRollout = std::make_shared<const core::AttentionGrid>(core::attentionRollout(cap, 0));
+        m_imageRolloutOf = text.get();
+    }
+    const int head = m_selection.heads.size() == 1 ? m_selection.heads.front() : 0;
+    const auto src = m_selection.heads.size() == 1 || source != ImageSource::Head ? source : ImageSource::LayerMean;
+    m_image->setData(imageOverlay(*text, m_selection.layer, head, src, m_imageQuery, m_imageRollout.get(),
+                                  m_compute->model()->displayName));
 }
 
 void MainWindow::setSource(const QString& text)
@@ -734,6 +809,7 @@ void MainWindow::refreshGrid()
     m_compute->requestGrid(m_selection);
     refreshQk(); // the plot follows the selected head
     refreshExperts(); // and the router its layer
+    refreshImage();   // and the picture its head
 }
 
 void MainWindow::markTokens(const std::vector<int>& positions)

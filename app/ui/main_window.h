@@ -4,6 +4,7 @@
 // session.h, the status bar in status_area.h, the scan dialog and figure windows in their own files.
 #pragma once
 
+#include "analysis/attention_grid.h"
 #include "compute/compute_controller.h"
 #include "export/figure_export.h"
 #include "grid_data.h"
@@ -41,6 +42,7 @@ class StatusArea;
 class TextPanel;
 class TranslationPanel;
 class ExpertsPanel;
+class ImagePanel;
 class WindowLayout;
 
 class MainWindow : public QMainWindow {
@@ -164,8 +166,14 @@ private:
     TextPanel* m_textPanel = nullptr;
     TranslationPanel* m_translation = nullptr;
     ExpertsPanel* m_experts = nullptr;
+    ImagePanel* m_image = nullptr;
+    int m_imageQuery = 0; // the token whose attention the Image dock shows (0: CLS)
+    std::shared_ptr<const core::AttentionGrid> m_imageRollout; // rollout of m_imageRolloutOf's capture
+    const void* m_imageRolloutOf = nullptr;
     RoutingResultPtr m_routing; // the shown text's routing (mixture-of-experts models), for layer steps
     void refreshExperts();
+    void refreshImage();
+    void showImageDock(const ModelBundlePtr& m);
     TranslationResultPtr m_translationResult; // the translation on screen (an encoder-decoder model)
     HeadsPanel* m_headsPanel = nullptr;
     DisplayPanel* m_displayPanel = nullptr;

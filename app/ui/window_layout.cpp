@@ -78,6 +78,9 @@ void WindowLayout::settle()
     // An encoder-decoder model's source and target take the Text tab's place (shown when such a model is open).
     w->tabifyDockWidget(dockNamed(w, "textDock"), dockNamed(w, "translationDock"));
     dockNamed(w, "translationDock")->hide();
+    // A vision model's picture shares the right side with the text view (shown when such a model is open).
+    w->tabifyDockWidget(dockNamed(w, "textViewDock"), dockNamed(w, "imageDock"));
+    dockNamed(w, "imageDock")->hide();
     dockNamed(w, "textDock")->raise();
     dockNamed(w, "displayDock")->raise();
     // The bottom docks were side by side until now: let the layout drop their summed minimum width before the

@@ -144,7 +144,7 @@ std::pair<int, int> resizedSize(const Preprocessor& p, int height, int width)
     return tall ? std::pair{newLong, p.shortestEdge} : std::pair{p.shortestEdge, newLong};
 }
 
-PixelValues preprocessImage(const Image8& image, const Preprocessor& p)
+Image8 preparedImage(const Image8& image, const Preprocessor& p)
 {
     Image8 img = image;
     if (p.resize) {
@@ -153,6 +153,13 @@ PixelValues preprocessImage(const Image8& image, const Preprocessor& p)
     }
     if (p.centerCrop)
         img = centerCrop(img, p.cropHeight, p.cropWidth);
+    return img;
+}
+
+PixelValues preprocessImage(const Image8& image, const Preprocessor& p) { return pixelValuesOf(preparedImage(image, p), p); }
+
+PixelValues pixelValuesOf(const Image8& img, const Preprocessor& p)
+{
     PixelValues px;
     px.height = img.height;
     px.width = img.width;

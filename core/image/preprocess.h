@@ -43,7 +43,11 @@ Preprocessor readPreprocessor(const std::string& folder);
 Image8 pillowResize(const Image8& in, int width, int height, int resample);
 // The centred height x width window (top = (H - height) / 2, left = (W - width) / 2).
 Image8 centerCrop(const Image8& in, int height, int width);
-// The whole chain: resize, crop, rescale (in double, then float32) and normalise (float32), channels first.
+// The picture the model sees: resized and cropped, still 8-bit (what an image view shows under its heat map).
+Image8 preparedImage(const Image8& image, const Preprocessor& p);
+// Rescale (in double, then float32) and normalise (float32), channels first.
+PixelValues pixelValuesOf(const Image8& prepared, const Preprocessor& p);
+// The whole chain: pixelValuesOf(preparedImage(image)).
 PixelValues preprocessImage(const Image8& image, const Preprocessor& p);
 // The size the resize step makes of an image (height, width).
 std::pair<int, int> resizedSize(const Preprocessor& p, int height, int width);

@@ -1,0 +1,75 @@
+// imageOverlay: the query's row, recomputed for the heads asked (one row per head), its patch columns kept.
+#include "views/image_views.h"
+
+#include "attention/attention_scores.h"
+
+#include <QObject>
+
+#include <algorithm>
+
+namespace attnscope::app {
+
+QImage toQImage(const core::Image8& image)
+{
+    QImage out(image.width, image.height, QImage::Format_RGB888);
+    for (int y = 0; y < image.height; ++y)
+        std::copy_n(image.rgb.data() + static_cast<std::size_t>(y) * image.width * 3, image.width * 3, out.scanLine(y));
+    return out;
+}
+
+widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, int head, ImageSource source, int query,
+                                          const core::AttentionGrid* rollout, const QString& modelName)
+{
+    if (!result.image || !result.capture)
+        return nullptr;
+    const auto& img = *result.image;
+    const auto& capture = *result.capture;
+    const int T = static_cast<int>(capture.tokens.size()), P = img.specialTokens;
+    if (query < 0 || query >= T || layer < 0 || layer >= capture.model.layers)
+        return nullptr;
+    std::vector<float> row(static_cast<std::size_t>(T), 0.0f);
+    if (source == ImageSource::Rollout) {
+        if (!rollout || rollout->cols != T)
+            return nullptr;
+        for (int j = 0; j < T; ++j)
+            row[static_cast<std::size_t>(j)] = rollout->at(query, j);
+    } else {
+        const core::ScoreInputs in = capture.inputs(0, layer);
+        const int heads = capture.model.heads;
+        std::vector<float> one(static_cast<std::size_t>(T));
+        const int rows[1] = {query};
+        for (int h = 0; h < heads; ++h) {
+            if (source == ImageSource::Head && h != head)
+                continue;
+            core::headAttentionRows(in, h, {}, rows, one.data(), T, 0.0f);
+            for (int j = 0; j < T; ++j)
+                row[static_cast<std::size_t>(j)] += one[static_cast<std::size_t>(j)];
+        }
+        if (source == ImageSource::LayerMean)
+            for (auto& v : row)
+                v /= static_cast<float>(heads);
+    }
+    auto d = std::make_shared<widgets::ImageOverlayData>();
+    d->image = toQImage(*img.seen);
+    d->rows = img.rows;
+    d->cols = img.cols;
+    d->values.assign(row.begin() + P, row.end());
+    d->maxValue = std::max(1e-6f, *std::max_element(d->values.begin(), d->values.end()));
+    d->selectedPatch = query >= P ? query - P : -1;
+    // What the patches take of the row, and what the special tokens keep (registers and CLS often take the most).
+    double special = 0;
+    for (int j = 0; j < P; ++j)
+        special += row[static_cast<std::size_t>(j)];
+    const QString from = QString::fromStdString(capture.tokens[static_cast<std::size_t>(query)].text);
+    const QString what = source == ImageSource::Rollout ? QObject::tr("rollout")
+                         : source == ImageSource::LayerMean
+                             ? QObject::tr("layer %1 · mean of heads").arg(layer + 1)
+                             : QObject::tr("layer %1 · head %2").arg(layer + 1).arg(head + 1);
+    d->title = QObject::tr("%1 · %2 · from %3 (special tokens take %4%)")
+                   .arg(modelName, what, from)
+                   .arg(special * 100.0, 0, 'f', 0);
+    d->valueLabel = source == ImageSource::Rollout ? QObject::tr("rollout") : QObject::tr("attention");
+    return d;
+}
+
+} // namespace attnscope::app
