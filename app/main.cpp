@@ -9,6 +9,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <cstdio>
 
 using namespace attnscope;
@@ -32,6 +33,9 @@ int main(int argc, char** argv)
         {"model", "Model folder, its config.json, a .gguf file, a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it, or builtin:NAME (default builtin:txl-wikitext2).", "MODEL"},
         {"text", "Text to analyse.", "TEXT"},
         {"text-file", "File with the text to analyse.", "FILE"},
+        {"image", "Vision models: the picture to look at (PNG, JPEG; default: the model folder's own).", "FILE"},
+        {"query", "Vision models, with --export: whose attention over the picture (CLS, a register such as REG1, or a "
+                  "patch as r3c5; default CLS).", "TOKEN"},
         {"layer", "Layer to show, from 1.", "L", "1"},
         {"source", "Encoder-decoder models: the source text, translated by the model unless --target is given.", "TEXT"},
         {"target", "Encoder-decoder models: a target the model reads (teacher forcing) instead of writing its own.", "TEXT"},
@@ -67,6 +71,8 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "attnscope: %s\n", e.what());
         }
     }
+    if (p.isSet("image")) // a vision model's text box names its picture
+        text = QFileInfo(p.value("image")).absoluteFilePath();
     if (text.isEmpty())
         text = app::builtinSampleText(dirs);
     window.setText(text);

@@ -1,5 +1,9 @@
 // Headless export: the same builders and views as the window, drawn off screen.
 #include "headless/headless_export.h"
+
+#include "image/image_capture.h"
+#include "image_overlay_view.h"
+#include "views/image_views.h"
 #include "views/translation_views.h"
 #include "export/data_export.h"
 
@@ -343,6 +347,68 @@ QString builtinSampleText(const std::vector<std::string>& dirs)
     return QStringLiteral("The quick brown fox jumps over the lazy dog .");
 }
 
+namespace {
+// A vision model: --image (or the model folder's own picture named by --text) captured; --view image (the default)
+// draws --query's attention (CLS unless given: a special token's name or a patch as r3c5) over the picture for
+// --layer/--head (avg: the layer's mean), --view rollout its rollout; the numbers as .csv/.npy/.json; any other
+// view (grid, atlas) as for text.
+void imageExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
+{
+    const QString image = p.isSet("image") ? p.value("image")
+                          : p.isSet("text") ? p.value("text")
+                                            : modelPicture(QString::fromStdString(bundle->loaded.folder));
+    const auto cap = captureImage(*bundle->loaded.model, QString::fromStdString(bundle->loaded.folder), image, {});
+    TextResult result{bundle, cap.capture, std::make_shared<const ImageCapture>(cap)};
+    const auto& info = bundle->info();
+    const int layer = p.value("layer").toInt() - 1;
+    if (layer < 0 || layer >= info.layers)
+        throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(info.layers));
+    const bool avg = p.value("head") == QLatin1String("avg");
+    const int head = avg ? 0 : p.value("head").toInt() - 1;
+    if (head < 0 || head >= info.heads)
+        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(info.heads) + " or avg");
+    int query = 0;
+    if (p.isSet("query")) {
+        query = -1;
+        for (std::size_t t = 0; t < cap.capture->tokens.size(); ++t)
+            if (QString::fromStdString(cap.capture->tokens[t].text).compare(p.value("query"), Qt::CaseInsensitive) == 0)
+                query = static_cast<int>(t);
+        if (query < 0)
+            throw core::Error(core::ErrorCode::BadInput, "--query names no token of the image: CLS, a register (REG1), or a patch as r<row>c<col>");
+    }
+    const bool rollout = p.value("view") == QLatin1String("rollout");
+    const auto roll = rollout ? std::optional(core::attentionRollout(*cap.capture, 0)) : std::nullopt;
+    const auto data = imageOverlay(result, layer, head,
+                                   rollout ? ImageSource::Rollout : avg ? ImageSource::LayerMean : ImageSource::Head,
+                                   query, roll ? &*roll : nullptr, bundle->displayName);
+    const QString out = p.value("export");
+    for (const char* numbers : {".csv", ".npy", ".json"})
+        if (out.endsWith(QLatin1String(numbers), Qt::CaseInsensitive)) { // the patch values as a rows x cols grid
+            auto grid = std::make_shared<widgets::GridData>();
+            grid->rows = data->rows;
+            grid->cols = data->cols;
+            grid->values = data->values;
+            for (int r = 0; r < data->rows; ++r) {
+                grid->rowLabels << QStringLiteral("row %1").arg(r + 1);
+                grid->rowPositions.push_back(r);
+            }
+            for (int c = 0; c < data->cols; ++c) {
+                grid->colLabels << QStringLiteral("col %1").arg(c + 1);
+                grid->colPositions.push_back(c);
+            }
+            grid->title = data->title;
+            throwIfFailed(exportGridData(*grid, out));
+            std::fprintf(stderr, "wrote %s\n", qPrintable(out));
+            return;
+        }
+    widgets::ImageOverlayView view;
+    view.resize(p.value("width").toInt(), p.isSet("height") ? p.value("height").toInt() : p.value("width").toInt() * 9 / 10);
+    view.setData(data);
+    throwIfFailed(exportWidget(&view, out, {view.width(), view.height(), p.value("scale").toDouble()}));
+    std::fprintf(stderr, "wrote %s\n", qPrintable(out));
+}
+} // namespace
+
 int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string>& dirs)
 {
     try {
@@ -366,6 +432,11 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
                                   "exports its attention grids: --source TEXT [--target TEXT] [--site cross|self|encoder|all], "
                                   "or --view position-bias (T5)");
             translationExport(p, bundle);
+            return 0;
+        }
+        if (bundle->info().can.image && (!p.isSet("view") || p.value("view") == QLatin1String("image") ||
+                                         p.value("view") == QLatin1String("rollout"))) {
+            imageExport(p, bundle);
             return 0;
         }
         if (p.isSet("paper-figure"))

@@ -11,6 +11,18 @@
 
 namespace attnscope::app {
 
+QString modelPicture(const QString& modelFolder)
+{
+    const QDir folder(modelFolder);
+    for (const QString& pattern : {QStringLiteral("image.png"), QStringLiteral("sample*.png"), QStringLiteral("*.png"),
+                                   QStringLiteral("*.jpg"), QStringLiteral("*.jpeg")}) {
+        const QStringList found = folder.entryList({pattern}, QDir::Files, QDir::Name);
+        if (!found.isEmpty())
+            return found.front();
+    }
+    return {};
+}
+
 ImageCapture captureImage(const core::AttentionModel& model, const QString& modelFolder, const QString& path,
                           core::CaptureOptions options)
 {

@@ -19,6 +19,9 @@ struct ImageCapture {
     int specialTokens = 0;                    // tokens before the patches (CLS, DIST, registers)
 };
 
+// The picture a model folder brings (image.png, else the first sample*.png, *.png or *.jpg by name), or "".
+QString modelPicture(const QString& modelFolder);
+
 // `path` is absolute or relative to `modelFolder`. Throws core::Error naming the file (no such image, not an image,
 // no preprocessor_config.json, a size the model cannot take).
 ImageCapture captureImage(const core::AttentionModel& model, const QString& modelFolder, const QString& path,

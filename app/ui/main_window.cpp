@@ -514,12 +514,8 @@ void MainWindow::showImageDock(const ModelBundlePtr& m)
     const QString current = m_textPanel->text().trimmed();
     const bool named = !current.isEmpty() && current.size() < 4096 &&
                        QFileInfo(QFileInfo(current).isAbsolute() ? current : folder.filePath(current)).isFile();
-    if (!named) {
-        QStringList found = folder.entryList({QStringLiteral("image.png"), QStringLiteral("sample*.png"),
-                                              QStringLiteral("*.png"), QStringLiteral("*.jpg")},
-                                             QDir::Files, QDir::Name);
-        m_textPanel->setTextSilently(found.isEmpty() ? QString() : found.front());
-    }
+    if (!named)
+        m_textPanel->setTextSilently(modelPicture(folder.path()));
     showDock("imageDock");
     // The picture is what a vision model is about: give it a good share of the width.
     resizeDocks({dock("imageDock")}, {std::max(360, width() * 2 / 5)}, Qt::Horizontal);

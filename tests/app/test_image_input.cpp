@@ -1,6 +1,11 @@
 // An image file to pixel values: Qt decodes the reference's PNG, the core resizes it as Pillow does; the 8-bit
 // intermediates and the pixel values must be the processor's exactly.
 #include "analysis/image_dump.h"
+#include "analysis/rollout.h"
+#include "compute/results.h"
+#include "image/image_capture.h"
+#include "model/model_loader.h"
+#include "views/image_views.h"
 #include "image/image_file.h"
 #include "image/preprocess.h"
 #include "io/safetensors.h"
@@ -47,4 +52,34 @@ TEST_CASE("a file that is not an image is refused by name", "[vision]")
                       Catch::Contains("broken.png"));
     CHECK_THROWS_WITH(app::decodeImageFile(QString::fromStdString((tmp / "missing.png").string())),
                       Catch::Contains("no such image file"));
+}
+
+TEST_CASE("the image view's heat map is the reference's attention row over the patches", "[vision]")
+{
+    for (const auto& dir : test::imageReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            auto bundle = std::make_shared<app::ModelBundle>();
+            bundle->loaded = loaded;
+            const auto cap = app::captureImage(*loaded.model, QString::fromStdString(dir.string()), QStringLiteral("image.png"), {});
+            const app::TextResult result{bundle, cap.capture, std::make_shared<const app::ImageCapture>(cap)};
+            core::SafetensorsFile expected((dir / "expected.safetensors").string());
+            const int T = static_cast<int>(cap.capture->tokens.size()), P = cap.specialTokens;
+            const int layer = loaded.model->info().layers - 1, head = loaded.model->info().heads - 1, query = T - 1;
+            const auto probs = core::readAsFloat(expected, *expected.find("layer" + std::to_string(layer) + ".attn_prob"));
+            const auto d = app::imageOverlay(result, layer, head, app::ImageSource::Head, query, nullptr, "m");
+            REQUIRE(d);
+            REQUIRE(static_cast<int>(d->values.size()) == T - P);
+            CHECK(d->selectedPatch == T - 1 - P);
+            for (int j = P; j < T; ++j)
+                CHECK(d->values[static_cast<std::size_t>(j - P)] ==
+                      Approx(probs[(static_cast<std::size_t>(head) * T + query) * T + j]).margin(1e-5));
+            const auto rollout = core::attentionRollout(*cap.capture, 0);
+            const auto r = app::imageOverlay(result, layer, head, app::ImageSource::Rollout, 0, &rollout, "m");
+            const auto want = core::readAsFloat(expected, *expected.find("rollout"));
+            for (int j = P; j < T; ++j)
+                CHECK(r->values[static_cast<std::size_t>(j - P)] == Approx(want[static_cast<std::size_t>(j)]).margin(1e-5));
+        }
+    }
 }
