@@ -225,7 +225,11 @@ void ComputeController::requestThumbnails(const ViewSelection& selection)
     const TextResultPtr text = m_text;
     submit<widgets::HeadThumbnails>(
         m_interactive, m_thumbs, {},
-        [text, selection](const JobContext&) { return makeThumbnails(*text->capture, selection); },
+        [text, selection](const JobContext&) {
+            return text->image ? makeImageThumbnails(*text->capture, text->image->rows, text->image->cols,
+                                                     text->image->specialTokens)
+                               : makeThumbnails(*text->capture, selection);
+        },
         [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); },
         // The overview stays as it was; the grid (its own request) reports the same problem where it is seen.
         [](const JobFailure& f) { spdlog::info("head overview not updated: {}", f.message.toStdString()); });

@@ -36,7 +36,7 @@ const char* columnTip(const std::string& key)
     if (key == "induction") return "Attention from a repeated token to the one that followed its first occurrence, "
                                    "on a random sequence repeated twice (TransformerLens' induction score)";
     if (key == "to_cls") return "Mean attention on the special token that starts the text ([CLS], <s>, BOS), current text (Clark et al. 2019)";
-    if (key == "to_sep") return "Mean attention on the other special tokens ([SEP], </s>), current text (Clark et al. 2019)";
+    if (key == "to_sep") return "Mean attention on the other special tokens ([SEP], </s>; a vision model's registers and distillation token), current text (Clark et al. 2019; Darcet et al. 2024)";
     if (key == "to_punct") return "Mean attention on punctuation tokens, current text (Clark et al. 2019)";
     if (key == "to_prev") return "Mean attention on the token just before the query, current text";
     if (key == "to_next") return "Mean attention on the token just after the query (encoders), current text";

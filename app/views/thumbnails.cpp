@@ -76,4 +76,38 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     return t;
 }
 
+widgets::HeadThumbnailsPtr makeImageThumbnails(const core::TextCapture& capture, int rows, int cols, int specialTokens,
+                                               int maxSide)
+{
+    auto t = std::make_shared<widgets::HeadThumbnails>();
+    if (capture.segments.empty() || rows < 1 || cols < 1)
+        return t;
+    t->layers = capture.model.layers;
+    t->heads = capture.model.heads;
+    const int T = static_cast<int>(capture.tokens.size());
+    // Whole pixels per patch, the picture's shape kept.
+    const int cell = std::max(1, maxSide / std::max(rows, cols));
+    t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
+    const int cls[1] = {0};
+    for (int l = 0; l < t->layers; ++l) {
+        const auto in = capture.inputs(0, l);
+#pragma omp parallel for schedule(dynamic)
+        for (int h = 0; h < t->heads; ++h) {
+            std::vector<float> row(static_cast<std::size_t>(T));
+            core::headAttentionRows(in, h, {}, cls, row.data(), T, 0.0f);
+            const float top = std::max(1e-9f, *std::max_element(row.begin() + specialTokens, row.end()));
+            QImage img(cols * cell, rows * cell, QImage::Format_RGB32);
+            for (int y = 0; y < img.height(); ++y) {
+                auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+                for (int x = 0; x < img.width(); ++x) {
+                    const float v = row[static_cast<std::size_t>(specialTokens + (y / cell) * cols + x / cell)] / top;
+                    line[x] = widgets::colourAt(widgets::ColourMap::Viridis, std::clamp(v, 0.0f, 1.0f)).rgb();
+                }
+            }
+            t->images[static_cast<std::size_t>(l) * t->heads + h] = img;
+        }
+    }
+    return t;
+}
+
 } // namespace attnscope::app

@@ -13,5 +13,9 @@ namespace attnscope::app {
 // diverging map), at most `maxSide` pixels a side.
 widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, const ViewSelection& selection = {},
                                           int maxSide = 64);
+// A vision model's heads as maps of the CLS token's attention over the picture's patches (each scaled to its own
+// largest patch value), so the heads that look at the object stand out in the overview.
+widgets::HeadThumbnailsPtr makeImageThumbnails(const core::TextCapture& capture, int rows, int cols, int specialTokens,
+                                               int maxSide = 64);
 
 } // namespace attnscope::app

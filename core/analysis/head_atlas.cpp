@@ -79,8 +79,15 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
     enum Kind : std::uint8_t { Plain, Cls, Sep, Punct };
     std::vector<std::uint8_t> kind(capture.tokens.size(), Plain);
     bool anyCls = false, anySep = false;
+    const bool image = capture.model.can.image; // an image's tokens: CLS, DIST / registers, then patches
     for (std::size_t t = 0; t < capture.tokens.size(); ++t) {
         const auto& tok = capture.tokens[t];
+        if (image) {
+            kind[t] = tok.text == "CLS" ? Cls : tok.text == "DIST" || tok.text.rfind("REG", 0) == 0 ? Sep : Plain;
+            anyCls |= kind[t] == Cls;
+            anySep |= kind[t] == Sep;
+            continue;
+        }
         const bool special = tok.begin == tok.end;
         if ((special && t == 0) || tok.text == "[CLS]")
             kind[t] = Cls;
