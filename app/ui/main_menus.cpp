@@ -79,6 +79,12 @@ void MainWindow::buildMenus()
         if (const QString err = openTextFile(path); !err.isEmpty())
             QMessageBox::warning(this, tr("Could not open text"), err);
     });
+    file->addAction(tr("Open &Image…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open image"), QString(),
+                                                          tr("Images (*.png *.jpg *.jpeg *.bmp *.webp);;All files (*)"));
+        if (!path.isEmpty())
+            openImage(path);
+    });
     file->addSeparator();
     file->addAction(tr("Open &Session…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("attnscope sessions (*.attnscope)"));
@@ -257,6 +263,20 @@ QString MainWindow::openTextFile(const QString& path)
     }
 }
 
+void MainWindow::openImage(const QString& path)
+{
+    const auto& m = m_compute->model();
+    if (!m || !m->info().can.image) {
+        QMessageBox::information(this, tr("Open a vision model first"),
+                                 tr("%1 reads text. Pictures are for vision models (ViT, DeiT, DINOv2, CLIP's vision "
+                                    "tower, the built-in shapes-vit): open one, then the picture.")
+                                     .arg(m ? m->displayName : tr("This model")));
+        return;
+    }
+    setText(QFileInfo(path).absoluteFilePath()); // the text box names the picture; the run follows
+    showDock("imageDock");
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 {
     if (event->mimeData()->hasUrls())
@@ -273,8 +293,12 @@ void MainWindow::dropEvent(QDropEvent* event)
     const QString path = urls.front().toLocalFile();
     const QString suffix = QFileInfo(path).suffix().toLower();
     QString err;
+    static const QStringList images{QStringLiteral("png"), QStringLiteral("jpg"), QStringLiteral("jpeg"),
+                                    QStringLiteral("bmp"), QStringLiteral("webp")};
     if (QFileInfo(path).isFile() && (suffix == QLatin1String("txt") || suffix == QLatin1String("text") || suffix == QLatin1String("md")))
         err = openTextFile(path);
+    else if (QFileInfo(path).isFile() && images.contains(suffix))
+        openImage(path);
     else if (suffix == QLatin1String("attnscope"))
         err = openSession(path);
     else

@@ -173,6 +173,8 @@ private:
     RoutingResultPtr m_routing; // the shown text's routing (mixture-of-experts models), for layer steps
     void refreshExperts();
     void refreshImage();
+    // A picture for the open vision model (a text model says it reads text).
+    void openImage(const QString& path);
     void showImageDock(const ModelBundlePtr& m);
     TranslationResultPtr m_translationResult; // the translation on screen (an encoder-decoder model)
     HeadsPanel* m_headsPanel = nullptr;
