@@ -2,6 +2,7 @@
 // heads, info.
 #include "analysis/head_atlas.h"
 #include "analysis/image_dump.h"
+#include "image/png_reader.h"
 #include "analysis/relpos_scan.h"
 #include "run/text_capture.h"
 #include "io/safetensors.h"
@@ -142,14 +143,15 @@ const std::string& require(const Args& a, const std::string& key)
     return it->second;
 }
 
-// The image input.json names: the command line does not decode images yet (the pixels the model takes must match the
-// reference's processor exactly; see docs/user-guide.md), so it asks for them.
-PixelValues imageInput(const LoadedModel&, const nlohmann::json&, const std::string& inputPath)
+// The picture input.json names (beside it), read (PNG) and preprocessed as the model folder's
+// preprocessor_config.json says.
+PixelValues imageInput(const LoadedModel& loaded, const nlohmann::json& input, const std::string& inputPath)
 {
-    throw Error(ErrorCode::BadInput,
-                "the command line does not read image files yet: give the preprocessed pixels with --pixel-values "
-                "FILE (a safetensors file holding pixel_values [1, 3, H, W])",
-                inputPath, "image");
+    const auto it = input.find("image");
+    if (it == input.end() || !it->is_string())
+        throw Error(ErrorCode::BadInput, "names no \"image\" (or give --pixel-values FILE)", inputPath, "image");
+    const auto path = std::filesystem::path(inputPath).parent_path() / it->get<std::string>();
+    return preprocessImage(readPng(path.string()), readPreprocessor(loaded.folder));
 }
 
 int cmdDump(const Args& a, const std::vector<std::string>& builtins)

@@ -7,6 +7,7 @@
 #include "model/model_loader.h"
 #include "views/image_views.h"
 #include "image/image_file.h"
+#include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "io/safetensors.h"
 #include "test_support.h"
@@ -81,5 +82,14 @@ TEST_CASE("the image view's heat map is the reference's attention row over the p
             for (int j = P; j < T; ++j)
                 CHECK(r->values[static_cast<std::size_t>(j - P)] == Approx(want[static_cast<std::size_t>(j)]).margin(1e-5));
         }
+    }
+}
+
+TEST_CASE("the command line's PNG reader and the window's decoder agree", "[vision]")
+{
+    for (const auto& dir : test::imageReferenceCases()) {
+        const auto mine = core::readPng((dir / "image.png").string());
+        const auto qt = app::decodeImageFile(QString::fromStdString((dir / "image.png").string()));
+        CHECK(mine.rgb == qt.rgb);
     }
 }

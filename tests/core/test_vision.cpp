@@ -1,6 +1,7 @@
 // Vision transformers against the reference cases (Hugging Face's PyTorch code): every tensor from the stored
 // pixel_values, and preprocessing from the stored 8-bit intermediates exactly.
 #include "analysis/image_dump.h"
+#include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
@@ -99,4 +100,36 @@ TEST_CASE("a vision model refuses images it cannot take, by size", "[vision]")
     CHECK_THROWS_WITH(core::dumpImage(*loaded.model, pixels), Catch::Contains("whole number of 4-pixel patches"));
     const auto text = core::loadModel((test::testdataDir() / "llama-tiny").string());
     CHECK_THROWS_WITH(core::dumpImage(*text.model, pixels), Catch::Contains("vision models"));
+}
+
+TEST_CASE("the PNG reader gives the processor's pixel values from the reference pictures", "[vision][preprocess]")
+{
+    for (const auto& dir : test::imageReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto image = core::readPng((dir / "image.png").string());
+            const auto input = core::readJsonFile((dir / "input.json").string());
+            CHECK(image.height == input["image_size"]["height"].get<int>());
+            CHECK(image.width == input["image_size"]["width"].get<int>());
+            const auto px = core::preprocessImage(image, core::readPreprocessor(dir.string()));
+            CHECK(px.data == core::readPixelValues((dir / "pixel_values.safetensors").string()).data);
+        }
+    }
+}
+
+TEST_CASE("a damaged or unsupported PNG is refused by name", "[vision][preprocess]")
+{
+    const auto good = test::readBytes(test::imageReferenceCases().front() / "image.png");
+    test::TempDir tmp;
+    auto damaged = good;
+    damaged[damaged.size() / 2] ^= 0x40; // inside the image data: its chunk's CRC no longer matches
+    test::writeBytes(tmp / "damaged.png", damaged);
+    CHECK_THROWS_WITH(core::readPng((tmp / "damaged.png").string()), Catch::Contains("damaged.png") && Catch::Contains("CRC"));
+    test::writeBytes(tmp / "short.png", good.substr(0, good.size() / 3));
+    CHECK_THROWS_WITH(core::readPng((tmp / "short.png").string()), Catch::Contains("short.png"));
+    test::writeBytes(tmp / "photo.jpg", std::string("\xFF\xD8\xFF\xE0", 4) + "JFIF");
+    CHECK_THROWS_WITH(core::readPng((tmp / "photo.jpg").string()), Catch::Contains("not a PNG"));
+    // A zlib stream that claims more than the picture needs stops at the picture's size.
+    const std::string bomb = std::string("\x78\x9c", 2) + std::string(64, '\0');
+    CHECK_THROWS(core::inflateZlib(std::span(reinterpret_cast<const std::uint8_t*>(bomb.data()), bomb.size()), 10, "x"));
 }
