@@ -17,6 +17,7 @@ struct ImageOverlayData {
     float maxValue = 1.0f;      // the colour scale's top (the row's largest patch value, so faint rows still show)
     int selectedPatch = -1;     // the query patch (row * cols + col), or -1 for a special token
     QString title;              // "shapes-vit · layer 3 · head 2 · from CLS"
+    QString subtitle;           // a second line: what the special tokens took, what the model sees
     QString valueLabel;         // "attention"
 };
 using ImageOverlayDataPtr = std::shared_ptr<const ImageOverlayData>;

@@ -9,7 +9,7 @@
 namespace attnscope::widgets {
 
 namespace {
-constexpr int kTitle = 28, kBar = 18, kBarGap = 12, kBarLabels = 44, kMargin = 8;
+constexpr int kTitle = 44, kBar = 18, kBarGap = 12, kBarLabels = 44, kMargin = 8; // two title lines
 }
 
 ImageOverlayView::ImageOverlayView(QWidget* parent)
@@ -67,9 +67,12 @@ void ImageOverlayView::draw(QPainter& p, const QRect& area) const
     titleFont.setBold(true);
     p.setFont(titleFont);
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(area.left() + kMargin, area.top(), area.width() - 2 * kMargin, kTitle), Qt::AlignCenter,
-               fontMetrics().elidedText(d.title, Qt::ElideRight, area.width() - 2 * kMargin));
+    const int line = kTitle / 2;
+    p.drawText(QRect(area.left() + kMargin, area.top() + 2, area.width() - 2 * kMargin, line), Qt::AlignCenter,
+               QFontMetrics(titleFont).elidedText(d.title, Qt::ElideRight, area.width() - 2 * kMargin));
     p.setFont(font());
+    p.drawText(QRect(area.left() + kMargin, area.top() + line, area.width() - 2 * kMargin, line), Qt::AlignCenter,
+               fontMetrics().elidedText(d.subtitle, Qt::ElideRight, area.width() - 2 * kMargin));
     const QRect img = imageRect(area);
     if (img.isEmpty())
         return;

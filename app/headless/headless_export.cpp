@@ -29,6 +29,7 @@
 
 
 #include <QFile>
+#include <QFileInfo>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
@@ -354,7 +355,7 @@ namespace {
 // view (grid, atlas) as for text.
 void imageExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
 {
-    const QString image = p.isSet("image") ? p.value("image")
+    const QString image = p.isSet("image") ? QFileInfo(p.value("image")).absoluteFilePath() // from where it was typed
                           : p.isSet("text") ? p.value("text")
                                             : modelPicture(QString::fromStdString(bundle->loaded.folder));
     const auto cap = captureImage(*bundle->loaded.model, QString::fromStdString(bundle->loaded.folder), image, {});

@@ -9,6 +9,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
+
 namespace attnscope::app {
 
 QString modelPicture(const QString& modelFolder)
@@ -48,6 +50,14 @@ ImageCapture captureImage(const core::AttentionModel& model, const QString& mode
     std::vector<core::Token> tokens;
     for (std::size_t i = 0; i < labels.size(); ++i)
         tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
+    if (vision->hasClassifier()) { // one more forward pass, only for models that name what they see
+        const auto p = vision->classify(*pixels);
+        const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
+        const auto& labels = vision->config().labels;
+        const QString label = best < labels.size() && !labels[best].empty() ? QString::fromStdString(labels[best])
+                                                                            : QStringLiteral("class %1").arg(best);
+        out.prediction = QStringLiteral("%1 (%2%)").arg(label).arg(p[best] * 100.0, 0, 'f', 0);
+    }
     options.run.image = std::move(pixels);
     out.capture = core::captureText(model, std::move(tokens), options);
     return out;

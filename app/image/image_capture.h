@@ -17,6 +17,7 @@ struct ImageCapture {
     std::shared_ptr<const core::Image8> seen; // the picture as the model read it (resized, cropped)
     int rows = 0, cols = 0;                   // its patch grid
     int specialTokens = 0;                    // tokens before the patches (CLS, DIST, registers)
+    QString prediction;                       // an image classifier's best class and probability, or empty
 };
 
 // The picture a model folder brings (image.png, else the first sample*.png, *.png or *.jpg by name), or "".

@@ -65,9 +65,10 @@ widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, i
                          : source == ImageSource::LayerMean
                              ? QObject::tr("layer %1 · mean of heads").arg(layer + 1)
                              : QObject::tr("layer %1 · head %2").arg(layer + 1).arg(head + 1);
-    d->title = QObject::tr("%1 · %2 · from %3 (special tokens take %4%)")
-                   .arg(modelName, what, from)
-                   .arg(special * 100.0, 0, 'f', 0);
+    d->title = QObject::tr("%1 · %2 · from %3").arg(modelName, what, from);
+    d->subtitle = QObject::tr("special tokens take %1% of the row").arg(special * 100.0, 0, 'f', 0);
+    if (!img.prediction.isEmpty())
+        d->subtitle += QObject::tr(" · the model sees: %1").arg(img.prediction);
     d->valueLabel = source == ImageSource::Rollout ? QObject::tr("rollout") : QObject::tr("attention");
     return d;
 }

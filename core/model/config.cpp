@@ -1085,6 +1085,15 @@ VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& fi
         r.fail("hidden_act", "\"" + act + "\" is not supported (gelu and quick_gelu are)");
     c.quickGelu = act == "quick_gelu";
     c.distillationToken = c.family == ModelFamily::Deit;
+    if (const auto it = json.find("id2label"); it != json.end() && it->is_object() && it->size() <= 100000) {
+        c.labels.assign(it->size(), std::string());
+        for (const auto& [key, value] : it->items()) {
+            char* end = nullptr;
+            const long i = std::strtol(key.c_str(), &end, 10);
+            if (*end == '\0' && i >= 0 && static_cast<std::size_t>(i) < c.labels.size() && value.is_string())
+                c.labels[static_cast<std::size_t>(i)] = value.get<std::string>();
+        }
+    }
     c.preNorm = clip;
     c.finalNorm = !clip;
     c.patchBias = !clip;

@@ -235,6 +235,7 @@ struct VisionConfig {
     // How the position table meets another patch grid: fixed (the image must be image_size square), torch's bicubic
     // (DINOv2, A = -0.75, taps clamped), or the antialiased bicubic of DINOv2 with registers (a = -0.5, taps dropped).
     enum class Positions { Fixed, Bicubic, AntialiasedBicubic } positions = Positions::Fixed;
+    std::vector<std::string> labels; // id2label in index order (an image classifier's classes), or empty
     int specialTokens() const { return 1 + (distillationToken ? 1 : 0) + registers; }
 };
 

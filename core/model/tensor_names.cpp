@@ -161,12 +161,13 @@ const VisionNames& visionNames(ModelFamily family)
                                  "encoder.layer.{l}.attention.attention.key", "encoder.layer.{l}.attention.attention.value",
                                  "encoder.layer.{l}.attention.output.dense", nullptr, "encoder.layer.{l}.layernorm_after",
                                  "encoder.layer.{l}.intermediate.dense", "encoder.layer.{l}.output.dense", nullptr,
-                                 "pooler.dense", nullptr, nullptr, nullptr};
+                                 "pooler.dense", nullptr, nullptr, nullptr, "classifier"};
     static const VisionNames deit = [] {
         VisionNames n = vit;
         n.prefix = "deit.";
         n.dist = "embeddings.distillation_token";
         n.pooler = nullptr;
+        n.classifier = nullptr;
         n.clsHead = "cls_classifier";
         n.distHead = "distillation_classifier";
         return n;
@@ -181,6 +182,7 @@ const VisionNames& visionNames(ModelFamily family)
         n.scale1 = "encoder.layer.{l}.layer_scale1.lambda1";
         n.scale2 = "encoder.layer.{l}.layer_scale2.lambda1";
         n.pooler = nullptr;
+        n.classifier = nullptr; // DINOv2's classifier reads CLS and the patches' mean: not read
         return n;
     }();
     static const VisionNames registers = [] {
@@ -195,7 +197,7 @@ const VisionNames& visionNames(ModelFamily family)
                                   "encoder.layers.{l}.self_attn.k_proj", "encoder.layers.{l}.self_attn.v_proj",
                                   "encoder.layers.{l}.self_attn.out_proj", nullptr, "encoder.layers.{l}.layer_norm2",
                                   "encoder.layers.{l}.mlp.fc1", "encoder.layers.{l}.mlp.fc2", nullptr,
-                                  nullptr, "visual_projection.weight", nullptr, nullptr};
+                                  nullptr, "visual_projection.weight", nullptr, nullptr, nullptr};
     switch (family) {
     case ModelFamily::Deit: return deit;
     case ModelFamily::Dinov2: return dinov2;

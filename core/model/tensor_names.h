@@ -130,6 +130,7 @@ struct VisionNames {
     const char *preNorm, *finalNorm;
     const char *norm1, *q, *k, *v, *o, *scale1, *norm2, *fc1, *fc2, *scale2; // {l}: the layer
     const char *pooler, *projection, *clsHead, *distHead;                    // absolute (projection with .weight)
+    const char* classifier; // ViTForImageClassification's head on the CLS row (absolute), or null
 };
 const VisionNames& visionNames(ModelFamily family);
 

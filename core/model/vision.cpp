@@ -156,6 +156,8 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
         const Shape s = m_weights->shape(w);
         return Linear{m_weights->get(w, {s.empty() ? 0 : s[0], D}), m_weights->getFloat(std::string(n) + ".bias", {s.empty() ? 0 : s[0]})};
     };
+    if (N.classifier && m_weights->has(std::string(N.classifier) + ".weight"))
+        m_classifier = head(N.classifier);
     if (N.clsHead && m_weights->has(std::string(N.clsHead) + ".weight")) {
         m_clsHead = head(N.clsHead);
         m_distHead = head(N.distHead);
@@ -278,6 +280,22 @@ void VisionModel::forwardSegment(RunState& baseState, std::span<const std::int32
         throw Error(ErrorCode::BadInput, "the image makes " + std::to_string(tokenCount(st.image->height, st.image->width)) +
                                              " tokens, the run was given " + std::to_string(ids.size()));
     run(*st.image, observer, nullptr, st);
+}
+
+std::vector<float> VisionModel::classify(const PixelValues& pixels) const
+{
+    if (!hasClassifier())
+        return {};
+    struct Quiet final : AttentionObserver { // keeps nothing: the attention is computed block by block
+        bool wantProbabilities() const override { return false; }
+        void onLayer(const LayerView&) override {}
+    } quiet;
+    for (auto& t : outputs(pixels, quiet))
+        if (t.name == "logits") {
+            softmaxInPlace(t.data.data(), static_cast<int>(t.data.size()), nullptr);
+            return t.data;
+        }
+    return {};
 }
 
 std::vector<OutputTensor> VisionModel::outputs(const PixelValues& pixels, AttentionObserver& observer) const
@@ -405,6 +423,11 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
             multiplyTransposed(pooled, m_projection, embeds);
             keep("image_embeds", {embeds.cols()}, embeds.data());
         }
+    }
+    if (m_classifier.w) { // ViTForImageClassification: the classes from the CLS row
+        RowMatrix logits;
+        project(cls, m_classifier, logits);
+        keep("logits", {logits.cols()}, logits.data());
     }
     if (m_clsHead.w) { // DeiT: a classifier on CLS, one on the distillation token, and their mean
         RowMatrix clsLogits, distLogits;

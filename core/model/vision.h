@@ -40,6 +40,10 @@ public:
     // The tensors the reference data names that are not a layer's (patch_embeds, pos_embed, embedding,
     // pre_layrnorm, last_hidden_state, pooler_output, logits, image_embeds), from one run on `pixels`.
     std::vector<OutputTensor> outputs(const PixelValues& pixels, AttentionObserver& observer) const;
+    // An image classifier's class probabilities for the picture (ViTForImageClassification, DeiT's two heads'
+    // mean), one forward pass; empty when the file has no classifier.
+    std::vector<float> classify(const PixelValues& pixels) const;
+    bool hasClassifier() const { return static_cast<bool>(m_classifier.w) || static_cast<bool>(m_clsHead.w); }
 
 private:
     struct Norm {
@@ -71,6 +75,7 @@ private:
     Linear m_pooler;               // ViT's tanh pooler (when the file has it)
     WeightView m_projection;       // CLIP's visual_projection (when the file has it)
     Linear m_clsHead, m_distHead;  // DeiT's two classifiers (when the file has them)
+    Linear m_classifier;           // ViT's classifier on the CLS row (when the file has it)
     int m_gridSide = 0;            // the position table's patch grid (image_size / patch)
 };
 

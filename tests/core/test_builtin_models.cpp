@@ -5,6 +5,11 @@
 #include "analysis/token_predictions.h"
 #include "model/model_loader.h"
 #include "model/seq2seq.h"
+#include "model/vision.h"
+#include "image/png_reader.h"
+#include "analysis/rollout.h"
+#include "run/text_capture.h"
+#include "util/text_file.h"
 #include "run/translation.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
@@ -13,6 +18,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <numeric>
 
 using namespace attnscope;
@@ -249,4 +255,45 @@ TEST_CASE("the built-in encoder-decoder rewrites dates, its cross-attention foll
     CHECK(mostRead(0) == "2026");
     CHECK(mostRead(2) == "November"); // the token as typed (its span in the source)
     CHECK(mostRead(4) == "26th");
+}
+
+TEST_CASE("the built-in vision model names the shape in each sample and its CLS looks at it", "[builtin][vision]")
+{
+    const auto m = core::loadModel("builtin:shapes-vit", builtinDirs());
+    const auto& vision = dynamic_cast<const core::VisionModel&>(*m.model);
+    const auto pre = core::readPreprocessor(m.folder);
+    // What each sample shows and where comes from the drawing (samples.json), not from this program.
+    const auto samples = core::readJsonFile((std::filesystem::path(m.folder) / "samples.json").string());
+    REQUIRE(samples.size() >= 4);
+    for (const auto& s : samples) {
+        const std::string shape = s["shape"].get<std::string>();
+        INFO(shape);
+        auto pixels = std::make_shared<const core::PixelValues>(
+            core::preprocessImage(core::readPng((std::filesystem::path(m.folder) / s["file"].get<std::string>()).string()), pre));
+        const auto p = vision.classify(*pixels);
+        const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
+        CHECK(vision.config().labels.at(best) == shape);
+        // CLS's rollout over the patches: the patches whose centres lie in the shape's box take far more than their
+        // share of the picture.
+        const auto labels = vision.tokenLabels(pixels->height, pixels->width);
+        std::vector<core::Token> tokens;
+        for (std::size_t i = 0; i < labels.size(); ++i)
+            tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
+        core::CaptureOptions opt;
+        opt.run.image = pixels;
+        const auto rollout = core::attentionRollout(*core::captureText(*m.model, tokens, opt), 0);
+        const auto grid = vision.gridOf(pixels->height, pixels->width);
+        const int P = vision.config().specialTokens();
+        double inside = 0, total = 0, area = 0;
+        const auto box = s["box"].get<std::vector<double>>();
+        for (int r = 0; r < grid.rows; ++r)
+            for (int c = 0; c < grid.cols; ++c) {
+                const double cx = (c + 0.5) / grid.cols, cy = (r + 0.5) / grid.rows, v = rollout.at(0, P + r * grid.cols + c);
+                const bool in = cx >= box[0] && cx <= box[2] && cy >= box[1] && cy <= box[3];
+                total += v;
+                inside += in ? v : 0;
+                area += in ? 1 : 0;
+            }
+        CHECK(inside / total > 2.0 * area / (grid.rows * grid.cols));
+    }
 }

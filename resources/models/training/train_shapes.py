@@ -18,8 +18,9 @@ SHAPES = ["disc", "square", "triangle", "cross"]
 SIZE, PATCH, HIDDEN, HEADS, LAYERS, FFN = 48, 6, 48, 4, 3, 96
 
 
-def draw(rng, size, shape=None, supersample=2):
-    """One RGB picture (uint8 [size, size, 3]) with one shape on a noisy gradient, and the shape's index."""
+def draw(rng, size, shape=None, supersample=2, box=None):
+    """One RGB picture (uint8 [size, size, 3]) with one shape on a noisy gradient, and the shape's index; `box`, a
+    list, receives the shape's bounding box (x0, y0, x1, y1) as fractions of the side."""
     s = size * supersample
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32) / s
     angle = rng.uniform(0, 2 * math.pi)
@@ -30,6 +31,8 @@ def draw(rng, size, shape=None, supersample=2):
     k = SHAPES.index(shape) if shape else int(rng.integers(len(SHAPES)))
     r = rng.uniform(0.12, 0.24)
     cx, cy = rng.uniform(r + 0.04, 1 - r - 0.04, 2)
+    if box is not None:
+        box[:] = [float(cx - r), float(cy - r), float(cx + r), float(cy + r)]
     dx, dy = xx - cx, yy - cy
     if k == 0:
         mask = dx * dx + dy * dy <= r * r
@@ -132,13 +135,32 @@ def write_png(path, rgb):
         f.write(png)
 
 
+def write_samples(out):
+    """Sample pictures, drawn at four times the model's size (the processor shrinks them as it would a photo), and
+    samples.json: each one's shape and bounding box (fractions of the side), what the drawing put there."""
+    samples = np.random.default_rng(2026)
+    listed = []
+    for shape in SHAPES:
+        box = []
+        img, _ = draw(samples, SIZE * 4, shape, supersample=1, box=box)
+        write_png(os.path.join(out, f"sample-{shape}.png"), img)
+        listed.append({"file": f"sample-{shape}.png", "shape": shape, "box": box})
+    with open(os.path.join(out, "samples.json"), "w") as f:
+        json.dump(listed, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=12)
     ap.add_argument("--out", default="../shapes-vit")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--samples-only", action="store_true", help="write the sample pictures and samples.json only")
     args = ap.parse_args()
+    if args.samples_only:
+        os.makedirs(args.out, exist_ok=True)
+        write_samples(args.out)
+        return
     torch.set_num_threads(args.threads)
     torch.manual_seed(7)
     rng = np.random.default_rng(7)
@@ -175,11 +197,7 @@ def main():
            "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
     with open(os.path.join(args.out, "preprocessor_config.json"), "w") as f:
         json.dump(pre, f, indent=1)
-    # Sample pictures, drawn at four times the model's size (the processor shrinks them as it would a photo).
-    samples = np.random.default_rng(2026)
-    for shape in SHAPES:
-        img, _ = draw(samples, SIZE * 4, shape, supersample=1)
-        write_png(os.path.join(args.out, f"sample-{shape}.png"), img)
+    write_samples(args.out)
     with open(os.path.join(args.out, "training.json"), "w") as f:
         json.dump({"steps": step, "minutes": args.minutes, "threads": args.threads, "batch": args.batch,
                    "held_out_accuracy": acc}, f, indent=1)
