@@ -28,6 +28,12 @@ trap 'rm -f "$log"' EXIT
         "$build/bench/attnscope-bench" seq2seq --shape $shape --rounds 5
     done
     echo
+    echo "Vision: a picture captured with every head kept, a click's row, rollout (a first run writes the random models)"
+    for shape in dinov2-small vit-base; do
+        "$build/bench/attnscope-bench" vision --shape $shape --rounds 1 >/dev/null
+        "$build/bench/attnscope-bench" vision --shape $shape --rounds 5
+    done
+    echo
     echo "Big grids: drawing 4,096 x 4,096 tokens after a zoom"
     QT_QPA_PLATFORM=offscreen "$build/bench/attnscope-bench-draw" 4096 2>/dev/null
     echo

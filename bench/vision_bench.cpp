@@ -2,6 +2,7 @@
 #include "vision_bench.h"
 
 #include "bench_clock.h"
+#include "analysis/rollout.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "model/vision.h"
@@ -131,6 +132,9 @@ int visionCapture(const std::string& name, int imageSide, int threads, int round
         core::headAttentionRows(in, r % s.heads, {}, query, row.data(), T, 0.0f);
         clicks.push_back(seconds(t0, Clock::now()));
     }
+    const auto r0 = Clock::now();
+    (void)core::attentionRollout(*capture, 0);
+    const double rolloutSeconds = seconds(r0, Clock::now());
     std::sort(times.begin(), times.end());
     std::sort(clicks.begin(), clicks.end());
     std::printf("vision %s: %d x %d pixels, %d tokens, every head kept (%.1f MiB), %d threads\n", name.c_str(),
@@ -139,6 +143,7 @@ int visionCapture(const std::string& name, int imageSide, int threads, int round
                 times.front(), times.back(), rounds);
     std::printf("click_row_ms_median: %.2f (max %.2f over %zu clicks)\n", clicks[clicks.size() / 2] * 1e3,
                 clicks.back() * 1e3, clicks.size());
+    std::printf("rollout_seconds: %.3f (every layer, all tokens)\n", rolloutSeconds);
     std::printf("peak_resident_mib: %.0f\n", static_cast<double>(core::peakResidentBytes()) / 1048576.0);
     return 0;
 }

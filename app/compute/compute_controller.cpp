@@ -484,6 +484,21 @@ void ComputeController::requestRouting(int segment)
         [this](const JobFailure& f) { emit analysisFailed(tr("Experts"), f.message, f.cancelled); });
 }
 
+void ComputeController::requestImageRollout()
+{
+    if (!m_text || !m_text->image)
+        return;
+    const TextResultPtr text = m_text;
+    submit<ImageRollout>(
+        m_background, m_imageRollout, tr("Computing the attention rollout…"),
+        [text](const JobContext& ctx) {
+            return std::make_shared<const ImageRollout>(
+                ImageRollout{text, core::attentionRollout(*text->capture, 0, &ctx.stop())});
+        },
+        [this](ImageRolloutPtr r) { emit imageRolloutReady(r); },
+        [this](const JobFailure& f) { emit analysisFailed(tr("Rollout"), f.message, f.cancelled); });
+}
+
 void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens)
 {
     if (!translation)

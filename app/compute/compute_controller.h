@@ -63,6 +63,8 @@ public:
     void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
     // A mixture-of-experts model's routing of the current text's segment (-1: the automatic one), background lane.
     void requestRouting(int segment);
+    // A vision model's picture on screen: attention rollout over its tokens for the Image dock (imageRolloutReady).
+    void requestImageRollout();
     // An encoder-decoder model's translation on screen: the logit lens over its decoder (lensReady) or rollout over its
     // encoder (rolloutReady), on the background lane.
     void requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens);
@@ -134,6 +136,7 @@ signals:
     void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
     void translationFailed(const QString& message, bool cancelled);
     void routingReady(attnscope::app::RoutingResultPtr result);
+    void imageRolloutReady(attnscope::app::ImageRolloutPtr result);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -146,7 +149,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -154,7 +157,7 @@ private:
     {
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
-                           &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route};
+                           &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route, &c.m_imageRollout};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

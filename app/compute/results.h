@@ -1,6 +1,7 @@
 // Plain data that the compute threads hand to the GUI thread: immutable snapshots behind shared_ptr to const.
 #pragma once
 
+#include "analysis/attention_grid.h"
 #include "analysis/token_predictions.h"
 #include "analysis/head_atlas.h"
 #include "analysis/expert_routing.h"
@@ -44,6 +45,13 @@ struct TranslationResult {
 using TranslationResultPtr = std::shared_ptr<const TranslationResult>;
 
 // A mixture-of-experts model's routing of one segment of a text.
+// Rollout of a picture's tokens (the Image dock's "Rollout"), for the text result it was computed from.
+struct ImageRollout {
+    TextResultPtr text;
+    core::AttentionGrid rollout;
+};
+using ImageRolloutPtr = std::shared_ptr<const ImageRollout>;
+
 struct RoutingResult {
     TextResultPtr text;
     int segment = 0;

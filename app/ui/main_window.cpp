@@ -330,6 +330,12 @@ void MainWindow::connectCompute()
         refreshImage();
     });
     connect(m_image, &ImagePanel::sourceChanged, this, &MainWindow::refreshImage);
+    connect(m_compute, &ComputeController::imageRolloutReady, this, [this](ImageRolloutPtr r) {
+        if (r->text != m_compute->textResult())
+            return; // a picture no longer shown
+        m_imageRollout = r;
+        refreshImage();
+    });
     connect(m_image, &ImagePanel::saveRequested, this, [this] {
         if (!m_image->view()->data())
             return;
@@ -502,7 +508,6 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 void MainWindow::showImageDock(const ModelBundlePtr& m)
 {
     m_imageRollout.reset();
-    m_imageRolloutOf = nullptr;
     m_imageQuery = 0;
     if (!m->info().can.image) {
         dock("imageDock")->hide();
@@ -534,14 +539,15 @@ void MainWindow::refreshImage()
     if (m_imageQuery >= static_cast<int>(cap.tokens.size()))
         m_imageQuery = 0;
     const auto source = static_cast<ImageSource>(m_image->source());
-    if (source == ImageSource::Rollout && m_imageRolloutOf != text.get()) {
-        m_imageRollout = std::make_shared<const core::AttentionGrid>(core::attentionRollout(cap, 0));
-        m_imageRolloutOf = text.get();
+    if (source == ImageSource::Rollout && (!m_imageRollout || m_imageRollout->text != text)) {
+        m_image->setMessage(tr("Computing the attention rollout…")); // on the compute thread: a big picture takes a second
+        m_compute->requestImageRollout();
+        return;
     }
     const int head = m_selection.heads.size() == 1 ? m_selection.heads.front() : 0;
     const auto src = m_selection.heads.size() == 1 || source != ImageSource::Head ? source : ImageSource::LayerMean;
-    m_image->setData(imageOverlay(*text, m_selection.layer, head, src, m_imageQuery, m_imageRollout.get(),
-                                  m_compute->model()->displayName));
+    m_image->setData(imageOverlay(*text, m_selection.layer, head, src, m_imageQuery,
+                                  m_imageRollout ? &m_imageRollout->rollout : nullptr, m_compute->model()->displayName));
 }
 
 void MainWindow::setSource(const QString& text)

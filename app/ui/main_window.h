@@ -168,8 +168,7 @@ private:
     ExpertsPanel* m_experts = nullptr;
     ImagePanel* m_image = nullptr;
     int m_imageQuery = 0; // the token whose attention the Image dock shows (0: CLS)
-    std::shared_ptr<const core::AttentionGrid> m_imageRollout; // rollout of m_imageRolloutOf's capture
-    const void* m_imageRolloutOf = nullptr;
+    ImageRolloutPtr m_imageRollout; // the shown picture's rollout, once the compute thread has it
     RoutingResultPtr m_routing; // the shown text's routing (mixture-of-experts models), for layer steps
     void refreshExperts();
     void refreshImage();
