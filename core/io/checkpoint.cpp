@@ -316,6 +316,20 @@ WeightView Checkpoint::get(const std::string& name, const Shape& expected) const
     return v;
 }
 
+std::span<const std::uint8_t> Checkpoint::bytesU8(const std::string& name, const Shape& expected) const
+{
+    const Entry& e = entry(name);
+    if (e.typeName != "U8")
+        throw Error(ErrorCode::UnsupportedDtype, "stored as " + e.typeName + ", expected U8", e.file, name);
+    if (e.shape != expected)
+        throw Error(ErrorCode::ShapeMismatch,
+                    "shape " + shapeToString(e.shape) + " disagrees with the config, which implies " + shapeToString(expected),
+                    e.file, name);
+    if (e.byteCount != static_cast<std::uint64_t>(shapeNumel(expected)))
+        throw Error(ErrorCode::CorruptFile, "holds " + std::to_string(e.byteCount) + " bytes for its shape", e.file, name);
+    return {e.bytes, static_cast<std::size_t>(e.byteCount)};
+}
+
 WeightView Checkpoint::getFloat(const std::string& name, const Shape& expected) const
 {
     const WeightView stored = get(name, expected);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ public:
     // A small tensor (a norm's scale, a bias, a few rows) as float32: used in place when stored as aligned F32,
     // otherwise converted once and kept. Its values are checked finite here.
     WeightView getFloat(const std::string& name, const Shape& expected) const;
+    // The stored bytes of an unsigned 8-bit tensor (U8) of shape `expected`: the parts of packed formats that are not
+    // weights themselves (gpt-oss's MXFP4 *_blocks / *_scales). Throws naming the file and tensor otherwise.
+    std::span<const std::uint8_t> bytesU8(const std::string& name, const Shape& expected) const;
 
     // Throws Error(Io) naming the file when one of the checkpoint's files was truncated while in use and a read hit the
     // lost part (it read zeros there: util/mapped_file.h). Forward passes call it after every layer.

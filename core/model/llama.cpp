@@ -2,6 +2,7 @@
 // H query heads and KV key/value heads of size d; query head n reads key/value head n / (H / KV).
 #include "model/llama.h"
 
+#include "io/mxfp4_pack.h"
 #include "model/kv_cache.h"
 #include "model/run_limits.h"
 #include "model/segment_driver.h"
@@ -11,6 +12,7 @@
 #include "util/stage_timer.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 namespace attnscope::core {
@@ -290,7 +292,14 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.defaultSegmentLen = std::min(c.maxPositions, 4096);
     m_info.maxSegmentLen = std::max(1, c.maxPositions);
     m_info.hasRelativeTerms = false;
-    m_info.parameterCount = m_weights->countElements([](const std::string& n) { return n.find("rope_freqs") == std::string::npos; });
+    // MXFP4 blocks hold two values a byte; their scales are no parameters of their own.
+    auto endsWith = [](const std::string& n, const char* tail) {
+        const std::size_t k = std::strlen(tail);
+        return n.size() >= k && n.compare(n.size() - k, k, tail) == 0;
+    };
+    m_info.parameterCount = m_weights->countElements([&](const std::string& n) {
+        return n.find("rope_freqs") == std::string::npos && !endsWith(n, "_scales");
+    }) + m_weights->countElements([&](const std::string& n) { return endsWith(n, "_blocks"); });
     m_info.weightBytes = m_weights->storedBytes();
     std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
     if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
@@ -479,7 +488,64 @@ void LlamaModel::loadLatentAttention(const DecoderNames& N, int l, Layer& L)
     w.value = vb;
 }
 
-void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
+bool LlamaModel::loadMxfp4Experts(const DecoderNames& N, int l, Layer& L)
+{
+    const auto& c = m_config;
+    const std::string gateUp = placedName(m_textPlace, tensorName("", N.expertGateUp.hf, l));
+    const std::string down = placedName(m_textPlace, tensorName("", N.expertDown.hf, l));
+    if (m_weights->has(gateUp) || !m_weights->has(gateUp + "_blocks"))
+        return false;
+    const std::int64_t C = c.hidden, F = c.expertFfn, E = c.experts;
+    if (C % 32 != 0 || F % 32 != 0)
+        throw Error(ErrorCode::BadConfig, "MXFP4 experts need widths that are multiples of 32", m_weights->source());
+    // A stack [experts, out, in] of ggml MXFP4 rows, each expert one slice.
+    auto stack = [&](const std::string& name, std::int64_t out, std::int64_t in) {
+        const auto blocks = m_weights->bytesU8(name + "_blocks", {E, out, in / 32, 16});
+        const auto scales = m_weights->bytesU8(name + "_scales", {E, out, in / 32});
+        m_packed.push_back(packMxfp4(blocks, scales));
+        m_packedSources.push_back(std::make_unique<WeightSource>(name + "_blocks", m_weights->fileOf(name + "_blocks")));
+        WeightView whole;
+        whole.bytes = m_packed.back().data();
+        whole.type = GgmlType::MXFP4;
+        whole.shape = {E, out, in};
+        whole.source = m_packedSources.back().get();
+        L.expertStacks.push_back(whole);
+        std::vector<WeightView> slices;
+        for (std::int64_t e = 0; e < E; ++e) {
+            WeightView v = whole;
+            v.shape = {out, in};
+            v.bytes = whole.bytes + static_cast<std::size_t>(e) * static_cast<std::size_t>(out) * v.rowBytes();
+            slices.push_back(v);
+        }
+        return slices;
+    };
+    // gate_up's rows are the interleaved output columns of the dense [in, 2 out] tensor: gate even, up odd.
+    std::vector<std::int32_t> even(static_cast<std::size_t>(F)), odd(even.size());
+    for (std::int64_t j = 0; j < F; ++j) {
+        even[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(2 * j);
+        odd[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(2 * j + 1);
+    }
+    for (const WeightView& slice : stack(gateUp, 2 * F, C)) {
+        L.expertGate.push_back(rowsOf(slice, even));
+        L.expertUp.push_back(rowsOf(slice, odd));
+    }
+    L.expertDown = stack(down, C, F);
+    // The interleaved bias [experts, 2 out] split the same way.
+    const WeightView bias = m_weights->getFloat(placedName(m_textPlace, tensorName("", N.expertGateUpBias.hf, l)), {E, 2 * F});
+    std::vector<float> gateBias(static_cast<std::size_t>(E * F)), upBias(gateBias.size());
+    for (std::int64_t i = 0; i < E * F; ++i) {
+        gateBias[static_cast<std::size_t>(i)] = bias.floats()[2 * i];
+        upBias[static_cast<std::size_t>(i)] = bias.floats()[2 * i + 1];
+    }
+    m_owned.push_back(std::move(gateBias));
+    L.expertGateBias = WeightView::ofFloats(m_owned.back().data(), {E, F});
+    m_owned.push_back(std::move(upBias));
+    L.expertUpBias = WeightView::ofFloats(m_owned.back().data(), {E, F});
+    L.expertDownBias = m_weights->getFloat(placedName(m_textPlace, tensorName("", N.expertDownBias.hf, l)), {E, C});
+    return true;
+}
+
+void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L)
 {
     const auto& c = m_config;
     const std::int64_t C = c.hidden, F = c.expertFfn, E = c.experts;
@@ -499,6 +565,8 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L) const
     auto expertBias = [&](const TensorName& name, std::int64_t width) { // [experts, width] as float32
         return m_weights->getFloat(placedName(m_textPlace, tensorName("", c.fromGguf ? name.gguf : name.hf, l)), {E, width});
     };
+    if (!c.fromGguf && N.expertGateUp.hf && loadMxfp4Experts(N, l, L))
+        return;
     if (!c.fromGguf && N.expertGateUp.hf) {
         // gpt-oss's Hugging Face layout: [experts, in, out] (no transpose), gate and up columns interleaved.
         slices(weight(N.expertGateUp, l, {E, C, 2 * F}), {C, 2 * F}, L.expertGateUp);

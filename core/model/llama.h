@@ -60,7 +60,10 @@ private:
         std::vector<std::int32_t> ids;             // [rows, used], chosen experts in descending order
     };
     void mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const;
-    void loadExperts(const DecoderNames& names, int layer, Layer& L) const;
+    void loadExperts(const DecoderNames& names, int layer, Layer& L);
+    // gpt-oss's Hugging Face MXFP4 experts (*_blocks / *_scales) packed as ggml MXFP4 stacks; false when the file
+    // stores them dense.
+    bool loadMxfp4Experts(const DecoderNames& names, int layer, Layer& L);
     void loadLatentAttention(const DecoderNames& names, int layer, Layer& L);
     class State;
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
@@ -95,6 +98,8 @@ private:
     std::vector<float> m_invFreqLong; // LongRoPE's long factors, for sequences past the original context
     std::vector<float> m_invFreqLocal; // Gemma 3's sliding layers (rope_local_base_freq); empty: as m_invFreq
     std::vector<std::vector<float>> m_owned; // re-ordered or split biases
+    std::vector<std::vector<std::uint8_t>> m_packed;           // MXFP4 experts packed from blocks and scales
+    std::vector<std::unique_ptr<WeightSource>> m_packedSources; // their names, for messages and the value check
 };
 
 } // namespace attnscope::core

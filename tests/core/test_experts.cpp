@@ -4,6 +4,7 @@
 #include "analysis/head_atlas.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
+#include "run/reference_dump.h"
 #include "run/text_capture.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -98,4 +99,18 @@ TEST_CASE("the atlas's learned-sink column is the share of each row the referenc
     const auto dense = core::loadModel((test::testdataDir() / "llama-tiny").string());
     const auto plain = core::tokenAttentionScores(*core::captureText(*dense.model, std::vector<core::Token>{{1, "a", 0, 0}, {2, "b", 0, 0}, {3, "c", 0, 0}}, {}));
     CHECK(std::isnan(plain.front().learnedSink));
+}
+
+TEST_CASE("gpt-oss's Hugging Face MXFP4 experts, kept packed, give the reference's outputs", "[experts][reference]")
+{
+    // The blocks and scales hold exactly the dense checkpoint's values (its README), so a float32 forward on them must
+    // reproduce expected.safetensors, as the dense folder does.
+    const auto dir = test::testdataDir() / "gptoss-tiny";
+    const auto packed = core::loadModel((dir / "mxfp4").string());
+    CHECK(packed.model->info().weightTypes.find("U8") != std::string::npos);
+    CHECK(packed.model->info().parameterCount == core::loadModel(dir.string()).model->info().parameterCount);
+    const auto inputPath = (dir / "input.json").string();
+    const auto out = core::dumpReference(*packed.model, core::readJsonFile(inputPath), inputPath);
+    for (const auto& p : test::referenceMismatches((dir / "expected.safetensors").string(), out))
+        FAIL_CHECK(p);
 }
