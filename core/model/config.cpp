@@ -470,8 +470,16 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     c.qkvBias = attentionBias || type == "qwen2";
     c.oBias = attentionBias && type != "qwen2";
     c.mlpBias = r.boolOr("mlp_bias", false);
-    if (type == "mistral" || type == "phi3")
-        c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    if (type == "mistral" || type == "phi3" || type == "mixtral")
+        c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
+    if (type == "mixtral") { // a softmax router over every expert, the chosen ones' weights renormalised
+        c.experts = r.positiveInt("num_local_experts");
+        c.expertsUsed = r.positiveInt("num_experts_per_tok");
+        if (c.expertsUsed > c.experts)
+            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        c.expertFfn = c.intermediate;
+        c.normTopK = true;
+    }
     if (type == "phi3") {
         const double factor = r.doubleOr("partial_rotary_factor", 1.0);
         if (!(factor > 0.0 && factor <= 1.0))
@@ -726,7 +734,7 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         if (c.expertsUsed > c.experts)
             throw Error(ErrorCode::BadConfig, "chooses more experts than there are", g.path(), key("expert_used_count"));
         c.expertFfn = g.value(key("expert_feed_forward_length")) ? positive(key("expert_feed_forward_length")) : c.intermediate;
-        c.normTopK = arch == "qwen3moe";
+        c.normTopK = arch == "qwen3moe" || arch == "llama"; // llama with experts: Mixtral, weights renormalised
     }
     if (arch == "smollm3")
         c.ggufInterleavedQK = true; // its converter permutes q/k rows as for Llama

@@ -93,6 +93,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Olmoe, "OLMoE", {"olmoe"}, {"olmoe"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::SmolLM3, "SmolLM3", {"smollm3"}, {"smollm3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::GptOss, "gpt-oss", {"gpt_oss"}, {"gpt-oss"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Mixtral, "Mixtral", {"mixtral"}, {}, decoderJson, nullptr, buildDecoder}, // GGUF: llama with experts
         {ModelFamily::DeepseekV2, "DeepSeek-V2", {"deepseek_v2"}, {"deepseek2"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder},

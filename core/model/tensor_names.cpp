@@ -119,6 +119,16 @@ DecoderNames gptOssNames()
     return n;
 }
 
+DecoderNames mixtralNames()
+{
+    DecoderNames n = llamaNames();
+    n.router = {"model.layers.{l}.block_sparse_moe.gate.weight", "blk.{l}.ffn_gate_inp.weight"};
+    n.expertGate = {"model.layers.{l}.block_sparse_moe.experts.{e}.w1.weight", "blk.{l}.ffn_gate_exps.weight"};
+    n.expertUp = {"model.layers.{l}.block_sparse_moe.experts.{e}.w3.weight", "blk.{l}.ffn_up_exps.weight"};
+    n.expertDown = {"model.layers.{l}.block_sparse_moe.experts.{e}.w2.weight", "blk.{l}.ffn_down_exps.weight"};
+    return n;
+}
+
 DecoderNames deepseekNames()
 {
     DecoderNames n = llamaNames();
@@ -140,8 +150,10 @@ DecoderNames deepseekNames()
 const DecoderNames& decoderNames(ModelFamily family)
 {
     static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
-                              gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames();
+                              gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames(),
+                              mixtral = mixtralNames();
     switch (family) {
+    case ModelFamily::Mixtral: return mixtral;
     case ModelFamily::DeepseekV2: return deepseek;
     case ModelFamily::GptOss: return gptOss;
     case ModelFamily::Gemma2:

@@ -13,6 +13,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <random>
+
 using namespace attnscope;
 
 TEST_CASE("a text's expert routing, recomputed from its capture, is the reference's", "[experts][reference]")
@@ -113,4 +116,54 @@ TEST_CASE("gpt-oss's Hugging Face MXFP4 experts, kept packed, give the reference
     const auto out = core::dumpReference(*packed.model, core::readJsonFile(inputPath), inputPath);
     for (const auto& p : test::referenceMismatches((dir / "expected.safetensors").string(), out))
         FAIL_CHECK(p);
+}
+
+TEST_CASE("Mixtral's experts: identical experts renormalised over the chosen ones are the dense model", "[experts][reference]")
+{
+    // llama-tiny with its MLP copied into three experts behind a random router: the chosen experts' weights are
+    // renormalised to sum to one, so every token's output is the dense MLP's and the reference's outputs must hold.
+    const auto dir = test::testdataDir() / "llama-tiny";
+    test::TempDir tmp;
+    auto config = core::readJsonFile((dir / "config.json").string());
+    config["model_type"] = "mixtral";
+    config["num_local_experts"] = 3;
+    config["num_experts_per_tok"] = 2;
+    std::ofstream((tmp / "config.json").string()) << config.dump();
+    const int C = config["hidden_size"].get<int>();
+    std::vector<core::OutputTensor> weights;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (auto& w : test::loadAll((dir / "model.safetensors").string())) {
+        const auto at = w.name.find(".mlp.");
+        if (at == std::string::npos) {
+            weights.push_back(std::move(w));
+            continue;
+        }
+        const std::string layer = w.name.substr(0, at), role = w.name.substr(at + 5); // gate_proj.weight, ...
+        const std::string which = role.rfind("gate_proj", 0) == 0 ? "w1" : role.rfind("up_proj", 0) == 0 ? "w3" : "w2";
+        for (int e = 0; e < 3; ++e)
+            weights.push_back({layer + ".block_sparse_moe.experts." + std::to_string(e) + "." + which + ".weight", w.shape, w.data});
+        if (which == "w1") {
+            core::OutputTensor router{layer + ".block_sparse_moe.gate.weight", {3, C}, std::vector<float>(static_cast<std::size_t>(3 * C))};
+            for (auto& v : router.data)
+                v = nd(rng);
+            weights.push_back(std::move(router));
+        }
+    }
+    core::writeSafetensors((tmp / "model.safetensors").string(), weights);
+    const auto moe = core::loadModel(tmp.path().string());
+    REQUIRE(moe.model->info().can.experts == 3);
+    const auto inputPath = (dir / "input.json").string();
+    const auto out = core::dumpReference(*moe.model, core::readJsonFile(inputPath), inputPath);
+    for (const auto& p : test::referenceMismatches((dir / "expected.safetensors").string(), out))
+        FAIL_CHECK(p);
+    // The router really chose: two experts a token, weights summing to one.
+    bool routed = false;
+    for (const auto& t : out)
+        if (t.name == "layer0.expert_weights") {
+            routed = true;
+            for (std::size_t i = 0; i + 1 < t.data.size(); i += 2)
+                CHECK(t.data[i] + t.data[i + 1] == Approx(1.0f).margin(1e-6));
+        }
+    CHECK(routed);
 }
