@@ -19,6 +19,12 @@ struct ImageOverlayData {
     QString title;              // "shapes-vit · layer 3 · head 2 · from CLS"
     QString subtitle;           // a second line: what the special tokens took, what the model sees
     QString valueLabel;         // "attention"
+    // Several rows side by side instead of `values` (the special tokens' maps), each with its label; one colour scale.
+    struct Map {
+        QString label;
+        std::vector<float> values; // [rows * cols]
+    };
+    std::vector<Map> maps;
 };
 using ImageOverlayDataPtr = std::shared_ptr<const ImageOverlayData>;
 

@@ -73,6 +73,10 @@ void ImageOverlayView::draw(QPainter& p, const QRect& area) const
     p.setFont(font());
     p.drawText(QRect(area.left() + kMargin, area.top() + line, area.width() - 2 * kMargin, line), Qt::AlignCenter,
                fontMetrics().elidedText(d.subtitle, Qt::ElideRight, area.width() - 2 * kMargin));
+    if (!d.maps.empty()) {
+        drawMaps(p, area);
+        return;
+    }
     const QRect img = imageRect(area);
     if (img.isEmpty())
         return;
@@ -111,6 +115,56 @@ void ImageOverlayView::draw(QPainter& p, const QRect& area) const
     p.drawText(QRect(bar.right() + 4, bar.bottom() - 16, kBarLabels, 18), Qt::AlignLeft | Qt::AlignBottom, QStringLiteral("0"));
 }
 
+void ImageOverlayView::drawMaps(QPainter& p, const QRect& area) const
+{
+    // The picture once per map, in a row (wrapping to as many rows as keep them largest), each labelled.
+    const auto& d = *m_data;
+    const int n = static_cast<int>(d.maps.size());
+    const QRect inner = area.adjusted(kMargin, kTitle, -(kMargin + kBarGap + kBar + kBarLabels), -kMargin);
+    const int label = fontMetrics().height() + 2;
+    int bestSide = 0, bestCols = 1;
+    for (int cols = 1; cols <= n; ++cols) {
+        const int rows = (n + cols - 1) / cols;
+        const int side = std::min((inner.width() - (cols - 1) * 6) / cols, (inner.height() - rows * label - (rows - 1) * 6) / rows);
+        if (side > bestSide) {
+            bestSide = side;
+            bestCols = cols;
+        }
+    }
+    if (bestSide < 8)
+        return;
+    float top = 1e-9f;
+    for (const auto& m : d.maps)
+        for (float v : m.values)
+            top = std::max(top, v);
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    for (int i = 0; i < n; ++i) {
+        const int r = i / bestCols, c = i % bestCols;
+        const QSize s = d.image.size().scaled(bestSide, bestSide, Qt::KeepAspectRatio);
+        const QRect img(inner.left() + c * (bestSide + 6), inner.top() + r * (bestSide + label + 6) + label, s.width(), s.height());
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(img.left(), img.top() - label, img.width(), label), Qt::AlignCenter, d.maps[static_cast<std::size_t>(i)].label);
+        p.drawImage(img, d.image);
+        p.setOpacity(m_opacity);
+        const auto& v = d.maps[static_cast<std::size_t>(i)].values;
+        for (int y = 0; y < d.rows; ++y)
+            for (int x = 0; x < d.cols; ++x) {
+                const int x0 = img.left() + img.width() * x / d.cols, x1 = img.left() + img.width() * (x + 1) / d.cols;
+                const int y0 = img.top() + img.height() * y / d.rows, y1 = img.top() + img.height() * (y + 1) / d.rows;
+                p.fillRect(QRect(QPoint(x0, y0), QPoint(x1 - 1, y1 - 1)),
+                           colourAt(m_map, std::clamp(static_cast<double>(v[static_cast<std::size_t>(y) * d.cols + x]) / top, 0.0, 1.0)));
+            }
+        p.setOpacity(1.0);
+    }
+    const QRect bar(area.right() - kMargin - kBarLabels - kBar, inner.top(), kBar, inner.height());
+    for (int y = 0; y < bar.height(); ++y)
+        p.fillRect(QRect(bar.left(), bar.bottom() - y, bar.width(), 1), colourAt(m_map, static_cast<double>(y) / std::max(1, bar.height() - 1)));
+    p.setPen(palette().color(QPalette::Text));
+    p.drawRect(bar.adjusted(0, 0, -1, -1));
+    p.drawText(QRect(bar.right() + 4, bar.top() - 2, kBarLabels, 18), Qt::AlignLeft | Qt::AlignTop, QString::number(top, 'g', 2));
+    p.drawText(QRect(bar.right() + 4, bar.bottom() - 16, kBarLabels, 18), Qt::AlignLeft | Qt::AlignBottom, QStringLiteral("0"));
+}
+
 void ImageOverlayView::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
@@ -127,6 +181,8 @@ QImage ImageOverlayView::render(const QSize& size) const
 
 void ImageOverlayView::mousePressEvent(QMouseEvent* event)
 {
+    if (m_data && !m_data->maps.empty())
+        return; // the side-by-side maps are to look at, not to pick from
     const QRect img = imageRect(rect());
     if (!m_data || img.isEmpty() || !img.contains(event->position().toPoint()) || m_data->rows < 1 || m_data->cols < 1)
         return;

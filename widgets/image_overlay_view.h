@@ -30,6 +30,7 @@ protected:
 
 private:
     void draw(QPainter& p, const QRect& area) const;
+    void drawMaps(QPainter& p, const QRect& area) const; // ImageOverlayData::maps side by side
     QRect imageRect(const QRect& area) const; // where the picture goes: square pixels, as large as fits
 
     ImageOverlayDataPtr m_data;

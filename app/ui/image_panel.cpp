@@ -19,9 +19,9 @@ ImagePanel::ImagePanel(QWidget* parent)
 {
     setObjectName(QStringLiteral("imagePanel"));
     m_view->setObjectName(QStringLiteral("imageOverlay"));
-    m_source->addItems({tr("This head"), tr("Layer mean"), tr("Rollout")});
-    m_source->setToolTip(tr("Whose attention: the selected head, the mean of the layer's heads, or attention rollout "
-                            "through every layer"));
+    m_source->addItems({tr("This head"), tr("Layer mean"), tr("Rollout"), tr("Special tokens side by side")});
+    m_source->setToolTip(tr("Whose attention: the selected head, the mean of the layer's heads, attention rollout "
+                            "through every layer, or every special token's map (CLS, registers) at once"));
     m_opacity->setRange(0, 100);
     m_opacity->setValue(60);
     m_opacity->setToolTip(tr("Blend the picture (left) and the heat map (right)"));

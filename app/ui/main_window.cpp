@@ -544,8 +544,9 @@ void MainWindow::refreshImage()
         m_compute->requestImageRollout();
         return;
     }
-    const int head = m_selection.heads.size() == 1 ? m_selection.heads.front() : 0;
-    const auto src = m_selection.heads.size() == 1 || source != ImageSource::Head ? source : ImageSource::LayerMean;
+    const bool oneHead = m_selection.heads.size() == 1;
+    const int head = oneHead ? m_selection.heads.front() : source == ImageSource::SpecialTokens ? -1 : 0;
+    const auto src = oneHead || source != ImageSource::Head ? source : ImageSource::LayerMean;
     m_image->setData(imageOverlay(*text, m_selection.layer, head, src, m_imageQuery,
                                   m_imageRollout ? &m_imageRollout->rollout : nullptr, m_compute->model()->displayName));
 }

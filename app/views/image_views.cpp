@@ -17,9 +17,49 @@ QImage toQImage(const core::Image8& image)
     return out;
 }
 
+namespace {
+// Query `query`'s row over every token, for one head or the mean of the layer's heads.
+std::vector<float> attentionRow(const core::TextCapture& capture, int layer, int head, bool mean, int query)
+{
+    const int T = static_cast<int>(capture.tokens.size()), heads = capture.model.heads;
+    const core::ScoreInputs in = capture.inputs(0, layer);
+    std::vector<float> row(static_cast<std::size_t>(T), 0.0f), one(row.size());
+    const int rows[1] = {query};
+    for (int h = 0; h < heads; ++h) {
+        if (!mean && h != head)
+            continue;
+        core::headAttentionRows(in, h, {}, rows, one.data(), T, 0.0f);
+        for (int j = 0; j < T; ++j)
+            row[static_cast<std::size_t>(j)] += one[static_cast<std::size_t>(j)] / static_cast<float>(mean ? heads : 1);
+    }
+    return row;
+}
+} // namespace
+
 widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, int head, ImageSource source, int query,
                                           const core::AttentionGrid* rollout, const QString& modelName)
 {
+    if (source == ImageSource::SpecialTokens && result.image && result.capture && layer >= 0 &&
+        layer < result.capture->model.layers) {
+        const auto& img = *result.image;
+        auto d = std::make_shared<widgets::ImageOverlayData>();
+        d->image = toQImage(*img.seen);
+        d->rows = img.rows;
+        d->cols = img.cols;
+        const bool mean = head < 0;
+        for (int t = 0; t < img.specialTokens; ++t) {
+            const auto row = attentionRow(*result.capture, layer, std::max(0, head), mean, t);
+            d->maps.push_back({QString::fromStdString(result.capture->tokens[static_cast<std::size_t>(t)].text),
+                               std::vector<float>(row.begin() + img.specialTokens, row.end())});
+        }
+        d->title = QObject::tr("%1 · layer %2 · %3 · the special tokens' maps")
+                       .arg(modelName)
+                       .arg(layer + 1)
+                       .arg(mean ? QObject::tr("mean of heads") : QObject::tr("head %1").arg(head + 1));
+        d->subtitle = QObject::tr("each special token's attention over the patches, one colour scale");
+        d->valueLabel = QObject::tr("attention");
+        return d;
+    }
     if (!result.image || !result.capture)
         return nullptr;
     const auto& img = *result.image;
@@ -34,20 +74,7 @@ widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, i
         for (int j = 0; j < T; ++j)
             row[static_cast<std::size_t>(j)] = rollout->at(query, j);
     } else {
-        const core::ScoreInputs in = capture.inputs(0, layer);
-        const int heads = capture.model.heads;
-        std::vector<float> one(static_cast<std::size_t>(T));
-        const int rows[1] = {query};
-        for (int h = 0; h < heads; ++h) {
-            if (source == ImageSource::Head && h != head)
-                continue;
-            core::headAttentionRows(in, h, {}, rows, one.data(), T, 0.0f);
-            for (int j = 0; j < T; ++j)
-                row[static_cast<std::size_t>(j)] += one[static_cast<std::size_t>(j)];
-        }
-        if (source == ImageSource::LayerMean)
-            for (auto& v : row)
-                v /= static_cast<float>(heads);
+        row = attentionRow(capture, layer, head, source == ImageSource::LayerMean, query);
     }
     auto d = std::make_shared<widgets::ImageOverlayData>();
     d->image = toQImage(*img.seen);

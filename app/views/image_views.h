@@ -10,7 +10,8 @@
 
 namespace attnscope::app {
 
-enum class ImageSource { Head, LayerMean, Rollout };
+// SpecialTokens: every special token's map side by side (CLS, DIST, the registers), for the head or the layer's mean.
+enum class ImageSource { Head, LayerMean, Rollout, SpecialTokens };
 
 // `query` is a token of the capture (0: CLS; the patches follow the special tokens); `rollout` is needed for
 // ImageSource::Rollout (attentionRollout of the capture). Null when the text is not an image.

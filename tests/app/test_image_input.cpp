@@ -76,6 +76,13 @@ TEST_CASE("the image view's heat map is the reference's attention row over the p
             for (int j = P; j < T; ++j)
                 CHECK(d->values[static_cast<std::size_t>(j - P)] ==
                       Approx(probs[(static_cast<std::size_t>(head) * T + query) * T + j]).margin(1e-5));
+            // Every special token's map side by side: each its own row.
+            const auto maps = app::imageOverlay(result, layer, head, app::ImageSource::SpecialTokens, 0, nullptr, "m");
+            REQUIRE(static_cast<int>(maps->maps.size()) == P);
+            for (int t = 0; t < P; ++t)
+                for (int j = P; j < T; ++j)
+                    CHECK(maps->maps[static_cast<std::size_t>(t)].values[static_cast<std::size_t>(j - P)] ==
+                          Approx(probs[(static_cast<std::size_t>(head) * T + t) * T + j]).margin(1e-5));
             const auto rollout = core::attentionRollout(*cap.capture, 0);
             const auto r = app::imageOverlay(result, layer, head, app::ImageSource::Rollout, 0, &rollout, "m");
             const auto want = core::readAsFloat(expected, *expected.find("rollout"));
