@@ -6,7 +6,7 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "model/vision.h"
-#include "run/text_capture.h"
+#include "run/image_capture.h"
 #include "util/memory_info.h"
 
 #include <algorithm>
@@ -108,22 +108,16 @@ int visionCapture(const std::string& name, int imageSide, int threads, int round
     pixels->data.resize(static_cast<std::size_t>(3) * pixels->height * pixels->width);
     for (auto& v : pixels->data)
         v = nd(rng);
-    const auto labels = vision.tokenLabels(pixels->height, pixels->width);
-    std::vector<core::Token> tokens;
-    for (std::size_t i = 0; i < labels.size(); ++i)
-        tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
-    core::CaptureOptions opt;
-    opt.run.image = pixels;
     std::vector<double> times, clicks;
     std::shared_ptr<const core::TextCapture> capture;
     for (int r = 0; r < rounds + 1; ++r) { // the first round maps the weights in: not counted
         const auto t0 = Clock::now();
-        capture = core::captureText(*loaded.model, tokens, opt);
+        capture = core::capturePicture(vision, pixels);
         if (r > 0)
             times.push_back(seconds(t0, Clock::now()));
     }
     // A click: one query's row of one head, recomputed from the capture (what the image view draws).
-    const int T = static_cast<int>(tokens.size());
+    const int T = static_cast<int>(capture->tokens.size());
     std::vector<float> row(static_cast<std::size_t>(T));
     for (int r = 0; r < 21; ++r) {
         const int query[1] = {static_cast<int>(rng() % static_cast<unsigned>(T))};

@@ -105,14 +105,7 @@ void ImageOverlayView::draw(QPainter& p, const QRect& area) const
             p.drawRect(cell);
         }
     }
-    // Colour bar: 0 at the bottom, the row's largest value at the top.
-    const QRect bar(img.right() + kBarGap, img.top(), kBar, img.height());
-    for (int y = 0; y < bar.height(); ++y)
-        p.fillRect(QRect(bar.left(), bar.bottom() - y, bar.width(), 1), colourAt(m_map, static_cast<double>(y) / std::max(1, bar.height() - 1)));
-    p.setPen(palette().color(QPalette::Text));
-    p.drawRect(bar.adjusted(0, 0, -1, -1));
-    p.drawText(QRect(bar.right() + 4, bar.top() - 2, kBarLabels, 18), Qt::AlignLeft | Qt::AlignTop, QString::number(top, 'g', 2));
-    p.drawText(QRect(bar.right() + 4, bar.bottom() - 16, kBarLabels, 18), Qt::AlignLeft | Qt::AlignBottom, QStringLiteral("0"));
+    drawColourBar(p, QRect(img.right() + kBarGap, img.top(), kBar, img.height()), top);
 }
 
 void ImageOverlayView::drawMaps(QPainter& p, const QRect& area) const
@@ -156,7 +149,12 @@ void ImageOverlayView::drawMaps(QPainter& p, const QRect& area) const
             }
         p.setOpacity(1.0);
     }
-    const QRect bar(area.right() - kMargin - kBarLabels - kBar, inner.top(), kBar, inner.height());
+    drawColourBar(p, QRect(area.right() - kMargin - kBarLabels - kBar, inner.top(), kBar, inner.height()), top);
+}
+
+void ImageOverlayView::drawColourBar(QPainter& p, const QRect& bar, float top) const
+{
+    // 0 at the bottom, `top` (the largest value shown) at the top.
     for (int y = 0; y < bar.height(); ++y)
         p.fillRect(QRect(bar.left(), bar.bottom() - y, bar.width(), 1), colourAt(m_map, static_cast<double>(y) / std::max(1, bar.height() - 1)));
     p.setPen(palette().color(QPalette::Text));

@@ -31,6 +31,7 @@ protected:
 private:
     void draw(QPainter& p, const QRect& area) const;
     void drawMaps(QPainter& p, const QRect& area) const; // ImageOverlayData::maps side by side
+    void drawColourBar(QPainter& p, const QRect& bar, float top) const;
     QRect imageRect(const QRect& area) const; // where the picture goes: square pixels, as large as fits
 
     ImageOverlayDataPtr m_data;

@@ -4,6 +4,7 @@
 #include "image/image_file.h"
 #include "image/preprocess.h"
 #include "model/vision.h"
+#include "run/image_capture.h"
 #include "util/error.h"
 
 #include <QDir>
@@ -46,10 +47,6 @@ ImageCapture captureImage(const core::AttentionModel& model, const QString& mode
     out.rows = grid.rows;
     out.cols = grid.cols;
     out.specialTokens = vision->config().specialTokens();
-    const auto labels = vision->tokenLabels(pixels->height, pixels->width);
-    std::vector<core::Token> tokens;
-    for (std::size_t i = 0; i < labels.size(); ++i)
-        tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
     if (vision->hasClassifier()) { // one more forward pass, only for models that name what they see
         const auto p = vision->classify(*pixels);
         const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
@@ -58,8 +55,7 @@ ImageCapture captureImage(const core::AttentionModel& model, const QString& mode
                                                                             : QStringLiteral("class %1").arg(best);
         out.prediction = QStringLiteral("%1 (%2%)").arg(label).arg(p[best] * 100.0, 0, 'f', 0);
     }
-    options.run.image = std::move(pixels);
-    out.capture = core::captureText(model, std::move(tokens), options);
+    out.capture = core::capturePicture(*vision, std::move(pixels), std::move(options));
     return out;
 }
 

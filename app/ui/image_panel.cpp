@@ -56,10 +56,10 @@ ImagePanel::ImagePanel(QWidget* parent)
     setMessage(tr("A vision model's picture shows here: click a patch to see where it looks"));
 }
 
-void ImagePanel::setData(widgets::ImageOverlayDataPtr data)
+void ImagePanel::setData(widgets::ImageOverlayDataPtr overlay)
 {
-    m_cols = data ? data->cols : 0;
-    m_view->setData(std::move(data));
+    m_cols = overlay ? overlay->cols : 0;
+    m_view->setData(std::move(overlay));
 }
 
 void ImagePanel::setMessage(const QString& text) { m_view->setPlaceholder(text); }

@@ -17,7 +17,7 @@ class ImagePanel : public QWidget {
     Q_OBJECT
 public:
     explicit ImagePanel(QWidget* parent = nullptr);
-    void setData(widgets::ImageOverlayDataPtr data);
+    void setData(widgets::ImageOverlayDataPtr overlay);
     void setMessage(const QString& text);
     // The special tokens' names, one button each (they precede the patches among the tokens).
     void setSpecialTokens(const QStringList& names);

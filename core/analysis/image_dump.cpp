@@ -3,7 +3,7 @@
 
 #include "analysis/rollout.h"
 #include "model/vision.h"
-#include "run/text_capture.h"
+#include "run/image_capture.h"
 #include "util/error.h"
 
 namespace attnscope::core {
@@ -61,14 +61,7 @@ std::vector<OutputTensor> dumpImage(const AttentionModel& model, std::shared_ptr
     auto out = vision->outputs(*pixels, observer);
     out.insert(out.end(), layers.begin(), layers.end());
     // Rollout as the app computes it: from a capture of the image.
-    std::vector<Token> tokens;
-    const auto labels = vision->tokenLabels(pixels->height, pixels->width);
-    for (std::size_t i = 0; i < labels.size(); ++i)
-        tokens.push_back(Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
-    CaptureOptions options;
-    options.run.image = std::move(pixels);
-    const auto capture = captureText(model, tokens, options);
-    const auto rollout = attentionRollout(*capture, 0);
+    const auto rollout = attentionRollout(*capturePicture(*vision, std::move(pixels)), 0);
     out.push_back({"rollout", {rollout.rows, rollout.cols}, rollout.values});
     return out;
 }

@@ -8,7 +8,7 @@
 #include "model/vision.h"
 #include "image/png_reader.h"
 #include "analysis/rollout.h"
-#include "run/text_capture.h"
+#include "run/image_capture.h"
 #include "util/text_file.h"
 #include "run/translation.h"
 #include "test_support.h"
@@ -275,13 +275,7 @@ TEST_CASE("the built-in vision model names the shape in each sample and its CLS 
         CHECK(vision.config().labels.at(best) == shape);
         // CLS's rollout over the patches: the patches whose centres lie in the shape's box take far more than their
         // share of the picture.
-        const auto labels = vision.tokenLabels(pixels->height, pixels->width);
-        std::vector<core::Token> tokens;
-        for (std::size_t i = 0; i < labels.size(); ++i)
-            tokens.push_back(core::Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
-        core::CaptureOptions opt;
-        opt.run.image = pixels;
-        const auto rollout = core::attentionRollout(*core::captureText(*m.model, tokens, opt), 0);
+        const auto rollout = core::attentionRollout(*core::capturePicture(vision, pixels), 0);
         const auto grid = vision.gridOf(pixels->height, pixels->width);
         const int P = vision.config().specialTokens();
         double inside = 0, total = 0, area = 0;
