@@ -237,7 +237,21 @@ void PipelineTokenizer::normalize(Piece& piece) const
             const auto matches = step.regex ? step.regex->findAll(s) : literalMatches(s, step.text);
             if (matches.empty())
                 break;
+            // Replacements that grow the text (a -> aa, chained) would double it per step: a normalised text may be
+            // at most 16 times its input plus 4096 characters, far beyond any real normalizer's effect. The size is
+            // known before the step builds anything (one match replaced by 60,000 characters asked for gigabytes).
+            std::size_t removed = 0;
+            for (const auto& [b, e] : matches)
+                removed += static_cast<std::size_t>(e - b);
+            const std::size_t limit = original * 16 + 4096;
+            const std::size_t kept = piece.size() - removed, per = step.content.size();
+            if (per > 0 && matches.size() > (limit - std::min(limit, kept)) / per)
+                throw Error(ErrorCode::BadInput,
+                            "the tokenizer's normalizers would grow a text of " + std::to_string(original) +
+                                " characters beyond " + std::to_string(limit) + "; a Replace step expands without bound",
+                            m_p.source);
             Piece out;
+            out.reserve(kept + matches.size() * per);
             int at = 0;
             for (const auto& [b, e] : matches) {
                 out.insert(out.end(), piece.begin() + at, piece.begin() + b);
@@ -248,13 +262,6 @@ void PipelineTokenizer::normalize(Piece& piece) const
                 at = e;
             }
             out.insert(out.end(), piece.begin() + at, piece.end());
-            // Replacements that grow the text (a -> aa, chained) would double it per step: a normalised text may be
-            // at most 16 times its input plus 4096 characters, far beyond any real normalizer's effect.
-            if (out.size() > original * 16 + 4096)
-                throw Error(ErrorCode::BadInput,
-                            "the tokenizer's normalizers grow a text of " + std::to_string(original) + " characters to " +
-                                std::to_string(out.size()) + "; a Replace step expands without bound",
-                            m_p.source);
             piece = std::move(out);
             break;
         }

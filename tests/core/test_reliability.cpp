@@ -410,6 +410,16 @@ TEST_CASE("normalizers that grow a text without bound are refused, not run to gi
     const auto tok = core::loadTokenizer((tmp / "tokenizer.json").string());
     CHECK_THAT(errorOf([&] { tok->encode(std::string(23, 'a')); }),
                Catch::Contains("tokenizer.json") && Catch::Contains("Replace"));
+    // One step whose replacement is huge is refused before it builds its output: 60,000 "b" for every "l" of a
+    // 20,000-character text would be 1.2 billion characters (gigabytes) in one step.
+    nlohmann::json big;
+    big["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", "l"}}}, {"content", std::string(60000, 'b')}};
+    big["model"] = {{"type", "BPE"}, {"vocab", {{"b", 0}, {"l", 1}}}, {"merges", nlohmann::json::array()}};
+    fs::create_directories(tmp / "big");
+    test::writeBytes(tmp / "big" / "tokenizer.json", big.dump());
+    const auto wide = core::loadTokenizer((tmp / "big" / "tokenizer.json").string());
+    CHECK_THAT(errorOf([&] { wide->encode(std::string(20000, 'l')); }),
+               Catch::Contains("big/tokenizer.json") && Catch::Contains("Replace"));
     // A normalizer nested past the JSON depth limit is refused when the file is read.
     std::string nested = R"({"type": "Lowercase"})";
     for (int i = 0; i < 200; ++i)
