@@ -216,11 +216,20 @@ void readPreTokenizer(const JsonAt& p, std::vector<PreTokenizerStep>& out)
     out.push_back(std::move(step));
 }
 
-// The ids of a template item {"SpecialToken": {"id": NAME, ...}}, looked up in the processor's special_tokens.
-std::vector<int> specialIds(const JsonAt& processor, const JsonAt& item)
+// A template's special tokens, all items together, at most this many ids: real templates hold a handful, and 20,000
+// items each naming a token of 20,000 ids (a 1 MB file) expanded to 400 million at load.
+constexpr std::size_t kMaxTemplateIds = 65536;
+
+// The ids of a template item {"SpecialToken": {"id": NAME, ...}}, looked up in the processor's special_tokens;
+// `used` counts the template's ids so far (refused past kMaxTemplateIds before they are copied).
+std::vector<int> specialIds(const JsonAt& processor, const JsonAt& item, std::size_t& used)
 {
     const std::string name = item.at("SpecialToken").at("id").str();
     const auto ids = processor.at("special_tokens").at(name.c_str()).at("ids");
+    used += ids.array().size();
+    if (used > kMaxTemplateIds)
+        item.fail("the post-processor's template expands to more than " + std::to_string(kMaxTemplateIds) +
+                  " special token ids (a real template has a few)");
     std::vector<int> out;
     for (std::size_t k = 0; k < ids.array().size(); ++k)
         out.push_back(ids.at(k).id());
@@ -246,6 +255,7 @@ void readPostProcessor(const JsonAt& p, TokenizerPipeline& t)
         for (std::size_t i = 0; i < list.array().size(); ++i)
             readPostProcessor(list.at(i), t);
     } else if (type == "TemplateProcessing") {
+        std::size_t used = 0;
         const auto single = p.at("single");
         bool afterText = false;
         for (std::size_t i = 0; i < single.array().size(); ++i) {
@@ -254,7 +264,7 @@ void readPostProcessor(const JsonAt& p, TokenizerPipeline& t)
                 afterText = true;
                 continue;
             }
-            for (const int id : specialIds(p, item))
+            for (const int id : specialIds(p, item, used))
                 (afterText ? t.suffixIds : t.prefixIds).push_back(id);
         }
         if (p.has("pair")) {
@@ -270,7 +280,7 @@ void readPostProcessor(const JsonAt& p, TokenizerPipeline& t)
                     out.kind = which == "A" ? TemplateItem::Kind::A : TemplateItem::Kind::B;
                     out.typeId = typeId(seq);
                 } else {
-                    out.ids = specialIds(p, item);
+                    out.ids = specialIds(p, item, used);
                     out.typeId = typeId(item.at("SpecialToken"));
                 }
                 t.pair.push_back(std::move(out));

@@ -443,3 +443,22 @@ TEST_CASE("temporary files of a writer killed mid-write are cleaned up by the ne
     CHECK(fs::exists(tmp / alive));
     CHECK(fs::exists(tmp / "result.json.tmp-notes.txt"));
 }
+
+TEST_CASE("a post-processor template that expands to millions of ids is refused at load, quickly", "[reliability][tokenizer]")
+{
+    // 2,000 items naming one special token of 2,000 ids: 4 million ids from a small file (the campaign's 20,000 x
+    // 20,000 took a minute and 2 GB).
+    test::TempDir tmp;
+    nlohmann::json tj;
+    tj["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"<s>", 1}}}, {"merges", nlohmann::json::array()}};
+    nlohmann::json single = nlohmann::json::array();
+    for (int i = 0; i < 2000; ++i)
+        single.push_back({{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}});
+    single.push_back({{"Sequence", {{"id", "A"}, {"type_id", 0}}}});
+    tj["post_processor"] = {{"type", "TemplateProcessing"},
+                            {"single", single},
+                            {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", std::vector<int>(2000, 1)}, {"tokens", std::vector<std::string>(2000, "<s>")}}}}}};
+    test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    CHECK_THAT(errorOf([&] { core::loadTokenizer((tmp / "tokenizer.json").string()); }),
+               Catch::Contains("tokenizer.json") && Catch::Contains("special token ids"));
+}
