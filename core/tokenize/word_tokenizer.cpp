@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "util/text_file.h"
 
+#include <filesystem>
 #include <sstream>
 
 namespace attnscope::core {
@@ -37,6 +38,16 @@ std::unique_ptr<WordTokenizer> WordTokenizer::fromVocabPkl(const std::string& vo
     const PickleNode* idx2sym = root.get("idx2sym");
     if (!idx2sym || idx2sym->kind != Kind::List || idx2sym->items.empty())
         refuse("not a Transformer-XL vocabulary: no idx2sym list of words");
+    // A pickle may name one memoised string many times: the words' total size is checked before any is copied (one
+    // 128 kB word listed 65,536 times asked for 8.6 GB from 262 kB). A real vocabulary stores each word once, so its
+    // words take about the file's size.
+    std::uint64_t total = 0;
+    for (const auto* w : idx2sym->items)
+        total += w->isStr() ? w->text.size() + 1 : 0;
+    const std::uint64_t limit = 4 * static_cast<std::uint64_t>(std::filesystem::file_size(vocabPkl)) + (1u << 20);
+    if (total > limit)
+        refuse("its words would take " + std::to_string(total) + " bytes, more than " + std::to_string(limit) +
+               " for a file of this size: one word is listed over and over");
     std::vector<std::string> words;
     words.reserve(idx2sym->items.size());
     for (const auto* w : idx2sym->items) {

@@ -476,3 +476,12 @@ TEST_CASE("Transformer-XL's projected adaptive softmax gives the original code's
         }
     }
 }
+
+TEST_CASE("a vocab.pkl listing one memoised word over and over is refused before its words are copied", "[pytorch][hostile]")
+{
+    // (make_pytorch_data.py) One 128 kB word listed 65,536 times in 262 kB: 8.6 GB if each entry were copied.
+    const auto path = (pytorchData() / "repeated-word" / "vocab.pkl").string();
+    const auto e = errorOf([&] { core::loadTokenizer(path); });
+    CHECK(e.code() == core::ErrorCode::CorruptFile);
+    CHECK_THAT(std::string(e.what()), Catch::Contains(path) && Catch::Contains("listed over and over"));
+}

@@ -205,3 +205,9 @@ with zipfile.ZipFile(f"{OUT}/view-many-names.pt", "w", zipfile.ZIP_STORED) as z:
     z.writestr("archive/data.pkl", pkl)
     z.writestr("archive/version", "3\n")
     z.writestr("archive/data/0", floats)
+# A Transformer-XL vocab.pkl listing one memoised 128 kB word 65,536 times (262 kB asking for 8.6 GB of words).
+import pickle
+word = "w" * 131072
+os.makedirs(f"{OUT}/repeated-word", exist_ok=True)
+with open(f"{OUT}/repeated-word/vocab.pkl", "wb") as f:
+    pickle.dump({"idx2sym": [word] * 65536, "sym2idx": {word: 0}, "unk_idx": 0}, f, protocol=4)
