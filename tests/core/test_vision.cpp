@@ -133,3 +133,35 @@ TEST_CASE("a damaged or unsupported PNG is refused by name", "[vision][preproces
     const std::string bomb = std::string("\x78\x9c", 2) + std::string(64, '\0');
     CHECK_THROWS(core::inflateZlib(std::span(reinterpret_cast<const std::uint8_t*>(bomb.data()), bomb.size()), 10, "x"));
 }
+
+TEST_CASE("DINOv2's position tables meet other picture shapes as torch's interpolation does", "[vision][reference]")
+{
+    // tests/data/vision/README.md: PyTorch's interpolate (bicubic; antialiased for the registers model) of the cases'
+    // tables to grids wider and taller than square.
+    core::SafetensorsFile expected((test::projectDataDir() / "vision" / "position_interpolation.safetensors").string());
+    for (const auto& t : expected.tensors()) {
+        DYNAMIC_SECTION(t.name)
+        {
+            const std::string name = t.name.substr(0, t.name.find('.'));
+            const auto grid = t.name.substr(t.name.find('.') + 1);
+            const int rows = std::stoi(grid.substr(0, grid.find('x'))), cols = std::stoi(grid.substr(grid.find('x') + 1));
+            const auto loaded = core::loadModel((test::testdataDir() / name).string());
+            const int p = dynamic_cast<const core::VisionModel&>(*loaded.model).config().patch;
+            auto pixels = std::make_shared<core::PixelValues>();
+            pixels->height = rows * p;
+            pixels->width = cols * p;
+            pixels->data.assign(static_cast<std::size_t>(3) * pixels->height * pixels->width, 0.1f);
+            bool compared = false;
+            for (const auto& out : core::dumpImage(*loaded.model, pixels))
+                if (out.name == "pos_embed") {
+                    const auto want = core::readAsFloat(expected, t);
+                    REQUIRE(out.data.size() == want.size());
+                    for (std::size_t i = 0; i < want.size(); ++i)
+                        REQUIRE(out.data[i] == Approx(want[i]).margin(1e-5));
+                    compared = true;
+                }
+            CHECK(compared);
+        }
+    }
+    CHECK(expected.tensors().size() == 4);
+}
