@@ -365,7 +365,10 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
             for (const auto& rule : model.info().layerRules)
                 r->windows.push_back(rule.window);
             core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
-            core::addTokenAttention(r->atlas, core::tokenAttentionScores(capture, &ctx.stop(), progress));
+            auto tokens = core::tokenAttentionScores(capture, &ctx.stop(), progress);
+            if (model.info().can.image) // which heads the high-norm tokens of a picture draw (one more run)
+                core::addHighNormAttention(model, capture, tokens, &ctx.stop());
+            core::addTokenAttention(r->atlas, tokens);
             // Induction repeats a random token sequence: an image's tokens are its patches, so a vision model has none.
             if (cache->model != &model && !model.info().can.image) {
                 const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));

@@ -41,6 +41,7 @@ const char* columnTip(const std::string& key)
     if (key == "to_prev") return "Mean attention on the token just before the query, current text";
     if (key == "to_next") return "Mean attention on the token just after the query (encoders), current text";
     if (key == "text_entropy") return "Mean entropy of the head's rows over the current text (nats)";
+    if (key == "to_high_norm") return "Mean attention on the tokens whose layer input is over four times the median token's norm (a vision model's picture: the artefact tokens registers absorb, Darcet et al. 2024)";
     if (key == "learned_sink") return "Mean share of a query's attention taken by the head's learned sink (gpt-oss), current text: the head attending to nothing";
     return "";
 }

@@ -187,8 +187,58 @@ std::vector<TokenAttention> tokenAttentionByLayer(const std::vector<TokenAttenti
         o.next = mean(&TokenAttention::next);
         o.entropy = mean(&TokenAttention::entropy);
         o.learnedSink = mean(&TokenAttention::learnedSink);
+        o.highNorm = mean(&TokenAttention::highNorm);
     }
     return out;
+}
+
+void addHighNormAttention(const AttentionModel& model, const TextCapture& capture, std::vector<TokenAttention>& scores,
+                          const StopToken* stop)
+{
+    // Each layer's input norms: the embedding for layer 0, the previous layer's output after that.
+    struct Norms final : AttentionObserver {
+        bool wantProbabilities() const override { return false; }
+        void onSegment(const SegmentView& s) override { add(s.embedding, s.qlen, s.dModel); }
+        void onLayer(const LayerView& l) override { add(l.hidden, l.qlen, l.dModel); }
+        void add(const float* x, int rows, int width)
+        {
+            std::vector<double> n(static_cast<std::size_t>(rows));
+            for (int r = 0; r < rows; ++r) {
+                double s = 0;
+                for (int c = 0; c < width; ++c)
+                    s += static_cast<double>(x[static_cast<std::size_t>(r) * width + c]) * x[static_cast<std::size_t>(r) * width + c];
+                n[static_cast<std::size_t>(r)] = std::sqrt(s);
+            }
+            norms.push_back(std::move(n));
+        }
+        std::vector<std::vector<double>> norms; // [layers + 1][tokens]
+    } observer;
+    rerunSegment(model, capture, 0, observer, stop);
+    const auto& seg = capture.segment(0);
+    const int L = capture.model.layers, H = capture.model.heads;
+    for (int l = 0; l < L && static_cast<std::size_t>(l) < observer.norms.size(); ++l) {
+        auto sorted = observer.norms[static_cast<std::size_t>(l)];
+        if (sorted.size() != static_cast<std::size_t>(seg.klen))
+            continue; // a segment with memory: its keys are not this run's rows
+        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+        const double median = sorted[sorted.size() / 2];
+        std::vector<int> high;
+        for (int j = 0; j < seg.klen; ++j)
+            if (observer.norms[static_cast<std::size_t>(l)][static_cast<std::size_t>(j)] > 4.0 * median)
+                high.push_back(j);
+        if (high.empty())
+            continue;
+        const ScoreInputs in = capture.inputs(0, l);
+        std::vector<float> probs(static_cast<std::size_t>(seg.qlen) * seg.klen);
+        for (int h = 0; h < H; ++h) {
+            headAttention(in, h, {}, probs.data(), seg.klen, 0.0f);
+            double mass = 0;
+            for (int i = 0; i < seg.qlen; ++i)
+                for (const int j : high)
+                    mass += probs[static_cast<std::size_t>(i) * seg.klen + static_cast<std::size_t>(j)];
+            scores[static_cast<std::size_t>(l) * H + h].highNorm = mass / seg.qlen;
+        }
+    }
 }
 
 void addTokenAttention(HeadAtlas& atlas, const std::vector<TokenAttention>& scores)
@@ -445,6 +495,7 @@ const std::vector<AtlasColumn>& atlasColumns()
         {"to_punct", "to punct", 3},            {"to_prev", "to prev", 3},
         {"to_next", "to next", 3},              {"text_entropy", "text entropy", 3},
         {"learned_sink", "learned sink", 3}, // gpt-oss: the sink's mean share of a query's attention
+        {"to_high_norm", "to high-norm", 3}, // attention to tokens of outlying norm (vision registers' artefacts)
     };
     return columns;
 }
@@ -469,6 +520,7 @@ double atlasValue(const AtlasRow& r, std::size_t column)
     case 13: return r.tokens.next;
     case 14: return r.tokens.entropy;
     case 15: return r.tokens.learnedSink;
+    case 16: return r.tokens.highNorm;
     default: return kNaN;
     }
 }

@@ -26,6 +26,9 @@ struct TokenAttention {
            entropy = cls;
     // gpt-oss: the mean share of a query's attention its head's learned sink takes (NaN: the head has no sink).
     double learnedSink = cls;
+    // The mean share a query gives the layer's high-norm tokens: keys whose layer input is over four times the median
+    // token's norm (Darcet et al. 2024's artefact tokens; NaN: none in that layer, or not computed).
+    double highNorm = cls;
 };
 
 struct AtlasRow {
@@ -77,6 +80,10 @@ std::vector<TokenAttention> tokenAttentionByLayer(const std::vector<TokenAttenti
 // Whether a token's text is punctuation only (white space and byte-level space marks aside).
 bool isPunctuationToken(const std::string& text);
 void addTokenAttention(HeadAtlas& atlas, const std::vector<TokenAttention>& scores);
+// Fills TokenAttention::highNorm of `scores` ([layers * heads]) from one more run of the capture's first segment (the
+// layer inputs' norms are not kept with it).
+void addHighNormAttention(const AttentionModel& model, const TextCapture& capture, std::vector<TokenAttention>& scores,
+                          const StopToken* stop = nullptr);
 void addTextScores(HeadAtlas& atlas, const std::vector<double>& duplicateToken);
 void addInductionScores(HeadAtlas& atlas, const std::vector<double>& induction);
 

@@ -229,6 +229,7 @@ std::shared_ptr<const TextCapture> partialCapture(const TextCapture& sofar, cons
     p->reusedTokens = sofar.reusedTokens;
     p->secondText = sofar.secondText;
     p->tokenTypes = sofar.tokenTypes;
+    p->image = sofar.image;
     p->padding = sofar.padding;
     return p;
 }
@@ -251,6 +252,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     out->memLen = options.run.memLen.value_or(info.defaultMemLen);
     out->runKey = runKeyOf(options, out->segmentLen, out->memLen);
     out->tokenTypes = options.run.tokenTypes; // what reruns of its segments must read again
+    out->image = options.run.image;
     out->padding = options.run.padding;
     checkSize(info, tokens.size(), out->segmentLen, out->memLen, options);
 
@@ -367,6 +369,7 @@ void rerunSegment(const AttentionModel& model, const TextCapture& capture, int s
     options.memLen = capture.memLen;
     options.tokenTypes = capture.tokenTypes;
     options.padding = capture.padding;
+    options.image = capture.image;
     options.stop = stop;
     auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
     state->stop = stop;

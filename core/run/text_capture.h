@@ -55,6 +55,7 @@ struct TextCapture {
     // A text pair (encoders): `text` is A, a line break, B; tokens from secondText on are B's (-1: one text).
     int secondText = -1;
     std::vector<std::int32_t> tokenTypes; // per token (a pair's B: 1 where the model tells them apart); empty: all 0
+    std::shared_ptr<const PixelValues> image; // a vision model's picture (its tokens are its patches); null for text
     std::vector<std::uint8_t> padding;    // per token, 1 = padding no query sees (encoders); empty: none
 
     bool hasTerms() const { return model.hasRelativeTerms; }

@@ -1,11 +1,13 @@
 // Vision transformers against the reference cases (Hugging Face's PyTorch code): every tensor from the stored
 // pixel_values, and preprocessing from the stored 8-bit intermediates exactly.
+#include "analysis/head_atlas.h"
 #include "analysis/image_dump.h"
 #include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "model/vision.h"
+#include "run/image_capture.h"
 #include "run/text_capture.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -164,4 +166,22 @@ TEST_CASE("DINOv2's position tables meet other picture shapes as torch's interpo
         }
     }
     CHECK(expected.tensors().size() == 4);
+}
+
+TEST_CASE("a picture's capture runs again for what it does not keep: its layer inputs' norms", "[vision]")
+{
+    // DINOv2 with registers on its case's picture: the atlas's high-norm column comes from a second run of the
+    // capture, which needs the picture the capture kept. Tokens of outlying norm, where a layer has any, draw a share
+    // of each head's rows between 0 and 1.
+    const auto dir = test::testdataDir() / "dinov2-reg-tiny";
+    const auto loaded = core::loadModel(dir.string());
+    const auto& vision = dynamic_cast<const core::VisionModel&>(*loaded.model);
+    auto pixels = std::make_shared<const core::PixelValues>(core::readPixelValues((dir / "pixel_values.safetensors").string()));
+    const auto capture = core::capturePicture(vision, pixels);
+    REQUIRE(capture->image == pixels);
+    auto scores = core::tokenAttentionScores(*capture);
+    CHECK_NOTHROW(core::addHighNormAttention(*loaded.model, *capture, scores));
+    for (const auto& s : scores)
+        if (!std::isnan(s.highNorm))
+            CHECK((s.highNorm >= 0.0 && s.highNorm <= 1.0 + 1e-6));
 }
