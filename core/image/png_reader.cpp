@@ -269,8 +269,10 @@ Image8 decodePng(std::span<const std::uint8_t> b, const std::string& name)
                                                     : (depth == 8 || depth == 16));
     if (channels == 0 || !depthOk)
         corrupt(name, "has colour type " + std::to_string(colour) + " at " + std::to_string(depth) + " bits, which PNG does not define");
-    if (width == 0 || height == 0 || width > 32768 || height > 32768)
-        corrupt(name, "has a size of " + std::to_string(width) + " x " + std::to_string(height) + " (1 to 32768 a side)");
+    // Its size decides what is allocated: at most 32768 a side and 100 million pixels (300 MB as RGB).
+    if (width == 0 || height == 0 || width > 32768 || height > 32768 || std::uint64_t(width) * height > 100'000'000)
+        corrupt(name, "has a size of " + std::to_string(width) + " x " + std::to_string(height) +
+                          " (1 to 32768 a side, at most 100 million pixels)");
     if (colour == 3 && (palette.empty() || palette.size() % 3 != 0))
         corrupt(name, "is a palette image without a valid palette");
     const std::size_t bitsPerPixel = static_cast<std::size_t>(channels) * depth;

@@ -74,8 +74,9 @@ std::uint8_t clip8(std::int64_t v)
 int requireInt(const nlohmann::json& j, const char* key, const std::string& file, const std::string& where)
 {
     const auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 100000)
-        throw Error(ErrorCode::BadConfig, "needs a positive whole number \"" + std::string(key) + "\"", file, where);
+    // A side of at most 8192 pixels: the resized picture is allocated from it (100,000 a side asked for 30 GB).
+    if (it == j.end() || !it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > 8192)
+        throw Error(ErrorCode::BadConfig, "needs a whole number \"" + std::string(key) + "\" from 1 to 8192", file, where);
     return it->get<int>();
 }
 } // namespace
@@ -149,6 +150,10 @@ Image8 preparedImage(const Image8& image, const Preprocessor& p)
     Image8 img = image;
     if (p.resize) {
         const auto [h, w] = resizedSize(p, img.height, img.width);
+        // The longer side follows the picture's aspect: a 1 x 30,000 picture at shortest edge 8,192 would be huge.
+        if (static_cast<std::int64_t>(h) * w > (std::int64_t(1) << 26))
+            throw Error(ErrorCode::BadInput, "the picture would be resized to " + std::to_string(w) + " x " +
+                                                 std::to_string(h) + " pixels, more than 64 million");
         img = pillowResize(img, w, h, p.resample);
     }
     if (p.centerCrop)

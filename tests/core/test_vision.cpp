@@ -185,3 +185,30 @@ TEST_CASE("a picture's capture runs again for what it does not keep: its layer i
         if (!std::isnan(s.highNorm))
             CHECK((s.highNorm >= 0.0 && s.highNorm <= 1.0 + 1e-6));
 }
+
+TEST_CASE("sizes a picture or a preprocessor asks for are bounded before anything is allocated", "[vision][preprocess]")
+{
+    nlohmann::json p = {{"do_resize", true}, {"size", {{"height", 100000}, {"width", 100000}}}};
+    CHECK_THROWS_WITH(core::parsePreprocessor(p, "pre.json"), Catch::Contains("pre.json") && Catch::Contains("8192"));
+    core::Preprocessor wide;
+    wide.shortestEdge = 8192; // a 1 x 30,000 picture: 8,192 x 245 million
+    core::Image8 strip{1, 30000, std::vector<std::uint8_t>(90000, 0)};
+    CHECK_THROWS_WITH(core::preprocessImage(strip, wide), Catch::Contains("64 million"));
+    // A PNG header claiming 30,000 x 30,000 pixels is refused before its image data is inflated.
+    auto bytes = test::readBytes(test::imageReferenceCases().front() / "image.png");
+    auto be = [&](std::size_t at, std::uint32_t v) {
+        for (int i = 0; i < 4; ++i)
+            bytes[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (24 - 8 * i)) & 0xFF);
+    };
+    be(16, 30000); // IHDR width and height, then its CRC recomputed as a valid file would have it
+    be(20, 30000);
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (std::size_t i = 12; i < 29; ++i) {
+        c ^= static_cast<std::uint8_t>(bytes[i]);
+        for (int k = 0; k < 8; ++k)
+            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    be(29, c ^ 0xFFFFFFFFu);
+    CHECK_THROWS_WITH(core::decodePng(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), "big.png"),
+                      Catch::Contains("100 million pixels"));
+}
