@@ -36,13 +36,6 @@ void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& 
     rmsNormGroupsInPlace(out, 1, w, eps);
 }
 
-// out = x W^T (+ b, the biases of Qwen2's q/k/v and of models with attention_bias or mlp_bias).
-void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out)
-{
-    multiplyTransposed(x, w, out);
-    if (b)
-        out.rowwise() += asVector(b);
-}
 
 
 } // namespace

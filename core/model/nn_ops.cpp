@@ -33,6 +33,13 @@ void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out,
     matmulTransposed(x.data(), x.cols(), x.rows(), w, out.data(), out.cols(), accumulate, then);
 }
 
+void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out)
+{
+    multiplyTransposed(x, w, out);
+    if (b)
+        out.rowwise() += asVector(b);
+}
+
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out)
 {
     checkWidth(x, w.rows(), w);

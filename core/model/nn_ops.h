@@ -23,6 +23,8 @@ inline ConstVectorMap asVector(const WeightView& w) { return ConstVectorMap(w.fl
 // (linalg/matmul.h); with `accumulate`, out += x Wᵀ (out keeps its shape); `then` adds a bias and applies ReLU.
 void multiplyTransposed(const RowMatrix& x, const WeightView& w, RowMatrix& out, bool accumulate = false,
                         const ProductEpilogue& then = {});
+// out = x Wᵀ (+ b when given): a linear layer with an optional bias.
+void linear(const RowMatrix& x, const WeightView& w, const WeightView& b, RowMatrix& out);
 // out = x W for a weight W [in, out] (GPT-2's Conv1D layout).
 void multiply(const RowMatrix& x, const WeightView& w, RowMatrix& out);
 // Row r of a weight as float32 into out [cols] (embedding lookups); refuses a row holding NaN or infinity by name.

@@ -359,10 +359,7 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
     drive.begin({T, 0, D}, sv);
     const AttentionCapture kept = drive.kept(H);
     RowMatrix a, q, k, v, heads(T, D), attnOut, inner, ffn;
-    auto project = [](const RowMatrix& in, const Linear& L, RowMatrix& out) {
-        multiplyTransposed(in, L.w, out);
-        out.rowwise() += asVector(L.b);
-    };
+    auto project = [](const RowMatrix& in, const Linear& L, RowMatrix& out) { linear(in, L.w, L.b, out); };
     for (int l = 0; l < c.layers; ++l) {
         drive.checkStop();
         const Layer& L = m_layers[static_cast<std::size_t>(l)];
