@@ -6,6 +6,13 @@
 
 namespace attnscope::core {
 
+void refuseIntervention(const RunOptions& options, const ModelInfo& info)
+{
+    if (options.intervene && !info.can.interventions)
+        throw Error(ErrorCode::BadInput, "activation patching needs a decoder (GPT-2 or a Llama-family model); " +
+                                                info.source + " is not one");
+}
+
 std::unique_ptr<RunState> AttentionModel::resumeWithin(const RunState&, int) const
 {
     return nullptr;

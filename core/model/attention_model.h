@@ -5,6 +5,7 @@
 #include "image/pixels.h"
 #include "model/attention_sites.h"
 #include "model/config.h"
+#include "model/intervention.h"
 
 #include <cstdint>
 #include <memory>
@@ -41,6 +42,7 @@ struct Capabilities {
     bool encoderDecoder = false;
     int experts = 0;             // mixture-of-experts layers: experts per layer (LayerView carries the routing); 0: none
     bool image = false;          // a vision transformer: its tokens are an image's (RunOptions::image), not text
+    bool interventions = false;  // the forward calls RunOptions::intervene's hooks (activation patching)
     bool maskedTokens = false;   // an encoder with a masked-language-model head: logits predict the token at [MASK]
     int tokenTypes = 0;          // encoders: token type embeddings (2: sentence pairs A / B); 0: none
     ScoreDecomposition decomposition = ScoreDecomposition::None;
@@ -190,6 +192,9 @@ struct RunOptions {
     // Vision transformers: the image the run's tokens are (its special tokens and patches); null for text.
     std::shared_ptr<const PixelValues> image;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
+    // Reads or replaces activations as the forward computes them (Capabilities::interventions; newState refuses it
+    // elsewhere). Not owned; must outlive the run.
+    Intervention* intervene = nullptr;
 };
 
 // The state carried across segments (Transformer-XL's memory, a causal model's key/value cache). Opaque to callers.
@@ -202,7 +207,12 @@ public:
     std::int64_t tokensSeen = 0;
     int segmentsDone = 0;
     const StopToken* stop = nullptr; // checked between layers; throws Error(Cancelled)
+    Intervention* intervene = nullptr; // RunOptions::intervene
 };
+
+// Families whose forward has no intervention hooks call this from newState: Error(BadInput) when options ask for
+// them (BadInput), naming what the model is.
+void refuseIntervention(const RunOptions& options, const ModelInfo& info);
 
 class AttentionModel {
 public:

@@ -105,6 +105,7 @@ EncoderModel::EncoderModel(EncoderConfig config, std::shared_ptr<const Checkpoin
 
 std::unique_ptr<RunState> EncoderModel::newState(const RunOptions& options) const
 {
+    refuseIntervention(options, m_info);
     if (options.memLen.value_or(0) > 0)
         throw Error(ErrorCode::BadInput,
                     "an encoder cannot carry earlier tokens into a segment (memory " + std::to_string(*options.memLen) +

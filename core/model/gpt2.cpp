@@ -68,6 +68,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     m_info.weightBytes = w.storedBytes();
     m_info.can.causal = true;
     m_info.can.nextTokenLoss = true; // absolute positions: canCarryKeys stays false
+    m_info.can.interventions = true;
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
                              LayerRule{1.0f / std::sqrt(static_cast<float>(c.nEmbd / c.nHead)), 0.0f, 0, true, {}});
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.streams, m_info.sites);
@@ -83,6 +84,7 @@ std::unique_ptr<RunState> GPT2Model::newState(const RunOptions& options) const
     auto st = std::make_unique<GPT2State>();
     st->stop = options.stop;
     st->ablate = options.ablate;
+    st->intervene = options.intervene;
     if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
                        st->ablate->head >= m_config.nHead))
         throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
@@ -97,6 +99,7 @@ std::unique_ptr<RunState> GPT2Model::resumeWithin(const RunState& segmentEnd, in
     auto st = std::make_unique<GPT2State>();
     st->stop = end.stop;
     st->ablate = end.ablate;
+    st->intervene = end.intervene;
     st->cache = end.cache.resumedAt(keep);
     st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
     st->segmentsDone = end.segmentsDone - 1;
@@ -137,14 +140,25 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
 
     const AttentionCapture keep = run.kept(H);
     RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
-    for (int l = 0; l < m_config.nLayer; ++l) {
+    Intervention* hooks = st.intervene;
+    auto hook = [&](Activation what, int l, float* data, std::ptrdiff_t stride, int groups, int width) {
+        hooks->onActivation(what, l, {data, T, stride, groups, width, m});
+    };
+    for (int l = hooks ? hooks->firstLayer() : 0; l < m_config.nLayer; ++l) {
         run.checkStop();
         const auto& L = m_layers[static_cast<std::size_t>(l)];
+        if (hooks)
+            hook(Activation::Residual, l, x.data(), C, 1, C);
         layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
         multiply(a, L.attnW, qkv);
         qkv.rowwise() += asVector(L.attnB);
         kNew = qkv.middleCols(C, C);
         vNew = qkv.middleCols(2 * C, C);
+        if (hooks) {
+            hook(Activation::Queries, l, qkv.data(), 3 * C, H, hs);
+            hook(Activation::Keys, l, kNew.data(), C, H, hs);
+            hook(Activation::Values, l, vNew.data(), C, H, hs);
+        }
         st.cache.append(l, kNew.data(), vNew.data(), T);
 
         ScoreInputs in = ScoreInputs::ofShape(T, K, m, H, H, hs);
@@ -152,6 +166,10 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         in.keys = RowSource::strided(st.cache.keys(l), C);
         in.spans = spans.data();
         attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
+        if (hooks) {
+            hooks->onAttention(l, in, st.cache.values(l), C, {heads.data(), T, C, H, hs, m});
+            hook(Activation::HeadOutputs, l, heads.data(), C, H, hs);
+        }
         if (st.ablate && st.ablate->layer == l)
             heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * hs, hs).setZero();
         multiply(heads, L.projW, attnOut);
@@ -181,6 +199,8 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         run.layerDone(l, lv);
     }
     st.cache.finish();
+    if (hooks)
+        hook(Activation::Residual, m_config.nLayer, x.data(), C, 1, C);
 
     RowMatrix lnF, logits;
     run.end([&](SegmentEndView& ev) {

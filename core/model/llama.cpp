@@ -343,6 +343,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.can.causal = true;
     m_info.can.canCarryKeys = true;
     m_info.can.nextTokenLoss = true;
+    m_info.can.interventions = true;
     m_info.can.decomposition = ScoreDecomposition::RotaryBands;
     if (c.latentAttention()) // its score is a rotary term plus a content term, shown as two fixed bands
         m_info.fixedTerms = BandSplit::rotaryAndContent(c.rotated() / 2);
@@ -371,6 +372,7 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     st->stop = options.stop;
     st->bands = options.bands;
     st->ablate = options.ablate;
+    st->intervene = options.intervene;
     if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
                        st->ablate->head >= m_config.nHead))
         throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
@@ -394,6 +396,7 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
     st->memLen = end.memLen;
     st->bands = end.bands;
     st->ablate = end.ablate;
+    st->intervene = end.intervene;
     st->stop = end.stop;
     st->cache = end.cache.resumedAt(keep);
     st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
@@ -776,8 +779,14 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     RowMatrix a, Q(q, H * d), Knew(q, KV * d), Vnew(q, KV * d), K(k, KV * d), V, heads(q, H * dv), attnOut(q, C);
     RowMatrix hGate, hUp, ff;
     embedding.reset();
-    for (int l = 0; l < c.nLayer; ++l) {
+    Intervention* hooks = st.intervene;
+    auto hook = [&](Activation what, int l, RowMatrix& rows, int groups, int width, int firstPosition) {
+        hooks->onActivation(what, l, {rows.data(), static_cast<int>(rows.rows()), rows.cols(), groups, width, firstPosition});
+    };
+    for (int l = hooks ? hooks->firstLayer() : 0; l < c.nLayer; ++l) {
         run.checkStop();
+        if (hooks)
+            hook(Activation::Residual, l, x, 1, C, m);
         const auto& L = m_layers[static_cast<std::size_t>(l)];
         const bool slides = mixed && c.slides(l);
         const Visible& seen = slides ? local : global;
@@ -808,6 +817,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             rmsNormGroupsInPlace(Q, qGroups, L.qNorm, c.rmsNormEps);
             rmsNormGroupsInPlace(Knew, kGroups, L.kNorm, c.rmsNormEps);
         }
+        if (hooks) { // latent attention: keys and values as expanded from every cached row (positions 0..)
+            hook(Activation::Queries, l, Q, H, d, m);
+            hook(Activation::Keys, l, c.latentAttention() ? K : Knew, KV, d, c.latentAttention() ? 0 : m);
+            hook(Activation::Values, l, c.latentAttention() ? V : Vnew, KV, dv, c.latentAttention() ? 0 : m);
+        }
         if (!c.latentAttention()) {
             StageScope timed(Stage::Copies);
             st.cache.append(l, Knew.data(), Vnew.data(), q);
@@ -837,6 +851,10 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             keep.terms[b] = bandTerms.data() + static_cast<std::size_t>(b) * perLayer;
         const float* values = c.latentAttention() ? V.data() : st.cache.values(l);
         attendAllHeads(in, values, KV * dv, heads.data(), H * dv, keep);
+        if (hooks) {
+            hooks->onAttention(l, in, values, KV * dv, {heads.data(), q, H * dv, H, dv, m});
+            hook(Activation::HeadOutputs, l, heads, H, dv, m);
+        }
         if (st.ablate && st.ablate->layer == l)
             heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * dv, dv).setZero();
         {
@@ -906,6 +924,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         run.layerDone(l, lv);
     }
     st.cache.finish();
+    if (hooks)
+        hook(Activation::Residual, c.nLayer, x, 1, C, m);
 
     RowMatrix normed, logits;
     run.end([&](SegmentEndView& ev) {

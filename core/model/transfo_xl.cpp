@@ -251,6 +251,7 @@ bool TransfoXLModel::readOut(const float* hidden, int rows, std::vector<float>& 
 
 std::unique_ptr<RunState> TransfoXLModel::newState(const RunOptions& options) const
 {
+    refuseIntervention(options, m_info);
     auto st = std::make_unique<State>();
     st->ablate = options.ablate;
     if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||

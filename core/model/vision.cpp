@@ -228,6 +228,7 @@ std::vector<std::string> VisionModel::tokenLabels(int height, int width) const
 
 std::unique_ptr<RunState> VisionModel::newState(const RunOptions& options) const
 {
+    refuseIntervention(options, m_info);
     auto st = std::make_unique<State>();
     st->image = options.image;
     st->stop = options.stop;
