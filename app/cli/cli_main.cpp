@@ -1,5 +1,5 @@
-// attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, predict, scan, merge,
-// heads, info.
+// attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, predict, generate,
+// scan, merge, heads, lens, surprisal, experts, patch and path-patch (cli_patch.cpp), info.
 #include "analysis/head_atlas.h"
 #include "analysis/image_dump.h"
 #include "image/png_reader.h"
@@ -24,6 +24,8 @@
 #include "util/text_file.h"
 
 #include "builtin_paths.h"
+#include "cli_args.h"
+#include "cli_patch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +42,7 @@
 #include <vector>
 
 using namespace attnscope::core;
+using namespace attnscope::cli;
 
 namespace {
 
@@ -64,6 +67,12 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
   attnscope-cli surprisal --model MODEL (--text TEXT | --text-file FILE)
   attnscope-cli experts --model MODEL (--text TEXT | --text-file FILE) [--chunk N] [--top N] [--per-token]
+  attnscope-cli patch --model MODEL (--clean TEXT | --clean-ids "ID ...") (--corrupt TEXT | --corrupt-ids "ID ...")
+                     --answer ID|WORD --wrong ID|WORD [--metric logit-diff|prob|logprob|loss]
+                     --component head-out|q|k|v|pattern|resid [--per-position] [--noising] --out PATCH.json
+  attnscope-cli path-patch --model MODEL (--clean ...) (--corrupt ...) --answer ID|WORD --wrong ID|WORD
+                     --sender L.H --receivers L.X[,L.X...] --input q|k|v [--receiver-head-only] [--noising]
+                     --out PATH.json
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -93,6 +102,15 @@ their mean router weight) and the tokens it takes most, as JSON; --per-token ins
 experts and weights per layer.
 surprisal: each token's surprisal under a causal model (-log2 p of it given the tokens before; null for the first)
 and the text's perplexity, as JSON {"perplexity", "mean_bits", "predicted_tokens", "tokens": [{"id", "token", "bits"}]}.
+patch: activation patching (decoders). Two prompts of the same length in tokens; the metric at the last position
+(default logit[answer] - logit[wrong]; answers as ids or one-token words); each layer's heads (key/value groups for
+k and v of a grouped model; positions for resid, layers 1..L+1 where L+1 is after the last layer) patched one at a
+time from the clean run into the corrupted one (--noising: the other way). Writes {"m_clean", "m_corrupt", "scores"}
+with scores[layer][head or group or position][position with --per-position], each (m_patched - m_corrupt) /
+(m_clean - m_corrupt), every index from 1 in "axes". pattern patches a head's probabilities, keeping the values.
+path-patch: the sender head's output from the other prompt, every other head frozen, reaches only the receivers'
+q, k or v (X a query head for q; a key/value group for k and v of a grouped model, or with --receiver-head-only one
+query head); writes {"m_clean", "m_corrupt", "score"}.
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -104,44 +122,6 @@ score on that text and Clark et al.'s statistics (attention to [CLS], [SEP], pun
 token, row entropy). Sorted by profile entropy (width), sink rate (sink) or any column's CSV name. Without a scan
 file (encoders have no distance profiles) only the text's columns, sorted by row entropy unless --sort says.
 )";
-
-struct Args {
-    std::string command;
-    std::map<std::string, std::string> options;
-};
-
-// `known` options take a value; `flags` take none (they are stored as "1").
-Args parseArgs(int argc, char** argv, const std::vector<std::string>& known, const std::vector<std::string>& flags = {})
-{
-    Args a;
-    if (argc < 2)
-        throw Error(ErrorCode::BadInput, "no command given");
-    a.command = argv[1];
-    for (int i = 2; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg.rfind("--", 0) != 0)
-            throw Error(ErrorCode::BadInput, "unexpected argument \"" + arg + "\"");
-        const std::string key = arg.substr(2);
-        if (std::find(flags.begin(), flags.end(), key) != flags.end()) {
-            a.options[key] = "1";
-            continue;
-        }
-        if (std::find(known.begin(), known.end(), key) == known.end())
-            throw Error(ErrorCode::BadInput, "unknown option --" + key + " for " + a.command);
-        if (i + 1 >= argc)
-            throw Error(ErrorCode::BadInput, "option --" + key + " needs a value");
-        a.options[key] = argv[++i];
-    }
-    return a;
-}
-
-const std::string& require(const Args& a, const std::string& key)
-{
-    const auto it = a.options.find(key);
-    if (it == a.options.end())
-        throw Error(ErrorCode::BadInput, a.command + " needs --" + key);
-    return it->second;
-}
 
 // The picture input.json names (beside it), read (PNG) and preprocessed as the model folder's
 // preprocessor_config.json says.
@@ -223,21 +203,6 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
             out.push_back(t.id);
     std::cout << out.dump() << "\n";
     return 0;
-}
-
-int parseInt(const Args& a, const std::string& key, int fallback)
-{
-    const auto it = a.options.find(key);
-    if (it == a.options.end())
-        return fallback;
-    try {
-        std::size_t used = 0;
-        const int v = std::stoi(it->second, &used);
-        if (used == it->second.size())
-            return v;
-    } catch (const std::exception&) {
-    }
-    throw Error(ErrorCode::BadInput, "--" + key + " expects an integer, got \"" + it->second + "\"");
 }
 
 // A progress bar on stderr, redrawn at most ten times a second. When stderr is a file (a batch job's log), one line
@@ -460,14 +425,6 @@ PairEncoding encodeForModel(const Tokenizer& tok, const std::string& text, const
     e.tokens = tok.encodeWithSpecial(text);
     e.typeIds.assign(e.tokens.size(), 0);
     return e;
-}
-
-// The text of --text or --text-file.
-std::string textArgument(const Args& a)
-{
-    if (a.options.count("text") && a.options.count("text-file"))
-        throw Error(ErrorCode::BadInput, "give either --text or --text-file, not both");
-    return a.options.count("text-file") ? readTextFile(a.options.at("text-file")) : require(a, "text");
 }
 
 nlohmann::ordered_json predictionJson(const Tokenizer& tok, const TokenPrediction& p)
@@ -827,6 +784,10 @@ int main(int argc, char** argv)
             return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);
         if (command == "lens")
             return cmdLens(parseArgs(argc, argv, {"model", "text", "text-file", "out"}), builtins);
+        if (command == "patch")
+            return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
+        if (command == "path-patch")
+            return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
         if (command == "list-builtin") {
             for (const auto& n : listBuiltinModels(builtins))
                 std::cout << "builtin:" << n << "\n";

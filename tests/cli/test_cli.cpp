@@ -470,3 +470,69 @@ TEST_CASE("attnscope-cli tokenize --target reads with a Marian model's target si
                 "--target"});
     CHECK(r.exitCode != 0);
 }
+
+TEST_CASE("attnscope-cli patch and path-patch write the acceptance JSON, numbered from 1", "[cli][patching]")
+{
+    test::TempDir tmp;
+    const auto model = (test::testdataDir() / "llama-gqa").string(); // 3 layers, 8 query heads in 2 key/value groups
+    const auto input = core::readJsonFile((test::testdataDir() / "llama-gqa" / "input.json").string());
+    std::string clean, corrupt;
+    int at = 0;
+    for (const auto& id : input["token_ids"]) {
+        clean += std::to_string(id.get<int>()) + " ";
+        corrupt += std::to_string(at++ == 9 ? (id.get<int>() + 7) % 80 : id.get<int>()) + " ";
+    }
+    const int tokens = at;
+    const std::string out = (tmp / "patch.json").string();
+    auto r = runCli({"patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                     "6", "--component", "k", "--per-position", "--out", out});
+    REQUIRE(r.exitCode == 0);
+    auto j = core::readJsonFile(out);
+    REQUIRE(j["scores"].size() == 3);       // layers
+    REQUIRE(j["scores"][0].size() == 2);    // key/value groups
+    REQUIRE(j["scores"][0][0].size() == static_cast<std::size_t>(tokens));
+    CHECK(j["axes"] == nlohmann::json({"layer", "group", "position"}));
+    CHECK(j["scores"][0][0][0].get<double>() == Approx(0.0).margin(1e-6)); // before the changed token: no effect
+
+    r = runCli({"patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--component", "resid", "--out", out});
+    REQUIRE(r.exitCode == 0);
+    j = core::readJsonFile(out);
+    REQUIRE(j["scores"].size() == 4); // layers 1..L+1
+    CHECK(j["scores"][0][9].get<double>() == Approx(1.0));
+    CHECK(j["scores"][3][static_cast<std::size_t>(tokens - 1)].get<double>() == Approx(1.0));
+    const double mClean = j["m_clean"], mCorrupt = j["m_corrupt"];
+
+    r = runCli({"path-patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--sender", "1.8", "--receivers", "2.1,3.2", "--input", "v", "--out", out});
+    REQUIRE(r.exitCode == 0);
+    j = core::readJsonFile(out);
+    CHECK(j["m_clean"].get<double>() == mClean);
+    CHECK(j["m_corrupt"].get<double>() == mCorrupt);
+    REQUIRE(j["score"].is_number());
+    CHECK(std::isfinite(j["score"].get<double>()));
+
+    r = runCli({"path-patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--sender", "2.1", "--receivers", "1.1", "--input", "q", "--out", out});
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("must come after the sender") != std::string::npos);
+    r = runCli({"patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", "1 2 3", "--answer", "5", "--wrong",
+                "6", "--component", "q", "--out", out});
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("same length") != std::string::npos);
+}
+
+TEST_CASE("attnscope-cli patch takes prompts and answers as words", "[cli][patching]")
+{
+    test::TempDir tmp;
+    const std::string out = (tmp / "patch.json").string();
+    const auto r = runCli({"patch", "--model", "builtin:llama-wikitext2", "--clean", "When John and Mary went to the shops , John gave a bag to",
+                           "--corrupt", "When John and Mary went to the shops , Mary gave a bag to", "--answer", "Mary",
+                           "--wrong", "John", "--component", "head-out", "--out", out});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto j = core::readJsonFile(out);
+    CHECK(j["clean_tokens"].size() == j["corrupt_tokens"].size());
+    CHECK(j["scores"].size() > 0);
+    CHECK(j["m_clean"].get<double>() != j["m_corrupt"].get<double>());
+}

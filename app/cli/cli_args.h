@@ -1,0 +1,25 @@
+// The command line's arguments as every attnscope-cli subcommand reads them: `command --key value ... --flag`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace attnscope::cli {
+
+struct Args {
+    std::string command;
+    std::map<std::string, std::string> options;
+    bool has(const std::string& key) const { return options.count(key) != 0; }
+};
+
+// `known` options take a value; `flags` take none (they are stored as "1"). Error(BadInput) for anything else.
+Args parseArgs(int argc, char** argv, const std::vector<std::string>& known, const std::vector<std::string>& flags = {});
+// The option's value; Error(BadInput) "COMMAND needs --KEY" without it.
+const std::string& require(const Args& a, const std::string& key);
+// The option as an integer (all of it), `fallback` when absent.
+int parseInt(const Args& a, const std::string& key, int fallback);
+// The text of --text or --text-file.
+std::string textArgument(const Args& a);
+
+} // namespace attnscope::cli

@@ -1,0 +1,246 @@
+// attnscope-cli patch / path-patch (cli_patch.h). Layers, heads, groups and positions are counted from 1 here and in
+// the JSON written; the core counts from 0.
+#include "cli_patch.h"
+
+#include "analysis/activation_patching.h"
+#include "model/model_loader.h"
+#include "tokenize/tokenizer.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace attnscope::cli {
+
+using namespace attnscope::core;
+
+const std::vector<std::string> kPatchOptions = {"model", "clean", "corrupt", "clean-ids", "corrupt-ids", "answer", "wrong",
+                                                "metric", "component", "out"};
+const std::vector<std::string> kPatchFlags = {"per-position", "noising"};
+const std::vector<std::string> kPathPatchOptions = {"model", "clean", "corrupt", "clean-ids", "corrupt-ids", "answer",
+                                                    "wrong", "metric", "sender", "receivers", "input", "out"};
+const std::vector<std::string> kPathPatchFlags = {"noising", "receiver-head-only"};
+
+namespace {
+
+// The model, and its tokenizer only once something needs one (prompts or answers as text).
+class PatchInputs {
+public:
+    PatchInputs(const Args& a, const std::vector<std::string>& builtins)
+        : m_args(a)
+        , m_loaded(loadModel(require(a, "model"), builtins))
+    {
+    }
+    const AttentionModel& model() const { return *m_loaded.model; }
+
+    // --clean-ids "1 2 3" (spaces, commas or a JSON array) or --clean TEXT (tokenized as the app does).
+    std::vector<std::int32_t> prompt(const std::string& which)
+    {
+        const bool ids = m_args.has(which + "-ids"), text = m_args.has(which);
+        if (ids == text)
+            throw Error(ErrorCode::BadInput, "give the " + which + " prompt as --" + which + " TEXT or --" + which +
+                                                 "-ids \"ID ID ...\" (one of them)");
+        if (ids)
+            return parseIds(m_args.options.at(which + "-ids"), which + "-ids");
+        std::vector<std::int32_t> out;
+        for (const auto& t : tokenizer().encodeWithSpecial(m_args.options.at(which)))
+            out.push_back(t.id);
+        return out;
+    }
+
+    // An answer as a token id (digits) or a word, which must be one token (tried with a leading space first, as it
+    // would follow the prompt).
+    std::int32_t answer(const std::string& key)
+    {
+        const std::string& v = require(m_args, key);
+        if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
+            return parseIds(v, key).front();
+        for (const std::string& form : {" " + v, v}) {
+            const auto tokens = tokenizer().encode(form);
+            if (tokens.size() == 1)
+                return tokens.front().id;
+        }
+        throw Error(ErrorCode::BadInput, "--" + key + " \"" + v + "\" is more than one token for this model's tokenizer; "
+                                                                  "give one token (or its id)");
+    }
+
+    PatchMetric metric()
+    {
+        PatchMetric m;
+        m.kind = PatchMetric::kindNamed(m_args.has("metric") ? m_args.options.at("metric") : "logit-diff");
+        if (m.kind != PatchMetric::Kind::Loss)
+            m.answer = answer("answer");
+        if (m.kind == PatchMetric::Kind::LogitDifference)
+            m.wrong = answer("wrong");
+        return m;
+    }
+
+    // The tokens as the model's tokenizer spells them (ids in angle brackets when there is none).
+    nlohmann::json pieces(const std::vector<std::int32_t>& ids)
+    {
+        nlohmann::json out = nlohmann::json::array();
+        for (auto id : ids)
+            out.push_back(maybeTokenizer() ? maybeTokenizer()->pieceOf(id) : "<" + std::to_string(id) + ">");
+        return out;
+    }
+
+private:
+    static std::vector<std::int32_t> parseIds(std::string text, const std::string& key)
+    {
+        for (char& c : text)
+            if (c == ',' || c == '[' || c == ']')
+                c = ' ';
+        std::istringstream in(text);
+        std::vector<std::int32_t> ids;
+        std::string word;
+        while (in >> word) {
+            std::size_t used = 0;
+            long long v = -1;
+            try {
+                v = std::stoll(word, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != word.size() || v < 0 || v > INT32_MAX)
+                throw Error(ErrorCode::BadInput, "--" + key + ": \"" + word + "\" is not a token id");
+            ids.push_back(static_cast<std::int32_t>(v));
+        }
+        if (ids.empty())
+            throw Error(ErrorCode::BadInput, "--" + key + " holds no token ids");
+        return ids;
+    }
+    const Tokenizer& tokenizer()
+    {
+        if (!m_tokenizer)
+            m_tokenizer = loadModelTokenizer(m_loaded);
+        return *m_tokenizer;
+    }
+    const Tokenizer* maybeTokenizer()
+    {
+        if (!m_tokenizer && !m_triedTokenizer) {
+            m_triedTokenizer = true;
+            try {
+                m_tokenizer = loadModelTokenizer(m_loaded);
+            } catch (const Error&) { // a folder of weights only: ids stay numbers
+            }
+        }
+        return m_tokenizer.get();
+    }
+
+    const Args& m_args;
+    LoadedModel m_loaded;
+    std::unique_ptr<Tokenizer> m_tokenizer;
+    bool m_triedTokenizer = false;
+};
+
+// "L.H" (both from 1) to 0-based (layer, unit).
+std::pair<int, int> layerDotUnit(const std::string& text, const std::string& key)
+{
+    const auto dot = text.find('.');
+    try {
+        std::size_t a = 0, b = 0;
+        if (dot != std::string::npos) {
+            const int layer = std::stoi(text.substr(0, dot), &a);
+            const int unit = std::stoi(text.substr(dot + 1), &b);
+            if (a == dot && b == text.size() - dot - 1)
+                return {layer - 1, unit - 1};
+        }
+    } catch (const std::exception&) {
+    }
+    throw Error(ErrorCode::BadInput, "--" + key + " expects LAYER.HEAD (from 1), got \"" + text + "\"");
+}
+
+double finiteOr(double v, double fallback) { return std::isfinite(v) ? v : fallback; }
+
+// scores nested by the result's axes, outermost first (NaN cells, cancelled, as null).
+nlohmann::json nested(const PatchResult& r, std::size_t axis, std::size_t& at)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (int i = 0; i < r.shape[axis]; ++i) {
+        if (axis + 1 < r.shape.size()) {
+            out.push_back(nested(r, axis + 1, at));
+        } else {
+            const double v = r.scores[at++];
+            out.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
+        }
+    }
+    return out;
+}
+
+void writeJson(const std::string& path, const nlohmann::ordered_json& j)
+{
+    writeFileAtomically(path, j.dump(1) + "\n");
+    std::cerr << "wrote " << path << "\n";
+}
+
+} // namespace
+
+int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
+{
+    PatchInputs in(a, builtins);
+    PatchRequest request;
+    request.clean = in.prompt("clean");
+    request.corrupt = in.prompt("corrupt");
+    request.metric = in.metric();
+    request.component = patchComponentNamed(require(a, "component"));
+    request.perPosition = a.has("per-position");
+    request.noising = a.has("noising");
+    const std::string& out = require(a, "out");
+    const bool tty = ::isatty(2);
+    const auto r = patchActivations(in.model(), request, [&](const PatchResult&, int done, int total) {
+        if (tty || done == total)
+            std::fprintf(stderr, "%spatched %d of %d%s", tty ? "\r" : "", done, total, done == total ? "\n" : "");
+    });
+    nlohmann::ordered_json j;
+    j["m_clean"] = r.clean;
+    j["m_corrupt"] = r.corrupt;
+    std::size_t at = 0;
+    j["scores"] = nested(r, 0, at);
+    j["axes"] = r.axes; // every index counted from 1
+    j["component"] = require(a, "component");
+    j["metric"] = request.metric.describe();
+    j["direction"] = request.noising ? "noising" : "denoising";
+    j["clean_tokens"] = in.pieces(request.clean);
+    j["corrupt_tokens"] = in.pieces(request.corrupt);
+    writeJson(out, j);
+    return 0;
+}
+
+int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
+{
+    PatchInputs in(a, builtins);
+    PathPatchRequest request;
+    request.clean = in.prompt("clean");
+    request.corrupt = in.prompt("corrupt");
+    request.metric = in.metric();
+    request.noising = a.has("noising");
+    request.receiverHeadOnly = a.has("receiver-head-only");
+    std::tie(request.senderLayer, request.senderHead) = layerDotUnit(require(a, "sender"), "sender");
+    std::stringstream receivers(require(a, "receivers"));
+    for (std::string one; std::getline(receivers, one, ',');)
+        request.receivers.push_back(layerDotUnit(one, "receivers"));
+    const std::string input = require(a, "input");
+    if (input != "q" && input != "k" && input != "v")
+        throw Error(ErrorCode::BadInput, "--input must be q, k or v, got \"" + input + "\"");
+    request.input = patchComponentNamed(input);
+    const std::string& out = require(a, "out");
+    const auto r = pathPatch(in.model(), request);
+    nlohmann::ordered_json j;
+    j["m_clean"] = r.clean;
+    j["m_corrupt"] = r.corrupt;
+    j["score"] = r.score;
+    j["m_patched"] = finiteOr(r.patched, 0);
+    j["metric"] = request.metric.describe();
+    j["direction"] = request.noising ? "noising" : "denoising";
+    writeJson(out, j);
+    return 0;
+}
+
+} // namespace attnscope::cli

@@ -1,0 +1,358 @@
+// Activation and path patching (activation_patching.h), made of PatchedRun passes.
+#include "analysis/activation_patching.h"
+
+#include "analysis/patched_run.h"
+#include "util/error.h"
+#include "util/stop_token.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace attnscope::core {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Activation activationOf(PatchComponent c)
+{
+    switch (c) {
+    case PatchComponent::Queries: return Activation::Queries;
+    case PatchComponent::Keys: return Activation::Keys;
+    case PatchComponent::Values: return Activation::Values;
+    case PatchComponent::Residual: return Activation::Residual;
+    case PatchComponent::HeadOutput:
+    case PatchComponent::Pattern: break;
+    }
+    return Activation::HeadOutputs;
+}
+
+bool perKeyValueGroup(PatchComponent c) { return c == PatchComponent::Keys || c == PatchComponent::Values; }
+
+std::string tokenCount(std::size_t n) { return std::to_string(n) + (n == 1 ? " token" : " tokens"); }
+
+// Both prompts usable by this model: the same length, ids in range, answers in the vocabulary.
+void checkPrompts(const AttentionModel& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupt,
+                  const PatchMetric& metric)
+{
+    const ModelInfo& info = model.info();
+    if (!info.can.interventions)
+        throw Error(ErrorCode::BadInput, "activation patching needs a decoder (GPT-2 or a Llama-family model); " +
+                                             info.source + " is not one");
+    if (clean.empty() || corrupt.empty())
+        throw Error(ErrorCode::BadInput, std::string("the ") + (clean.empty() ? "clean" : "corrupted") + " prompt is empty");
+    if (clean.size() != corrupt.size()) {
+        std::size_t at = 0;
+        while (at < clean.size() && at < corrupt.size() && clean[at] == corrupt[at])
+            ++at;
+        throw Error(ErrorCode::BadInput, "the clean prompt has " + tokenCount(clean.size()) + " and the corrupted " +
+                                             tokenCount(corrupt.size()) + "; patching needs the same length (they first differ at token " +
+                                             std::to_string(at + 1) + ")");
+    }
+    std::vector<std::int32_t> answers;
+    if (metric.kind == PatchMetric::Kind::LogitDifference)
+        answers = {metric.answer, metric.wrong};
+    else if (metric.kind != PatchMetric::Kind::Loss)
+        answers = {metric.answer};
+    for (const std::int32_t id : answers)
+        if (id < 0 || id >= info.vocabSize)
+            throw Error(ErrorCode::BadInput, "answer token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                                                 std::to_string(info.vocabSize - 1) + ")");
+}
+
+// The two plain runs, recording what the patched runs reuse (the receiving prompt's residual stream at every layer)
+// and what they substitute (the donor's activation at every layer).
+struct PromptRuns {
+    RunRecording base, donor;
+    std::span<const std::int32_t> baseIds;
+    double clean = 0, corrupt = 0;
+};
+
+double normalised(double m, double clean, double corrupt) { return (m - corrupt) / (clean - corrupt); }
+
+void checkSeparated(double clean, double corrupt, const PatchMetric& metric)
+{
+    if (!(std::isfinite(clean) && std::isfinite(corrupt)) || clean == corrupt)
+        throw Error(ErrorCode::BadInput, "the " + metric.describe() + " is " + std::to_string(clean) +
+                                             " on both prompts (or not finite): there is no difference to attribute");
+}
+
+} // namespace
+
+PatchMetric::Kind PatchMetric::kindNamed(const std::string& name)
+{
+    if (name == "logit-diff")
+        return Kind::LogitDifference;
+    if (name == "prob")
+        return Kind::Probability;
+    if (name == "logprob")
+        return Kind::LogProbability;
+    if (name == "loss")
+        return Kind::Loss;
+    throw Error(ErrorCode::BadInput, "unknown metric '" + name + "' (logit-diff, prob, logprob or loss)");
+}
+
+std::string PatchMetric::describe() const
+{
+    switch (kind) {
+    case Kind::LogitDifference: return "logit difference";
+    case Kind::Probability: return "answer's probability";
+    case Kind::LogProbability: return "answer's log-probability";
+    case Kind::Loss: return "loss";
+    }
+    return "metric";
+}
+
+PatchComponent patchComponentNamed(const std::string& name)
+{
+    if (name == "head-out")
+        return PatchComponent::HeadOutput;
+    if (name == "q")
+        return PatchComponent::Queries;
+    if (name == "k")
+        return PatchComponent::Keys;
+    if (name == "v")
+        return PatchComponent::Values;
+    if (name == "pattern")
+        return PatchComponent::Pattern;
+    if (name == "resid")
+        return PatchComponent::Residual;
+    throw Error(ErrorCode::BadInput, "unknown component '" + name + "' (head-out, q, k, v, pattern or resid)");
+}
+
+double measurePatchMetric(const AttentionModel& model, const PatchMetric& metric, const std::vector<float>& finalResidual,
+                          int rows, std::span<const std::int32_t> clean)
+{
+    const int C = model.info().dModel;
+    std::vector<float> logits;
+    const bool everyRow = metric.kind == PatchMetric::Kind::Loss;
+    const float* from = finalResidual.data() + (everyRow ? 0 : static_cast<std::size_t>(rows - 1) * C);
+    if (!model.readOut(from, everyRow ? rows : 1, logits))
+        throw Error(ErrorCode::BadInput, model.info().source + " has no output layer to measure patching by");
+    const int V = static_cast<int>(logits.size() / static_cast<std::size_t>(everyRow ? rows : 1));
+    auto logSoftmax = [&](const float* row, std::int32_t id) {
+        const float top = *std::max_element(row, row + V);
+        double sum = 0;
+        for (int i = 0; i < V; ++i)
+            sum += std::exp(static_cast<double>(row[i]) - top);
+        return static_cast<double>(row[id]) - top - std::log(sum);
+    };
+    switch (metric.kind) {
+    case PatchMetric::Kind::LogitDifference:
+        return static_cast<double>(logits[static_cast<std::size_t>(metric.answer)]) - logits[static_cast<std::size_t>(metric.wrong)];
+    case PatchMetric::Kind::Probability: return std::exp(logSoftmax(logits.data(), metric.answer));
+    case PatchMetric::Kind::LogProbability: return logSoftmax(logits.data(), metric.answer);
+    case PatchMetric::Kind::Loss: {
+        if (rows < 2)
+            throw Error(ErrorCode::BadInput, "the loss needs a prompt of at least two tokens");
+        double loss = 0;
+        for (int r = 0; r + 1 < rows; ++r)
+            loss -= logSoftmax(logits.data() + static_cast<std::size_t>(r) * V, clean[static_cast<std::size_t>(r + 1)]);
+        return loss / (rows - 1);
+    }
+    }
+    return kNaN;
+}
+
+namespace {
+
+double measure(const AttentionModel& model, const PatchMetric& metric, const RunRecording& run,
+               std::span<const std::int32_t> clean)
+{
+    return measurePatchMetric(model, metric, run.get(Activation::Residual, model.info().layers), run.rows, clean);
+}
+
+// Runs both prompts once. The receiving prompt (corrupted when denoising) records its residual stream at every layer;
+// the donor records `donorWants` at every layer (patterns with `donorPatterns`).
+PromptRuns runPrompts(const AttentionModel& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupt,
+                      bool noising, const PatchMetric& metric, const std::vector<Activation>& baseWants,
+                      const std::vector<Activation>& donorWants, bool donorPatterns, const StopToken* stop)
+{
+    const int layers = model.info().layers;
+    PromptRuns runs;
+    runs.baseIds = noising ? clean : corrupt;
+    PatchedRun base, donor;
+    base.recordEveryLayer(Activation::Residual, layers);
+    for (Activation a : baseWants)
+        base.recordEveryLayer(a, layers);
+    for (Activation a : donorWants)
+        donor.recordEveryLayer(a, layers);
+    if (donorPatterns)
+        donor.recordPatterns();
+    base.run(model, runs.baseIds, stop);
+    donor.run(model, noising ? corrupt : clean, stop);
+    runs.base = base.takeRecording();
+    runs.donor = donor.takeRecording();
+    const double baseMetric = measure(model, metric, runs.base, clean);
+    const double donorMetric = measure(model, metric, runs.donor, clean);
+    runs.clean = noising ? baseMetric : donorMetric;
+    runs.corrupt = noising ? donorMetric : baseMetric;
+    checkSeparated(runs.clean, runs.corrupt, metric);
+    return runs;
+}
+
+} // namespace
+
+PatchResult patchActivations(const AttentionModel& model, const PatchRequest& request, const PatchProgress& progress,
+                             const StopToken* stop)
+{
+    checkPrompts(model, request.clean, request.corrupt, request.metric);
+    const ModelInfo& info = model.info();
+    const int T = static_cast<int>(request.clean.size());
+    const PatchComponent component = request.component;
+    const Activation act = activationOf(component);
+    const bool residual = component == PatchComponent::Residual;
+    const bool pattern = component == PatchComponent::Pattern;
+
+    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, {},
+                                 pattern ? std::vector<Activation>{} : std::vector<Activation>{act}, pattern, stop);
+
+    PatchResult result;
+    result.clean = runs.clean;
+    result.corrupt = runs.corrupt;
+    const bool grouped = perKeyValueGroup(component) && info.kvHeads != info.heads;
+    if (residual) {
+        result.axes = {"layer", "position"};
+        result.shape = {info.layers + 1, T};
+    } else {
+        result.axes = {"layer", grouped ? "group" : "head"};
+        result.shape = {info.layers, perKeyValueGroup(component) ? info.kvHeads : info.heads};
+        if (request.perPosition) {
+            result.axes.push_back("position");
+            result.shape.push_back(T);
+        }
+    }
+    std::size_t cells = 1;
+    for (int n : result.shape)
+        cells *= static_cast<std::size_t>(n);
+    result.scores.assign(cells, kNaN);
+    result.metrics.assign(cells, kNaN);
+
+    // Cells in layer order: each run starts at its layer from the receiving prompt's recorded stream.
+    const int units = residual ? 1 : result.shape[1];
+    const int positions = residual || request.perPosition ? T : 1;
+    const int total = static_cast<int>(cells);
+    int done = 0;
+    try {
+        for (int layer = 0; layer < result.shape[0]; ++layer)
+            for (int unit = 0; unit < units; ++unit)
+                for (int p = 0; p < positions; ++p) {
+                    const int position = residual || request.perPosition ? p : -1;
+                    PatchedRun run;
+                    run.startAt(layer, &runs.base.get(Activation::Residual, layer));
+                    if (pattern)
+                        run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
+                    else
+                        run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
+                    run.run(model, runs.baseIds, stop);
+                    const double m = measure(model, request.metric, run.recording(), request.clean);
+                    result.metrics[static_cast<std::size_t>(done)] = m;
+                    result.scores[static_cast<std::size_t>(done)] = normalised(m, runs.clean, runs.corrupt);
+                    ++done;
+                    ++result.runs;
+                    if (progress)
+                        progress(result, done, total);
+                }
+    } catch (const Error& e) {
+        if (e.code() != ErrorCode::Cancelled)
+            throw;
+        result.partial = true;
+    }
+    return result;
+}
+
+PathPatchResult pathPatch(const AttentionModel& model, const PathPatchRequest& request, const StopToken* stop)
+{
+    checkPrompts(model, request.clean, request.corrupt, request.metric);
+    const ModelInfo& info = model.info();
+    const PatchComponent input = request.input;
+    if (input != PatchComponent::Queries && input != PatchComponent::Keys && input != PatchComponent::Values)
+        throw Error(ErrorCode::BadInput, "path patching patches the receivers' queries, keys or values (q, k or v)");
+    if (request.senderLayer < 0 || request.senderLayer >= info.layers || request.senderHead < 0 ||
+        request.senderHead >= info.heads)
+        throw Error(ErrorCode::BadInput, "no sender head " + std::to_string(request.senderHead + 1) + " in layer " +
+                                             std::to_string(request.senderLayer + 1) + " (the model has " +
+                                             std::to_string(info.layers) + " layers of " + std::to_string(info.heads) + " heads)");
+    if (request.receivers.empty())
+        throw Error(ErrorCode::BadInput, "path patching needs at least one receiver");
+    const bool headOnly = request.receiverHeadOnly && perKeyValueGroup(input) && info.kvHeads != info.heads;
+    const int receiverUnits = perKeyValueGroup(input) && !headOnly ? info.kvHeads : info.heads;
+    std::set<int> receiverLayers;
+    for (const auto& [layer, unit] : request.receivers) {
+        if (layer <= request.senderLayer || layer >= info.layers)
+            throw Error(ErrorCode::BadInput, "receiver layer " + std::to_string(layer + 1) + " must come after the sender's layer " +
+                                                 std::to_string(request.senderLayer + 1) + " and be at most " +
+                                                 std::to_string(info.layers));
+        if (unit < 0 || unit >= receiverUnits)
+            throw Error(ErrorCode::BadInput, "no receiver " + std::string(receiverUnits == info.heads ? "head " : "key/value group ") +
+                                                 std::to_string(unit + 1) + " in layer " + std::to_string(layer + 1) +
+                                                 " (there are " + std::to_string(receiverUnits) + ")");
+        receiverLayers.insert(layer);
+    }
+    const Activation act = activationOf(input);
+    const int groupSize = info.heads / std::max(1, info.kvHeads);
+
+    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric,
+                                 {Activation::HeadOutputs}, {Activation::HeadOutputs}, false, stop);
+    PathPatchResult result;
+    result.clean = runs.clean;
+    result.corrupt = runs.corrupt;
+
+    // 1. The sender's output from the donor, every other head frozen at its receiving-run output; the receivers' inputs
+    //    as that run computes them.
+    const int lastReceiver = *receiverLayers.rbegin();
+    PatchedRun senderRun;
+    senderRun.startAt(request.senderLayer, &runs.base.get(Activation::Residual, request.senderLayer));
+    for (int l = request.senderLayer; l < lastReceiver; ++l)
+        senderRun.substitute({Activation::HeadOutputs, l, -1, -1, &runs.base.get(Activation::HeadOutputs, l)});
+    senderRun.substitute({Activation::HeadOutputs, request.senderLayer, request.senderHead, -1,
+                          &runs.donor.get(Activation::HeadOutputs, request.senderLayer)});
+    for (int l : receiverLayers)
+        senderRun.record(act, l);
+    senderRun.run(model, runs.baseIds, stop);
+    const RunRecording& inputs = senderRun.recording();
+
+    // 2. The receiving run with only the receivers' inputs replaced.
+    if (!headOnly) {
+        PatchedRun patched;
+        patched.startAt(*receiverLayers.begin(), &runs.base.get(Activation::Residual, *receiverLayers.begin()));
+        for (const auto& [layer, unit] : request.receivers)
+            patched.substitute({act, layer, unit, -1, &inputs.get(act, layer)});
+        patched.run(model, runs.baseIds, stop);
+        result.patched = measure(model, request.metric, patched.recording(), request.clean);
+    } else {
+        // One query head of a group sees the recomputed keys or values, its group's other heads the originals: per
+        // receiver layer, one run with the whole group replaced gives the receiver heads' outputs, and a second run
+        // takes only those outputs. The stream carries on from that run to the next receiver layer.
+        const std::vector<float>* stream = &runs.base.get(Activation::Residual, *receiverLayers.begin());
+        RunRecording carried;
+        for (int layer : receiverLayers) {
+            PatchedRun grouped;
+            grouped.startAt(layer, stream);
+            for (const auto& [l, head] : request.receivers)
+                if (l == layer)
+                    grouped.substitute({act, layer, head / groupSize, -1, &inputs.get(act, layer)});
+            grouped.record(Activation::HeadOutputs, layer);
+            grouped.run(model, runs.baseIds, stop);
+            const RunRecording outputs = grouped.takeRecording();
+            PatchedRun single;
+            single.startAt(layer, stream);
+            for (const auto& [l, head] : request.receivers)
+                if (l == layer)
+                    single.substitute({Activation::HeadOutputs, layer, head, -1, &outputs.get(Activation::HeadOutputs, layer)});
+            single.recordEveryLayer(Activation::Residual, info.layers);
+            single.run(model, runs.baseIds, stop);
+            carried = single.takeRecording();
+            auto next = receiverLayers.upper_bound(layer);
+            stream = next == receiverLayers.end() ? nullptr : &carried.get(Activation::Residual, *next);
+            if (next == receiverLayers.end())
+                result.patched = measure(model, request.metric, carried, request.clean);
+        }
+    }
+    result.score = normalised(result.patched, runs.clean, runs.corrupt);
+    return result;
+}
+
+} // namespace attnscope::core
