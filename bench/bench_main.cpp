@@ -9,6 +9,7 @@
 #include "random_models.h"
 #include "seq2seq_bench.h"
 #include "vision_bench.h"
+#include "patch_bench.h"
 #include "util/memory_info.h"
 #include "io/safetensors.h"
 #include "util/cpu_features.h"
@@ -106,6 +107,9 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "vision")
         return bench::visionCapture(stringArg("--shape", "dinov2-small"), intArg("--image", 0), intArg("--threads", 2),
                                     intArg("--rounds", 5));
+    if (argc >= 2 && std::string(argv[1]) == "patch")
+        return bench::patchHeads(stringArg("--model", "gpt2-small"), intArg("--tokens", 20), intArg("--threads", 2),
+                                 intArg("--rounds", 3));
     if (argc >= 2 && std::string(argv[1]) == "seq2seq")
         return bench::seq2seqTranslate(stringArg("--shape", "marian"), intArg("--source-tokens", 30),
                                        intArg("--new-tokens", 30), intArg("--threads", 2), intArg("--rounds", 5));

@@ -167,6 +167,43 @@ void writeRandomLlama(const LlamaShape& s, const fs::path& dir, DType dtype, con
         fs::copy_file(tokenizerJson, dir / "tokenizer.json", fs::copy_options::overwrite_existing);
 }
 
+fs::path randomGpt2SmallFolder()
+{
+    const fs::path dir = fs::temp_directory_path() / "attnscope-bench-gpt2-small-f32";
+    if (fs::exists(dir / "model.safetensors"))
+        return dir;
+    fs::create_directories(dir);
+    const std::int64_t C = 768, layers = 12, heads = 12, vocab = 50257, positions = 1024;
+    std::ofstream(dir / "config.json") << nlohmann::json{{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},
+                                                         {"vocab_size", vocab}, {"n_positions", positions},
+                                                         {"n_embd", C}, {"n_head", heads}, {"n_layer", layers},
+                                                         {"activation_function", "gelu_new"},
+                                                         {"layer_norm_epsilon", 1e-5}}.dump(2);
+    Draw draw(4002);
+    std::vector<OutputTensor> w;
+    w.push_back(draw.normal("wte.weight", {vocab, C}, 0.02f));
+    w.push_back(draw.normal("wpe.weight", {positions, C}, 0.01f));
+    w.push_back(Draw::constant("ln_f.weight", {C}, 1));
+    w.push_back(Draw::constant("ln_f.bias", {C}, 0));
+    for (int l = 0; l < layers; ++l) { // Conv1D weights: [in, out]
+        const std::string p = "h." + std::to_string(l) + ".";
+        w.push_back(Draw::constant(p + "ln_1.weight", {C}, 1));
+        w.push_back(Draw::constant(p + "ln_1.bias", {C}, 0));
+        w.push_back(draw.normal(p + "attn.c_attn.weight", {C, 3 * C}, 0.06f));
+        w.push_back(Draw::constant(p + "attn.c_attn.bias", {3 * C}, 0));
+        w.push_back(draw.normal(p + "attn.c_proj.weight", {C, C}, 0.02f));
+        w.push_back(Draw::constant(p + "attn.c_proj.bias", {C}, 0));
+        w.push_back(Draw::constant(p + "ln_2.weight", {C}, 1));
+        w.push_back(Draw::constant(p + "ln_2.bias", {C}, 0));
+        w.push_back(draw.normal(p + "mlp.c_fc.weight", {C, 4 * C}, 0.02f));
+        w.push_back(Draw::constant(p + "mlp.c_fc.bias", {4 * C}, 0));
+        w.push_back(draw.normal(p + "mlp.c_proj.weight", {4 * C, C}, 0.02f));
+        w.push_back(Draw::constant(p + "mlp.c_proj.bias", {C}, 0));
+    }
+    writeSafetensors((dir / "model.safetensors").string(), w);
+    return dir;
+}
+
 fs::path randomLlamaFolder(const std::string& shapeName)
 {
     const fs::path dir = fs::temp_directory_path() / ("attnscope-bench-" + shapeName + "-f32");

@@ -44,6 +44,9 @@ std::unique_ptr<core::Tokenizer> textTokenizer(const core::LoadedModel& loaded);
 void writeRandomLlama(const LlamaShape& shape, const std::filesystem::path& dir, core::DType dtype,
                       const std::string& tokenizerJson = {});
 
+// A random F32 GPT-2 small (12 layers x 12 heads, 768 wide, 50,257 tokens) under the system temp folder, written once.
+std::filesystem::path randomGpt2SmallFolder();
+
 // A random F32 model of the named shape under the system temp folder, written once and reused.
 std::filesystem::path randomLlamaFolder(const std::string& shapeName);
 

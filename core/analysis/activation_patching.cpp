@@ -66,9 +66,31 @@ void checkPrompts(const AttentionModel& model, std::span<const std::int32_t> cle
 // and what they substitute (the donor's activation at every layer).
 struct PromptRuns {
     RunRecording base, donor;
+    std::unique_ptr<RunState> baseEnd; // what a patched run resumes from
     std::span<const std::int32_t> baseIds;
     double clean = 0, corrupt = 0;
 };
+
+// The first position (query row) where unit `unit` (-1: all) of two recordings differs, at `position` only when it is
+// >= 0; T when nowhere. Recordings are [T, units * width], or patterns [units, T, T] (rowWidth T).
+int firstChange(const std::vector<float>& a, const std::vector<float>& b, int unit, int units, int T, int rowWidth,
+                int position)
+{
+    const bool patterns = rowWidth > 0;
+    const std::size_t width = patterns ? static_cast<std::size_t>(rowWidth) : a.size() / static_cast<std::size_t>(T) / units;
+    for (int r = 0; r < T; ++r) {
+        if (position >= 0 && r != position)
+            continue;
+        for (int g = unit < 0 ? 0 : unit; g < (unit < 0 ? units : unit + 1); ++g) {
+            const std::size_t at = patterns ? (static_cast<std::size_t>(g) * T + r) * width
+                                            : (static_cast<std::size_t>(r) * units + g) * width;
+            if (!std::equal(a.begin() + static_cast<std::ptrdiff_t>(at), a.begin() + static_cast<std::ptrdiff_t>(at + width),
+                            b.begin() + static_cast<std::ptrdiff_t>(at)))
+                return r;
+        }
+    }
+    return T;
+}
 
 double normalised(double m, double clean, double corrupt) { return (m - corrupt) / (clean - corrupt); }
 
@@ -126,6 +148,26 @@ double measurePatchMetric(const AttentionModel& model, const PatchMetric& metric
                           int rows, std::span<const std::int32_t> clean)
 {
     const int C = model.info().dModel;
+    if (metric.kind == PatchMetric::Kind::LogitDifference) {
+        // Two logits, not the vocabulary's: each is its unembedding direction (the final norm's scale at this stream)
+        // times the stream, plus a constant; a read-out soft cap applies after.
+        const float* last = finalResidual.data() + static_cast<std::size_t>(rows - 1) * C;
+        auto logit = [&](std::int32_t token, double& out) {
+            std::vector<float> direction;
+            double constant = 0;
+            if (!model.logitDirection(last, token, direction, constant))
+                return false;
+            double z = constant;
+            for (int i = 0; i < C; ++i)
+                z += static_cast<double>(direction[static_cast<std::size_t>(i)]) * last[i];
+            const double cap = model.info().logitSoftCap;
+            out = cap > 0 ? cap * std::tanh(z / cap) : z;
+            return true;
+        };
+        double a = 0, b = 0;
+        if (logit(metric.answer, a) && logit(metric.wrong, b))
+            return a - b;
+    }
     std::vector<float> logits;
     const bool everyRow = metric.kind == PatchMetric::Kind::Loss;
     const float* from = finalResidual.data() + (everyRow ? 0 : static_cast<std::size_t>(rows - 1) * C);
@@ -165,10 +207,10 @@ double measure(const AttentionModel& model, const PatchMetric& metric, const Run
 }
 
 // Runs both prompts once. The receiving prompt (corrupted when denoising) records its residual stream at every layer;
-// the donor records `donorWants` at every layer (patterns with `donorPatterns`).
+// the donor records `donorWants` at every layer (both record patterns with `patterns`).
 PromptRuns runPrompts(const AttentionModel& model, std::span<const std::int32_t> clean, std::span<const std::int32_t> corrupt,
                       bool noising, const PatchMetric& metric, const std::vector<Activation>& baseWants,
-                      const std::vector<Activation>& donorWants, bool donorPatterns, const StopToken* stop)
+                      const std::vector<Activation>& donorWants, bool patterns, const StopToken* stop)
 {
     const int layers = model.info().layers;
     PromptRuns runs;
@@ -179,10 +221,13 @@ PromptRuns runPrompts(const AttentionModel& model, std::span<const std::int32_t>
         base.recordEveryLayer(a, layers);
     for (Activation a : donorWants)
         donor.recordEveryLayer(a, layers);
-    if (donorPatterns)
+    if (patterns) {
+        base.recordPatterns();
         donor.recordPatterns();
+    }
     base.run(model, runs.baseIds, stop);
     donor.run(model, noising ? corrupt : clean, stop);
+    runs.baseEnd = base.takeState();
     runs.base = base.takeRecording();
     runs.donor = donor.takeRecording();
     const double baseMetric = measure(model, metric, runs.base, clean);
@@ -206,8 +251,9 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
     const bool residual = component == PatchComponent::Residual;
     const bool pattern = component == PatchComponent::Pattern;
 
-    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, {},
-                                 pattern ? std::vector<Activation>{} : std::vector<Activation>{act}, pattern, stop);
+    const std::vector<Activation> wants = pattern ? std::vector<Activation>{} : std::vector<Activation>{act};
+    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, wants, wants,
+                                 pattern, stop);
 
     PatchResult result;
     result.clean = runs.clean;
@@ -230,7 +276,9 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
     result.scores.assign(cells, kNaN);
     result.metrics.assign(cells, kNaN);
 
-    // Cells in layer order: each run starts at its layer from the receiving prompt's recorded stream.
+    // Cells in layer order: each run starts at its layer from the receiving prompt's recorded stream, and at the first
+    // position its patch changes (a unit equal in both runs there is the receiving run's metric, with no run at all).
+    const double baseMetric = request.noising ? runs.clean : runs.corrupt;
     const int units = residual ? 1 : result.shape[1];
     const int positions = residual || request.perPosition ? T : 1;
     const int total = static_cast<int>(cells);
@@ -240,18 +288,28 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
             for (int unit = 0; unit < units; ++unit)
                 for (int p = 0; p < positions; ++p) {
                     const int position = residual || request.perPosition ? p : -1;
-                    PatchedRun run;
-                    run.startAt(layer, &runs.base.get(Activation::Residual, layer));
-                    if (pattern)
-                        run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
-                    else
-                        run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
-                    run.run(model, runs.baseIds, stop);
-                    const double m = measure(model, request.metric, run.recording(), request.clean);
+                    // Positions before the first the patch changes run as in the receiving run: resumed from it.
+                    const int from = pattern ? firstChange(runs.donor.pattern(layer), runs.base.pattern(layer), unit,
+                                                           info.heads, T, T, position)
+                                             : firstChange(runs.donor.get(act, layer), runs.base.get(act, layer),
+                                                           residual ? -1 : unit, residual ? 1 : result.shape[1], T,
+                                                           0, position);
+                    double m = baseMetric;
+                    if (from < T) {
+                        PatchedRun run;
+                        run.startAt(layer, &runs.base.get(Activation::Residual, layer));
+                        run.resumeFrom(*runs.baseEnd, from, runs.base);
+                        if (pattern)
+                            run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
+                        else
+                            run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
+                        run.run(model, runs.baseIds, stop);
+                        m = measure(model, request.metric, run.recording(), request.clean);
+                        ++result.runs;
+                    }
                     result.metrics[static_cast<std::size_t>(done)] = m;
                     result.scores[static_cast<std::size_t>(done)] = normalised(m, runs.clean, runs.corrupt);
                     ++done;
-                    ++result.runs;
                     if (progress)
                         progress(result, done, total);
                 }

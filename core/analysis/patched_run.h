@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -53,18 +54,25 @@ public:
 
     // Layers before `layer` are skipped; `residual` ([rows, dModel]) is their output.
     void startAt(int layer, const std::vector<float>* residual);
+    // Only the tokens from `keep` on are run, continuing `segmentEnd` (the end state of another run of the same ids,
+    // whose recording `earlier` fills the first `keep` rows of what this run records): what a patch that changes
+    // nothing before position `keep` may skip. Families that cannot resume run every token.
+    void resumeFrom(const RunState& segmentEnd, int keep, const RunRecording& earlier);
     // Applied in the order given, so a later one overrides an earlier one where they overlap.
     void substitute(const Substitution& s) { m_subs.push_back(s); }
     void substitutePattern(const PatternSubstitution& s) { m_patternSubs.push_back(s); }
     void record(Activation what, int layer) { m_record.push_back({what, layer}); }
     void recordEveryLayer(Activation what, int layers);
-    void recordPatterns() { m_recordPatterns = true; }
+    void recordPatterns() { m_recordPatterns = true; } // of a run that is not resumed
     // The stream after the last layer is always recorded: what the metric reads.
     const RunRecording& recording() const { return m_recording; }
     RunRecording takeRecording() { return std::move(m_recording); }
 
-    // Runs `ids` from an empty state through this intervention.
+    // Runs `ids` from an empty state (or the resumed one) through this intervention.
     void run(const AttentionModel& model, std::span<const std::int32_t> ids, const StopToken* stop);
+    // The state the run ended in (what a later run resumes from); null before run().
+    const RunState* endState() const { return m_state.get(); }
+    std::unique_ptr<RunState> takeState() { return std::move(m_state); }
 
     int firstLayer() const override { return m_first; }
     void onActivation(Activation what, int layer, const ActivationRows& rows) override;
@@ -74,6 +82,10 @@ public:
 private:
     int m_first = 0;
     int m_layers = 0;
+    const RunState* m_resumeFrom = nullptr;
+    int m_keep = 0;
+    const RunRecording* m_earlier = nullptr;
+    std::unique_ptr<RunState> m_state;
     const std::vector<float>* m_startResidual = nullptr;
     std::vector<Substitution> m_subs;
     std::vector<PatternSubstitution> m_patternSubs;
