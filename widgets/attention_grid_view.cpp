@@ -237,7 +237,12 @@ AttentionGridView::AttentionGridView(QWidget* parent)
     m_plot->axisRect()->setRangeZoomAxes(m_plot->xAxis, m_plot->yAxis);
     // Labels depend on the pixels per cell: recompute them whenever the layout is settled (also when a figure is
     // exported at another size, which re-lays out the plot) and when the visible range changes.
-    connect(m_plot, &QCustomPlot::afterLayout, this, [this] { updateTicks(); });
+    // The axes took their ticks before this layout, so labels that change here are drawn by one more (queued) replot:
+    // without it a grid laid out small first (a window opening, a partial result) kept its sparse labels when it grew.
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (updateTicks())
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+    });
     // Zoom stops where a few cells fill the view (further in shows nothing) and where the whole grid fits with a
     // margin (further out only shrinks it).
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
@@ -395,10 +400,11 @@ void AttentionGridView::updateColours()
     m_plot->axisRect()->setBackground(QBrush(QColor(250, 250, 250))); // masked cells: near-white, not colour
 }
 
-void AttentionGridView::updateTicks()
+bool AttentionGridView::updateTicks()
 {
     if (!m_data)
-        return;
+        return false;
+    const auto before = std::pair{m_xTicker->ticks(), m_yTicker->ticks()};
     const QFontMetrics fm(m_plot->xAxis->tickLabelFont());
     // Key labels are drawn slanted below the grid: a budget of the plot's height (less in presentation mode, where the
     // class must see the cells) caps their length, so long tokens never take the grid's room.
@@ -423,6 +429,7 @@ void AttentionGridView::updateTicks()
     };
     fill(m_plot->xAxis, m_xTicker.data(), m_data->colLabels, m_data->cols, m_plot->axisRect()->width(), keyChars);
     fill(m_plot->yAxis, m_yTicker.data(), m_data->rowLabels, m_data->rows, m_plot->axisRect()->height(), defaultChars);
+    return before != std::pair{m_xTicker->ticks(), m_yTicker->ticks()};
 }
 
 void AttentionGridView::resetView()

@@ -83,7 +83,8 @@ protected:
 private:
     void rebuild();
     void updateColours();
-    void updateTicks();
+    // Tick labels for the cells' current size; true when they changed (a replot is then needed to draw them).
+    bool updateTicks();
     QString tooltipFor(int row, int col) const;
 
     QCustomPlot* m_plot = nullptr;

@@ -4,6 +4,7 @@
 
 #include "analysis/activation_patching.h"
 #include "model/model_loader.h"
+#include "run/patch_prompts.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -49,26 +50,16 @@ public:
                                                  "-ids \"ID ID ...\" (one of them)");
         if (ids)
             return parseIds(m_args.options.at(which + "-ids"), which + "-ids");
-        std::vector<std::int32_t> out;
-        for (const auto& t : tokenizer().encodeWithSpecial(m_args.options.at(which)))
-            out.push_back(t.id);
-        return out;
+        return promptIds(tokenizer(), m_args.options.at(which));
     }
 
-    // An answer as a token id (digits) or a word, which must be one token (tried with a leading space first, as it
-    // would follow the prompt).
+    // An answer as a token id (digits) or a one-token word (core/run/patch_prompts.h).
     std::int32_t answer(const std::string& key)
     {
         const std::string& v = require(m_args, key);
         if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos)
             return parseIds(v, key).front();
-        for (const std::string& form : {" " + v, v}) {
-            const auto tokens = tokenizer().encode(form);
-            if (tokens.size() == 1)
-                return tokens.front().id;
-        }
-        throw Error(ErrorCode::BadInput, "--" + key + " \"" + v + "\" is more than one token for this model's tokenizer; "
-                                                                  "give one token (or its id)");
+        return answerToken(tokenizer(), v);
     }
 
     PatchMetric metric()
@@ -80,6 +71,13 @@ public:
         if (m.kind == PatchMetric::Kind::LogitDifference)
             m.wrong = answer("wrong");
         return m;
+    }
+
+    // Prompts of different lengths: said with the tokens where they part (the core says it with ids only).
+    void checkLengths(const std::vector<std::int32_t>& clean, const std::vector<std::int32_t>& corrupt)
+    {
+        if (clean.size() != corrupt.size() && maybeTokenizer())
+            throw Error(ErrorCode::BadInput, promptLengthProblem(*maybeTokenizer(), clean, corrupt));
     }
 
     // The tokens as the model's tokenizer spells them (ids in angle brackets when there is none).
@@ -188,6 +186,7 @@ int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
     PatchRequest request;
     request.clean = in.prompt("clean");
     request.corrupt = in.prompt("corrupt");
+    in.checkLengths(request.clean, request.corrupt);
     request.metric = in.metric();
     request.component = patchComponentNamed(require(a, "component"));
     request.perPosition = a.has("per-position");
@@ -219,6 +218,7 @@ int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
     PathPatchRequest request;
     request.clean = in.prompt("clean");
     request.corrupt = in.prompt("corrupt");
+    in.checkLengths(request.clean, request.corrupt);
     request.metric = in.metric();
     request.noising = a.has("noising");
     request.receiverHeadOnly = a.has("receiver-head-only");

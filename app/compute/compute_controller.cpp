@@ -7,10 +7,12 @@
 #include "util/error.h"
 #include "util/text_file.h"
 #include "analysis/head_ablation.h"
+#include "run/patch_prompts.h"
 #include "analysis/qk_space.h"
 #include "analysis/rollout.h"
 #include "analysis/surprisal.h"
 #include "views/analysis_figures.h"
+#include "views/patching_figures.h"
 #include "views/comparison_builder.h"
 #include "views/grid_builder.h"
 #include "views/thumbnails.h"
@@ -823,8 +825,89 @@ void ComputeController::dropText()
     m_text.reset();
 }
 
+void ComputeController::requestPatching(const PatchingRequest& request)
+{
+    if (!m_model)
+        return;
+    const ModelBundlePtr model = m_model;
+    const QString what = tr("Activation patching");
+    submit<PatchingResult>(
+        m_background, m_patch, tr("Patching…"),
+        [this, model, request, what](const JobContext& ctx) {
+            auto r = std::make_shared<PatchingResult>();
+            r->model = model;
+            r->request = request;
+            const auto& tok = *model->tokenizer;
+            for (const auto& t : tok.encodeWithSpecial(request.clean.toStdString())) {
+                r->cleanIds.push_back(t.id);
+                r->cleanTokens << tokenLabel(t);
+            }
+            for (const auto& t : tok.encodeWithSpecial(request.corrupt.toStdString())) {
+                r->corruptIds.push_back(t.id);
+                r->corruptTokens << tokenLabel(t);
+            }
+            const std::string lengths = core::promptLengthProblem(tok, r->cleanIds, r->corruptIds);
+            if (!lengths.empty())
+                throw core::Error(core::ErrorCode::BadInput, lengths);
+            core::PatchRequest p;
+            p.clean = r->cleanIds;
+            p.corrupt = r->corruptIds;
+            p.component = request.component;
+            p.perPosition = request.perPosition;
+            p.noising = request.noising;
+            p.metric.answer = core::answerToken(tok, request.answer.toStdString());
+            p.metric.wrong = core::answerToken(tok, request.wrong.toStdString());
+            // Partial heatmaps at most five times a second, and progress with them.
+            auto clock = std::make_shared<QElapsedTimer>();
+            clock->start();
+            auto progress = [&ctx, this, r, clock, what](const core::PatchResult& partial, int done, int total) {
+                if (clock->elapsed() < 200 && done != total)
+                    return;
+                clock->restart();
+                auto copy = std::make_shared<PatchingResult>(*r);
+                copy->result = partial;
+                copy->running = done < total;
+                copy->done = done;
+                copy->total = total;
+                ctx.post([this, copy, what, done, total] {
+                    emit analysisProgress(what, done, total);
+                    emit patchingUpdated(copy);
+                });
+            };
+            r->result = core::patchActivations(*model->loaded.model, p, progress, &ctx.stop());
+            r->total = static_cast<int>(r->result.scores.size());
+            r->done = r->result.partial ? r->result.runs : r->total;
+            return std::shared_ptr<const PatchingResult>(r);
+        },
+        [this](PatchingResultPtr r) { emit patchingUpdated(r); },
+        [this](const JobFailure& f) { emit patchingFailed(f.message, f.cancelled); });
+}
+
+void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int layer, int head)
+{
+    if (!patching)
+        return;
+    submit<PaperFigure>(
+        m_background, m_pair, tr("Capturing both prompts…"),
+        [patching, layer, head](const JobContext&) {
+            const auto& model = *patching->model;
+            std::vector<widgets::GridDataPtr> grids;
+            for (const QString& text : {patching->request.clean, patching->request.corrupt}) {
+                const auto capture = core::captureText(*model.loaded.model, *model.tokenizer, text.toStdString(), {});
+                ViewSelection s;
+                s.layer = layer;
+                s.heads = {head};
+                grids.push_back(buildGrid(*capture, model.displayName, s));
+            }
+            return std::make_shared<const PaperFigure>(promptPairFigure(grids[0], grids[1], model.displayName, layer, head));
+        },
+        [this](FigurePtr f) { emit promptPairReady(f); },
+        [this](const JobFailure& f) { emit analysisFailed(tr("Both prompts"), f.message, f.cancelled); });
+}
+
 void ComputeController::cancel()
 {
+    m_patch.cancel();
     m_textJob.cancel();
     m_grid.cancel();
     m_atlas.cancel();

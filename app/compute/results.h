@@ -6,6 +6,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/expert_routing.h"
 #include "analysis/relpos_scan.h"
+#include "analysis/activation_patching.h"
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
 #include "image/image_capture.h"
@@ -86,5 +87,26 @@ struct NextTokenResult {
 };
 using NextTokenResultPtr = std::shared_ptr<const NextTokenResult>;
 using FigurePtr = std::shared_ptr<const PaperFigure>;
+
+// Activation patching as the window asks for it: prompts and answers as typed (core/run/patch_prompts.h reads them).
+struct PatchingRequest {
+    QString clean, corrupt;
+    QString answer, wrong; // words of one token, or token ids
+    core::PatchComponent component = core::PatchComponent::HeadOutput;
+    bool perPosition = false;
+    bool noising = false;
+};
+
+// A patching run's scores so far (running) or all of them, with the prompts' tokens for the heatmap's labels.
+struct PatchingResult {
+    ModelBundlePtr model;
+    PatchingRequest request;
+    core::PatchResult result;
+    std::vector<std::int32_t> cleanIds, corruptIds;
+    QStringList cleanTokens, corruptTokens;
+    bool running = false;
+    int done = 0, total = 0;
+};
+using PatchingResultPtr = std::shared_ptr<const PatchingResult>;
 
 } // namespace attnscope::app

@@ -20,6 +20,8 @@
 #include "util/text_file.h"
 #include "views/grid_builder.h"
 #include "views/analysis_figures.h"
+#include "views/patching_figures.h"
+#include "run/patch_prompts.h"
 #include "views/paper_figures.h"
 
 #include "analysis/head_ablation.h"
@@ -103,7 +105,7 @@ void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const s
                  static_cast<long long>(scan.tokens));
 }
 
-// --view atlas|bands|rollout|ablation|lens: an analysis of the text drawn like its window shows it.
+// --view atlas|bands|rollout|ablation|patch|lens: an analysis of the text drawn like its window shows it.
 void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     const QString view = p.value("view");
@@ -173,6 +175,42 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             std::fprintf(stderr, "\n");
             figure = ablationFigure(r, bundle.displayName, static_cast<int>(ids.size()));
         }
+    } else if (view == QLatin1String("patch")) {
+        // Activation patching: --text is the clean prompt, --corrupt the corrupted one.
+        PatchingResult r;
+        r.model = ModelBundlePtr(std::shared_ptr<void>(), &bundle); // not owned: the figure reads its name
+        r.request.clean = text;
+        r.request.corrupt = p.value("corrupt");
+        r.request.answer = p.value("answer");
+        r.request.wrong = p.value("wrong");
+        r.request.component = core::patchComponentNamed(p.isSet("patch") ? p.value("patch").toStdString() : "head-out");
+        r.request.perPosition = p.isSet("per-position");
+        r.request.noising = p.isSet("noising");
+        if (r.request.corrupt.isEmpty() || r.request.answer.isEmpty() || r.request.wrong.isEmpty())
+            throw core::Error(core::ErrorCode::BadInput, "--view patch needs --corrupt TEXT, --answer WORD and --wrong WORD");
+        for (const auto& t : bundle.tokenizer->encodeWithSpecial(text.toStdString())) {
+            r.cleanIds.push_back(t.id);
+            r.cleanTokens << tokenLabel(t);
+        }
+        for (const auto& t : bundle.tokenizer->encodeWithSpecial(r.request.corrupt.toStdString())) {
+            r.corruptIds.push_back(t.id);
+            r.corruptTokens << tokenLabel(t);
+        }
+        if (const auto problem = core::promptLengthProblem(*bundle.tokenizer, r.cleanIds, r.corruptIds); !problem.empty())
+            throw core::Error(core::ErrorCode::BadInput, problem);
+        core::PatchRequest request;
+        request.clean = r.cleanIds;
+        request.corrupt = r.corruptIds;
+        request.component = r.request.component;
+        request.perPosition = r.request.perPosition;
+        request.noising = r.request.noising;
+        request.metric.answer = core::answerToken(*bundle.tokenizer, r.request.answer.toStdString());
+        request.metric.wrong = core::answerToken(*bundle.tokenizer, r.request.wrong.toStdString());
+        r.result = core::patchActivations(model, request, [](const core::PatchResult&, int done, int total) {
+            std::fprintf(stderr, "\rpatching: %d of %d", done, total);
+        });
+        std::fprintf(stderr, "\n");
+        figure = patchingFigure(r);
     } else if (view == QLatin1String("lens")) {
         core::CaptureOptions opt;
         if (p.isSet("segment-length"))

@@ -13,6 +13,7 @@
 #include "ui/display_panel.h"
 #include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
+#include "ui/patching_window.h"
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
@@ -201,6 +202,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("&Direct Logit Attribution"), this, &MainWindow::showLogitAttribution);
     analysis->addAction(tr("&Position Bias (T5: heads by signed distance)"), this, &MainWindow::showPositionBias);
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
+    analysis->addAction(tr("Activation Pa&tching…"), this, &MainWindow::showPatching);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
     paper->addAction(tr("Fig. &6: the widest heads' memory attention"), this, [this] { showPaperFigure(6); });
@@ -527,6 +529,27 @@ void MainWindow::showAblation()
                                   .arg(r->capture->tokens.size())) != QMessageBox::Yes)
         return;
     m_compute->requestAblation();
+}
+
+PatchingWindow* MainWindow::showPatching()
+{
+    const auto& m = m_compute->model();
+    if (m && !m->info().can.interventions) {
+        QMessageBox::information(this, tr("Activation patching"),
+                                 tr("Activation patching runs a decoder (GPT-2 or a Llama-family model) with one "
+                                    "component copied from another prompt's run; %1 is not one.")
+                                     .arg(QString::fromUtf8(core::familyName(m->info().family))));
+        return nullptr;
+    }
+    if (!m_patching) {
+        m_patching = new PatchingWindow(m_compute, this);
+        m_patching->setCleanPrompt(m_textPanel->text());
+        connect(m_patching, &PatchingWindow::headWanted, this, [this](int layer, int head) { setSelection(layer, {head}); });
+    }
+    m_patching->show();
+    m_patching->raise();
+    m_patching->activateWindow();
+    return m_patching;
 }
 
 bool MainWindow::refusesTwoStreams(const QString& analysis)

@@ -12,6 +12,7 @@
 #include "views/view_selection.h"
 
 #include <QMainWindow>
+#include <QPointer>
 #include <random>
 #include <optional>
 #include <tuple>
@@ -32,6 +33,7 @@ namespace attnscope::app {
 class ComparisonPanel;
 class DisplayPanel;
 class FigureWindow;
+class PatchingWindow;
 class HeadsPanel;
 class ModelPanel;
 class RelposPanel;
@@ -91,6 +93,8 @@ public:
     // Analyses of the current text in figure windows (Analysis menu); the window opens when the result arrives.
     void showRollout();
     void showAblation();
+    // The activation-patching window (one at a time), its clean prompt the text on screen when it opens.
+    PatchingWindow* showPatching();
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();
     void showNeuronView(); // the locked query row (or the last) of the shown head
@@ -181,6 +185,7 @@ private:
     ModelPanel* m_modelPanel = nullptr;
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
+    QPointer<PatchingWindow> m_patching; // deletes itself on close
     PredictionPanel* m_predictions = nullptr;
     QkPanel* m_qk = nullptr;
     // Generation: tokens still to add, and the sampler's generator (seeded when a run starts).

@@ -1,0 +1,241 @@
+// PatchingWindow (patching_window.h).
+#include "ui/patching_window.h"
+
+#include "compute/compute_controller.h"
+#include "export/data_export.h"
+#include "figures/paper_figure_view.h"
+#include "run/patch_prompts.h"
+#include "ui/figure_size_dialog.h"
+#include "ui/figure_window.h"
+#include "ui/file_dialogs.h"
+#include "views/patching_figures.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
+#include <QVBoxLayout>
+
+namespace attnscope::app {
+
+namespace {
+struct ComponentChoice {
+    const char* label;
+    core::PatchComponent component;
+};
+const ComponentChoice kComponents[] = {
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Head outputs"), core::PatchComponent::HeadOutput},
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Queries"), core::PatchComponent::Queries},
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Keys (per key/value group)"), core::PatchComponent::Keys},
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Values (per key/value group)"), core::PatchComponent::Values},
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Attention patterns"), core::PatchComponent::Pattern},
+    {QT_TRANSLATE_NOOP("PatchingWindow", "Residual stream (per position)"), core::PatchComponent::Residual},
+};
+} // namespace
+
+PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
+    : QWidget(parent, Qt::Window)
+    , m_compute(compute)
+    , m_clean(new QLineEdit(this))
+    , m_corrupt(new QLineEdit(this))
+    , m_answer(new QLineEdit(this))
+    , m_wrong(new QLineEdit(this))
+    , m_component(new QComboBox(this))
+    , m_perPosition(new QCheckBox(tr("Per position"), this))
+    , m_noising(new QCheckBox(tr("Noising"), this))
+    , m_run(new QPushButton(tr("Patch"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_exportFigure(new QPushButton(tr("Export Figure…"), this))
+    , m_exportData(new QPushButton(tr("Export Data…"), this))
+    , m_status(new QLabel(this))
+    , m_view(new PaperFigureView(this))
+{
+    setAttribute(Qt::WA_DeleteOnClose);
+    setWindowTitle(tr("Activation Patching — attnscope"));
+    m_clean->setPlaceholderText(tr("the clean prompt, e.g. When John and Mary went to the shops, John gave a bag to"));
+    m_corrupt->setPlaceholderText(tr("the corrupted prompt: the same number of tokens, e.g. the names swapped"));
+    m_answer->setPlaceholderText(tr("answer (one token)"));
+    m_wrong->setPlaceholderText(tr("wrong answer"));
+    m_answer->setToolTip(tr("The metric is logit[answer] − logit[wrong] at the last position. A word of one token, or a token id."));
+    m_wrong->setToolTip(m_answer->toolTip());
+    for (const auto& c : kComponents)
+        m_component->addItem(tr(c.label));
+    m_perPosition->setToolTip(tr("One score per position as well (the residual stream is always per position)"));
+    m_noising->setToolTip(tr("Patch the corrupted activation into the clean run instead of the clean one into the corrupted run"));
+    m_status->setWordWrap(true);
+    m_cancel->setEnabled(false);
+    m_exportFigure->setEnabled(false);
+    m_exportData->setEnabled(false);
+
+    auto* form = new QGridLayout;
+    form->addWidget(new QLabel(tr("Clean"), this), 0, 0);
+    form->addWidget(m_clean, 0, 1);
+    form->addWidget(new QLabel(tr("Answer"), this), 0, 2);
+    form->addWidget(m_answer, 0, 3);
+    form->addWidget(new QLabel(tr("Corrupted"), this), 1, 0);
+    form->addWidget(m_corrupt, 1, 1);
+    form->addWidget(new QLabel(tr("Wrong"), this), 1, 2);
+    form->addWidget(m_wrong, 1, 3);
+    form->setColumnStretch(1, 1);
+    auto* options = new QHBoxLayout;
+    options->addWidget(new QLabel(tr("Patch"), this));
+    options->addWidget(m_component);
+    options->addWidget(m_perPosition);
+    options->addWidget(m_noising);
+    options->addStretch(1);
+    options->addWidget(m_run);
+    options->addWidget(m_cancel);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_status, 1);
+    buttons->addWidget(m_exportData);
+    buttons->addWidget(m_exportFigure);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(options);
+    layout->addWidget(m_view, 1);
+    layout->addLayout(buttons);
+
+    setTabOrder(m_clean, m_corrupt); // the prompts first, then the answers
+    setTabOrder(m_corrupt, m_answer);
+    setTabOrder(m_answer, m_wrong);
+    setTabOrder(m_wrong, m_component);
+    connect(m_run, &QPushButton::clicked, this, &PatchingWindow::run);
+    for (QLineEdit* e : {m_clean, m_corrupt, m_answer, m_wrong})
+        connect(e, &QLineEdit::returnPressed, this, &PatchingWindow::run);
+    connect(m_cancel, &QPushButton::clicked, compute, &ComputeController::cancel);
+    connect(m_clean, &QLineEdit::textChanged, this, &PatchingWindow::updateTokenCounts);
+    connect(m_corrupt, &QLineEdit::textChanged, this, &PatchingWindow::updateTokenCounts);
+    connect(compute, &ComputeController::patchingUpdated, this, &PatchingWindow::showResult);
+    connect(compute, &ComputeController::patchingFailed, this, [this](const QString& message, bool cancelled) {
+        m_run->setEnabled(true);
+        m_cancel->setEnabled(false);
+        m_status->setText(cancelled ? tr("Cancelled.") : tr("Patching failed: %1").arg(message));
+    });
+    connect(m_view, &PaperFigureView::cellClicked, this, [this](int, int row, int col) {
+        if (!m_result)
+            return;
+        const auto cell = patchingCellAt(*m_result, row, col);
+        if (cell.layer < 0)
+            return;
+        emit headWanted(cell.layer, cell.head);
+        m_status->setText(tr("Capturing layer %1 head %2 on both prompts…").arg(cell.layer + 1).arg(cell.head + 1));
+        m_compute->requestPromptPair(m_result, cell.layer, cell.head);
+    });
+    connect(compute, &ComputeController::promptPairReady, this, [this](FigurePtr f) {
+        m_status->setText(f->title);
+        auto* w = new FigureWindow(*f, this);
+        w->show();
+    });
+    connect(m_exportFigure, &QPushButton::clicked, this, [this] {
+        const auto& figure = m_view->figure();
+        const QString path = askFigurePath(this, tr("Export %1").arg(figure.displayName()), figure.fileStem());
+        if (path.isEmpty())
+            return;
+        const auto size = askFigureSize(this, path, FigureSizeChoice{m_view->readableSize(), false});
+        if (!size)
+            return;
+        const QString err = m_view->exportTo(path, *size);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+    });
+    connect(m_exportData, &QPushButton::clicked, this, [this] {
+        const auto& figure = m_view->figure();
+        if (figure.grids.empty())
+            return;
+        const QString path = askDataPath(this, tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
+        if (path.isEmpty())
+            return;
+        const QString err = exportGridData(*figure.grids.front(), path);
+        if (!err.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), err);
+    });
+    m_status->setText(tr("Two prompts of the same length that differ where the behaviour should change, and the two "
+                         "answers it chooses between. Each cell: how much of the clean run's logit difference patching "
+                         "that one component restores (1) or leaves corrupted (0)."));
+    const QRect avail = (parent && parent->screen() ? parent->screen() : QGuiApplication::primaryScreen())->availableGeometry();
+    resize(std::min(1100, avail.width() - 40), std::min(760, avail.height() - 60));
+}
+
+void PatchingWindow::setCleanPrompt(const QString& text)
+{
+    m_clean->setText(text.simplified());
+}
+
+PatchingRequest PatchingWindow::request() const
+{
+    PatchingRequest r;
+    r.clean = m_clean->text();
+    r.corrupt = m_corrupt->text();
+    r.answer = m_answer->text().trimmed();
+    r.wrong = m_wrong->text().trimmed();
+    r.component = kComponents[std::max(0, m_component->currentIndex())].component;
+    r.perPosition = m_perPosition->isChecked();
+    r.noising = m_noising->isChecked();
+    return r;
+}
+
+void PatchingWindow::setRequest(const PatchingRequest& r)
+{
+    m_clean->setText(r.clean);
+    m_corrupt->setText(r.corrupt);
+    m_answer->setText(r.answer);
+    m_wrong->setText(r.wrong);
+    for (int i = 0; i < static_cast<int>(std::size(kComponents)); ++i)
+        if (kComponents[i].component == r.component)
+            m_component->setCurrentIndex(i);
+    m_perPosition->setChecked(r.perPosition);
+    m_noising->setChecked(r.noising);
+}
+
+void PatchingWindow::run()
+{
+    const auto r = request();
+    if (!m_compute->model()) {
+        m_status->setText(tr("Open a model first."));
+        return;
+    }
+    if (r.clean.trimmed().isEmpty() || r.corrupt.trimmed().isEmpty() || r.answer.isEmpty() || r.wrong.isEmpty()) {
+        m_status->setText(tr("Give both prompts and both answers."));
+        return;
+    }
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_status->setText(tr("Patching…"));
+    m_compute->requestPatching(r);
+}
+
+void PatchingWindow::showResult(const PatchingResultPtr& result)
+{
+    m_result = result;
+    m_view->setFigure(patchingFigure(*result));
+    m_exportFigure->setEnabled(true);
+    m_exportData->setEnabled(true);
+    if (result->running) {
+        m_status->setText(tr("Patched %1 of %2…").arg(result->done).arg(result->total));
+        return;
+    }
+    m_run->setEnabled(true);
+    m_cancel->setEnabled(false);
+    m_status->setText(result->result.partial
+                          ? tr("Cancelled after %1 of %2 cells; blank cells were not run.").arg(result->done).arg(result->total)
+                          : tr("Done: %1 patched runs. Click a head's cell to see it on both prompts.").arg(result->result.runs));
+}
+
+void PatchingWindow::updateTokenCounts()
+{
+    const auto model = m_compute->model();
+    if (!model || !model->tokenizer)
+        return;
+    const auto clean = core::promptIds(*model->tokenizer, m_clean->text().toStdString());
+    const auto corrupt = core::promptIds(*model->tokenizer, m_corrupt->text().toStdString());
+    const std::string problem = core::promptLengthProblem(*model->tokenizer, clean, corrupt);
+    m_status->setText(problem.empty() ? tr("Both prompts: %1 tokens.").arg(clean.size()) : QString::fromStdString(problem));
+}
+
+} // namespace attnscope::app
