@@ -26,6 +26,7 @@
 #include "builtin_paths.h"
 #include "cli_args.h"
 #include "cli_patch.h"
+#include "cli_head_contexts.h"
 
 #include <algorithm>
 #include <chrono>
@@ -73,6 +74,9 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli path-patch --model MODEL (--clean ...) (--corrupt ...) --answer ID|WORD --wrong ID|WORD
                      --sender L.H --receivers L.X[,L.X...] --input q|k|v [--receiver-head-only] [--noising]
                      --out PATH.json
+  attnscope-cli head-contexts --model MODEL (--text TEXT | --text-file FILE) --out DIR
+                     [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
+                     [--max-tokens N]
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -111,6 +115,10 @@ with scores[layer][head or group or position][position with --per-position], eac
 path-patch: the sender head's output from the other prompt, every other head frozen, reaches only the receivers'
 q, k or v (X a query head for q; a key/value group for k and v of a grouped model, or with --receiver-head-only one
 query head); writes {"m_clean", "m_corrupt", "score"}.
+head-contexts: every head over a text in windows of T tokens (default 64): a statistic per query position (the largest
+weight away from the first token, the head's output norm, its previous-token or induction weight), each head's top K
+contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'
+metrics; DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -788,6 +796,8 @@ int main(int argc, char** argv)
             return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
         if (command == "path-patch")
             return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
+        if (command == "head-contexts")
+            return cmdHeadContexts(parseArgs(argc, argv, kHeadContextOptions), builtins);
         if (command == "list-builtin") {
             for (const auto& n : listBuiltinModels(builtins))
                 std::cout << "builtin:" << n << "\n";

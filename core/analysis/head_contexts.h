@@ -1,0 +1,81 @@
+// A head over a corpus (Anthropic's HeadVis, 2026: "a head's behaviour on the full distribution rarely matches what a
+// narrow task suggests"): one statistic per head and query position over every window of a text, each head's
+// contexts at the top and sampled from every decile of that statistic, with the head's attention row there, and a
+// table of per-head metrics for a scatter of all heads. Decoders and encoders alike (whatever runs one stream).
+#pragma once
+
+#include "tokenize/tokenizer.h"
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace attnscope::core {
+
+class AttentionModel;
+class StopToken;
+
+// What ranks a head's query positions.
+enum class ContextStatistic {
+    MaxAway,       // the largest attention weight on a key other than the window's first token
+    OutputNorm,    // the L2 norm of the head's output (its softmax-weighted values) at the position
+    PreviousToken, // the attention weight on the key just before the query
+    Induction,     // the attention on keys that follow an earlier occurrence of the query's token (positions whose
+                   // token occurred earlier in the window only)
+};
+ContextStatistic contextStatisticNamed(const std::string& name); // max-away, output-norm, prev-token, induction
+const char* contextStatisticName(ContextStatistic s);
+
+struct HeadContextOptions {
+    ContextStatistic statistic = ContextStatistic::MaxAway;
+    int window = 64;         // tokens per run (each window runs alone, from an empty state)
+    int top = 8;             // contexts with the largest values
+    int perDecile = 2;       // contexts from each tenth of the sorted values (lowest tenth first)
+    int contextBefore = 24;  // tokens shown before the query (and whose attention is kept)
+    int contextAfter = 4;    // tokens shown after it
+    std::int64_t maxTokens = 20000; // of the text (<= 0: all)
+};
+
+// One context of one head: where it is and what the head did there.
+struct HeadContext {
+    double value = 0;
+    int decile = -1;            // 0..9 (lowest values first); -1: one of the top contexts
+    std::int64_t position = 0;  // the query's position in the text (from 0)
+    int window = 0;             // its window
+    int firstToken = 0;         // tokens[firstToken ..) of the text are shown; query at position
+    std::vector<std::string> tokens;
+    std::vector<float> attention; // the query's attention over tokens[firstToken .. position] (keys shown before it)
+};
+
+// Per head, means over the positions where each is defined (NaN where none is).
+struct HeadCorpusMetrics {
+    double statistic = 0;      // the chosen statistic's mean
+    double entropy = 0;        // of the query's distribution (nats)
+    double meanDistance = 0;   // sum_j p_j (i - j), causal heads; |i - j| otherwise
+    double previousToken = 0;  // weight on the key just before
+    double induction = 0;      // as the Induction statistic
+    double firstToken = 0;     // weight on the window's first token (the usual sink)
+    double outputNorm = 0;
+};
+
+struct HeadContexts {
+    int layers = 0, heads = 0;
+    std::int64_t tokens = 0; // scored
+    ContextStatistic statistic = ContextStatistic::MaxAway;
+    std::vector<HeadCorpusMetrics> metrics;         // [layers * heads]
+    std::vector<std::vector<HeadContext>> contexts; // [layers * heads]: top ones first, then deciles low to high
+};
+
+// Two passes over `tokens` in windows: every position's statistic for every head, then the chosen contexts' attention
+// rows. progress(done, total) counts windows over both passes; `stop` between windows (Error(Cancelled)).
+HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& options,
+                          const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
+
+// The documented layout for a static viewer (docs/file-formats.md): DIR/index.json (model, statistic, tokens, the
+// metric names), DIR/scatter.json (one entry per head: layer and head from 1, every metric), DIR/heads/L{l}-H{h}.json
+// (that head's contexts). Written atomically file by file; returns the files written.
+std::vector<std::string> writeHeadContexts(const HeadContexts& result, const std::string& modelName, const std::string& dir);
+
+} // namespace attnscope::core

@@ -1,0 +1,166 @@
+// Heads over a corpus: every statistic and metric equals a brute-force pass over the same windows through the app's
+// own grid path (a capture in segments of the window, each from an empty state, read back with attentionGrid).
+#include "analysis/attention_grid.h"
+#include "analysis/head_contexts.h"
+#include "model/model_loader.h"
+#include "run/text_capture.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <random>
+
+using namespace attnscope;
+using namespace attnscope::core;
+
+namespace {
+
+std::vector<Token> randomTokens(int n, int vocab, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<Token> t;
+    for (int i = 0; i < n; ++i) {
+        const int id = static_cast<int>(rng() % static_cast<unsigned>(std::min(vocab, 12))); // repeats: induction has cases
+        t.push_back({id, "t" + std::to_string(id), 0, 0});
+    }
+    return t;
+}
+
+double mean(const std::vector<double>& v)
+{
+    double s = 0;
+    int n = 0;
+    for (double x : v)
+        if (std::isfinite(x)) {
+            s += x;
+            ++n;
+        }
+    return n ? s / n : std::nan("");
+}
+
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-5 + 1e-5 * std::abs(b); }
+
+} // namespace
+
+TEST_CASE("head contexts: statistics, metrics and chosen contexts equal a brute-force pass", "[head-contexts]")
+{
+    for (const char* name : {"gpt2-tiny", "llama-gqa", "bert-tiny"}) {
+        INFO(name);
+        const auto loaded = loadModel((test::testdataDir() / name).string());
+        const auto& model = *loaded.model;
+        const int W = 7, N = 30;
+        const auto tokens = randomTokens(N, model.info().vocabSize, 5);
+        HeadContextOptions o;
+        o.window = W;
+        o.top = 3;
+        o.perDecile = 1;
+        o.contextBefore = 4;
+        const auto r = headContexts(model, tokens, o);
+        REQUIRE(r.tokens == N);
+
+        CaptureOptions copt;
+        copt.segmentLen = W;
+        copt.run.memLen = 0;
+        const auto capture = captureText(model, tokens, copt);
+        REQUIRE(capture->segments.size() == static_cast<std::size_t>((N + W - 1) / W));
+        const int L = model.info().layers, H = model.info().heads;
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h) {
+                INFO("layer " << l + 1 << " head " << h + 1);
+                std::vector<double> maxAway, previous, induction, first, entropy, distance;
+                std::vector<std::vector<float>> rows(static_cast<std::size_t>(N));
+                for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s) {
+                    const auto g = attentionGrid(*capture, s, l, {h});
+                    REQUIRE(g.memoryCols == 0);
+                    for (int i = 0; i < g.rows; ++i) {
+                        double away = -1, ind = 0, ent = 0, dist = 0;
+                        bool inductive = false;
+                        const int pos = s * W + i;
+                        for (int j = 0; j < g.cols; ++j) {
+                            const double p = std::isnan(g.at(i, j)) ? 0.0 : g.at(i, j);
+                            rows[static_cast<std::size_t>(pos)].push_back(static_cast<float>(p));
+                            if (j > 0)
+                                away = std::max(away, p);
+                            if (p > 0)
+                                ent -= p * std::log(p);
+                            dist += p * std::abs(i - j);
+                            if (j >= 1 && j <= i && tokens[static_cast<std::size_t>(s * W + j - 1)].id == tokens[static_cast<std::size_t>(pos)].id) {
+                                ind += p;
+                                inductive = true;
+                            }
+                        }
+                        maxAway.push_back(g.cols > 1 && away >= 0 ? away : std::nan(""));
+                        previous.push_back(i >= 1 ? (std::isnan(g.at(i, i - 1)) ? 0.0 : g.at(i, i - 1)) : std::nan(""));
+                        induction.push_back(inductive ? ind : std::nan(""));
+                        first.push_back(std::isnan(g.at(i, 0)) ? 0.0 : g.at(i, 0));
+                        entropy.push_back(ent);
+                        distance.push_back(dist);
+                    }
+                }
+                const auto& m = r.metrics[static_cast<std::size_t>(l * H + h)];
+                CHECK(same(m.statistic, mean(maxAway)));
+                CHECK(same(m.previousToken, mean(previous)));
+                CHECK(same(m.induction, mean(induction)));
+                CHECK(same(m.firstToken, mean(first)));
+                CHECK(same(m.entropy, mean(entropy)));
+                CHECK(same(m.meanDistance, mean(distance)));
+                // The top contexts are the largest values, largest first; each carries the query's row as shown.
+                std::vector<double> sorted;
+                for (double v : maxAway)
+                    if (std::isfinite(v))
+                        sorted.push_back(v);
+                std::sort(sorted.rbegin(), sorted.rend());
+                const auto& contexts = r.contexts[static_cast<std::size_t>(l * H + h)];
+                REQUIRE(contexts.size() == 3 + 10);
+                for (int t = 0; t < 3; ++t) {
+                    CHECK(contexts[static_cast<std::size_t>(t)].decile == -1);
+                    CHECK(same(contexts[static_cast<std::size_t>(t)].value, sorted[static_cast<std::size_t>(t)]));
+                }
+                for (const auto& c : contexts) {
+                    CHECK(same(c.value, maxAway[static_cast<std::size_t>(c.position)]));
+                    const auto& row = rows[static_cast<std::size_t>(c.position)];
+                    const int from = static_cast<int>(c.firstToken - (c.position / W) * W);
+                    REQUIRE(c.attention.size() == static_cast<std::size_t>(c.position - c.firstToken + 1));
+                    for (std::size_t j = 0; j < c.attention.size(); ++j)
+                        CHECK(c.attention[j] == Approx(row[static_cast<std::size_t>(from) + j]).margin(1e-6));
+                    CHECK(c.tokens[static_cast<std::size_t>(c.position - c.firstToken)] == tokens[static_cast<std::size_t>(c.position)].text);
+                }
+                // Deciles from low to high: each sample's value is at least the one before.
+                for (std::size_t k = 4; k < contexts.size(); ++k)
+                    CHECK(contexts[k].value >= contexts[k - 1].value);
+            }
+    }
+}
+
+TEST_CASE("head contexts are written in the documented layout", "[head-contexts]")
+{
+    const auto loaded = loadModel((test::testdataDir() / "gpt2-tiny").string());
+    HeadContextOptions o;
+    o.window = 8;
+    o.statistic = ContextStatistic::Induction;
+    const auto r = headContexts(*loaded.model, randomTokens(40, 50, 9), o);
+    test::TempDir tmp;
+    const auto files = writeHeadContexts(r, "gpt2-tiny", (tmp / "out").string());
+    const auto& info = loaded.model->info();
+    CHECK(files.size() == static_cast<std::size_t>(2 + info.layers * info.heads));
+    const auto index = readJsonFile((tmp / "out" / "index.json").string());
+    CHECK(index["statistic"] == "induction");
+    CHECK(index["tokens"] == 40);
+    const auto scatter = readJsonFile((tmp / "out" / "scatter.json").string());
+    REQUIRE(scatter.size() == static_cast<std::size_t>(info.layers * info.heads));
+    CHECK(scatter[0]["layer"] == 1);
+    CHECK(scatter[0].contains("previous_token"));
+    const auto head = readJsonFile((tmp / "out" / "heads" / "L2-H3.json").string());
+    CHECK(head["layer"] == 2);
+    CHECK(head["head"] == 3);
+    REQUIRE(!head["contexts"].empty());
+    const auto& c = head["contexts"][0];
+    CHECK(c["attention"].size() == c["query_index"].get<std::size_t>() + 1);
+    CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(1, 50, 1), o), Catch::Contains("too short"));
+    o.window = 1;
+    CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(10, 50, 1), o), Catch::Contains("window"));
+}
