@@ -905,8 +905,31 @@ void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int
         [this](const JobFailure& f) { emit analysisFailed(tr("Both prompts"), f.message, f.cancelled); });
 }
 
+void ComputeController::requestHeadContexts(const HeadContextsRequest& request)
+{
+    if (!m_model)
+        return;
+    const ModelBundlePtr model = m_model;
+    const QString what = tr("Head contexts");
+    submit<HeadContextsResult>(
+        m_background, m_contexts, tr("Reading every head over the corpus…"),
+        [this, model, request, what](const JobContext& ctx) {
+            const std::string text = request.corpusPath.isEmpty() ? request.text.toStdString()
+                                                                  : core::readTextFile(request.corpusPath.toStdString());
+            auto r = std::make_shared<HeadContextsResult>();
+            r->model = model;
+            r->request = request;
+            r->contexts = core::headContexts(*model->loaded.model, model->tokenizer->encodeWithSpecial(text), request.options,
+                                             &ctx.stop(), throttled(ctx, this, what));
+            return std::shared_ptr<const HeadContextsResult>(r);
+        },
+        [this](HeadContextsResultPtr r) { emit headContextsReady(r); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
 void ComputeController::cancel()
 {
+    m_contexts.cancel();
     m_patch.cancel();
     m_textJob.cancel();
     m_grid.cancel();

@@ -84,6 +84,8 @@ public:
     void requestPatching(const PatchingRequest& request);
     // One head's attention on both prompts of a patching result, side by side (promptPairReady).
     void requestPromptPair(const PatchingResultPtr& patching, int layer, int head);
+    // Every head over a corpus: contexts by a statistic and per-head metrics (background lane, progress, Cancel).
+    void requestHeadContexts(const HeadContextsRequest& request);
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
@@ -145,6 +147,7 @@ signals:
     void patchingUpdated(attnscope::app::PatchingResultPtr result);
     void patchingFailed(const QString& message, bool cancelled);
     void promptPairReady(attnscope::app::FigurePtr figure);
+    void headContextsReady(attnscope::app::HeadContextsResultPtr result);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -157,7 +160,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -166,7 +169,7 @@ private:
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
                            &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route, &c.m_imageRollout, &c.m_patch,
-                           &c.m_pair};
+                           &c.m_pair, &c.m_contexts};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

@@ -7,6 +7,7 @@
 #include "analysis/expert_routing.h"
 #include "analysis/relpos_scan.h"
 #include "analysis/activation_patching.h"
+#include "analysis/head_contexts.h"
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
 #include "image/image_capture.h"
@@ -108,5 +109,18 @@ struct PatchingResult {
     int done = 0, total = 0;
 };
 using PatchingResultPtr = std::shared_ptr<const PatchingResult>;
+
+// Every head over a corpus (a file, or the text on screen when the path is empty).
+struct HeadContextsRequest {
+    QString corpusPath;
+    QString text;
+    core::HeadContextOptions options;
+};
+struct HeadContextsResult {
+    ModelBundlePtr model;
+    HeadContextsRequest request;
+    core::HeadContexts contexts;
+};
+using HeadContextsResultPtr = std::shared_ptr<const HeadContextsResult>;
 
 } // namespace attnscope::app

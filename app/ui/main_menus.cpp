@@ -14,6 +14,7 @@
 #include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
 #include "ui/patching_window.h"
+#include "ui/head_contexts_window.h"
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
@@ -203,6 +204,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("&Position Bias (T5: heads by signed distance)"), this, &MainWindow::showPositionBias);
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     analysis->addAction(tr("Activation Pa&tching…"), this, &MainWindow::showPatching);
+    analysis->addAction(tr("Heads over a &Corpus…"), this, &MainWindow::showHeadContexts);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
     paper->addAction(tr("Fig. &6: the widest heads' memory attention"), this, [this] { showPaperFigure(6); });
@@ -550,6 +552,20 @@ PatchingWindow* MainWindow::showPatching()
     m_patching->raise();
     m_patching->activateWindow();
     return m_patching;
+}
+
+HeadContextsWindow* MainWindow::showHeadContexts()
+{
+    if (refusesTwoStreams(tr("Heads over a corpus")))
+        return nullptr;
+    if (!m_headContexts) {
+        m_headContexts = new HeadContextsWindow(m_compute, this);
+        connect(m_headContexts, &HeadContextsWindow::headWanted, this, [this](int layer, int head) { setSelection(layer, {head}); });
+    }
+    m_headContexts->setCurrentText(m_textPanel->text());
+    m_headContexts->show();
+    m_headContexts->raise();
+    return m_headContexts;
 }
 
 bool MainWindow::refusesTwoStreams(const QString& analysis)

@@ -34,6 +34,7 @@ class ComparisonPanel;
 class DisplayPanel;
 class FigureWindow;
 class PatchingWindow;
+class HeadContextsWindow;
 class HeadsPanel;
 class ModelPanel;
 class RelposPanel;
@@ -95,6 +96,8 @@ public:
     void showAblation();
     // The activation-patching window (one at a time), its clean prompt the text on screen when it opens.
     PatchingWindow* showPatching();
+    // Every head over a corpus (the text on screen until a file is chosen).
+    HeadContextsWindow* showHeadContexts();
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();
     void showNeuronView(); // the locked query row (or the last) of the shown head
@@ -186,6 +189,7 @@ private:
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
     QPointer<PatchingWindow> m_patching; // deletes itself on close
+    QPointer<HeadContextsWindow> m_headContexts;
     PredictionPanel* m_predictions = nullptr;
     QkPanel* m_qk = nullptr;
     // Generation: tokens still to add, and the sampler's generator (seeded when a run starts).
