@@ -384,7 +384,7 @@ void AttentionGridView::rebuild()
         m_map->setDataRange(QCPRange(-std::max(maxAbs, 1e-6f), std::max(maxAbs, 1e-6f)));
     else if (log)
         m_map->setDataRange(QCPRange(1e-4, 1.0));
-    else if (m_normalisation == Normalisation::PerGridMax)
+    else if (m_normalisation == Normalisation::PerGridMax || m_data->fromZero)
         m_map->setDataRange(QCPRange(0, std::max(maxv, 1e-6f)));
     else
         m_map->setDataRange(QCPRange(0, 1));

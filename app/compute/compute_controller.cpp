@@ -13,6 +13,7 @@
 #include "analysis/surprisal.h"
 #include "views/analysis_figures.h"
 #include "views/patching_figures.h"
+#include "views/sentence_figures.h"
 #include "views/comparison_builder.h"
 #include "views/grid_builder.h"
 #include "views/thumbnails.h"
@@ -927,8 +928,35 @@ void ComputeController::requestHeadContexts(const HeadContextsRequest& request)
         [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
 }
 
+void ComputeController::requestSentences(int layer, const std::vector<int>& heads)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    const QString what = tr("Sentences");
+    submit<PaperFigure>(
+        m_background, m_sentences, tr("Reading the text by sentences…"),
+        [this, text, layer, heads, what](const JobContext& ctx) {
+            const auto& capture = *text->capture;
+            const auto& model = *text->model->loaded.model;
+            const int segment = autoSegment(capture);
+            const auto receivers = core::receiverHeads(capture, segment, 4, &ctx.stop(), throttled(ctx, this, what));
+            std::optional<core::SentenceSuppression> suppression;
+            if (model.info().can.interventions && capture.segments.size() == 1)
+                suppression = core::sentenceSuppression(model, capture.tokens, &ctx.stop(), throttled(ctx, this, what));
+            const QString headName = heads.size() == 1 ? tr("layer %1 head %2").arg(layer + 1).arg(heads.front() + 1)
+                                                       : tr("layer %1 (heads averaged)").arg(layer + 1);
+            return std::make_shared<const PaperFigure>(sentenceFigure(core::attentionGrid(capture, segment, layer, heads),
+                                                                      capture, receivers, suppression,
+                                                                      text->model->displayName, headName));
+        },
+        [this](FigurePtr f) { emit sentencesReady(f); },
+        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+}
+
 void ComputeController::cancel()
 {
+    m_sentences.cancel();
     m_contexts.cancel();
     m_patch.cancel();
     m_textJob.cancel();

@@ -84,6 +84,9 @@ public:
     void requestPatching(const PatchingRequest& request);
     // One head's attention on both prompts of a patching result, side by side (promptPairReady).
     void requestPromptPair(const PatchingResultPtr& patching, int layer, int head);
+    // The current text's sentences: the shown head between sentences, receiver heads, and (decoders) attention
+    // suppression of each sentence (sentencesReady; background lane, progress, Cancel).
+    void requestSentences(int layer, const std::vector<int>& heads);
     // Every head over a corpus: contexts by a statistic and per-head metrics (background lane, progress, Cancel).
     void requestHeadContexts(const HeadContextsRequest& request);
     void compareModels(const ComparisonRequest& request);
@@ -148,6 +151,7 @@ signals:
     void patchingFailed(const QString& message, bool cancelled);
     void promptPairReady(attnscope::app::FigurePtr figure);
     void headContextsReady(attnscope::app::HeadContextsResultPtr result);
+    void sentencesReady(attnscope::app::FigurePtr figure);
 
 private:
     // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
@@ -160,7 +164,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts, m_sentences;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -169,7 +173,7 @@ private:
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
                            &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route, &c.m_imageRollout, &c.m_patch,
-                           &c.m_pair, &c.m_contexts};
+                           &c.m_pair, &c.m_contexts, &c.m_sentences};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

@@ -205,6 +205,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("Head A&blation"), this, &MainWindow::showAblation);
     analysis->addAction(tr("Activation Pa&tching…"), this, &MainWindow::showPatching);
     analysis->addAction(tr("Heads over a &Corpus…"), this, &MainWindow::showHeadContexts);
+    analysis->addAction(tr("&Sentences (Reasoning Traces)"), this, &MainWindow::showSentences);
     QMenu* paper = menuBar()->addMenu(tr("&Paper Figures"));
     paper->addAction(tr("Fig. &5: every head by relative distance"), this, [this] { showPaperFigure(5); });
     paper->addAction(tr("Fig. &6: the widest heads' memory attention"), this, [this] { showPaperFigure(6); });
@@ -552,6 +553,13 @@ PatchingWindow* MainWindow::showPatching()
     m_patching->raise();
     m_patching->activateWindow();
     return m_patching;
+}
+
+void MainWindow::showSentences()
+{
+    if (refusesTwoStreams(tr("Sentences")) || !haveText(tr("Sentences")))
+        return;
+    m_compute->requestSentences(m_selection.layer, m_selection.heads);
 }
 
 HeadContextsWindow* MainWindow::showHeadContexts()

@@ -224,6 +224,14 @@ void MainWindow::buildPanels()
         // A cell is a head: rows are layers, columns heads.
         connect(w, &FigureWindow::cellClicked, this, [this](int, int row, int col) { setSelection(row, {col}); });
     });
+    connect(m_compute, &ComputeController::sentencesReady, this, [this](FigurePtr f) {
+        auto* w = openFigureWindow(*f);
+        // The receiver-head grid (the second) is layers x heads.
+        connect(w, &FigureWindow::cellClicked, this, [this](int grid, int row, int col) {
+            if (grid == 1)
+                setSelection(row, {col});
+        });
+    });
     connect(m_compute, &ComputeController::attributionReady, this, [this](FigurePtr f) {
         auto* w = openFigureWindow(*f);
         // A head's cell opens that head (the bias and MLP columns are not heads).

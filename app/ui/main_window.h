@@ -98,6 +98,8 @@ public:
     PatchingWindow* showPatching();
     // Every head over a corpus (the text on screen until a file is chosen).
     HeadContextsWindow* showHeadContexts();
+    // The text by sentences (reasoning traces): the shown head, receiver heads, attention suppression.
+    void showSentences();
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();
     void showNeuronView(); // the locked query row (or the last) of the shown head

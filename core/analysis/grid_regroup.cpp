@@ -158,4 +158,83 @@ AttentionGrid wordLevelGrid(const AttentionGrid& g, const std::vector<Token>& to
     return out;
 }
 
+std::vector<int> sentenceOfTokens(const std::vector<Token>& tokens)
+{
+    std::vector<int> sentence(tokens.size(), 0);
+    int current = 0;
+    bool ended = false; // the sentence ended at the previous token (a closing mark may still follow)
+    auto ends = [](const std::string& t) {
+        std::string s = t;
+        while (!s.empty() && (s.back() == ' ' || s.back() == '"' || s.back() == '\'' || s.back() == ')' || s.back() == ']'))
+            s.pop_back();
+        return s.find('\n') != std::string::npos || (!s.empty() && (s.back() == '.' || s.back() == '!' || s.back() == '?')) ||
+               (s.size() >= 3 && s.compare(s.size() - 3, 3, "\xE2\x80\xA6") == 0);
+    };
+    auto closing = [](const std::string& t) {
+        return !t.empty() && t.find_first_not_of("\"')] ") == std::string::npos;
+    };
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+        const auto& tok = tokens[t];
+        if (ended && !closing(tok.text) && !(isSpecialToken(tok) && t + 1 == tokens.size())) {
+            ++current;
+            ended = false;
+        }
+        sentence[t] = current;
+        if (!isSpecialToken(tok) && ends(tok.text))
+            ended = true;
+    }
+    return sentence;
+}
+
+AttentionGrid sentenceLevelGrid(const AttentionGrid& g, const std::vector<Token>& tokens, std::string_view text,
+                                double topFraction)
+{
+    const auto sentence = sentenceOfTokens(tokens);
+    auto groups = [&](const std::vector<int>& tokenOf, int n) {
+        std::vector<std::vector<int>> out;
+        int last = -1;
+        for (int i = 0; i < n; ++i) {
+            const int s = sentence[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
+            if (out.empty() || s != last)
+                out.emplace_back();
+            out.back().push_back(i);
+            last = s;
+        }
+        return out;
+    };
+    const auto rows = groups(g.rowTokens, g.rows), cols = groups(g.colTokens, g.cols);
+    AttentionGrid out = regroup(g, rows, cols, true);
+    auto label = [&](const std::vector<int>& group, const std::vector<int>& tokenOf) {
+        const int s = sentence[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
+        std::string words;
+        for (int i : group) {
+            const auto& tok = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
+            if (isSpecialToken(tok) || tok.end > text.size())
+                continue;
+            words = std::string(text.substr(tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])].begin,
+                                            tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.back())])].end -
+                                                tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])].begin));
+            break;
+        }
+        while (!words.empty() && (words.front() == ' ' || words.front() == '\n'))
+            words.erase(words.begin());
+        for (char& c : words)
+            if (c == '\n')
+                c = ' ';
+        if (words.size() > 24) {
+            std::size_t cut = 24;
+            while (cut > 0 && (static_cast<unsigned char>(words[cut]) & 0xC0) == 0x80)
+                --cut; // not inside a UTF-8 character
+            words = words.substr(0, cut) + "\xE2\x80\xA6";
+        }
+        return "S" + std::to_string(s + 1) + (words.empty() ? "" : ": " + words);
+    };
+    for (const auto& r : rows)
+        out.rowLabels.push_back(label(r, g.rowTokens));
+    for (const auto& c : cols)
+        out.colLabels.push_back(label(c, g.colTokens));
+    out.highlight = topFractionMask(out.values, out.rows, out.cols, topFraction, true);
+    return out;
+}
+
 } // namespace attnscope::core

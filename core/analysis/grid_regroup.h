@@ -32,4 +32,14 @@ AttentionGrid withoutSpecialTokens(const AttentionGrid& grid, const std::vector<
 AttentionGrid wordLevelGrid(const AttentionGrid& grid, const std::vector<Token>& tokens, std::string_view text,
                             bool sumKeys, double topFraction);
 
+// The sentence of each token (0, 1, ...): a sentence ends after a token whose text ends with . ! ? or … (closing
+// quotes and brackets after it stay with it) or holds a line break; special tokens belong to the sentence they open
+// or close. Sentences of reasoning traces (Bogdan et al. 2025, "Thought Anchors") are read this way.
+std::vector<int> sentenceOfTokens(const std::vector<Token>& tokens);
+
+// The grid over sentences: cell (s, t) = mean over s's query tokens of the sum over t's key tokens, as words are;
+// labels "S3: first words…" (`text` gives them).
+AttentionGrid sentenceLevelGrid(const AttentionGrid& grid, const std::vector<Token>& tokens, std::string_view text,
+                                double topFraction);
+
 } // namespace attnscope::core
