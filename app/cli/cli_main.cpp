@@ -27,6 +27,7 @@
 #include "cli_args.h"
 #include "cli_patch.h"
 #include "cli_head_contexts.h"
+#include "cli_sentences.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,6 +78,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli head-contexts --model MODEL (--text TEXT | --text-file FILE) --out DIR
                      [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
                      [--max-tokens N]
+  attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -119,6 +121,8 @@ head-contexts: every head over a text in windows of T tokens (default 64): a sta
 weight away from the first token, the head's output norm, its previous-token or induction weight), each head's top K
 contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'
 metrics; DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
+sentences: the text by sentences in one segment: {"sentences": [[tokens]], "heads": [{"layer", "head",
+"receiver_kurtosis", "attention": sentence x sentence}], "suppression_kl": [suppressed][later] (decoders)}.
 
 scan: Transformer-XL runs segments of T tokens with a memory of M (defaults: the model's). GPT-2 and Llama-family
 models run chunks of T tokens (default: the context, at most 1024), each from an empty cache (--mem-len 0, the
@@ -796,6 +800,8 @@ int main(int argc, char** argv)
             return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
         if (command == "path-patch")
             return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
+        if (command == "sentences")
+            return cmdSentences(parseArgs(argc, argv, kSentenceOptions), builtins);
         if (command == "head-contexts")
             return cmdHeadContexts(parseArgs(argc, argv, kHeadContextOptions), builtins);
         if (command == "list-builtin") {

@@ -536,3 +536,29 @@ TEST_CASE("attnscope-cli patch takes prompts and answers as words", "[cli][patch
     CHECK(j["scores"].size() > 0);
     CHECK(j["m_clean"].get<double>() != j["m_corrupt"].get<double>());
 }
+
+TEST_CASE("attnscope-cli head-contexts and sentences write their documented JSON", "[cli][head-contexts][sentences]")
+{
+    test::TempDir tmp;
+    const auto sample = (std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "sample.txt").string();
+    auto r = runCli({"head-contexts", "--model", "builtin:llama-wikitext2", "--text-file", sample, "--window", "32",
+                     "--stat", "prev-token", "--out", (tmp / "contexts").string()});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto index = core::readJsonFile((tmp / "contexts" / "index.json").string());
+    CHECK(index["statistic"] == "prev-token");
+    const auto scatter = core::readJsonFile((tmp / "contexts" / "scatter.json").string());
+    CHECK(scatter.size() == static_cast<std::size_t>(index["layers"].get<int>() * index["heads"].get<int>()));
+    CHECK(std::filesystem::exists(tmp / "contexts" / "heads" / "L1-H1.json"));
+
+    r = runCli({"sentences", "--model", "builtin:llama-wikitext2", "--text", "The cat sat . It was happy . Then it slept .",
+                "--out", (tmp / "s.json").string()});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto s = core::readJsonFile((tmp / "s.json").string());
+    CHECK(s["sentences"].size() == 3);
+    CHECK(s["heads"][0]["attention"].size() == 3);
+    CHECK(s["suppression_kl"].size() == 3);
+    CHECK(s["suppression_kl"][0][0].is_null());
+    CHECK(s["suppression_kl"][0][1].get<double>() > 0);
+}
