@@ -360,6 +360,8 @@ QString MainWindow::saveSession(const QString& pathIn)
         s.selection.layer = m_translation->site();
         s.selection.heads = m_translation->head() >= 0 ? std::vector<int>{m_translation->head()} : std::vector<int>{};
     }
+    if (m_patching)
+        s.patching = m_patching->request();
     if (m_relpos->scan()) {
         // The scan travels as a scan-result file next to the session.
         const QString scanPath = path + QStringLiteral(".scan.safetensors");
@@ -393,6 +395,10 @@ QString MainWindow::openSession(const QString& path)
     m_textPanel->setTextSilently(s.text);
     if (!s.source.isEmpty())
         m_translation->setSource(s.source);
+    if (!s.patching.clean.isEmpty()) { // the patching window as it was, not run again until asked
+        patchingWindow()->setRequest(s.patching);
+        m_patching->show();
+    }
     openModel(s.model);
     return {};
 }
@@ -534,6 +540,15 @@ void MainWindow::showAblation()
     m_compute->requestAblation();
 }
 
+PatchingWindow* MainWindow::patchingWindow()
+{
+    if (!m_patching) {
+        m_patching = new PatchingWindow(m_compute, this);
+        connect(m_patching, &PatchingWindow::headWanted, this, [this](int layer, int head) { setSelection(layer, {head}); });
+    }
+    return m_patching;
+}
+
 PatchingWindow* MainWindow::showPatching()
 {
     const auto& m = m_compute->model();
@@ -544,11 +559,8 @@ PatchingWindow* MainWindow::showPatching()
                                      .arg(QString::fromUtf8(core::familyName(m->info().family))));
         return nullptr;
     }
-    if (!m_patching) {
-        m_patching = new PatchingWindow(m_compute, this);
-        m_patching->setCleanPrompt(m_textPanel->text());
-        connect(m_patching, &PatchingWindow::headWanted, this, [this](int layer, int head) { setSelection(layer, {head}); });
-    }
+    if (!m_patching)
+        patchingWindow()->setCleanPrompt(m_textPanel->text());
     m_patching->show();
     m_patching->raise();
     m_patching->activateWindow();

@@ -190,6 +190,7 @@ private:
     ModelPanel* m_modelPanel = nullptr;
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
+    PatchingWindow* patchingWindow(); // made on first use
     QPointer<PatchingWindow> m_patching; // deletes itself on close
     QPointer<HeadContextsWindow> m_headContexts;
     PredictionPanel* m_predictions = nullptr;

@@ -60,6 +60,31 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectString(v, s.source); }},
         {"translation.target", [](const SessionState& s) { return QJsonValue(s.target); },
          [](SessionState& s, const QJsonValue& v) { return expectString(v, s.target); }},
+        {"patching.clean", [](const SessionState& s) { return QJsonValue(s.patching.clean); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.clean); }},
+        {"patching.corrupt", [](const SessionState& s) { return QJsonValue(s.patching.corrupt); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.corrupt); }},
+        {"patching.answer", [](const SessionState& s) { return QJsonValue(s.patching.answer); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.answer); }},
+        {"patching.wrong", [](const SessionState& s) { return QJsonValue(s.patching.wrong); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.wrong); }},
+        {"patching.component",
+         [](const SessionState& s) { return QJsonValue(QString::fromLatin1(core::patchComponentName(s.patching.component))); },
+         [](SessionState& s, const QJsonValue& v) {
+             QString name;
+             if (QString err = expectString(v, name); !err.isEmpty())
+                 return err;
+             try {
+                 s.patching.component = core::patchComponentNamed(name.toStdString());
+             } catch (const std::exception&) {
+                 return QObject::tr("must be head-out, q, k, v, pattern or resid");
+             }
+             return QString();
+         }},
+        {"patching.perPosition", [](const SessionState& s) { return QJsonValue(s.patching.perPosition); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.perPosition); }},
+        {"patching.noising", [](const SessionState& s) { return QJsonValue(s.patching.noising); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.noising); }},
         {"selection.layer", [](const SessionState& s) { return QJsonValue(s.selection.layer); },
          [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 100000, s.selection.layer); }},
         {"selection.heads",

@@ -3,6 +3,7 @@
 // type-checked here; values that depend on the model (layer, heads, segment) are checked when they are applied.
 #pragma once
 
+#include "compute/results.h"
 #include "ui/display_panel.h"
 #include "views/view_selection.h"
 
@@ -21,6 +22,8 @@ struct SessionState {
     // Encoder-decoder models: the source, and a typed target ("" = the model writes it); selection.layer is the site.
     QString source;
     QString target;
+    // The activation-patching window's prompts and settings (clean empty: no patching window).
+    PatchingRequest patching;
 };
 
 // The extension sessions carry; added by saveSessionFile when the path has none.

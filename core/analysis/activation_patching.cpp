@@ -144,6 +144,19 @@ PatchComponent patchComponentNamed(const std::string& name)
     throw Error(ErrorCode::BadInput, "unknown component '" + name + "' (head-out, q, k, v, pattern or resid)");
 }
 
+const char* patchComponentName(PatchComponent c)
+{
+    switch (c) {
+    case PatchComponent::HeadOutput: return "head-out";
+    case PatchComponent::Queries: return "q";
+    case PatchComponent::Keys: return "k";
+    case PatchComponent::Values: return "v";
+    case PatchComponent::Pattern: return "pattern";
+    case PatchComponent::Residual: return "resid";
+    }
+    return "";
+}
+
 double measurePatchMetric(const AttentionModel& model, const PatchMetric& metric, const std::vector<float>& finalResidual,
                           int rows, std::span<const std::int32_t> clean)
 {

@@ -41,6 +41,7 @@ enum class PatchComponent {
     Residual,   // a layer's input at one position (unit: position; layer == layers: after the last layer)
 };
 PatchComponent patchComponentNamed(const std::string& name); // head-out, q, k, v, pattern, resid
+const char* patchComponentName(PatchComponent component);     // the name patchComponentNamed reads
 
 struct PatchRequest {
     std::vector<std::int32_t> clean, corrupt;

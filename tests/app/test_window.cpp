@@ -30,6 +30,9 @@
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
 #include "ui/text_panel.h"
+#include "ui/patching_window.h"
+#include "ui/head_contexts_window.h"
+#include "head_scatter_view.h"
 #include "ui/text_box.h"
 #include "io/safetensors.h"
 #include "util/text_file.h"
@@ -1026,4 +1029,86 @@ TEST_CASE("the Experts dock shows a mixture-of-experts model's router for the se
     QApplication::processEvents();
     CHECK_FALSE(view->data());
     CHECK(view->placeholder().contains("no mixture-of-experts"));
+}
+
+TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, a head opens on both prompts, the "
+          "session keeps the prompts", "[app][window][patching]")
+{
+    test::TempDir tmp;
+    const QString session = QString::fromStdString((tmp / "patching.attnscope").string());
+    {
+        Window win("gpt2-tiny", ids(10));
+        auto* p = win.w.showPatching();
+        REQUIRE(p);
+        app::PatchingRequest r;
+        r.clean = QStringLiteral("8 42 31 15 7 29 40 11 23 42");
+        r.corrupt = QStringLiteral("8 42 31 15 7 3 40 11 23 42");
+        r.answer = QStringLiteral("35");
+        r.wrong = QStringLiteral("3");
+        p->setRequest(r);
+        QSignalSpy updated(&win.c, &app::ComputeController::patchingUpdated);
+        p->run();
+        settle(win.c);
+        REQUIRE(p->result());
+        CHECK_FALSE(p->result()->running);
+        // The same numbers as the core computes for these ids.
+        core::PatchRequest direct;
+        direct.clean = {8, 42, 31, 15, 7, 29, 40, 11, 23, 42};
+        direct.corrupt = {8, 42, 31, 15, 7, 3, 40, 11, 23, 42};
+        direct.metric.answer = 35;
+        direct.metric.wrong = 3;
+        const auto expected = core::patchActivations(*win.c.model()->loaded.model, direct);
+        REQUIRE(p->result()->result.scores.size() == expected.scores.size());
+        for (std::size_t i = 0; i < expected.scores.size(); ++i)
+            CHECK(p->result()->result.scores[i] == Approx(expected.scores[i]));
+        const auto& figure = p->view()->figure();
+        REQUIRE(figure.grids.size() == 1);
+        CHECK(figure.grids[0]->rows == win.c.model()->info().layers);
+        CHECK(figure.grids[0]->cols == win.c.model()->info().heads);
+        // A click on layer 2 head 3 selects it and opens it on both prompts.
+        QSignalSpy pair(&win.c, &app::ComputeController::promptPairReady);
+        emit p->view()->cellClicked(0, 1, 2);
+        REQUIRE((pair.count() > 0 || pair.wait(10000)));
+        CHECK(win.w.selection().layer == 1);
+        CHECK(win.w.selection().heads == std::vector<int>{2});
+        const auto f = pair.takeFirst().at(0).value<app::FigurePtr>();
+        REQUIRE(f->grids.size() == 2);
+        CHECK(f->grids[0]->rows == 10);
+        // Prompts of different lengths: a message that says where they part, no crash.
+        r.corrupt = QStringLiteral("8 42 31");
+        p->setRequest(r);
+        QSignalSpy failed(&win.c, &app::ComputeController::patchingFailed);
+        p->run();
+        REQUIRE((failed.count() > 0 || failed.wait(10000)));
+        CHECK(failed.takeFirst().at(0).toString().contains("same length"));
+        r.corrupt = QStringLiteral("8 42 31 15 7 3 40 11 23 42");
+        r.noising = true;
+        p->setRequest(r);
+        REQUIRE(win.w.saveSession(session).isEmpty());
+    }
+    Window win("gpt2-tiny", ids(5));
+    REQUIRE(win.w.openSession(session).isEmpty());
+    settle(win.c);
+    auto* p = win.w.showPatching();
+    REQUIRE(p);
+    CHECK(p->request().clean == QStringLiteral("8 42 31 15 7 29 40 11 23 42"));
+    CHECK(p->request().answer == QStringLiteral("35"));
+    CHECK(p->request().noising);
+}
+
+TEST_CASE("heads over a corpus in the window: the scatter has every head and a click shows its contexts",
+          "[app][window][head-contexts]")
+{
+    Window win("gpt2-tiny", ids(40));
+    auto* h = win.w.showHeadContexts();
+    REQUIRE(h);
+    h->run();
+    settle(win.c);
+    REQUIRE(h->result());
+    const auto& info = win.c.model()->info();
+    REQUIRE(h->scatter()->data());
+    CHECK(h->scatter()->data()->x.size() == static_cast<std::size_t>(info.layers * info.heads));
+    QSignalSpy wanted(h, &app::HeadContextsWindow::headWanted);
+    h->showHead(3);
+    CHECK(h->findChild<QTextBrowser*>()->toPlainText().contains(QStringLiteral("Layer %1").arg(3 / info.heads + 1)));
 }
