@@ -28,6 +28,7 @@
 #include "cli_patch.h"
 #include "cli_head_contexts.h"
 #include "cli_sentences.h"
+#include "cli_explain.h"
 
 #include <algorithm>
 #include <chrono>
@@ -79,6 +80,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
                      [--max-tokens N]
   attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
+  attnscope-cli explain --model MODEL --input INPUT.json --layer L --head H --position P --out STEP.json
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -121,6 +123,9 @@ head-contexts: every head over a text in windows of T tokens (default 64): a sta
 weight away from the first token, the head's output norm, its previous-token or induction weight), each head's top K
 contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'
 metrics; DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
+explain: how head H of layer L computes the attention of the query at position P (all from 1) of a reference-style
+input.json: {"scores" (scaled, capped logits; null where masked), "sink" (gpt-oss), "probs" (the softmax: the grid's
+row), "query", "keys", "head_output", "key_positions", "scale", "kv_head"}.
 sentences: the text by sentences in one segment: {"sentences": [[tokens]], "heads": [{"layer", "head",
 "receiver_kurtosis", "attention": sentence x sentence}], "suppression_kl": [suppressed][later] (decoders)}.
 
@@ -800,6 +805,8 @@ int main(int argc, char** argv)
             return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
         if (command == "path-patch")
             return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
+        if (command == "explain")
+            return cmdExplain(parseArgs(argc, argv, kExplainOptions), builtins);
         if (command == "sentences")
             return cmdSentences(parseArgs(argc, argv, kSentenceOptions), builtins);
         if (command == "head-contexts")

@@ -126,14 +126,14 @@ private:
 
 } // namespace
 
-std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
-                                        const std::string& inputFile)
+ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile)
 {
     if (!input.is_object())
         throw Error(ErrorCode::BadInput, "input is not a JSON object", inputFile);
     const bool relative = model.info().hasRelativeTerms;
-    std::vector<std::vector<std::int32_t>> segments;
-    RunOptions options;
+    ReferenceRun run;
+    auto& segments = run.segments;
+    auto& options = run.options;
     if (relative) {
         if (const auto it = input.find("segments"); it != input.end()) {
             if (!it->is_array())
@@ -219,13 +219,20 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
     for (const auto& seg : segments)
         longest = std::max(longest, seg.size());
     checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
-                 true, "the dump of " + inputFile);
-    std::vector<OutputTensor> out;
-    DumpObserver observer(model.info(), out);
+                 true, "the run of " + inputFile);
     if (model.info().fixedTerms)
         options.bands = model.info().fixedTerms;
+    return run;
+}
+
+std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
+                                        const std::string& inputFile)
+{
+    const ReferenceRun run = parseReferenceInput(model, input, inputFile);
+    std::vector<OutputTensor> out;
+    DumpObserver observer(model.info(), out);
     try {
-        model.run(segments, options, observer);
+        model.run(run.segments, run.options, observer);
     } catch (const Error& e) {
         if (e.file().empty())
             throw Error(e.code(), e.message(), inputFile, e.key());

@@ -19,6 +19,13 @@ namespace attnscope::core {
 // A JSON list of token ids (each 0 .. 2^31 - 1); Error(BadInput) naming `file` and `key` otherwise.
 std::vector<std::int32_t> jsonIdList(const nlohmann::json& v, const std::string& file, const std::string& key);
 
+// How a reference-style input.json runs: its segments and run options (the parsing dumpReference does first).
+struct ReferenceRun {
+    std::vector<std::vector<std::int32_t>> segments;
+    RunOptions options;
+};
+ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile);
+
 std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
                                         const std::string& inputFile);
 

@@ -562,3 +562,32 @@ TEST_CASE("attnscope-cli head-contexts and sentences write their documented JSON
     CHECK(s["suppression_kl"][0][0].is_null());
     CHECK(s["suppression_kl"][0][1].get<double>() > 0);
 }
+
+TEST_CASE("attnscope-cli explain writes the step's numbers in the acceptance form", "[cli][explain]")
+{
+    test::TempDir tmp;
+    const auto dir = test::testdataDir() / "gptoss-tiny"; // a learned sink and a sliding window
+    const std::string out = (tmp / "step.json").string();
+    const auto r = runCli({"explain", "--model", dir.string(), "--input", (dir / "input.json").string(), "--layer", "1",
+                           "--head", "2", "--position", "20", "--out", out});
+    INFO(r.err);
+    REQUIRE(r.exitCode == 0);
+    const auto j = core::readJsonFile(out);
+    REQUIRE(j["probs"].size() == j["scores"].size());
+    REQUIRE(j.contains("sink"));
+    double sum = 0;
+    bool masked = false;
+    for (std::size_t k = 0; k < j["probs"].size(); ++k) {
+        sum += j["probs"][k].get<double>();
+        if (j["scores"][k].is_null()) {
+            masked = true;
+            CHECK(j["probs"][k].get<double>() == 0.0);
+        }
+    }
+    CHECK(masked);       // later keys (and keys outside the window) are masked
+    CHECK(sum < 1.0);    // the sink takes the rest
+    const auto bad = runCli({"explain", "--model", dir.string(), "--input", (dir / "input.json").string(), "--layer",
+                             "99", "--head", "1", "--position", "1", "--out", out});
+    CHECK(bad.exitCode == 1);
+    CHECK(bad.err.find("no layer 99") != std::string::npos);
+}

@@ -1,0 +1,81 @@
+// explainHead (head_explanation.h).
+#include "analysis/head_explanation.h"
+
+#include "attention/attention_scores.h"
+#include "util/error.h"
+
+#include <cmath>
+
+namespace attnscope::core {
+
+HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::vector<std::int32_t>>& segments,
+                            const RunOptions& options, int layer, int head, std::int64_t position)
+{
+    const ModelInfo& info = model.info();
+    if (info.can.encoderDecoder)
+        throw Error(ErrorCode::BadInput, "explain reads one stream; an encoder-decoder model has three kinds of site");
+    if (layer < 0 || layer >= info.layers)
+        throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " (the model has " + std::to_string(info.layers) + ")");
+    if (head < 0 || head >= info.heads)
+        throw Error(ErrorCode::BadInput, "no head " + std::to_string(head + 1) + " (layers have " + std::to_string(info.heads) + ")");
+    std::int64_t tokens = 0;
+    for (const auto& s : segments)
+        tokens += static_cast<std::int64_t>(s.size());
+    if (position < 0 || position >= tokens)
+        throw Error(ErrorCode::BadInput, "no position " + std::to_string(position + 1) + " (the input has " + std::to_string(tokens) + " tokens)");
+
+    struct Explain final : AttentionObserver {
+        HeadExplanation e;
+        std::int64_t first = 0;
+        bool done = false;
+        void onSegment(const SegmentView& v) override { first = v.firstPosition; }
+        void onLayer(const LayerView& v) override
+        {
+            if (done || v.layer != e.layer || e.position < first || e.position >= first + v.qlen)
+                return;
+            done = true;
+            const int i = static_cast<int>(e.position - first), k = v.klen, h = e.head;
+            const ScoreInputs& in = v.inputs;
+            e.segment = v.segment;
+            e.kvHead = in.kvHeads > 0 ? in.keyHead(h) : h;
+            e.scale = in.scale;
+            e.softCap = in.softCap;
+            if (in.sinks)
+                e.sink = in.sinks[h];
+            for (int j = 0; j < k; ++j)
+                e.keyPositions.push_back(first - v.mlen + j);
+            TermSelection raw;
+            raw.raw = true;
+            const int rows[] = {i};
+            e.scores.assign(static_cast<std::size_t>(k), 0.0f);
+            headAttentionRows(in, h, raw, rows, e.scores.data(), k, std::numeric_limits<float>::quiet_NaN());
+            const float* p = v.attnProb + (static_cast<std::size_t>(h) * v.qlen + i) * k;
+            e.probs.assign(p, p + k);
+            const int d = in.headDim;
+            if (in.queries) {
+                const float* q = in.queries.row(i) + static_cast<std::ptrdiff_t>(h) * d;
+                e.query.assign(q, q + d);
+            }
+            if (in.keys)
+                for (int j = 0; j < k; ++j) {
+                    const float* key = in.keys.row(j) + static_cast<std::ptrdiff_t>(e.kvHead) * d;
+                    e.keys.emplace_back(key, key + d);
+                }
+            if (v.headMix) {
+                const int dv = in.vDim();
+                const float* o = v.headMix + static_cast<std::size_t>(i) * v.heads * dv + static_cast<std::size_t>(h) * dv;
+                e.output.assign(o, o + dv);
+            }
+        }
+    } observer;
+    observer.e.layer = layer;
+    observer.e.head = head;
+    observer.e.position = position;
+    model.run(segments, options, observer);
+    if (!observer.done)
+        throw Error(ErrorCode::BadInput, "the run did not reach layer " + std::to_string(layer + 1) + " at position " +
+                                             std::to_string(position + 1));
+    return observer.e;
+}
+
+} // namespace attnscope::core

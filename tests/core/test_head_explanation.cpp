@@ -1,0 +1,85 @@
+// The mechanism view's numbers on every reference case: the softmax of the explained scores (with the sink where the
+// family has one) is the explained row, and that row is the reference implementation's attention probabilities.
+#include "analysis/head_explanation.h"
+#include "model/model_loader.h"
+#include "run/reference_dump.h"
+#include "test_support.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+using namespace attnscope;
+using namespace attnscope::core;
+
+TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's attention", "[explain]")
+{
+    int cases = 0;
+    for (const auto& dir : test::referenceCases()) {
+        const auto loaded = loadModel(dir.string());
+        const auto& model = *loaded.model;
+        const auto& info = model.info();
+        INFO(dir.filename().string());
+        const auto input = readJsonFile((dir / "input.json").string());
+        const auto run = parseReferenceInput(model, input, (dir / "input.json").string());
+        const auto expected = test::loadAll((dir / "expected.safetensors").string());
+        std::int64_t tokens = 0;
+        for (const auto& s : run.segments)
+            tokens += static_cast<std::int64_t>(s.size());
+        ++cases;
+        for (const auto [layer, head, position] : {std::tuple{0, 0, tokens / 2}, std::tuple{info.layers - 1, info.heads - 1, tokens - 1}}) {
+            INFO("layer " << layer + 1 << " head " << head + 1 << " position " << position + 1);
+            const auto e = explainHead(model, run.segments, run.options, layer, head, position);
+            REQUIRE(e.scores.size() == e.probs.size());
+            // softmax over the visible scores (and the sink) gives the probabilities
+            double top = e.sink ? *e.sink : -1e30;
+            for (float s : e.scores)
+                if (!std::isnan(s))
+                    top = std::max(top, static_cast<double>(s));
+            double z = e.sink ? std::exp(*e.sink - top) : 0.0;
+            for (float s : e.scores)
+                if (!std::isnan(s))
+                    z += std::exp(s - top);
+            for (std::size_t j = 0; j < e.scores.size(); ++j) {
+                const double p = std::isnan(e.scores[j]) ? 0.0 : std::exp(e.scores[j] - top) / z;
+                CHECK(e.probs[j] == Approx(p).margin(2e-6));
+            }
+            // the reference's row: layer{l}.attn_prob [heads, q, k] (Transformer-XL per segment: seg{s}.layer{l}...)
+            const std::string name = (info.hasRelativeTerms ? "seg" + std::to_string(e.segment) + "." : std::string()) +
+                                     "layer" + std::to_string(layer) + ".attn_prob";
+            const OutputTensor* ref = nullptr;
+            for (const auto& t : expected)
+                if (t.name == name)
+                    ref = &t;
+            REQUIRE(ref);
+            REQUIRE(ref->shape.size() == 3);
+            const auto q = ref->shape[1], k = ref->shape[2];
+            REQUIRE(static_cast<std::int64_t>(e.probs.size()) == k);
+            std::int64_t first = 0;
+            for (int s = 0; s < e.segment; ++s)
+                first += static_cast<std::int64_t>(run.segments[static_cast<std::size_t>(s)].size());
+            const auto row = position - first;
+            REQUIRE(row < q);
+            const auto tol = test::toleranceFor(name);
+            for (std::int64_t j = 0; j < k; ++j) {
+                const float want = ref->data[static_cast<std::size_t>((head * q + row) * k + j)];
+                CHECK(std::abs(e.probs[static_cast<std::size_t>(j)] - want) <= tol.abs + tol.rel * std::abs(want));
+            }
+            CHECK(e.query.size() == static_cast<std::size_t>(info.dHead > 0 ? e.query.size() : 0));
+            CHECK(e.keys.size() == e.probs.size());
+        }
+    }
+    CHECK(cases >= 15);
+}
+
+TEST_CASE("explain refuses what is not there", "[explain]")
+{
+    const auto dir = test::testdataDir() / "gpt2-tiny";
+    const auto loaded = loadModel(dir.string());
+    const auto run = parseReferenceInput(*loaded.model, readJsonFile((dir / "input.json").string()), "input.json");
+    CHECK_THROWS_WITH(explainHead(*loaded.model, run.segments, run.options, 9, 0, 0), Catch::Contains("no layer 10"));
+    CHECK_THROWS_WITH(explainHead(*loaded.model, run.segments, run.options, 0, 9, 0), Catch::Contains("no head 10"));
+    CHECK_THROWS_WITH(explainHead(*loaded.model, run.segments, run.options, 0, 0, 99), Catch::Contains("no position 100"));
+}
