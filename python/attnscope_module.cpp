@@ -4,6 +4,7 @@
 #include "analysis/activation_patching.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
+#include "run/attention_page.h"
 #include "run/patch_prompts.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
@@ -135,6 +136,17 @@ public:
             return ownedArray(std::move(one), {1, keep.q, keep.k});
         }
         return ownedArray(std::move(keep.values), {keep.heads, keep.q, keep.k});
+    }
+
+    // The self-contained page (run/attention_page.h) of these layers and heads (from 1; None: all).
+    std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
+    {
+        PageOptions o;
+        for (int l : layers.value_or(std::vector<int>{}))
+            o.layers.push_back(l - 1);
+        for (int h : heads.value_or(std::vector<int>{}))
+            o.heads.push_back(h - 1);
+        return attentionPageHtml(*m_capture, m_model->model->info().source, o);
     }
 
 private:
@@ -270,7 +282,19 @@ PYBIND11_MODULE(_attnscope, m)
              "(shape [1, q, k]). Axis 0 is the head (index h is head h + 1), axis 1 the query token, axis 2 the key\n"
              "token (memory rows first for Transformer-XL). Masked keys are 0. raw=True gives the scores before the\n"
              "softmax (scaled by 1/sqrt(d_head); masked keys NaN). `segment` (from 1) when the text ran in several.\n"
-             "Computed when asked, read-only, and the array owns its memory.");
+             "Computed when asked, read-only, and the array owns its memory.")
+        .def("html", &Capture::html, py::arg("layers") = py::none(), py::arg("heads") = py::none(),
+             "html(layers=None, heads=None) -> str\n\n"
+             "A self-contained interactive page (grid, head and layer selector, the text shaded by attention):\n"
+             "one file, nothing fetched, opens offline in any browser. Layers and heads from 1 (None: all).\n"
+             "Write it with open('page.html', 'w').write(cap.html([1, 2])).")
+        .def("_repr_html_", [](const Capture& c) {
+            // Jupyter: the same page in a frame of its own, so its script runs and its styles stay inside.
+            std::string page = c.html(std::vector<int>{1}, std::nullopt), quoted;
+            for (char ch : page)
+                quoted += ch == '&' ? std::string("&amp;") : ch == '"' ? std::string("&quot;") : std::string(1, ch);
+            return "<iframe style=\"width: 100%; height: 680px; border: 0\" srcdoc=\"" + quoted + "\"></iframe>";
+        });
 
     py::class_<Model>(m, "Model", "A loaded model (weights memory-mapped as stored).")
         .def(py::init<const std::string&>(), py::arg("path"))

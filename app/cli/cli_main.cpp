@@ -29,6 +29,7 @@
 #include "cli_head_contexts.h"
 #include "cli_sentences.h"
 #include "cli_explain.h"
+#include "cli_page.h"
 
 #include <algorithm>
 #include <chrono>
@@ -81,6 +82,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      [--max-tokens N]
   attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
   attnscope-cli explain --model MODEL --input INPUT.json --layer L --head H --position P --out STEP.json
+  attnscope-cli page --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") [--layers 1,2] [--heads 1,3]
+                     --out PAGE.html
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)
@@ -126,6 +129,8 @@ metrics; DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-f
 explain: how head H of layer L computes the attention of the query at position P (all from 1) of a reference-style
 input.json: {"scores" (scaled, capped logits; null where masked), "sink" (gpt-oss), "probs" (the softmax: the grid's
 row), "query", "keys", "head_output", "key_positions", "scale", "kv_head"}.
+page: a self-contained interactive HTML page (the grid, a head and layer selector, the text shaded by the attention
+of the token under the pointer; nothing fetched) of the chosen layers and heads (default all).
 sentences: the text by sentences in one segment: {"sentences": [[tokens]], "heads": [{"layer", "head",
 "receiver_kurtosis", "attention": sentence x sentence}], "suppression_kl": [suppressed][later] (decoders)}.
 
@@ -805,6 +810,8 @@ int main(int argc, char** argv)
             return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
         if (command == "path-patch")
             return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
+        if (command == "page")
+            return cmdPage(parseArgs(argc, argv, kPageOptions), builtins);
         if (command == "explain")
             return cmdExplain(parseArgs(argc, argv, kExplainOptions), builtins);
         if (command == "sentences")

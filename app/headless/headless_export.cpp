@@ -22,6 +22,7 @@
 #include "views/analysis_figures.h"
 #include "views/patching_figures.h"
 #include "run/patch_prompts.h"
+#include "run/attention_page.h"
 #include "views/paper_figures.h"
 
 #include "analysis/head_ablation.h"
@@ -282,6 +283,21 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
     std::fprintf(stderr, "wrote %s (%s)\n", qPrintable(out), qPrintable(figure.displayName()));
 }
 
+// --export page.html: the self-contained interactive page of the text (every layer, or --layer's; every head, or
+// --head's).
+void attentionPage(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
+{
+    core::PageOptions o;
+    if (p.isSet("layer"))
+        o.layers = {intOption(p, "layer", 1, bundle.info().layers) - 1};
+    if (p.isSet("head") && p.value("head") != QLatin1String("avg"))
+        o.heads = {intOption(p, "head", 1, bundle.info().heads) - 1};
+    const auto capture = core::captureText(*bundle.loaded.model, *bundle.tokenizer, textOf(p, dirs).toStdString(), {});
+    const std::string html = core::attentionPageHtml(*capture, bundle.displayName.toStdString(), o);
+    throwIfFailed(saveFileAtomically(p.value("export"), QByteArray::fromStdString(html)));
+    std::fprintf(stderr, "wrote %s (%zu KiB)\n", qPrintable(p.value("export")), html.size() / 1024);
+}
+
 void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     ViewSelection sel;
@@ -478,7 +494,10 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
             imageExport(p, bundle);
             return 0;
         }
-        if (p.isSet("paper-figure"))
+        if (p.value("export").endsWith(QLatin1String(".html"), Qt::CaseInsensitive) && !p.isSet("view") &&
+            !p.isSet("paper-figure"))
+            attentionPage(p, *bundle, dirs);
+        else if (p.isSet("paper-figure"))
             paperFigure(p, *bundle, dirs);
         else if (p.isSet("view"))
             analysisView(p, *bundle, dirs);

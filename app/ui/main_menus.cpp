@@ -14,6 +14,7 @@
 #include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
 #include "ui/patching_window.h"
+#include "run/attention_page.h"
 #include "ui/head_contexts_window.h"
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
@@ -115,6 +116,28 @@ void MainWindow::buildMenus()
         const QString path = askDataPath(this, tr("Export data"), QStringLiteral("attention"));
         if (!path.isEmpty())
             reportSave(this, exportDataTo(path), tr("Export failed"), tr("Saved %1").arg(path));
+    });
+    file->addAction(tr("Export &Page (HTML)…"), this, [this] {
+        const auto r = result();
+        if (!r) {
+            QMessageBox::information(this, tr("Export page"), tr("Type or open a text first."));
+            return;
+        }
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export an interactive page of the shown layer"),
+                                                          QStringLiteral("attention.html"), tr("HTML page (*.html)"));
+        if (path.isEmpty())
+            return;
+        // The shown layer with all its heads: a page anyone opens offline, its head buttons switching the grid.
+        core::PageOptions o;
+        o.layers = {m_selection.layer};
+        o.segment = shownSegment();
+        QString err;
+        try {
+            err = saveFileAtomically(path, QByteArray::fromStdString(core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o)));
+        } catch (const std::exception& e) {
+            err = QString::fromStdString(e.what());
+        }
+        reportSave(this, err, tr("Export failed"), tr("Saved %1").arg(path));
     });
     file->addAction(tr("Export &All Heads…"), this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for one figure per head"));

@@ -175,3 +175,15 @@ def test_patching_equals_the_cli(tmp_path):
     cli = json.loads(out.read_text())
     assert r["axes"] == cli["axes"] == ["layer", "group"]
     assert np.allclose(r["scores"], np.array(cli["scores"], dtype=np.float32))
+
+
+def test_the_page_is_self_contained_and_shows_in_jupyter():
+    cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945")
+    page = cap.html(layers=[2], heads=[1, 3])
+    assert page.startswith("<!DOCTYPE html>")
+    assert "http://" not in page and "https://" not in page
+    assert '"layers":[2]' in page and '"heads":[1,3]' in page
+    frame = cap._repr_html_()
+    assert frame.startswith("<iframe") and "srcdoc=" in frame
+    with pytest.raises(attnscope.Error, match="layers are 1"):
+        cap.html(layers=[99])

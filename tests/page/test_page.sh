@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The exported attention page in a real browser (Debian's headless Chromium), offline: it renders the grid, a scripted
+# click on another head redraws it, and the page asks for nothing over the network.
+# Usage: test_page.sh ATTNSCOPE-CLI
+set -euo pipefail
+cli=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$cli" page --model builtin:llama-wikitext2 --text "the war ended in 1945 . the army returned home in 1946 ." \
+    --layers 1,2 --out "$tmp/page.html" 2>/dev/null
+# Nothing to fetch: no address in the page at all.
+if grep -Eq 'https?://|src="//' "$tmp/page.html"; then echo "the page names a network address"; exit 1; fi
+body() { # the <body> element after the page's script ran, for the heads and layer in the URL's fragment
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$tmp/profile" \
+      --host-resolver-rules="MAP * ~NOTFOUND" --virtual-time-budget=5000 --dump-dom "file://$tmp/page.html#$1" \
+      2>/dev/null | grep -o '<body[^>]*>'
+}
+one=$(body "layer=2&head=1")
+two=$(body "layer=2&head=2")
+echo "$one"; echo "$two"
+[[ $one == *'data-rendered="yes"'* ]] || { echo "the grid was not drawn"; exit 1; }
+[[ $one == *'data-head="1"'* && $two == *'data-head="2"'* ]] || { echo "the click did not select the head"; exit 1; }
+[[ $two == *'data-layer="2"'* ]] || { echo "the layer selector did not switch"; exit 1; }
+sum() { sed -E 's/.*data-checksum="([^"]*)".*/\1/' <<<"$1"; }
+[[ $(sum "$one") != "$(sum "$two")" ]] || { echo "head 2 drew the same grid as head 1"; exit 1; }
+[[ $(sum "$one") != "0.000000" ]] || { echo "an empty grid"; exit 1; }
+echo "page renders offline and follows a click"
