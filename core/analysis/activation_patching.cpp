@@ -5,7 +5,12 @@
 #include "util/error.h"
 #include "util/stop_token.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -295,41 +300,71 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
     const int units = residual ? 1 : result.shape[1];
     const int positions = residual || request.perPosition ? T : 1;
     const int total = static_cast<int>(cells);
+    // One cell: layer, unit and position from its index (row-major over the result's shape).
+    auto measureCell = [&](int index) -> std::pair<double, bool> {
+        const int p = index % positions, unit = (index / positions) % units, layer = index / positions / units;
+        const int position = residual || request.perPosition ? p : -1;
+        // Positions before the first the patch changes run as in the receiving run: resumed from it.
+        const int from = pattern ? firstChange(runs.donor.pattern(layer), runs.base.pattern(layer), unit, info.heads, T, T, position)
+                                 : firstChange(runs.donor.get(act, layer), runs.base.get(act, layer), residual ? -1 : unit,
+                                               residual ? 1 : result.shape[1], T, 0, position);
+        if (from >= T)
+            return {baseMetric, false};
+        PatchedRun run;
+        run.startAt(layer, &runs.base.get(Activation::Residual, layer));
+        run.resumeFrom(*runs.baseEnd, from, runs.base);
+        if (pattern)
+            run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
+        else
+            run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
+        run.run(model, runs.baseIds, stop);
+        return {measure(model, request.metric, run.recording(), request.clean), true};
+    };
+    // Cells are independent: as many run at once as the compute may use threads, each on one thread (a patched run
+    // multiplies a few rows, which one thread keeps busy better than two share).
+    const int workers = std::max(1, std::min(omp_get_max_threads(), total));
+    std::atomic<int> next{0};
+    std::mutex report;
     int done = 0;
-    try {
-        for (int layer = 0; layer < result.shape[0]; ++layer)
-            for (int unit = 0; unit < units; ++unit)
-                for (int p = 0; p < positions; ++p) {
-                    const int position = residual || request.perPosition ? p : -1;
-                    // Positions before the first the patch changes run as in the receiving run: resumed from it.
-                    const int from = pattern ? firstChange(runs.donor.pattern(layer), runs.base.pattern(layer), unit,
-                                                           info.heads, T, T, position)
-                                             : firstChange(runs.donor.get(act, layer), runs.base.get(act, layer),
-                                                           residual ? -1 : unit, residual ? 1 : result.shape[1], T,
-                                                           0, position);
-                    double m = baseMetric;
-                    if (from < T) {
-                        PatchedRun run;
-                        run.startAt(layer, &runs.base.get(Activation::Residual, layer));
-                        run.resumeFrom(*runs.baseEnd, from, runs.base);
-                        if (pattern)
-                            run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
-                        else
-                            run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
-                        run.run(model, runs.baseIds, stop);
-                        m = measure(model, request.metric, run.recording(), request.clean);
-                        ++result.runs;
-                    }
-                    result.metrics[static_cast<std::size_t>(done)] = m;
-                    result.scores[static_cast<std::size_t>(done)] = normalised(m, runs.clean, runs.corrupt);
-                    ++done;
-                    if (progress)
-                        progress(result, done, total);
-                }
-    } catch (const Error& e) {
-        if (e.code() != ErrorCode::Cancelled)
-            throw;
-        result.partial = true;
+    std::exception_ptr failure;
+    auto work = [&] {
+        omp_set_num_threads(1);
+        try {
+            for (int index; (index = next++) < total;) {
+                const auto [m, ran] = measureCell(index);
+                const std::lock_guard lock(report);
+                result.metrics[static_cast<std::size_t>(index)] = m;
+                result.scores[static_cast<std::size_t>(index)] = normalised(m, runs.clean, runs.corrupt);
+                result.runs += ran ? 1 : 0;
+                ++done;
+                if (progress)
+                    progress(result, done, total);
+            }
+        } catch (...) {
+            const std::lock_guard lock(report);
+            if (!failure)
+                failure = std::current_exception();
+            next = total; // the other workers stop after their cell
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w)
+        pool.emplace_back(work);
+    {
+        const int threads = omp_get_max_threads();
+        work();
+        omp_set_num_threads(threads); // this thread's setting, as it was
+    }
+    for (auto& t : pool)
+        t.join();
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::Cancelled)
+                throw;
+            result.partial = true;
+        }
     }
     return result;
 }
