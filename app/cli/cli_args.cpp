@@ -63,7 +63,15 @@ std::string textArgument(const Args& a)
 {
     if (a.options.count("text") && a.options.count("text-file"))
         throw Error(ErrorCode::BadInput, "give either --text or --text-file, not both");
-    return a.options.count("text-file") ? core::readTextFile(a.options.at("text-file")) : require(a, "text");
+    return a.options.count("text-file") ? nonEmptyTextFile(a.options.at("text-file")) : require(a, "text");
+}
+
+std::string nonEmptyTextFile(const std::string& path)
+{
+    std::string text = core::readTextFile(path);
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw Error(ErrorCode::BadInput, text.empty() ? "the file is empty" : "the file holds only white space", path);
+    return text;
 }
 
 } // namespace attnscope::cli

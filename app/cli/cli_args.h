@@ -21,5 +21,7 @@ const std::string& require(const Args& a, const std::string& key);
 int parseInt(const Args& a, const std::string& key, int fallback);
 // The text of --text or --text-file.
 std::string textArgument(const Args& a);
+// A text file's contents; Error(BadInput) naming the file when it is empty or only white space.
+std::string nonEmptyTextFile(const std::string& path);
 
 } // namespace attnscope::cli

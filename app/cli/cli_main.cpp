@@ -271,6 +271,7 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto& textFile = require(a, "text-file");
+    nonEmptyTextFile(textFile); // an empty corpus is named now, not found to tokenize to nothing after the model loads
     const auto& out = require(a, "out");
     ScanOptions opt;
     const auto& info = loaded.model->info();
@@ -412,7 +413,7 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
         const int R = std::max(4, std::min(50, (loaded.model->info().maxSegmentLen - 1) / 2));
         addInductionScores(atlas, inductionScores(*loaded.model, tokenizer.get(), R));
         if (!textFile.empty()) {
-            const auto capture = captureText(*loaded.model, *tokenizer, readTextFile(textFile), {});
+            const auto capture = captureText(*loaded.model, *tokenizer, nonEmptyTextFile(textFile), {});
             addTextScores(atlas, duplicateTokenScores(*capture));
             addTokenAttention(atlas, tokenAttentionScores(*capture));
         }

@@ -1,6 +1,8 @@
 // The frame of one segment's forward, shared by every family (see segment_driver.h).
 #include "model/segment_driver.h"
 
+#include <cmath>
+
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -80,7 +82,24 @@ void SegmentDriver::layerDone(int layer, LayerView& view)
     if (m_scores)
         view.scores = m_scores->data();
     m_weights.throwIfDamaged(); // an observer never sees what a truncated file gave
+    throwIfNotFinite(view.hidden, layer);
     m_observer.onLayer(view);
+}
+
+void SegmentDriver::throwIfNotFinite(const float* hidden, int layer) const
+{
+    // Finite but huge weights (1e30 in F32, BF16's maximum) overflow float32 arithmetic into NaN everywhere: said here,
+    // once, instead of every view and number after it quietly showing NaN or zero.
+    if (!hidden)
+        return;
+    const std::size_t n = static_cast<std::size_t>(m_shape.qlen) * static_cast<std::size_t>(m_shape.dModel);
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(hidden[i]))
+            throw Error(ErrorCode::CorruptFile,
+                        "layer " + std::to_string(layer + 1) + "'s output holds NaN or infinity (token " +
+                            std::to_string(m_state.tokensSeen + static_cast<std::int64_t>(i) / m_shape.dModel + 1) +
+                            "): the weights give values float32 arithmetic cannot hold",
+                        m_weights.source());
 }
 
 void SegmentDriver::end(const std::function<void(SegmentEndView&)>& readOut)

@@ -54,6 +54,9 @@ public:
     void end(const std::function<void(SegmentEndView&)>& readOut);
 
 private:
+    // Error(CorruptFile) naming the weights' file when a layer's output [qlen, dModel] holds NaN or infinity.
+    void throwIfNotFinite(const float* hidden, int layer) const;
+
     RunState& m_state;
     AttentionObserver& m_observer;
     const Checkpoint& m_weights;

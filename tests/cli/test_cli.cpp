@@ -591,3 +591,20 @@ TEST_CASE("attnscope-cli explain writes the step's numbers in the acceptance for
     CHECK(bad.exitCode == 1);
     CHECK(bad.err.find("no layer 99") != std::string::npos);
 }
+
+TEST_CASE("an empty text file is named, before any model runs", "[cli][errors]")
+{
+    test::TempDir tmp;
+    test::writeBytes(tmp / "empty.txt", "");
+    test::writeBytes(tmp / "blank.txt", " \n\t\n");
+    for (const char* file : {"empty.txt", "blank.txt"})
+        for (const char* command : {"surprisal", "scan"}) {
+            std::vector<std::string> args = {command, "--model", "builtin:llama-wikitext2", "--text-file", (tmp / file).string()};
+            if (std::string(command) == "scan")
+                args.insert(args.end(), {"--out", (tmp / "x").string()});
+            const auto r = runCli(args);
+            INFO(command << " " << file << ": " << r.err);
+            CHECK(r.exitCode == 1);
+            CHECK(r.err.find(file) != std::string::npos);
+        }
+}

@@ -462,3 +462,22 @@ TEST_CASE("a post-processor template that expands to millions of ids is refused 
     CHECK_THAT(errorOf([&] { core::loadTokenizer((tmp / "tokenizer.json").string()); }),
                Catch::Contains("tokenizer.json") && Catch::Contains("special token ids"));
 }
+
+TEST_CASE("finite but huge weights end in a message naming the file, not NaN everywhere", "[reliability][nonfinite]")
+{
+    test::TempDir tmp;
+    const auto src = test::testdataDir() / "gpt2-tiny";
+    std::filesystem::copy_file(src / "config.json", tmp / "config.json");
+    auto tensors = test::loadAll((src / "model.safetensors").string());
+    for (auto& t : tensors)
+        if (t.name.find("h.0.attn.c_attn.weight") != std::string::npos)
+            std::fill(t.data.begin(), t.data.end(), 1e30f); // finite in float32, but its products are not
+    core::writeSafetensors((tmp / "model.safetensors").string(), tensors);
+    const auto loaded = core::loadModel(tmp.path().string());
+    struct Quiet final : core::AttentionObserver {
+        void onLayer(const core::LayerView&) override {}
+    } quiet;
+    const std::vector<std::int32_t> ids = {1, 2, 3, 4};
+    CHECK_THROWS_WITH(loaded.model->run({ids}, {}, quiet),
+                      Catch::Contains("NaN or infinity") && Catch::Contains("model.safetensors"));
+}
