@@ -15,6 +15,37 @@
 
 namespace attnscope::app {
 
+QString askAndExportFigure(QWidget* parent, const PaperFigureView& view)
+{
+    const auto& figure = view.figure();
+    const QString path = askFigurePath(parent, QObject::tr("Export %1").arg(figure.displayName()), figure.fileStem());
+    if (path.isEmpty())
+        return {};
+    // The figure's readable size, not the window's (a window squeezed to the screen would give a squeezed figure).
+    const auto size = askFigureSize(parent, path, FigureSizeChoice{view.readableSize(), false});
+    if (!size)
+        return {};
+    if (const QString err = view.exportTo(path, *size); !err.isEmpty()) {
+        QMessageBox::warning(parent, QObject::tr("Export failed"), err);
+        return {};
+    }
+    return path;
+}
+
+QString askAndExportGridData(QWidget* parent, const PaperFigure& figure)
+{
+    if (figure.grids.empty())
+        return {};
+    const QString path = askDataPath(parent, QObject::tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
+    if (path.isEmpty())
+        return {};
+    if (const QString err = exportGridData(*figure.grids.front(), path); !err.isEmpty()) {
+        QMessageBox::warning(parent, QObject::tr("Export failed"), err);
+        return {};
+    }
+    return path;
+}
+
 FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     : QWidget(parent, Qt::Window)
     , m_view(new PaperFigureView(this))
@@ -31,13 +62,7 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
         auto* exportData = new QPushButton(tr("Export Data…"), this);
         buttons->addWidget(exportData);
         connect(exportData, &QPushButton::clicked, this, [this, figure] {
-            const QString path = askDataPath(this, tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
-            if (path.isEmpty())
-                return;
-            const QString err = exportGridData(*figure.grids.front(), path);
-            if (!err.isEmpty())
-                QMessageBox::warning(this, tr("Export failed"), err);
-            else
+            if (const QString path = askAndExportGridData(this, figure); !path.isEmpty())
                 emit saved(path);
         });
     }
@@ -48,18 +73,8 @@ FigureWindow::FigureWindow(const PaperFigure& figure, QWidget* parent)
     layout->addLayout(buttons);
     connect(close, &QPushButton::clicked, this, &QWidget::close);
     connect(m_view, &PaperFigureView::cellClicked, this, &FigureWindow::cellClicked);
-    connect(exportButton, &QPushButton::clicked, this, [this, figure] {
-        const QString path = askFigurePath(this, tr("Export %1").arg(figure.displayName()), figure.fileStem());
-        if (path.isEmpty())
-            return;
-        // The figure's readable size, not the window's (a window squeezed to the screen would give a squeezed figure).
-        const auto size = askFigureSize(this, path, FigureSizeChoice{m_view->readableSize(), false});
-        if (!size)
-            return;
-        const QString err = m_view->exportTo(path, *size);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-        else
+    connect(exportButton, &QPushButton::clicked, this, [this] {
+        if (const QString path = askAndExportFigure(this, *m_view); !path.isEmpty())
             emit saved(path);
     });
     // Readable, but never larger than the screen.

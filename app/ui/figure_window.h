@@ -10,6 +10,12 @@ namespace attnscope::app {
 
 class PaperFigureView;
 
+// Asks for a file and a size and writes the view's figure (PNG, SVG, PDF); returns the path written, or "" (cancelled
+// or failed, a message shown).
+QString askAndExportFigure(QWidget* parent, const PaperFigureView& view);
+// Asks for a file and writes the figure's first grid as data (CSV, NPY, JSON); the path written, or "".
+QString askAndExportGridData(QWidget* parent, const PaperFigure& figure);
+
 class FigureWindow : public QWidget {
     Q_OBJECT
 public:

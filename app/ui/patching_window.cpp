@@ -2,12 +2,9 @@
 #include "ui/patching_window.h"
 
 #include "compute/compute_controller.h"
-#include "export/data_export.h"
 #include "figures/paper_figure_view.h"
 #include "run/patch_prompts.h"
-#include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
-#include "ui/file_dialogs.h"
 #include "views/patching_figures.h"
 
 #include <QCheckBox>
@@ -17,7 +14,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QMessageBox>
 #include <QPushButton>
 #include <QScreen>
 #include <QVBoxLayout>
@@ -132,29 +128,8 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
         auto* w = new FigureWindow(*f, this);
         w->show();
     });
-    connect(m_exportFigure, &QPushButton::clicked, this, [this] {
-        const auto& figure = m_view->figure();
-        const QString path = askFigurePath(this, tr("Export %1").arg(figure.displayName()), figure.fileStem());
-        if (path.isEmpty())
-            return;
-        const auto size = askFigureSize(this, path, FigureSizeChoice{m_view->readableSize(), false});
-        if (!size)
-            return;
-        const QString err = m_view->exportTo(path, *size);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-    });
-    connect(m_exportData, &QPushButton::clicked, this, [this] {
-        const auto& figure = m_view->figure();
-        if (figure.grids.empty())
-            return;
-        const QString path = askDataPath(this, tr("Export %1 data").arg(figure.displayName()), figure.fileStem());
-        if (path.isEmpty())
-            return;
-        const QString err = exportGridData(*figure.grids.front(), path);
-        if (!err.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), err);
-    });
+    connect(m_exportFigure, &QPushButton::clicked, this, [this] { askAndExportFigure(this, *m_view); });
+    connect(m_exportData, &QPushButton::clicked, this, [this] { askAndExportGridData(this, m_view->figure()); });
     m_status->setText(tr("Two prompts of the same length that differ where the behaviour should change, and the two "
                          "answers it chooses between. Each cell: how much of the clean run's logit difference patching "
                          "that one component restores (1) or leaves corrupted (0)."));

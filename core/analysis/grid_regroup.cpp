@@ -63,6 +63,22 @@ AttentionGrid regroup(const AttentionGrid& g, const std::vector<std::vector<int>
     return out;
 }
 
+// The grid's rows (or columns) grouped into runs of the same unit (word, sentence): unitOf is per token, tokenOf
+// gives each row's token.
+std::vector<std::vector<int>> runsOf(const std::vector<int>& unitOf, const std::vector<int>& tokenOf)
+{
+    std::vector<std::vector<int>> out;
+    int last = -1;
+    for (int i = 0; i < static_cast<int>(tokenOf.size()); ++i) {
+        const int unit = unitOf[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
+        if (out.empty() || unit != last)
+            out.emplace_back();
+        out.back().push_back(i);
+        last = unit;
+    }
+    return out;
+}
+
 } // namespace
 
 bool isSpecialToken(const Token& token)
@@ -126,19 +142,7 @@ AttentionGrid wordLevelGrid(const AttentionGrid& g, const std::vector<Token>& to
                             bool sumKeys, double topFraction)
 {
     const auto word = wordOfTokens(tokens);
-    auto groups = [&](const std::vector<int>& tokenOf, int n) {
-        std::vector<std::vector<int>> out;
-        int last = -1;
-        for (int i = 0; i < n; ++i) {
-            const int w = word[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
-            if (out.empty() || w != last)
-                out.emplace_back();
-            out.back().push_back(i);
-            last = w;
-        }
-        return out;
-    };
-    const auto rows = groups(g.rowTokens, g.rows), cols = groups(g.colTokens, g.cols);
+    const auto rows = runsOf(word, g.rowTokens), cols = runsOf(word, g.colTokens);
     AttentionGrid out = regroup(g, rows, cols, sumKeys);
     auto label = [&](const std::vector<int>& group, const std::vector<int>& tokenOf) {
         const auto& first = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
@@ -190,19 +194,7 @@ AttentionGrid sentenceLevelGrid(const AttentionGrid& g, const std::vector<Token>
                                 double topFraction)
 {
     const auto sentence = sentenceOfTokens(tokens);
-    auto groups = [&](const std::vector<int>& tokenOf, int n) {
-        std::vector<std::vector<int>> out;
-        int last = -1;
-        for (int i = 0; i < n; ++i) {
-            const int s = sentence[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(i)])];
-            if (out.empty() || s != last)
-                out.emplace_back();
-            out.back().push_back(i);
-            last = s;
-        }
-        return out;
-    };
-    const auto rows = groups(g.rowTokens, g.rows), cols = groups(g.colTokens, g.cols);
+    const auto rows = runsOf(sentence, g.rowTokens), cols = runsOf(sentence, g.colTokens);
     AttentionGrid out = regroup(g, rows, cols, true);
     auto label = [&](const std::vector<int>& group, const std::vector<int>& tokenOf) {
         const int s = sentence[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
