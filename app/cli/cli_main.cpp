@@ -64,7 +64,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli heads --model MODEL --text-file FILE [--format ...] [--sort COLUMN] [--top N]
   attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--position I] [--top K] [--pair TEXT]
   attnscope-cli generate --model MODEL (--text TEXT | --text-file FILE) --max-new-tokens N
-                     [--temperature T] [--top-k K] [--top-p P] [--seed S]
+                     [--temperature T] [--top-k K] [--top-p P] [--seed S] [--allow-special]
   attnscope-cli generate --model ENCODER-DECODER --source TEXT [--text TARGET-START] [--max-new-tokens N]
                      [--temperature T] [--seed S]
   attnscope-cli predict --model ENCODER-DECODER --source TEXT [--text TARGET-SO-FAR] [--top K]
@@ -100,7 +100,7 @@ B [SEP]; with --special its special tokens, else A's ids then B's); --type-ids p
 predict: a causal model's top K next tokens (default 10) after token I (1-based, default the last) as JSON
 [{"id", "token", "p"}]; an encoder's top K fillers of every [MASK] / <mask> as [{"position", "predictions"}].
 generate: N new tokens through the key/value cache, greedy unless --temperature is given (then sampled within top-k
-and top-p, seeded), as JSON {"ids", "tokens", "p"}. lens: the logit lens of every segment as CSV
+and top-p, seeded), as JSON {"ids", "tokens", "p"}; control tokens (<unk>, <eos>, [SEP], ...) only with --allow-special. lens: the logit lens of every segment as CSV
 (layer,position,id,token,p of each layer's top token, then the next token's id, text, p and rank).
 Encoder-decoder models (T5, BART, Marian) read a source and write a target. generate --source translates it (greedy
 unless --temperature), continuing --text when given, as JSON {"source", "ids", "tokens", "text", "finished",
@@ -623,6 +623,8 @@ int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
         if (!(sampling.temperature > 0))
             throw Error(ErrorCode::BadInput, "--temperature must be above 0");
     }
+    if (!a.has("allow-special")) // <unk>, <eos>, ... only when asked for
+        sampling.excluded = controlTokenIds(*tok);
     sampling.topK = parseInt(a, "top-k", 0);
     sampling.topP = a.options.count("top-p") ? std::stod(a.options.at("top-p")) : 1.0;
     if (sampling.topK < 0 || !(sampling.topP > 0 && sampling.topP <= 1))
@@ -801,7 +803,7 @@ int main(int argc, char** argv)
             return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position", "source"}), builtins);
         if (command == "generate")
             return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
-                                                      "top-k", "top-p", "seed", "source"}),
+                                                      "top-k", "top-p", "seed", "source"}, {"allow-special"}),
                                builtins);
         if (command == "surprisal")
             return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);

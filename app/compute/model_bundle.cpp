@@ -22,6 +22,8 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     QFile sample(QDir(QString::fromStdString(b->loaded.folder)).filePath(QStringLiteral("sample-source.txt")));
     if (b->loaded.ggufPath.empty() && sample.size() < 4096 && sample.open(QIODevice::ReadOnly))
         b->sampleSource = QString::fromUtf8(sample.readAll()).trimmed();
+    if (b->tokenizer)
+        b->controlIds = core::controlTokenIds(*b->tokenizer);
     b->spec = spec;
     b->displayName = spec.startsWith(QLatin1String("builtin:"))
                          ? spec.mid(8)

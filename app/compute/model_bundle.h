@@ -18,6 +18,7 @@ struct ModelBundle {
     QString sampleSource;
     QString spec;        // as the user gave it: folder, config.json, .gguf or builtin:NAME
     QString displayName; // short name for titles
+    std::vector<std::int32_t> controlIds; // the tokenizer's control tokens (<unk>, <eos>, ...): not generated unless asked
 
     const core::ModelInfo& info() const { return loaded.model->info(); }
 };

@@ -642,7 +642,10 @@ void MainWindow::generateStep(const NextTokenResultPtr& next)
     if (m_generateLeft <= 0 || !r || next->text != r || next->position + 1 != static_cast<int>(r->capture->tokens.size()) ||
         r->capture->text != m_textPanel->text().toStdString())
         return;
-    const auto id = core::chooseToken(next->logits, m_predictions->sampling(), m_generator);
+    auto sampling = m_predictions->sampling();
+    if (!m_predictions->allowsControlTokens())
+        sampling.excluded = r->model->controlIds;
+    const auto id = core::chooseToken(next->logits, sampling, m_generator);
     --m_generateLeft;
     if (m_generateLeft == 0)
         m_predictions->setGenerating(false);

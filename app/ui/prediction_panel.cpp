@@ -4,6 +4,7 @@
 #include "prediction_view.h"
 #include "views/grid_builder.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
@@ -31,6 +32,7 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     , m_topK(new QSpinBox(m_generateRow))
     , m_topP(new QDoubleSpinBox(m_generateRow))
     , m_seed(new QSpinBox(m_generateRow))
+    , m_special(new QCheckBox(tr("control tokens"), m_generateRow))
 {
     // Generation, one token at a time: each is appended to the text, which grows through the key/value cache.
     m_mode->addItems({tr("greedy"), tr("sample")});
@@ -48,6 +50,8 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     m_seed->setValue(1234);
     m_seed->setPrefix(tr("seed "));
     m_seed->setToolTip(tr("The same seed repeats a sampled run"));
+    m_special->setToolTip(tr("Let generation write the vocabulary's control tokens (<unk>, <eos>, [SEP], ...); off, "
+                             "the likeliest other token is written instead"));
     m_stop->setEnabled(false);
     m_regenerate->setObjectName(QStringLiteral("predRegenerate"));
     m_regenerate->setToolTip(tr("Cut the text after the selected token (click a row of the grid) and generate as many "
@@ -124,6 +128,11 @@ core::Sampling PredictionPanel::sampling() const
     s.topK = m_topK->value();
     s.topP = m_topP->value();
     return s;
+}
+
+bool PredictionPanel::allowsControlTokens() const
+{
+    return m_special->isChecked();
 }
 
 quint64 PredictionPanel::seed() const
@@ -262,7 +271,8 @@ void PredictionPanel::placeControls()
 {
     // A flow: the controls in order, as many to a row as the panel's width holds, each at its natural width (a narrow
     // panel, presentation mode's side panel, cut "Regenerate from here" and the sampling menu before).
-    const std::vector<QWidget*> order{m_generateOne, m_generateTen, m_stop, m_regenerate, m_mode, m_topK, m_topP, m_seed};
+    const std::vector<QWidget*> order{m_generateOne, m_generateTen, m_stop, m_regenerate, m_mode, m_topK, m_topP, m_seed,
+                                      m_special};
     auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
     const int spacing = std::max(0, rows->spacing());
     const int room = width() > 0 ? width() - 12 : std::numeric_limits<int>::max();

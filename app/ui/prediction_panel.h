@@ -9,6 +9,7 @@
 
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QPushButton;
@@ -33,6 +34,8 @@ public:
     widgets::PredictionView* view() const { return m_view; }
     // Generation settings (causal models): greedy or sampled with the temperature, top-k and top-p shown, and the seed.
     core::Sampling sampling() const;
+    // Generation may write control tokens (<unk>, <eos>, ...): the box under the sampling settings, off by default.
+    bool allowsControlTokens() const;
     quint64 seed() const;
     void setGenerating(bool generating); // Stop enabled, Generate disabled while tokens are being added
 
@@ -65,6 +68,7 @@ private:
     QSpinBox* m_topK;
     QDoubleSpinBox* m_topP;
     QSpinBox* m_seed;
+    QCheckBox* m_special;
     NextTokenResultPtr m_next;
     bool m_predictsNext = false;
     std::vector<int> m_rowOf; // the row of each generation control as placed last

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <cmath>
 #include <numeric>
 
 namespace attnscope::core {
@@ -189,10 +191,22 @@ Distribution distributionOf(std::span<const float> logits, double temperature, i
     return d;
 }
 
-std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng)
+std::int32_t chooseToken(std::span<const float> allowedLogits, const Sampling& sampling, std::mt19937_64& rng)
 {
-    if (logits.empty())
+    if (allowedLogits.empty())
         throw Error(ErrorCode::BadInput, "no logits to choose a token from");
+    // Excluded tokens get no probability: their logits become -infinity in a copy.
+    std::vector<float> masked;
+    std::span<const float> logits = allowedLogits;
+    if (!sampling.excluded.empty()) {
+        masked.assign(allowedLogits.begin(), allowedLogits.end());
+        for (auto id : sampling.excluded)
+            if (id >= 0 && static_cast<std::size_t>(id) < masked.size())
+                masked[static_cast<std::size_t>(id)] = -std::numeric_limits<float>::infinity();
+        if (std::all_of(masked.begin(), masked.end(), [](float v) { return std::isinf(v) && v < 0; }))
+            throw Error(ErrorCode::BadInput, "every token is excluded: nothing to choose");
+        logits = masked;
+    }
     if (sampling.greedy)
         return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     const int n = static_cast<int>(logits.size());
@@ -212,7 +226,11 @@ std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling
         if (u <= 0)
             return d.top[i].id;
     }
-    return d.top[keep - 1].id;
+    // Rounding left a sliver: the last token that has any probability (never an excluded one, which has none).
+    std::size_t last = keep - 1;
+    while (last > 0 && !(d.top[last].probability > 0))
+        --last;
+    return d.top[last].id;
 }
 
 Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,

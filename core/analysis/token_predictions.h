@@ -60,6 +60,8 @@ struct Sampling {
     double temperature = 1.0;
     int topK = 0;
     double topP = 1.0;
+    // Ids never chosen (controlTokenIds: <unk>, <eos>, ... unless the user asks for them), sorted or not.
+    std::vector<std::int32_t> excluded;
 };
 std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
 

@@ -174,4 +174,28 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
     return tokenizer;
 }
 
+std::vector<std::int32_t> controlTokenIds(const Tokenizer& tokenizer)
+{
+    auto control = [](const std::string& p) {
+        if (p.size() < 3 || p.size() > 32)
+            return false;
+        if (p.front() == '[' && p.back() == ']')
+            return std::all_of(p.begin() + 1, p.end() - 1, [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+        if (p.front() != '<' || p.back() != '>')
+            return false;
+        if (p.size() == 6 && p.compare(0, 3, "<0x") == 0)
+            return false; // a byte piece
+        const std::string inner = p.substr(1, p.size() - 2);
+        return !inner.empty() && std::all_of(inner.begin(), inner.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '|' || c == '_' ||
+                   c == '/' || c == '-';
+        });
+    };
+    std::vector<std::int32_t> ids;
+    for (int id = 0; id < tokenizer.vocabSize(); ++id)
+        if (control(tokenizer.pieceOf(id)))
+            ids.push_back(id);
+    return ids;
+}
+
 } // namespace attnscope::core

@@ -608,3 +608,18 @@ TEST_CASE("an empty text file is named, before any model runs", "[cli][errors]")
             CHECK(r.err.find(file) != std::string::npos);
         }
 }
+
+TEST_CASE("attnscope-cli generate writes no control tokens unless asked", "[cli][generate]")
+{
+    auto r = runCli({"generate", "--model", "builtin:llama-wikitext2", "--text", "Homarus gammarus is a species of",
+                     "--max-new-tokens", "25"});
+    REQUIRE(r.exitCode == 0);
+    auto j = nlohmann::json::parse(r.out);
+    for (const auto& t : j["tokens"])
+        CHECK((t != "<unk>" && t != "<eos>"));
+    r = runCli({"generate", "--model", "builtin:llama-wikitext2", "--text", "Homarus gammarus is a species of",
+                "--max-new-tokens", "25", "--allow-special"});
+    REQUIRE(r.exitCode == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(std::find(j["tokens"].begin(), j["tokens"].end(), "<unk>") != j["tokens"].end()); // this model's favourite
+}

@@ -13,6 +13,7 @@
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
 #include "run/text_capture.h"
+#include "run/patch_prompts.h"
 #include "model/tensor_names.h"
 #include "test_support.h"
 #include "util/text_file.h"
@@ -692,6 +693,39 @@ TEST_CASE("choosing a token: greedy is the argmax, sampling is seeded and stays 
     for (auto id : a)
         CHECK((id == 1 || id == 2 || id == 4)); // the three most probable
     CHECK(std::count(a.begin(), a.end(), 1) > 5);
+}
+
+TEST_CASE("generation leaves out control tokens unless asked: excluded ids are never chosen", "[analyses][generate]")
+{
+    const std::vector<float> logits{0.5f, 3.0f, 2.5f, -1.0f, 2.9f};
+    std::mt19937_64 rng(7);
+    core::Sampling s;
+    s.excluded = {1};
+    CHECK(core::chooseToken(logits, s, rng) == 4); // greedy: the best allowed
+    s.greedy = false;
+    s.topK = 2;
+    for (int i = 0; i < 200; ++i) {
+        const auto id = core::chooseToken(logits, s, rng);
+        CHECK(id != 1);
+        CHECK((id == 4 || id == 2)); // top-k among the allowed ones
+    }
+    s.excluded = {0, 1, 2, 3, 4};
+    CHECK_THROWS_WITH(core::chooseToken(logits, s, rng), Catch::Contains("every token is excluded"));
+
+    // The built-in decoder's vocabulary: its <unk> and <eos> are control tokens, its words are not.
+    const auto loaded = core::loadModel("builtin:llama-wikitext2", {(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()});
+    const auto tok = core::loadModelTokenizer(loaded);
+    const auto ids = core::controlTokenIds(*tok);
+    std::vector<std::string> pieces;
+    for (auto id : ids)
+        pieces.push_back(tok->pieceOf(id));
+    CHECK(std::find(pieces.begin(), pieces.end(), "<unk>") != pieces.end());
+    CHECK(std::find(pieces.begin(), pieces.end(), "<eos>") != pieces.end());
+    CHECK(ids.size() < 10);
+    const auto g = core::generateTokens(*loaded.model, core::promptIds(*tok, "Homarus gammarus is a species of"), 30,
+                                        core::Sampling{true, 1.0, 0, 1.0, ids}, 1);
+    for (auto id : g.ids)
+        CHECK(std::find(ids.begin(), ids.end(), id) == ids.end());
 }
 
 TEST_CASE("greedy generation through the key/value cache equals greedy generation recomputing the whole text",
