@@ -263,7 +263,11 @@ void TextPanel::appendGenerated(const QString& text)
     const QSignalBlocker block(m_text);
     QTextCursor cursor(m_text->document());
     cursor.movePosition(QTextCursor::End);
+    // A step of its own in the undo history: one Ctrl+Z takes back the last generated token, never the typed prompt
+    // the document would otherwise merge it with.
+    cursor.beginEditBlock();
     cursor.insertText(text);
+    cursor.endEditBlock();
     m_text->moveCursor(QTextCursor::End);
 }
 

@@ -1112,3 +1112,21 @@ TEST_CASE("heads over a corpus in the window: the scatter has every head and a c
     h->showHead(3);
     CHECK(h->findChild<QTextBrowser*>()->toPlainText().contains(QStringLiteral("Layer %1").arg(3 / info.heads + 1)));
 }
+
+TEST_CASE("Undo after Generate takes back the generated token, not the typed prompt", "[app][window][generate]")
+{
+    Window win("gpt2-tiny", ids(3));
+    auto* box = win.w.textEdit();
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClick(box, Qt::Key_Delete);
+    QTest::keyClicks(box, "1 2 3"); // typed: the document merges these keystrokes into one undo step
+    settle(win.c);
+    win.w.textPanel()->appendGenerated(QStringLiteral(" 4"));
+    win.w.textPanel()->appendGenerated(QStringLiteral(" 5"));
+    CHECK(box->toPlainText() == QStringLiteral("1 2 3 4 5"));
+    box->undo();
+    CHECK(box->toPlainText() == QStringLiteral("1 2 3 4"));
+    box->undo();
+    CHECK(box->toPlainText() == QStringLiteral("1 2 3"));
+}
