@@ -156,6 +156,7 @@ void MainWindow::buildPanels()
     connect(m_headsPanel, &HeadsPanel::segmentChosen, this, [this](int seg) {
         const auto r = result();
         m_selection.segment = r && seg == autoSegment(*r->capture) ? -1 : seg;
+        m_selection.revealRows = -1; // another segment opens whole, not at the last one's reveal position
         m_textPanel->setStepping(shownSegmentRows(), m_selection.revealRows);
         refreshThumbnails();
         refreshGrid();
@@ -806,8 +807,16 @@ void MainWindow::requestRun()
         showStatus(QString());
         return;
     }
+    // Stepping belongs to one text: a new one (not the old one extended or cut, as typing at the end and generation
+    // do) opens whole instead of as the old reveal position's sliver.
+    const QString text = m_textPanel->text();
+    if (m_selection.revealRows >= 0 && !text.startsWith(m_lastRunText) && !m_lastRunText.startsWith(text)) {
+        m_selection.revealRows = -1;
+        m_textPanel->setStepping(shownSegmentRows(), -1);
+    }
+    m_lastRunText = text;
     // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
-    m_compute->runText(m_textPanel->text(), m_textPanel->secondText(), 0, -1, m_selection);
+    m_compute->runText(text, m_textPanel->secondText(), 0, -1, m_selection);
 }
 
 void MainWindow::showGrid(widgets::GridDataPtr grid, bool preview)

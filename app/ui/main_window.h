@@ -192,6 +192,7 @@ private:
     AtlasPanel* m_atlas = nullptr;
     PatchingWindow* patchingWindow(); // made on first use
     QPointer<PatchingWindow> m_patching; // deletes itself on close
+    QString m_lastRunText; // the text last sent to run: a new text resets stepping
     QPointer<HeadContextsWindow> m_headContexts;
     PredictionPanel* m_predictions = nullptr;
     QkPanel* m_qk = nullptr;

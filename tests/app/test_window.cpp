@@ -1130,3 +1130,19 @@ TEST_CASE("Undo after Generate takes back the generated token, not the typed pro
     box->undo();
     CHECK(box->toPlainText() == QStringLiteral("1 2 3"));
 }
+
+TEST_CASE("stepping belongs to one text: a new text opens whole, an appended token keeps the reveal", "[app][window][stepping]")
+{
+    Window win("gpt2-tiny", ids(12));
+    win.w.setRevealRows(4);
+    settle(win.c);
+    CHECK(win.w.selection().revealRows == 4);
+    win.w.setText(win.w.textEdit()->toPlainText() + QStringLiteral(" 5"));
+    settle(win.c);
+    CHECK(win.w.selection().revealRows == 4); // the same text, one token longer
+    win.w.setText(QStringLiteral("9 8 7 6 5 4 3 2 1"));
+    settle(win.c);
+    CHECK(win.w.selection().revealRows == -1);
+    REQUIRE(win.w.grid()->data());
+    CHECK(win.w.grid()->data()->rows == 9);
+}
