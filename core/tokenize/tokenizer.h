@@ -88,7 +88,8 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string& folderOrFile, VocabT
 
 // The ids of the vocabulary's control tokens by their spelling: <unk>, <eos>, </s>, <|endoftext|>, <pad>, [CLS],
 // [SEP], [UNK] and the like (a name in angle brackets, optionally with bars, or capitals in square brackets); not
-// SentencePiece's byte pieces (<0x0A>), which are text. What generation leaves out unless asked.
+// SentencePiece's byte pieces (<0x0A>) nor a token-id tokenizer's ids (<5>), which are text. What generation leaves
+// out unless asked.
 std::vector<std::int32_t> controlTokenIds(const Tokenizer& tokenizer);
 
 } // namespace attnscope::core

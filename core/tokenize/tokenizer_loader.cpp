@@ -186,7 +186,9 @@ std::vector<std::int32_t> controlTokenIds(const Tokenizer& tokenizer)
         if (p.size() == 6 && p.compare(0, 3, "<0x") == 0)
             return false; // a byte piece
         const std::string inner = p.substr(1, p.size() - 2);
-        return !inner.empty() && std::all_of(inner.begin(), inner.end(), [](char c) {
+        // A name: a token-id tokenizer spells plain ids "<5>", which are text.
+        const bool named = std::any_of(inner.begin(), inner.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); });
+        return named && std::all_of(inner.begin(), inner.end(), [](char c) {
             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '|' || c == '_' ||
                    c == '/' || c == '-';
         });

@@ -722,6 +722,9 @@ TEST_CASE("generation leaves out control tokens unless asked: excluded ids are n
     CHECK(std::find(pieces.begin(), pieces.end(), "<unk>") != pieces.end());
     CHECK(std::find(pieces.begin(), pieces.end(), "<eos>") != pieces.end());
     CHECK(ids.size() < 10);
+    // A folder without tokenizer files types ids, spelled "<5>": none of them is a control token.
+    const auto plain = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    CHECK(core::controlTokenIds(*core::loadModelTokenizer(plain)).empty());
     const auto g = core::generateTokens(*loaded.model, core::promptIds(*tok, "Homarus gammarus is a species of"), 30,
                                         core::Sampling{true, 1.0, 0, 1.0, ids}, 1);
     for (auto id : g.ids)
