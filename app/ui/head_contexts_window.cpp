@@ -31,10 +31,12 @@ const char* const kMetrics[] = {QT_TRANSLATE_NOOP("HeadContextsWindow", "statist
                                 QT_TRANSLATE_NOOP("HeadContextsWindow", "previous-token weight"),
                                 QT_TRANSLATE_NOOP("HeadContextsWindow", "induction weight"),
                                 QT_TRANSLATE_NOOP("HeadContextsWindow", "first-token weight (sink)"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "output norm")};
+                                QT_TRANSLATE_NOOP("HeadContextsWindow", "output norm"),
+                                QT_TRANSLATE_NOOP("HeadContextsWindow", "sink rate (> 0.3 on the first token)")};
 double metricOf(const core::HeadCorpusMetrics& m, int which)
 {
-    const double v[] = {m.statistic, m.entropy, m.meanDistance, m.previousToken, m.induction, m.firstToken, m.outputNorm};
+    const double v[] = {m.statistic, m.entropy, m.meanDistance, m.previousToken, m.induction, m.firstToken, m.outputNorm,
+                        m.sinkRate};
     return v[which];
 }
 const char* const kStatistics[] = {"max-away", "output-norm", "prev-token", "induction"};

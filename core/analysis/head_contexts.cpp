@@ -22,7 +22,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Every statistic of one query row of one head; NaN where it is not defined.
 struct RowStats {
-    double maxAway = kNaN, previous = kNaN, induction = kNaN, entropy = kNaN, distance = kNaN, first = kNaN, norm = kNaN;
+    double maxAway = kNaN, previous = kNaN, induction = kNaN, entropy = kNaN, distance = kNaN, first = kNaN, norm = kNaN,
+           sink = kNaN;
 };
 
 RowStats rowStats(const float* p, int i, int k, const std::int32_t* ids, const float* output, int dv)
@@ -46,6 +47,8 @@ RowStats rowStats(const float* p, int i, int k, const std::int32_t* ids, const f
     s.entropy = entropy;
     s.distance = distance;
     s.first = p[0];
+    if (i >= 1) // the head atlas's sink rate: more than 0.3 on the first key
+        s.sink = p[0] > 0.3f ? 1.0 : 0.0;
     if (k > 1 && away >= 0)
         s.maxAway = away;
     if (i >= 1)
@@ -74,8 +77,8 @@ double pick(const RowStats& s, ContextStatistic which)
 
 // Running means of the metrics of one head.
 struct Means {
-    double sum[7] = {0, 0, 0, 0, 0, 0, 0};
-    double count[7] = {0, 0, 0, 0, 0, 0, 0};
+    double sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double count[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     void add(int slot, double v)
     {
         if (std::isfinite(v)) {
@@ -181,6 +184,7 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
                     m.add(4, s.induction);
                     m.add(5, s.first);
                     m.add(6, s.norm);
+                    m.add(7, s.sink);
                 }
             }
         });
@@ -190,7 +194,7 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
     r.metrics.resize(means.size());
     for (std::size_t s = 0; s < means.size(); ++s)
         r.metrics[s] = {means[s].mean(0), means[s].mean(1), means[s].mean(2), means[s].mean(3),
-                        means[s].mean(4), means[s].mean(5), means[s].mean(6)};
+                        means[s].mean(4), means[s].mean(5), means[s].mean(6), means[s].mean(7)};
 
     // The chosen positions of every head: the top ones, then evenly spaced ones inside each tenth of the sorted values.
     r.contexts.resize(values.size());
@@ -266,7 +270,7 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
         written.push_back(path.string());
     };
     const std::vector<std::string> metricNames = {"statistic", "entropy", "mean_distance", "previous_token", "induction",
-                                                  "first_token", "output_norm"};
+                                                  "first_token", "output_norm", "sink_rate"};
     nlohmann::ordered_json index;
     index["model"] = modelName;
     index["statistic"] = contextStatisticName(r.statistic);
@@ -281,7 +285,8 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
     for (int l = 0; l < r.layers; ++l)
         for (int h = 0; h < r.heads; ++h) {
             const auto& m = r.metrics[static_cast<std::size_t>(l) * r.heads + h];
-            const double vals[] = {m.statistic, m.entropy, m.meanDistance, m.previousToken, m.induction, m.firstToken, m.outputNorm};
+            const double vals[] = {m.statistic, m.entropy,    m.meanDistance, m.previousToken,
+                                   m.induction, m.firstToken, m.outputNorm,   m.sinkRate};
             nlohmann::ordered_json e;
             e["layer"] = l + 1;
             e["head"] = h + 1;

@@ -58,6 +58,7 @@ struct HeadCorpusMetrics {
     double induction = 0;      // as the Induction statistic
     double firstToken = 0;     // weight on the window's first token (the usual sink)
     double outputNorm = 0;
+    double sinkRate = 0;       // share of queries (from a window's second token on) putting more than 0.3 on its first
 };
 
 struct HeadContexts {

@@ -71,7 +71,7 @@ TEST_CASE("head contexts: statistics, metrics and chosen contexts equal a brute-
         for (int l = 0; l < L; ++l)
             for (int h = 0; h < H; ++h) {
                 INFO("layer " << l + 1 << " head " << h + 1);
-                std::vector<double> maxAway, previous, induction, first, entropy, distance;
+                std::vector<double> maxAway, previous, induction, first, entropy, distance, sink;
                 std::vector<std::vector<float>> rows(static_cast<std::size_t>(N));
                 for (int s = 0; s < static_cast<int>(capture->segments.size()); ++s) {
                     const auto g = attentionGrid(*capture, s, l, {h});
@@ -97,6 +97,7 @@ TEST_CASE("head contexts: statistics, metrics and chosen contexts equal a brute-
                         previous.push_back(i >= 1 ? (std::isnan(g.at(i, i - 1)) ? 0.0 : g.at(i, i - 1)) : std::nan(""));
                         induction.push_back(inductive ? ind : std::nan(""));
                         first.push_back(std::isnan(g.at(i, 0)) ? 0.0 : g.at(i, 0));
+                        sink.push_back(i >= 1 ? (first.back() > 0.3 ? 1.0 : 0.0) : std::nan(""));
                         entropy.push_back(ent);
                         distance.push_back(dist);
                     }
@@ -108,6 +109,7 @@ TEST_CASE("head contexts: statistics, metrics and chosen contexts equal a brute-
                 CHECK(same(m.firstToken, mean(first)));
                 CHECK(same(m.entropy, mean(entropy)));
                 CHECK(same(m.meanDistance, mean(distance)));
+                CHECK(same(m.sinkRate, mean(sink)));
                 // The top contexts are the largest values, largest first; each carries the query's row as shown.
                 std::vector<double> sorted;
                 for (double v : maxAway)
