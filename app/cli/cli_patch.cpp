@@ -178,19 +178,26 @@ void writeJson(const std::string& path, const nlohmann::ordered_json& j)
     std::cerr << "wrote " << path << "\n";
 }
 
+// What patch and path-patch read alike: both prompts (of one length), the metric and the direction.
+template <class Request>
+void readPromptsAndMetric(const Args& a, PatchInputs& in, Request& request)
+{
+    request.clean = in.prompt("clean");
+    request.corrupt = in.prompt("corrupt");
+    in.checkLengths(request.clean, request.corrupt);
+    request.metric = in.metric();
+    request.noising = a.has("noising");
+}
+
 } // namespace
 
 int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
 {
     PatchInputs in(a, builtins);
     PatchRequest request;
-    request.clean = in.prompt("clean");
-    request.corrupt = in.prompt("corrupt");
-    in.checkLengths(request.clean, request.corrupt);
-    request.metric = in.metric();
+    readPromptsAndMetric(a, in, request);
     request.component = patchComponentNamed(require(a, "component"));
     request.perPosition = a.has("per-position");
-    request.noising = a.has("noising");
     const std::string& out = require(a, "out");
     const bool tty = ::isatty(2);
     const auto r = patchActivations(in.model(), request, [&](const PatchResult&, int done, int total) {
@@ -216,11 +223,7 @@ int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
 {
     PatchInputs in(a, builtins);
     PathPatchRequest request;
-    request.clean = in.prompt("clean");
-    request.corrupt = in.prompt("corrupt");
-    in.checkLengths(request.clean, request.corrupt);
-    request.metric = in.metric();
-    request.noising = a.has("noising");
+    readPromptsAndMetric(a, in, request);
     request.receiverHeadOnly = a.has("receiver-head-only");
     std::tie(request.senderLayer, request.senderHead) = layerDotUnit(require(a, "sender"), "sender");
     std::stringstream receivers(require(a, "receivers"));
