@@ -2,6 +2,7 @@
 #include "analysis/head_contexts.h"
 
 #include "model/attention_model.h"
+#include "model/run_limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -156,6 +157,12 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
                                                          static_cast<std::size_t>(std::min<std::int64_t>(W, N - a)));
     };
 
+    // Every head's statistic at every token, as floats (a 32 x 32-head model over 20,000 tokens: 82 MB; without a
+    // token limit a corpus asks for as much as it is long).
+    checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * N * sizeof(float)),
+              "head contexts of " + std::to_string(L) + " x " + std::to_string(H) + " heads over " + std::to_string(N) +
+                  " tokens",
+              "read fewer tokens (--max-tokens)");
     HeadContexts r;
     r.layers = L;
     r.heads = H;

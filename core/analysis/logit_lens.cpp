@@ -2,6 +2,7 @@
 #include "analysis/logit_lens.h"
 
 #include "util/csv_field.h"
+#include "model/run_limits.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -32,6 +33,12 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
         throw Error(ErrorCode::BadInput, std::string(familyName(info.family)) +
                                              " is read here without its output layer: no logit lens");
     const auto& seg = capture.segment(segment);
+    // Every layer's output for the segment, and one layer's logits read out (with the read-out's own array).
+    checkFits(static_cast<std::uint64_t>(static_cast<double>(info.layers) * seg.qlen * info.dModel * sizeof(float)) +
+                  logitsBytes(info, static_cast<std::size_t>(seg.qlen)),
+              "the logit lens over " + std::to_string(seg.qlen) + " tokens, " + std::to_string(info.layers) +
+                  " layers and a vocabulary of " + std::to_string(info.vocabSize),
+              "use shorter segments");
     HiddenObserver obs; // keeps the last segment's layer outputs
     rerunSegment(model, capture, segment, obs, stop);
     LogitLens lens;

@@ -5,6 +5,7 @@
 #include "analysis/grid_regroup.h"
 #include "model/attention_model.h"
 #include "model/intervention.h"
+#include "model/run_limits.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -187,6 +188,12 @@ SentenceSuppression sentenceSuppression(const AttentionModel& model, const std::
     r.sentenceOf = sentenceOfTokens(tokens);
     const int T = static_cast<int>(tokens.size());
     r.sentences = T ? r.sentenceOf.back() + 1 : 0;
+    // The plain run's log-probabilities (doubles) stay while each suppressed run makes its logits, their copy and its
+    // own log-probabilities: six float-sized [tokens, vocabulary] arrays at the peak.
+    checkFits(logitsBytes(model.info(), ids.size(), 6),
+              "attention suppression over " + std::to_string(ids.size()) + " tokens and a vocabulary of " +
+                  std::to_string(model.info().vocabSize),
+              "use a shorter text");
     int vocab = 0;
     const auto plain = logProbabilities(model, ids, nullptr, stop, vocab);
     r.effect.assign(static_cast<std::size_t>(r.sentences) * r.sentences, kNaN);

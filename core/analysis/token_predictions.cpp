@@ -3,6 +3,7 @@
 
 #include "model/nn_ops.h"
 
+#include "model/run_limits.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -53,6 +54,9 @@ LogitsObserver runForLogits(const AttentionModel& model, std::span<const std::in
     if (static_cast<int>(ids.size()) > model.info().maxSegmentLen)
         throw Error(ErrorCode::BadInput, std::to_string(ids.size()) + " tokens do not fit the model's " +
                                              std::to_string(model.info().maxSegmentLen) + " positions");
+    checkFits(logitsBytes(model.info(), ids.size()), "the logits of " + std::to_string(ids.size()) +
+                                                          " tokens over a vocabulary of " + std::to_string(model.info().vocabSize),
+              "use a shorter text");
     LogitsObserver obs;
     model.run({std::vector<std::int32_t>(ids.begin(), ids.end())}, options, obs);
     if (obs.logits.empty())

@@ -1,6 +1,8 @@
 // Checkpoint: shard discovery via model.safetensors.index.json, GGUF tensors, typed views, small float copies.
 #include "io/checkpoint.h"
 
+#include "util/checked_size.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -147,7 +149,7 @@ void Checkpoint::addPytorch(const std::string& path)
         e.file = path;
         e.shape = t.shape;
         const std::size_t element = dtypeSize(t.dtype);
-        e.byteCount = static_cast<std::uint64_t>(shapeNumel(t.shape)) * element;
+        e.byteCount = productOrMax(static_cast<std::uint64_t>(shapeNumel(t.shape)), element);
         if (t.contiguous()) {
             e.bytes = t.firstByte();
         } else if (const auto key = std::make_tuple(t.storage, t.offset, t.shape, t.strides, static_cast<int>(t.dtype));
@@ -227,7 +229,7 @@ std::int64_t Checkpoint::countElements(const std::function<bool(const std::strin
     std::int64_t n = 0;
     for (const auto& [name, e] : m_entries)
         if (keep(name))
-            n += shapeNumel(e.shape);
+            n = sumOrMax(n, shapeNumel(e.shape)); // shapes from files: a sum past int64 stays the largest value
     return n;
 }
 

@@ -3,6 +3,8 @@
 #include "io/pickle.h"
 
 #include "util/error.h"
+#include "util/message_text.h"
+#include "util/memory_info.h"
 
 #include <algorithm>
 #include <cmath>
@@ -154,7 +156,27 @@ private:
         return s;
     }
 
-    PickleNode* node(Kind k) { return m_doc.make(k); }
+    PickleNode* node(Kind k)
+    {
+        if (++m_nodes % kBudgetCheckEvery == 0)
+            checkBudget();
+        return m_doc.make(k);
+    }
+    // Values cost far more than the bytes that make them (one opcode byte: a node of ~150 bytes and its place in a
+    // list). Every kBudgetCheckEvery values the cost so far is extrapolated to the whole pickle at the rate seen, and
+    // refused with both figures before it is reached.
+    void checkBudget() const
+    {
+        const double perValue = sizeof(PickleNode) + 2 * sizeof(void*); // the node, its slot in a list and the stack
+        const double projected = static_cast<double>(m_nodes) * perValue * static_cast<double>(m_size) /
+                                 static_cast<double>(std::max<std::size_t>(m_pos, 1));
+        checkFits(static_cast<std::uint64_t>(projected),
+                  "unpickling " + std::to_string(m_size) + " bytes (" + std::to_string(m_nodes) + " values from the first " +
+                      std::to_string(m_pos) + ")",
+                  "the file is not a checkpoint attnscope can hold", m_file);
+    }
+    static constexpr std::size_t kBudgetCheckEvery = 1 << 16;
+    std::size_t m_nodes = 0;
     void push(const PickleNode* n) { m_stack.push_back(n); }
     const PickleNode* pop()
     {
@@ -244,7 +266,7 @@ private:
         char* end = nullptr;
         const long long v = std::strtoll(digits.c_str(), &end, 10);
         if (digits.empty() || *end != '\0' || errno == ERANGE)
-            corrupt("\"" + s.substr(0, 40) + "\" is not an integer this reader accepts");
+            corrupt("\"" + excerpt(s, 40) + "\" is not an integer this reader accepts");
         return integer(v);
     }
     // Protocol 0's quoted STRING argument: the repr of a byte string.
@@ -403,7 +425,7 @@ private:
             PickleNode* f = node(Kind::Float);
             f->real = std::strtod(s.c_str(), &end);
             if (s.empty() || *end != '\0')
-                corrupt("\"" + s.substr(0, 40) + "\" is not a float");
+                corrupt("\"" + excerpt(s, 40) + "\" is not a float");
             push(f);
             return;
         }

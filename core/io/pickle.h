@@ -6,7 +6,8 @@
 // refused with Error(Unsafe) naming the file, the byte offset and the global. Objects built with NEWOBJ (how pickle
 // stores plain class instances, e.g. a whole torch.nn.Module) stay symbolic: a class name and its state.
 //
-// Limits that keep a hostile file cheap: every node comes from one opcode (memory is bounded by the file's size), a
+// Limits that keep a hostile file cheap: every node comes from one opcode (memory grows with the file's size, about
+// 170 bytes per value, and a pickle whose values would pass half the available memory is refused as they are made), a
 // container may not be changed after it was put inside another (so recorded depths are exact) and nesting deeper
 // than kMaxDepth is refused as it is built; nodes live in one arena (no recursive destruction).
 #pragma once

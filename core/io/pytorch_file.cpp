@@ -5,6 +5,7 @@
 #include "io/safetensors.h"
 #include "io/zip_archive.h"
 #include "util/error.h"
+#include "util/message_text.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -206,7 +207,7 @@ void PytorchFile::readZip()
     if (const auto* order = zip.find(prefix + "byteorder")) {
         const std::string value(reinterpret_cast<const char*>(zip.bytes(*order)), order->size);
         if (value != "little")
-            throw Error(ErrorCode::UnsupportedDtype, "a big-endian checkpoint (byteorder \"" + value.substr(0, 16) +
+            throw Error(ErrorCode::UnsupportedDtype, "a big-endian checkpoint (byteorder \"" + excerpt(value, 16) +
                                                          "\"); attnscope reads little-endian files", file);
     }
     unpickle(m_doc, zip.bytes(*pkl), pkl->size, file + ":" + pkl->name, hooks(false));

@@ -1,6 +1,8 @@
 // safetensors: validation of every header field, and the F32 writer.
 #include "io/safetensors.h"
 
+#include "util/checked_size.h"
+
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -95,10 +97,9 @@ TensorInfo parseEntry(const std::string& file, const std::string& name, const nl
                       "] lie outside the data section of " + std::to_string(dataSize) +
                       " bytes (file truncated?)");
     const std::uint64_t elemSize = dtypeSize(t.dtype);
-    if (numel > std::numeric_limits<std::uint64_t>::max() / elemSize || numel * elemSize != end - begin)
+    if (const auto need = productOrMax(numel, elemSize); need != end - begin)
         throw corrupt("shape " + shapeToString(t.shape) + " x " + std::string(dtypeName(t.dtype)) + " needs " +
-                      std::to_string(numel * elemSize) + " bytes but data_offsets give " +
-                      std::to_string(end - begin));
+                      sizeText(need) + " bytes but data_offsets give " + std::to_string(end - begin));
     t.begin = static_cast<std::size_t>(begin);
     t.end = static_cast<std::size_t>(end);
     return t;
@@ -239,7 +240,7 @@ void writeSafetensors(const std::string& path, const std::vector<OutputTensor>& 
         if (t->storeAs != DType::F32 && t->storeAs != DType::F16 && t->storeAs != DType::BF16 &&
             t->storeAs != DType::F64)
             throw Error(ErrorCode::UnsupportedDtype, "can only write F64, F32, F16 or BF16", path, t->name);
-        const std::uint64_t bytes = static_cast<std::uint64_t>(shapeNumel(t->shape)) * dtypeSize(t->storeAs);
+        const std::uint64_t bytes = productOrMax(static_cast<std::uint64_t>(shapeNumel(t->shape)), dtypeSize(t->storeAs));
         header[t->name] = {{"dtype", std::string(dtypeName(t->storeAs))},
                            {"shape", t->shape},
                            {"data_offsets", {offset, offset + bytes}}};

@@ -6,6 +6,7 @@
 #include "io/gguf.h"
 #include "model/run_limits.h"
 #include "util/error.h"
+#include "util/message_text.h"
 #include "util/text_file.h"
 
 #include <cmath>
@@ -15,6 +16,18 @@
 namespace attnscope::core {
 
 namespace {
+
+constexpr long long kMaxConfigInt = 100'000'000; // no size or count of a model comes near it
+
+// A GGUF metadata count that must be from 1 to kMaxConfigInt.
+int ggufPositive(const GgufFile& g, const std::string& key)
+{
+    const auto v = g.uint(key);
+    if (v < 1 || v > static_cast<std::uint64_t>(kMaxConfigInt))
+        throw Error(ErrorCode::BadConfig,
+                    "value " + std::to_string(v) + " is outside 1 .. " + std::to_string(kMaxConfigInt), g.path(), key);
+    return static_cast<int>(v);
+}
 
 class Reader {
 public:
@@ -117,9 +130,10 @@ private:
         if (!v.is_number_integer())
             throw Error(ErrorCode::BadConfig, "must be an integer, got " + jsonPreview(v), m_file, key);
         const auto x = v.get<long long>();
-        if (x < minimum || x > 100'000'000)
+        if (x < minimum || x > kMaxConfigInt) // the bound it passed, not always the minimum
             throw Error(ErrorCode::BadConfig,
-                        "value " + std::to_string(x) + " is out of range (minimum " + std::to_string(minimum) + ")",
+                        "value " + std::to_string(x) + (x < minimum ? " is below the minimum " + std::to_string(minimum)
+                                                                    : " is above the maximum " + std::to_string(kMaxConfigInt)),
                         m_file, key);
         return static_cast<int>(x);
     }
@@ -198,11 +212,32 @@ GPT2Config parseGPT2(const Reader& r)
     return c;
 }
 
+// layer_types: "sliding_attention" or "full_attention" for every layer (true: sliding). Anything else is refused: an
+// unknown kind read as full attention would show a model's attention wrongly without a word.
+std::vector<bool> slidingLayersOf(const Reader& r, const nlohmann::json& j, int layers)
+{
+    const auto& list = j.at("layer_types");
+    if (!list.is_array() || static_cast<int>(list.size()) != layers)
+        r.fail("layer_types", "must list \"sliding_attention\" or \"full_attention\" for each of the " +
+                                  std::to_string(layers) + " layers, got " + jsonPreview(list));
+    std::vector<bool> sliding;
+    for (const auto& t : list) {
+        if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
+            r.fail("layer_types", "layer " + std::to_string(sliding.size() + 1) + " is " + jsonPreview(t) +
+                                      "; attnscope knows \"sliding_attention\" and \"full_attention\"");
+        sliding.push_back(t == "sliding_attention");
+    }
+    return sliding;
+}
+
 // rope_scaling: null, {rope_type|type: default|linear|llama3, factor, low_freq_factor, high_freq_factor,
 // original_max_position_embeddings}.
 void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::string& file, RopeConfig& rope)
 {
     const Reader s(j, file);
+    const bool typed = j.contains("rope_type") || j.contains("type");
+    if (!typed && !j.empty()) // a factor without a kind would be dropped without a word
+        r.fail("rope_scaling", "gives no rope_type (default, linear, llama3, longrope or yarn) for " + jsonPreview(j));
     std::string type = s.stringOr("rope_type", s.stringOr("type", "default"));
     if (type == "default")
         return;
@@ -274,21 +309,21 @@ void checkDecoderNumbers(const LlamaConfig& c, const std::string& file, bool ggu
     };
     auto within = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
     require(within(c.rope.theta, 1.0, 1e12), "rope_theta", "rope.freq_base",
-            "the rotary base must be a finite number from 1 to 1e12, got " + std::to_string(c.rope.theta));
+            "the rotary base must be a finite number from 1 to 1e12, got " + formatNumber(c.rope.theta));
     require(within(c.rmsNormEps, 1e-30, 1.0), c.norm == LlamaConfig::Norm::Layer ? "layer_norm_eps" : "rms_norm_eps",
             c.norm == LlamaConfig::Norm::Layer ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
-            "the norm epsilon must be a positive finite number of at most 1, got " + std::to_string(c.rmsNormEps));
+            "the norm epsilon must be a positive finite number of at most 1, got " + formatNumber(c.rmsNormEps));
     if (c.rope.scaling == RopeConfig::Scaling::Linear || c.rope.scaling == RopeConfig::Scaling::Llama3)
         require(within(c.rope.factor, 1e-3, 1e6), "rope_scaling", "rope.scaling.factor",
-                "the rope scaling factor must be a finite number from 0.001 to 1e6, got " + std::to_string(c.rope.factor));
+                "the rope scaling factor must be a finite number from 0.001 to 1e6, got " + formatNumber(c.rope.factor));
     if (c.rope.scaling == RopeConfig::Scaling::Llama3)
         require(within(c.rope.lowFreqFactor, 1e-6, 1e6) && within(c.rope.highFreqFactor, 1e-6, 1e6) &&
                     within(c.rope.originalMaxPositions, 1, 1e9),
                 "rope_scaling", "rope.scaling.factor", "llama3 rope scaling needs positive finite frequency factors and context");
     require(c.attnSoftCap == 0 || within(c.attnSoftCap, 1e-3, 1e6), "attn_logit_softcapping", "attn_logit_softcapping",
-            "the attention soft-cap must be a positive finite number, got " + std::to_string(c.attnSoftCap));
+            "the attention soft-cap must be a positive finite number, got " + formatNumber(c.attnSoftCap));
     require(c.finalSoftCap == 0 || within(c.finalSoftCap, 1e-3, 1e6), "final_logit_softcapping", "final_logit_softcapping",
-            "the logit soft-cap must be a positive finite number, got " + std::to_string(c.finalSoftCap));
+            "the logit soft-cap must be a positive finite number, got " + formatNumber(c.finalSoftCap));
     require(c.localRopeTheta == 0 || within(c.localRopeTheta, 1.0, 1e12), "rope_local_base_freq", "rope.freq_base_swa",
             "the sliding layers' rotary base must be a finite number from 1 to 1e12");
     require(c.queryPreAttnScalar == 0 || within(c.queryPreAttnScalar, 1e-6, 1e12), "query_pre_attn_scalar",
@@ -501,11 +536,8 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
         c.attnSoftCap = r.floatOr("attn_logit_softcapping", 0.0f);
         c.finalSoftCap = r.floatOr("final_logit_softcapping", 0.0f);
         c.localRopeTheta = r.doubleOr("rope_local_base_freq", 0.0);
-        if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
-            if (static_cast<int>(it->size()) != c.nLayer)
-                r.fail("layer_types", "lists " + std::to_string(it->size()) + " layers; the model has " + std::to_string(c.nLayer));
-            for (const auto& t : *it)
-                c.slidingLayers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
+        if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+            c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
         } else if (const int pattern = r.intOr("sliding_window_pattern", 0, 0); pattern > 0) {
             for (int l = 0; l < c.nLayer; ++l)
                 c.slidingLayers.push_back((l + 1) % pattern != 0);
@@ -517,12 +549,8 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
         c.expertFfn = c.intermediate;
         c.slidingWindow = r.intOr("sliding_window", 0, 0);
         c.swigluLimit = r.floatOr("swiglu_limit", 7.0f);
-        if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
-            if (static_cast<int>(it->size()) != c.nLayer)
-                r.fail("layer_types", "lists " + std::to_string(it->size()) + " layers; the model has " + std::to_string(c.nLayer));
-            for (const auto& t : *it)
-                c.slidingLayers.push_back(t.is_string() && t.get<std::string>() == "sliding_attention");
-        }
+        if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null())
+            c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
     }
     if (type == "qwen3_moe" || type == "olmoe") {
         c.experts = r.positiveInt("num_experts");
@@ -555,11 +583,20 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     if (c.nHead % c.nKvHead != 0)
         r.fail("num_key_value_heads", std::to_string(c.nHead) + " attention heads cannot be shared evenly by " +
                                           std::to_string(c.nKvHead) + " key/value heads");
-    if (c.headDim % 2 != 0)
-        r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
     if (!j.contains("head_dim") && !c.latentAttention() && c.hidden % c.nHead != 0)
         r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
                                   std::to_string(c.nHead) + " (give head_dim)");
+    if (c.headDim % 2 != 0) { // named by the keys the width came from: the file may not give head_dim at all
+        if (c.latentAttention())
+            r.fail("qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim = " + std::to_string(c.headDim) +
+                                           " dimensions per head; must be even");
+        else if (j.contains("head_dim"))
+            r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
+        else
+            r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " / num_attention_heads " +
+                                      std::to_string(c.nHead) + " gives heads of " + std::to_string(c.headDim) +
+                                      " dimensions; rotary embeddings rotate pairs, so it must be even (or give head_dim)");
+    }
     if (const auto* rs = r.object("rope_scaling"))
         parseRopeScaling(r, *rs, file, c.rope);
     if (c.rotated() < 2 || c.rotated() % 2 != 0 || c.rotated() > c.headDim)
@@ -580,12 +617,7 @@ namespace {
 void ggufDeepseek(const GgufFile& g, LlamaConfig& c)
 {
     const std::string a = "deepseek2.";
-    auto positive = [&](const std::string& k) -> int {
-        const auto v = g.uint(k);
-        if (v < 1 || v > 100'000'000)
-            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), k);
-        return static_cast<int>(v);
-    };
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
     auto& m = c.mla;
     m.kvRank = positive(a + "attention.kv_lora_rank");
     m.qRank = g.value(a + "attention.q_lora_rank") ? positive(a + "attention.q_lora_rank") : 0;
@@ -624,12 +656,7 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
 {
     const std::string arch = g.string("general.architecture");
     auto key = [&](const std::string& k) { return arch + "." + k; };
-    auto positive = [&](const std::string& k) -> int {
-        const auto v = g.uint(k);
-        if (v < 1 || v > 100'000'000)
-            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), k);
-        return static_cast<int>(v);
-    };
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
     LlamaConfig c;
     c.modelType = arch;
     c.family = familyOfGgufArchitecture(arch, g.path()).id;
@@ -743,8 +770,15 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     if (c.nHead % c.nKvHead != 0)
         throw Error(ErrorCode::BadConfig, "cannot share " + std::to_string(c.nHead) + " heads evenly", g.path(),
                     key("attention.head_count_kv"));
-    if (c.headDim % 2 != 0)
-        throw Error(ErrorCode::BadConfig, "head size must be even", g.path(), key("attention.key_length"));
+    if (c.headDim % 2 != 0) {
+        if (g.value(key("attention.key_length")))
+            throw Error(ErrorCode::BadConfig, "head size " + std::to_string(c.headDim) + " must be even", g.path(),
+                        key("attention.key_length"));
+        throw Error(ErrorCode::BadConfig,
+                    "embedding length " + std::to_string(c.hidden) + " / " + std::to_string(c.nHead) +
+                        " heads gives heads of " + std::to_string(c.headDim) + " dimensions; must be even",
+                    g.path(), key("embedding_length"));
+    }
     setDecoderQuirks(c);
     checkLongRope(c, g.path(), "rope_factors_short.weight");
     checkDecoderNumbers(c, g.path(), true);
@@ -999,12 +1033,7 @@ Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& g)
     c.family = ModelFamily::T5;
     c.fromGguf = true;
     const std::string a = g.string("general.architecture");
-    auto positive = [&](const std::string& key) {
-        const auto v = g.uint(key);
-        if (v < 1 || v > 100'000'000)
-            throw Error(ErrorCode::BadConfig, "value " + std::to_string(v) + " is out of range", g.path(), key);
-        return static_cast<int>(v);
-    };
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
     const GgufTensor* emb = g.find("token_embd.weight");
     if (!emb)
         throw Error(ErrorCode::MissingTensor, "the file has no token_embd.weight", g.path(), "token_embd.weight");

@@ -8,6 +8,8 @@
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
+#include "util/checked_size.h"
+#include "util/message_text.h"
 #include "util/layer_buffer.h"
 #include "util/stage_timer.h"
 
@@ -290,9 +292,9 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         const std::size_t k = std::strlen(tail);
         return n.size() >= k && n.compare(n.size() - k, k, tail) == 0;
     };
-    m_info.parameterCount = m_weights->countElements([&](const std::string& n) {
+    m_info.parameterCount = sumOrMax(m_weights->countElements([&](const std::string& n) {
         return n.find("rope_freqs") == std::string::npos && !endsWith(n, "_scales");
-    }) + m_weights->countElements([&](const std::string& n) { return endsWith(n, "_blocks"); });
+    }), m_weights->countElements([&](const std::string& n) { return endsWith(n, "_blocks"); }));
     m_info.weightBytes = m_weights->storedBytes();
     std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
     if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
@@ -303,7 +305,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     if (c.rotated() < c.headDim)
         pos += ", " + std::to_string(c.rotated()) + " of " + std::to_string(c.headDim) + " dimensions rotate";
     else if (c.rope.scaling == RopeConfig::Scaling::Linear)
-        pos += ", linear scaling x" + std::to_string(c.rope.factor).substr(0, 4);
+        pos += ", linear scaling x" + formatNumber(c.rope.factor);
     pos += ", context " + std::to_string(c.maxPositions);
     if (c.slidingWindow > 0)
         pos += ", sliding window " + std::to_string(c.slidingWindow);
@@ -334,9 +336,9 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
                (c.sharedFfn > 0 ? " plus a shared expert" : "") +
                (c.denseLayers > 0 ? " after " + std::to_string(c.denseLayers) + " dense layer" + (c.denseLayers > 1 ? "s" : "") : "");
     if (c.attnSoftCap > 0)
-        pos += ", scores soft-capped at " + std::to_string(c.attnSoftCap).substr(0, 4);
+        pos += ", scores soft-capped at " + formatNumber(c.attnSoftCap);
     if (c.finalSoftCap > 0)
-        pos += ", logits soft-capped at " + std::to_string(c.finalSoftCap).substr(0, 4);
+        pos += ", logits soft-capped at " + formatNumber(c.finalSoftCap);
     m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
     m_info.weightTypes = m_weights->describeStorage();
     m_info.rotaryFrequencies = m_invFreq;

@@ -4,6 +4,8 @@
 #include "util/error.h"
 #include "util/memory_info.h"
 
+#include <algorithm>
+
 namespace attnscope::core {
 
 int checkedMemoryLength(long long value, const std::string& file, const std::string& key)
@@ -40,13 +42,15 @@ std::uint64_t estimateRunBytes(const ModelInfo& info, int memLen, int segmentLen
 
 void checkRunFits(const ModelInfo& info, int memLen, int segmentLen, bool keepProbabilities, const std::string& what)
 {
-    const auto need = estimateRunBytes(info, memLen, segmentLen, keepProbabilities);
-    const auto available = availableMemoryBytes();
-    if (available > 0 && need > available / 2)
-        throw Error(ErrorCode::BadInput, what + " with memory " + std::to_string(memLen) + " and segments of " +
-                                             std::to_string(segmentLen) + " tokens would need about " + formatBytes(need) +
-                                             ", more than half of the " + formatBytes(available) +
-                                             " available; use a shorter memory or segment");
+    checkFits(estimateRunBytes(info, memLen, segmentLen, keepProbabilities),
+              what + " with memory " + std::to_string(memLen) + " and segments of " + std::to_string(segmentLen) + " tokens",
+              "use a shorter memory or segment");
 }
+
+std::uint64_t logitsBytes(const ModelInfo& info, std::size_t tokens, int arrays)
+{
+    return static_cast<std::uint64_t>(static_cast<double>(tokens) * std::max(info.vocabSize, 0) * sizeof(float) * arrays);
+}
+
 
 } // namespace attnscope::core

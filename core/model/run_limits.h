@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/attention_model.h"
+#include "util/memory_info.h" // checkFits
 
 #include <cstdint>
 #include <string>
@@ -25,5 +26,8 @@ std::uint64_t estimateRunBytes(const ModelInfo& info, int memLen, int segmentLen
 // Refuses (Error(BadInput), saying how much is needed and available) a run needing more than half the memory
 // available now. `what` names the run in the message ("the scan", "the dump of input.json").
 void checkRunFits(const ModelInfo& info, int memLen, int segmentLen, bool keepProbabilities, const std::string& what);
+
+// Bytes of `arrays` float32 arrays of [tokens, vocabulary] logits (the forward's read-out, an observer's copy).
+std::uint64_t logitsBytes(const ModelInfo& info, std::size_t tokens, int arrays = 2);
 
 } // namespace attnscope::core

@@ -220,6 +220,14 @@ ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::js
         longest = std::max(longest, seg.size());
     checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
                  true, "the run of " + inputFile);
+    if (!model.info().hasRelativeTerms) { // logits of every token are dumped: the read-out's array and the dump's copy
+        std::size_t total = 0;
+        for (const auto& seg : segments)
+            total += seg.size();
+        checkFits(logitsBytes(model.info(), total), "the logits of " + std::to_string(total) + " tokens over a vocabulary of " +
+                                                        std::to_string(model.info().vocabSize),
+                  "use fewer tokens", inputFile);
+    }
     if (model.info().fixedTerms)
         options.bands = model.info().fixedTerms;
     return run;

@@ -77,8 +77,9 @@ private:
     int m_modelVocabulary = 0;
 };
 
-// What a vocab.txt is: a word list (Transformer-XL, WikiText style) unless the model's family says WordPiece (BERT).
-// The family decides (model/families.h), never which files happen to exist.
+// What a vocab.txt is: a word list (Transformer-XL, WikiText style) or BERT's WordPiece. What the folder says decides
+// first (tokenizer_config.json's tokenizer_class, then config.json's model_type); otherwise the model's family
+// (model/families.h) passes its kind here; never which files happen to exist.
 enum class VocabTxt { WordList, WordPiece };
 
 // Loads a tokenizer from a model folder (tokenizer.json first, then tokenizer.model, then vocab.json + merges.txt,

@@ -108,7 +108,7 @@ private:
 void readPattern(const JsonAt& p, std::shared_ptr<const UnicodeRegex>& regex, std::u32string& literal)
 {
     if (p.has("Regex"))
-        regex = std::make_shared<UnicodeRegex>(p.at("Regex").str());
+        regex = std::make_shared<UnicodeRegex>(p.at("Regex").str(), p.file(), p.join("Regex"));
     else if (p.has("String"))
         literal = toU32(p.at("String").str());
     else

@@ -8,6 +8,8 @@
 #include "util/text_file.h"
 
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
@@ -106,11 +108,48 @@ bool isUnigramJson(const std::string& path)
     }
 }
 
+// What a folder's own files say its vocab.txt is: tokenizer_config.json's tokenizer_class first, then config.json's
+// model_type; nothing when neither names a kind we know (the caller's family decides). Exact class names: Bertweet's
+// tokenizer, say, is BPE whatever its name begins with.
+std::optional<VocabTxt> declaredVocabTxt(const fs::path& folder)
+{
+    static const std::set<std::string> wordPieceClasses = {
+        "BertTokenizer",        "DistilBertTokenizer",  "ElectraTokenizer",   "FunnelTokenizer",
+        "LayoutLMTokenizer",    "LxmertTokenizer",      "MobileBertTokenizer", "SqueezeBertTokenizer",
+        "ConvBertTokenizer",    "RetriBertTokenizer",   "DPRQuestionEncoderTokenizer",
+        "DPRContextEncoderTokenizer", "DPRReaderTokenizer"};
+    static const std::set<std::string> wordPieceModels = {"bert",   "distilbert", "electra",     "funnel",
+                                                          "layoutlm", "lxmert",   "mobilebert",  "squeezebert",
+                                                          "convbert", "retribert", "dpr"};
+    auto read = [](const fs::path& path, const char* key) -> std::string {
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec))
+            return {};
+        const auto j = readJsonFile(path.string()); // a broken file is named, not skipped
+        const auto it = j.is_object() ? j.find(key) : j.end();
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    std::string cls = read(folder / "tokenizer_config.json", "tokenizer_class");
+    if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "Fast") == 0)
+        cls.resize(cls.size() - 4);
+    if (wordPieceClasses.count(cls))
+        return VocabTxt::WordPiece;
+    if (cls == "TransfoXLTokenizer")
+        return VocabTxt::WordList;
+    const std::string type = read(folder / "config.json", "model_type");
+    if (wordPieceModels.count(type))
+        return VocabTxt::WordPiece;
+    if (type == "transfo-xl")
+        return VocabTxt::WordList;
+    return std::nullopt;
+}
+
 // The tokenizer of a folder or file, and in `file` the file it was read from.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt, std::string& file)
 {
     auto fromVocabTxt = [&](const std::string& path) -> std::unique_ptr<Tokenizer> {
-        if (vocabTxt == VocabTxt::WordPiece)
+        const auto kind = declaredVocabTxt(fs::path(path).parent_path()).value_or(vocabTxt);
+        if (kind == VocabTxt::WordPiece)
             return tokenizerFromWordPieceVocab(path);
         return WordTokenizer::fromFile(path);
     };

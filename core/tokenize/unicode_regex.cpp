@@ -3,6 +3,7 @@
 
 #include "tokenize/unicode_class.h"
 #include "util/error.h"
+#include "util/message_text.h"
 
 #include <algorithm>
 #include <mutex>
@@ -70,16 +71,18 @@ struct UnicodeRegex::Compiled {
     }
 };
 
-UnicodeRegex::UnicodeRegex(std::string_view pattern)
+UnicodeRegex::UnicodeRegex(std::string_view pattern, std::string file, std::string key)
     : m_pattern(pattern)
+    , m_file(std::move(file))
+    , m_key(std::move(key))
     , m_compiled(std::make_unique<Compiled>())
 {
     if (pattern.size() > kMaxPatternBytes)
         throw Error(ErrorCode::BadJson, "a pre-tokenizer pattern of " + std::to_string(pattern.size()) +
                                             " bytes is longer than any tokenizer's (at most " +
-                                            std::to_string(kMaxPatternBytes) + ")");
+                                            std::to_string(kMaxPatternBytes) + ")", m_file, m_key);
     if (!isValidUtf8(pattern))
-        throw Error(ErrorCode::BadJson, "the pre-tokenizer pattern is not valid UTF-8");
+        throw Error(ErrorCode::BadJson, "the pre-tokenizer pattern is not valid UTF-8", m_file, m_key);
     initialiseOnce();
     std::u32string wide;
     for (std::size_t at = 0; at < pattern.size();) {
@@ -92,8 +95,9 @@ UnicodeRegex::UnicodeRegex(std::string_view pattern)
                            ONIG_ENCODING_UTF32_LE, ONIG_SYNTAX_RUBY, &info);
     if (r != ONIG_NORMAL) {
         m_compiled->regex = nullptr;
-        const std::string shown = m_pattern.size() > 80 ? m_pattern.substr(0, 77) + "..." : m_pattern;
-        throw Error(ErrorCode::BadJson, "pre-tokenizer pattern \"" + shown + "\" cannot be compiled: " + onigMessage(r, &info));
+        const std::string shown = excerpt(m_pattern, 80);
+        throw Error(ErrorCode::BadJson, "pre-tokenizer pattern \"" + shown + "\" cannot be compiled: " + onigMessage(r, &info),
+                    m_file, m_key);
     }
 }
 
@@ -109,8 +113,8 @@ int UnicodeRegex::matchAt(const std::u32string& text, int pos) const
         return r / static_cast<int>(sizeof(char32_t));
     if (r == ONIG_MISMATCH)
         return -1;
-    throw Error(ErrorCode::BadInput, "the pre-tokenizer pattern \"" + m_pattern.substr(0, 80) +
-                                         "\" stopped on this text: " + onigMessage(r));
+    throw Error(ErrorCode::BadInput, "the pre-tokenizer pattern \"" + excerpt(m_pattern, 80) +
+                                         "\" stopped on this text: " + onigMessage(r), m_file, m_key);
 }
 
 std::vector<std::pair<int, int>> UnicodeRegex::findAll(const std::u32string& text) const
@@ -126,8 +130,8 @@ std::vector<std::pair<int, int>> UnicodeRegex::findAll(const std::u32string& tex
         if (r == ONIG_MISMATCH)
             break;
         if (r < 0)
-            throw Error(ErrorCode::BadInput, "the pre-tokenizer pattern \"" + m_pattern.substr(0, 80) +
-                                                 "\" stopped on this text: " + onigMessage(r));
+            throw Error(ErrorCode::BadInput, "the pre-tokenizer pattern \"" + excerpt(m_pattern, 80) +
+                                                 "\" stopped on this text: " + onigMessage(r), m_file, m_key);
         const int begin = region.r->beg[0] / static_cast<int>(sizeof(char32_t));
         const int end = region.r->end[0] / static_cast<int>(sizeof(char32_t));
         if (end > begin) {

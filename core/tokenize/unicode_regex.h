@@ -19,8 +19,10 @@ public:
     static constexpr std::size_t kMaxPatternBytes = 64 * 1024;
     static constexpr unsigned long kRetryLimit = 20'000'000; // backtracking steps per match; a search's grows with its text
 
-    // Throws Error(BadJson) with the pattern and Oniguruma's reason when it cannot be compiled.
-    explicit UnicodeRegex(std::string_view pattern);
+    // Throws Error(BadJson) with the pattern and Oniguruma's reason when it cannot be compiled. `file` and `key` say
+    // where the pattern came from (a tokenizer.json and its key path; empty for built-in patterns): every error,
+    // compiling or matching, names them.
+    explicit UnicodeRegex(std::string_view pattern, std::string file = {}, std::string key = {});
     ~UnicodeRegex();
     UnicodeRegex(const UnicodeRegex&) = delete;
     UnicodeRegex& operator=(const UnicodeRegex&) = delete;
@@ -35,6 +37,7 @@ public:
 private:
     struct Compiled;
     std::string m_pattern;
+    std::string m_file, m_key;
     std::unique_ptr<Compiled> m_compiled;
 };
 

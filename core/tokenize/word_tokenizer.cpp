@@ -5,6 +5,7 @@
 #include "tokenize/unicode_class.h"
 #include "tokenize/wikitext_words.h"
 #include "util/error.h"
+#include "util/message_text.h"
 #include "util/text_file.h"
 
 #include <filesystem>
@@ -62,7 +63,7 @@ std::unique_ptr<WordTokenizer> WordTokenizer::fromVocabPkl(const std::string& vo
             const auto* v = sym2idx->items[i + 1];
             if (!k->isStr() || v->kind != Kind::Int || v->integer < 0 ||
                 v->integer >= static_cast<std::int64_t>(words.size()) || words[static_cast<std::size_t>(v->integer)] != k->text)
-                refuse("sym2idx disagrees with idx2sym at \"" + (k->isStr() ? k->text.substr(0, 40) : std::string("?")) + "\"");
+                refuse("sym2idx disagrees with idx2sym at \"" + (k->isStr() ? excerpt(k->text, 40) : std::string("?")) + "\"");
         }
     bool lower = false;
     if (const PickleNode* l = root.get("lower_case"); l && l->kind == Kind::Bool)
@@ -117,7 +118,7 @@ std::vector<Token> WordTokenizer::encodeText(std::string_view text) const
             return;
         }
         if (m_unk < 0)
-            throw Error(ErrorCode::BadInput, "word \"" + word.substr(0, 80) + "\" is not in the vocabulary, which has no <unk> token",
+            throw Error(ErrorCode::BadInput, "word \"" + excerpt(word, 80) + "\" is not in the vocabulary, which has no <unk> token",
                         m_source);
         out.push_back({m_unk, word, begin, end}); // display the real word; its id is <unk>
     };

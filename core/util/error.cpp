@@ -1,6 +1,8 @@
 // Error: composition of the user-facing message.
 #include "util/error.h"
 
+#include "util/message_text.h"
+
 namespace attnscope::core {
 
 const char* errorCodeName(ErrorCode code)
@@ -23,9 +25,9 @@ const char* errorCodeName(ErrorCode code)
 }
 
 Error::Error(ErrorCode code, std::string message, std::string file, std::string key)
-    : std::runtime_error(compose(message, file, key))
+    : std::runtime_error(compose(validUtf8(message), file, key))
     , m_code(code)
-    , m_message(std::move(message))
+    , m_message(validUtf8(message))
     , m_file(std::move(file))
     , m_key(std::move(key))
 {
@@ -34,10 +36,11 @@ Error::Error(ErrorCode code, std::string message, std::string file, std::string 
 std::string Error::compose(const std::string& message, const std::string& file, const std::string& key)
 {
     std::string out;
+    // Paths and keys come from the file system and from files: repaired like the message, so what() is valid UTF-8.
     if (!file.empty())
-        out += file + ": ";
+        out += validUtf8(file) + ": ";
     if (!key.empty())
-        out += "'" + key + "': ";
+        out += "'" + validUtf8(key) + "': ";
     out += message;
     return out;
 }

@@ -1,7 +1,12 @@
 // memory_info: /proc/meminfo reader.
 #include "util/memory_info.h"
 
+#include "util/error.h"
+
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <malloc.h>
 #include <sstream>
@@ -68,7 +73,19 @@ std::uint64_t meminfoBytes(const std::string& key)
 }
 } // namespace
 
-std::uint64_t availableMemoryBytes() { return meminfoBytes("MemAvailable:"); }
+std::uint64_t availableMemoryBytes()
+{
+    std::uint64_t available = meminfoBytes("MemAvailable:");
+    if (const char* cap = std::getenv("ATTNSCOPE_MEMORY_LIMIT"); cap && *cap) {
+        char* end = nullptr;
+        double v = std::strtod(cap, &end);
+        const char unit = end ? static_cast<char>(std::toupper(static_cast<unsigned char>(*end))) : '\0';
+        v *= unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : unit == 'G' ? 1073741824.0 : 1.0;
+        if (v > 0 && std::isfinite(v) && (available == 0 || v < static_cast<double>(available)))
+            available = static_cast<std::uint64_t>(v);
+    }
+    return available;
+}
 std::uint64_t totalMemoryBytes() { return meminfoBytes("MemTotal:"); }
 
 std::string formatBytes(std::uint64_t bytes)
@@ -81,6 +98,15 @@ std::string formatBytes(std::uint64_t bytes)
     else // a small model's weights or a short text's records: "0 MiB" would say nothing
         std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(bytes) / 1024.0);
     return buf;
+}
+
+void checkFits(std::uint64_t need, const std::string& what, const std::string& advice, const std::string& file)
+{
+    const auto available = availableMemoryBytes();
+    if (available > 0 && need > available / 2)
+        throw Error(ErrorCode::BadInput, what + " would need about " + formatBytes(need) + ", more than half of the " +
+                                             formatBytes(available) + " available; " + advice,
+                    file);
 }
 
 } // namespace attnscope::core

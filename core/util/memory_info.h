@@ -6,7 +6,9 @@
 
 namespace attnscope::core {
 
-// MemAvailable from /proc/meminfo (bytes), or 0 when unknown.
+// MemAvailable from /proc/meminfo (bytes), or 0 when unknown; less when the environment variable
+// ATTNSCOPE_MEMORY_LIMIT says so ("2G", "512M", "65536": a share of a machine shared with others, and how tests
+// reach the refusals without filling the machine).
 std::uint64_t availableMemoryBytes();
 // MemTotal from /proc/meminfo (bytes), or 0 when unknown.
 std::uint64_t totalMemoryBytes();
@@ -27,5 +29,9 @@ struct ResidentSplit {
 ResidentSplit residentSplit();
 // "3.2 GiB", "512 MiB"
 std::string formatBytes(std::uint64_t bytes);
+// The one refusal for anything a file or a request sizes: Error(BadInput) "`what` would need about N, more than half
+// of the M available; `advice`" (naming `file` when given) when `need` passes half the memory available now.
+void checkFits(std::uint64_t need, const std::string& what, const std::string& advice, const std::string& file = {});
+
 
 } // namespace attnscope::core

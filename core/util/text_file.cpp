@@ -1,6 +1,8 @@
 // Text and JSON file readers.
 #include "util/text_file.h"
 
+#include "util/message_text.h"
+
 #include "util/error.h"
 
 #include <filesystem>
@@ -86,10 +88,7 @@ std::string jsonPreview(const nlohmann::json& v)
         return "a list of " + std::to_string(v.size()) + " values";
     if (v.is_object())
         return "an object of " + std::to_string(v.size()) + " keys";
-    std::string s = v.dump(); // a scalar: no recursion
-    if (s.size() > 60)
-        s = s.substr(0, 57) + "...";
-    return s;
+    return excerpt(v.dump(), 60); // a scalar: no recursion
 }
 
 } // namespace attnscope::core

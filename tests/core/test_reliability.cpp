@@ -1,14 +1,22 @@
 // The reliability campaign's findings, each as a hand-made input of the same kind: a clear error naming the file
 // (and key), never a crash, a wrong result or a damaged earlier file.
+#include "analysis/head_contexts.h"
+#include "analysis/logit_lens.h"
 #include "analysis/relpos_scan.h"
+#include "analysis/sentence_analysis.h"
+#include "analysis/token_predictions.h"
 #include "attention/rotary_bands.h"
+#include "io/pickle.h"
 #include "io/safetensors.h"
+#include "model/config.h"
 #include "model/model_loader.h"
 #include "model/run_limits.h"
 #include "run/reference_dump.h"
+#include "run/text_capture.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
+#include "util/checked_size.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -480,4 +488,127 @@ TEST_CASE("finite but huge weights end in a message naming the file, not NaN eve
     const std::vector<std::int32_t> ids = {1, 2, 3, 4};
     CHECK_THROWS_WITH(loaded.model->run({ids}, {}, quiet),
                       Catch::Contains("NaN or infinity") && Catch::Contains("model.safetensors"));
+}
+
+namespace {
+// ATTNSCOPE_MEMORY_LIMIT for one scope: how the refusals are reached without filling the machine.
+class MemoryLimit {
+public:
+    explicit MemoryLimit(const char* value) { ::setenv("ATTNSCOPE_MEMORY_LIMIT", value, 1); }
+    ~MemoryLimit() { ::unsetenv("ATTNSCOPE_MEMORY_LIMIT"); }
+    MemoryLimit(const MemoryLimit&) = delete;
+    MemoryLimit& operator=(const MemoryLimit&) = delete;
+};
+} // namespace
+
+TEST_CASE("memory a text or a file sizes is estimated before it is allocated, and refused with both figures",
+          "[reliability][memory]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
+    const auto& model = *loaded.model;
+    std::vector<core::Token> tokens;
+    std::vector<std::int32_t> ids;
+    for (int i = 0; i < 16; ++i) {
+        ids.push_back(3 + i % 40);
+        tokens.push_back({ids.back(), "w", static_cast<std::size_t>(2 * i), static_cast<std::size_t>(2 * i + 1)});
+    }
+    const auto capture = core::captureText(model, tokens, {});
+    const std::vector<int> last = {15};
+    // Unlimited, each analysis runs (so the refusals below are the estimate's, not another error's).
+    CHECK_NOTHROW(core::topPredictions(model, ids, {}, last, 3));
+    CHECK_NOTHROW(core::logitLens(model, *capture, 0, 3));
+    CHECK_NOTHROW(core::sentenceSuppression(model, tokens));
+    core::HeadContextOptions o;
+    o.window = 8;
+    auto corpus = tokens; // head contexts read a corpus in windows: 48 tokens here
+    for (int i = 16; i < 48; ++i)
+        corpus.push_back({3 + i % 40, "w", static_cast<std::size_t>(2 * i), static_cast<std::size_t>(2 * i + 1)});
+    CHECK_NOTHROW(core::headContexts(model, corpus, o));
+
+    MemoryLimit limit("1K"); // half of it, 512 bytes, is what a request may take
+    auto refused = [](const std::string& message, const char* what) {
+        INFO(message);
+        CHECK(message.find(what) != std::string::npos);
+        CHECK(message.find("would need about") != std::string::npos);
+        CHECK(message.find("more than half of the 1 KiB available") != std::string::npos);
+    };
+    refused(errorOf([&] { core::topPredictions(model, ids, {}, last, 3); }), "logits of 16 tokens over a vocabulary of 50");
+    refused(errorOf([&] { core::logitLens(model, *capture, 0, 3); }), "logit lens over 16 tokens");
+    refused(errorOf([&] { core::sentenceSuppression(model, tokens); }), "attention suppression over 16 tokens");
+    refused(errorOf([&] { core::headContexts(model, corpus, o); }), "head contexts of 2 x 4 heads over 48 tokens");
+}
+
+TEST_CASE("a pickle whose values would pass the memory available is refused as they are made", "[reliability][memory][pytorch]")
+{
+    // PROTO 2, MARK, 200,000 EMPTY_LISTs, LIST, STOP: 200 kB of opcodes making 200,000 values of ~170 bytes each.
+    std::vector<std::uint8_t> pickle = {0x80, 2, '('};
+    pickle.insert(pickle.end(), 200000, ']');
+    pickle.push_back('l');
+    pickle.push_back('.');
+    {
+        core::PickleDocument doc;
+        core::unpickle(doc, pickle.data(), pickle.size(), "lists.pkl");
+        CHECK(doc.root->items.size() == 200000);
+    }
+    MemoryLimit limit("8M");
+    core::PickleDocument doc;
+    const auto message = errorOf([&] { core::unpickle(doc, pickle.data(), pickle.size(), "lists.pkl"); });
+    CHECK(message.rfind("lists.pkl: unpickling 200005 bytes", 0) == 0);
+    CHECK(message.find("more than half of the 8 MiB available") != std::string::npos);
+}
+
+TEST_CASE("config messages say what the file gave: tiny numbers, the bound passed, the keys a width came from, "
+          "unknown layer kinds and kind-less scaling", "[reliability][config]")
+{
+    auto parse = [](nlohmann::json cfg) {
+        return errorOf([&] { core::parseModelConfig(cfg, "config.json"); });
+    };
+    const auto llama = core::readJsonFile((test::testdataDir() / "llama-tiny" / "config.json").string());
+    auto with = [&](const char* key, nlohmann::json value) {
+        auto c = llama;
+        c[key] = std::move(value);
+        return c;
+    };
+    // 1e-35 was printed as "0.000000".
+    CHECK_THAT(parse(with("rms_norm_eps", 1e-35)), Catch::Contains("got 1e-35"));
+    // Too large is reported against the maximum, too small against the minimum.
+    CHECK_THAT(parse(with("hidden_size", 1000000000000LL)), Catch::Contains("above the maximum 100000000"));
+    CHECK_THAT(parse(with("hidden_size", 0)), Catch::Contains("below the minimum 1"));
+    // An odd head width the file never gave as head_dim is named by the keys it came from.
+    auto odd = with("hidden_size", 36);
+    odd.erase("head_dim");
+    CHECK_THAT(parse(odd), Catch::Contains("'hidden_size'") && Catch::Contains("36 / num_attention_heads 4 gives heads of 9") &&
+                               !Catch::Contains("'head_dim'"));
+    CHECK_THAT(parse(with("head_dim", 9)), Catch::Contains("'head_dim'") && Catch::Contains("must be even"));
+    // A scaling factor without a kind was dropped silently.
+    CHECK_THAT(parse(with("rope_scaling", {{"factor", 8.0}})), Catch::Contains("'rope_scaling'") && Catch::Contains("no rope_type"));
+    CHECK(parse(with("rope_scaling", nlohmann::json::object())) == "(no error)");
+    // Gemma's layer kinds: an unknown one was read as full attention.
+    auto gemma = core::readJsonFile((test::testdataDir() / "gemma2-tiny" / "config.json").string());
+    CHECK(parse(gemma) == "(no error)");
+    gemma["layer_types"][1] = "chunked_attention";
+    CHECK_THAT(parse(gemma), Catch::Contains("'layer_types'") && Catch::Contains("layer 2 is \"chunked_attention\""));
+    gemma["layer_types"] = {"sliding_attention"};
+    CHECK_THAT(parse(gemma), Catch::Contains("for each of the 3 layers"));
+}
+
+TEST_CASE("sizes from files saturate instead of wrapping, in counts and in messages", "[reliability][sizes]")
+{
+    CHECK(core::productOrMax(1ull << 40, 1ull << 30) == core::kSaturatedSize);
+    CHECK(core::productOrMax(3, 5) == 15);
+    CHECK(core::sumOrMax(std::int64_t{1} << 62, std::int64_t{3} << 61) == std::numeric_limits<std::int64_t>::max());
+    CHECK(core::sizeText(core::kSaturatedSize) == "more than 18446744073709551614");
+    // A safetensors header whose shape times its element size passes 2^64: the message gives no wrapped number.
+    test::TempDir tmp;
+    const std::string header = R"({"w":{"dtype":"F32","shape":[4611686018427387904,2],"data_offsets":[0,8]}})";
+    std::string file(8, '\0');
+    const std::uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i)
+        file[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+    file += header + std::string(8, '\0');
+    test::writeBytes(tmp / "model.safetensors", file);
+    const auto message = errorOf([&] { core::SafetensorsFile f((tmp / "model.safetensors").string()); });
+    INFO(message);
+    CHECK((message.find("is too large") != std::string::npos || message.find("needs more than") != std::string::npos));
+    CHECK(message.find("needs 0 bytes") == std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
+#include "util/message_text.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -229,6 +230,29 @@ TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as i
         ++folders;
         // The same file as a word list is another tokenizer: the family decides, not the file name.
         CHECK(core::loadTokenizer(tmp.path().string())->kind() == "word-level");
+        // What the folder says comes first, with no family to ask (attnscope-cli tokenize --tokenizer folder):
+        // tokenizer_config.json's class as the Hub writes it, then config.json's model type.
+        nlohmann::json config = nlohmann::json::object();
+        if (std::filesystem::exists(tmp / "tokenizer_config.json"))
+            config = nlohmann::json::parse(core::readTextFile((tmp / "tokenizer_config.json").string()));
+        std::filesystem::remove(tmp / "tokenizer_config.json");
+        test::writeBytes(tmp / "config.json", R"({"model_type": "bert"})");
+        CHECK(core::loadTokenizer(tmp.path().string())->kind() == "WordPiece");
+        std::filesystem::remove(tmp / "config.json");
+        config["tokenizer_class"] = "BertTokenizerFast";
+        test::writeBytes(tmp / "tokenizer_config.json", config.dump());
+        for (const bool named : {false, true}) { // the folder, or its vocab.txt named
+            const auto declared = core::loadTokenizer((named ? tmp / "vocab.txt" : tmp.path()).string());
+            CHECK(declared->kind() == "WordPiece");
+            DYNAMIC_SECTION("declared " << e.path().filename().string() << (named ? " vocab.txt" : " folder"))
+            {
+                checkCases(*declared, e.path() / "cases.json");
+            }
+        }
+        // A class that is not BERT's keeps the word list, whatever its name begins with.
+        config["tokenizer_class"] = "BertweetTokenizer";
+        test::writeBytes(tmp / "tokenizer_config.json", config.dump());
+        CHECK(core::loadTokenizer(tmp.path().string())->kind() == "word-level");
     }
     CHECK(folders >= 1);
 }
@@ -333,6 +357,55 @@ TEST_CASE("hostile pre-tokenizer patterns and texts end with a result or a clear
     const core::UnicodeRegex space("\\s+");
     CHECK(space.findAll(std::u32string{U'a', 0x85, U'b'}).size() == 1);
     CHECK(space.findAll(std::u32string{U'a', 0xFEFF, U'b'}).empty());
+}
+
+TEST_CASE("a pattern that cannot compile or stops on a text is named with its tokenizer file and key", "[tokenizer][regex]")
+{
+    test::TempDir tmp;
+    auto write = [&](const std::string& pattern) {
+        nlohmann::json tj;
+        tj["model"] = {{"type", "BPE"}, {"vocab", {{"a", 0}, {"b", 1}}}, {"merges", nlohmann::json::array()}};
+        tj["pre_tokenizer"] = {{"type", "Sequence"},
+                               {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", pattern}}}, {"behavior", "Isolated"}}}}};
+        test::writeBytes(tmp / "tokenizer.json", tj.dump());
+    };
+    const std::string file = (tmp / "tokenizer.json").string();
+    write("(a");
+    CHECK_THROWS_WITH(core::loadTokenizer(file), Catch::Contains(file) && Catch::Contains("pre_tokenizer.pretokenizers[0].pattern.Regex") &&
+                                                     Catch::Contains("cannot be compiled"));
+    write("(a+)\\1+b");
+    const auto tok = core::loadTokenizer(file);
+    CHECK_THROWS_WITH(tok->encode(std::string(10000, 'a')),
+                      Catch::Contains(file) && Catch::Contains("stopped on this text") && Catch::Contains("(a+)\\1+b"));
+}
+
+TEST_CASE("messages quote input cut at character boundaries, and are valid UTF-8 whatever the input", "[errors][utf8]")
+{
+    // 39 ASCII bytes then a three-byte character: a 40-byte cut would split it.
+    const std::string word = std::string(39, 'x') + "\xE2\x82\xAC" + "tail";
+    CHECK(core::excerpt(word, 40) == std::string(39, 'x') + "...");
+    CHECK(core::excerpt(word, 42) == std::string(39, 'x') + "\xE2\x82\xAC...");
+    CHECK(core::excerpt("short", 40) == "short");
+    // A file's own invalid bytes (a lone continuation byte, an overlong slash, a surrogate) become U+FFFD.
+    CHECK(core::validUtf8("a\x80" "b\xC0\xAF" "c\xED\xA0\x80" "d") == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "d");
+    CHECK(core::validUtf8("\xF0\x9F\x98\x80 ok") == "\xF0\x9F\x98\x80 ok");
+    const core::Error e(core::ErrorCode::BadInput, "word \"" + std::string("ab\xE2\x82") + "\" is unknown", "dir/\xFF.json");
+    CHECK(core::validUtf8(e.what()) == e.what());
+    CHECK(core::validUtf8(e.message()) == e.message());
+    // A word-list tokenizer quoting an unknown 100-byte word of three-byte characters: cut whole, still valid.
+    test::TempDir tmp;
+    test::writeBytes(tmp / "vocab.txt", "the\nend\n");
+    const auto words = core::loadTokenizer((tmp / "vocab.txt").string());
+    std::string euros;
+    for (int i = 0; i < 40; ++i)
+        euros += "\xE2\x82\xAC";
+    try {
+        words->encode(euros);
+        FAIL("expected an error");
+    } catch (const core::Error& err) {
+        CHECK(core::validUtf8(err.what()) == err.what());
+        CHECK(std::string(err.what()).find("...") != std::string::npos);
+    }
 }
 
 TEST_CASE("added tokens: the longest that matches wins, among 20,000 of them", "[tokenizer][added]")

@@ -31,6 +31,7 @@ run_one() { # harness name: prints one summary line
     case $name in
         config|dump_input|tokenizer_json|scan_result|session) maxlen=1048576; dict=(-dict="$here/dicts/json.dict") ;;
         regex|encode) dict=(-dict="$here/dicts/regex.dict") ;;
+        gguf|model_gguf|model_safetensors|sentencepiece|pytorch) maxlen=2097152 ;; # whole reference models as seeds
     esac
     "$harness" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=60 -max_len=$maxlen "${dict[@]}" \
         -artifact_prefix="$findings/$name-" -print_final_stats=1 >/dev/null 2>"$build/fuzz-$name.log"
