@@ -35,10 +35,10 @@ int cmdExplain(const Args& a, const std::vector<std::string>& builtins)
         throw Error(ErrorCode::BadInput, "explain needs --layer, --head and --position (each from 1)");
     const auto e = explainHead(model, run.segments, run.options, layer, head, position);
     auto numbers = [](const std::vector<float>& v) {
-        nlohmann::json out = nlohmann::json::array();
+        nlohmann::json list = nlohmann::json::array();
         for (float x : v)
-            out.push_back(std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr));
-        return out;
+            list.push_back(std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr));
+        return list;
     };
     nlohmann::ordered_json j;
     j["layer"] = e.layer + 1;

@@ -39,6 +39,7 @@
 #include <cstring>
 #include <unistd.h>
 #include <iostream>
+#include <new>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -767,6 +768,7 @@ int main(int argc, char** argv)
     if (!attnscope::core::cpuCanRunThisBuild("attnscope-cli"))
         return 1;
     attnscope::core::returnLargeBlocksToSystem();
+    const std::string command = argc >= 2 ? argv[1] : "";
     try {
         // --help anywhere (also after a command: `attnscope-cli scan --help`) prints the usage.
         for (int i = 1; i < argc; ++i)
@@ -774,7 +776,6 @@ int main(int argc, char** argv)
                 std::cout << kUsage;
                 return 0;
             }
-        const std::string command = argc >= 2 ? argv[1] : "";
         if (command == "--version") {
             std::cout << "attnscope-cli " << ATTNSCOPE_VERSION << "\ncompute library: "
                       << attnscope::core::compiledCpuLevel() << "\n";
@@ -832,6 +833,10 @@ int main(int argc, char** argv)
         return 2;
     } catch (const Error& e) {
         std::cerr << "attnscope-cli: error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::bad_alloc&) { // an allocation no estimate foresaw: say so in words, not "std::bad_alloc"
+        std::cerr << "attnscope-cli: error: out of memory: this " << command
+                  << " needed more memory than the machine could give (try a shorter text or fewer tokens)\n";
         return 1;
     } catch (const std::exception& e) {
         std::cerr << "attnscope-cli: error: " << e.what() << "\n";

@@ -260,7 +260,7 @@ void Checkpoint::throwIfDamaged() const
 {
     auto refuse = [](const std::string& path) {
         throw Error(ErrorCode::Io,
-                    "the file was truncated or replaced while in use; what was computed from it is discarded. Open the "
+                    "the file was truncated or written over while in use; what was computed from it is discarded. Open the "
                     "model again once the file is complete",
                     path);
     };

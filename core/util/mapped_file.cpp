@@ -113,11 +113,15 @@ MappedFile::MappedFile(const std::string& path)
         m_data = static_cast<const std::uint8_t*>(p);
         m_slot = registerRange(m_data, m_size);
     }
-    ::close(fd);
+    // Kept open to notice a write in place: the map shows the new bytes (a rename leaves this inode alone).
+    m_fd = fd;
+    m_modified = st.st_mtim;
 }
 
 MappedFile::~MappedFile()
 {
+    if (m_fd >= 0)
+        ::close(m_fd);
     if (m_slot >= 0)
         unregisterRange(m_slot);
     if (m_data)
@@ -126,7 +130,13 @@ MappedFile::~MappedFile()
 
 bool MappedFile::damaged() const noexcept
 {
-    return m_slot >= 0 && g_slots[m_slot].damaged.load(std::memory_order_acquire);
+    if (m_slot >= 0 && g_slots[m_slot].damaged.load(std::memory_order_acquire))
+        return true;
+    struct stat st {};
+    if (m_fd < 0 || ::fstat(m_fd, &st) != 0)
+        return false;
+    return static_cast<std::size_t>(st.st_size) != m_size || st.st_mtim.tv_sec != m_modified.tv_sec ||
+           st.st_mtim.tv_nsec != m_modified.tv_nsec;
 }
 
 } // namespace attnscope::core

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <ctime>
 
 namespace attnscope::core {
 
@@ -25,7 +26,9 @@ public:
     const std::uint8_t* data() const noexcept { return m_data; }
     std::size_t size() const noexcept { return m_size; }
     const std::string& path() const noexcept { return m_path; }
-    // True once a read hit a page the file no longer has (it was truncated while mapped): what was read there is zeros.
+    // True once a read hit a page the file no longer has (it was truncated while mapped: what was read there is
+    // zeros), or once the file was written over in place (its size or modification time changed: the map shows a mix
+    // of old and new bytes). A file replaced by a rename is not damaged: the map keeps the old file.
     bool damaged() const noexcept;
 
 private:
@@ -33,6 +36,8 @@ private:
     const std::uint8_t* m_data = nullptr;
     std::size_t m_size = 0;
     int m_slot = -1; // registration in the SIGBUS handler's table, or -1
+    int m_fd = -1;   // the file, open for as long as it is mapped
+    struct timespec m_modified {};
 };
 
 } // namespace attnscope::core

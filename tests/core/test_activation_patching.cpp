@@ -304,7 +304,7 @@ TEST_CASE("queries, keys and values patched (grouped models by key/value group) 
         const double mClean = logitDiff(clean, c.answer, c.wrong);
         const double mCorrupt = logitDiff(runPlain(model, c.corrupt), c.answer, c.wrong);
         const int T = static_cast<int>(c.clean.size());
-        for (const auto [component, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
+        for (const auto& [component, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
                                             std::pair{PatchComponent::Keys, Activation::Keys},
                                             std::pair{PatchComponent::Values, Activation::Values}}) {
             const bool byGroup = component != PatchComponent::Queries;
@@ -365,7 +365,7 @@ TEST_CASE("path patching equals the three runs done by hand, sender and receiver
         INFO(c.name);
         const Seen clean = runPlain(model, c.clean), corrupt = runPlain(model, c.corrupt);
         const double mClean = logitDiff(clean, c.answer, c.wrong), mCorrupt = logitDiff(corrupt, c.answer, c.wrong);
-        for (const auto [input, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
+        for (const auto& [input, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
                                         std::pair{PatchComponent::Keys, Activation::Keys},
                                         std::pair{PatchComponent::Values, Activation::Values}}) {
             const int units = input == PatchComponent::Queries ? info.heads : info.kvHeads;

@@ -29,7 +29,7 @@ TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's a
         for (const auto& s : run.segments)
             tokens += static_cast<std::int64_t>(s.size());
         ++cases;
-        for (const auto [layer, head, position] : {std::tuple{0, 0, tokens / 2}, std::tuple{info.layers - 1, info.heads - 1, tokens - 1}}) {
+        for (const auto& [layer, head, position] : {std::tuple{0, 0, tokens / 2}, std::tuple{info.layers - 1, info.heads - 1, tokens - 1}}) {
             INFO("layer " << layer + 1 << " head " << head + 1 << " position " << position + 1);
             const auto e = explainHead(model, run.segments, run.options, layer, head, position);
             REQUIRE(e.scores.size() == e.probs.size());

@@ -293,6 +293,23 @@ TEST_CASE("mapped weights: a file replaced by a rename keeps working, a truncate
     REQUIRE(::truncate((victim / "model.safetensors").c_str(), 4096) == 0);
     CHECK_THAT(errorOf([&] { core::dumpReference(*victimModel.model, victimInput, "input.json"); }),
                Catch::Contains((victim / "model.safetensors").string()) && Catch::Contains("truncated"));
+
+    // Written over in place, same size (a copy onto the open file): the map shows the new bytes, so a run's result
+    // would mix two files; it is refused by name instead of reported (it was a NaN scan with exit 0).
+    const auto overwritten = copyCase(tmp, "gpt2-tiny");
+    const auto overwrittenModel = core::loadModel(overwritten.string());
+    const auto overwrittenInput = core::readJsonFile((overwritten / "input.json").string());
+    core::dumpReference(*overwrittenModel.model, overwrittenInput, "input.json");
+    const auto file = (overwritten / "model.safetensors").string();
+    const auto size = fs::file_size(file);
+    {
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(size - 64));
+        const std::string junk(64, '\x7f');
+        f.write(junk.data(), 64);
+    }
+    CHECK_THAT(errorOf([&] { core::dumpReference(*overwrittenModel.model, overwrittenInput, "input.json"); }),
+               Catch::Contains(file) && Catch::Contains("written over"));
 }
 
 TEST_CASE("a FIFO named like a model file is refused at once, not read forever", "[reliability][mmap]")
