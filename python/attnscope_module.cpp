@@ -2,10 +2,13 @@
 // Numbering as people read it: layers and heads from 1 in every argument; array axes from 0 as numpy's always are.
 // Arrays own their memory (no copy out of the computation, read-only), so they outlive the model they came from.
 #include "analysis/activation_patching.h"
+#include "analysis/logit_lens.h"
+#include "analysis/token_predictions.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
 #include "run/attention_page.h"
 #include "run/patch_prompts.h"
+#include "model/run_limits.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -77,17 +80,7 @@ public:
         if (head && (*head < 1 || *head > info.heads))
             throw Error(ErrorCode::BadInput, "head " + std::to_string(*head) + " does not exist: heads are 1 .. " +
                                                  std::to_string(info.heads));
-        const int segs = segments();
-        int s = segs - 1;
-        if (segment) {
-            if (*segment < 1 || *segment > segs)
-                throw Error(ErrorCode::BadInput, "segment " + std::to_string(*segment) + " does not exist: segments are 1 .. " +
-                                                     std::to_string(segs));
-            s = *segment - 1;
-        } else if (segs > 1) {
-            throw Error(ErrorCode::BadInput, "the text ran in " + std::to_string(segs) + " segments: say which (segment=1 .. " +
-                                                 std::to_string(segs) + ")");
-        }
+        const int s = segmentIndex(segment);
         // The layer's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes): the
         // segment run again from the capture's kept state, stopped once the layer is done.
         struct Keep final : AttentionObserver {
@@ -138,6 +131,96 @@ public:
         return ownedArray(std::move(keep.values), {keep.heads, keep.q, keep.k});
     }
 
+    // [layers + 1, q, d_model]: the embeddings (index 0) and each layer's output (index l: after layer l).
+    py::array_t<float> hiddenStates(std::optional<int> segment) const
+    {
+        const int s = segmentIndex(segment);
+        struct Keep final : AttentionObserver {
+            std::vector<float> values;
+            py::ssize_t q = 0, d = 0;
+            int layers = 0;
+            bool wantProbabilities() const override { return false; }
+            void onSegment(const SegmentView& v) override
+            {
+                q = v.qlen;
+                d = v.dModel;
+                values.assign(v.embedding, v.embedding + q * d);
+            }
+            void onLayer(const LayerView& v) override
+            {
+                values.insert(values.end(), v.hidden, v.hidden + q * d);
+                ++layers;
+            }
+        } keep;
+        {
+            py::gil_scoped_release free;
+            rerunSegment(*m_model->model, *m_capture, s, keep, nullptr);
+        }
+        return ownedArray(std::move(keep.values), {keep.layers + 1, keep.q, keep.d});
+    }
+
+    // [q, vocab]: the logits the model's head gives each position of the segment.
+    py::array_t<float> logits(std::optional<int> segment) const
+    {
+        const int s = segmentIndex(segment);
+        struct Keep final : AttentionObserver {
+            std::vector<float> values;
+            py::ssize_t q = 0, vocab = 0;
+            bool wantLogits() const override { return true; }
+            bool wantProbabilities() const override { return false; }
+            void onLayer(const LayerView&) override {}
+            void onSegmentEnd(const SegmentEndView& e) override
+            {
+                if (!e.logits)
+                    return;
+                q = e.qlen;
+                vocab = e.vocab;
+                values.assign(e.logits, e.logits + q * vocab);
+            }
+        } keep;
+        {
+            py::gil_scoped_release free;
+            checkFits(logitsBytes(m_capture->model, static_cast<std::size_t>(m_capture->segment(s).qlen)),
+                      "the logits of a segment", "use shorter segments");
+            rerunSegment(*m_model->model, *m_capture, s, keep, nullptr);
+        }
+        if (keep.values.empty())
+            throw Error(ErrorCode::BadInput, m_capture->model.source + " has no output layer: no logits");
+        return ownedArray(std::move(keep.values), {keep.q, keep.vocab});
+    }
+
+    // The logit lens of a segment: every layer's output read out by the final norm and head.
+    py::dict logitLens(std::optional<int> segment, int k) const
+    {
+        const int s = segmentIndex(segment);
+        LogitLens lens;
+        {
+            py::gil_scoped_release free;
+            lens = attnscope::core::logitLens(*m_model->model, *m_capture, s, k);
+        }
+        std::vector<float> probability(lens.actualProbability.begin(), lens.actualProbability.end());
+        for (auto& p : probability)
+            if (p < 0)
+                p = std::nanf("");
+        py::list top;
+        for (int l = 0; l < lens.layers; ++l) {
+            py::list row;
+            for (int p = 0; p < lens.positions; ++p) {
+                py::list cell;
+                for (const auto& t : lens.at(l, p))
+                    cell.append(py::make_tuple(t.id, t.probability));
+                row.append(cell);
+            }
+            top.append(row);
+        }
+        py::dict d;
+        d["top"] = top;
+        d["probability"] = ownedArray(std::move(probability), {lens.layers, lens.positions});
+        d["next_token"] = lens.nextToken;
+        d["first_position"] = lens.firstPosition + 1;
+        return d;
+    }
+
     // The self-contained page (run/attention_page.h) of these layers and heads (from 1; None: all).
     std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
     {
@@ -150,6 +233,22 @@ public:
     }
 
 private:
+    // A segment number from 1 (None: the only one) as an index.
+    int segmentIndex(std::optional<int> segment) const
+    {
+        const int segs = segments();
+        if (segment) {
+            if (*segment < 1 || *segment > segs)
+                throw Error(ErrorCode::BadInput, "segment " + std::to_string(*segment) + " does not exist: segments are 1 .. " +
+                                                     std::to_string(segs));
+            return *segment - 1;
+        }
+        if (segs > 1)
+            throw Error(ErrorCode::BadInput, "the text ran in " + std::to_string(segs) + " segments: say which (segment=1 .. " +
+                                                 std::to_string(segs) + ")");
+        return 0;
+    }
+
     std::shared_ptr<const LoadedModel> m_model; // keeps the weights mapped while the capture lives
     std::shared_ptr<const TextCapture> m_capture;
 };
@@ -204,6 +303,70 @@ public:
             capture = ids ? captureText(model, std::move(tokens), o) : captureText(model, *m_tokenizer, *text, o);
         }
         return Capture(m_loaded, capture);
+    }
+
+    // The k most probable next tokens after a prompt (a causal model) or at each [MASK] (an encoder).
+    py::list predict(const py::object& prompt, int k) const
+    {
+        const auto ids = promptOf(prompt);
+        const auto& info = m_loaded->model->info();
+        std::vector<int> positions;
+        if (info.can.causal) {
+            positions.push_back(static_cast<int>(ids.size()) - 1);
+        } else {
+            for (std::size_t i = 0; i < ids.size(); ++i)
+                if (m_tokenizer && isMaskToken(Token{ids[i], m_tokenizer->pieceOf(ids[i]), 0, 0}))
+                    positions.push_back(static_cast<int>(i));
+            if (positions.empty())
+                throw Error(ErrorCode::BadInput, "an encoder predicts at its mask token: put one in the prompt");
+        }
+        std::vector<std::vector<TokenPrediction>> top;
+        {
+            py::gil_scoped_release free;
+            top = topPredictions(*m_loaded->model, ids, {}, positions, k);
+        }
+        py::list out;
+        for (std::size_t i = 0; i < top.size(); ++i) {
+            py::list one;
+            for (const auto& t : top[i]) {
+                py::dict d;
+                d["id"] = t.id;
+                d["token"] = m_tokenizer ? m_tokenizer->pieceOf(t.id) : "<" + std::to_string(t.id) + ">";
+                d["probability"] = t.probability;
+                one.append(d);
+            }
+            out.append(one);
+        }
+        return info.can.causal ? py::list(out[0]) : out;
+    }
+
+    // `tokens` new tokens after a prompt: greedy at temperature 0, else sampled (seeded, so repeatable).
+    py::dict generate(const py::object& prompt, int tokens, double temperature, int topK, double topP, std::uint64_t seed,
+                      bool allowSpecial) const
+    {
+        const auto ids = promptOf(prompt);
+        Sampling sampling;
+        sampling.greedy = temperature <= 0;
+        sampling.temperature = temperature > 0 ? temperature : 1.0;
+        sampling.topK = topK;
+        sampling.topP = topP;
+        if (!allowSpecial && m_tokenizer)
+            sampling.excluded = controlTokenIds(*m_tokenizer);
+        Generated g;
+        {
+            py::gil_scoped_release free;
+            g = generateTokens(*m_loaded->model, ids, tokens, sampling, seed);
+        }
+        py::dict d;
+        d["ids"] = g.ids;
+        d["probabilities"] = g.probabilities;
+        if (m_tokenizer) { // the text the new tokens add, as the app's Generate appends it
+            std::string text;
+            for (auto id : g.ids)
+                text += m_tokenizer->textOf(id);
+            d["text"] = text;
+        }
+        return d;
     }
 
     // Activation patching (analysis/activation_patching.h); prompts as texts or id lists, answers as ids or words.
@@ -283,6 +446,21 @@ PYBIND11_MODULE(_attnscope, m)
              "token (memory rows first for Transformer-XL). Masked keys are 0. raw=True gives the scores before the\n"
              "softmax (scaled by 1/sqrt(d_head); masked keys NaN). `segment` (from 1) when the text ran in several.\n"
              "Computed when asked, read-only, and the array owns its memory.")
+        .def("hidden_states", &Capture::hiddenStates, py::arg("segment") = py::none(),
+             "hidden_states(segment=None) -> numpy.ndarray float32 [layers + 1, q, d_model]\n\n"
+             "The residual stream: index 0 the embeddings (what layer 1 reads), index l the output of layer l\n"
+             "(layers from 1). Axis 1 is the query token of the segment, axis 2 the model dimension. Recomputed\n"
+             "when asked.")
+        .def("logits", &Capture::logits, py::arg("segment") = py::none(),
+             "logits(segment=None) -> numpy.ndarray float32 [q, vocab]\n\n"
+             "The model head's logits at each token of the segment (a causal model's row i predicts token i + 1;\n"
+             "an encoder's masked-language-model head predicts token i itself). Units: logits (before softmax).")
+        .def("logit_lens", &Capture::logitLens, py::arg("segment") = py::none(), py::arg("k") = 5,
+             "logit_lens(segment=None, k=5) -> dict\n\n"
+             "Every layer's output read out by the final norm and head. 'top': [layer][position] lists of (id,\n"
+             "probability), most probable first, index 0 = layer 1 / the segment's first token; 'probability':\n"
+             "numpy [layers, positions] of the token that actually comes next (causal) or stands there (encoders),\n"
+             "NaN at the text's end; 'first_position': the token number (from 1) of column 0.")
         .def("html", &Capture::html, py::arg("layers") = py::none(), py::arg("heads") = py::none(),
              "html(layers=None, heads=None) -> str\n\n"
              "A self-contained interactive page (grid, head and layer selector, the text shaded by attention):\n"
@@ -306,6 +484,18 @@ PYBIND11_MODULE(_attnscope, m)
              "run(text=None, *, ids=None, segment_length=None, mem_len=None) -> Capture\n\n"
              "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids.\n"
              "Keeps the queries and keys; probabilities are computed when Capture.attention asks.")
+        .def("predict", &Model::predict, py::arg("prompt"), py::arg("k") = 10,
+             "predict(prompt, k=10) -> list\n\n"
+             "A causal model: the k most probable next tokens after the prompt (a text or an id list), each a dict\n"
+             "{id, token, probability}, most probable first. An encoder: one such list per mask token of the\n"
+             "prompt, left to right.")
+        .def("generate", &Model::generate, py::arg("prompt"), py::arg("tokens") = 20, py::kw_only(),
+             py::arg("temperature") = 0.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 0,
+             py::arg("allow_special") = false,
+             "generate(prompt, tokens=20, *, temperature=0.0, top_k=0, top_p=1.0, seed=0, allow_special=False) -> dict\n\n"
+             "New tokens after the prompt through the key/value cache: greedy at temperature 0, else sampled\n"
+             "(repeatable for a seed). Control tokens (<unk>, <eos>, ...) are never chosen unless allow_special.\n"
+             "Returns ids (the new ones), probabilities (each at the temperature) and text (what they add).")
         .def("patch", &Model::patch, py::arg("clean"), py::arg("corrupt"), py::arg("answer"), py::arg("wrong"),
              py::arg("component") = "head-out", py::arg("per_position") = false, py::arg("noising") = false,
              "patch(clean, corrupt, answer, wrong, component='head-out', per_position=False, noising=False) -> dict\n\n"

@@ -5,6 +5,9 @@
     cap = m.run("the war ended in 1945")               # or m.run(ids=[...])
     cap.tokens                                         # the tokens, as the tokenizer spells them
     a = cap.attention(1)                               # layer 1: float32 [heads, q, k], head h + 1 at index h
+    cap.hidden_states(), cap.logits(), cap.logit_lens()  # the residual stream, the head's logits, every layer read out
+    m.predict("the war ended in"), m.generate("the war", 10)
+    m.patch(clean, corrupt, answer, wrong)             # activation patching: layer x head scores
 
 Layers and heads are counted from 1 wherever they are arguments; array axes from 0, as numpy's are. Errors arrive as
 attnscope.Error (a RuntimeError) whose message names the file and the problem.

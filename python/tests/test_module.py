@@ -187,3 +187,71 @@ def test_the_page_is_self_contained_and_shows_in_jupyter():
     assert frame.startswith("<iframe") and "srcdoc=" in frame
     with pytest.raises(attnscope.Error, match="layers are 1"):
         cap.html(layers=[99])
+
+
+def single_segment_cases():
+    """One-stream cases that run as one segment with their logits in the reference (not Transformer-XL's memory)."""
+    out = []
+    for p in one_stream_cases():
+        folder, spec = p.values
+        names = read_safetensors(folder / "expected.safetensors").keys()
+        if "segments" in spec or "mem_len" in spec or "logits" not in names:
+            continue
+        if "attention_mask" in spec and 0 in spec["attention_mask"]:
+            continue
+        if "token_type_ids" in spec and any(spec["token_type_ids"]):
+            continue
+        out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("folder,spec", single_segment_cases())
+def test_hidden_states_logits_and_lens_equal_the_reference(folder, spec):
+    try:
+        m = attnscope.load(folder)
+    except attnscope.Error as e:
+        pytest.skip(f"{folder.name}: {e}")
+    expected = read_safetensors(folder / "expected.safetensors")
+    cpp = dump(folder)
+    ids = spec.get("token_ids", spec.get("input_ids"))
+    cap = m.run(ids=ids)
+    logits = cap.logits()
+    assert logits.shape == (len(ids), m.info["vocab_size"])
+    # The reference's logits within the tolerance the C++ tests use for them.
+    assert np.allclose(logits, expected["logits"].reshape(logits.shape), atol=1e-3, rtol=1e-3), \
+        f"max |diff| {np.abs(logits - expected['logits'].reshape(logits.shape)).max()}"
+    hidden = cap.hidden_states()
+    assert hidden.shape == (m.info["layers"] + 1, len(ids), m.info["d_model"])
+    if "embedding" in cpp:
+        assert np.allclose(hidden[0], cpp["embedding"].reshape(hidden[0].shape), atol=1e-6)
+    for layer in range(m.info["layers"]):
+        name = f"layer{layer}.hidden"
+        if name in cpp and cpp[name].size == hidden[layer + 1].size:
+            assert np.allclose(hidden[layer + 1], cpp[name].reshape(hidden[layer + 1].shape), atol=1e-5), name
+    # The lens's last layer is the model's own read-out: its top token is the reference logits' argmax.
+    lens = cap.logit_lens(k=1)
+    assert lens["probability"].shape == (m.info["layers"], len(ids))
+    top_last = [cell[0][0] for cell in lens["top"][-1]]
+    reference = expected["logits"].reshape(logits.shape)
+    agree = np.mean(np.array(top_last) == reference.argmax(axis=1))
+    assert agree >= 0.9, f"last-layer lens agrees with the reference argmax at {agree:.0%} of positions"
+
+
+def test_predict_and_generate_equal_the_cli():
+    spec = "builtin:llama-wikitext2"
+    m = attnscope.load(spec)
+    text = "the war ended in"
+    top = m.predict(text, k=5)
+    cli = json.loads(subprocess.run([CLI, "predict", "--model", spec, "--text", text, "--top", "5"], check=True,
+                                    capture_output=True, text=True).stdout)
+    assert [t["id"] for t in top] == [t["id"] for t in cli]
+    assert np.allclose([t["probability"] for t in top], [t["p"] for t in cli])
+    assert all(a["probability"] >= b["probability"] for a, b in zip(top, top[1:]))
+    g = m.generate(text, 6)
+    cli = json.loads(subprocess.run([CLI, "generate", "--model", spec, "--text", text, "--max-new-tokens", "6"],
+                                    check=True, capture_output=True, text=True).stdout)
+    assert g["ids"] == cli["ids"]
+    assert np.allclose(g["probabilities"], cli["p"])
+    sampled = [m.generate(text, 6, temperature=0.8, seed=3)["ids"] for _ in range(2)]
+    assert sampled[0] == sampled[1]  # repeatable for a seed
+    assert "probability" in attnscope.Model.predict.__doc__ and "seed" in attnscope.Model.generate.__doc__
