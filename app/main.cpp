@@ -61,6 +61,9 @@ int main(int argc, char** argv)
         {"height", "Exported figure height in pixels (a grid: by default the height that makes its cells square).", "H", "900"},
         {"scale", "PNG pixel scale (2 = double resolution).", "S", "1"},
     });
+    p.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A session file (.attnscope) to open: its model, text "
+                                                                      "and view (what attnscope.show() in Python writes)."),
+                            QStringLiteral("[SESSION]"));
     p.process(app);
     const auto dirs = builtinModelDirs(argv[0]);
     if (p.isSet("export"))
@@ -69,6 +72,14 @@ int main(int argc, char** argv)
     app::ComputeController compute(dirs);
     app::MainWindow window(&compute, dirs);
     window.show();
+    if (!p.positionalArguments().isEmpty()) { // a session names its model and text: the options below do not apply
+        if (const QString err = window.openSession(p.positionalArguments().constFirst()); !err.isEmpty()) {
+            std::fprintf(stderr, "attnscope: %s\n", qPrintable(err));
+            window.showStatus(err);
+        } else {
+            return QApplication::exec();
+        }
+    }
     QString text = p.value("text");
     if (p.isSet("text-file")) {
         try {

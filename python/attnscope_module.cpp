@@ -11,6 +11,7 @@
 #include "model/run_limits.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -19,6 +20,8 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,9 +52,12 @@ class Model;
 
 class Capture {
 public:
-    Capture(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const TextCapture> capture)
+    Capture(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const TextCapture> capture, std::string spec,
+            std::string text)
         : m_model(std::move(model))
         , m_capture(std::move(capture))
+        , m_spec(std::move(spec))
+        , m_text(std::move(text))
     {
     }
     std::vector<std::string> tokens() const
@@ -221,6 +227,28 @@ public:
         return d;
     }
 
+    // A session file the desktop app opens on this model, text, layer and head (app/ui/session.h's format).
+    std::string saveSession(const std::string& path, int layer, int head) const
+    {
+        const auto& info = m_capture->model;
+        if (layer < 1 || layer > info.layers)
+            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: layers are 1 .. " +
+                                                 std::to_string(info.layers));
+        if (head < 1 || head > info.heads)
+            throw Error(ErrorCode::BadInput, "head " + std::to_string(head) + " does not exist: heads are 1 .. " +
+                                                 std::to_string(info.heads));
+        nlohmann::json j;
+        j["format"] = "attnscope-session/1";
+        j["model"] = m_spec;
+        j["text"] = m_text;
+        j["selection"]["layer"] = layer - 1; // the app's selection counts from 0
+        j["selection"]["heads"] = {head - 1};
+        const bool hasExtension = std::filesystem::path(path).has_extension();
+        const std::string file = hasExtension ? path : path + ".attnscope";
+        writeFileAtomically(file, j.dump(2));
+        return file;
+    }
+
     // The self-contained page (run/attention_page.h) of these layers and heads (from 1; None: all).
     std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
     {
@@ -251,12 +279,15 @@ private:
 
     std::shared_ptr<const LoadedModel> m_model; // keeps the weights mapped while the capture lives
     std::shared_ptr<const TextCapture> m_capture;
+    std::string m_spec; // the model as the app opens it (an absolute path, or builtin:NAME)
+    std::string m_text; // the text as the app's text box takes it
 };
 
 class Model {
 public:
     explicit Model(const std::string& spec)
         : m_loaded(std::make_shared<LoadedModel>(loadModel(spec, attnscope::builtinModelDirs(""))))
+        , m_spec(spec.rfind("builtin:", 0) == 0 ? spec : std::filesystem::absolute(spec).string())
     {
         try {
             m_tokenizer = std::shared_ptr<Tokenizer>(loadModelTokenizer(*m_loaded).release());
@@ -302,7 +333,14 @@ public:
             py::gil_scoped_release free;
             capture = ids ? captureText(model, std::move(tokens), o) : captureText(model, *m_tokenizer, *text, o);
         }
-        return Capture(m_loaded, capture);
+        std::string typed; // what the app's text box would hold: the text, or the ids spelled back
+        if (text) {
+            typed = *text;
+        } else {
+            for (auto id : *ids)
+                typed += m_tokenizer ? m_tokenizer->textOf(id) : (typed.empty() ? "" : " ") + std::to_string(id);
+        }
+        return Capture(m_loaded, capture, m_spec, typed);
     }
 
     // The k most probable next tokens after a prompt (a causal model) or at each [MASK] (an encoder).
@@ -416,6 +454,7 @@ private:
     }
 
     std::shared_ptr<LoadedModel> m_loaded;
+    std::string m_spec;
     std::shared_ptr<Tokenizer> m_tokenizer;
 };
 
@@ -461,6 +500,11 @@ PYBIND11_MODULE(_attnscope, m)
              "probability), most probable first, index 0 = layer 1 / the segment's first token; 'probability':\n"
              "numpy [layers, positions] of the token that actually comes next (causal) or stands there (encoders),\n"
              "NaN at the text's end; 'first_position': the token number (from 1) of column 0.")
+        .def("save_session", &Capture::saveSession, py::arg("path"), py::arg("layer") = 1, py::arg("head") = 1,
+             "save_session(path, layer=1, head=1) -> str\n\n"
+             "Writes a session file (.attnscope, added when the path has no extension) that the desktop app opens\n"
+             "on this model, this text and this layer and head (both from 1): `attnscope FILE`. Returns the path.\n"
+             "A capture run from ids saves them as the tokenizer spells them back.")
         .def("html", &Capture::html, py::arg("layers") = py::none(), py::arg("heads") = py::none(),
              "html(layers=None, heads=None) -> str\n\n"
              "A self-contained interactive page (grid, head and layer selector, the text shaded by attention):\n"

@@ -13,9 +13,15 @@ Layers and heads are counted from 1 wherever they are arguments; array axes from
 attnscope.Error (a RuntimeError) whose message names the file and the problem.
 """
 
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
 from ._attnscope import Capture, Error, Model
 
-__all__ = ["Capture", "Error", "Model", "load"]
+__all__ = ["Capture", "Error", "Model", "load", "show"]
 
 
 def load(path):
@@ -26,3 +32,25 @@ def load(path):
     Raises attnscope.Error naming the file when it cannot.
     """
     return Model(str(path))
+
+
+def _app():
+    """The desktop app: $ATTNSCOPE_APP, the build folder's app beside this module, or attnscope on the PATH."""
+    candidates = [os.environ.get("ATTNSCOPE_APP"), Path(__file__).resolve().parents[2] / "app" / "attnscope",
+                  shutil.which("attnscope")]
+    for c in candidates:
+        if c and Path(c).is_file() and os.access(c, os.X_OK):
+            return str(c)
+    raise Error("the attnscope app was not found: build it (make run) or set ATTNSCOPE_APP")
+
+
+def show(capture, layer=1, head=1):
+    """show(capture, layer=1, head=1) -> subprocess.Popen
+
+    Opens the desktop app on exactly this capture's model and text, at this layer and head (both from 1): the
+    capture is saved as a session (Capture.save_session) in a temporary folder and the app started on it. The app
+    runs on its own; the notebook goes on.
+    """
+    folder = tempfile.mkdtemp(prefix="attnscope-")
+    session = capture.save_session(os.path.join(folder, "from-python.attnscope"), layer, head)
+    return subprocess.Popen([_app(), session], start_new_session=True)

@@ -255,3 +255,21 @@ def test_predict_and_generate_equal_the_cli():
     sampled = [m.generate(text, 6, temperature=0.8, seed=3)["ids"] for _ in range(2)]
     assert sampled[0] == sampled[1]  # repeatable for a seed
     assert "probability" in attnscope.Model.predict.__doc__ and "seed" in attnscope.Model.generate.__doc__
+
+
+def test_a_session_for_the_app_names_the_model_text_layer_and_head(tmp_path):
+    m = attnscope.load(TESTDATA / "gpt2-tiny")
+    cap = m.run(ids=[5, 6, 7])
+    path = cap.save_session(str(tmp_path / "s"), layer=2, head=3)
+    assert path.endswith(".attnscope")
+    s = json.loads(Path(path).read_text())
+    assert s["format"] == "attnscope-session/1"
+    assert Path(s["model"]).is_absolute() and Path(s["model"]) == (TESTDATA / "gpt2-tiny").resolve()
+    assert s["selection"] == {"layer": 1, "heads": [2]}  # the app counts from 0
+    assert s["text"]
+    cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945")
+    s = json.loads(Path(cap.save_session(str(tmp_path / "t.attnscope"))).read_text())
+    assert s["model"] == "builtin:llama-wikitext2" and s["text"] == "the war ended in 1945"
+    with pytest.raises(attnscope.Error, match="heads are 1"):
+        cap.save_session(str(tmp_path / "u"), layer=1, head=99)
+    assert "layer" in attnscope.show.__doc__
