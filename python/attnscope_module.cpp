@@ -2,6 +2,7 @@
 // Numbering as people read it: layers and heads from 1 in every argument; array axes from 0 as numpy's always are.
 // Arrays own their memory (no copy out of the computation, read-only), so they outlive the model they came from.
 #include "analysis/activation_patching.h"
+#include "analysis/atlas_recipe.h"
 #include "analysis/logit_lens.h"
 #include "analysis/token_predictions.h"
 #include "builtin_paths.h"
@@ -53,11 +54,12 @@ class Model;
 class Capture {
 public:
     Capture(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const TextCapture> capture, std::string spec,
-            std::string text)
+            std::string text, std::shared_ptr<const Tokenizer> tokenizer)
         : m_model(std::move(model))
         , m_capture(std::move(capture))
         , m_spec(std::move(spec))
         , m_text(std::move(text))
+        , m_tokenizer(std::move(tokenizer))
     {
     }
     std::vector<std::string> tokens() const
@@ -227,6 +229,30 @@ public:
         return d;
     }
 
+    // The head atlas of this text (analysis/atlas_recipe.h, as the app and the CLI build it): every column as a
+    // [layers, heads] array.
+    py::dict atlas() const
+    {
+        AtlasOfText made;
+        {
+            py::gil_scoped_release free;
+            AtlasRecipe recipe;
+            recipe.capture = m_capture.get();
+            recipe.tokenizer = m_tokenizer.get();
+            made = atlasOfText(*m_model->model, recipe);
+        }
+        const auto& a = made.atlas;
+        const auto& columns = atlasColumns();
+        py::dict d;
+        for (std::size_t c = 0; c < columns.size(); ++c) {
+            std::vector<float> values(a.rows.size());
+            for (std::size_t i = 0; i < a.rows.size(); ++i)
+                values[i] = static_cast<float>(atlasValue(a.rows[i], c));
+            d[columns[c].key] = ownedArray(std::move(values), {a.layers, a.heads});
+        }
+        return d;
+    }
+
     // A session file the desktop app opens on this model, text, layer and head (app/ui/session.h's format).
     std::string saveSession(const std::string& path, int layer, int head) const
     {
@@ -281,6 +307,7 @@ private:
     std::shared_ptr<const TextCapture> m_capture;
     std::string m_spec; // the model as the app opens it (an absolute path, or builtin:NAME)
     std::string m_text; // the text as the app's text box takes it
+    std::shared_ptr<const Tokenizer> m_tokenizer; // null: the model has none (the induction test then uses ids only)
 };
 
 class Model {
@@ -340,7 +367,7 @@ public:
             for (auto id : *ids)
                 typed += m_tokenizer ? m_tokenizer->textOf(id) : (typed.empty() ? "" : " ") + std::to_string(id);
         }
-        return Capture(m_loaded, capture, m_spec, typed);
+        return Capture(m_loaded, capture, m_spec, typed, m_tokenizer);
     }
 
     // The k most probable next tokens after a prompt (a causal model) or at each [MASK] (an encoder).
@@ -500,6 +527,11 @@ PYBIND11_MODULE(_attnscope, m)
              "probability), most probable first, index 0 = layer 1 / the segment's first token; 'probability':\n"
              "numpy [layers, positions] of the token that actually comes next (causal) or stands there (encoders),\n"
              "NaN at the text's end; 'first_position': the token number (from 1) of column 0.")
+        .def("atlas", &Capture::atlas,
+             "atlas() -> dict of numpy.ndarray float32 [layers, heads]\n\n"
+             "The head atlas of this text, as the app's Head Atlas tab and `attnscope-cli heads` compute it: one\n"
+             "array per column (sink_rate, entropy, duplicate_token, induction, cls, previous, ...), index [l, h] =\n"
+             "layer l + 1, head h + 1; NaN where a column does not apply (an encoder has no distance profiles).")
         .def("save_session", &Capture::saveSession, py::arg("path"), py::arg("layer") = 1, py::arg("head") = 1,
              "save_session(path, layer=1, head=1) -> str\n\n"
              "Writes a session file (.attnscope, added when the path has no extension) that the desktop app opens\n"

@@ -1,5 +1,6 @@
 // attnscope-cli: the command-line front end over the core (no Qt). Subcommands: dump, tokenize, predict, generate,
 // scan, merge, heads, lens, surprisal, experts, patch and path-patch (cli_patch.cpp), info.
+#include "analysis/atlas_recipe.h"
 #include "analysis/head_atlas.h"
 #include "analysis/image_dump.h"
 #include "image/png_reader.h"
@@ -383,26 +384,29 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
             throw Error(ErrorCode::BadInput, "--sort takes one of " + keys + "; got \"" + sort + "\"");
         }
     }
-    HeadAtlas atlas;
+    // The one recipe (analysis/atlas_recipe.h): profile columns from the scan file (or, for a causal model, the
+    // text), the text's columns, the model's induction scores.
+    AtlasRecipe recipe;
     std::string header; // what the table was computed from
     if (hasScan) {
-        const auto r = ScanResult::load(argv[2]);
-        const std::string mode = r.metadata.count("mode") ? r.metadata.at("mode") + ", " : std::string();
-        header = profile + ", " + mode + std::to_string(r.tokens) + " tokens" + (r.partial ? ", partial" : "");
-        if (sort == "sink" && !r.hasSinks())
+        auto r = std::make_shared<ScanResult>(ScanResult::load(argv[2]));
+        const std::string mode = r->metadata.count("mode") ? r->metadata.at("mode") + ", " : std::string();
+        header = profile + ", " + mode + std::to_string(r->tokens) + " tokens" + (r->partial ? ", partial" : "");
+        if (sort == "sink" && !r->hasSinks())
             throw Error(ErrorCode::BadInput, "this scan result has no attention-sink counts (it predates them): scan again",
                         argv[2]);
-        atlas = atlasFromScan(r, profile);
+        recipe.profile = std::move(r);
+        recipe.profileName = profile;
+    } else {
+        header = "text " + textFile;
+    }
+    HeadAtlas atlas;
+    if (model.empty()) {
+        atlas = atlasFromScan(*recipe.profile, profile);
     } else {
         const auto loaded = loadModel(model, builtins);
-        atlas = emptyAtlas(loaded.model->info().layers, loaded.model->info().heads);
-        header = "text columns of " + textFile;
-        if (sort == "width")
-            sortColumn = 14; // no profiles: the text's row entropy
-    }
-    if (!model.empty()) {
-        const auto loaded = loadModel(model, builtins);
-        if (loaded.model->info().layers != atlas.layers || loaded.model->info().heads != atlas.heads)
+        if (recipe.profile && (loaded.model->info().layers != recipe.profile->layers ||
+                               loaded.model->info().heads != recipe.profile->heads))
             throw Error(ErrorCode::BadInput, "the model's layers x heads differ from the scan's", model);
         std::unique_ptr<Tokenizer> tokenizer;
         try {
@@ -411,14 +415,15 @@ int cmdHeads(int argc, char** argv, const std::vector<std::string>& builtins)
             if (!textFile.empty())
                 throw;
         }
-        const int R = std::max(4, std::min(50, (loaded.model->info().maxSegmentLen - 1) / 2));
-        addInductionScores(atlas, inductionScores(*loaded.model, tokenizer.get(), R));
-        if (!textFile.empty()) {
-            const auto capture = captureText(*loaded.model, *tokenizer, nonEmptyTextFile(textFile), {});
-            addTextScores(atlas, duplicateTokenScores(*capture));
-            addTokenAttention(atlas, tokenAttentionScores(*capture));
-        }
+        std::shared_ptr<const TextCapture> capture;
+        if (!textFile.empty())
+            capture = captureText(*loaded.model, *tokenizer, nonEmptyTextFile(textFile), {});
+        recipe.capture = capture.get();
+        recipe.tokenizer = tokenizer.get();
+        atlas = atlasOfText(*loaded.model, recipe).atlas;
     }
+    if (!atlas.hasScan && sort == "width")
+        sortColumn = 14; // no profiles (an encoder's text): the text's row entropy
     // Largest first; unknown values last.
     std::vector<std::size_t> order(atlas.rows.size());
     std::iota(order.begin(), order.end(), 0);

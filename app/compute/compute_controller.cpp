@@ -6,6 +6,7 @@
 
 #include "util/error.h"
 #include "util/text_file.h"
+#include "analysis/atlas_recipe.h"
 #include "analysis/head_ablation.h"
 #include "run/patch_prompts.h"
 #include "analysis/qk_space.h"
@@ -354,35 +355,26 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
             const auto& model = *text->model->loaded.model;
             auto progress = throttled(ctx, this, what);
             auto r = std::make_shared<AtlasResult>();
-            // The scan columns: the corpus scan, or the text's own profile.
-            ScanResultPtr profile = scan;
             r->source = scan && scan->metadata.count("text") ? tr("corpus scan of %1").arg(QString::fromStdString(scan->metadata.at("text")))
                                                              : tr("current text");
-            // Relative-distance profiles are for causal models; an encoder's atlas has its text columns only.
-            const bool causal = model.info().can.causal;
-            if (!profile && causal)
-                profile = std::make_shared<const core::ScanResult>(core::relposFromCapture(capture, "", &ctx.stop()));
-            r->atlas = profile ? core::atlasFromScan(*profile) : core::emptyAtlas(model.info().layers, model.info().heads);
-            if (!profile)
+            core::AtlasRecipe recipe; // the one recipe (analysis/atlas_recipe.h); induction kept per model
+            recipe.profile = scan;
+            recipe.capture = &capture;
+            recipe.tokenizer = text->model->tokenizer.get();
+            recipe.knownInduction = cache->model == &model ? &cache->scores : nullptr;
+            auto made = core::atlasOfText(model, recipe, &ctx.stop(), progress);
+            if (!made.profile)
                 r->source = tr("current text (an encoder: no distance profiles)");
+            r->atlas = std::move(made.atlas);
             for (const auto& rule : model.info().layerRules)
                 r->windows.push_back(rule.window);
-            core::addTextScores(r->atlas, core::duplicateTokenScores(capture, &ctx.stop(), progress));
-            auto tokens = core::tokenAttentionScores(capture, &ctx.stop(), progress);
-            if (model.info().can.image) // which heads the high-norm tokens of a picture draw (one more run)
-                core::addHighNormAttention(model, capture, tokens, &ctx.stop());
-            core::addTokenAttention(r->atlas, tokens);
-            // Induction repeats a random token sequence: an image's tokens are its patches, so a vision model has none.
-            if (cache->model != &model && !model.info().can.image) {
-                const int R = std::max(4, std::min(50, (model.info().maxSegmentLen - 1) / 2));
-                cache->scores = core::inductionScores(model, text->model->tokenizer.get(), R, &ctx.stop(), progress);
+            if (!model.info().can.image) {
+                cache->scores = std::move(made.induction);
                 cache->model = &model;
             }
-            if (!model.info().can.image)
-                core::addInductionScores(r->atlas, cache->scores);
-            if (profile) {
-                r->distances = core::headDistances(*profile);
-                r->order = core::clusterOrder(r->distances, profile->layers * profile->heads);
+            if (made.profile) {
+                r->distances = core::headDistances(*made.profile);
+                r->order = core::clusterOrder(r->distances, made.profile->layers * made.profile->heads);
             }
             return std::shared_ptr<const AtlasResult>(r);
         },

@@ -25,6 +25,7 @@
 #include "run/attention_page.h"
 #include "views/paper_figures.h"
 
+#include "analysis/atlas_recipe.h"
 #include "analysis/head_ablation.h"
 #include "analysis/head_atlas.h"
 #include "analysis/qk_space.h"
@@ -135,13 +136,16 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(terms));
         figure = paperFigureFromScan(7, scan, QObject::tr("%1 · %2 tokens").arg(bundle.displayName).arg(scan.tokens));
     } else if (view == QLatin1String("atlas")) {
-        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(""));
-        auto atlas = core::atlasFromScan(scan);
+        // The one recipe (analysis/atlas_recipe.h), its profile columns from a scan of the whole text (causal models).
+        core::AtlasRecipe recipe;
+        if (info.can.causal)
+            recipe.profile = std::make_shared<const core::ScanResult>(
+                core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions("")));
         const auto capture = core::captureText(model, *bundle.tokenizer, text.toStdString(), {});
-        core::addTextScores(atlas, core::duplicateTokenScores(*capture));
-        core::addTokenAttention(atlas, core::tokenAttentionScores(*capture));
-        const int R = std::max(4, std::min(50, (info.maxSegmentLen - 1) / 2));
-        core::addInductionScores(atlas, core::inductionScores(model, bundle.tokenizer.get(), R));
+        recipe.capture = capture.get();
+        recipe.tokenizer = bundle.tokenizer.get();
+        const auto made = core::atlasOfText(model, recipe);
+        const auto& atlas = made.atlas;
         if (out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) || out.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
             const std::string table = core::formatAtlas(atlas, out.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)
                                                                    ? core::TableFormat::Csv
@@ -151,6 +155,10 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
             std::fprintf(stderr, "wrote %s (head atlas of %d heads)\n", qPrintable(out), atlas.layers * atlas.heads);
             return;
         }
+        if (!made.profile)
+            throw core::Error(core::ErrorCode::BadInput, "the head similarity compares relative-distance profiles, which an "
+                                                         "encoder has not; export the atlas table (.csv or .json) instead");
+        const auto& scan = *made.profile;
         const auto distances = core::headDistances(scan);
         const auto order = core::clusterOrder(distances, scan.layers * scan.heads);
         figure.number = 0;

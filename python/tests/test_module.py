@@ -273,3 +273,21 @@ def test_a_session_for_the_app_names_the_model_text_layer_and_head(tmp_path):
     with pytest.raises(attnscope.Error, match="heads are 1"):
         cap.save_session(str(tmp_path / "u"), layer=1, head=99)
     assert "layer" in attnscope.show.__doc__
+
+
+def test_the_atlas_equals_the_cli_heads_table(tmp_path):
+    spec = "builtin:llama-wikitext2"
+    text = "the war ended in 1945 . the war ended in 1945 and the army went home ."
+    atlas = attnscope.load(spec).run(text).atlas()
+    (tmp_path / "t.txt").write_text(text)
+    rows = json.loads(subprocess.run([CLI, "heads", "--model", spec, "--text-file", str(tmp_path / "t.txt"), "--format",
+                                      "json"], check=True, capture_output=True, text=True).stdout)
+    rows = rows["heads"] if isinstance(rows, dict) else rows
+    assert len(rows) == atlas["induction"].size
+    for row in rows:
+        l, h = row["layer"] - 1, row["head"] - 1
+        for key in ("induction", "duplicate_token"):
+            if row.get(key) is None:
+                assert np.isnan(atlas[key][l, h])
+            else:
+                assert abs(atlas[key][l, h] - row[key]) < 1e-4, (key, row)
