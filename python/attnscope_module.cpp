@@ -71,10 +71,7 @@ public:
     }
     std::vector<std::int32_t> ids() const
     {
-        std::vector<std::int32_t> out;
-        for (const auto& t : m_capture->tokens)
-            out.push_back(t.id);
-        return out;
+        return idsOf(m_capture->tokens);
     }
     int segments() const { return static_cast<int>(m_capture->segments.size()); }
 

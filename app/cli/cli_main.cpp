@@ -485,9 +485,7 @@ int cmdPredictSeq2Seq(const Args& a, const LoadedModel& loaded)
     if (k < 1 || k > 1000)
         throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
     const auto in = seq2seqInput(a, loaded, *tok, *targetTok);
-    std::vector<std::int32_t> source;
-    for (const auto& t : in.source)
-        source.push_back(t.id);
+    std::vector<std::int32_t> source = idsOf(in.source);
     const auto t = teacherForce(asEncoderDecoder(*loaded.model), source, in.target);
     const int V = t.vocab;
     const float* row = t.logits.data() + (t.logits.size() - static_cast<std::size_t>(V));
@@ -516,9 +514,7 @@ int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
             throw Error(ErrorCode::BadInput, "--temperature must be above 0");
     }
     g.seed = static_cast<std::uint64_t>(parseInt(a, "seed", 1234));
-    std::vector<std::int32_t> source;
-    for (const auto& t : in.source)
-        source.push_back(t.id);
+    std::vector<std::int32_t> source = idsOf(in.source);
     const auto t = generate(model, source, in.target, g);
     // Each written token's most-read source token: the last decoder layer's cross-attention, mean over heads.
     const int cross = model.siteOf(Stack::Decoder, model.config().decLayers - 1, SiteKind::Cross);
@@ -569,9 +565,7 @@ int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
     if (k < 1 || k > 1000)
         throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
     const auto enc = encodeForModel(*tok, text, pair);
-    std::vector<std::int32_t> ids;
-    for (const auto& t : enc.tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(enc.tokens);
     RunOptions options;
     options.tokenTypes = enc.typeIds;
     if (loaded.model->info().can.maskedTokens) {
@@ -616,9 +610,7 @@ int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
     if (a.options.count("source"))
         throw Error(ErrorCode::BadInput, "--source is for encoder-decoder models; this model continues --text");
     const auto tok = loadModelTokenizer(loaded);
-    std::vector<std::int32_t> prompt;
-    for (const auto& t : tok->encodeWithSpecial(textArgument(a)))
-        prompt.push_back(t.id);
+    std::vector<std::int32_t> prompt = idsOf(tok->encodeWithSpecial(textArgument(a)));
     const int count = parseInt(a, "max-new-tokens", -1);
     if (count < 1 || count > 100'000)
         throw Error(ErrorCode::BadInput, "generate needs --max-new-tokens from 1 to 100000");
@@ -696,8 +688,7 @@ int cmdExperts(const Args& a, const std::vector<std::string>& builtins)
     std::vector<std::int32_t> ids;
     const std::string text = textArgument(a);
     const auto tokens = tok->encodeWithSpecial(text);
-    for (const auto& t : tokens)
-        ids.push_back(t.id);
+    ids = idsOf(tokens);
     const int chunk = parseInt(a, "chunk", std::min(1024, loaded.model->info().maxSegmentLen));
     if (a.options.count("per-token")) {
         const auto capture = captureText(*loaded.model, *tok, text, {});

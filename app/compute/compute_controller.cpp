@@ -1,5 +1,6 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
+#include "tokenize/tokenizer.h"
 
 #include "image/image_capture.h"
 #include "views/translation_views.h"
@@ -444,9 +445,7 @@ void ComputeController::requestTranslation(const QString& source, const QString&
         m_interactive, m_translate, generate ? tr("Translating…") : tr("Reading the target…"),
         [this, model, src, tgt, generate, maxNewTokens](const JobContext& ctx) {
             const auto& m = core::asEncoderDecoder(*model->loaded.model);
-            std::vector<std::int32_t> sourceIds;
-            for (const auto& t : core::sourceTokens(*model->tokenizer, src))
-                sourceIds.push_back(t.id);
+            std::vector<std::int32_t> sourceIds = idsOf(core::sourceTokens(*model->tokenizer, src));
             const auto targetStart = core::targetIds(m, *model->targetTokenizer, tgt);
             if (!generate)
                 return describeTranslation(model, core::teacherForce(m, sourceIds, targetStart, &ctx.stop()), false);
@@ -797,9 +796,7 @@ void ComputeController::requestAblation()
         m_background, m_ablation, tr("Ablating every head…"),
         [this, text, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
-            std::vector<std::int32_t> ids;
-            for (const auto& t : capture.tokens)
-                ids.push_back(t.id);
+            std::vector<std::int32_t> ids = idsOf(capture.tokens);
             const auto r = core::headAblation(*text->model->loaded.model, ids, capture.segmentLen, &ctx.stop(),
                                               throttled(ctx, this, what));
             return std::make_shared<const PaperFigure>(ablationFigure(r, text->model->displayName, static_cast<int>(ids.size())));

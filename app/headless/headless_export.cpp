@@ -1,5 +1,6 @@
 // Headless export: the same builders and views as the window, drawn off screen.
 #include "headless/headless_export.h"
+#include "tokenize/tokenizer.h"
 
 #include "image/image_capture.h"
 #include "image_overlay_view.h"
@@ -175,9 +176,7 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
         if (view == QLatin1String("rollout")) {
             figure = rolloutFigure(core::attentionRollout(*capture, autoSegment(*capture)), *capture, bundle.displayName);
         } else {
-            std::vector<std::int32_t> ids;
-            for (const auto& t : capture->tokens)
-                ids.push_back(t.id);
+            std::vector<std::int32_t> ids = idsOf(capture->tokens);
             const auto r = core::headAblation(model, ids, capture->segmentLen, nullptr, [](int done, int total) {
                 std::fprintf(stderr, "\rablation: %d of %d forwards", done, total);
             });
@@ -358,9 +357,7 @@ void translationExport(const QCommandLineParser& p, const ModelBundlePtr& bundle
     if (!p.isSet("source"))
         throw core::Error(core::ErrorCode::BadInput, "an encoder-decoder model needs --source (the text to translate)");
     const auto& m = core::asEncoderDecoder(*bundle->loaded.model);
-    std::vector<std::int32_t> source;
-    for (const auto& t : core::sourceTokens(*bundle->tokenizer, p.value("source").toStdString()))
-        source.push_back(t.id);
+    std::vector<std::int32_t> source = idsOf(core::sourceTokens(*bundle->tokenizer, p.value("source").toStdString()));
     const auto target = core::targetIds(m, *bundle->targetTokenizer, p.value("target").toStdString());
     core::GenerateOptions g;
     g.maxNewTokens = 64;

@@ -318,9 +318,7 @@ double jensenShannonDistance(std::span<const float> p, std::span<const float> q)
 std::vector<double> duplicateTokenScores(const TextCapture& capture, const StopToken* stop, const AtlasProgress& progress)
 {
     const int L = capture.model.layers, H = capture.model.heads;
-    std::vector<std::int32_t> ids;
-    for (const auto& t : capture.tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(capture.tokens);
     std::vector<double> sum(static_cast<std::size_t>(L) * H, 0.0), queries(sum.size(), 0.0);
     const int total = L * static_cast<int>(capture.segments.size());
     int done = 0;

@@ -1,5 +1,6 @@
 // Heads over a corpus (head_contexts.h).
 #include "analysis/head_contexts.h"
+#include "tokenize/tokenizer.h"
 
 #include "model/attention_model.h"
 #include "model/run_limits.h"
@@ -141,9 +142,7 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
         throw Error(ErrorCode::BadInput, "the window must be from 2 to " + std::to_string(info.maxSegmentLen) + " tokens");
     if (o.top < 0 || o.perDecile < 0 || o.contextBefore < 0 || o.contextAfter < 0)
         throw Error(ErrorCode::BadInput, "context counts and widths must be 0 or more");
-    std::vector<std::int32_t> ids;
-    for (const auto& t : tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(tokens);
     if (o.maxTokens > 0 && static_cast<std::int64_t>(ids.size()) > o.maxTokens)
         ids.resize(static_cast<std::size_t>(o.maxTokens));
     const auto N = static_cast<std::int64_t>(ids.size());

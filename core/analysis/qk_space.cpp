@@ -1,6 +1,7 @@
 // Query-key space: vectors out of the capture, AttentionViz's normalisation, the 2-D embedding (core/embed) and how
 // far its distances stand for the dot products.
 #include "analysis/qk_space.h"
+#include "tokenize/tokenizer.h"
 
 #include "embed/pca.h"
 #include "util/csv_field.h"
@@ -122,9 +123,7 @@ QkVectors corpusQkVectors(const AttentionModel& model, std::span<const Token> to
         const std::function<void(double)>& m_progress;
         std::int64_t m_seen = 0;
     } collector(layer, head, tokens.size(), progress);
-    std::vector<std::int32_t> ids;
-    for (const auto& t : tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(tokens);
     RunOptions options;
     options.memLen = info.defaultMemLen;
     options.stop = stop;

@@ -1,5 +1,6 @@
 // Relative-position scan: the accumulation observer, the scanner and its streaming file reader.
 #include "analysis/relpos_scan.h"
+#include "tokenize/tokenizer.h"
 
 #include "attention/attention_scores.h"
 #include "model/run_limits.h"
@@ -469,9 +470,7 @@ ScanResult scanText(const AttentionModel& model, const Tokenizer& tokenizer, con
                     const ScanOptions& options)
 {
     RelposScanner scanner(model, options);
-    std::vector<std::int32_t> ids;
-    for (const auto& t : tokenizer.encode(text))
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(tokenizer.encode(text));
     scanner.setTotalEstimate(static_cast<std::int64_t>(ids.size()));
     scanner.feed(ids);
     return scanner.finish();
@@ -523,9 +522,7 @@ void forEachLineTokens(std::ifstream& in, const Tokenizer& tokenizer, std::int64
         pos += static_cast<std::int64_t>(line.size()) + (in.eof() ? 0 : 1);
         if (!in.eof())
             line.push_back('\n');
-        ids.clear();
-        for (const auto& t : tokenizer.encode(line))
-            ids.push_back(t.id);
+        ids = idsOf(tokenizer.encode(line));
         if (!take(ids, pos))
             return;
     }

@@ -1,5 +1,6 @@
 // Sentence-level analyses (sentence_analysis.h).
 #include "analysis/sentence_analysis.h"
+#include "tokenize/tokenizer.h"
 
 #include "analysis/attention_grid.h"
 #include "analysis/grid_regroup.h"
@@ -181,9 +182,7 @@ SentenceSuppression sentenceSuppression(const AttentionModel& model, const std::
         throw Error(ErrorCode::BadInput, "attention suppression runs the text as one segment: at most " +
                                              std::to_string(model.info().maxSegmentLen) + " tokens, the text has " +
                                              std::to_string(tokens.size()));
-    std::vector<std::int32_t> ids;
-    for (const auto& t : tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(tokens);
     SentenceSuppression r;
     r.sentenceOf = sentenceOfTokens(tokens);
     const int T = static_cast<int>(tokens.size());

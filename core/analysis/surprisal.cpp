@@ -67,10 +67,7 @@ Surprisal tokenSurprisal(const AttentionModel& model, const TextCapture& capture
     out.bits.assign(capture.tokens.size(), std::numeric_limits<double>::quiet_NaN());
     if (capture.tokens.size() < 2)
         return out;
-    std::vector<std::int32_t> ids;
-    ids.reserve(capture.tokens.size());
-    for (const auto& t : capture.tokens)
-        ids.push_back(t.id);
+    const std::vector<std::int32_t> ids = idsOf(capture.tokens);
     RunOptions options;
     if (capture.memLen > 0)
         options.memLen = capture.memLen;

@@ -1,5 +1,6 @@
 // Prompts and answers for patching (patch_prompts.h).
 #include "run/patch_prompts.h"
+#include "tokenize/tokenizer.h"
 
 #include "util/error.h"
 
@@ -7,10 +8,7 @@ namespace attnscope::core {
 
 std::vector<std::int32_t> promptIds(const Tokenizer& tokenizer, const std::string& text)
 {
-    std::vector<std::int32_t> ids;
-    for (const auto& t : tokenizer.encodeWithSpecial(text))
-        ids.push_back(t.id);
-    return ids;
+    return idsOf(tokenizer.encodeWithSpecial(text));
 }
 
 std::int32_t answerToken(const Tokenizer& tokenizer, const std::string& answer)

@@ -256,10 +256,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     out->padding = options.run.padding;
     checkSize(info, tokens.size(), out->segmentLen, out->memLen, options);
 
-    std::vector<std::int32_t> ids;
-    ids.reserve(tokens.size());
-    for (const auto& t : tokens)
-        ids.push_back(t.id);
+    std::vector<std::int32_t> ids = idsOf(tokens);
     out->tokens = std::move(tokens);
     const int T = static_cast<int>(ids.size()), S = out->segmentLen;
     const int segments = (T + S - 1) / S;

@@ -83,8 +83,8 @@ std::vector<Token> sourceTokens(const Tokenizer& tokenizer, std::string_view tex
 std::vector<std::int32_t> targetIds(const EncoderDecoderModel& model, const Tokenizer& target, std::string_view text)
 {
     std::vector<std::int32_t> ids{model.config().decoderStart};
-    for (const auto& t : target.encode(text))
-        ids.push_back(t.id);
+    const auto rest = idsOf(target.encode(text));
+    ids.insert(ids.end(), rest.begin(), rest.end());
     return ids;
 }
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,16 @@ struct Token {
     std::size_t begin = 0;  // byte span [begin, end) in the UTF-8 input (empty for added special tokens)
     std::size_t end = 0;
 };
+
+// The ids of tokens, in order (what a model runs).
+inline std::vector<std::int32_t> idsOf(std::span<const Token> tokens)
+{
+    std::vector<std::int32_t> ids;
+    ids.reserve(tokens.size());
+    for (const auto& t : tokens)
+        ids.push_back(t.id);
+    return ids;
+}
 
 // A text pair as a model reads it: tokens and each token's type (token_type_ids: 0 for the first text and what frames
 // it, 1 for the second where the model tells the two apart).
