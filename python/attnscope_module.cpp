@@ -168,30 +168,16 @@ public:
     py::array_t<float> logits(std::optional<int> segment) const
     {
         const int s = segmentIndex(segment);
-        struct Keep final : AttentionObserver {
-            std::vector<float> values;
-            py::ssize_t q = 0, vocab = 0;
-            bool wantLogits() const override { return true; }
-            bool wantProbabilities() const override { return false; }
-            void onLayer(const LayerView&) override {}
-            void onSegmentEnd(const SegmentEndView& e) override
-            {
-                if (!e.logits)
-                    return;
-                q = e.qlen;
-                vocab = e.vocab;
-                values.assign(e.logits, e.logits + q * vocab);
-            }
-        } keep;
+        KeptLogits keep;
         {
             py::gil_scoped_release free;
             checkFits(logitsBytes(m_capture->model, static_cast<std::size_t>(m_capture->segment(s).qlen)),
                       "the logits of a segment", "use shorter segments");
             rerunSegment(*m_model->model, *m_capture, s, keep, nullptr);
         }
-        if (keep.values.empty())
+        if (keep.logits.empty())
             throw Error(ErrorCode::BadInput, m_capture->model.source + " has no output layer: no logits");
-        return ownedArray(std::move(keep.values), {keep.q, keep.vocab});
+        return ownedArray(std::move(keep.logits), {keep.rows, keep.vocab});
     }
 
     // The logit lens of a segment: every layer's output read out by the final norm and head.

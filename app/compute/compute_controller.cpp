@@ -1,6 +1,5 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
-#include "tokenize/tokenizer.h"
 
 #include "image/image_capture.h"
 #include "views/translation_views.h"

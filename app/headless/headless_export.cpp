@@ -1,6 +1,5 @@
 // Headless export: the same builders and views as the window, drawn off screen.
 #include "headless/headless_export.h"
-#include "tokenize/tokenizer.h"
 
 #include "image/image_capture.h"
 #include "image_overlay_view.h"

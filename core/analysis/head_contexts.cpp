@@ -1,6 +1,5 @@
 // Heads over a corpus (head_contexts.h).
 #include "analysis/head_contexts.h"
-#include "tokenize/tokenizer.h"
 
 #include "model/attention_model.h"
 #include "model/run_limits.h"

@@ -1,7 +1,6 @@
 // Query-key space: vectors out of the capture, AttentionViz's normalisation, the 2-D embedding (core/embed) and how
 // far its distances stand for the dot products.
 #include "analysis/qk_space.h"
-#include "tokenize/tokenizer.h"
 
 #include "embed/pca.h"
 #include "util/csv_field.h"

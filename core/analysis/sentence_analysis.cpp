@@ -1,12 +1,13 @@
 // Sentence-level analyses (sentence_analysis.h).
 #include "analysis/sentence_analysis.h"
-#include "tokenize/tokenizer.h"
 
 #include "analysis/attention_grid.h"
 #include "analysis/grid_regroup.h"
+#include "analysis/token_predictions.h"
 #include "model/attention_model.h"
 #include "model/intervention.h"
 #include "model/run_limits.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "util/stop_token.h"
 
@@ -95,18 +96,7 @@ private:
 std::vector<double> logProbabilities(const AttentionModel& model, std::span<const std::int32_t> ids, Intervention* hook,
                                      const StopToken* stop, int& vocab)
 {
-    struct Logits final : AttentionObserver {
-        std::vector<float> logits;
-        int vocab = 0;
-        bool wantLogits() const override { return true; }
-        bool wantProbabilities() const override { return false; }
-        void onLayer(const LayerView&) override {}
-        void onSegmentEnd(const SegmentEndView& v) override
-        {
-            vocab = v.vocab;
-            logits.assign(v.logits, v.logits + static_cast<std::size_t>(v.qlen) * v.vocab);
-        }
-    } see;
+    KeptLogits see;
     RunOptions o;
     o.memLen = 0;
     o.stop = stop;

@@ -17,21 +17,7 @@ namespace attnscope::core {
 
 namespace {
 
-class LogitsObserver final : public AttentionObserver {
-public:
-    bool wantLogits() const override { return true; }
-    bool wantProbabilities() const override { return false; }
-    void onLayer(const LayerView&) override {}
-    void onSegmentEnd(const SegmentEndView& e) override
-    {
-        if (!e.logits)
-            return;
-        vocab = e.vocab;
-        logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen) * e.vocab);
-    }
-    std::vector<float> logits;
-    int vocab = 0;
-};
+using LogitsObserver = KeptLogits;
 
 // Log-probabilities of one row of logits.
 std::vector<double> logSoftmax(const float* row, int n)

@@ -12,6 +12,24 @@
 
 namespace attnscope::core {
 
+// An observer that keeps the last segment's logits [qlen, vocab] (and nothing else: no probabilities).
+class KeptLogits final : public AttentionObserver {
+public:
+    bool wantLogits() const override { return true; }
+    bool wantProbabilities() const override { return false; }
+    void onLayer(const LayerView&) override {}
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        if (!e.logits)
+            return;
+        vocab = e.vocab;
+        rows = e.qlen;
+        logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen) * e.vocab);
+    }
+    std::vector<float> logits;
+    int vocab = 0, rows = 0;
+};
+
 struct TokenPrediction {
     std::int32_t id = 0;
     double probability = 0; // softmax of the logits, in double

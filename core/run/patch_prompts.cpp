@@ -1,6 +1,5 @@
 // Prompts and answers for patching (patch_prompts.h).
 #include "run/patch_prompts.h"
-#include "tokenize/tokenizer.h"
 
 #include "util/error.h"
 
