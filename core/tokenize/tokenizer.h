@@ -88,9 +88,9 @@ private:
     int m_modelVocabulary = 0;
 };
 
-// What a vocab.txt is: a word list (Transformer-XL, WikiText style) or BERT's WordPiece. What the folder says decides
-// first (tokenizer_config.json's tokenizer_class, then config.json's model_type); otherwise the model's family
-// (model/families.h) passes its kind here; never which files happen to exist.
+// What a vocab.txt is: a word list (Transformer-XL, WikiText style) or BERT's WordPiece. The folder's
+// tokenizer_config.json class decides first; otherwise the model's family (model/families.h; for a bare folder its
+// config.json's model type, loadFolderTokenizer) passes its kind here; never which files happen to exist.
 enum class VocabTxt { WordList, WordPiece };
 
 // Loads a tokenizer from a model folder (tokenizer.json first, then tokenizer.model, then vocab.json + merges.txt,

@@ -108,9 +108,9 @@ bool isUnigramJson(const std::string& path)
     }
 }
 
-// What a folder's own files say its vocab.txt is: tokenizer_config.json's tokenizer_class first, then config.json's
-// model_type; nothing when neither names a kind we know (the caller's family decides). Exact class names: Bertweet's
-// tokenizer, say, is BPE whatever its name begins with.
+// What a folder's tokenizer_config.json says its vocab.txt is (its tokenizer_class as the Hub writes it); nothing
+// when it names no class we know: config.json's model type (loadFolderTokenizer, through the family table) or the
+// caller's family decides. Exact class names: Bertweet's tokenizer, say, is BPE whatever its name begins with.
 std::optional<VocabTxt> declaredVocabTxt(const fs::path& folder)
 {
     static const std::set<std::string> wordPieceClasses = {
@@ -118,28 +118,18 @@ std::optional<VocabTxt> declaredVocabTxt(const fs::path& folder)
         "LayoutLMTokenizer",    "LxmertTokenizer",      "MobileBertTokenizer", "SqueezeBertTokenizer",
         "ConvBertTokenizer",    "RetriBertTokenizer",   "DPRQuestionEncoderTokenizer",
         "DPRContextEncoderTokenizer", "DPRReaderTokenizer"};
-    static const std::set<std::string> wordPieceModels = {"bert",   "distilbert", "electra",     "funnel",
-                                                          "layoutlm", "lxmert",   "mobilebert",  "squeezebert",
-                                                          "convbert", "retribert", "dpr"};
-    auto read = [](const fs::path& path, const char* key) -> std::string {
-        std::error_code ec;
-        if (!fs::is_regular_file(path, ec))
-            return {};
-        const auto j = readJsonFile(path.string()); // a broken file is named, not skipped
-        const auto it = j.is_object() ? j.find(key) : j.end();
-        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    std::string cls = read(folder / "tokenizer_config.json", "tokenizer_class");
+    const fs::path config = folder / "tokenizer_config.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(config, ec))
+        return std::nullopt;
+    const auto j = readJsonFile(config.string()); // a broken file is named, not skipped
+    const auto it = j.is_object() ? j.find("tokenizer_class") : j.end();
+    std::string cls = it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
     if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "Fast") == 0)
         cls.resize(cls.size() - 4);
     if (wordPieceClasses.count(cls))
         return VocabTxt::WordPiece;
     if (cls == "TransfoXLTokenizer")
-        return VocabTxt::WordList;
-    const std::string type = read(folder / "config.json", "model_type");
-    if (wordPieceModels.count(type))
-        return VocabTxt::WordPiece;
-    if (type == "transfo-xl")
         return VocabTxt::WordList;
     return std::nullopt;
 }

@@ -1,4 +1,5 @@
 // Tokenizers: GPT-2 byte-level BPE against the shared llama.cpp vectors; the word-level tokenizer's rules.
+#include "model/model_loader.h"
 #include "tokenize/pipeline_tokenizer.h"
 #include "tokenize/unicode_regex.h"
 #include "tokenize/tokenizer.h"
@@ -237,7 +238,7 @@ TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as i
             config = nlohmann::json::parse(core::readTextFile((tmp / "tokenizer_config.json").string()));
         std::filesystem::remove(tmp / "tokenizer_config.json");
         test::writeBytes(tmp / "config.json", R"({"model_type": "bert"})");
-        CHECK(core::loadTokenizer(tmp.path().string())->kind() == "WordPiece");
+        CHECK(core::loadFolderTokenizer(tmp.path().string())->kind() == "WordPiece");
         std::filesystem::remove(tmp / "config.json");
         config["tokenizer_class"] = "BertTokenizerFast";
         test::writeBytes(tmp / "tokenizer_config.json", config.dump());
