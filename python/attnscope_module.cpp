@@ -3,7 +3,13 @@
 // Arrays own their memory (no copy out of the computation, read-only), so they outlive the model they came from.
 #include "analysis/activation_patching.h"
 #include "analysis/atlas_recipe.h"
+#include "analysis/attention_grid.h"
+#include "analysis/head_ablation.h"
+#include "analysis/head_explanation.h"
 #include "analysis/logit_lens.h"
+#include "analysis/qk_space.h"
+#include "analysis/rollout.h"
+#include "analysis/scan_recipe.h"
 #include "analysis/token_predictions.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
@@ -49,6 +55,88 @@ py::array_t<float> ownedArray(std::vector<float>&& data, std::vector<py::ssize_t
     return a;
 }
 
+// A list of floats (or rows of them) as a read-only float32 array.
+py::array_t<float> arrayOf(const std::vector<float>& v)
+{
+    return ownedArray(std::vector<float>(v), {static_cast<py::ssize_t>(v.size())});
+}
+py::array_t<float> arrayOf(const std::vector<std::vector<float>>& rows)
+{
+    std::vector<float> flat;
+    for (const auto& r : rows)
+        flat.insert(flat.end(), r.begin(), r.end());
+    const auto width = rows.empty() ? 0 : static_cast<py::ssize_t>(rows.front().size());
+    return ownedArray(std::move(flat), {static_cast<py::ssize_t>(rows.size()), width});
+}
+py::array_t<float> arrayOf(const std::vector<double>& v, std::vector<py::ssize_t> shape)
+{
+    return ownedArray(std::vector<float>(v.begin(), v.end()), std::move(shape));
+}
+
+// Layers and heads as people number them (from 1), checked against the model; the index from 0.
+int layerIndex(const ModelInfo& info, int layer)
+{
+    if (layer < 1 || layer > info.layers)
+        throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: layers are 1 .. " +
+                                             std::to_string(info.layers));
+    return layer - 1;
+}
+int headIndex(const ModelInfo& info, int head)
+{
+    if (head < 1 || head > info.heads)
+        throw Error(ErrorCode::BadInput, "head " + std::to_string(head) + " does not exist: heads are 1 .. " +
+                                             std::to_string(info.heads));
+    return head - 1;
+}
+
+// A corpus scan's result (analysis/scan_result.h) as numpy arrays.
+class Scan {
+public:
+    explicit Scan(ScanResult r) : m_result(std::move(r)) {}
+    std::vector<std::string> profiles() const { return m_result.profileNames; }
+    std::int64_t tokens() const { return m_result.tokens; }
+    bool partial() const { return m_result.partial; }
+    std::map<std::string, std::string> metadata() const { return m_result.metadata; }
+    py::array_t<float> profile(const std::string& name) const
+    {
+        if (!m_result.sums.count(name))
+            throw Error(ErrorCode::BadInput, "the scan has no profile \"" + name + "\" (it has " + joined(m_result.profileNames) + ")");
+        return ownedArray(m_result.average(name), {m_result.layers, m_result.heads, m_result.distances});
+    }
+    py::array_t<float> count() const { return arrayOf(m_result.count, {m_result.distances}); }
+    // Every head's summary (figures.md "Head atlas") as [layers, heads] arrays, and the per-query statistics kept.
+    py::dict heads(const std::string& profileName) const
+    {
+        profile(profileName); // named check
+        const auto summaries = summariseHeads(m_result, profileName);
+        const std::pair<const char*, double HeadSummary::*> fields[] = {
+            {"entropy", &HeadSummary::entropy},       {"mean_distance", &HeadSummary::meanDistance},
+            {"span", &HeadSummary::span},             {"mass_near_5", &HeadSummary::massNear5},
+            {"mass_near_50", &HeadSummary::massNear50}, {"previous_token", &HeadSummary::previousToken},
+            {"query_entropy", &HeadSummary::queryEntropy}, {"attended_distance", &HeadSummary::attendedDistance},
+            {"first_key_mass", &HeadSummary::firstKeyMass}, {"sink_rate", &HeadSummary::sinkRate}};
+        py::dict d;
+        for (const auto& [name, field] : fields) {
+            std::vector<double> v;
+            for (const auto& h : summaries)
+                v.push_back(h.*field);
+            d[name] = arrayOf(v, {m_result.layers, m_result.heads});
+        }
+        return d;
+    }
+    void save(const std::string& path) const { m_result.save(path); }
+
+private:
+    static std::string joined(const std::vector<std::string>& names)
+    {
+        std::string out;
+        for (const auto& n : names)
+            out += (out.empty() ? "" : ", ") + n;
+        return out;
+    }
+    ScanResult m_result;
+};
+
 class Model;
 
 class Capture {
@@ -79,12 +167,9 @@ public:
     py::array_t<float> attention(int layer, std::optional<int> head, std::optional<int> segment, bool raw) const
     {
         const auto& info = m_capture->model;
-        if (layer < 1 || layer > info.layers)
-            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: layers are 1 .. " +
-                                                 std::to_string(info.layers));
-        if (head && (*head < 1 || *head > info.heads))
-            throw Error(ErrorCode::BadInput, "head " + std::to_string(*head) + " does not exist: heads are 1 .. " +
-                                                 std::to_string(info.heads));
+        layerIndex(info, layer);
+        if (head)
+            headIndex(info, *head);
         const int s = segmentIndex(segment);
         // The layer's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes): the
         // segment run again from the capture's kept state, stopped once the layer is done.
@@ -236,16 +321,152 @@ public:
         return d;
     }
 
+    // One head's score split into its terms (Transformer-XL's (a)-(d), a rotary model's bands, DeepSeek's rotary and
+    // content): name -> [q, k], each term alone, scaled, before any soft cap; masked keys NaN.
+    py::dict terms(int layer, int head, std::optional<int> segment) const
+    {
+        const auto& info = m_capture->model;
+        const int l = layerIndex(info, layer), h = headIndex(info, head), s = segmentIndex(segment);
+        std::optional<BandSplit> split;
+        std::vector<std::string> names;
+        if (info.hasRelativeTerms) {
+            names = {"a", "b", "c", "d"};
+        } else if (auto bands = defaultBands(info)) {
+            split = std::move(bands);
+            for (int b = 0; b < split->count(); ++b)
+                names.push_back(split->shortName(b));
+        } else {
+            throw Error(ErrorCode::BadInput, info.source + ": this model's scores do not split into terms (it has neither "
+                                                          "relative terms nor rotary positions)");
+        }
+        py::dict d;
+        for (std::size_t t = 0; t < names.size(); ++t) {
+            GridOptions o;
+            o.terms = {t == 0, t == 1, t == 2, t == 3};
+            o.terms.raw = true;
+            o.terms.uncapped = true;
+            o.bands = split ? &*split : nullptr;
+            AttentionGrid g;
+            {
+                py::gil_scoped_release free;
+                g = attentionGrid(*m_capture, s, l, {h}, o);
+            }
+            d[names[t].c_str()] = ownedArray(std::move(g.values), {g.rows, g.cols});
+        }
+        return d;
+    }
+
+    // One head's queries and keys as its scores use them (rotated; Transformer-XL: the content keys of term (a)).
+    py::dict queriesKeys(int layer, int head, std::optional<int> segment) const
+    {
+        const auto& info = m_capture->model;
+        QkVectors v = headQkVectors(*m_capture, segmentIndex(segment), layerIndex(info, layer), headIndex(info, head));
+        py::dict d;
+        d["queries"] = ownedArray(std::move(v.queries), {v.nq(), v.dim});
+        d["keys"] = ownedArray(std::move(v.keys), {v.nk(), v.dim});
+        d["query_tokens"] = v.queryPositions;
+        d["key_tokens"] = v.keyPositions;
+        return d;
+    }
+
+    // How one head computes one query's row (analysis/head_explanation.h): the mechanism view's numbers.
+    py::dict explain(int layer, int head, int position) const
+    {
+        const auto& info = m_capture->model;
+        const int l = layerIndex(info, layer), h = headIndex(info, head);
+        const auto tokens = static_cast<int>(m_capture->tokens.size());
+        if (position < 1 || position > tokens)
+            throw Error(ErrorCode::BadInput, "position " + std::to_string(position) + " does not exist: tokens are 1 .. " +
+                                                 std::to_string(tokens));
+        HeadExplanation e;
+        {
+            py::gil_scoped_release free;
+            e = explainHead(*m_model->model, *m_capture, l, h, position - 1);
+        }
+        py::dict d;
+        d["scale"] = e.scale;
+        d["soft_cap"] = e.softCap;
+        d["sink"] = e.sink ? py::cast(*e.sink) : py::none();
+        d["kv_head"] = e.kvHead + 1;
+        d["key_tokens"] = e.keyPositions;
+        d["scores"] = arrayOf(e.scores);
+        d["probs"] = arrayOf(e.probs);
+        d["query"] = arrayOf(e.query);
+        d["keys"] = arrayOf(e.keys);
+        d["values"] = e.values.empty() ? py::object(py::none()) : py::object(arrayOf(e.values));
+        d["output"] = e.output.empty() ? py::object(py::none()) : py::object(arrayOf(e.output));
+        return d;
+    }
+
+    // Attention rollout of a segment (analysis/rollout.h): [q, k], NaN where a position cannot reach.
+    py::array_t<float> rollout(std::optional<int> segment) const
+    {
+        const int s = segmentIndex(segment);
+        AttentionGrid g;
+        {
+            py::gil_scoped_release free;
+            g = attentionRollout(*m_capture, s);
+        }
+        return ownedArray(std::move(g.values), {g.rows, g.cols});
+    }
+
+    // Every head zeroed in turn (analysis/head_ablation.h), the text run in the capture's segments.
+    py::dict ablation() const
+    {
+        AblationResult r;
+        {
+            py::gil_scoped_release free;
+            const auto ids = idsOf(m_capture->tokens);
+            r = headAblation(*m_model->model, ids, m_capture->segmentLen);
+        }
+        std::vector<double> change(r.loss.size());
+        for (std::size_t i = 0; i < change.size(); ++i)
+            change[i] = r.loss[i] - r.baseLoss;
+        py::dict d;
+        d["base_loss"] = r.baseLoss;
+        d["loss"] = arrayOf(r.loss, {r.layers, r.heads});
+        d["change"] = arrayOf(change, {r.layers, r.heads});
+        d["predictions"] = r.predictions;
+        return d;
+    }
+
+    // A head's queries and keys embedded in 2-D (analysis/qk_space.h, AttentionViz's normalisation first).
+    py::dict qkEmbedding(int layer, int head, const std::string& method, std::optional<int> segment, std::uint64_t seed) const
+    {
+        const auto& info = m_capture->model;
+        const auto chosen = qkMethodNamed(method);
+        if (!chosen)
+            throw Error(ErrorCode::BadInput, "method must be pca, tsne or umap, got \"" + method + "\"");
+        QkVectors v = headQkVectors(*m_capture, segmentIndex(segment), layerIndex(info, layer), headIndex(info, head));
+        QkEmbedding e;
+        {
+            py::gil_scoped_release free;
+            normaliseQk(v);
+            TsneOptions tsne;
+            tsne.seed = seed;
+            e = embedQk(v, *chosen, tsne);
+        }
+        py::dict d;
+        const auto n = static_cast<py::ssize_t>(e.x.size());
+        d["x"] = ownedArray(std::move(e.x), {n});
+        d["y"] = ownedArray(std::move(e.y), {n});
+        d["queries"] = e.queries;
+        d["keys"] = e.keys;
+        std::vector<std::int64_t> tokens = v.queryPositions;
+        tokens.insert(tokens.end(), v.keyPositions.begin(), v.keyPositions.end());
+        d["tokens"] = tokens;
+        d["keys_are_distances"] = v.keysAreDistances;
+        d["correlation"] = e.correlation;
+        d["kl_divergence"] = e.klDivergence;
+        return d;
+    }
+
     // A session file the desktop app opens on this model, text, layer and head (app/ui/session.h's format).
     std::string saveSession(const std::string& path, int layer, int head) const
     {
         const auto& info = m_capture->model;
-        if (layer < 1 || layer > info.layers)
-            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: layers are 1 .. " +
-                                                 std::to_string(info.layers));
-        if (head < 1 || head > info.heads)
-            throw Error(ErrorCode::BadInput, "head " + std::to_string(head) + " does not exist: heads are 1 .. " +
-                                                 std::to_string(info.heads));
+        layerIndex(info, layer);
+        headIndex(info, head);
         nlohmann::json j;
         j["format"] = "attnscope-session/1";
         j["model"] = m_spec;
@@ -317,6 +538,10 @@ public:
         d["d_head"] = i.dHead;
         d["vocab_size"] = i.vocabSize;
         d["weights"] = i.weightTypes;
+        float cap = 0;
+        for (const auto& r : i.layerRules)
+            cap = std::max(cap, r.softCap);
+        d["soft_cap"] = cap; // 0: no layer soft-caps its scores
         return d;
     }
     bool hasTokenizer() const { return static_cast<bool>(m_tokenizer); }
@@ -417,6 +642,31 @@ public:
         return d;
     }
 
+    // A corpus scan (analysis/relpos_scan.h): a text or a text file, options as the CLI's `scan` takes them (unset: the
+    // model's defaults, scan_recipe.h); `shard` = (i, n) scans the i-th of n line-aligned parts of a file, as a cluster
+    // job does, for merge_scans.
+    Scan scan(std::optional<std::string> text, std::optional<std::string> textFile, std::optional<int> memLen,
+              std::optional<int> segmentLen, std::int64_t maxTokens, const std::string& terms,
+              std::optional<std::pair<int, int>> shard) const
+    {
+        if (text.has_value() == textFile.has_value())
+            throw Error(ErrorCode::BadInput, "give scan() a text or text_file=..., one of them");
+        if (shard && !textFile)
+            throw Error(ErrorCode::BadInput, "shard=(i, n) splits a text file: give text_file=...");
+        if (!m_tokenizer)
+            throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " has no tokenizer files: a scan reads text");
+        ScanChoices c;
+        c.memLen = memLen;
+        c.segmentLen = segmentLen;
+        c.maxTokens = maxTokens;
+        c.terms = terms;
+        const ScanOptions o = scanOptionsFor(m_loaded->model->info(), c);
+        py::gil_scoped_release free;
+        const auto& model = *m_loaded->model;
+        return Scan(text ? scanText(model, *m_tokenizer, *text, o)
+                         : scanTextFile(model, *m_tokenizer, *textFile, o, shard ? shard->first : 1, shard ? shard->second : 1));
+    }
+
     // Activation patching (analysis/activation_patching.h); prompts as texts or id lists, answers as ids or words.
     py::dict patch(const py::object& clean, const py::object& corrupt, const py::object& answer, const py::object& wrong,
                    const std::string& component, bool perPosition, bool noising) const
@@ -515,6 +765,44 @@ PYBIND11_MODULE(_attnscope, m)
              "The head atlas of this text, as the app's Head Atlas tab and `attnscope-cli heads` compute it: one\n"
              "array per column (sink_rate, entropy, duplicate_token, induction, cls, previous, ...), index [l, h] =\n"
              "layer l + 1, head h + 1; NaN where a column does not apply (an encoder has no distance profiles).")
+        .def("terms", &Capture::terms, py::arg("layer"), py::arg("head"), py::arg("segment") = py::none(),
+             "terms(layer, head, segment=None) -> dict of numpy.ndarray float32 [q, k]\n\n"
+             "One head's score split into the parts that add up to it, each alone: Transformer-XL's terms 'a' (content-\n"
+             "content), 'b' (content-position), 'c' (global content bias), 'd' (global position bias); a rotary model's\n"
+             "frequency bands ('high', 'middle', 'low' for three); DeepSeek's 'rotary' and 'content'. Scaled as the\n"
+             "scores are and before any soft cap, so their sum is attention(layer, head, raw=True) (for a model with a\n"
+             "soft cap, before it). Layer and head from 1; masked keys NaN.")
+        .def("queries_keys", &Capture::queriesKeys, py::arg("layer"), py::arg("head"), py::arg("segment") = py::none(),
+             "queries_keys(layer, head, segment=None) -> dict\n\n"
+             "One head's vectors as its scores use them (rotated for rotary models, after any q/k norm; a grouped\n"
+             "model's key/value group): 'queries' numpy [q, d_head], 'keys' numpy [k, d_head] (Transformer-XL: the\n"
+             "content keys of term (a)), 'query_tokens' / 'key_tokens': each row's index into cap.tokens (from 0).\n"
+             "queries @ keys.T times 1/sqrt(d_head) is the raw score where no term is added.")
+        .def("explain", &Capture::explain, py::arg("layer"), py::arg("head"), py::arg("position"),
+             "explain(layer, head, position) -> dict\n\n"
+             "How head `head` of layer `layer` computes the row of the token at `position` (all from 1): 'query'\n"
+             "[d_head] and 'keys' [k, d_head] as scored, 'scores' [k] (scaled, soft-capped, NaN where masked), 'scale',\n"
+             "'soft_cap' (0: none), 'sink' (gpt-oss's learned sink logit, else None), 'probs' [k] (the softmax: the\n"
+             "grid's row), 'values' [k, d_value] and 'output' [d_value] (sum of probs times values, the head's part\n"
+             "before the output projection; None where the family does not expose them), 'kv_head' (from 1: the\n"
+             "key/value head this query head shares), 'key_tokens' (each key's index into cap.tokens, from 0).")
+        .def("rollout", &Capture::rollout, py::arg("segment") = py::none(),
+             "rollout(segment=None) -> numpy.ndarray float32 [q, k]\n\n"
+             "Attention rollout (Abnar and Zuidema 2020): per layer 0.5 * mean over heads + 0.5 * identity, rows\n"
+             "renormalised, multiplied through the layers. Row i: how much each token feeds position i's output.\n"
+             "Not for a segment that sees memory (Transformer-XL).")
+        .def("ablation", &Capture::ablation,
+             "ablation() -> dict\n\n"
+             "Every head zeroed in turn before its layer's output projection, the text's mean next-token loss (nats)\n"
+             "measured each time: 'base_loss' (intact), 'loss' and 'change' (loss - base_loss) as numpy [layers,\n"
+             "heads] (index [l, h] = layer l + 1, head h + 1), 'predictions' averaged. One forward per head.")
+        .def("qk_embedding", &Capture::qkEmbedding, py::arg("layer"), py::arg("head"), py::arg("method") = "pca",
+             py::arg("segment") = py::none(), py::arg("seed") = 1,
+             "qk_embedding(layer, head, method='pca', segment=None, seed=1) -> dict\n\n"
+             "One head's queries and keys in 2-D so that near means a high dot product (AttentionViz: keys shifted to\n"
+             "the queries' mean and both scaled to equal mean norms, neither changing a softmax), by 'pca', 'tsne' or\n"
+             "'umap'. 'x', 'y': numpy [queries + keys], queries first; 'tokens': each point's index into cap.tokens\n"
+             "(Transformer-XL's position part: distances); 'correlation': how far closeness stands for q.k.")
         .def("save_session", &Capture::saveSession, py::arg("path"), py::arg("layer") = 1, py::arg("head") = 1,
              "save_session(path, layer=1, head=1) -> str\n\n"
              "Writes a session file (.attnscope, added when the path has no extension) that the desktop app opens\n"
@@ -533,10 +821,34 @@ PYBIND11_MODULE(_attnscope, m)
             return "<iframe style=\"width: 100%; height: 680px; border: 0\" srcdoc=\"" + quoted + "\"></iframe>";
         });
 
+    py::class_<Scan>(m, "Scan", "A corpus scan's result: attention by relative distance, per layer and head.")
+        .def_property_readonly("profiles", &Scan::profiles, "The profiles it holds ('full' first, 'term_a', 'band_1', ...).")
+        .def_property_readonly("tokens", &Scan::tokens, "Tokens scanned.")
+        .def_property_readonly("partial", &Scan::partial, "True when the scan was stopped before the end.")
+        .def_property_readonly("metadata", &Scan::metadata, "What the scan ran on (corpus, shard, options).")
+        .def("profile", &Scan::profile, py::arg("name") = "full",
+             "profile(name='full') -> numpy.ndarray float32 [layers, heads, distances]\n\n"
+             "Mean attention at each relative distance (index d = d tokens back, 0 = the token itself), per layer and\n"
+             "head (index 0 = layer 1 / head 1); 0 where no query saw that distance.")
+        .def("count", &Scan::count, "count() -> numpy [distances]: (query, key) pairs seen at each distance.")
+        .def("heads", &Scan::heads, py::arg("profile") = "full",
+             "heads(profile='full') -> dict of numpy.ndarray float32 [layers, heads]\n\n"
+             "Each head's summary of a profile: entropy (nats), mean_distance and span (tokens), mass_near_5,\n"
+             "mass_near_50, previous_token, query_entropy, attended_distance, first_key_mass, sink_rate (NaN where\n"
+             "the result does not hold the statistic).")
+        .def("save", &Scan::save, py::arg("path"),
+             "save(path): the result as the app and `attnscope-cli merge` read it (safetensors, written atomically).");
+    m.def("load_scan", [](const std::string& path) { return Scan(ScanResult::load(path)); }, py::arg("path"),
+          "load_scan(path) -> Scan: a scan result saved by Scan.save, the app or `attnscope-cli scan`.");
+    m.def("merge_scans", [](const std::vector<std::string>& paths) { return Scan(mergeScanFiles(paths)); },
+          py::arg("paths"),
+          "merge_scans(paths) -> Scan: scan results merged exactly (sums and counts add). Shards of one file must\n"
+          "be all n of them, each once; a missing or repeated shard is named.");
+
     py::class_<Model>(m, "Model", "A loaded model (weights memory-mapped as stored).")
         .def(py::init<const std::string&>(), py::arg("path"))
         .def_property_readonly("info", &Model::info,
-                               "dict: family, source, layers, heads, kv_heads, d_model, d_head, vocab_size, weights")
+                               "dict: family, source, layers, heads, kv_heads, d_model, d_head, vocab_size, weights, soft_cap")
         .def_property_readonly("has_tokenizer", &Model::hasTokenizer)
         .def("run", &Model::run, py::arg("text") = py::none(), py::kw_only(), py::arg("ids") = py::none(),
              py::arg("segment_length") = py::none(), py::arg("mem_len") = py::none(),
@@ -555,6 +867,15 @@ PYBIND11_MODULE(_attnscope, m)
              "New tokens after the prompt through the key/value cache: greedy at temperature 0, else sampled\n"
              "(repeatable for a seed). Control tokens (<unk>, <eos>, ...) are never chosen unless allow_special.\n"
              "Returns ids (the new ones), probabilities (each at the temperature) and text (what they add).")
+        .def("scan", &Model::scan, py::arg("text") = py::none(), py::kw_only(), py::arg("text_file") = py::none(),
+             py::arg("mem_len") = py::none(), py::arg("segment_length") = py::none(), py::arg("max_tokens") = -1,
+             py::arg("terms") = "", py::arg("shard") = py::none(),
+             "scan(text=None, *, text_file=None, mem_len=None, segment_length=None, max_tokens=-1, terms='',\n"
+             "     shard=None) -> Scan\n\n"
+             "A corpus scan (the Transformer-XL paper's Figs. 5 and 7, sinks, the atlas's profile columns) of a text\n"
+             "or a text file streamed line by line. Unset options take the model's defaults (as the app and\n"
+             "`attnscope-cli scan`). terms: extra profiles, 'a,b,d' / 'a+b' (Transformer-XL) or '1,2,3' (rotary\n"
+             "bands). shard=(i, n), from 1: the i-th of n parts of the file, for a cluster; merge_scans joins them.")
         .def("patch", &Model::patch, py::arg("clean"), py::arg("corrupt"), py::arg("answer"), py::arg("wrong"),
              py::arg("component") = "head-out", py::arg("per_position") = false, py::arg("noising") = false,
              "patch(clean, corrupt, answer, wrong, component='head-out', per_position=False, noising=False) -> dict\n\n"

@@ -5,6 +5,7 @@
 #include "analysis/image_dump.h"
 #include "image/png_reader.h"
 #include "analysis/relpos_scan.h"
+#include "analysis/scan_recipe.h"
 #include "run/text_capture.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
@@ -275,16 +276,17 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
     const auto& textFile = require(a, "text-file");
     nonEmptyTextFile(textFile); // an empty corpus is named now, not found to tokenize to nothing after the model loads
     const auto& out = require(a, "out");
-    ScanOptions opt;
-    const auto& info = loaded.model->info();
-    opt.memLen = a.options.count("mem-len") ? parseInt(a, "mem-len", -1) : defaultScanMemLen(info);
-    opt.segmentLen = a.options.count("segment-length") ? parseInt(a, "segment-length", -1) : defaultScanSegmentLen(info);
-    opt.maxTokens = parseInt(a, "max-tokens", -1);
+    ScanChoices choices;
+    if (a.options.count("mem-len"))
+        choices.memLen = parseInt(a, "mem-len", -1);
+    if (a.options.count("segment-length"))
+        choices.segmentLen = parseInt(a, "segment-length", -1);
+    choices.maxTokens = parseInt(a, "max-tokens", -1);
     if (a.options.count("same-length"))
-        opt.sameLength = parseInt(a, "same-length", 0) != 0;
+        choices.sameLength = parseInt(a, "same-length", 0) != 0;
     if (a.options.count("clamp-len"))
-        opt.clampLen = parseInt(a, "clamp-len", -1);
-    opt.terms = a.options.count("terms") ? a.options.at("terms") : "";
+        choices.clampLen = parseInt(a, "clamp-len", -1);
+    choices.terms = a.options.count("terms") ? a.options.at("terms") : "";
     int shardI = 1, shardN = 1;
     if (a.options.count("shard")) {
         const auto& s = a.options.at("shard");
@@ -298,7 +300,8 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
             throw Error(ErrorCode::BadInput, "--shard expects I/N, e.g. 2/8, got \"" + s + "\"");
         }
     }
-    checkScanOptions(info, opt); // before the tokenizer: a wrong option is the first thing to hear about
+    // Checked before the tokenizer loads: a wrong option is the first thing to hear about.
+    ScanOptions opt = scanOptionsFor(loaded.model->info(), choices);
     const auto tokenizer = loadModelTokenizer(loaded);
     ProgressBar bar;
     opt.progress = [&bar](std::int64_t done, std::int64_t total) { bar.update(done, total); };

@@ -10,6 +10,7 @@
 #include "analysis/head_ablation.h"
 #include "run/patch_prompts.h"
 #include "analysis/qk_space.h"
+#include "analysis/scan_recipe.h"
 #include "analysis/rollout.h"
 #include "analysis/surprisal.h"
 #include "views/analysis_figures.h"
@@ -265,12 +266,13 @@ void ComputeController::scanCorpus(const ScanRequest& request)
     submit<core::ScanResult>(
         m_background, m_scan, tr("Scanning…"),
         [this, model, request](const JobContext& ctx) {
-            core::ScanOptions opt;
-            opt.memLen = request.memLen;
-            opt.segmentLen = request.segmentLen;
-            opt.maxTokens = request.maxTokens;
-            opt.terms = request.terms.toStdString();
-            opt.bands = request.bands;
+            core::ScanChoices choices;
+            choices.memLen = request.memLen;
+            choices.segmentLen = request.segmentLen;
+            choices.maxTokens = request.maxTokens;
+            choices.terms = request.terms.toStdString();
+            choices.bands = request.bands;
+            core::ScanOptions opt = core::scanOptionsFor(model->info(), choices);
             opt.stop = &ctx.stop();
             QElapsedTimer progressClock, partialClock;
             progressClock.start();

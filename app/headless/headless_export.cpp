@@ -30,6 +30,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/qk_space.h"
 #include "analysis/rollout.h"
+#include "analysis/scan_recipe.h"
 
 
 #include <QFile>
@@ -67,18 +68,27 @@ int intOption(const QCommandLineParser& p, const char* name, int lo, int hi)
     return v;
 }
 
+// The scan options a headless export takes from --mem-len, --segment-length and --max-tokens (core/analysis/scan_recipe.h
+// fills in the model's defaults and checks them).
+core::ScanOptions scanOptionsOf(const QCommandLineParser& p, const core::ModelInfo& info, const std::string& profiles)
+{
+    core::ScanChoices c;
+    if (p.isSet("mem-len"))
+        c.memLen = intOption(p, "mem-len", 0, 1 << 20);
+    if (p.isSet("segment-length"))
+        c.segmentLen = intOption(p, "segment-length", 1, info.maxSegmentLen);
+    c.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
+    c.terms = profiles;
+    return core::scanOptionsFor(info, c);
+}
+
 // --paper-figure 5 | 6 | 7: scan the text with memory, then draw the figure from the scan (and, for Fig. 6, from
 // the grids of the text's first segments).
 void paperFigure(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     const int fig = intOption(p, "paper-figure", 5, 7);
     const auto& info = bundle.info();
-    core::ScanOptions opt;
-    opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : core::defaultScanMemLen(info);
-    opt.segmentLen = p.isSet("segment-length") ? intOption(p, "segment-length", 1, info.maxSegmentLen)
-                                               : core::defaultScanSegmentLen(info);
-    opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
-    opt.terms = fig == 7 ? "a,b,d" : "";
+    const core::ScanOptions opt = scanOptionsOf(p, info, fig == 7 ? "a,b,d" : "");
     const QString text = textOf(p, dirs);
     const auto scan = core::scanText(*bundle.loaded.model, *bundle.tokenizer, text.toStdString(), opt);
     PaperFigure figure;
@@ -116,24 +126,13 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
     const QString text = textOf(p, dirs);
     const QString out = p.value("export");
     PaperFigure figure;
-    auto scanOptions = [&](const std::string& extra) {
-        core::ScanOptions opt;
-        opt.memLen = p.isSet("mem-len") ? intOption(p, "mem-len", 0, 1 << 20) : core::defaultScanMemLen(info);
-        opt.segmentLen = p.isSet("segment-length") ? intOption(p, "segment-length", 1, info.maxSegmentLen)
-                                                   : core::defaultScanSegmentLen(info);
-        opt.maxTokens = p.isSet("max-tokens") ? p.value("max-tokens").toLongLong() : -1;
-        opt.terms = extra;
-        return opt;
-    };
+    auto scanOptions = [&](const std::string& profiles) { return scanOptionsOf(p, info, profiles); };
     if (view == QLatin1String("bands")) {
         if (info.rotaryFrequencies.empty())
             throw core::Error(core::ErrorCode::BadInput, "--view bands needs a model with rotary embeddings (Llama family)");
         // Every band of the default split (fewer than three when a head has fewer pairs).
-        const int bands = core::bandsFor(info).count();
-        std::string terms;
-        for (int b = 1; b <= bands; ++b)
-            terms += (b > 1 ? "," : "") + std::to_string(b);
-        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(), scanOptions(terms));
+        const auto scan = core::scanText(model, *bundle.tokenizer, text.toStdString(),
+                                         scanOptions(core::everyBandProfile(info)));
         figure = paperFigureFromScan(7, scan, QObject::tr("%1 · %2 tokens").arg(bundle.displayName).arg(scan.tokens));
     } else if (view == QLatin1String("atlas")) {
         // The one recipe (analysis/atlas_recipe.h), its profile columns from a scan of the whole text (causal models).

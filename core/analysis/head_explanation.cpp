@@ -2,6 +2,7 @@
 #include "analysis/head_explanation.h"
 
 #include "attention/attention_scores.h"
+#include "model/intervention.h"
 #include "util/error.h"
 
 #include <cmath>
@@ -24,7 +25,30 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
     if (position < 0 || position >= tokens)
         throw Error(ErrorCode::BadInput, "no position " + std::to_string(position + 1) + " (the input has " + std::to_string(tokens) + " tokens)");
 
+    // The layer's value rows as the forward hands them to the heads (hooked families): kept from the hook until the
+    // observer sees the layer, for the query's segment only.
+    struct Values final : Intervention {
+        int layer = 0, head = 0;
+        std::vector<std::vector<float>> rows;
+        void onActivation(Activation, int, const ActivationRows&) override {}
+        void onAttention(int l, const ScoreInputs& in, const float* values, std::ptrdiff_t stride,
+                         const ActivationRows&) override
+        {
+            if (l != layer)
+                return;
+            const int dv = in.vDim();
+            rows.clear(); // the latest segment's: the observer takes them at its layer
+            for (int j = 0; j < in.klen; ++j) {
+                const float* v = values + j * stride + static_cast<std::ptrdiff_t>(in.keyHead(head)) * dv;
+                rows.emplace_back(v, v + dv);
+            }
+        }
+    } values;
+    values.layer = layer;
+    values.head = head;
+
     struct Explain final : AttentionObserver {
+        Values* values = nullptr;
         HeadExplanation e;
         std::int64_t first = 0;
         bool done = false;
@@ -66,16 +90,32 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
                 const float* o = v.headMix + static_cast<std::size_t>(i) * v.heads * dv + static_cast<std::size_t>(h) * dv;
                 e.output.assign(o, o + dv);
             }
+            if (values && static_cast<int>(values->rows.size()) == k)
+                e.values = std::move(values->rows);
         }
     } observer;
     observer.e.layer = layer;
     observer.e.head = head;
     observer.e.position = position;
-    model.run(segments, options, observer);
+    RunOptions run = options;
+    if (info.can.interventions && !run.intervene) {
+        run.intervene = &values;
+        observer.values = &values;
+    }
+    model.run(segments, run, observer);
     if (!observer.done)
         throw Error(ErrorCode::BadInput, "the run did not reach layer " + std::to_string(layer + 1) + " at position " +
                                              std::to_string(position + 1));
     return observer.e;
+}
+
+HeadExplanation explainHead(const AttentionModel& model, const TextCapture& capture, int layer, int head,
+                            std::int64_t position)
+{
+    std::vector<std::vector<std::int32_t>> segments;
+    for (int s = 0; s < static_cast<int>(capture.segments.size()); ++s)
+        segments.push_back(capture.segmentIds(s));
+    return explainHead(model, segments, capture.runOptions(), layer, head, position);
 }
 
 } // namespace attnscope::core

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "model/attention_model.h"
+#include "run/text_capture.h"
 
 #include <cstdint>
 #include <limits>
@@ -28,11 +29,17 @@ struct HeadExplanation {
     std::vector<std::vector<float>> keys; // [keys][headDim], as scored
     std::vector<float> output;    // [valueDim]: sum_j probs_j v_j, the head's part before the output projection; empty
                                   // where the family does not expose it
+    // [keys][valueDim]: each key's value vector for this head (its key/value group's), what `output` weighs; empty
+    // where the family's forward has no hooks (Capabilities::interventions).
+    std::vector<std::vector<float>> values;
 };
 
 // Runs `segments` as given (`options` as parseReferenceInput or the app builds them) and explains head `head` of layer
 // `layer` for the query at `position` (all from 0). Error(BadInput) when one is out of range.
 HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::vector<std::int32_t>>& segments,
                             const RunOptions& options, int layer, int head, std::int64_t position);
+// The same for a captured text, run in its segments with its settings (memory, token types, padding, picture).
+HeadExplanation explainHead(const AttentionModel& model, const TextCapture& capture, int layer, int head,
+                            std::int64_t position);
 
 } // namespace attnscope::core

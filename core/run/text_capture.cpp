@@ -362,21 +362,31 @@ void rerunSegment(const AttentionModel& model, const TextCapture& capture, int s
     int e = std::min(segment, static_cast<int>(capture.endStates.size())) - 1;
     while (e >= 0 && !capture.endStates[static_cast<std::size_t>(e)])
         --e;
-    RunOptions options;
-    options.memLen = capture.memLen;
-    options.tokenTypes = capture.tokenTypes;
-    options.padding = capture.padding;
-    options.image = capture.image;
+    RunOptions options = capture.runOptions();
     options.stop = stop;
     auto state = e >= 0 ? capture.endStates[static_cast<std::size_t>(e)]->clone() : model.newState(options);
     state->stop = stop;
-    for (int i = e + 1; i <= segment; ++i) {
-        const auto& s = capture.segment(i);
-        std::vector<std::int32_t> ids;
-        for (int t = 0; t < s.qlen; ++t)
-            ids.push_back(capture.tokens[static_cast<std::size_t>(s.firstPosition + t)].id);
-        model.forwardSegment(*state, ids, observer);
-    }
+    for (int i = e + 1; i <= segment; ++i)
+        model.forwardSegment(*state, capture.segmentIds(i), observer);
+}
+
+std::vector<std::int32_t> TextCapture::segmentIds(int s) const
+{
+    const auto& seg = segment(s);
+    std::vector<std::int32_t> ids;
+    for (int t = 0; t < seg.qlen; ++t)
+        ids.push_back(tokens[static_cast<std::size_t>(seg.firstPosition + t)].id);
+    return ids;
+}
+
+RunOptions TextCapture::runOptions() const
+{
+    RunOptions options;
+    options.memLen = memLen;
+    options.tokenTypes = tokenTypes;
+    options.padding = padding;
+    options.image = image;
+    return options;
 }
 
 std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, const Tokenizer& tokenizer,

@@ -62,6 +62,10 @@ struct TextCapture {
     const SegmentCapture& segment(int s) const; // throws Error(BadInput) when out of range
     // The segment holding token `position` (0-based); throws Error(BadInput) when there is no such token.
     int segmentOfToken(int position) const;
+    // The token ids of segment s, and the settings the capture ran with (memory, token types, padding, picture): what
+    // runs a segment again exactly.
+    std::vector<std::int32_t> segmentIds(int segment) const;
+    RunOptions runOptions() const;
     // Where segment s, layer l's scores come from (pointers into this capture).
     ScoreInputs inputs(int segment, int layer) const;
     std::size_t bytes() const; // memory held (records and kept states), for limits and messages

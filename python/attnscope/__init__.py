@@ -8,6 +8,9 @@
     cap.hidden_states(), cap.logits(), cap.logit_lens()  # the residual stream, the head's logits, every layer read out
     m.predict("the war ended in"), m.generate("the war", 10)
     m.patch(clean, corrupt, answer, wrong)             # activation patching: layer x head scores
+    cap.terms(1, 2), cap.queries_keys(1, 2), cap.explain(1, 2, 5)  # a head's score terms, vectors, one row's mechanism
+    cap.rollout(), cap.ablation(), cap.atlas(), cap.qk_embedding(1, 2)
+    s = m.scan(text_file="corpus.txt"); s.profile("full")  # a corpus scan: [layers, heads, distances]
 
 Layers and heads are counted from 1 wherever they are arguments; array axes from 0, as numpy's are. Errors arrive as
 attnscope.Error (a RuntimeError) whose message names the file and the problem.
@@ -19,9 +22,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ._attnscope import Capture, Error, Model
+from ._attnscope import Capture, Error, Model, Scan, load_scan, merge_scans
 
-__all__ = ["Capture", "Error", "Model", "load", "show"]
+__all__ = ["Capture", "Error", "Model", "Scan", "load", "load_scan", "merge_scans", "show"]
 
 
 def load(path):

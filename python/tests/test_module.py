@@ -291,3 +291,178 @@ def test_the_atlas_equals_the_cli_heads_table(tmp_path):
                 assert np.isnan(atlas[key][l, h])
             else:
                 assert abs(atlas[key][l, h] - row[key]) < 1e-4, (key, row)
+
+
+def run_case(m, spec):
+    """A reference case's input through run(): its segments (Transformer-XL) or its ids."""
+    if "segments" in spec or m.info["family"] == "Transformer-XL":
+        segs = spec.get("segments")
+        if segs is None:
+            length = spec.get("segment_length") or spec.get("tgt_len")
+            ids = spec["token_ids"]
+            segs = [ids[i:i + length] for i in range(0, len(ids), length)]
+        return m.run(ids=[t for s in segs for t in s], segment_length=len(segs[0]), mem_len=spec.get("mem_len")), len(segs)
+    return m.run(ids=spec.get("token_ids", spec.get("input_ids"))), 1
+
+
+def term_cases():
+    """Cases whose reference names score terms or rotated vectors: Transformer-XL, DeepSeek, rotary decoders."""
+    out = []
+    for p in one_stream_cases():
+        folder, spec = p.values
+        names = read_safetensors(folder / "expected.safetensors").keys()
+        if any(n.endswith(("term_a", "score_rope", "q_rot")) for n in names) and not spec.get("same_length"):
+            if "attention_mask" in spec and 0 in spec["attention_mask"]:
+                continue
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("folder,spec", term_cases())
+def test_terms_and_vectors_are_the_references(folder, spec):
+    """terms(): each term equals the reference implementation's (Transformer-XL's a-d, DeepSeek's rope/nope) and the
+    terms add up to the raw score; queries_keys(): the reference's rotated q and k; q.k/sqrt(d) the raw score."""
+    m = attnscope.load(folder)
+    expected = read_safetensors(folder / "expected.safetensors")
+    cap, segments = run_case(m, spec)
+    heads, kv = m.info["heads"], m.info["kv_heads"] or m.info["heads"]
+    reference_terms = {"a": "term_a", "b": "term_b", "c": "term_c", "d": "term_d", "rotary": "score_rope",
+                       "content": "score_nope"}
+    compared = 0
+    for s in range(1, segments + 1):
+        prefix = f"seg{s - 1}." if m.info["family"] == "Transformer-XL" else ""
+        seg = s if segments > 1 else None
+        for layer in range(1, m.info["layers"] + 1):
+            for head in {1, heads}:
+                terms = cap.terms(layer, head, segment=seg)
+                raw = cap.attention(layer, head, segment=seg, raw=True)[0]
+                visible = ~np.isnan(raw)
+                total = sum(terms.values())
+                if not m.info.get("soft_cap"):
+                    assert np.allclose(total[visible], raw[visible], atol=2e-5), f"layer {layer} head {head}"
+                for name, t in terms.items():
+                    ref = expected.get(f"{prefix}layer{layer - 1}.{reference_terms.get(name, '-')}")
+                    if ref is not None:
+                        assert np.allclose(t[visible], ref[head - 1][visible], atol=1e-4, rtol=1e-3), (name, layer, head)
+                        compared += 1
+                q_ref = expected.get(f"layer{layer - 1}.q_rot")
+                if q_ref is not None:
+                    v = cap.queries_keys(layer, head)
+                    group = (head - 1) // (heads // kv)
+                    assert np.allclose(v["queries"], q_ref[head - 1], atol=1e-4, rtol=1e-3)
+                    assert np.allclose(v["keys"], expected[f"layer{layer - 1}.k_rot"][group], atol=1e-4, rtol=1e-3)
+                    scores = v["queries"] @ v["keys"].T / np.sqrt(v["queries"].shape[1])
+                    if not m.info.get("soft_cap"):
+                        assert np.allclose(scores[visible], raw[visible], atol=1e-5)
+                    compared += 1
+    assert compared > 0
+
+
+@pytest.mark.parametrize("folder,spec", single_segment_cases())
+def test_explain_is_the_row_and_its_values_give_the_output(folder, spec):
+    m = attnscope.load(folder)
+    cap, _ = run_case(m, spec)
+    n = len(cap.ids)
+    for layer, head, position in ((1, 1, n), (m.info["layers"], m.info["heads"], max(1, n // 2))):
+        e = cap.explain(layer, head, position)
+        row = cap.attention(layer, head)[0][position - 1]
+        assert np.allclose(e["probs"], row, atol=1e-6)
+        masked = np.isnan(e["scores"])
+        assert np.all(e["probs"][masked] == 0)
+        z = np.exp(e["scores"][~masked].astype(np.float64) - np.nanmax(e["scores"]))
+        if e["sink"] is not None:
+            z = np.append(z, np.exp(e["sink"] - np.nanmax(e["scores"])))
+        assert np.allclose(e["probs"][~masked], (z / z.sum())[:(~masked).sum()], atol=2e-6)
+        assert e["keys"].shape == (len(e["scores"]), len(e["query"]))
+        if e["values"] is not None:
+            assert np.allclose(e["probs"] @ e["values"], e["output"], atol=1e-5)
+    with pytest.raises(attnscope.Error, match="tokens are 1"):
+        cap.explain(1, 1, n + 1)
+
+
+def test_rollout_is_the_product_of_the_layers_averaged_heads():
+    """Abnar and Zuidema's rollout recomputed here from the attention arrays (figures.md's rule)."""
+    m = attnscope.load("builtin:llama-wikitext2")
+    cap = m.run("the war ended in 1945 and the city was rebuilt by its people")
+    n = len(cap.ids)
+    r = np.eye(n)
+    for layer in range(1, m.info["layers"] + 1):
+        a = 0.5 * cap.attention(layer).astype(np.float64).mean(axis=0) + 0.5 * np.eye(n)
+        a /= a.sum(axis=1, keepdims=True)
+        r = a @ r
+    got = cap.rollout()
+    visible = ~np.isnan(got)
+    assert np.allclose(got[visible], r[visible], atol=1e-5)
+    assert np.allclose(r[~visible], 0)
+
+
+def test_ablation_measures_the_logits_own_loss():
+    m = attnscope.load("builtin:llama-wikitext2")
+    cap = m.run("the war ended in 1945 and the city was rebuilt by its people")
+    ab = cap.ablation()
+    logits = cap.logits().astype(np.float64)
+    ids = np.array(cap.ids)
+    logp = logits - logits.max(axis=1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+    loss = -logp[np.arange(len(ids) - 1), ids[1:]].mean()
+    assert abs(ab["base_loss"] - loss) < 1e-4
+    assert ab["loss"].shape == (m.info["layers"], m.info["heads"])
+    assert np.allclose(ab["change"], ab["loss"] - ab["base_loss"], atol=1e-5)
+    assert np.all(np.isfinite(ab["loss"])) and np.any(np.abs(ab["change"]) > 1e-4)
+    assert ab["predictions"] == len(ids) - 1
+
+
+def test_qk_embedding_is_the_pca_of_the_normalised_vectors():
+    """AttentionViz's normalisation and PCA done again in numpy: the picture's axes are the same up to sign."""
+    cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945 and the city was rebuilt by its people")
+    v = cap.queries_keys(2, 3)
+    q, k = v["queries"].astype(np.float64), v["keys"].astype(np.float64)
+    k = k - k.mean(axis=0) + q.mean(axis=0)
+    a = np.sqrt(np.linalg.norm(q, axis=1).mean() / np.linalg.norm(k, axis=1).mean())
+    x = np.vstack([q / a, k * a])
+    x -= x.mean(axis=0)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    e = cap.qk_embedding(2, 3)
+    assert e["x"].shape == (len(q) + len(k),) and e["queries"] == len(q)
+    for got, axis in ((e["x"], vt[0]), (e["y"], vt[1])):
+        assert abs(np.corrcoef(got, x @ axis)[0, 1]) > 0.9999
+    assert -1 <= e["correlation"] <= 1
+    assert cap.qk_embedding(2, 3, method="tsne", seed=4)["x"].shape == e["x"].shape
+    with pytest.raises(attnscope.Error, match="pca, tsne or umap"):
+        cap.qk_embedding(2, 3, method="mds")
+
+
+def test_scans_equal_the_cli_and_shards_merge_to_the_whole(tmp_path):
+    spec = "builtin:llama-wikitext2"
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(f"line {i} : the war ended in {1900 + i} and the city was rebuilt .\n" for i in range(60)))
+    m = attnscope.load(spec)
+    whole = m.scan(text_file=str(corpus), segment_length=32, terms="1,2")
+    cli = tmp_path / "cli.safetensors"
+    subprocess.run([CLI, "scan", "--model", spec, "--text-file", str(corpus), "--segment-length", "32", "--terms", "1,2",
+                    "--out", str(cli)], check=True, capture_output=True)
+    ref = attnscope.load_scan(str(cli))
+    assert whole.profiles == ref.profiles == ["full", "band_1", "band_2"]
+    assert whole.tokens == ref.tokens > 0
+    for name in whole.profiles:
+        assert np.array_equal(whole.profile(name), ref.profile(name))
+    assert whole.profile().shape == (m.info["layers"], m.info["heads"], 32)
+    # Each query's attention sums to one over the distances it sees: count-weighted profiles sum to the queries.
+    assert np.allclose((whole.profile() * whole.count()).sum(axis=2), whole.tokens, rtol=1e-4)
+    parts = []
+    for i in (1, 2):
+        part = m.scan(text_file=str(corpus), segment_length=32, terms="1,2", shard=(i, 2))
+        parts.append(str(tmp_path / f"part{i}.safetensors"))
+        part.save(parts[-1])
+    merged = attnscope.merge_scans(parts)
+    assert merged.tokens == whole.tokens
+    for name in whole.profiles:
+        assert np.allclose(merged.profile(name), whole.profile(name), atol=1e-6)
+    heads = whole.heads()
+    assert heads["entropy"].shape == (m.info["layers"], m.info["heads"])
+    with pytest.raises(attnscope.Error, match="one of them"):
+        m.scan()
+    with pytest.raises(attnscope.Error, match="segment length"):
+        m.scan(text="a b c", segment_length=0)
+    with pytest.raises(attnscope.Error, match="shard"):
+        attnscope.merge_scans([parts[0]])

@@ -16,7 +16,7 @@ using namespace attnscope::core;
 
 TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's attention", "[explain]")
 {
-    int cases = 0;
+    int cases = 0, withValues = 0;
     for (const auto& dir : test::referenceCases()) {
         const auto loaded = loadModel(dir.string());
         const auto& model = *loaded.model;
@@ -69,9 +69,22 @@ TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's a
             }
             CHECK(e.query.size() == static_cast<std::size_t>(info.dHead > 0 ? e.query.size() : 0));
             CHECK(e.keys.size() == e.probs.size());
+            // a hooked family's values, weighed by the row, are the head's output as its forward computed it
+            if (info.can.interventions) {
+                ++withValues;
+                REQUIRE(e.values.size() == e.probs.size());
+                REQUIRE(!e.output.empty());
+                for (std::size_t d = 0; d < e.output.size(); ++d) {
+                    double sum = 0;
+                    for (std::size_t j = 0; j < e.values.size(); ++j)
+                        sum += static_cast<double>(e.probs[j]) * e.values[j][d];
+                    CHECK(e.output[d] == Approx(sum).margin(1e-5));
+                }
+            }
         }
     }
     CHECK(cases >= 15);
+    CHECK(withValues >= 20); // two queries on each of the ten-plus decoder cases
 }
 
 TEST_CASE("explain refuses what is not there", "[explain]")
