@@ -41,6 +41,9 @@ trap 'rm -f "$log"' EXIT
     "$build/bench/attnscope-bench" scan --tokens 3000 --threads 2 --breakdown
     "$build/bench/attnscope-bench" llama --shape smollm2-135m --tokens 1024 --threads 2 --breakdown
     echo
+    echo "Python against the CLI: the same run and layer as whole processes"
+    bash bench/python_vs_cli.sh "$build" 5
+    echo
     echo "Big models: Llama 3.2 1B / 3B and Llama 3.1 8B shapes as stored (BF16 folders, GGUF F16 / Q8_0 / Q4_K_M)"
     bash bench/big_models.sh "$build"
     echo

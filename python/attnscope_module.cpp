@@ -14,13 +14,13 @@
 #include "builtin_paths.h"
 #include "model/model_loader.h"
 #include "run/attention_page.h"
+#include "run/layer_attention.h"
 #include "run/patch_prompts.h"
 #include "model/run_limits.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
-#include "util/stop_token.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -171,54 +171,18 @@ public:
         if (head)
             headIndex(info, *head);
         const int s = segmentIndex(segment);
-        // The layer's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes): the
-        // segment run again from the capture's kept state, stopped once the layer is done.
-        struct Keep final : AttentionObserver {
-            int layer = 0;
-            bool raw = false;
-            StopToken* stop = nullptr;
-            std::vector<float> values;
-            py::ssize_t heads = 0, q = 0, k = 0;
-            bool wantScores() const override { return raw; }
-            void onLayer(const LayerView& v) override
-            {
-                if (v.layer != layer)
-                    return;
-                heads = v.heads;
-                q = v.qlen;
-                k = v.klen;
-                const float* src = raw ? v.scores : v.attnProb;
-                if (!src)
-                    throw Error(ErrorCode::BadInput, "this model gives no raw scores");
-                values.assign(src, src + static_cast<std::size_t>(heads * q * k));
-                if (raw) // masked keys: NaN, not the forward's 0
-                    for (py::ssize_t h = 0; h < heads; ++h)
-                        for (py::ssize_t i = 0; i < q * k; ++i)
-                            if (v.mask[i])
-                                values[static_cast<std::size_t>(h * q * k + i)] = std::nanf("");
-                stop->requestStop();
-            }
-        } keep;
-        StopToken stop;
-        keep.layer = layer - 1;
-        keep.raw = raw;
-        keep.stop = &stop;
+        // The layer's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes).
+        LayerAttention keep;
         {
             py::gil_scoped_release free;
-            try {
-                rerunSegment(*m_model->model, *m_capture, s, keep, &stop);
-            } catch (const Error& e) {
-                if (e.code() != ErrorCode::Cancelled || keep.values.empty())
-                    throw;
-            }
+            keep = layerAttention(*m_model->model, *m_capture, s, layer - 1, raw);
         }
         if (head) {
-            const auto per = static_cast<std::size_t>(keep.q * keep.k);
-            std::vector<float> one(keep.values.begin() + static_cast<std::ptrdiff_t>(per) * (*head - 1),
-                                   keep.values.begin() + static_cast<std::ptrdiff_t>(per) * *head);
-            return ownedArray(std::move(one), {1, keep.q, keep.k});
+            const auto per = static_cast<std::ptrdiff_t>(keep.queries) * keep.keys;
+            std::vector<float> one(keep.values.begin() + per * (*head - 1), keep.values.begin() + per * *head);
+            return ownedArray(std::move(one), {1, keep.queries, keep.keys});
         }
-        return ownedArray(std::move(keep.values), {keep.heads, keep.q, keep.k});
+        return ownedArray(std::move(keep.values), {keep.heads, keep.queries, keep.keys});
     }
 
     // [layers + 1, q, d_model]: the embeddings (index 0) and each layer's output (index l: after layer l).

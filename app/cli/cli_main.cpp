@@ -32,6 +32,7 @@
 #include "cli_sentences.h"
 #include "cli_explain.h"
 #include "cli_page.h"
+#include "cli_attention.h"
 
 #include <algorithm>
 #include <chrono>
@@ -85,6 +86,9 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      [--max-tokens N]
   attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
   attnscope-cli explain --model MODEL --input INPUT.json --layer L --head H --position P --out STEP.json
+  attnscope-cli attention --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") --layer L [--head H]
+                     [--segment S] [--raw] --out LAYER.npy
+                     (one layer's [heads, queries, keys] float32, as Python's Capture.attention; layers from 1)
   attnscope-cli page --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") [--layers 1,2] [--heads 1,3]
                      --out PAGE.html
   attnscope-cli info --model MODEL
@@ -813,6 +817,8 @@ int main(int argc, char** argv)
             return cmdPatch(parseArgs(argc, argv, kPatchOptions, kPatchFlags), builtins);
         if (command == "path-patch")
             return cmdPathPatch(parseArgs(argc, argv, kPathPatchOptions, kPathPatchFlags), builtins);
+        if (command == "attention")
+            return cmdAttention(parseArgs(argc, argv, kAttentionOptions, kAttentionFlags), builtins);
         if (command == "page")
             return cmdPage(parseArgs(argc, argv, kPageOptions), builtins);
         if (command == "explain")

@@ -1,6 +1,7 @@
 // attnscope-cli page (cli_page.h).
 #include "cli_page.h"
 
+#include "cli_attention.h"
 #include "model/model_loader.h"
 #include "run/attention_page.h"
 #include "run/text_capture.h"
@@ -41,17 +42,7 @@ int cmdPage(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto& out = require(a, "out");
-    std::shared_ptr<const TextCapture> capture;
-    if (a.has("ids")) {
-        std::vector<Token> tokens;
-        std::stringstream in(a.options.at("ids"));
-        for (std::string word; in >> word;)
-            tokens.push_back({std::stoi(word), word, 0, 0});
-        capture = captureText(*loaded.model, std::move(tokens), {});
-    } else {
-        const auto tok = loadModelTokenizer(loaded);
-        capture = captureText(*loaded.model, *tok, textArgument(a), {});
-    }
+    const auto capture = captureOfArguments(a, loaded);
     PageOptions o;
     o.layers = numberList(a, "layers");
     o.heads = numberList(a, "heads");

@@ -1,13 +1,13 @@
 // Grid data writers. NPY: version 1.0 header, '<f4', C order, shape (rows, cols).
 #include "export/data_export.h"
 
-#include <QFile>
-#include <QBuffer>
-#include <QFileInfo>
+#include "io/npy.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
+#include <QBuffer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -53,19 +53,8 @@ QString exportGridData(const widgets::GridData& g, const QString& path)
             out << '\n';
         }
     } else if (ext == QLatin1String("npy")) {
-        QByteArray header = QStringLiteral("{'descr': '<f4', 'fortran_order': False, 'shape': (%1, %2), }")
-                                .arg(g.rows)
-                                .arg(g.cols)
-                                .toLatin1();
-        const int total = 10 + header.size() + 1; // magic(6)+version(2)+len(2) + header + '\n'
-        header.append(QByteArray((64 - total % 64) % 64, ' '));
-        header.append('\n');
-        f.write("\x93NUMPY\x01\x00", 8);
-        const quint16 len = static_cast<quint16>(header.size());
-        const char lenBytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
-        f.write(lenBytes, 2);
-        f.write(header);
-        f.write(reinterpret_cast<const char*>(g.values.data()), static_cast<qint64>(g.values.size() * sizeof(float)));
+        const std::string npy = core::npyBytes({g.rows, g.cols}, g.values.data());
+        f.write(npy.data(), static_cast<qint64>(npy.size()));
     } else {
         QJsonObject o;
         o[QStringLiteral("title")] = g.title;

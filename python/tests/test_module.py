@@ -466,3 +466,27 @@ def test_scans_equal_the_cli_and_shards_merge_to_the_whole(tmp_path):
         m.scan(text="a b c", segment_length=0)
     with pytest.raises(attnscope.Error, match="shard"):
         attnscope.merge_scans([parts[0]])
+
+
+@pytest.mark.parametrize("case", ["gpt2-tiny", "llama-gqa", "gptoss-tiny"])
+def test_the_cli_attention_file_is_the_module_array(case, tmp_path):
+    """`attnscope-cli attention` writes what Capture.attention returns, as a file numpy.load reads."""
+    folder = TESTDATA / case
+    spec = json.loads((folder / "input.json").read_text())
+    ids = spec.get("token_ids", spec.get("input_ids"))
+    cap = attnscope.load(folder).run(ids=ids)
+    expected = read_safetensors(folder / "expected.safetensors")
+    for layer, head, raw in ((1, None, False), (2, 3, False), (2, None, True)):
+        out = tmp_path / f"{layer}-{head}-{raw}.npy"
+        args = [CLI, "attention", "--model", str(folder), "--ids", ",".join(map(str, ids)), "--layer", str(layer),
+                "--out", str(out)] + (["--head", str(head)] if head else []) + (["--raw"] if raw else [])
+        subprocess.run(args, check=True, capture_output=True)
+        got = np.load(out)
+        assert got.dtype == np.float32
+        want = cap.attention(layer, head=head, raw=raw)
+        assert np.array_equal(got, want, equal_nan=True)
+        if not raw and head is None:
+            assert np.allclose(got, expected[f"layer{layer - 1}.attn_prob"], atol=1e-4, rtol=1e-3)
+    bad = subprocess.run([CLI, "attention", "--model", str(folder), "--ids", "1,x", "--layer", "1", "--out",
+                          str(tmp_path / "x.npy")], capture_output=True, text=True)
+    assert bad.returncode == 1 and '"x" is not a token id' in bad.stderr
