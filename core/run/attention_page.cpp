@@ -1,5 +1,7 @@
-// The self-contained attention page (attention_page.h). Cells are stored per head as base64 of (zeros skipped as a
-// varint, then the value as a byte) pairs, row-major over [queries, keys]; the page's script decodes them.
+// The self-contained attention page (attention_page.h). A head's cells are (zeros skipped as a varint, then the value
+// as a byte) pairs, row-major over [queries, keys]; those bytes are Huffman-coded (a canonical code per head, its 256
+// code lengths stored in front) and base64'd. The page's script undoes both. Diffuse heads, whose pairs are nearly all
+// "no zeros, value 1", shrink about fivefold, so every head of a 12-layer, 512-token text stays a few MB.
 #include "run/attention_page.h"
 
 #include "analysis/attention_grid.h"
@@ -7,7 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <queue>
 
 namespace attnscope::core {
 
@@ -30,7 +35,7 @@ std::string base64(const std::vector<std::uint8_t>& in)
 }
 
 // (zeros skipped, value) pairs of the quantised cells; masked cells count as zeros.
-std::string packCells(const std::vector<float>& values)
+std::vector<std::uint8_t> cellPairs(const std::vector<float>& values)
 {
     std::vector<std::uint8_t> out;
     std::uint32_t skip = 0;
@@ -48,7 +53,114 @@ std::string packCells(const std::vector<float>& values)
         out.push_back(static_cast<std::uint8_t>(q));
         skip = 0;
     }
-    return base64(out);
+    return out;
+}
+
+constexpr int kMaxCodeBits = 24; // the page's decoder reads codes as numbers; far from the 53 bits it could hold
+
+// Huffman code lengths of the bytes' frequencies (0: the byte does not occur). Over-long codes (extremely skewed
+// counts) are avoided by halving the counts and building again.
+std::array<std::uint8_t, 256> codeLengths(std::array<std::uint64_t, 256> freq)
+{
+    for (;;) {
+        std::array<std::uint8_t, 256> length{};
+        struct Node {
+            std::uint64_t weight;
+            int left, right; // children (-1: a leaf)
+        };
+        std::vector<Node> nodes;
+        using Item = std::pair<std::uint64_t, int>;
+        std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+        for (int b = 0; b < 256; ++b)
+            if (freq[static_cast<std::size_t>(b)]) {
+                nodes.push_back({freq[static_cast<std::size_t>(b)], -1, b});
+                heap.push({freq[static_cast<std::size_t>(b)], static_cast<int>(nodes.size()) - 1});
+            }
+        if (nodes.size() == 1) { // one symbol still needs one bit
+            length[static_cast<std::size_t>(nodes[0].right)] = 1;
+            return length;
+        }
+        while (heap.size() > 1) {
+            const auto a = heap.top();
+            heap.pop();
+            const auto b = heap.top();
+            heap.pop();
+            nodes.push_back({a.first + b.first, a.second, b.second});
+            heap.push({a.first + b.first, static_cast<int>(nodes.size()) - 1});
+        }
+        bool tooLong = false;
+        // Depth of every leaf, walking down from the root (the last node made).
+        std::vector<std::pair<int, int>> stack{{static_cast<int>(nodes.size()) - 1, 0}};
+        while (!stack.empty()) {
+            const auto [n, depth] = stack.back();
+            stack.pop_back();
+            const Node& node = nodes[static_cast<std::size_t>(n)];
+            if (node.left < 0) {
+                tooLong |= depth > kMaxCodeBits;
+                length[static_cast<std::size_t>(node.right)] = static_cast<std::uint8_t>(std::min(depth, 255));
+            } else {
+                stack.push_back({node.left, depth + 1});
+                stack.push_back({node.right, depth + 1});
+            }
+        }
+        if (!tooLong)
+            return length;
+        for (auto& f : freq)
+            if (f)
+                f = (f + 1) / 2;
+    }
+}
+
+// The bytes as [count: 4 bytes little-endian][256 code lengths][the canonical Huffman code, most significant bit first].
+std::vector<std::uint8_t> huffmanPack(const std::vector<std::uint8_t>& bytes)
+{
+    std::array<std::uint64_t, 256> freq{};
+    for (auto b : bytes)
+        ++freq[b];
+    std::vector<std::uint8_t> out;
+    const auto n = static_cast<std::uint32_t>(bytes.size());
+    for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
+    if (bytes.empty()) {
+        out.resize(out.size() + 256, 0);
+        return out;
+    }
+    const auto length = codeLengths(freq);
+    out.insert(out.end(), length.begin(), length.end());
+    // Canonical codes: shorter first, then by byte value; each length's codes follow the previous length's, shifted.
+    std::array<std::uint32_t, 256> code{};
+    std::array<int, kMaxCodeBits + 2> count{};
+    for (auto l : length)
+        ++count[l];
+    count[0] = 0;
+    std::array<std::uint32_t, kMaxCodeBits + 2> next{};
+    std::uint32_t c = 0;
+    for (int bits = 1; bits <= kMaxCodeBits; ++bits) {
+        c = (c + static_cast<std::uint32_t>(count[static_cast<std::size_t>(bits) - 1])) << 1;
+        next[static_cast<std::size_t>(bits)] = c;
+    }
+    for (int b = 0; b < 256; ++b)
+        if (length[static_cast<std::size_t>(b)])
+            code[static_cast<std::size_t>(b)] = next[length[static_cast<std::size_t>(b)]]++;
+    std::uint64_t acc = 0;
+    int held = 0;
+    for (auto b : bytes) {
+        acc = (acc << length[b]) | code[b];
+        held += length[b];
+        while (held >= 8) {
+            held -= 8;
+            out.push_back(static_cast<std::uint8_t>(acc >> held));
+        }
+        acc &= (std::uint64_t(1) << held) - 1;
+    }
+    if (held > 0)
+        out.push_back(static_cast<std::uint8_t>(acc << (8 - held)));
+    return out;
+}
+
+std::string packCells(const std::vector<float>& values)
+{
+    return base64(huffmanPack(cellPairs(values)));
 }
 
 // The page's script: decodes the cells, draws the grid on a canvas (viridis), and wires the selectors and the text.
@@ -59,14 +171,35 @@ function colour(t) {
   const x = Math.min(1, Math.max(0, t)) * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), f = x - i;
   return stops[i].map((c, k) => Math.round(c + f * (stops[i + 1][k] - c)));
 }
+// A head's bytes: base64, then its canonical Huffman code (count, 256 code lengths, the bits; attention_page.cpp).
+function unpack(b64) {
+  const bin = atob(b64), n = (bin.charCodeAt(0) | bin.charCodeAt(1) << 8 | bin.charCodeAt(2) << 16) + bin.charCodeAt(3) * 16777216;
+  const len = [], count = new Array(33).fill(0);
+  for (let s = 0; s < 256; ++s) { len.push(bin.charCodeAt(4 + s)); count[len[s]]++; }
+  count[0] = 0;
+  const symbols = [];
+  for (let l = 1; l <= 32; ++l) for (let s = 0; s < 256; ++s) if (len[s] === l) symbols.push(s);
+  const out = new Uint8Array(n);
+  let at = 260, bits = 0, held = 0;
+  for (let i = 0; i < n; ++i) {
+    let code = 0, first = 0, index = 0;
+    for (let l = 1; ; ++l) {
+      if (held === 0) { bits = bin.charCodeAt(at++); held = 8; }
+      code = code * 2 + ((bits >> --held) & 1);
+      if (code - first < count[l]) { out[i] = symbols[index + code - first]; break; }
+      index += count[l]; first = (first + count[l]) * 2;
+    }
+  }
+  return out;
+}
 function cells(layer, head) {
-  const bin = atob(D.cells[layer][head]), out = new Float32Array(D.rows.length * D.cols.length);
+  const bin = unpack(D.cells[layer][head]), out = new Float32Array(D.rows.length * D.cols.length);
   let at = 0, i = 0;
   while (i < bin.length) {
     let skip = 0, shift = 0, b;
-    do { b = bin.charCodeAt(i++); skip += (b & 127) * Math.pow(2, shift); shift += 7; } while (b & 128);
+    do { b = bin[i++]; skip += (b & 127) * Math.pow(2, shift); shift += 7; } while (b & 128);
     at += skip;
-    out[at++] = bin.charCodeAt(i++) / 255;
+    out[at++] = bin[i++] / 255;
   }
   return out;
 }

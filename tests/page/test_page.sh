@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The exported attention page in a real browser (Debian's headless Chromium), offline: it renders the grid, a scripted
-# click on another head redraws it, and the page asks for nothing over the network.
+# click on another head redraws it, and the page asks for nothing over the network. What it drew is checked against
+# the head's attention as `attnscope-cli attention` writes it: the page's checksum (sum of cell x row x column over the
+# grid, cells at the page's 1/255 steps) recomputed with numpy, so its packing and decoder are tested too.
 # Usage: test_page.sh ATTNSCOPE-CLI
 set -euo pipefail
 cli=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$cli" page --model builtin:llama-wikitext2 --text "the war ended in 1945 . the army returned home in 1946 ." \
-    --layers 1,2 --out "$tmp/page.html" 2>/dev/null
+text="the war ended in 1945 . the army returned home in 1946 ."
+"$cli" page --model builtin:llama-wikitext2 --text "$text" --layers 1,2 --out "$tmp/page.html" 2>/dev/null
 # Nothing to fetch: no address in the page at all.
 if grep -Eq 'https?://|src="//' "$tmp/page.html"; then echo "the page names a network address"; exit 1; fi
 body() { # the <body> element after the page's script ran, for the heads and layer in the URL's fragment
@@ -24,4 +26,20 @@ echo "$one"; echo "$two"
 sum() { sed -E 's/.*data-checksum="([^"]*)".*/\1/' <<<"$1"; }
 [[ $(sum "$one") != "$(sum "$two")" ]] || { echo "head 2 drew the same grid as head 1"; exit 1; }
 [[ $(sum "$one") != "0.000000" ]] || { echo "an empty grid"; exit 1; }
-echo "page renders offline and follows a click"
+for head in 1 2; do
+  "$cli" attention --model builtin:llama-wikitext2 --text "$text" --layer 2 --head $head --out "$tmp/h$head.npy" 2>/dev/null
+done
+expected() {
+  /usr/bin/python3 -c "
+import sys, numpy as np
+a = np.load(sys.argv[1])[0]
+v = (np.rint(np.clip(a, 0, 1) * 255) / 255).astype(np.float32).astype(np.float64)
+r, c = np.indices(v.shape)
+print(f'{(v * (r + 1) * (c + 1)).sum():.6f}')" "$1"
+}
+for pair in "1:$one" "2:$two"; do
+  want=$(expected "$tmp/h${pair%%:*}.npy"); got=$(sum "${pair#*:}")
+  awk -v a="$want" -v b="$got" 'BEGIN { exit !(a - b < 1e-3 && b - a < 1e-3) }' ||
+    { echo "head ${pair%%:*}: the page drew checksum $got, the head's attention gives $want"; exit 1; }
+done
+echo "page renders offline, follows a click and draws the heads' own numbers"
