@@ -18,6 +18,12 @@
 #include "run/patch_prompts.h"
 #include "model/run_limits.h"
 #include "run/text_capture.h"
+#include "run/translation.h"
+#include "run/image_capture.h"
+#include "image/png_reader.h"
+#include "image/preprocess.h"
+#include "model/seq2seq.h"
+#include "model/vision.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -135,6 +141,102 @@ private:
         return out;
     }
     ScanResult m_result;
+};
+
+// An encoder-decoder model's run: the source, the target (typed, then generated), every site's probabilities.
+class TranslationRun {
+public:
+    TranslationRun(std::shared_ptr<const LoadedModel> model, Translation t, std::vector<Token> source,
+                   std::shared_ptr<const Tokenizer> target)
+        : m_model(std::move(model)), m_t(std::move(t)), m_source(std::move(source)), m_target(std::move(target))
+    {
+    }
+    std::vector<std::string> tokens() const
+    {
+        std::vector<std::string> out;
+        for (const auto& t : m_source)
+            out.push_back(t.text);
+        return out;
+    }
+    std::vector<std::int32_t> ids() const { return m_t.source; }
+    std::vector<std::string> targetTokens() const
+    {
+        std::vector<std::string> out;
+        for (auto id : m_t.target)
+            out.push_back(m_target ? m_target->pieceOf(id) : "<" + std::to_string(id) + ">");
+        return out;
+    }
+    std::vector<std::int32_t> targetIds() const { return m_t.target; }
+    int typed() const { return m_t.typed; }
+    bool finished() const { return m_t.finished; }
+    std::string text() const // what the generated tokens say (the end token left out)
+    {
+        std::string out;
+        if (!m_target)
+            return out;
+        for (std::size_t i = static_cast<std::size_t>(m_t.typed); i < m_t.target.size(); ++i)
+            if (!(m_t.finished && i + 1 == m_t.target.size()))
+                out += m_target->textOf(m_t.target[i]);
+        const auto first = out.find_first_not_of(' ');
+        return first == std::string::npos ? std::string() : out.substr(first);
+    }
+    py::list sites() const
+    {
+        const auto& info = m_model->model->info();
+        py::list out;
+        for (const auto& site : info.sites) {
+            py::dict d;
+            d["name"] = siteName(site);
+            d["layer"] = site.layer + 1;
+            d["label"] = site.label();
+            d["queries"] = info.streams[static_cast<std::size_t>(site.queryStream)].name;
+            d["keys"] = info.streams[static_cast<std::size_t>(site.keyStream)].name;
+            d["causal"] = site.causal;
+            out.append(d);
+        }
+        return out;
+    }
+    // [heads, rows, cols] of one site: "encoder" (source x source), "decoder" (target x target), "cross" (target rows x
+    // source columns); layer from 1 within its stack.
+    py::array_t<float> attention(int layer, std::optional<int> head, const std::string& site) const
+    {
+        const auto& info = m_model->model->info();
+        int index = -1, layers = 0;
+        for (std::size_t i = 0; i < info.sites.size(); ++i)
+            if (siteName(info.sites[i]) == site) {
+                ++layers;
+                if (info.sites[i].layer == layer - 1)
+                    index = static_cast<int>(i);
+            }
+        if (layers == 0)
+            throw Error(ErrorCode::BadInput, "site must be \"encoder\", \"decoder\" or \"cross\", got \"" + site + "\"");
+        if (index < 0)
+            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: the " + site +
+                                                 " layers are 1 .. " + std::to_string(layers));
+        const SiteAttention& a = m_t.sites[static_cast<std::size_t>(index)];
+        if (head && (*head < 1 || *head > a.heads))
+            throw Error(ErrorCode::BadInput, "head " + std::to_string(*head) + " does not exist: heads are 1 .. " +
+                                                 std::to_string(a.heads));
+        const auto per = static_cast<std::ptrdiff_t>(a.rows) * a.cols;
+        if (head)
+            return ownedArray(std::vector<float>(a.p.begin() + per * (*head - 1), a.p.begin() + per * *head), {1, a.rows, a.cols});
+        return ownedArray(std::vector<float>(a.p), {a.heads, a.rows, a.cols});
+    }
+    py::array_t<float> logits() const
+    {
+        const auto rows = static_cast<py::ssize_t>(m_t.logits.size() / static_cast<std::size_t>(std::max(1, m_t.vocab)));
+        return ownedArray(std::vector<float>(m_t.logits), {rows, m_t.vocab});
+    }
+
+private:
+    static const char* siteName(const AttentionSite& s)
+    {
+        return s.kind == SiteKind::Cross ? "cross" : s.stack == Stack::Decoder ? "decoder" : "encoder";
+    }
+    std::shared_ptr<const LoadedModel> m_model;
+    Translation m_t;
+    std::vector<Token> m_source;
+    std::shared_ptr<const Tokenizer> m_target;
 };
 
 class Model;
@@ -431,6 +533,9 @@ public:
         const auto& info = m_capture->model;
         layerIndex(info, layer);
         headIndex(info, head);
+        if (m_capture->image)
+            throw Error(ErrorCode::BadInput, "a session holds a text: open the picture in the app (File > Open Image, "
+                                             "or attnscope --model MODEL --image FILE)");
         nlohmann::json j;
         j["format"] = "attnscope-session/1";
         j["model"] = m_spec;
@@ -486,6 +591,8 @@ public:
     {
         try {
             m_tokenizer = std::shared_ptr<Tokenizer>(loadModelTokenizer(*m_loaded).release());
+            if (m_loaded->model->info().can.encoderDecoder)
+                m_targetTokenizer = std::shared_ptr<Tokenizer>(loadModelTargetTokenizer(*m_loaded).release());
         } catch (const Error&) { // weights without tokenizer files: token ids only
         }
     }
@@ -510,16 +617,52 @@ public:
     }
     bool hasTokenizer() const { return static_cast<bool>(m_tokenizer); }
 
-    Capture run(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
-                std::optional<int> segmentLength, std::optional<int> memLength) const
+    // A text or ids (one stream), a source with an optional target (encoder-decoder), or a picture (vision).
+    py::object run(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
+                   std::optional<int> segmentLength, std::optional<int> memLength, std::optional<std::string> target,
+                   std::optional<std::vector<std::int32_t>> targetIds, int maxNewTokens, std::optional<std::string> image,
+                   std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> pixelValues,
+                   std::optional<std::vector<std::int32_t>> tokenTypes, std::optional<std::vector<int>> attentionMask,
+                   std::optional<bool> sameLength, std::optional<int> clampLen) const
     {
-        if (text.has_value() == ids.has_value())
-            throw Error(ErrorCode::BadInput, "give run() a text or ids=[...], one of them");
+        const auto& can = m_loaded->model->info().can;
+        if (can.image)
+            return py::cast(runPicture(image, pixelValues, text.has_value() || ids.has_value()));
+        if (image || pixelValues)
+            throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " reads text, not pictures");
+        if (can.encoderDecoder)
+            return py::cast(runTranslation(text, ids, target, targetIds, maxNewTokens));
+        if (target || targetIds)
+            throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " reads one stream: a target is for "
+                                                                             "encoder-decoder models");
         CaptureOptions o;
         if (segmentLength)
             o.segmentLen = *segmentLength;
         if (memLength)
             o.run.memLen = *memLength;
+        o.run.sameLength = sameLength;
+        o.run.clampLen = clampLen;
+        // An encoder's inputs as a reference's input.json gives them: token types, and padding (attention_mask 0).
+        const std::size_t n = ids ? ids->size() : 0;
+        if (tokenTypes) {
+            if (!ids || tokenTypes->size() != n)
+                throw Error(ErrorCode::BadInput, "token_type_ids needs ids=[...] of the same length");
+            o.run.tokenTypes = *tokenTypes;
+        }
+        if (attentionMask) {
+            if (!ids || attentionMask->size() != n)
+                throw Error(ErrorCode::BadInput, "attention_mask needs ids=[...] of the same length");
+            for (int m : *attentionMask)
+                o.run.padding.push_back(m == 0 ? 1 : 0);
+        }
+        return py::cast(runText(text, ids, o));
+    }
+
+    Capture runText(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
+                    const CaptureOptions& o) const
+    {
+        if (text.has_value() == ids.has_value())
+            throw Error(ErrorCode::BadInput, "give run() a text or ids=[...], one of them");
         const auto& model = *m_loaded->model;
         std::shared_ptr<const TextCapture> capture;
         std::vector<Token> tokens;
@@ -540,6 +683,78 @@ public:
                 typed += m_tokenizer ? m_tokenizer->textOf(id) : (typed.empty() ? "" : " ") + std::to_string(id);
         }
         return Capture(m_loaded, capture, m_spec, typed, m_tokenizer);
+    }
+
+    // The source (text or ids) translated: the target typed (teacher forcing) and, without one, continued greedily.
+    TranslationRun runTranslation(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
+                                  std::optional<std::string> target, std::optional<std::vector<std::int32_t>> targetIds,
+                                  int maxNewTokens) const
+    {
+        if (text.has_value() == ids.has_value())
+            throw Error(ErrorCode::BadInput, "give run() the source as a text or ids=[...], one of them");
+        if (target && targetIds)
+            throw Error(ErrorCode::BadInput, "give the target as a text or target_ids=[...], not both");
+        if ((text || target) && !m_tokenizer)
+            throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " has no tokenizer files: give ids");
+        const auto& model = asEncoderDecoder(*m_loaded->model);
+        std::vector<Token> source;
+        if (text)
+            source = sourceTokens(*m_tokenizer, *text);
+        else
+            for (auto id : *ids)
+                source.push_back({id, m_tokenizer ? m_tokenizer->pieceOf(id) : "<" + std::to_string(id) + ">", 0, 0});
+        std::vector<std::int32_t> prefix;
+        if (targetIds)
+            prefix = *targetIds; // as the decoder reads them: the decoder start token first
+        else
+            prefix = target ? attnscope::core::targetIds(model, *m_targetTokenizer, *target)
+                            : std::vector<std::int32_t>{model.config().decoderStart};
+        const bool typed = target.has_value() || targetIds.has_value();
+        Translation t;
+        {
+            py::gil_scoped_release free;
+            const auto src = idsOf(source);
+            if (typed) {
+                t = teacherForce(model, src, prefix);
+            } else {
+                GenerateOptions g;
+                g.maxNewTokens = maxNewTokens;
+                t = attnscope::core::generate(model, src, prefix, g);
+            }
+        }
+        return TranslationRun(m_loaded, std::move(t), std::move(source), m_targetTokenizer);
+    }
+
+    // A picture file (PNG, preprocessed as the folder's preprocessor_config.json says) or pixel values [3, H, W].
+    Capture runPicture(const std::optional<std::string>& image,
+                       const std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>>& pixels,
+                       bool textGiven) const
+    {
+        const auto& info = m_loaded->model->info();
+        if (textGiven || image.has_value() == pixels.has_value())
+            throw Error(ErrorCode::BadInput, info.source + " reads pictures: give run() image=\"file.png\" or "
+                                                          "pixel_values=array, one of them");
+        auto px = std::make_shared<PixelValues>();
+        if (image) {
+            *px = preprocessImage(readPng(*image), readPreprocessor(m_loaded->folder));
+        } else {
+            const auto& a = *pixels;
+            const bool batch = a.ndim() == 4 && a.shape(0) == 1;
+            if (!(a.ndim() == 3 || batch) || a.shape(batch ? 1 : 0) != 3)
+                throw Error(ErrorCode::BadInput, "pixel_values must be [3, height, width] (or [1, 3, height, width])");
+            px->height = static_cast<int>(a.shape(batch ? 2 : 1));
+            px->width = static_cast<int>(a.shape(batch ? 3 : 2));
+            px->data.assign(a.data(), a.data() + a.size());
+        }
+        const auto* vision = dynamic_cast<const VisionModel*>(m_loaded->model.get());
+        if (!vision)
+            throw Error(ErrorCode::BadInput, info.source + " says it reads pictures but is not a vision model");
+        std::shared_ptr<const TextCapture> capture;
+        {
+            py::gil_scoped_release free;
+            capture = capturePicture(*vision, std::move(px));
+        }
+        return Capture(m_loaded, capture, m_spec, std::string(), nullptr);
     }
 
     // The k most probable next tokens after a prompt (a causal model) or at each [MASK] (an encoder).
@@ -680,6 +895,7 @@ private:
     std::shared_ptr<LoadedModel> m_loaded;
     std::string m_spec;
     std::shared_ptr<Tokenizer> m_tokenizer;
+    std::shared_ptr<Tokenizer> m_targetTokenizer; // an encoder-decoder model's target side (Marian's target.spm)
 };
 
 } // namespace
@@ -785,6 +1001,28 @@ PYBIND11_MODULE(_attnscope, m)
             return "<iframe style=\"width: 100%; height: 680px; border: 0\" srcdoc=\"" + quoted + "\"></iframe>";
         });
 
+    py::class_<TranslationRun>(m, "Translation",
+                               "An encoder-decoder model's run: the source, the target, every site's attention.")
+        .def_property_readonly("tokens", &TranslationRun::tokens, "The source tokens (list of str).")
+        .def_property_readonly("ids", &TranslationRun::ids, "The source token ids.")
+        .def_property_readonly("target_tokens", &TranslationRun::targetTokens,
+                               "The target as the decoder read it, its start token first (list of str).")
+        .def_property_readonly("target_ids", &TranslationRun::targetIds, "The target ids, the decoder start first.")
+        .def_property_readonly("typed", &TranslationRun::typed, "How many target ids were given (the rest generated).")
+        .def_property_readonly("finished", &TranslationRun::finished, "Generation stopped at the end token.")
+        .def_property_readonly("text", &TranslationRun::text, "What the generated tokens say (the end token left out).")
+        .def_property_readonly("sites", &TranslationRun::sites,
+                               "Every attention site: name (encoder, decoder, cross), layer (from 1), label, the\n"
+                               "query and key streams, causal.")
+        .def("attention", &TranslationRun::attention, py::arg("layer"), py::arg("head") = py::none(),
+             py::arg("site") = "encoder",
+             "attention(layer, head=None, site='encoder') -> numpy.ndarray float32 [heads, rows, cols]\n\n"
+             "One site's probabilities, layer from 1 within its stack: 'encoder' (source x source), 'decoder'\n"
+             "(target x target, causal), 'cross' (target rows x source columns: what each written token reads).\n"
+             "head (from 1) alone gives [1, rows, cols]. Masked entries 0.")
+        .def("logits", &TranslationRun::logits,
+             "logits() -> numpy.ndarray float32 [target, vocab]: row t predicts target token t + 1.");
+
     py::class_<Scan>(m, "Scan", "A corpus scan's result: attention by relative distance, per layer and head.")
         .def_property_readonly("profiles", &Scan::profiles, "The profiles it holds ('full' first, 'term_a', 'band_1', ...).")
         .def_property_readonly("tokens", &Scan::tokens, "Tokens scanned.")
@@ -815,10 +1053,23 @@ PYBIND11_MODULE(_attnscope, m)
                                "dict: family, source, layers, heads, kv_heads, d_model, d_head, vocab_size, weights, soft_cap")
         .def_property_readonly("has_tokenizer", &Model::hasTokenizer)
         .def("run", &Model::run, py::arg("text") = py::none(), py::kw_only(), py::arg("ids") = py::none(),
-             py::arg("segment_length") = py::none(), py::arg("mem_len") = py::none(),
-             "run(text=None, *, ids=None, segment_length=None, mem_len=None) -> Capture\n\n"
-             "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids.\n"
-             "Keeps the queries and keys; probabilities are computed when Capture.attention asks.")
+             py::arg("segment_length") = py::none(), py::arg("mem_len") = py::none(), py::arg("target") = py::none(),
+             py::arg("target_ids") = py::none(), py::arg("max_new_tokens") = 32, py::arg("image") = py::none(),
+             py::arg("pixel_values") = py::none(), py::arg("token_type_ids") = py::none(),
+             py::arg("attention_mask") = py::none(), py::arg("same_length") = py::none(),
+             py::arg("clamp_len") = py::none(),
+             "run(text=None, *, ids=None, segment_length=None, mem_len=None, target=None, target_ids=None,\n"
+             "    max_new_tokens=32, image=None, pixel_values=None, token_type_ids=None, attention_mask=None,\n"
+             "    same_length=None, clamp_len=None) -> Capture or Translation\n\n"
+             "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids, and\n"
+             "returns a Capture that keeps the queries and keys (probabilities computed when attention() asks).\n"
+             "An encoder-decoder model (T5, BART, Marian): the text or ids are the source; `target` (a text) or\n"
+             "`target_ids` (the decoder's input, its start token first) are read by teacher forcing, and without\n"
+             "them the model translates greedily up to max_new_tokens; returns a Translation. A vision model:\n"
+             "image='file.png' (preprocessed as the model folder says) or pixel_values [3, H, W]; returns a\n"
+             "Capture whose tokens are CLS, registers and patches (r3c5: row 3, column 5). With ids, an encoder takes\n"
+             "token_type_ids (sentence A 0, B 1) and attention_mask (0: padding no query sees), and Transformer-XL\n"
+             "same_length and clamp_len, as a reference's input.json gives them.")
         .def("predict", &Model::predict, py::arg("prompt"), py::arg("k") = 10,
              "predict(prompt, k=10) -> list\n\n"
              "A causal model: the k most probable next tokens after the prompt (a text or an id list), each a dict\n"

@@ -1,9 +1,9 @@
 """The Python module against the C++ path and the reference data (run by `make test` through ctest).
 
-Every reference case that runs one token stream: `attnscope.load(folder)`, `m.run(ids=...)` and
-`cap.attention(layer)` (layer from 1) equal what `attnscope-cli dump` writes for the same input bit for bit, and the
-reference implementation's probabilities within the data's tolerance. Cases of kinds the module does not run yet
-(pictures, encoder-decoder pairs) are skipped, not failed.
+Every reference case: `attnscope.load(folder)`, `m.run(ids=...)` (an encoder-decoder model's source with
+`target_ids=...`, a vision model's `image=...`) and `cap.attention(layer)` (layer from 1) equal what `attnscope-cli
+dump` writes for the same input bit for bit, and the reference implementation's probabilities within the data's
+tolerance. A case of a kind the core does not open is skipped, not failed.
 """
 
 import gc
@@ -85,8 +85,6 @@ def test_attention_equals_the_cpp_path_and_the_reference(folder, spec):
         if "unknown model type" in str(e).lower() or "not supported" in str(e).lower():
             pytest.skip(f"{folder.name}: a kind the core does not open ({e})")
         raise
-    if "attention_mask" in spec and 0 in spec["attention_mask"]:
-        pytest.skip("padding: run(ids=...) has no attention mask")
     cpp = dump(folder)
     expected = read_safetensors(folder / "expected.safetensors")
     layers = m.info["layers"]
@@ -97,15 +95,13 @@ def test_attention_equals_the_cpp_path_and_the_reference(folder, spec):
             ids = spec["token_ids"]
             segs = [ids[i:i + length] for i in range(0, len(ids), length)]
         ids = [t for s in segs for t in s]
-        cap = m.run(ids=ids, segment_length=len(segs[0]), mem_len=spec.get("mem_len"))
-        if spec.get("same_length") or spec.get("clamp_len") not in (None, -1):
-            pytest.skip("same_length / clamp_len: run() takes the model's settings")
+        clamp = spec.get("clamp_len")
+        cap = m.run(ids=ids, segment_length=len(segs[0]), mem_len=spec.get("mem_len"),
+                    same_length=spec.get("same_length"), clamp_len=None if clamp in (None, -1) else clamp)
         names = [(s + 1, f"seg{s}.layer{{}}.attn_prob") for s in range(len(segs))]
     else:
         ids = spec.get("token_ids", spec.get("input_ids"))
-        if "token_type_ids" in spec and any(spec["token_type_ids"]):
-            pytest.skip("sentence pairs: run(ids=...) reads one sentence")
-        cap = m.run(ids=ids)
+        cap = m.run(ids=ids, token_type_ids=spec.get("token_type_ids"), attention_mask=spec.get("attention_mask"))
         names = [(None, "layer{}.attn_prob")]
     assert cap.ids == list(ids)
     for segment, pattern in names:
@@ -490,3 +486,62 @@ def test_the_cli_attention_file_is_the_module_array(case, tmp_path):
     bad = subprocess.run([CLI, "attention", "--model", str(folder), "--ids", "1,x", "--layer", "1", "--out",
                           str(tmp_path / "x.npy")], capture_output=True, text=True)
     assert bad.returncode == 1 and '"x" is not a token id' in bad.stderr
+
+
+def cases_with(key):
+    """Reference cases whose input.json has `key` (decoder_input_ids: encoder-decoder; image: vision)."""
+    out = []
+    for d in sorted(TESTDATA.iterdir()) if TESTDATA.is_dir() else []:
+        if (d / "input.json").is_file() and (d / "expected.safetensors").is_file():
+            spec = json.loads((d / "input.json").read_text())
+            if key in spec:
+                out.append(pytest.param(d, spec, id=d.name))
+    return out
+
+
+@pytest.mark.parametrize("folder,spec", cases_with("decoder_input_ids"))
+def test_every_site_of_an_encoder_decoder_model(folder, spec):
+    m = attnscope.load(folder)
+    t = m.run(ids=spec["input_ids"], target_ids=spec["decoder_input_ids"])
+    assert isinstance(t, attnscope.Translation)
+    assert t.ids == spec["input_ids"] and t.target_ids == spec["decoder_input_ids"] and t.typed == len(t.target_ids)
+    cpp, expected = dump(folder), read_safetensors(folder / "expected.safetensors")
+    layers = {s: max(x["layer"] for x in t.sites if x["name"] == s) for s in ("encoder", "decoder", "cross")}
+    names = {"encoder": "encoder.layer{}.attn_prob", "decoder": "decoder.layer{}.self_attn_prob",
+             "cross": "decoder.layer{}.cross_attn_prob"}
+    for site, pattern in names.items():
+        for layer in range(1, layers[site] + 1):
+            a, name = t.attention(layer, site=site), pattern.format(layer - 1)
+            assert np.array_equal(a, cpp[name]), name
+            assert np.allclose(a, expected[name], atol=1e-4, rtol=1e-3), name
+            assert np.array_equal(t.attention(layer, head=2, site=site)[0], a[1])
+    assert t.attention(1).shape[1] == len(spec["input_ids"])  # the default site: the source's own attention
+    assert np.allclose(t.logits(), expected["logits"].reshape(t.logits().shape), atol=1e-3, rtol=1e-3)
+    generation = folder / "generation.json"
+    if generation.is_file():  # greedy, as the reference's generate() wrote it
+        g = json.loads(generation.read_text())
+        ids = m.run(ids=spec["input_ids"], max_new_tokens=g["max_new_tokens"]).target_ids
+        assert ids == g["sequences"][:len(ids)] and len(ids) >= 2
+    with pytest.raises(attnscope.Error, match="encoder.*decoder.*cross"):
+        t.attention(1, site="self")
+    with pytest.raises(attnscope.Error, match="layers are 1"):
+        t.attention(99, site="cross")
+
+
+@pytest.mark.parametrize("folder,spec", cases_with("image"))
+def test_pictures_from_a_file_and_from_pixel_values(folder, spec):
+    m = attnscope.load(folder)
+    cap = m.run(image=str(folder / spec["image"]))
+    pixels = next(iter(read_safetensors(folder / "pixel_values.safetensors").values()))
+    same = m.run(pixel_values=pixels)
+    cpp, expected = dump(folder), read_safetensors(folder / "expected.safetensors")
+    assert len(cap.tokens) == spec["num_tokens"] and cap.tokens[0] == spec["prefix_tokens"][0]
+    for layer in range(1, m.info["layers"] + 1):
+        a, name = cap.attention(layer), f"layer{layer - 1}.attn_prob"
+        assert np.array_equal(a, cpp[name]), name
+        assert np.allclose(a, expected[name], atol=1e-4, rtol=1e-3), name
+        assert np.allclose(same.attention(layer), expected[name], atol=1e-4, rtol=1e-3), name
+    with pytest.raises(attnscope.Error, match="reads pictures"):
+        m.run("a text")
+    with pytest.raises(attnscope.Error, match="session holds a text"):
+        cap.save_session("never.attnscope")
