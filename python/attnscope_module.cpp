@@ -61,6 +61,15 @@ py::array_t<float> ownedArray(std::vector<float>&& data, std::vector<py::ssize_t
     return a;
 }
 
+// Jupyter: a page in a frame of its own, so its script runs and its styles stay inside.
+std::string inFrame(const std::string& page)
+{
+    std::string quoted;
+    for (char ch : page)
+        quoted += ch == '&' ? std::string("&amp;") : ch == '"' ? std::string("&quot;") : std::string(1, ch);
+    return "<iframe style=\"width: 100%; height: 680px; border: 0\" srcdoc=\"" + quoted + "\"></iframe>";
+}
+
 // A list of floats (or rows of them) as a read-only float32 array.
 py::array_t<float> arrayOf(const std::vector<float>& v)
 {
@@ -222,6 +231,17 @@ public:
             return ownedArray(std::vector<float>(a.p.begin() + per * (*head - 1), a.p.begin() + per * *head), {1, a.rows, a.cols});
         return ownedArray(std::vector<float>(a.p), {a.heads, a.rows, a.cols});
     }
+    // The self-contained page of every site (cross-attention first, with the alignment of target and source).
+    std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
+    {
+        PageOptions o;
+        for (int l : layers.value_or(std::vector<int>{}))
+            o.layers.push_back(l - 1);
+        for (int h : heads.value_or(std::vector<int>{}))
+            o.heads.push_back(h - 1);
+        const auto& info = m_model->model->info();
+        return translationPageHtml(m_t, info, tokens(), targetTokens(), info.source, o);
+    }
     py::array_t<float> logits() const
     {
         const auto rows = static_cast<py::ssize_t>(m_t.logits.size() / static_cast<std::size_t>(std::max(1, m_t.vocab)));
@@ -244,12 +264,13 @@ class Model;
 class Capture {
 public:
     Capture(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const TextCapture> capture, std::string spec,
-            std::string text, std::shared_ptr<const Tokenizer> tokenizer)
+            std::string text, std::shared_ptr<const Tokenizer> tokenizer, std::shared_ptr<const Image8> picture = nullptr)
         : m_model(std::move(model))
         , m_capture(std::move(capture))
         , m_spec(std::move(spec))
         , m_text(std::move(text))
         , m_tokenizer(std::move(tokenizer))
+        , m_picture(std::move(picture))
     {
     }
     std::vector<std::string> tokens() const
@@ -556,6 +577,7 @@ public:
             o.layers.push_back(l - 1);
         for (int h : heads.value_or(std::vector<int>{}))
             o.heads.push_back(h - 1);
+        o.picture = m_picture;
         return attentionPageHtml(*m_capture, m_model->model->info().source, o);
     }
 
@@ -581,6 +603,7 @@ private:
     std::string m_spec; // the model as the app opens it (an absolute path, or builtin:NAME)
     std::string m_text; // the text as the app's text box takes it
     std::shared_ptr<const Tokenizer> m_tokenizer; // null: the model has none (the induction test then uses ids only)
+    std::shared_ptr<const Image8> m_picture;      // a picture as the model read it (run from a file), for the page
 };
 
 class Model {
@@ -734,10 +757,16 @@ public:
         if (textGiven || image.has_value() == pixels.has_value())
             throw Error(ErrorCode::BadInput, info.source + " reads pictures: give run() image=\"file.png\" or "
                                                           "pixel_values=array, one of them");
-        auto px = std::make_shared<PixelValues>();
         if (image) {
-            *px = preprocessImage(readPng(*image), readPreprocessor(m_loaded->folder));
-        } else {
+            PictureCapture picture;
+            {
+                py::gil_scoped_release free;
+                picture = capturePngFile(*m_loaded->model, m_loaded->folder, *image);
+            }
+            return Capture(m_loaded, picture.capture, m_spec, std::string(), nullptr, picture.seen);
+        }
+        auto px = std::make_shared<PixelValues>();
+        {
             const auto& a = *pixels;
             const bool batch = a.ndim() == 4 && a.shape(0) == 1;
             if (!(a.ndim() == 3 || batch) || a.shape(batch ? 1 : 0) != 3)
@@ -993,13 +1022,7 @@ PYBIND11_MODULE(_attnscope, m)
              "A self-contained interactive page (grid, head and layer selector, the text shaded by attention):\n"
              "one file, nothing fetched, opens offline in any browser. Layers and heads from 1 (None: all).\n"
              "Write it with open('page.html', 'w').write(cap.html([1, 2])).")
-        .def("_repr_html_", [](const Capture& c) {
-            // Jupyter: the same page in a frame of its own, so its script runs and its styles stay inside.
-            std::string page = c.html(std::vector<int>{1}, std::nullopt), quoted;
-            for (char ch : page)
-                quoted += ch == '&' ? std::string("&amp;") : ch == '"' ? std::string("&quot;") : std::string(1, ch);
-            return "<iframe style=\"width: 100%; height: 680px; border: 0\" srcdoc=\"" + quoted + "\"></iframe>";
-        });
+        .def("_repr_html_", [](const Capture& c) { return inFrame(c.html(std::vector<int>{1}, std::nullopt)); });
 
     py::class_<TranslationRun>(m, "Translation",
                                "An encoder-decoder model's run: the source, the target, every site's attention.")
@@ -1020,6 +1043,12 @@ PYBIND11_MODULE(_attnscope, m)
              "One site's probabilities, layer from 1 within its stack: 'encoder' (source x source), 'decoder'\n"
              "(target x target, causal), 'cross' (target rows x source columns: what each written token reads).\n"
              "head (from 1) alone gives [1, rows, cols]. Masked entries 0.")
+        .def("html", &TranslationRun::html, py::arg("layers") = py::none(), py::arg("heads") = py::none(),
+             "html(layers=None, heads=None) -> str\n\n"
+             "A self-contained interactive page of every site (cross-attention first, with the target tokens'\n"
+             "alignment to the source; encoder and decoder self-attention): one file, nothing fetched. Layers\n"
+             "(within each stack) and heads from 1 (None: all).")
+        .def("_repr_html_", [](const TranslationRun& t) { return inFrame(t.html(std::vector<int>{1}, std::nullopt)); })
         .def("logits", &TranslationRun::logits,
              "logits() -> numpy.ndarray float32 [target, vocab]: row t predicts target token t + 1.");
 

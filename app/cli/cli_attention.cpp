@@ -16,13 +16,9 @@ using namespace attnscope::core;
 const std::vector<std::string> kAttentionOptions = {"model", "text", "text-file", "ids", "layer", "head", "segment", "out"};
 const std::vector<std::string> kAttentionFlags = {"raw"};
 
-std::shared_ptr<const TextCapture> captureOfArguments(const Args& a, const LoadedModel& loaded)
+std::vector<Token> idArgument(const Args& a, const LoadedModel& loaded)
 {
-    if (!a.has("ids")) {
-        const auto tokenizer = loadModelTokenizer(loaded);
-        return captureText(*loaded.model, *tokenizer, textArgument(a), {});
-    }
-    std::string list = a.options.at("ids");
+    std::string list = require(a, "ids");
     for (char& c : list)
         if (c == ',')
             c = ' ';
@@ -40,7 +36,15 @@ std::shared_ptr<const TextCapture> captureOfArguments(const Args& a, const Loade
                                                  std::to_string(loaded.model->info().vocabSize - 1) + ")");
         tokens.push_back({static_cast<std::int32_t>(id), word, 0, 0});
     }
-    return captureText(*loaded.model, std::move(tokens), {});
+    return tokens;
+}
+
+std::shared_ptr<const TextCapture> captureOfArguments(const Args& a, const LoadedModel& loaded)
+{
+    if (a.has("ids"))
+        return captureText(*loaded.model, idArgument(a, loaded), {});
+    const auto tokenizer = loadModelTokenizer(loaded);
+    return captureText(*loaded.model, *tokenizer, textArgument(a), {});
 }
 
 int cmdAttention(const Args& a, const std::vector<std::string>& builtins)

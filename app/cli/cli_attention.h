@@ -17,8 +17,9 @@ extern const std::vector<std::string> kAttentionFlags;
 
 int cmdAttention(const Args& a, const std::vector<std::string>& builtins);
 
-// --ids "5 6 7" (or "5,6,7") as tokens spelled by their ids, else --text / --text-file through the model's tokenizer,
-// captured with the model's defaults.
+// --ids "5 6 7" (or "5,6,7") as tokens spelled by their ids (each checked against the vocabulary).
+std::vector<core::Token> idArgument(const Args& a, const core::LoadedModel& loaded);
+// The --ids tokens, else --text / --text-file through the model's tokenizer, captured with the model's defaults.
 std::shared_ptr<const core::TextCapture> captureOfArguments(const Args& a, const core::LoadedModel& loaded);
 
 } // namespace attnscope::cli

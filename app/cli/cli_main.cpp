@@ -91,6 +91,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      (one layer's [heads, queries, keys] float32, as Python's Capture.attention; layers from 1)
   attnscope-cli page --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") [--layers 1,2] [--heads 1,3]
                      --out PAGE.html
+                     (an encoder-decoder model: --source TEXT or --ids, translated, or read with the target --text;
+                     a vision model: --image FILE.png)
   attnscope-cli info --model MODEL
   attnscope-cli list-builtin
   attnscope-cli --version      (also names the instruction set of the compute library in use)

@@ -288,6 +288,13 @@ void analysisView(const QCommandLineParser& p, const ModelBundle& bundle, const 
     std::fprintf(stderr, "wrote %s (%s)\n", qPrintable(out), qPrintable(figure.displayName()));
 }
 
+// Writes a page to --export (atomically) and says its size.
+void savePage(const QCommandLineParser& p, const std::string& html)
+{
+    throwIfFailed(saveFileAtomically(p.value("export"), QByteArray::fromStdString(html)));
+    std::fprintf(stderr, "wrote %s (%zu KiB)\n", qPrintable(p.value("export")), html.size() / 1024);
+}
+
 // --export page.html: the self-contained interactive page of the text (every layer, or --layer's; every head, or
 // --head's).
 void attentionPage(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
@@ -298,9 +305,7 @@ void attentionPage(const QCommandLineParser& p, const ModelBundle& bundle, const
     if (p.isSet("head") && p.value("head") != QLatin1String("avg"))
         o.heads = {intOption(p, "head", 1, bundle.info().heads) - 1};
     const auto capture = core::captureText(*bundle.loaded.model, *bundle.tokenizer, textOf(p, dirs).toStdString(), {});
-    const std::string html = core::attentionPageHtml(*capture, bundle.displayName.toStdString(), o);
-    throwIfFailed(saveFileAtomically(p.value("export"), QByteArray::fromStdString(html)));
-    std::fprintf(stderr, "wrote %s (%zu KiB)\n", qPrintable(p.value("export")), html.size() / 1024);
+    savePage(p, core::attentionPageHtml(*capture, bundle.displayName.toStdString(), o));
 }
 
 void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
@@ -361,6 +366,18 @@ void translationExport(const QCommandLineParser& p, const ModelBundlePtr& bundle
     g.maxNewTokens = 64;
     const auto translation = p.isSet("target") ? core::teacherForce(m, source, target) : core::generate(m, source, target, g);
     const auto result = describeTranslation(bundle, translation, false);
+    if (p.value("export").endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) { // every site's page
+        core::PageOptions o;
+        if (p.isSet("layer"))
+            o.layers = {p.value("layer").toInt() - 1};
+        std::vector<std::string> sourceLabels, targetLabels;
+        for (const auto& s : result->sourceLabels)
+            sourceLabels.push_back(s.toStdString());
+        for (const auto& s : result->targetLabels)
+            targetLabels.push_back(s.toStdString());
+        savePage(p, core::translationPageHtml(translation, info, sourceLabels, targetLabels, bundle->displayName.toStdString(), o));
+        return;
+    }
     const QString which = p.isSet("site") ? p.value("site") : QStringLiteral("cross");
     const int layer = p.value("layer").toInt() - 1;
     int site = -1;
@@ -418,6 +435,14 @@ void imageExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
     const auto cap = captureImage(*bundle->loaded.model, QString::fromStdString(bundle->loaded.folder), image, {});
     TextResult result{bundle, cap.capture, std::make_shared<const ImageCapture>(cap)};
     const auto& info = bundle->info();
+    if (p.value("export").endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) { // the picture's page
+        core::PageOptions o;
+        if (p.isSet("layer"))
+            o.layers = {p.value("layer").toInt() - 1};
+        o.picture = cap.seen;
+        savePage(p, core::attentionPageHtml(*cap.capture, bundle->displayName.toStdString(), o));
+        return;
+    }
     const int layer = p.value("layer").toInt() - 1;
     if (layer < 0 || layer >= info.layers)
         throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(info.layers));

@@ -119,7 +119,8 @@ void MainWindow::buildMenus()
     });
     file->addAction(tr("Export &Page (HTML)…"), this, [this] {
         const auto r = result();
-        if (!r) {
+        const auto t = m_compute->model() && m_compute->model()->info().can.encoderDecoder ? m_translationResult : nullptr;
+        if (!r && !t) {
             QMessageBox::information(this, tr("Export page"), tr("Type or open a text first."));
             return;
         }
@@ -127,13 +128,29 @@ void MainWindow::buildMenus()
                                                           QStringLiteral("attention.html"), tr("HTML page (*.html)"));
         if (path.isEmpty())
             return;
-        // The shown layer with all its heads: a page anyone opens offline, its head buttons switching the grid.
+        // The shown layer with all its heads: a page anyone opens offline, its head buttons switching the grid (an
+        // encoder-decoder model: that layer of every stack, with the cross-attention's alignment; a picture: drawn
+        // with its token's attention over the patches).
         core::PageOptions o;
         o.layers = {m_selection.layer};
         o.segment = shownSegment();
         QString err;
         try {
-            err = saveFileAtomically(path, QByteArray::fromStdString(core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o)));
+            std::string html;
+            if (t) {
+                std::vector<std::string> source, target;
+                for (const auto& s : t->sourceLabels)
+                    source.push_back(s.toStdString());
+                for (const auto& s : t->targetLabels)
+                    target.push_back(s.toStdString());
+                html = core::translationPageHtml(t->translation, t->model->info(), source, target,
+                                                 t->model->displayName.toStdString(), o);
+            } else {
+                if (r->image)
+                    o.picture = r->image->seen;
+                html = core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o);
+            }
+            err = saveFileAtomically(path, QByteArray::fromStdString(html));
         } catch (const std::exception& e) {
             err = QString::fromStdString(e.what());
         }

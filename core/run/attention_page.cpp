@@ -7,11 +7,14 @@
 #include "analysis/attention_grid.h"
 #include "util/error.h"
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <queue>
 
 namespace attnscope::core {
@@ -163,7 +166,9 @@ std::string packCells(const std::vector<float>& values)
     return base64(huffmanPack(cellPairs(values)));
 }
 
-// The page's script: decodes the cells, draws the grid on a canvas (viridis), and wires the selectors and the text.
+// The page's script: decodes the cells, draws the grid on a canvas (viridis), and wires the selectors, the tokens, the
+// picture (vision) and the alignment (cross-attention). D.sites[s] holds one site's layers x heads of packed cells;
+// its rows and columns index tokens of D.streams.
 constexpr const char* kScript = R"JS(
 const D = JSON.parse(document.getElementById('attnscope-data').textContent);
 const stops = [[68,1,84],[71,44,122],[59,81,139],[44,113,142],[33,144,141],[39,173,129],[92,200,99],[170,220,50],[253,231,37]];
@@ -192,8 +197,9 @@ function unpack(b64) {
   }
   return out;
 }
-function cells(layer, head) {
-  const bin = unpack(D.cells[layer][head]), out = new Float32Array(D.rows.length * D.cols.length);
+// (zeros skipped, value) pairs back into the [rows, cols] cells.
+function cells(S, layer, head) {
+  const bin = unpack(S.cells[layer][head]), out = new Float32Array(S.rowPos.length * S.colPos.length);
   let at = 0, i = 0;
   while (i < bin.length) {
     let skip = 0, shift = 0, b;
@@ -203,17 +209,19 @@ function cells(layer, head) {
   }
   return out;
 }
-let layer = 0, head = 0, current = null, locked = -1;
+let site = 0, layer = 0, head = 0, current = null, locked = -1, S = D.sites[0];
 const canvas = document.getElementById('grid'), ctx = canvas.getContext('2d');
+const tokenOf = (stream, pos) => D.streams[stream].tokens[pos];
+function masked(r, c) { return S.causal && S.rowStream === S.colStream && S.colPos[c] > S.rowPos[r]; }
 function draw() {
-  current = cells(layer, head);
-  const R = D.rows.length, C = D.cols.length, cell = Math.max(1, Math.floor(560 / Math.max(R, C)));
+  current = cells(S, layer, head);
+  const R = S.rowPos.length, C = S.colPos.length, cell = Math.max(1, Math.floor(560 / Math.max(R, C)));
   canvas.width = C * cell; canvas.height = R * cell;
   const img = ctx.createImageData(canvas.width, canvas.height);
   let checksum = 0;
   for (let r = 0; r < R; ++r) for (let c = 0; c < C; ++c) {
-    const v = current[r * C + c], masked = D.causal && D.colPos[c] > D.rowPos[r], rgb = masked ? [245,245,245] : colour(v);
-    checksum += masked ? 0 : v * (r + 1) * (c + 1);
+    const v = current[r * C + c], m = masked(r, c), rgb = m ? [245,245,245] : colour(v);
+    checksum += m ? 0 : v * (r + 1) * (c + 1);
     for (let y = 0; y < cell; ++y) for (let x = 0; x < cell; ++x) {
       const p = ((r * cell + y) * canvas.width + c * cell + x) * 4;
       img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
@@ -221,48 +229,124 @@ function draw() {
   }
   ctx.putImageData(img, 0, 0);
   document.querySelectorAll('#heads button').forEach((b, i) => b.classList.toggle('on', i === head));
-  document.getElementById('caption').textContent = `${D.model} · layer ${D.layers[layer]} · head ${D.heads[head]}`;
-  document.body.dataset.layer = D.layers[layer]; document.body.dataset.head = D.heads[head];
-  document.body.dataset.checksum = checksum.toFixed(6); document.body.dataset.rendered = 'yes';
+  document.getElementById('caption').textContent = `${D.model} · ${S.label} ${S.layers[layer]} · head ${S.heads[head]}`;
+  Object.assign(document.body.dataset, { site: S.key, layer: S.layers[layer], head: S.heads[head],
+    checksum: checksum.toFixed(6), rendered: 'yes' });
   shade(locked);
 }
+// The row's attention over the column tokens: on the tokens, the picture and the alignment.
 function shade(row) {
-  const spans = document.querySelectorAll('#text span');
-  spans.forEach(s => { s.style.background = ''; s.classList.remove('query'); });
-  if (row < 0 || !current) return;
-  const C = D.cols.length;
+  document.querySelectorAll('#text span').forEach(s => { s.style.background = ''; s.classList.remove('query'); });
+  const shown = row >= 0 ? row : (D.image ? 0 : -1);
+  picture(shown);
+  alignment(row);
+  if (shown < 0 || !current) return;
+  const C = S.colPos.length, spans = document.querySelectorAll(`#text .s${S.colStream} span`);
   for (let c = 0; c < C; ++c) {
-    const k = D.colPos[c] - D.firstPos;
-    if (k < 0 || k >= spans.length) continue;
-    const v = current[row * C + c], rgb = colour(v);
-    spans[k].style.background = v > 0.01 ? `rgba(${rgb[0]},${rgb[1]},${rgb[2]},${Math.min(0.9, 0.25 + v)})` : '';
+    const v = current[shown * C + c], rgb = colour(v), s = spans[S.colPos[c]];
+    if (s) s.style.background = v > 0.01 ? `rgba(${rgb[0]},${rgb[1]},${rgb[2]},${Math.min(0.9, 0.25 + v)})` : '';
   }
-  spans[D.rowPos[row] - D.firstPos].classList.add('query');
-  document.getElementById('hover').textContent = `query: ${D.rows[row]}`;
+  const q = document.querySelectorAll(`#text .s${S.rowStream} span`)[S.rowPos[shown]];
+  if (q) q.classList.add('query');
+  document.getElementById('hover').textContent = `query: ${tokenOf(S.rowStream, S.rowPos[shown])}`;
 }
-const heads = document.getElementById('heads');
-D.heads.forEach((h, i) => { const b = document.createElement('button'); b.textContent = 'H' + h;
-  b.onclick = () => { head = i; draw(); }; heads.appendChild(b); });
-const layers = document.getElementById('layer');
-D.layers.forEach((l, i) => { const o = document.createElement('option'); o.value = i; o.textContent = 'layer ' + l; layers.appendChild(o); });
+// Vision: the picture with the row's attention over its patches.
+function picture(row) {
+  if (!D.image) return;
+  const I = D.image, pc = document.getElementById('picture'), g = pc.getContext('2d');
+  const scale = Math.max(1, Math.floor(320 / Math.max(I.width, I.height)));
+  pc.width = I.width * scale; pc.height = I.height * scale;
+  const raw = atob(I.rgb), img = g.createImageData(I.width, I.height);
+  for (let i = 0; i < I.width * I.height; ++i) {
+    img.data[4 * i] = raw.charCodeAt(3 * i); img.data[4 * i + 1] = raw.charCodeAt(3 * i + 1);
+    img.data[4 * i + 2] = raw.charCodeAt(3 * i + 2); img.data[4 * i + 3] = 255;
+  }
+  const off = document.createElement('canvas'); off.width = I.width; off.height = I.height;
+  off.getContext('2d').putImageData(img, 0, 0);
+  g.imageSmoothingEnabled = false; g.drawImage(off, 0, 0, pc.width, pc.height);
+  if (row < 0 || !current || S.colStream !== 0) return;
+  const C = S.colPos.length, byToken = {};
+  I.patches.forEach(p => { byToken[p[0]] = p; });
+  let top = 0;
+  for (let c = 0; c < C; ++c) if (byToken[S.colPos[c]]) top = Math.max(top, current[row * C + c]);
+  const w = pc.width / I.gridCols, h = pc.height / I.gridRows;
+  for (let c = 0; c < C; ++c) {
+    const p = byToken[S.colPos[c]];
+    if (!p || top <= 0) continue;
+    g.fillStyle = `rgba(255,90,0,${0.75 * current[row * C + c] / top})`;
+    g.fillRect((p[2] - 1) * w, (p[1] - 1) * h, w, h);
+  }
+  document.getElementById('picture-caption').textContent =
+    `${tokenOf(S.rowStream, S.rowPos[row])}'s attention over the patches (brightest: ${top.toFixed(3)})`;
+}
+// Cross-attention: target tokens (rows) below, source tokens (columns) above, a line for every weight above 0.05.
+function alignment(row) {
+  const ac = document.getElementById('alignment');
+  if (S.rowStream === S.colStream || !current) { ac.style.display = 'none'; return; }
+  ac.style.display = ''; ac.width = 560; ac.height = 170;
+  const g = ac.getContext('2d'), R = S.rowPos.length, C = S.colPos.length;
+  g.clearRect(0, 0, ac.width, ac.height);
+  const xc = c => 20 + (c + 0.5) * (ac.width - 40) / C, xr = r => 20 + (r + 0.5) * (ac.width - 40) / R;
+  for (let r = 0; r < R; ++r) for (let c = 0; c < C; ++c) {
+    const v = current[r * C + c];
+    if (v < 0.05) continue;
+    g.strokeStyle = r === row ? `rgba(230,90,0,${Math.min(1, 0.2 + v)})` : `rgba(60,60,140,${0.6 * v})`;
+    g.lineWidth = r === row ? 2.5 : 1.5;
+    g.beginPath(); g.moveTo(xc(c), 30); g.lineTo(xr(r), 140); g.stroke();
+  }
+  g.fillStyle = '#222'; g.font = '11px sans-serif'; g.textAlign = 'center';
+  // Labels where they have room (the row under the pointer always): no overlapping text.
+  const labels = (n, x, y, stream, pos, keep) => { let right = -1e9;
+    for (let i = 0; i < n; ++i) { const t = tokenOf(stream, pos[i]).slice(0, 10), w = g.measureText(t).width;
+      if (x(i) - w / 2 > right + 3 || i === keep) { g.fillStyle = i === keep ? '#e65a00' : '#222'; g.fillText(t, x(i), y); right = x(i) + w / 2; } } };
+  labels(C, xc, 20, S.colStream, S.colPos, -1);
+  labels(R, xr, 158, S.rowStream, S.rowPos, row);
+}
+const heads = document.getElementById('heads'), layers = document.getElementById('layer');
+const sites = document.getElementById('site'), text = document.getElementById('text');
+function showSite(i) {
+  site = i; S = D.sites[i];
+  layer = Math.min(layer, S.layers.length - 1); head = Math.min(head, S.heads.length - 1);
+  heads.innerHTML = ''; layers.innerHTML = ''; text.innerHTML = '';
+  S.heads.forEach((h, k) => { const b = document.createElement('button'); b.textContent = 'H' + h;
+    b.onclick = () => { head = k; draw(); }; heads.appendChild(b); });
+  S.layers.forEach((l, k) => { const o = document.createElement('option'); o.value = k; o.textContent = 'layer ' + l; layers.appendChild(o); });
+  layers.value = layer;
+  [...new Set([S.colStream, S.rowStream])].forEach(st => {
+    const block = document.createElement('div'); block.className = 's' + st;
+    if (D.streams.length > 1) { const n = document.createElement('b'); n.textContent = D.streams[st].name + ': '; block.appendChild(n); }
+    const rowOf = {};
+    if (st === S.rowStream) S.rowPos.forEach((p, r) => { rowOf[p] = r; });
+    D.streams[st].tokens.forEach((t, p) => {
+      const s = document.createElement('span'); s.textContent = t;
+      if (p in rowOf) { const r = rowOf[p];
+        s.onmouseenter = () => { if (locked < 0) shade(r); };
+        s.onclick = () => { locked = locked === r ? -1 : r; shade(r); }; }
+      block.appendChild(s); block.appendChild(document.createTextNode(' '));
+    });
+    text.appendChild(block);
+  });
+  locked = -1; draw();
+}
+D.sites.forEach((s, i) => { const o = document.createElement('option'); o.value = i; o.textContent = s.label; sites.appendChild(o); });
+sites.style.display = D.sites.length > 1 ? '' : 'none';
+sites.onchange = () => showSite(+sites.value);
 layers.onchange = () => { layer = +layers.value; draw(); };
-const text = document.getElementById('text');
-D.rows.forEach((t, r) => { const s = document.createElement('span'); s.textContent = t;
-  s.onmouseenter = () => { if (locked < 0) shade(r); }; s.onclick = () => { locked = locked === r ? -1 : r; shade(r); };
-  text.appendChild(s); text.appendChild(document.createTextNode(' ')); });
+document.getElementById('picture').style.display = D.image ? '' : 'none';
 canvas.onmousemove = e => {
-  const rect = canvas.getBoundingClientRect(), cell = canvas.width / D.cols.length;
+  const rect = canvas.getBoundingClientRect(), cell = canvas.width / S.colPos.length;
   const r = Math.floor((e.clientY - rect.top) / cell), c = Math.floor((e.clientX - rect.left) / cell);
-  if (r < 0 || r >= D.rows.length || c < 0 || c >= D.cols.length) return;
+  if (r < 0 || r >= S.rowPos.length || c < 0 || c >= S.colPos.length) return;
   document.getElementById('hover').textContent =
-    `${D.rows[r]} → ${D.cols[c]}: ${current[r * D.cols.length + c].toFixed(3)}`;
+    `${tokenOf(S.rowStream, S.rowPos[r])} → ${tokenOf(S.colStream, S.colPos[c])}: ${current[r * S.colPos.length + c].toFixed(3)}`;
   if (locked < 0) shade(r);
 };
-draw();
-// page.html#layer=2&head=3 opens that head by clicking its controls (what a test drives).
+// page.html#site=cross&layer=2&head=3 opens that site and head by using its controls (what a test drives).
 const want = new URLSearchParams(location.hash.slice(1));
-if (want.has('layer')) { const i = D.layers.indexOf(+want.get('layer')); if (i >= 0) { layers.value = i; layers.onchange(); } }
-if (want.has('head')) { const i = D.heads.indexOf(+want.get('head')); if (i >= 0) heads.children[i].click(); }
+const first = want.has('site') ? Math.max(0, D.sites.findIndex(s => s.key === want.get('site'))) : 0;
+sites.value = first; showSite(first);
+if (want.has('layer')) { const i = S.layers.indexOf(+want.get('layer')); if (i >= 0) { layers.value = i; layers.onchange(); } }
+if (want.has('head')) { const i = S.heads.indexOf(+want.get('head')); if (i >= 0) heads.children[i].click(); }
 )JS";
 
 constexpr const char* kStyle = R"CSS(
@@ -274,9 +358,10 @@ h1 { font-size: 18px; margin: 0 0 8px; }
 #main { display: flex; gap: 24px; align-items: flex-start; flex-wrap: wrap; }
 canvas { image-rendering: pixelated; border: 1px solid #ccc; }
 #text { max-width: 520px; line-height: 1.9; }
+#text div { margin-bottom: 10px; }
 #text span { padding: 1px 2px; border-radius: 3px; cursor: pointer; }
 #text span.query { outline: 2px solid #e65a00; }
-#caption, #hover { font-size: 13px; color: #555; min-height: 1.2em; }
+#caption, #hover, #picture-caption { font-size: 13px; color: #555; min-height: 1.2em; }
 )CSS";
 
 std::string escapeHtml(const std::string& s)
@@ -285,6 +370,94 @@ std::string escapeHtml(const std::string& s)
     for (char c : s)
         out += c == '<' ? std::string("&lt;") : c == '>' ? std::string("&gt;") : c == '&' ? std::string("&amp;") : std::string(1, c);
     return out;
+}
+
+// The layers (from 0) a page shows out of `count`: the chosen ones that exist, or all. Error(BadInput) for a chosen one
+// that no stack has.
+std::vector<int> chosenOf(const std::vector<int>& chosen, int count, int most, const char* what)
+{
+    std::vector<int> out;
+    for (int i : chosen) {
+        if (i < 0 || i >= most)
+            throw Error(ErrorCode::BadInput, std::string(what) + " " + std::to_string(i + 1) + " does not exist: " + what +
+                                                 "s are 1 .. " + std::to_string(most));
+        if (i < count)
+            out.push_back(i);
+    }
+    if (chosen.empty())
+        for (int i = 0; i < count; ++i)
+            out.push_back(i);
+    return out;
+}
+
+nlohmann::json numbersFrom1(const std::vector<int>& zeroBased)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (int i : zeroBased)
+        out.push_back(i + 1);
+    return out;
+}
+
+nlohmann::json countingFrom(int from, int n)
+{
+    nlohmann::json out = nlohmann::json::array();
+    for (int i = 0; i < n; ++i)
+        out.push_back(from + i);
+    return out;
+}
+
+// The picture as the page draws it: the one given, else the pixel values stretched per channel; at most 320 pixels a
+// side (nearest pixels), so a large picture does not outweigh the attention.
+Image8 pagePicture(const PixelValues& px, const std::shared_ptr<const Image8>& given)
+{
+    Image8 full;
+    if (given) {
+        full = *given;
+    } else {
+        full.height = px.height;
+        full.width = px.width;
+        full.rgb.resize(static_cast<std::size_t>(px.height) * px.width * 3);
+        for (int ch = 0; ch < 3; ++ch) {
+            float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
+            for (int y = 0; y < px.height; ++y)
+                for (int x = 0; x < px.width; ++x) {
+                    lo = std::min(lo, px.at(ch, y, x));
+                    hi = std::max(hi, px.at(ch, y, x));
+                }
+            const float span = hi > lo ? hi - lo : 1.0f;
+            for (int y = 0; y < px.height; ++y)
+                for (int x = 0; x < px.width; ++x)
+                    full.rgb[(static_cast<std::size_t>(y) * px.width + x) * 3 + ch] =
+                        static_cast<std::uint8_t>(std::lround(255.0f * (px.at(ch, y, x) - lo) / span));
+        }
+    }
+    const int step = std::max(1, (std::max(full.width, full.height) + 319) / 320);
+    if (step == 1)
+        return full;
+    Image8 small;
+    small.width = full.width / step;
+    small.height = full.height / step;
+    for (int y = 0; y < small.height; ++y)
+        for (int x = 0; x < small.width; ++x)
+            for (int ch = 0; ch < 3; ++ch)
+                small.rgb.push_back(full.rgb[(static_cast<std::size_t>(y) * step * full.width + x * step) * 3 + ch]);
+    return small;
+}
+
+// The page around its data: controls, grid, tokens, picture and alignment canvases, the script.
+std::string pageHtml(nlohmann::json data, const std::string& title)
+{
+    data["title"] = title;
+    std::string json = data.dump();
+    for (std::size_t at = 0; (at = json.find("</", at)) != std::string::npos; at += 3)
+        json.replace(at, 2, "<\\/"); // never closes the script element
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escapeHtml(title) +
+           " — attnscope</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + escapeHtml(title) +
+           "</h1>\n<div id=\"controls\"><select id=\"site\"></select><select id=\"layer\"></select><span id=\"heads\"></span></div>\n"
+           "<div id=\"caption\"></div>\n<div id=\"main\"><div><canvas id=\"grid\"></canvas><div id=\"hover\"></div></div>"
+           "<div><canvas id=\"picture\"></canvas><div id=\"picture-caption\"></div><canvas id=\"alignment\"></canvas>"
+           "<div id=\"text\"></div></div></div>\n<script type=\"application/json\" id=\"attnscope-data\">" + json +
+           "</script>\n<script>" + kScript + "</script>\n</body></html>\n";
 }
 
 } // namespace
@@ -296,64 +469,117 @@ std::string attentionPageHtml(const TextCapture& capture, const std::string& mod
     const int segment = o.segment < 0 ? segments - 1 : o.segment;
     if (segment < 0 || segment >= segments)
         throw Error(ErrorCode::BadInput, "segment " + std::to_string(segment + 1) + " does not exist (" + std::to_string(segments) + ")");
-    std::vector<int> layers = o.layers, heads = o.heads;
-    if (layers.empty())
-        for (int l = 0; l < info.layers; ++l)
-            layers.push_back(l);
-    if (heads.empty())
-        for (int h = 0; h < info.heads; ++h)
-            heads.push_back(h);
-    for (int l : layers)
-        if (l < 0 || l >= info.layers)
-            throw Error(ErrorCode::BadInput, "layer " + std::to_string(l + 1) + " does not exist: layers are 1 .. " + std::to_string(info.layers));
-    for (int h : heads)
-        if (h < 0 || h >= info.heads)
-            throw Error(ErrorCode::BadInput, "head " + std::to_string(h + 1) + " does not exist: heads are 1 .. " + std::to_string(info.heads));
+    const auto layers = chosenOf(o.layers, info.layers, info.layers, "layer");
+    const auto heads = chosenOf(o.heads, info.heads, info.heads, "head");
 
-    nlohmann::json data;
-    data["model"] = modelName;
-    data["causal"] = info.can.causal;
+    // The stream: the tokens the segment's rows and columns reach (its memory, then its own).
+    const auto& seg = capture.segment(segment);
+    const auto first = static_cast<int>(seg.firstPosition) - seg.mlen;
+    nlohmann::json tokens = nlohmann::json::array();
+    for (int t = first; t < seg.firstPosition + seg.qlen; ++t)
+        tokens.push_back(capture.tokens[static_cast<std::size_t>(t)].text);
+    nlohmann::json site;
+    site["key"] = "self";
+    site["label"] = "layer";
+    site["rowStream"] = 0;
+    site["colStream"] = 0;
+    site["causal"] = info.can.causal;
+    site["rowPos"] = countingFrom(seg.mlen, seg.qlen);
+    site["colPos"] = countingFrom(0, seg.klen);
+    site["layers"] = numbersFrom1(layers);
+    site["heads"] = numbersFrom1(heads);
     nlohmann::json cells = nlohmann::json::array();
-    bool labelled = false;
     for (int l : layers) {
         nlohmann::json byHead = nlohmann::json::array();
-        for (int h : heads) {
-            const AttentionGrid g = attentionGrid(capture, segment, l, {h});
-            if (!labelled) {
-                labelled = true;
-                nlohmann::json rows = nlohmann::json::array(), cols = nlohmann::json::array();
-                for (int t : g.rowTokens)
-                    rows.push_back(capture.tokens[static_cast<std::size_t>(t)].text);
-                for (int t : g.colTokens)
-                    cols.push_back(capture.tokens[static_cast<std::size_t>(t)].text);
-                data["rows"] = rows;
-                data["cols"] = cols;
-                data["rowPos"] = g.rowTokens;
-                data["colPos"] = g.colTokens;
-                data["firstPos"] = g.rowTokens.empty() ? 0 : g.rowTokens.front();
-            }
-            byHead.push_back(packCells(g.values));
-        }
+        for (int h : heads)
+            byHead.push_back(packCells(attentionGrid(capture, segment, l, {h}).values));
         cells.push_back(byHead);
     }
-    nlohmann::json layerNumbers = nlohmann::json::array(), headNumbers = nlohmann::json::array();
-    for (int l : layers)
-        layerNumbers.push_back(l + 1);
-    for (int h : heads)
-        headNumbers.push_back(h + 1);
-    data["layers"] = layerNumbers;
-    data["heads"] = headNumbers;
-    data["cells"] = cells;
-    std::string json = data.dump();
-    for (std::size_t at = 0; (at = json.find("</", at)) != std::string::npos; at += 3)
-        json.replace(at, 2, "<\\/"); // never closes the script element
+    site["cells"] = cells;
+    nlohmann::json data;
+    data["model"] = modelName;
+    data["streams"] = {{{"name", "text"}, {"tokens", tokens}}};
+    data["sites"] = {site};
+    if (capture.image) { // the patches' places: tokens named r<row>c<col>, from 1
+        const Image8 picture = pagePicture(*capture.image, o.picture);
+        nlohmann::json patches = nlohmann::json::array();
+        int rows = 0, cols = 0;
+        static const std::regex patch("r([0-9]+)c([0-9]+)");
+        for (std::size_t t = 0; t < tokens.size(); ++t) {
+            std::smatch m;
+            const std::string name = tokens[t].get<std::string>();
+            if (std::regex_match(name, m, patch)) {
+                const int r = std::stoi(m[1]), c = std::stoi(m[2]);
+                rows = std::max(rows, r);
+                cols = std::max(cols, c);
+                patches.push_back({t, r, c});
+            }
+        }
+        data["image"] = {{"width", picture.width}, {"height", picture.height}, {"rgb", base64(picture.rgb)},
+                         {"patches", patches}, {"gridRows", rows}, {"gridCols", cols}};
+    }
     const std::string title = o.title.empty() ? modelName + " · " + std::to_string(capture.tokens.size()) + " tokens" : o.title;
-    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escapeHtml(title) +
-           " — attnscope</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + escapeHtml(title) +
-           "</h1>\n<div id=\"controls\"><select id=\"layer\"></select><span id=\"heads\"></span></div>\n"
-           "<div id=\"caption\"></div>\n<div id=\"main\"><div><canvas id=\"grid\"></canvas><div id=\"hover\"></div></div>"
-           "<div id=\"text\"></div></div>\n<script type=\"application/json\" id=\"attnscope-data\">" + json +
-           "</script>\n<script>" + kScript + "</script>\n</body></html>\n";
+    return pageHtml(std::move(data), title);
+}
+
+std::string translationPageHtml(const Translation& run, const ModelInfo& info, const std::vector<std::string>& sourceTokens,
+                                const std::vector<std::string>& targetTokens, const std::string& modelName,
+                                const PageOptions& o)
+{
+    int most = 0;
+    for (const auto& s : info.sites)
+        most = std::max(most, s.layer + 1);
+    nlohmann::json sites = nlohmann::json::array();
+    for (const char* key : {"cross", "encoder", "decoder"}) { // cross-attention first: what a class watches
+        nlohmann::json site;
+        std::vector<int> layers;
+        nlohmann::json cells = nlohmann::json::array();
+        const SiteAttention* shape = nullptr;
+        for (std::size_t i = 0; i < info.sites.size(); ++i) {
+            const auto& s = info.sites[i];
+            const char* k = s.kind == SiteKind::Cross ? "cross" : s.stack == Stack::Decoder ? "decoder" : "encoder";
+            if (std::string(k) != key)
+                continue;
+            const auto chosen = chosenOf(o.layers, most, most, "layer");
+            if (std::find(chosen.begin(), chosen.end(), s.layer) == chosen.end())
+                continue;
+            const SiteAttention& a = run.sites[i];
+            shape = &a;
+            layers.push_back(s.layer);
+            site["rowStream"] = s.queryStream;
+            site["colStream"] = s.keyStream;
+            site["causal"] = s.causal;
+            const auto heads = chosenOf(o.heads, a.heads, a.heads, "head");
+            site["heads"] = numbersFrom1(heads);
+            nlohmann::json byHead = nlohmann::json::array();
+            const auto per = static_cast<std::ptrdiff_t>(a.rows) * a.cols;
+            for (int h : heads)
+                byHead.push_back(packCells(std::vector<float>(a.p.begin() + per * h, a.p.begin() + per * (h + 1))));
+            cells.push_back(byHead);
+        }
+        if (!shape)
+            continue;
+        site["key"] = key;
+        site["label"] = std::string(key) == "cross" ? "cross-attention layer" : std::string(key) + " layer";
+        site["rowPos"] = countingFrom(0, shape->rows);
+        site["colPos"] = countingFrom(0, shape->cols);
+        site["layers"] = numbersFrom1(layers);
+        site["cells"] = cells;
+        sites.push_back(site);
+    }
+    if (sites.empty())
+        throw Error(ErrorCode::BadInput, "no site has the chosen layers");
+    nlohmann::json data;
+    data["model"] = modelName;
+    nlohmann::json streams = nlohmann::json::array();
+    for (const auto& s : info.streams)
+        streams.push_back({{"name", s.name}, {"tokens", s.name == "source" ? sourceTokens : targetTokens}});
+    data["streams"] = streams;
+    data["sites"] = sites;
+    const std::string title = o.title.empty() ? modelName + " · " + std::to_string(sourceTokens.size()) + " source tokens, " +
+                                                    std::to_string(targetTokens.size()) + " target tokens"
+                                              : o.title;
+    return pageHtml(std::move(data), title);
 }
 
 } // namespace attnscope::core

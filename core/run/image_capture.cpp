@@ -1,7 +1,9 @@
 // capturePicture.
 #include "run/image_capture.h"
 
+#include "image/png_reader.h"
 #include "model/vision.h"
+#include "util/error.h"
 
 namespace attnscope::core {
 
@@ -15,6 +17,18 @@ std::shared_ptr<const TextCapture> capturePicture(const VisionModel& model, std:
         tokens.push_back(Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
     options.run.image = std::move(pixels);
     return captureText(model, std::move(tokens), options);
+}
+
+PictureCapture capturePngFile(const AttentionModel& model, const std::string& modelFolder, const std::string& path,
+                              CaptureOptions options)
+{
+    const auto* vision = dynamic_cast<const VisionModel*>(&model);
+    if (!vision)
+        throw Error(ErrorCode::BadInput, model.info().source + " reads text, not pictures");
+    const Preprocessor p = readPreprocessor(modelFolder);
+    auto seen = std::make_shared<Image8>(preparedImage(readPng(path), p));
+    auto pixels = std::make_shared<PixelValues>(pixelValuesOf(*seen, p));
+    return {capturePicture(*vision, std::move(pixels), std::move(options)), std::move(seen)};
 }
 
 } // namespace attnscope::core

@@ -9,6 +9,7 @@ tolerance. A case of a kind the core does not open is skipped, not failed.
 import gc
 import json
 import os
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -545,3 +546,45 @@ def test_pictures_from_a_file_and_from_pixel_values(folder, spec):
         m.run("a text")
     with pytest.raises(attnscope.Error, match="session holds a text"):
         cap.save_session("never.attnscope")
+
+
+def rendered(page, fragment, tmp_path):
+    """The <body> attributes of a page after its script ran in headless Chromium, offline, at `fragment`."""
+    path = tmp_path / "page.html"
+    path.write_text(page)
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND",
+                          "--virtual-time-budget=5000", "--dump-dom", f"file://{path}#{fragment}"],
+                         capture_output=True, text=True, timeout=120).stdout
+    body = dom[dom.index("<body"):dom.index(">", dom.index("<body"))]
+    return dict(part.split("=", 1) for part in body.replace('"', "").split()[1:])
+
+
+def checksum(a):
+    """The page's checksum of one head's [rows, cols]: cells at its 1/255 steps times row and column from 1."""
+    v = (np.rint(np.clip(a, 0, 1) * 255) / 255).astype(np.float32).astype(np.float64)
+    r, c = np.indices(v.shape)
+    return (v * (r + 1) * (c + 1)).sum()
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (make deps installs it)")
+def test_translation_and_picture_pages_draw_their_own_numbers(tmp_path):
+    t = attnscope.load(TESTDATA / "marian-tiny").run(ids=[5, 6, 7, 8, 9, 0], max_new_tokens=12)
+    page = t.html()
+    assert "http://" not in page and "https://" not in page
+    for fragment, site, layer, head in (("", "cross", 1, 1), ("site=cross&layer=2&head=3", "cross", 2, 3),
+                                        ("site=encoder&layer=1&head=2", "encoder", 1, 2),
+                                        ("site=decoder&layer=2&head=4", "decoder", 2, 4)):
+        body = rendered(page, fragment, tmp_path)
+        assert (body["data-site"], body["data-layer"], body["data-head"]) == (site, str(layer), str(head))
+        want = t.attention(layer, head=head, site=site)[0]
+        if site == "decoder":
+            want = np.tril(want)  # the page leaves the causal mask's cells out of its sum
+        assert abs(float(body["data-checksum"]) - checksum(want)) < 1e-3, (site, layer, head)
+    vit = TESTDATA / "vit-tiny"
+    cap = attnscope.load(vit).run(image=str(vit / "image.png"))
+    page = cap.html(layers=[2])
+    assert '"image":{' in page
+    body = rendered(page, "head=2", tmp_path)
+    assert body["data-rendered"] == "yes" and body["data-head"] == "2"
+    assert abs(float(body["data-checksum"]) - checksum(cap.attention(2, head=2)[0])) < 1e-3

@@ -42,4 +42,16 @@ for pair in "1:$one" "2:$two"; do
   awk -v a="$want" -v b="$got" 'BEGIN { exit !(a - b < 1e-3 && b - a < 1e-3) }' ||
     { echo "head ${pair%%:*}: the page drew checksum $got, the head's attention gives $want"; exit 1; }
 done
+# A picture's page and a translation's page (their numbers are compared in python/tests: Chromium there too).
+testdata=$(dirname "$0")/../../../shared/testdata
+if [[ -d $testdata/vit-tiny && -d $testdata/t5-tiny ]]; then
+  "$cli" page --model "$testdata/vit-tiny" --image "$testdata/vit-tiny/image.png" --out "$tmp/page.html" 2>/dev/null
+  grep -q '"image":{' "$tmp/page.html" || { echo "the picture's page has no picture"; exit 1; }
+  [[ $(body "head=2") == *'data-rendered="yes"'*'data-head="2"'* || $(body "head=2") == *'data-head="2"'*'data-rendered="yes"'* ]] ||
+    { echo "the picture's page did not draw head 2"; exit 1; }
+  "$cli" page --model "$testdata/t5-tiny" --ids "5,6,7,8,1" --out "$tmp/page.html" 2>/dev/null
+  cross=$(body "site=cross&head=2"); encoder=$(body "site=encoder&layer=2")
+  [[ $cross == *'data-site="cross"'* && $encoder == *'data-site="encoder"'* && $encoder == *'data-layer="2"'* ]] ||
+    { echo "the translation's page did not switch sites: $cross / $encoder"; exit 1; }
+fi
 echo "page renders offline, follows a click and draws the heads' own numbers"
