@@ -65,8 +65,9 @@ public:
     ~RelposScanner();
     // Returns false once maxTokens is reached (further tokens are ignored).
     bool feed(std::span<const std::int32_t> ids);
-    // Runs the last, shorter segment. Cancellation (Error Cancelled) leaves partial = true and the sums kept.
-    ScanResult finish();
+    // Runs the last, shorter segment. Cancellation (Error Cancelled) leaves partial = true and the sums kept. A scan
+    // fed no token is refused (Error(BadInput)) unless `mayBeEmpty`: a shard of a file that owns no segment start.
+    ScanResult finish(bool mayBeEmpty = false);
     std::int64_t tokensDone() const;
     // Total used in progress reports (streaming readers only know an estimate).
     void setTotalEstimate(std::int64_t total) { m_totalEstimate = total; }

@@ -407,3 +407,34 @@ TEST_CASE("bad scan options are refused with clear messages", "[scan][errors]")
     opt.segmentLen = 17;
     CHECK_THROWS_WITH(core::RelposScanner(*g.model, opt), Catch::Contains("longer than this model allows (16)"));
 }
+
+TEST_CASE("more shards than segments: the shards that own no segment start are empty parts that merge", "[scan][shards]")
+{
+    test::TempDir tmp;
+    const auto m = core::loadModel((test::testdataDir() / "llama-gqa" / "model-f32.gguf").string());
+    const auto tok = core::loadTokenizer(m.tokenizerSource());
+    const auto textPath = (tmp / "short.txt").string();
+    {
+        std::ofstream f(textPath);
+        for (int i = 0; i < 12; ++i)
+            f << "line " << i << " of a short corpus\n";
+    }
+    core::ScanOptions opt;
+    opt.segmentLen = 40; // a few segments over twelve lines, so most of the eight shards start none
+    const auto single = core::scanTextFile(*m.model, *tok, textPath, opt);
+    std::vector<std::string> files;
+    int empty = 0;
+    for (int i = 1; i <= 8; ++i) {
+        const auto r = core::scanTextFile(*m.model, *tok, textPath, opt, i, 8);
+        empty += r.tokens == 0;
+        files.push_back((tmp / ("s" + std::to_string(i) + ".st")).string());
+        r.save(files.back());
+    }
+    CHECK(empty > 0);
+    const auto merged = core::mergeScanFiles(files);
+    CHECK(merged.tokens == single.tokens);
+    CHECK(merged.count == single.count);
+    // A whole text of no tokens is still refused.
+    test::writeBytes(tmp / "blank.txt", "");
+    CHECK_THROWS_WITH(core::scanTextFile(*m.model, *tok, (tmp / "blank.txt").string(), opt), Catch::Contains("nothing to scan"));
+}
