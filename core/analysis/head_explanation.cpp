@@ -29,8 +29,17 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
     // observer sees the layer, for the query's segment only.
     struct Values final : Intervention {
         int layer = 0, head = 0;
+        std::int64_t position = 0;
         std::vector<std::vector<float>> rows;
-        void onActivation(Activation, int, const ActivationRows&) override {}
+        std::vector<float> query; // the query before rotation, when the position is among the rows
+        void onActivation(Activation what, int l, const ActivationRows& a) override
+        {
+            if (what != Activation::Queries || l != layer || position < a.firstPosition ||
+                position >= a.firstPosition + a.rows)
+                return;
+            const float* q = a.at(static_cast<int>(position - a.firstPosition), head);
+            query.assign(q, q + a.width);
+        }
         void onAttention(int l, const ScoreInputs& in, const float* values, std::ptrdiff_t stride,
                          const ActivationRows&) override
         {
@@ -46,16 +55,32 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
     } values;
     values.layer = layer;
     values.head = head;
+    values.position = position;
 
     struct Explain final : AttentionObserver {
+        const AttentionModel* model = nullptr;
         Values* values = nullptr;
         HeadExplanation e;
         std::int64_t first = 0;
         bool done = false;
-        void onSegment(const SegmentView& v) override { first = v.firstPosition; }
+        std::vector<float> previous, last; // the position's residual stream before this layer; after the last one
+        bool mine(const LayerView& v) const { return e.position >= first && e.position < first + v.qlen; }
+        void onSegment(const SegmentView& v) override
+        {
+            first = v.firstPosition;
+            if (e.position >= first && e.position < first + v.qlen)
+                previous.assign(v.embedding + (e.position - first) * v.dModel, v.embedding + (e.position - first + 1) * v.dModel);
+        }
         void onLayer(const LayerView& v) override
         {
-            if (done || v.layer != e.layer || e.position < first || e.position >= first + v.qlen)
+            if (mine(v)) { // the stream through every layer, for the input of the explained one and the prediction
+                const float* h = v.hidden + (e.position - first) * v.dModel;
+                if (v.layer == e.layer && !done)
+                    e.residualIn = previous;
+                previous.assign(h, h + v.dModel);
+                last = previous;
+            }
+            if (done || v.layer != e.layer || !mine(v))
                 return;
             done = true;
             const int i = static_cast<int>(e.position - first), k = v.klen, h = e.head;
@@ -92,6 +117,16 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
             }
             if (values && static_cast<int>(values->rows.size()) == k)
                 e.values = std::move(values->rows);
+            if (values && values->query.size() == e.query.size() && values->query != e.query)
+                e.queryUnrotated = values->query; // rotary: the same query before its positions turned it
+            const float* row = v.attnOutput ? v.attnOutput + static_cast<std::size_t>(i) * v.dModel : nullptr;
+            if (row)
+                e.attentionOut.assign(row, row + v.dModel);
+            e.layerOut.assign(v.hidden + static_cast<std::size_t>(i) * v.dModel, v.hidden + static_cast<std::size_t>(i + 1) * v.dModel);
+            std::vector<float> parts;
+            if (v.headMix && model->headParts(e.layer, v.headMix + static_cast<std::size_t>(i) * v.heads * in.vDim(), parts))
+                e.headPart.assign(parts.begin() + static_cast<std::ptrdiff_t>(h) * v.dModel,
+                                  parts.begin() + static_cast<std::ptrdiff_t>(h + 1) * v.dModel);
         }
     } observer;
     observer.e.layer = layer;
@@ -102,7 +137,12 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
         run.intervene = &values;
         observer.values = &values;
     }
+    observer.model = &model;
     model.run(segments, run, observer);
+    // The prediction at this position: the last layer's stream through the model's read-out.
+    std::vector<float> logits;
+    if (observer.done && !observer.last.empty() && model.readOut(observer.last.data(), 1, logits))
+        observer.e.next = distributionOf(logits, 1.0, 10).top;
     if (!observer.done)
         throw Error(ErrorCode::BadInput, "the run did not reach layer " + std::to_string(layer + 1) + " at position " +
                                              std::to_string(position + 1));

@@ -4,6 +4,7 @@
 // Numbers from the model's own forward pass, so the softmax equals the grid's row.
 #pragma once
 
+#include "analysis/token_predictions.h"
 #include "model/attention_model.h"
 #include "run/text_capture.h"
 
@@ -32,6 +33,17 @@ struct HeadExplanation {
     // [keys][valueDim]: each key's value vector for this head (its key/value group's), what `output` weighs; empty
     // where the family's forward has no hooks (Capabilities::interventions).
     std::vector<std::vector<float>> values;
+
+    // The rest of the pipeline for the same token, so a class follows it from its input to the prediction:
+    std::vector<float> residualIn;       // [dModel]: the layer's input (the residual stream; the norm comes inside)
+    std::vector<float> queryUnrotated;   // [headDim]: the query before its rotary positions (rotary families with
+                                         // hooks); empty where the family does not rotate or expose it
+    std::vector<float> headPart;         // [dModel]: this head's output through the output projection W_O, its share
+                                         // of what the attention adds (empty where the family has no such split)
+    std::vector<float> attentionOut;     // [dModel]: all heads concatenated and projected, as the layer adds it
+    std::vector<float> layerOut;         // [dModel]: the layer's output (input + attention + MLP)
+    std::vector<TokenPrediction> next;   // the model's top next tokens at this position after the last layer (empty
+                                         // without an output layer)
 };
 
 // Runs `segments` as given (`options` as parseReferenceInput or the app builds them) and explains head `head` of layer

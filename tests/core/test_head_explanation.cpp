@@ -16,7 +16,7 @@ using namespace attnscope::core;
 
 TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's attention", "[explain]")
 {
-    int cases = 0, withValues = 0;
+    int cases = 0, withValues = 0, streams = 0, predictions = 0, rotated = 0, headParts = 0;
     for (const auto& dir : test::referenceCases()) {
         const auto loaded = loadModel(dir.string());
         const auto& model = *loaded.model;
@@ -81,10 +81,76 @@ TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's a
                     CHECK(e.output[d] == Approx(sum).margin(1e-5));
                 }
             }
+            // The rest of the pipeline: the stream into and out of the layer, the attention's output, the prediction.
+            const std::string p = info.hasRelativeTerms ? "seg" + std::to_string(e.segment) + "." : std::string();
+            auto refRow = [&](const std::string& tensor) -> std::vector<float> {
+                for (const auto& t : expected)
+                    if (t.name == tensor && t.shape.size() == 2) {
+                        const auto width = t.shape[1];
+                        return {t.data.begin() + row * width, t.data.begin() + (row + 1) * width};
+                    }
+                return {};
+            };
+            auto near = [](const std::vector<float>& a, const std::vector<float>& b) {
+                REQUIRE(a.size() == b.size());
+                for (std::size_t d = 0; d < a.size(); ++d)
+                    CHECK(a[d] == Approx(b[d]).margin(2e-4).epsilon(1e-3));
+            };
+            if (const auto out = refRow(p + "layer" + std::to_string(layer) + ".hidden"); !out.empty()) {
+                near(e.layerOut, out);
+                ++streams;
+            }
+            if (layer > 0)
+                if (const auto in = refRow(p + "layer" + std::to_string(layer - 1) + ".hidden"); !in.empty())
+                    near(e.residualIn, in);
+            if (const auto att = refRow(p + "layer" + std::to_string(layer) + ".attn_output"); !att.empty() && !e.attentionOut.empty())
+                near(e.attentionOut, att);
+            const OutputTensor* logits = nullptr;
+            for (const auto& t : expected)
+                if (t.name == "logits")
+                    logits = &t;
+            if (logits && !e.next.empty() && info.can.causal && logits->shape.size() == 2 && layer == info.layers - 1) {
+                const auto V = logits->shape[1];
+                const float* z = logits->data.data() + row * V;
+                CHECK(e.next.front().id == std::max_element(z, z + V) - z);
+                ++predictions;
+            }
+            if (!e.queryUnrotated.empty()) {
+                ++rotated;
+                CHECK(e.queryUnrotated.size() == e.query.size());
+            }
+        }
+        // Each head's part through W_O: the parts of all heads differ between two positions exactly as the layer's
+        // attention output does (the output projection's bias cancels).
+        if (info.can.interventions && info.can.causal && tokens >= 2) {
+            const int layer = info.layers - 1;
+            std::vector<double> parts(static_cast<std::size_t>(info.dModel), 0.0);
+            std::vector<float> outA, outB;
+            bool split = true;
+            for (int head = 0; head < info.heads && split; ++head) {
+                const auto a = explainHead(model, run.segments, run.options, layer, head, tokens - 1);
+                const auto b = explainHead(model, run.segments, run.options, layer, head, tokens - 2);
+                split = !a.headPart.empty();
+                if (!split)
+                    break;
+                for (int d = 0; d < info.dModel; ++d)
+                    parts[static_cast<std::size_t>(d)] += static_cast<double>(a.headPart[static_cast<std::size_t>(d)]) - b.headPart[static_cast<std::size_t>(d)];
+                outA = a.attentionOut;
+                outB = b.attentionOut;
+            }
+            if (split && !outA.empty()) {
+                ++headParts;
+                for (int d = 0; d < info.dModel; ++d)
+                    CHECK(parts[static_cast<std::size_t>(d)] == Approx(outA[static_cast<std::size_t>(d)] - outB[static_cast<std::size_t>(d)]).margin(1e-4));
+            }
         }
     }
     CHECK(cases >= 15);
     CHECK(withValues >= 20); // two queries on each of the ten-plus decoder cases
+    CHECK(streams >= 20);
+    CHECK(predictions >= 8);
+    CHECK(rotated >= 8);
+    CHECK(headParts >= 8);
 }
 
 TEST_CASE("explain refuses what is not there", "[explain]")
