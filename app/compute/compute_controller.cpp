@@ -482,6 +482,21 @@ void ComputeController::requestRouting(int segment)
         [this](const JobFailure& f) { emit analysisFailed(tr("Experts"), f.message, f.cancelled); });
 }
 
+void ComputeController::requestExplanation(int layer, int head, std::int64_t position)
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    submit<ExplanationResult>(
+        m_interactive, m_explain, tr("Following the head's computation…"),
+        [text, layer, head, position](const JobContext&) {
+            return std::make_shared<const ExplanationResult>(
+                ExplanationResult{text, core::explainHead(*text->model->loaded.model, *text->capture, layer, head, position)});
+        },
+        [this](ExplanationResultPtr r) { emit explanationReady(r); },
+        [this](const JobFailure& f) { emit analysisFailed(tr("How this head computes"), f.message, f.cancelled); });
+}
+
 void ComputeController::requestImageRollout()
 {
     if (!m_text || !m_text->image)

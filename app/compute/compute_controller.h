@@ -63,6 +63,8 @@ public:
     void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
     // A mixture-of-experts model's routing of the current text's segment (-1: the automatic one), background lane.
     void requestRouting(int segment);
+    // How head `head` of `layer` computes the row of token `position` (all from 0) of the shown text.
+    void requestExplanation(int layer, int head, std::int64_t position);
     // A vision model's picture on screen: attention rollout over its tokens for the Image dock (imageRolloutReady).
     void requestImageRollout();
     // An encoder-decoder model's translation on screen: the logit lens over its decoder (lensReady) or rollout over its
@@ -146,6 +148,7 @@ signals:
     void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
     void translationFailed(const QString& message, bool cancelled);
     void routingReady(attnscope::app::RoutingResultPtr result);
+    void explanationReady(attnscope::app::ExplanationResultPtr result);
     void imageRolloutReady(attnscope::app::ImageRolloutPtr result);
     void patchingUpdated(attnscope::app::PatchingResultPtr result);
     void patchingFailed(const QString& message, bool cancelled);
@@ -164,7 +167,7 @@ private:
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts, m_sentences;
+    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts, m_sentences, m_explain;
     // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
     // trackers of a const controller.
     template <class Self>
@@ -173,7 +176,7 @@ private:
         return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
                            &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
                            &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route, &c.m_imageRollout, &c.m_patch,
-                           &c.m_pair, &c.m_contexts, &c.m_sentences};
+                           &c.m_pair, &c.m_contexts, &c.m_sentences, &c.m_explain};
     }
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {

@@ -8,6 +8,7 @@
 #include "analysis/relpos_scan.h"
 #include "analysis/activation_patching.h"
 #include "analysis/head_contexts.h"
+#include "analysis/head_explanation.h"
 #include "views/paper_figures.h"
 #include "compute/model_bundle.h"
 #include "image/image_capture.h"
@@ -53,6 +54,13 @@ struct ImageRollout {
     core::AttentionGrid rollout;
 };
 using ImageRolloutPtr = std::shared_ptr<const ImageRollout>;
+
+// How one head computes one query's row, for the mechanism view: the core's explanation, for the text it came from.
+struct ExplanationResult {
+    TextResultPtr text;
+    core::HeadExplanation explanation;
+};
+using ExplanationResultPtr = std::shared_ptr<const ExplanationResult>;
 
 struct RoutingResult {
     TextResultPtr text;

@@ -1,6 +1,5 @@
 // MainWindow's menus and the file actions behind them (and behind drag and drop): models, texts, sessions, exports,
 // scans, paper figures, help.
-#include "analysis/neuron_view.h"
 #include "views/analysis_figures.h"
 #include "attention_grid_view.h"
 #include "builtin_paths.h"
@@ -14,6 +13,7 @@
 #include "ui/figure_size_dialog.h"
 #include "ui/figure_window.h"
 #include "ui/patching_window.h"
+#include "ui/mechanism_window.h"
 #include "run/attention_page.h"
 #include "ui/head_contexts_window.h"
 #include "ui/file_dialogs.h"
@@ -222,6 +222,7 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock"); });
     analysis->addAction(tr("&Experts (Router of a Mixture-of-Experts Model)"), this, [this] { showDock("expertsDock"); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
+    analysis->addAction(tr("&How This Head Computes…"), QKeySequence(Qt::CTRL | Qt::Key_M), this, [this] { showMechanism(); });
     analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {
         if (m_translationResult && m_compute->model() && m_compute->model()->info().can.encoderDecoder) {
@@ -578,6 +579,28 @@ void MainWindow::showAblation()
                                   .arg(r->capture->tokens.size())) != QMessageBox::Yes)
         return;
     m_compute->requestAblation();
+}
+
+MechanismWindow* MainWindow::showMechanism()
+{
+    if (!m_mechanism)
+        m_mechanism = new MechanismWindow(m_compute, this);
+    m_mechanism->show();
+    m_mechanism->raise();
+    m_mechanism->activateWindow();
+    followMechanism();
+    return m_mechanism;
+}
+
+void MainWindow::followMechanism()
+{
+    const auto r = result();
+    if (!m_mechanism || !m_mechanism->isVisible() || !r || !m_gridData || m_gridIsPreview || m_gridData->rows == 0)
+        return;
+    // The query: the row locked in the grid (a click), else the last one shown; the first selected head.
+    const int row = m_grid->lockedRow() >= 0 ? m_grid->lockedRow() : m_gridData->rows - 1;
+    const int head = m_selection.heads.empty() ? 0 : m_selection.heads.front();
+    m_mechanism->follow(m_selection.layer, head, m_gridData->rowPosition(row));
 }
 
 PatchingWindow* MainWindow::patchingWindow()

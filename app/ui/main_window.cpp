@@ -29,6 +29,7 @@
 #include "ui/text_panel.h"
 #include "ui/translation_panel.h"
 #include "ui/experts_panel.h"
+#include "ui/mechanism_window.h"
 #include "ui/file_dialogs.h"
 #include "ui/image_panel.h"
 #include "views/image_views.h"
@@ -196,8 +197,10 @@ void MainWindow::buildPanels()
         if (m_gridIsPreview) // its text is still running: a row of it is not yet a position of result()
             return;
         m_grid->setLockedRow(m_grid->lockedRow() == row ? -1 : row);
-        // The next-token panel follows the locked query (the text's last token when none is locked).
+        // The next-token panel follows the locked query (the text's last token when none is locked); so does the
+        // mechanism window.
         m_compute->requestNextToken(m_grid->lockedRow() >= 0 && m_gridData ? m_gridData->rowPosition(m_grid->lockedRow()) : -1);
+        followMechanism();
     });
     connect(m_grid, &widgets::AttentionGridView::cellHovered, this, [this](int row, int col) {
         if (m_gridIsPreview)
@@ -825,6 +828,7 @@ void MainWindow::showGrid(widgets::GridDataPtr grid, bool preview)
     m_gridIsPreview = grid && preview;
     m_grid->setData(grid);
     m_textView->setData(grid);
+    followMechanism(); // a new head, layer or text: the mechanism window explains what the grid shows
 }
 
 void MainWindow::refreshGrid()

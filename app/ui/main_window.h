@@ -34,6 +34,7 @@ class ComparisonPanel;
 class DisplayPanel;
 class FigureWindow;
 class PatchingWindow;
+class MechanismWindow;
 class HeadContextsWindow;
 class HeadsPanel;
 class ModelPanel;
@@ -103,6 +104,7 @@ public:
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();
     void showNeuronView(); // the locked query row (or the last) of the shown head
+    MechanismWindow* showMechanism(); // "How this head computes", following the grid's head and query
     FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;
     QDockWidget* dock(const char* objectName) const;
@@ -191,6 +193,8 @@ private:
     RelposPanel* m_relpos = nullptr;
     AtlasPanel* m_atlas = nullptr;
     PatchingWindow* patchingWindow(); // made on first use
+    MechanismWindow* m_mechanism = nullptr; // "How this head computes", made on first use
+    void followMechanism();                 // tells it the selected head and query when it is open
     QPointer<PatchingWindow> m_patching; // deletes itself on close
     QString m_lastRunText; // the text last sent to run: a new text resets stepping
     QPointer<HeadContextsWindow> m_headContexts;

@@ -27,6 +27,8 @@
 #include "ui/heads_panel.h"
 #include "ui/model_panel.h"
 #include "ui/main_window.h"
+#include "ui/mechanism_window.h"
+#include "mechanism_view.h"
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
 #include "ui/text_panel.h"
@@ -1147,4 +1149,56 @@ TEST_CASE("stepping belongs to one text: a new text opens whole, an appended tok
     CHECK(win.w.selection().revealRows == -1);
     REQUIRE(win.w.grid()->data());
     CHECK(win.w.grid()->data()->rows == 9);
+}
+
+TEST_CASE("How this head computes: the softmax step is the grid's row, the steps follow the head and query, Space "
+          "walks them", "[app][window][mechanism]")
+{
+    for (const char* model : {"llama-gqa", "gpt2-tiny", "gptoss-tiny"}) {
+        INFO(model);
+        Window win(model, ids(12));
+        auto& w = win.w;
+        w.setSelection(1, {2});
+        settle(win.c);
+        auto* m = w.showMechanism();
+        REQUIRE(m);
+        auto* view = m->view();
+        REQUIRE(QTest::qWaitFor([&] { return view->data() != nullptr; }, 30000));
+        const auto& steps = view->data()->steps;
+        CHECK(view->data()->title.contains("layer 2 · head 3"));
+        // The softmax step's bars are the grid's last row (the query when no row is locked), key by key.
+        const widgets::MechanismStep* softmax = nullptr;
+        for (const auto& s : steps)
+            if (s.title.contains("Softmax"))
+                softmax = &s;
+        REQUIRE(softmax);
+        const auto grid = w.grid()->data();
+        REQUIRE(grid);
+        const int row = grid->rows - 1;
+        std::vector<float> visible;
+        for (int c = 0; c < grid->cols; ++c)
+            if (!std::isnan(grid->at(row, c)))
+                visible.push_back(grid->at(row, c));
+        // (gpt-oss: the grid's sink column and the step's sink bar are the same mass, in their own places.)
+        std::vector<double> bars;
+        for (const auto& b : softmax->bars)
+            bars.push_back(b.value);
+        std::sort(bars.begin(), bars.end());
+        std::sort(visible.begin(), visible.end());
+        REQUIRE(bars.size() == visible.size());
+        for (std::size_t k = 0; k < bars.size(); ++k)
+            CHECK(bars[k] == Approx(visible[k]).margin(1e-6));
+        CHECK(steps.back().title.contains("prediction"));
+        // Space walks the steps; a click on another row makes the window explain that query.
+        QTest::keyClick(m, Qt::Key_Space);
+        CHECK(view->step() == 1);
+        QTest::keyClick(m, Qt::Key_Left);
+        CHECK(view->step() == 0);
+        emit w.grid()->cellClicked(3, 0, Qt::NoModifier);
+        REQUIRE(QTest::qWaitFor([&] { return view->data() && view->data()->title.contains("(4)"); }, 30000));
+        test::TempDir tmp;
+        const QString png = QString::fromStdString((tmp / "step.png").string());
+        CHECK(m->exportStep(png).isEmpty());
+        CHECK(QFileInfo(png).size() > 1000);
+    }
 }
