@@ -16,6 +16,9 @@ PredictionView::PredictionView(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     setMinimumHeight(90); // small enough that the bottom tabs can shrink to the Text tab
+    // The plot's own minimum follows its widest label: a narrow side panel would scroll sideways. The bars fit the
+    // width they get (the title breaks, the ticks thin out).
+    m_plot->setMinimumWidth(160);
     redraw();
 }
 
@@ -132,7 +135,12 @@ void PredictionView::redraw()
         label->setFont(rowFont);
         label->setText(p >= 0.001 ? QString::number(100 * p, 'f', 1) + QStringLiteral(" %") : QStringLiteral("<0.1 %"));
     }
-    auto* title = new QCPTextElement(m_plot, m_data->title, QFont(font().family(), font().pointSize(), QFont::Bold));
+    // A narrow panel (presentation mode's side panel) breaks the title before its parenthesis rather than cutting it.
+    const QFont titleFont(font().family(), font().pointSize(), QFont::Bold);
+    QString titleText = m_data->title;
+    if (QFontMetrics(titleFont).horizontalAdvance(titleText) > m_plot->width() - 8)
+        titleText.replace(QStringLiteral(" ("), QStringLiteral("\n("));
+    auto* title = new QCPTextElement(m_plot, titleText, titleFont);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, title);
     m_plot->replot();

@@ -515,6 +515,8 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
                                     : tr("Type or paste text; the attention updates as you type."));
     showImageDock(m);
     showStreams(m);
+    if (presentation()) // another model while presenting: its Predictions appear (or go) as presentation mode placed them
+        placePresentationDocks();
 }
 
 void MainWindow::showImageDock(const ModelBundlePtr& m)
@@ -951,6 +953,12 @@ void MainWindow::setRevealRows(int rows)
     m_selection.revealRows = rows;
     m_textPanel->setStepping(shownSegmentRows(), rows);
     refreshGrid();
+    // Predictions follow the reveal (stepping, Play): the bars are for the token just revealed, unless a row is locked.
+    const auto r = result();
+    if (r && m_grid->lockedRow() < 0) {
+        const auto& seg = r->capture->segment(shownSegment());
+        m_compute->requestNextToken(rows > 0 && rows < seg.qlen ? static_cast<int>(seg.firstPosition) + rows - 1 : -1);
+    }
 }
 
 void MainWindow::nextHead(int delta)
@@ -990,21 +998,15 @@ void MainWindow::setPresentation(bool on)
         m_grid->setPresentation(false);
     // A class asks "so what does it predict?": a model with a language-model head keeps its Predictions beside the
     // grid (the text box and its stepping stay below); leaving restores the tabbed layout exactly.
-    const auto& model = m_compute->model();
-    const bool predicts = model && (model->info().can.nextTokenLoss || model->info().can.maskedTokens);
-    const bool translates = model && model->info().can.encoderDecoder;
-    QList<QDockWidget*> keep{dock(translates ? "translationDock" : "textDock")};
-    if (on && predicts)
-        keep << dock("predictionDock");
     m_translation->setPresentation(on);
-    m_layout->setPresentation(on, keep);
+    m_predictions->setPresentation(on);
+    m_textPanel->setPresentation(on);
+    // Presenting, the right-hand Predictions run the window's full height and the text box sits under the grid alone.
+    setCorner(Qt::BottomRightCorner, on ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea);
+    statusBar()->setVisible(!on); // the grid's title says the layer and head; its height goes to the grid
+    m_layout->setPresentation(on, presentationDocks(on));
     if (on) {
-        if (predicts) {
-            QDockWidget* p = dock("predictionDock");
-            addDockWidget(Qt::RightDockWidgetArea, p);
-            p->show();
-            resizeDocks({p}, {static_cast<int>(screen()->availableGeometry().width() * 0.36)}, Qt::Horizontal);
-        }
+        placePresentationDocks();
         m_grid->setPresentation(true);
         m_grid->setFocus(); // arrows step heads at once, whatever had the focus before
     } else {
@@ -1015,6 +1017,31 @@ void MainWindow::setPresentation(bool on)
                 fitBottomDock(dock(name)); // only the tab in front acts
         });
     }
+}
+
+// The docks presentation mode keeps: the text (or translation) box, and Predictions for a model that predicts.
+QList<QDockWidget*> MainWindow::presentationDocks(bool on) const
+{
+    const auto& model = m_compute->model();
+    const bool translates = model && model->info().can.encoderDecoder;
+    QList<QDockWidget*> keep{dock(translates ? "translationDock" : "textDock")};
+    if (on && model && (model->info().can.nextTokenLoss || model->info().can.maskedTokens))
+        keep << dock("predictionDock");
+    return keep;
+}
+
+// Predictions beside the grid, narrow enough that the grid keeps at least 60% of the screen (ten bars still read from
+// the back of a room at a fifth of the width); called again when another model opens while presenting.
+void MainWindow::placePresentationDocks()
+{
+    QDockWidget* p = dock("predictionDock");
+    if (!presentationDocks(true).contains(p)) {
+        p->hide();
+        return;
+    }
+    addDockWidget(Qt::RightDockWidgetArea, p);
+    p->show();
+    resizeDocks({p}, {static_cast<int>(screen()->availableGeometry().width() * 0.21)}, Qt::Horizontal);
 }
 
 bool MainWindow::presentation() const
@@ -1046,7 +1073,8 @@ int MainWindow::wantedDockHeight(const QDockWidget* d) const
     if (d == dock("translationDock")) // the two sentences, the selectors and (not presenting) the overview of every site
         return presentation() ? d->minimumSizeHint().height() + 8 : static_cast<int>(height() * 0.36);
     if (d == dock("textDock")) {
-        // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 4 in presentation mode.
+        // The dock's chrome (title or tab bar) plus the panel's content: up to 8 lines, 2 in presentation mode (the
+        // stepping reveals the text a token at a time; the box scrolls).
         // (from the minimum sizes: the current ones lag behind while a tab is being switched)
         const int chrome = std::max(0, d->minimumSizeHint().height() - m_textPanel->minimumSizeHint().height());
         // A tabbed dock's size in resizeDocks is the whole group's, the tab bar under it included.
@@ -1055,7 +1083,7 @@ int MainWindow::wantedDockHeight(const QDockWidget* d) const
             for (int i = 0; bar->isVisible() && i < bar->count(); ++i)
                 if (bar->tabText(i) == d->windowTitle())
                     tabBar = bar->height();
-        return chrome + tabBar + m_textPanel->contentHeight(presentation() ? 4 : 8);
+        return chrome + tabBar + m_textPanel->contentHeight(presentation() ? 2 : 8); // presenting: the grid gets the room
     }
     return static_cast<int>(height() * 0.4);
 }

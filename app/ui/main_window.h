@@ -195,6 +195,8 @@ private:
     PatchingWindow* patchingWindow(); // made on first use
     MechanismWindow* m_mechanism = nullptr; // "How this head computes", made on first use
     void followMechanism();                 // tells it the selected head and query when it is open
+    QList<QDockWidget*> presentationDocks(bool on) const;
+    void placePresentationDocks();
     QPointer<PatchingWindow> m_patching; // deletes itself on close
     QString m_lastRunText; // the text last sent to run: a new text resets stepping
     QPointer<HeadContextsWindow> m_headContexts;

@@ -271,8 +271,13 @@ void PredictionPanel::placeControls()
 {
     // A flow: the controls in order, as many to a row as the panel's width holds, each at its natural width (a narrow
     // panel, presentation mode's side panel, cut "Regenerate from here" and the sampling menu before).
-    const std::vector<QWidget*> order{m_generateOne, m_generateTen, m_stop, m_regenerate, m_mode, m_topK, m_topP, m_seed,
-                                      m_special};
+    std::vector<QWidget*> order;
+    for (QWidget* w : {static_cast<QWidget*>(m_generateOne), static_cast<QWidget*>(m_generateTen),
+                       static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_regenerate), static_cast<QWidget*>(m_mode),
+                       static_cast<QWidget*>(m_topK), static_cast<QWidget*>(m_topP), static_cast<QWidget*>(m_seed),
+                       static_cast<QWidget*>(m_special)})
+        if (!m_presentation || w == m_generateOne || w == m_generateTen || w == m_stop || w == m_regenerate)
+            order.push_back(w);
     auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
     const int spacing = std::max(0, rows->spacing());
     const int room = width() > 0 ? width() - 12 : std::numeric_limits<int>::max();
@@ -307,6 +312,18 @@ void PredictionPanel::placeControls()
         line->addWidget(order[i]);
     }
     line->addStretch(1);
+}
+
+void PredictionPanel::setPresentation(bool on)
+{
+    m_presentation = on;
+    for (QWidget* w : {static_cast<QWidget*>(m_mode), static_cast<QWidget*>(m_topK), static_cast<QWidget*>(m_topP),
+                       static_cast<QWidget*>(m_seed), static_cast<QWidget*>(m_special)})
+        w->setVisible(!on);
+    m_info->setVisible(!on);
+    m_temperature->setVisible(!on && m_predictsNext);
+    m_rowOf.clear(); // placed anew with the controls that remain
+    placeControls();
 }
 
 void PredictionPanel::resizeEvent(QResizeEvent* event)

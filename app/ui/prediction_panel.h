@@ -38,6 +38,9 @@ public:
     bool allowsControlTokens() const;
     quint64 seed() const;
     void setGenerating(bool generating); // Stop enabled, Generate disabled while tokens are being added
+    // Presentation mode: the bars and Generate / Regenerate only (the explanation and the sampling settings hidden),
+    // so a narrow side panel shows the bars a room reads.
+    void setPresentation(bool on);
 
 signals:
     void generateRequested(int tokens); // Generate 1 / Generate 10
@@ -75,6 +78,7 @@ private:
     MaskedFillResultPtr m_fills;
     QString m_maskToken;
     bool m_fillsMasks = false;
+    bool m_presentation = false;
 };
 
 } // namespace attnscope::app

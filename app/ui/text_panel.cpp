@@ -308,7 +308,15 @@ void TextPanel::setTextSilently(const QString& text)
 
 void TextPanel::setTokenInfo(const QString& info)
 {
-    m_tokenInfo->setText(info);
+    m_fullTokenInfo = info;
+    m_tokenInfo->setToolTip(info);
+    m_tokenInfo->setText(m_presentation ? info.section(QStringLiteral(" · "), 0, 0) : info);
+}
+
+void TextPanel::setPresentation(bool on)
+{
+    m_presentation = on;
+    setTokenInfo(m_fullTokenInfo);
 }
 
 void TextPanel::setPlaceholder(const QString& text)

@@ -41,6 +41,8 @@ public:
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
     void setTokenInfo(const QString& info);
+    // Presentation mode: the token line says the count only (the memory figures stay in its tooltip), one line tall.
+    void setPresentation(bool on);
     void setPlaceholder(const QString& text);
     // Shades token boundaries of `capture` when it was computed from the text now in the box; `hovered` (absolute
     // token position, -1 = none) is lit.
@@ -84,6 +86,8 @@ private:
     int m_segmentRows = 0;
     int m_revealed = -1;
     int m_lines = 0; // wrapped lines the text filled at the last edit (up to kMaxCountedLines)
+    QString m_fullTokenInfo;
+    bool m_presentation = false;
 };
 
 } // namespace attnscope::app

@@ -105,6 +105,19 @@ TEST_CASE("every dock and control stays on the screen", "[app][screen]")
     CHECK(outside(w).join(", ").toStdString() == "");
     INFO("grid in presentation mode: " << gridShare());
     CHECK(gridShare() >= 0.6);
+    // Another model while presenting, one that predicts: its Predictions appear beside the grid, and the grid keeps
+    // at least 60% of the screen's area (#44: a lesson at 1280x800).
+    w.openModel(QStringLiteral("builtin:llama-wikitext2"));
+    settle(c);
+    QApplication::processEvents();
+    QTest::qWait(100);
+    CHECK(w.dock("predictionDock")->isVisible());
+    const QRect full = w.screen()->geometry();
+    const double area = static_cast<double>(w.grid()->width()) * w.grid()->height() / (double(full.width()) * full.height());
+    INFO("grid " << w.grid()->width() << "x" << w.grid()->height() << " of the screen " << full.width() << "x"
+                 << full.height() << ": " << area << ", predictions " << w.dock("predictionDock")->width() << " wide");
+    CHECK(area >= 0.6);
+    CHECK(outside(w).join(", ").toStdString() == "");
     w.setPresentation(false);
     QApplication::processEvents();
     CHECK(outside(w).join(", ").toStdString() == "");
