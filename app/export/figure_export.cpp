@@ -37,23 +37,23 @@ void layOutOffscreen(QCustomPlot* plot, int w, int h)
 QString exportPainted(const QString& path, int w, int h, double scale, int dpi,
                       const std::function<void(QCPPainter&)>& paintAll);
 
-QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size)
+QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size, bool stacked)
 {
     if (plots.empty())
         return QObject::tr("%1: nothing to export").arg(path);
     const int n = static_cast<int>(plots.size());
-    const int w = size.width > 0 ? size.width : plots.front()->width() * n;
-    const int h = size.height > 0 ? size.height : plots.front()->height();
-    const int each = w / n;
+    const int w = size.width > 0 ? size.width : plots.front()->width() * (stacked ? 1 : n);
+    const int h = size.height > 0 ? size.height : plots.front()->height() * (stacked ? n : 1);
+    const int eachW = stacked ? w : w / n, eachH = stacked ? h / n : h;
     for (QCustomPlot* plot : plots)
-        layOutOffscreen(plot, each, h);
+        layOutOffscreen(plot, eachW, eachH);
     // Each plot paints itself (vector where the target is vector) into its slot.
     auto paintAll = [&](QCPPainter& p) {
         p.setRenderHint(QPainter::LosslessImageRendering); // images in PDF stored losslessly, never as JPEG
         for (int i = 0; i < n; ++i) {
             p.save();
-            p.translate(i * each, 0);
-            plots[static_cast<std::size_t>(i)]->toPainter(&p, each, h);
+            p.translate(stacked ? 0 : i * eachW, stacked ? i * eachH : 0);
+            plots[static_cast<std::size_t>(i)]->toPainter(&p, eachW, eachH);
             p.restore();
         }
     };

@@ -35,7 +35,9 @@ QString exportFigure(QCustomPlot* plot, const QString& path, const FigureSize& s
 QString exportWidget(QWidget* widget, const QString& path, const FigureSize& size = {});
 
 // Several plots side by side in one figure (each gets an equal share of `size`), by extension as above.
-QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size);
+// `stacked`: one above another, each the full width and an equal share of the height.
+QString exportComposite(const std::vector<QCustomPlot*>& plots, const QString& path, const FigureSize& size,
+                        bool stacked = false);
 
 // The token grid `data` as a figure drawn like `style` (colours, scale, values, highlight, the visible range when
 // zoomed) but with nothing of the screen's state: no locked row, focus cell or hover, at the figure's own size

@@ -23,6 +23,7 @@ void PaperFigureView::setFigure(const PaperFigure& figure)
     m_views.clear();
     m_plots.clear();
     m_figure = figure;
+    m_row->setDirection(figure.stacked ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight);
     if (figure.heatmap) {
         auto* v = new widgets::RelposHeatmapView(this);
         v->setData(figure.heatmap);
@@ -53,6 +54,11 @@ QSize PaperFigureView::readableSize() const
         const int panels = static_cast<int>(m_figure.heatmap->panels.size());
         return {std::clamp(520 * panels, 900, 1800), std::clamp(140 + 12 * rows, 500, 1400)};
     }
+    if (m_figure.stacked) { // full-width panels: a cell wide enough for a short token at a few dozen positions
+        const auto& g = *m_figure.grids.front();
+        const int n = static_cast<int>(m_figure.grids.size());
+        return {std::clamp(260 + 44 * g.cols, 900, 1800), n * std::clamp(150 + 34 * g.rows, 300, 700)};
+    }
     if (m_figure.number == 0 && m_figure.grids.size() == 1) { // an analysis grid: square cells where they fit
         const auto& g = *m_figure.grids.front();
         const int cell = std::clamp(700 / std::max(1, std::max(g.rows, g.cols)), 3, 36);
@@ -68,7 +74,7 @@ QString PaperFigureView::exportTo(const QString& path, FigureSize size) const
         size.width = s.width();
         size.height = s.height();
     }
-    return exportComposite(m_plots, path, size);
+    return exportComposite(m_plots, path, size, m_figure.stacked);
 }
 
 } // namespace attnscope::app

@@ -140,7 +140,8 @@ PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& colu
     PaperFigure f;
     f.number = 0;
     f.name = QObject::tr("Logit lens");
-    f.values = true; // the cells name their top tokens
+    f.values = true;  // the cells name their top tokens
+    f.stacked = true; // one panel above the other: each gets the width its cells' tokens need
     f.title = QObject::tr("%1 · logit lens: each layer's top %2").arg(modelName, lens.nextToken ? QObject::tr("next token")
                                                                                                 : QObject::tr("token"));
     auto piece = [&](std::int32_t id) {

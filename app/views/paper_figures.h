@@ -23,6 +23,8 @@ struct PaperFigure {
     widgets::RelposFigurePtr heatmap;        // Figs. 5 and 7
     std::vector<widgets::GridDataPtr> grids; // Fig. 6, widest head first; an analysis's grid
     bool values = false;                     // print values in cells (ablation) rather than show where attention goes
+    bool stacked = false;                    // grids one above another (wide, short ones: the logit lens's layers x
+                                             // positions), each the figure's full width
     QString displayName() const { return name.isEmpty() ? QStringLiteral("Fig. %1").arg(number) : name; }
     QString fileStem() const; // "fig5", "attention-rollout"
 };

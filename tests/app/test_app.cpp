@@ -12,6 +12,9 @@
 #include "export/data_export.h"
 #include "views/translation_views.h"
 #include "views/grid_builder.h"
+#include "views/analysis_figures.h"
+#include "figures/paper_figure_view.h"
+#include "analysis/logit_lens.h"
 #include "run/text_capture.h"
 #include "util/text_file.h"
 #include <nlohmann/json.hpp>
@@ -534,4 +537,32 @@ TEST_CASE("a model with attention sinks shows each row's sink share as a last co
     // Raw scores have no sink column (the sink is a logit of the softmax, not a key's score).
     s.terms.raw = true;
     CHECK(app::buildGrid(*capture, bundle->displayName, s)->cols == static_cast<int>(tokens.size()));
+}
+
+TEST_CASE("the logit lens names its tokens in the cells at 25 tokens in a 1280x800 window", "[app][lens]")
+{
+    const auto loaded = core::loadModel(std::string(ATTNSCOPE_SOURCE_DIR) + "/resources/models/llama-wikitext2");
+    const auto tok = core::loadModelTokenizer(loaded);
+    const auto capture = core::captureText(
+        *loaded.model, *tok, "the war ended in 1945 and the city was rebuilt by its people , who had lived there since the old kingdom fell .", {});
+    REQUIRE(capture->tokens.size() >= 24);
+    const auto lens = core::logitLens(*loaded.model, *capture, 0);
+    const auto figure = app::logitLensFigure(lens, *capture, *tok, QStringLiteral("llama-wikitext2"));
+    app::PaperFigureView view;
+    // What a figure window gets on a 1280x800 screen: its readable size, at most the screen less the window's frame.
+    view.setFigure(figure);
+    view.resize(std::min(view.readableSize().width(), 1240), std::min(view.readableSize().height(), 680));
+    view.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&view));
+    const auto grids = view.findChildren<widgets::AttentionGridView*>();
+    REQUIRE(grids.size() == 2);
+    for (auto* g : grids) {
+        const auto* d = g->data().get();
+        REQUIRE(d);
+        const QRect r = g->plot()->axisRect()->rect();
+        const double cellW = double(r.width()) / d->cols, cellH = double(r.height()) / d->rows;
+        INFO("cells " << cellW << " x " << cellH);
+        CHECK(g->valueFontSize(cellW, cellH) > 0); // every cell prints its token (elided to the cell)
+        CHECK(d->cellTexts.size() == d->rows * d->cols);
+    }
 }
