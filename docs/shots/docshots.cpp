@@ -7,6 +7,8 @@
 #include "ui/figure_window.h"
 #include "ui/heads_panel.h"
 #include "ui/main_window.h"
+#include "ui/mechanism_window.h"
+#include "mechanism_view.h"
 
 #include <QApplication>
 #include <QDir>
@@ -170,5 +172,40 @@ int main(int argc, char** argv)
         QTest::qWait(300); // the tab's deferred height
         save(w.dock(dock), QLatin1String(name));
     }
+
+    // A lesson (docs/teaching.md): one sentence, the mechanism of one head step by step, then presenting with
+    // Predictions beside the grid.
+    w.setText(QStringLiteral("the war ended in 1945 and the army went home . the war ended in"));
+    if (!settle(compute))
+        return 1;
+    w.setSelection(1, {2});
+    if (!settle(compute))
+        return 1;
+    app::MechanismWindow* m = w.showMechanism();
+    m->resize(1240, 720);
+    if (!QTest::qWaitFor([&] { return m->view()->data() != nullptr; }, 60000))
+        return 1;
+    const auto& steps = m->view()->data()->steps;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const QString t = steps[i].title;
+        const char* name = t.contains(QStringLiteral("Its query"))       ? "mechanism-query"
+                           : t.contains(QStringLiteral("Scores"))        ? "mechanism-scores"
+                           : t.contains(QStringLiteral("Softmax"))       ? "mechanism-softmax"
+                           : t.contains(QStringLiteral("Values"))        ? "mechanism-values"
+                           : t.contains(QStringLiteral("residual"))      ? "mechanism-residual"
+                           : t.contains(QStringLiteral("prediction"))    ? "mechanism-prediction"
+                                                                          : nullptr;
+        if (!name)
+            continue;
+        m->view()->setStep(static_cast<int>(i));
+        save(m, QLatin1String(name));
+    }
+    m->close();
+    w.setPresentation(true);
+    if (!settle(compute))
+        return 1;
+    QTest::qWait(500); // the docks' deferred sizes
+    save(&w, QStringLiteral("lesson-presenting"));
+    w.setPresentation(false);
     return 0;
 }
