@@ -7,6 +7,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
 
 namespace attnscope::widgets {
 
@@ -103,6 +104,21 @@ int HeadOverviewView::windowOf(int layer) const
 
 bool HeadOverviewView::event(QEvent* e)
 {
+    if (e->type() == QEvent::ToolTip && m_thumbs && !m_thumbs->sinkMass.empty()) { // a head's sink share and rank
+        auto* help = static_cast<QHelpEvent*>(e);
+        for (int l = 0; l < m_thumbs->layers; ++l)
+            for (int h = 0; h < m_thumbs->heads; ++h)
+                if (cellRect(l, h).contains(help->pos())) {
+                    const std::size_t i = static_cast<std::size_t>(l * m_thumbs->heads + h);
+                    QToolTip::showText(help->globalPos(),
+                                       tr("Layer %1 head %2: its learned sink takes %3% of a row on average (rank %4 of "
+                                          "%5: the orange bar)")
+                                           .arg(l + 1).arg(h + 1).arg(100.0 * m_thumbs->sinkMass[i], 0, 'f', 1)
+                                           .arg(m_thumbs->sinkRank[i]).arg(m_thumbs->sinkMass.size()),
+                                       this);
+                    return true;
+                }
+    }
     if (e->type() == QEvent::ToolTip && m_thumbs && !m_thumbs->windows.empty()) {
         auto* help = static_cast<QHelpEvent*>(e);
         const int pitch = cellSize() + gap();
@@ -191,6 +207,26 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
             const QRect r = cellRect(l, h);
             const auto& img = m_thumbs->images[static_cast<std::size_t>(l * m_thumbs->heads + h)];
             p.drawImage(r, img);
+            if (!m_thumbs->sinkMass.empty()) { // the share of attention the head's sink takes, as a bar along its foot
+                const std::size_t i = static_cast<std::size_t>(l * m_thumbs->heads + h);
+                const float mass = std::clamp(m_thumbs->sinkMass[i], 0.0f, 1.0f);
+                const int barH = std::max(2, r.height() / 8);
+                p.fillRect(QRect(r.left(), r.bottom() - barH + 1, r.width(), barH), QColor(255, 255, 255, 200));
+                p.fillRect(QRect(r.left(), r.bottom() - barH + 1, static_cast<int>(std::lround(mass * r.width())), barH),
+                           QColor(230, 90, 0));
+                if (m_thumbs->sinkRank[i] <= 3 && r.width() >= 18) { // the three heads that attend to nothing most
+                    QFont f = p.font();
+                    f.setBold(true);
+                    f.setPointSizeF(std::max(6.0, std::min(f.pointSizeF(), r.height() / 3.5)));
+                    p.setFont(f);
+                    p.setPen(Qt::white);
+                    p.fillRect(QRect(r.left(), r.top(), r.width() / 2, r.height() / 3), QColor(230, 90, 0));
+                    p.drawText(QRect(r.left(), r.top(), r.width() / 2, r.height() / 3), Qt::AlignCenter,
+                               QStringLiteral("%1").arg(m_thumbs->sinkRank[i]));
+                    p.setFont(font());
+                    p.setPen(palette().color(QPalette::WindowText));
+                }
+            }
             const bool selected = l == m_layer && (m_heads.empty() || std::find(m_heads.begin(), m_heads.end(), h) != m_heads.end());
             if (selected) {
                 p.setPen(QPen(QColor(255, 140, 0), 3));

@@ -17,6 +17,11 @@ struct HeadThumbnails {
     std::vector<int> windows;
     // A name per row instead of "L1", "L2", ...: an encoder-decoder model's sites ("E1", "D1 self", "D1 cross").
     QStringList rowLabels;
+    // Models with learned attention sinks (gpt-oss): each head's mean share of a row given to its sink (layer-major),
+    // drawn as a bar under the thumbnail and ranked (the heads that attend to nothing most); empty: no sinks.
+    std::vector<float> sinkMass;
+    // Rank of each head by sinkMass, 1 = the most (layer-major); empty with sinkMass.
+    std::vector<int> sinkRank;
 };
 using HeadThumbnailsPtr = std::shared_ptr<const HeadThumbnails>;
 

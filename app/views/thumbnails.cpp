@@ -45,6 +45,11 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     for (int y = 0; y < hgt; ++y)
         rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * s.qlen / hgt);
     t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
+    // A learned sink takes what a row's probabilities leave: measured on the sampled rows of the full attention.
+    const bool sinks = terms.isFull() && !terms.raw &&
+                       std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return !r.sinks.empty(); });
+    if (sinks)
+        t->sinkMass.assign(t->images.size(), 0.0f);
     for (int l = 0; l < t->layers; ++l) {
         auto in = capture.inputs(seg, l);
         if (bands)
@@ -58,6 +63,18 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
                 for (float v : values)
                     if (!std::isnan(v))
                         maxAbs = std::max(maxAbs, std::abs(v));
+            if (sinks && in.sinks) {
+                double mass = 0;
+                for (int y = 0; y < hgt; ++y) {
+                    double row = 0;
+                    for (int x = 0; x < s.klen; ++x) {
+                        const float v = values[static_cast<std::size_t>(y) * s.klen + static_cast<std::size_t>(x)];
+                        row += std::isnan(v) ? 0.0 : v;
+                    }
+                    mass += std::max(0.0, 1.0 - row);
+                }
+                t->sinkMass[static_cast<std::size_t>(l) * t->heads + h] = static_cast<float>(mass / std::max(1, hgt));
+            }
             QImage img(w, hgt, QImage::Format_RGB32);
             for (int y = 0; y < hgt; ++y) {
                 auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
@@ -72,6 +89,17 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
             }
             t->images[static_cast<std::size_t>(l) * t->heads + h] = img;
         }
+    }
+    if (sinks) { // rank 1: the head whose rows go most to the sink
+        std::vector<int> order(t->sinkMass.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = static_cast<int>(i);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return t->sinkMass[static_cast<std::size_t>(a)] > t->sinkMass[static_cast<std::size_t>(b)];
+        });
+        t->sinkRank.assign(order.size(), 0);
+        for (std::size_t r = 0; r < order.size(); ++r)
+            t->sinkRank[static_cast<std::size_t>(order[r])] = static_cast<int>(r) + 1;
     }
     return t;
 }

@@ -13,6 +13,7 @@
 #include "views/translation_views.h"
 #include "views/grid_builder.h"
 #include "views/analysis_figures.h"
+#include "views/thumbnails.h"
 #include "figures/paper_figure_view.h"
 #include "analysis/logit_lens.h"
 #include "run/text_capture.h"
@@ -565,4 +566,40 @@ TEST_CASE("the logit lens names its tokens in the cells at 25 tokens in a 1280x8
         CHECK(g->valueFontSize(cellW, cellH) > 0); // every cell prints its token (elided to the cell)
         CHECK(d->cellTexts.size() == d->rows * d->cols);
     }
+}
+
+TEST_CASE("the head overview ranks a learned-sink model's heads by the mass their sinks take", "[app][sinks]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "gptoss-tiny").string());
+    std::vector<core::Token> tokens;
+    for (int i = 0; i < 20; ++i)
+        tokens.push_back({(i * 7 + 5) % 40, std::to_string(i), 0, 0});
+    const auto capture = core::captureText(*loaded.model, std::move(tokens), {});
+    const auto thumbs = app::makeThumbnails(*capture, app::ViewSelection{}, 64);
+    const auto& info = capture->model;
+    REQUIRE(thumbs->sinkMass.size() == static_cast<std::size_t>(info.layers * info.heads));
+    // Each head's mass is what its rows leave to the sink: 1 - the row's sum over the keys, averaged over the rows.
+    for (int l = 0; l < info.layers; ++l)
+        for (int h = 0; h < info.heads; ++h) {
+            const auto g = core::attentionGrid(*capture, 0, l, {h});
+            double mass = 0;
+            for (int r = 0; r < g.rows; ++r) {
+                double sum = 0;
+                for (int c = 0; c < g.cols; ++c)
+                    sum += std::isnan(g.at(r, c)) ? 0.0 : g.at(r, c);
+                mass += 1.0 - sum;
+            }
+            CHECK(thumbs->sinkMass[static_cast<std::size_t>(l * info.heads + h)] == Approx(mass / g.rows).margin(1e-5));
+        }
+    // Rank 1 is the largest mass, and the ranks are a permutation.
+    std::vector<int> ranks = thumbs->sinkRank;
+    std::sort(ranks.begin(), ranks.end());
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+        CHECK(ranks[i] == static_cast<int>(i) + 1);
+    const auto top = std::max_element(thumbs->sinkMass.begin(), thumbs->sinkMass.end()) - thumbs->sinkMass.begin();
+    CHECK(thumbs->sinkRank[static_cast<std::size_t>(top)] == 1);
+    // A model without sinks has no marks.
+    const auto llama = core::loadModel((test::testdataDir() / "llama-tiny").string());
+    std::vector<core::Token> few{{5, "a", 0, 0}, {6, "b", 0, 0}, {7, "c", 0, 0}};
+    CHECK(app::makeThumbnails(*core::captureText(*llama.model, std::move(few), {}), app::ViewSelection{}, 64)->sinkMass.empty());
 }
