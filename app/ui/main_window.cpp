@@ -1003,7 +1003,14 @@ void MainWindow::setPresentation(bool on)
     m_textPanel->setPresentation(on);
     // Presenting, the right-hand Predictions run the window's full height and the text box sits under the grid alone.
     setCorner(Qt::BottomRightCorner, on ? Qt::RightDockWidgetArea : Qt::BottomDockWidgetArea);
-    statusBar()->setVisible(!on); // the grid's title says the layer and head; its height goes to the grid
+    // The text box's dock needs no title while presenting (it is the only one below the grid): its height goes to
+    // the grid. The status bar stays, for notices.
+    for (const char* name : {"textDock", "translationDock"}) {
+        QDockWidget* d = dock(name);
+        QWidget* old = d->titleBarWidget();
+        d->setTitleBarWidget(on ? new QWidget(d) : nullptr);
+        delete old;
+    }
     m_layout->setPresentation(on, presentationDocks(on));
     if (on) {
         placePresentationDocks();
@@ -1041,7 +1048,7 @@ void MainWindow::placePresentationDocks()
     }
     addDockWidget(Qt::RightDockWidgetArea, p);
     p->show();
-    resizeDocks({p}, {static_cast<int>(screen()->availableGeometry().width() * 0.21)}, Qt::Horizontal);
+    resizeDocks({p}, {static_cast<int>(screen()->availableGeometry().width() * 0.19)}, Qt::Horizontal);
 }
 
 bool MainWindow::presentation() const
