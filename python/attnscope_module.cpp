@@ -61,6 +61,17 @@ py::array_t<float> ownedArray(std::vector<float>&& data, std::vector<py::ssize_t
     return a;
 }
 
+// A page's layers and heads as Python numbers them (from 1; None: all) for the core (from 0).
+PageOptions pageOptions(const std::optional<std::vector<int>>& layers, const std::optional<std::vector<int>>& heads)
+{
+    PageOptions o;
+    for (int l : layers.value_or(std::vector<int>{}))
+        o.layers.push_back(l - 1);
+    for (int h : heads.value_or(std::vector<int>{}))
+        o.heads.push_back(h - 1);
+    return o;
+}
+
 // Jupyter: a page in a frame of its own, so its script runs and its styles stay inside.
 std::string inFrame(const std::string& page)
 {
@@ -234,13 +245,8 @@ public:
     // The self-contained page of every site (cross-attention first, with the alignment of target and source).
     std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
     {
-        PageOptions o;
-        for (int l : layers.value_or(std::vector<int>{}))
-            o.layers.push_back(l - 1);
-        for (int h : heads.value_or(std::vector<int>{}))
-            o.heads.push_back(h - 1);
         const auto& info = m_model->model->info();
-        return translationPageHtml(m_t, info, tokens(), targetTokens(), info.source, o);
+        return translationPageHtml(m_t, info, tokens(), targetTokens(), info.source, pageOptions(layers, heads));
     }
     py::array_t<float> logits() const
     {
@@ -572,11 +578,7 @@ public:
     // The self-contained page (run/attention_page.h) of these layers and heads (from 1; None: all).
     std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
     {
-        PageOptions o;
-        for (int l : layers.value_or(std::vector<int>{}))
-            o.layers.push_back(l - 1);
-        for (int h : heads.value_or(std::vector<int>{}))
-            o.heads.push_back(h - 1);
+        PageOptions o = pageOptions(layers, heads);
         o.picture = m_picture;
         return attentionPageHtml(*m_capture, m_model->model->info().source, o);
     }

@@ -116,7 +116,13 @@ void MechanismView::paintEvent(QPaintEvent*)
     const double labelW = std::min(220.0, all.width() * 0.25);
     QFont label = base;
     label.setPointSizeF(base.pointSizeF() * 1.1);
-    const QFontMetricsF lm(label);
+    // A row's name, right-aligned before its strip or bar, shortened in the middle when long.
+    auto rowLabel = [&](const QFont& f, const QString& text, double ry, double rowH) {
+        p.setFont(f);
+        p.setPen(QColor(25, 25, 25));
+        p.drawText(QRectF(all.left(), ry, labelW - 8, rowH), Qt::AlignRight | Qt::AlignVCenter,
+                   QFontMetricsF(f).elidedText(text, Qt::ElideMiddle, labelW - 8));
+    };
 
     // Strips: one row per vector, one cell per dimension.
     if (!s.strips.empty()) {
@@ -138,10 +144,7 @@ void MechanismView::paintEvent(QPaintEvent*)
         for (int r = 0; r < shown; ++r) {
             const auto& st = s.strips[static_cast<std::size_t>(r)];
             const double ry = y + r * rowH;
-            p.setFont(label);
-            p.setPen(QColor(25, 25, 25));
-            p.drawText(QRectF(all.left(), ry, labelW - 8, rowH), Qt::AlignRight | Qt::AlignVCenter,
-                       lm.elidedText(st.label, Qt::ElideMiddle, labelW - 8));
+            rowLabel(label, st.label, ry, rowH);
             const int dims = static_cast<int>(st.values.size());
             const double cw = (all.width() - labelW) / std::max(1, dims);
             QFont cellFont = base;
@@ -203,10 +206,7 @@ void MechanismView::paintEvent(QPaintEvent*)
         for (int r = 0; r < shown; ++r) {
             const auto& b = s.bars[static_cast<std::size_t>(r)];
             const double ry = y + r * rowH;
-            p.setFont(valueFont);
-            p.setPen(QColor(25, 25, 25));
-            p.drawText(QRectF(all.left(), ry, labelW - 8, rowH), Qt::AlignRight | Qt::AlignVCenter,
-                       QFontMetricsF(valueFont).elidedText(b.label, Qt::ElideMiddle, labelW - 8));
+            rowLabel(valueFont, b.label, ry, rowH);
             if (b.masked) {
                 p.setPen(QColor(150, 150, 150));
                 p.drawText(QRectF(all.left() + labelW, ry, barW, rowH), Qt::AlignLeft | Qt::AlignVCenter, tr("masked"));

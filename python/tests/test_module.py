@@ -89,20 +89,12 @@ def test_attention_equals_the_cpp_path_and_the_reference(folder, spec):
     cpp = dump(folder)
     expected = read_safetensors(folder / "expected.safetensors")
     layers = m.info["layers"]
-    if "segments" in spec or m.info["family"] == "Transformer-XL":
-        segs = spec.get("segments")
-        if segs is None:
-            length = spec.get("segment_length") or spec.get("tgt_len")
-            ids = spec["token_ids"]
-            segs = [ids[i:i + length] for i in range(0, len(ids), length)]
-        ids = [t for s in segs for t in s]
-        clamp = spec.get("clamp_len")
-        cap = m.run(ids=ids, segment_length=len(segs[0]), mem_len=spec.get("mem_len"),
-                    same_length=spec.get("same_length"), clamp_len=None if clamp in (None, -1) else clamp)
-        names = [(s + 1, f"seg{s}.layer{{}}.attn_prob") for s in range(len(segs))]
+    cap, segments = run_case(m, spec)
+    if m.info["family"] == "Transformer-XL" or "segments" in spec:
+        ids = [t for s in case_segments(spec) for t in s]
+        names = [(s + 1, f"seg{s}.layer{{}}.attn_prob") for s in range(segments)]
     else:
         ids = spec.get("token_ids", spec.get("input_ids"))
-        cap = m.run(ids=ids, token_type_ids=spec.get("token_type_ids"), attention_mask=spec.get("attention_mask"))
         names = [(None, "layer{}.attn_prob")]
     assert cap.ids == list(ids)
     for segment, pattern in names:
@@ -290,16 +282,26 @@ def test_the_atlas_equals_the_cli_heads_table(tmp_path):
                 assert abs(atlas[key][l, h] - row[key]) < 1e-4, (key, row)
 
 
+def case_segments(spec):
+    """A Transformer-XL case's segments, as input.json gives them or cut from its ids."""
+    segs = spec.get("segments")
+    if segs is None:
+        length = spec.get("segment_length") or spec.get("tgt_len")
+        ids = spec["token_ids"]
+        segs = [ids[i:i + length] for i in range(0, len(ids), length)]
+    return segs
+
+
 def run_case(m, spec):
-    """A reference case's input through run(): its segments (Transformer-XL) or its ids."""
+    """A reference case's input through run(): its segments with their settings (Transformer-XL), or its ids with an
+    encoder's token types and padding. Returns the capture and the number of segments."""
     if "segments" in spec or m.info["family"] == "Transformer-XL":
-        segs = spec.get("segments")
-        if segs is None:
-            length = spec.get("segment_length") or spec.get("tgt_len")
-            ids = spec["token_ids"]
-            segs = [ids[i:i + length] for i in range(0, len(ids), length)]
-        return m.run(ids=[t for s in segs for t in s], segment_length=len(segs[0]), mem_len=spec.get("mem_len")), len(segs)
-    return m.run(ids=spec.get("token_ids", spec.get("input_ids"))), 1
+        segs = case_segments(spec)
+        clamp = spec.get("clamp_len")
+        return m.run(ids=[t for s in segs for t in s], segment_length=len(segs[0]), mem_len=spec.get("mem_len"),
+                     same_length=spec.get("same_length"), clamp_len=None if clamp in (None, -1) else clamp), len(segs)
+    return m.run(ids=spec.get("token_ids", spec.get("input_ids")), token_type_ids=spec.get("token_type_ids"),
+                 attention_mask=spec.get("attention_mask")), 1
 
 
 def term_cases():
