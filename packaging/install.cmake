@@ -16,6 +16,15 @@ if(ATTNSCOPE_BUILD_GUI)
   install(TARGETS attnscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT app)
   set_target_properties(attnscope PROPERTIES INSTALL_RPATH "$ORIGIN/${bin_to_lib}")
 endif()
+# The Python module (`import attnscope`) where Debian's python3 looks, finding the compute library through its
+# RUNPATH; built-in models are then found beside python3 (<prefix>/share/attnscope/models for a /usr install).
+if(TARGET attnscope_python)
+  set(ATTNSCOPE_PYTHON_INSTALL_DIR lib/python3/dist-packages/attnscope)
+  install(TARGETS attnscope_python LIBRARY DESTINATION ${ATTNSCOPE_PYTHON_INSTALL_DIR} COMPONENT app)
+  install(FILES ${PROJECT_SOURCE_DIR}/python/attnscope/__init__.py DESTINATION ${ATTNSCOPE_PYTHON_INSTALL_DIR} COMPONENT app)
+  file(RELATIVE_PATH py_to_lib /${ATTNSCOPE_PYTHON_INSTALL_DIR} /${ATTNSCOPE_PRIVATE_LIBDIR})
+  set_target_properties(attnscope_python PROPERTIES INSTALL_RPATH "$ORIGIN/${py_to_lib}")
+endif()
 # Built-in models live in <prefix>/share/attnscope/models (found relative to the executable).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/resources/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnscope/models
         COMPONENT app PATTERN "training" EXCLUDE)
@@ -27,7 +36,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/resources/icons/attnscope.svg
         DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps RENAME ${ATTNSCOPE_APP_ID}.svg COMPONENT app)
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/attnscope.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT app)
 # The user guide with its screenshots: Help > User Guide reads it offline from <prefix>/share/doc/attnscope.
-install(FILES ${PROJECT_SOURCE_DIR}/docs/user-guide.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT app)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/user-guide.md ${PROJECT_SOURCE_DIR}/docs/python.md ${PROJECT_SOURCE_DIR}/docs/teaching.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT app)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/images DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT app)
 
 set(CPACK_PACKAGE_NAME attnscope)
