@@ -22,7 +22,6 @@
 #include "views/translation_views.h"
 #include "ui/translation_panel.h"
 
-#include "analysis/neuron_view.h"
 #include "views/analysis_figures.h"
 #include "ui/relpos_panel.h"
 #include "ui/scan_dialog.h"
@@ -223,7 +222,6 @@ void MainWindow::buildMenus()
     analysis->addAction(tr("&Experts (Router of a Mixture-of-Experts Model)"), this, [this] { showDock("expertsDock"); });
     analysis->addAction(tr("Attention &Rollout"), this, &MainWindow::showRollout);
     analysis->addAction(tr("&How This Head Computes…"), QKeySequence(Qt::CTRL | Qt::Key_M), this, [this] { showMechanism(); });
-    analysis->addAction(tr("&Neuron View of the Selected Query"), this, &MainWindow::showNeuronView);
     analysis->addAction(tr("&Logit Lens"), this, [this] {
         if (m_translationResult && m_compute->model() && m_compute->model()->info().can.encoderDecoder) {
             m_compute->requestTranslationAnalysis(m_translationResult, true); // over the decoder's layers
@@ -480,29 +478,6 @@ FigureWindow* MainWindow::openFigureWindow(const PaperFigure& figure)
     connect(w, &FigureWindow::saved, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
     w->show();
     return w;
-}
-
-void MainWindow::showNeuronView()
-{
-    const auto r = result();
-    if (!r || !m_gridData) {
-        QMessageBox::information(this, tr("Neuron view"), tr("Type or open a text first."));
-        return;
-    }
-    // The query: the row locked in the grid (a click), else the last one shown.
-    const int row = m_grid->lockedRow() >= 0 ? m_grid->lockedRow() : m_gridData->rows - 1;
-    const int segment = shownSegment();
-    const auto& seg = r->capture->segment(segment);
-    const int queryRow = m_gridData->rowPosition(row) - static_cast<int>(seg.firstPosition);
-    const int head = m_selection.heads.empty() ? 0 : m_selection.heads.front();
-    try {
-        const auto view = core::neuronView(*r->capture, segment, m_selection.layer, head, queryRow);
-        openFigureWindow(neuronFigure(view, *r->capture, r->model->displayName, m_selection.layer, head));
-        if (m_selection.heads.size() != 1)
-            showStatus(tr("The neuron view shows one head: head %1 of the averaged ones").arg(head + 1));
-    } catch (const std::exception& e) {
-        QMessageBox::information(this, tr("Neuron view"), QString::fromStdString(e.what()));
-    }
 }
 
 void MainWindow::showRollout()

@@ -103,7 +103,6 @@ public:
     void showSentences();
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();
-    void showNeuronView(); // the locked query row (or the last) of the shown head
     MechanismWindow* showMechanism(); // "How this head computes", following the grid's head and query
     FigureWindow* openFigureWindow(const PaperFigure& figure);
     widgets::ComparisonView* comparison() const;

@@ -190,48 +190,6 @@ PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& colu
     return f;
 }
 
-PaperFigure neuronFigure(const core::NeuronView& v, const core::TextCapture& capture, const QString& modelName,
-                         int layer, int head)
-{
-    PaperFigure f;
-    f.number = 0;
-    f.name = QObject::tr("Neuron view");
-    const QString query = tokenLabel(capture.tokens[static_cast<std::size_t>(v.queryToken)]);
-    f.title = QObject::tr("%1 · layer %2 · head %3 · query %4 “%5”%6")
-                  .arg(modelName)
-                  .arg(layer + 1)
-                  .arg(head + 1)
-                  .arg(v.queryToken + 1)
-                  .arg(query, v.contentTermOnly ? QObject::tr(" · content term (a) only") : QString());
-    auto g = std::make_shared<widgets::GridData>();
-    g->title = f.title;
-    g->rows = static_cast<int>(v.keyTokens.size()) + 1;
-    g->cols = v.headDim;
-    g->values = v.query;
-    g->values.insert(g->values.end(), v.products.begin(), v.products.end());
-    g->rowLabels << QObject::tr("q (%1)").arg(query);
-    g->rowPositions.push_back(v.queryToken);
-    for (std::size_t k = 0; k < v.keyTokens.size(); ++k) {
-        g->rowLabels << QObject::tr("%1 · %2 · %3%")
-                            .arg(tokenLabel(capture.tokens[static_cast<std::size_t>(v.keyTokens[k])]))
-                            .arg(static_cast<double>(v.scores[k]), 0, 'f', 2)
-                            .arg(100.0 * v.probabilities[k], 0, 'f', 1);
-        g->rowPositions.push_back(v.keyTokens[k]);
-    }
-    for (int i = 0; i < v.headDim; ++i) {
-        g->colLabels << QString::number(i + 1);
-        g->colPositions.push_back(-1);
-    }
-    g->highlight.assign(g->values.size(), 0);
-    g->rowAxis = QObject::tr("query vector, then each key: token · score · attention");
-    g->colAxis = QObject::tr("dimension of the head (rotated, for rotary models)");
-    g->valueLabel = QObject::tr("q, then q ⊙ k (the score is their sum times %1)").arg(static_cast<double>(v.scale), 0, 'g', 3);
-    g->diverging = true;
-    g->labelChars = 30; // "token · score · attention" must stay whole
-    f.grids.push_back(g);
-    return f;
-}
-
 PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::TextCapture& capture,
                                    const core::Tokenizer& tokenizer, const QString& modelName)
 {

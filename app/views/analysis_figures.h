@@ -1,5 +1,6 @@
 // The analysis views as figures (views/paper_figures.h's PaperFigure): attention rollout as a token grid, head
-// ablation as a layers x heads grid of loss changes, the head atlas's similarity matrix, and the neuron view.
+// ablation as a layers x heads grid of loss changes, the head atlas's similarity matrix, the logit lens and direct
+// logit attribution.
 #pragma once
 
 #include "analysis/attention_grid.h"
@@ -7,7 +8,6 @@
 #include "analysis/head_atlas.h"
 #include "analysis/logit_lens.h"
 #include "analysis/logit_attribution.h"
-#include "analysis/neuron_view.h"
 #include "views/paper_figures.h"
 
 namespace attnscope::app {
@@ -36,9 +36,5 @@ PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& colu
 // the embedding's and the constant's shares, so the figure sums to the logit.
 PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::TextCapture& capture,
                                    const core::Tokenizer& tokenizer, const QString& modelName);
-// The neuron view of one query: a first row with the query vector, then one row per key it sees with q ⊙ k over the
-// head's dimensions (a diverging map); each key's row label carries its score and attention.
-PaperFigure neuronFigure(const core::NeuronView& view, const core::TextCapture& capture, const QString& modelName,
-                         int layer, int head);
 
 } // namespace attnscope::app

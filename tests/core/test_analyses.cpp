@@ -6,7 +6,6 @@
 #include "analysis/relpos_scan.h"
 #include "analysis/logit_lens.h"
 #include "analysis/logit_attribution.h"
-#include "analysis/neuron_view.h"
 #include "analysis/token_predictions.h"
 #include "analysis/rollout.h"
 #include "analysis/surprisal.h"
@@ -450,50 +449,6 @@ TEST_CASE("duplicate-token and induction scores of a model equal those computed 
             CHECK(ind[static_cast<std::size_t>(l) * info.heads + h] ==
                   Approx(core::inductionScore(P.data() + static_cast<std::size_t>(h) * n * n, n, 0, R)).margin(1e-6));
     }
-}
-
-TEST_CASE("the neuron view's products sum to the scores whose softmax is the head's attention, every family",
-          "[analyses][neuron]")
-{
-    for (const auto& dir : casesWithoutMemory()) {
-        DYNAMIC_SECTION(dir.filename().string())
-        {
-            const auto loaded = core::loadModel(dir.string());
-            const auto ids = caseIds(dir);
-            core::CaptureOptions copt;
-            copt.segmentLen = static_cast<int>(ids.size());
-            const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
-            const auto& info = loaded.model->info();
-            const int layer = info.layers - 1, head = info.heads - 1, row = static_cast<int>(ids.size()) - 2;
-            const auto v = core::neuronView(*capture, 0, layer, head, row);
-            REQUIRE(v.keyTokens.size() == v.scores.size());
-            REQUIRE(v.products.size() == v.scores.size() * static_cast<std::size_t>(v.headDim));
-            // The grid of the same head: the probabilities agree, and softmax of the scores gives them.
-            const auto g = core::attentionGrid(*capture, 0, layer, {head});
-            double maxScore = -1e30, sum = 0;
-            for (float s : v.scores)
-                maxScore = std::max(maxScore, static_cast<double>(s));
-            if (std::isfinite(v.sink)) // gpt-oss: the sink logit joins the denominator
-                maxScore = std::max(maxScore, static_cast<double>(v.sink));
-            for (float s : v.scores)
-                sum += std::exp(s - maxScore);
-            if (std::isfinite(v.sink))
-                sum += std::exp(v.sink - maxScore);
-            for (std::size_t k = 0; k < v.scores.size(); ++k) {
-                CHECK(v.probabilities[k] == Approx(g.at(row, v.keyTokens[k])).margin(1e-6));
-                CHECK(std::exp(v.scores[k] - maxScore) / sum == Approx(v.probabilities[k]).margin(1e-5));
-                double dot = 0;
-                for (int i = 0; i < v.headDim; ++i)
-                    dot += v.products[k * static_cast<std::size_t>(v.headDim) + static_cast<std::size_t>(i)];
-                if (info.layerRules[static_cast<std::size_t>(layer)].softCap == 0)
-                    CHECK(dot * v.scale == Approx(v.scores[k]).margin(1e-4));
-            }
-        }
-    }
-    CHECK_THROWS_WITH(core::neuronView(*core::captureText(*core::loadModel((test::testdataDir() / "bert-tiny").string()).model,
-                                                          tokensOf({2, 5, 6}), {}),
-                                       0, 0, 9, 0),
-                      Catch::Contains("no head 10"));
 }
 
 TEST_CASE("next-token logits of a captured text equal the forward pass's, from the state the capture kept",
