@@ -140,7 +140,8 @@ void MechanismView::paintEvent(QPaintEvent*)
         const int n = static_cast<int>(s.strips.size());
         const double avail = stripArea - (s.stripsCaption.isEmpty() ? 0 : 20);
         const int shown = std::min(n, std::max(1, static_cast<int>(avail / 14)));
-        const double rowH = std::min(52.0, avail / std::max(1, shown + (shown < n ? 1 : 0)));
+        // A few vectors get tall strips (read from the back of a room), many get what the height allows.
+        const double rowH = std::min(n <= 4 ? 84.0 : 52.0, avail / std::max(1, shown + (shown < n ? 1 : 0)));
         for (int r = 0; r < shown; ++r) {
             const auto& st = s.strips[static_cast<std::size_t>(r)];
             const double ry = y + r * rowH;
@@ -155,7 +156,9 @@ void MechanismView::paintEvent(QPaintEvent*)
                 const QRectF cell(all.left() + labelW + d * cw, ry + 1, cw, rowH - 2);
                 p.fillRect(cell, diverging(top > 0 ? v / top : 0));
                 m_cells.push_back({cell, tr("%1 · dimension %2: %3").arg(st.label).arg(d + 1).arg(v, 0, 'g', 5)});
-                const QString text = number(v);
+                QString text = number(v);
+                if (cm.horizontalAdvance(text) + 2 > cw) // one decimal when two do not fit
+                    text = QString::number(v, 'f', std::abs(v) >= 10 ? 0 : 1);
                 if (rowH >= 14 && cm.horizontalAdvance(text) + 2 <= cw) { // printed where it fits
                     p.setFont(cellFont);
                     p.setPen(std::abs(v) > 0.6 * top ? Qt::white : QColor(30, 30, 30));

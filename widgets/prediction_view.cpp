@@ -106,9 +106,15 @@ void PredictionView::redraw()
     prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
     // Room right of the axis for the value of a bar that reaches it (a probability near 1).
     rect->setMinimumMargins(QMargins(0, 0, QFontMetrics(rowFont).horizontalAdvance(QStringLiteral("100.0 %")) + 8, 0));
-    // As many probability ticks as fit the plot's width at its font (a narrow side panel in presentation mode).
+    // As many probability ticks as fit the axis's own width (the plot less the token names and the values' margin) at
+    // its font; none when even two would collide (a narrow side panel in presentation mode: the values say it).
+    int namesW = 0;
+    for (int i = 0; i < n; ++i)
+        namesW = std::max(namesW, QFontMetrics(rowFont).horizontalAdvance(m_data->tokens[shown[static_cast<std::size_t>(i)]]));
+    const int axisW = m_plot->width() - namesW - rect->minimumMargins().right() - 24;
     const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.000")) * 2;
-    prob->ticker()->setTickCount(std::clamp(m_plot->width() / std::max(1, tickRoom), 2, 5));
+    prob->ticker()->setTickCount(std::clamp(axisW / std::max(1, tickRoom), 2, 5));
+    prob->setTickLabels(axisW >= 2 * tickRoom);
     prob->setLabel(tr("probability"));
     auto* plain = new QCPBars(tokens, prob);
     auto* marked = new QCPBars(tokens, prob); // the token actually at the position
