@@ -206,7 +206,7 @@ public:
         py::list out;
         for (const auto& site : info.sites) {
             py::dict d;
-            d["name"] = siteName(site);
+            d["name"] = site.key();
             d["layer"] = site.layer + 1;
             d["label"] = site.label();
             d["queries"] = info.streams[static_cast<std::size_t>(site.queryStream)].name;
@@ -223,7 +223,7 @@ public:
         const auto& info = m_model->model->info();
         int index = -1, layers = 0;
         for (std::size_t i = 0; i < info.sites.size(); ++i)
-            if (siteName(info.sites[i]) == site) {
+            if (site == info.sites[i].key()) {
                 ++layers;
                 if (info.sites[i].layer == layer - 1)
                     index = static_cast<int>(i);
@@ -255,10 +255,6 @@ public:
     }
 
 private:
-    static const char* siteName(const AttentionSite& s)
-    {
-        return s.kind == SiteKind::Cross ? "cross" : s.stack == Stack::Decoder ? "decoder" : "encoder";
-    }
     std::shared_ptr<const LoadedModel> m_model;
     Translation m_t;
     std::vector<Token> m_source;
@@ -767,23 +763,20 @@ public:
             }
             return Capture(m_loaded, picture.capture, m_spec, std::string(), nullptr, picture.seen);
         }
+        const auto& a = *pixels;
+        const bool batch = a.ndim() == 4 && a.shape(0) == 1;
+        if (!(a.ndim() == 3 || batch) || a.shape(batch ? 1 : 0) != 3)
+            throw Error(ErrorCode::BadInput, "pixel_values must be [3, height, width] (or [1, 3, height, width])");
+        if (a.shape(batch ? 2 : 1) > 1 << 16 || a.shape(batch ? 3 : 2) > 1 << 16)
+            throw Error(ErrorCode::BadInput, "pixel_values of more than 65,536 pixels a side: no vision model reads that");
         auto px = std::make_shared<PixelValues>();
-        {
-            const auto& a = *pixels;
-            const bool batch = a.ndim() == 4 && a.shape(0) == 1;
-            if (!(a.ndim() == 3 || batch) || a.shape(batch ? 1 : 0) != 3)
-                throw Error(ErrorCode::BadInput, "pixel_values must be [3, height, width] (or [1, 3, height, width])");
-            px->height = static_cast<int>(a.shape(batch ? 2 : 1));
-            px->width = static_cast<int>(a.shape(batch ? 3 : 2));
-            px->data.assign(a.data(), a.data() + a.size());
-        }
-        const auto* vision = dynamic_cast<const VisionModel*>(m_loaded->model.get());
-        if (!vision)
-            throw Error(ErrorCode::BadInput, info.source + " says it reads pictures but is not a vision model");
+        px->height = static_cast<int>(a.shape(batch ? 2 : 1));
+        px->width = static_cast<int>(a.shape(batch ? 3 : 2));
+        px->data.assign(a.data(), a.data() + a.size());
         std::shared_ptr<const TextCapture> capture;
         {
             py::gil_scoped_release free;
-            capture = capturePicture(*vision, std::move(px));
+            capture = capturePicture(asVision(*m_loaded->model), std::move(px));
         }
         return Capture(m_loaded, capture, m_spec, std::string(), nullptr);
     }

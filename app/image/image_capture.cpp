@@ -29,9 +29,7 @@ QString modelPicture(const QString& modelFolder)
 ImageCapture captureImage(const core::AttentionModel& model, const QString& modelFolder, const QString& path,
                           core::CaptureOptions options)
 {
-    const auto* vision = dynamic_cast<const core::VisionModel*>(&model);
-    if (!vision)
-        throw core::Error(core::ErrorCode::BadInput, "images are for vision models; this one reads text");
+    const core::VisionModel& vision = core::asVision(model);
     const QString name = path.trimmed();
     const QString file = QFileInfo(name).isAbsolute() ? name : QDir(modelFolder).filePath(name);
     if (name.isEmpty() || !QFileInfo(file).isFile())
@@ -43,19 +41,19 @@ ImageCapture captureImage(const core::AttentionModel& model, const QString& mode
     ImageCapture out;
     out.seen = std::make_shared<const core::Image8>(core::preparedImage(decodeImageFile(file), pre));
     auto pixels = std::make_shared<const core::PixelValues>(core::pixelValuesOf(*out.seen, pre));
-    const auto grid = vision->gridOf(pixels->height, pixels->width);
+    const auto grid = vision.gridOf(pixels->height, pixels->width);
     out.rows = grid.rows;
     out.cols = grid.cols;
-    out.specialTokens = vision->config().specialTokens();
-    if (vision->hasClassifier()) { // one more forward pass, only for models that name what they see
-        const auto p = vision->classify(*pixels);
+    out.specialTokens = vision.config().specialTokens();
+    if (vision.hasClassifier()) { // one more forward pass, only for models that name what they see
+        const auto p = vision.classify(*pixels);
         const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
-        const auto& labels = vision->config().labels;
+        const auto& labels = vision.config().labels;
         const QString label = best < labels.size() && !labels[best].empty() ? QString::fromStdString(labels[best])
                                                                             : QStringLiteral("class %1").arg(best);
         out.prediction = QStringLiteral("%1 (%2%)").arg(label).arg(p[best] * 100.0, 0, 'f', 0);
     }
-    out.capture = core::capturePicture(*vision, std::move(pixels), std::move(options));
+    out.capture = core::capturePicture(vision, std::move(pixels), std::move(options));
     return out;
 }
 

@@ -53,15 +53,13 @@ private:
 
 std::vector<OutputTensor> dumpImage(const AttentionModel& model, std::shared_ptr<const PixelValues> pixels)
 {
-    const auto* vision = dynamic_cast<const VisionModel*>(&model);
-    if (!vision)
-        throw Error(ErrorCode::BadInput, "pixel values are for vision models; this one reads text");
+    const VisionModel& vision = asVision(model);
     std::vector<OutputTensor> layers;
     LayerTensors observer(layers);
-    auto out = vision->outputs(*pixels, observer);
+    auto out = vision.outputs(*pixels, observer);
     out.insert(out.end(), layers.begin(), layers.end());
     // Rollout as the app computes it: from a capture of the image.
-    const auto rollout = attentionRollout(*capturePicture(*vision, std::move(pixels)), 0);
+    const auto rollout = attentionRollout(*capturePicture(vision, std::move(pixels)), 0);
     out.push_back({"rollout", {rollout.rows, rollout.cols}, rollout.values});
     return out;
 }

@@ -33,6 +33,12 @@ struct AttentionSite {
     bool causal = true;
     bool positionBias = false;
 
+    // The kind of site as one word, for pages, Python and command lines: "self" (a model with one stack), "encoder",
+    // "decoder" (its self-attention) or "cross".
+    const char* key() const
+    {
+        return kind == SiteKind::Cross ? "cross" : stack == Stack::Decoder ? "decoder" : stack == Stack::Encoder ? "encoder" : "self";
+    }
     // "layer 3", "encoder layer 2", "decoder layer 1 cross-attention": for labels, counted from 1.
     std::string label() const
     {

@@ -438,4 +438,15 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
     }
 }
 
+const VisionModel& asVision(const AttentionModel& model)
+{
+    const auto* m = dynamic_cast<const VisionModel*>(&model);
+    if (!m)
+        throw Error(ErrorCode::BadInput,
+                    std::string(familyName(model.info().family)) + " reads text: pictures are for vision models (ViT, "
+                                                                   "DeiT, DINOv2, CLIP's vision tower)",
+                    model.info().source);
+    return *m;
+}
+
 } // namespace attnscope::core

@@ -79,4 +79,7 @@ private:
     int m_gridSide = 0;            // the position table's patch grid (image_size / patch)
 };
 
+// The model as a vision model; Error(BadInput) naming it when it reads text.
+const VisionModel& asVision(const AttentionModel& model);
+
 } // namespace attnscope::core

@@ -121,6 +121,8 @@ std::vector<std::uint8_t> huffmanPack(const std::vector<std::uint8_t>& bytes)
     for (auto b : bytes)
         ++freq[b];
     std::vector<std::uint8_t> out;
+    if (bytes.size() > 0xFFFFFFFFu) // the page's four-byte count; far beyond any page a browser opens
+        throw Error(ErrorCode::BadInput, "a head's grid is too large for a page: choose fewer tokens");
     const auto n = static_cast<std::uint32_t>(bytes.size());
     for (int i = 0; i < 4; ++i)
         out.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
@@ -529,6 +531,7 @@ std::string translationPageHtml(const Translation& run, const ModelInfo& info, c
     int most = 0;
     for (const auto& s : info.sites)
         most = std::max(most, s.layer + 1);
+    const auto chosen = chosenOf(o.layers, most, most, "layer");
     nlohmann::json sites = nlohmann::json::array();
     for (const char* key : {"cross", "encoder", "decoder"}) { // cross-attention first: what a class watches
         nlohmann::json site;
@@ -537,10 +540,8 @@ std::string translationPageHtml(const Translation& run, const ModelInfo& info, c
         const SiteAttention* shape = nullptr;
         for (std::size_t i = 0; i < info.sites.size(); ++i) {
             const auto& s = info.sites[i];
-            const char* k = s.kind == SiteKind::Cross ? "cross" : s.stack == Stack::Decoder ? "decoder" : "encoder";
-            if (std::string(k) != key)
+            if (std::string(s.key()) != key)
                 continue;
-            const auto chosen = chosenOf(o.layers, most, most, "layer");
             if (std::find(chosen.begin(), chosen.end(), s.layer) == chosen.end())
                 continue;
             const SiteAttention& a = run.sites[i];

@@ -22,13 +22,11 @@ std::shared_ptr<const TextCapture> capturePicture(const VisionModel& model, std:
 PictureCapture capturePngFile(const AttentionModel& model, const std::string& modelFolder, const std::string& path,
                               CaptureOptions options)
 {
-    const auto* vision = dynamic_cast<const VisionModel*>(&model);
-    if (!vision)
-        throw Error(ErrorCode::BadInput, model.info().source + " reads text, not pictures");
+    const VisionModel& vision = asVision(model);
     const Preprocessor p = readPreprocessor(modelFolder);
     auto seen = std::make_shared<Image8>(preparedImage(readPng(path), p));
     auto pixels = std::make_shared<PixelValues>(pixelValuesOf(*seen, p));
-    return {capturePicture(*vision, std::move(pixels), std::move(options)), std::move(seen)};
+    return {capturePicture(vision, std::move(pixels), std::move(options)), std::move(seen)};
 }
 
 } // namespace attnscope::core
