@@ -35,24 +35,24 @@ ComputeController::ComputeController(std::vector<std::string> builtinDirs, QObje
 
 ComputeController::~ComputeController()
 {
-    for (JobTracker* t : trackers(*this))
-        t->invalidate();
+    for (JobTracker& t : m_jobs)
+        t.invalidate();
     m_interactive.join();
     m_background.join();
 }
 
 bool ComputeController::busy() const
 {
-    for (const JobTracker* t : {&m_load, &m_textJob, &m_scan, &m_compare, &m_atlas, &m_rollout, &m_ablation})
-        if (t->running())
+    for (const JobKindRow& row : kJobKinds)
+        if (row.showsBusy && job(row.kind).running())
             return true;
     return false;
 }
 
 bool ComputeController::idle() const
 {
-    for (const JobTracker* t : trackers(*this))
-        if (t->running())
+    for (const JobTracker& t : m_jobs)
+        if (t.running())
             return false;
     return true;
 }
@@ -62,15 +62,28 @@ void ComputeController::reportBusy(const QString& what)
     emit busyChanged(busy(), what);
 }
 
-template <typename T, typename Work, typename Done, typename Failed>
-void ComputeController::submit(ComputeLane& lane, JobTracker& tracker, const QString& what, Work work, Done done,
-                               Failed failed)
+void ComputeController::invalidate(Lifetime lifetime)
 {
+    for (const JobKindRow& row : kJobKinds)
+        if (row.lifetime != Lifetime::Independent && static_cast<int>(row.lifetime) >= static_cast<int>(lifetime))
+            job(row.kind).invalidate();
+}
+
+void ComputeController::holdLanesUntil(std::shared_future<void> release)
+{
+    for (ComputeLane* lane : {&m_interactive, &m_background})
+        lane->post([release] { release.wait(); });
+}
+
+template <typename T, typename Work, typename Done>
+void ComputeController::submit(JobKind kind, const QString& busyText, Work work, Done done, const QString& what)
+{
+    JobTracker& tracker = job(kind);
     const quint64 generation = tracker.begin();
     const auto stop = tracker.stopToken();
     JobTracker* t = &tracker;
-    if (!what.isEmpty())
-        reportBusy(what);
+    if (!busyText.isEmpty())
+        reportBusy(busyText);
     // Runs `fn` on the GUI thread if this job is still the newest of its kind then.
     auto toGui = [this, t, generation](std::function<void()> fn) {
         QMetaObject::invokeMethod(
@@ -80,31 +93,39 @@ void ComputeController::submit(ComputeLane& lane, JobTracker& tracker, const QSt
             },
             Qt::QueuedConnection);
     };
-    lane.post([this, t, generation, stop, toGui, work = std::move(work), done = std::move(done),
-               failed = std::move(failed)]() mutable {
+    JobFailure failure{kind, what.isEmpty() ? jobName(kind) : what, {}, core::ErrorCode::Internal};
+    ComputeLane& lane = jobRow(kind).lane == Lane::Interactive ? m_interactive : m_background;
+    lane.post([this, t, generation, stop, toGui, failure, work = std::move(work), done = std::move(done)]() mutable {
         if (!t->isCurrent(generation))
             return; // superseded before it started: a newer request of this kind is queued behind it
         std::shared_ptr<const T> result;
-        JobFailure failure;
+        auto fail = [&failure](core::ErrorCode code, const QString& message) {
+            failure.code = code;
+            failure.message = message;
+        };
         try {
-            result = work(JobContext(stop, toGui));
+            if (stop->stopRequested() && !jobRow(failure.kind).keepsPartial) // cancelled while it waited
+                throw core::Error(core::ErrorCode::Cancelled, "cancelled before it started");
+            result = work(JobContext(failure.kind, stop, toGui));
         } catch (const core::Error& e) {
-            failure = {QString::fromStdString(e.what()), e.code() == core::ErrorCode::Cancelled};
+            fail(e.code(), QString::fromStdString(e.what()));
         } catch (const std::bad_alloc&) {
-            failure = {tr("Not enough memory for this request.")};
+            fail(core::ErrorCode::OutOfMemory, tr("Not enough memory for this request."));
         } catch (const std::exception& e) {
-            failure = {QString::fromStdString(e.what())};
+            fail(core::ErrorCode::Internal, QString::fromStdString(e.what()));
         } catch (...) {
-            failure = {tr("An unexpected internal error stopped this request.")};
+            fail(core::ErrorCode::Internal, tr("An unexpected internal error stopped this request."));
         }
         if (!result && failure.message.isEmpty())
             failure.message = tr("The request produced no result.");
-        toGui([this, t, generation, result, failure, done = std::move(done), failed = std::move(failed)] {
+        if (!result && !failure.cancelled())
+            spdlog::info("{} failed: {}", failure.what.toStdString(), failure.message.toStdString());
+        toGui([this, t, generation, result, failure, done = std::move(done)] {
             t->finished(generation);
             if (result)
                 done(result);
             else
-                failed(failure);
+                emit jobFailed(failure);
             reportBusy();
         });
     });
@@ -114,30 +135,26 @@ void ComputeController::loadModel(const QString& spec)
 {
     const auto dirs = m_builtinDirs;
     submit<ModelBundle>(
-        m_interactive, m_load, tr("Loading %1…").arg(spec),
+        JobKind::Load, tr("Loading %1…").arg(spec),
         [spec, dirs](const JobContext&) {
             // Opening maps the files and reads their headers: no progress to report, whatever the model's size.
             return loadBundle(spec, dirs);
         },
         [this](ModelBundlePtr m) {
             // Everything computed for the previous model is dropped at once.
-            for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills, &m_next})
-                t->invalidate();
+            invalidate(Lifetime::Model);
             m_model = std::move(m);
             m_text.reset();
             emit modelLoaded(m_model);
         },
-        [this, spec](const JobFailure& f) {
-            spdlog::warn("loading {} failed: {}", spec.toStdString(), f.message.toStdString());
-            emit modelFailed(spec, f.message);
-        });
+        spec);
 }
 
 void ComputeController::runText(const QString& text, const QString& secondText, int segmentLen, int memLen,
                                 std::optional<ViewSelection> preview)
 {
     if (!m_model) {
-        emit textFailed(tr("No model is loaded."), false);
+        emit jobFailed({JobKind::Text, jobName(JobKind::Text), tr("No model is loaded."), core::ErrorCode::BadInput});
         return;
     }
     const ModelBundlePtr model = m_model;
@@ -145,7 +162,7 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
     // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change).
     const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
-        m_interactive, m_textJob, tr("Computing attention…"),
+        JobKind::Text, tr("Computing attention…"),
         [this, model, request, previous, preview, previewAfter = m_previewAfterMs](const JobContext& ctx) {
             core::CaptureOptions opt;
             opt.segmentLen = request.segmentLen;
@@ -197,8 +214,7 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
         [this](TextResultPtr r) {
             m_text = r;
             emit textReady(r);
-        },
-        [this](const JobFailure& f) { emit textFailed(f.message, f.cancelled); });
+        });
 }
 
 void ComputeController::requestGrid(const ViewSelection& selection)
@@ -207,7 +223,7 @@ void ComputeController::requestGrid(const ViewSelection& selection)
         return;
     const TextResultPtr text = m_text;
     submit<widgets::GridData>(
-        m_interactive, m_grid, {},
+        JobKind::Grid, {},
         [this, text, selection](const JobContext& ctx) {
             // Quick grids say nothing; one that takes a while (many heads of a long text) reports its heads.
             QElapsedTimer clock;
@@ -217,10 +233,7 @@ void ComputeController::requestGrid(const ViewSelection& selection)
                     ctx.post([this, done, total] { emit gridProgress(done, total); });
             });
         },
-        [this](widgets::GridDataPtr g) { emit gridReady(g); },
-        [this](const JobFailure& f) {
-            emit gridFailed(f.cancelled ? tr("Cancelled. Choose a head or layer to compute its grid.") : f.message);
-        });
+        [this](widgets::GridDataPtr g) { emit gridReady(g); });
 }
 
 void ComputeController::requestThumbnails(const ViewSelection& selection)
@@ -229,15 +242,13 @@ void ComputeController::requestThumbnails(const ViewSelection& selection)
         return;
     const TextResultPtr text = m_text;
     submit<widgets::HeadThumbnails>(
-        m_interactive, m_thumbs, {},
+        JobKind::Thumbnails, {},
         [text, selection](const JobContext&) {
             return text->image ? makeImageThumbnails(*text->capture, text->image->rows, text->image->cols,
                                                      text->image->specialTokens)
                                : makeThumbnails(*text->capture, selection);
         },
-        [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); },
-        // The overview stays as it was; the grid (its own request) reports the same problem where it is seen.
-        [](const JobFailure& f) { spdlog::info("head overview not updated: {}", f.message.toStdString()); });
+        [this](widgets::HeadThumbnailsPtr t) { emit thumbnailsReady(t); });
 }
 
 void ComputeController::requestTextProfile(const std::string& profiles, const std::optional<core::BandSplit>& bands)
@@ -247,24 +258,23 @@ void ComputeController::requestTextProfile(const std::string& profiles, const st
     const TextResultPtr text = m_text;
     // On the background lane: a long text's profile recomputes every head, and must not hold up the grid.
     submit<core::ScanResult>(
-        m_background, m_profile, {},
+        JobKind::TextProfile, {},
         [text, profiles, bands](const JobContext& ctx) {
             return std::make_shared<const core::ScanResult>(
                 core::relposFromCapture(*text->capture, profiles, &ctx.stop(), bands ? &*bands : nullptr));
         },
-        [this](ScanResultPtr r) { emit textProfileReady(r); },
-        [this](const JobFailure& f) { emit textProfileFailed(f.message); });
+        [this](ScanResultPtr r) { emit textProfileReady(r); });
 }
 
 void ComputeController::scanCorpus(const ScanRequest& request)
 {
     if (!m_model) {
-        emit scanFailed(tr("No model is loaded."));
+        emit jobFailed({JobKind::Scan, jobName(JobKind::Scan), tr("No model is loaded."), core::ErrorCode::BadInput});
         return;
     }
     const ModelBundlePtr model = m_model;
     submit<core::ScanResult>(
-        m_background, m_scan, tr("Scanning…"),
+        JobKind::Scan, tr("Scanning…"),
         [this, model, request](const JobContext& ctx) {
             core::ScanChoices choices;
             choices.memLen = request.memLen;
@@ -299,8 +309,7 @@ void ComputeController::scanCorpus(const ScanRequest& request)
                 result.metadata["text"] = request.textName.isEmpty() ? "text" : request.textName.toStdString();
             return std::make_shared<const core::ScanResult>(std::move(result));
         },
-        [this](ScanResultPtr r) { emit scanFinished(r); },
-        [this](const JobFailure& f) { emit scanFailed(f.message); });
+        [this](ScanResultPtr r) { emit scanFinished(r); });
 }
 
 void ComputeController::compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens)
@@ -313,7 +322,7 @@ void ComputeController::compareModels(const ComparisonRequest& request)
     const auto cache = m_compareCache;
     const auto dirs = m_builtinDirs;
     submit<widgets::ComparisonData>(
-        m_background, m_compare, tr("Comparing models…"),
+        JobKind::Comparison, tr("Comparing models…"),
         [request, cache, dirs](const JobContext&) {
             std::vector<ModelBundlePtr> models;
             for (const QString& spec : request.specs) {
@@ -324,8 +333,7 @@ void ComputeController::compareModels(const ComparisonRequest& request)
             }
             return buildComparison(models, request.text, request.layer, request.maxTokens);
         },
-        [this](widgets::ComparisonPtr d) { emit comparisonReady(d); },
-        [this](const JobFailure& f) { emit comparisonFailed(f.message); });
+        [this](widgets::ComparisonPtr d) { emit comparisonReady(d); });
 }
 
 namespace {
@@ -337,7 +345,7 @@ std::function<void(int, int)> throttled(const JobContext& ctx, ComputeController
     return [&ctx, c, what, clock](int done, int total) {
         if (clock->elapsed() >= 100 || done == total) {
             clock->restart();
-            ctx.post([c, what, done, total] { emit c->analysisProgress(what, done, total); });
+            ctx.post([c, kind = ctx.kind(), what, done, total] { emit c->analysisProgress(kind, what, done, total); });
         }
     };
 }
@@ -349,9 +357,9 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
         return;
     const TextResultPtr text = m_text;
     const auto cache = m_induction;
-    const QString what = tr("Head atlas");
+    const QString what = jobName(JobKind::Atlas);
     submit<AtlasResult>(
-        m_background, m_atlas, tr("Computing the head atlas…"),
+        JobKind::Atlas, tr("Computing the head atlas…"),
         [this, text, scan, cache, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const auto& model = *text->model->loaded.model;
@@ -380,8 +388,7 @@ void ComputeController::requestAtlas(ScanResultPtr scan)
             }
             return std::shared_ptr<const AtlasResult>(r);
         },
-        [this](AtlasResultPtr r) { emit atlasReady(r); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](AtlasResultPtr r) { emit atlasReady(r); });
 }
 
 void ComputeController::requestMaskedFills(int k)
@@ -390,7 +397,7 @@ void ComputeController::requestMaskedFills(int k)
         return;
     const TextResultPtr text = m_text;
     submit<MaskedFillResult>(
-        m_interactive, m_fills, {},
+        JobKind::MaskedFills, {},
         [text, k](const JobContext&) {
             auto r = std::make_shared<MaskedFillResult>();
             r->text = text;
@@ -403,11 +410,7 @@ void ComputeController::requestMaskedFills(int k)
             }
             return std::shared_ptr<const MaskedFillResult>(r);
         },
-        [this](MaskedFillResultPtr r) { emit maskedFillsReady(r); },
-        [this](const JobFailure& f) {
-            if (!f.cancelled)
-                emit maskedFillsFailed(f.message);
-        });
+        [this](MaskedFillResultPtr r) { emit maskedFillsReady(r); });
 }
 
 void ComputeController::requestNextToken(int position)
@@ -416,7 +419,7 @@ void ComputeController::requestNextToken(int position)
         return;
     const TextResultPtr text = m_text;
     submit<NextTokenResult>(
-        m_interactive, m_next, {},
+        JobKind::NextToken, {},
         [text, position](const JobContext& ctx) {
             const auto& tokens = text->capture->tokens;
             auto r = std::make_shared<NextTokenResult>();
@@ -428,11 +431,7 @@ void ComputeController::requestNextToken(int position)
                 r->actual = tokens[static_cast<std::size_t>(r->position) + 1].id;
             return std::shared_ptr<const NextTokenResult>(r);
         },
-        [this](NextTokenResultPtr r) { emit nextTokenReady(r); },
-        [this](const JobFailure& f) {
-            if (!f.cancelled)
-                emit maskedFillsFailed(f.message);
-        });
+        [this](NextTokenResultPtr r) { emit nextTokenReady(r); });
 }
 
 void ComputeController::requestTranslation(const QString& source, const QString& target, bool generate,
@@ -443,7 +442,7 @@ void ComputeController::requestTranslation(const QString& source, const QString&
     const ModelBundlePtr model = m_model;
     const std::string src = source.toStdString(), tgt = target.toStdString();
     submit<TranslationResult>(
-        m_interactive, m_translate, generate ? tr("Translating…") : tr("Reading the target…"),
+        JobKind::Translation, generate ? tr("Translating…") : tr("Reading the target…"),
         [this, model, src, tgt, generate, maxNewTokens](const JobContext& ctx) {
             const auto& m = core::asEncoderDecoder(*model->loaded.model);
             std::vector<std::int32_t> sourceIds = idsOf(core::sourceTokens(*model->tokenizer, src));
@@ -460,8 +459,7 @@ void ComputeController::requestTranslation(const QString& source, const QString&
             };
             return describeTranslation(model, core::generate(m, sourceIds, targetStart, g), false);
         },
-        [this](TranslationResultPtr r) { emit translationReady(r); },
-        [this](const JobFailure& f) { emit translationFailed(f.message, f.cancelled); });
+        [this](TranslationResultPtr r) { emit translationReady(r); });
 }
 
 void ComputeController::requestRouting(int segment)
@@ -470,7 +468,7 @@ void ComputeController::requestRouting(int segment)
         return;
     const TextResultPtr text = m_text;
     submit<RoutingResult>(
-        m_background, m_route, tr("Routing the text through the experts…"),
+        JobKind::Routing, tr("Routing the text through the experts…"),
         [text, segment](const JobContext& ctx) {
             auto r = std::make_shared<RoutingResult>();
             r->text = text;
@@ -478,8 +476,7 @@ void ComputeController::requestRouting(int segment)
             r->routing = core::textRouting(*text->model->loaded.model, *text->capture, r->segment, &ctx.stop());
             return std::shared_ptr<const RoutingResult>(r);
         },
-        [this](RoutingResultPtr r) { emit routingReady(r); },
-        [this](const JobFailure& f) { emit analysisFailed(tr("Experts"), f.message, f.cancelled); });
+        [this](RoutingResultPtr r) { emit routingReady(r); });
 }
 
 void ComputeController::requestExplanation(int layer, int head, std::int64_t position)
@@ -488,13 +485,12 @@ void ComputeController::requestExplanation(int layer, int head, std::int64_t pos
         return;
     const TextResultPtr text = m_text;
     submit<ExplanationResult>(
-        m_interactive, m_explain, tr("Following the head's computation…"),
+        JobKind::Explanation, tr("Following the head's computation…"),
         [text, layer, head, position](const JobContext&) {
             return std::make_shared<const ExplanationResult>(
                 ExplanationResult{text, core::explainHead(*text->model->loaded.model, *text->capture, layer, head, position)});
         },
-        [this](ExplanationResultPtr r) { emit explanationReady(r); },
-        [this](const JobFailure& f) { emit analysisFailed(tr("How this head computes"), f.message, f.cancelled); });
+        [this](ExplanationResultPtr r) { emit explanationReady(r); });
 }
 
 void ComputeController::requestImageRollout()
@@ -503,13 +499,12 @@ void ComputeController::requestImageRollout()
         return;
     const TextResultPtr text = m_text;
     submit<ImageRollout>(
-        m_background, m_imageRollout, tr("Computing the attention rollout…"),
+        JobKind::ImageRollout, tr("Computing the attention rollout…"),
         [text](const JobContext& ctx) {
             return std::make_shared<const ImageRollout>(
                 ImageRollout{text, core::attentionRollout(*text->capture, 0, &ctx.stop())});
         },
-        [this](ImageRolloutPtr r) { emit imageRolloutReady(r); },
-        [this](const JobFailure& f) { emit analysisFailed(tr("Rollout"), f.message, f.cancelled); });
+        [this](ImageRolloutPtr r) { emit imageRolloutReady(r); });
 }
 
 void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens)
@@ -517,7 +512,7 @@ void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& t
     if (!translation)
         return;
     submit<PaperFigure>(
-        m_background, lens ? m_lens : m_rollout, lens ? tr("Computing the logit lens…") : tr("Computing rollout…"),
+        lens ? JobKind::Lens : JobKind::Rollout, lens ? tr("Computing the logit lens…") : tr("Computing rollout…"),
         [translation, lens](const JobContext& ctx) {
             return std::make_shared<const PaperFigure>(lens ? decoderLensFigure(*translation, &ctx.stop())
                                                             : encoderRolloutFigure(*translation));
@@ -527,9 +522,6 @@ void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& t
                 emit lensReady(f);
             else
                 emit rolloutReady(f);
-        },
-        [this, lens](const JobFailure& f) {
-            emit analysisFailed(lens ? tr("Logit lens") : tr("Attention rollout"), f.message, f.cancelled);
         });
 }
 
@@ -538,9 +530,9 @@ void ComputeController::requestLogitLens(int segment)
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Logit lens");
+    const QString what = jobName(JobKind::Lens);
     submit<PaperFigure>(
-        m_background, m_lens, tr("Computing the logit lens…"),
+        JobKind::Lens, tr("Computing the logit lens…"),
         [text, segment](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const int s = segment >= 0 ? segment : autoSegment(capture);
@@ -548,8 +540,7 @@ void ComputeController::requestLogitLens(int segment)
             return std::make_shared<const PaperFigure>(
                 logitLensFigure(lens, capture, *text->model->tokenizer, text->model->displayName));
         },
-        [this](FigurePtr f) { emit lensReady(f); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](FigurePtr f) { emit lensReady(f); });
 }
 
 void ComputeController::requestLogitAttribution(int position)
@@ -557,9 +548,9 @@ void ComputeController::requestLogitAttribution(int position)
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Direct logit attribution");
+    const QString what = jobName(JobKind::Attribution);
     submit<PaperFigure>(
-        m_background, m_dla, tr("Attributing the logit to heads…"),
+        JobKind::Attribution, tr("Attributing the logit to heads…"),
         [text, position](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const int p = position >= 0 ? position : static_cast<int>(capture.tokens.size()) - 1;
@@ -567,8 +558,7 @@ void ComputeController::requestLogitAttribution(int position)
             return std::make_shared<const PaperFigure>(
                 logitAttributionFigure(a, capture, *text->model->tokenizer, text->model->displayName));
         },
-        [this](FigurePtr f) { emit attributionReady(f); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](FigurePtr f) { emit attributionReady(f); });
 }
 
 void ComputeController::requestSurprisal()
@@ -576,15 +566,14 @@ void ComputeController::requestSurprisal()
     if (!m_text || !m_text->model->info().can.causal || !m_text->model->info().can.nextTokenLoss)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Surprisal");
+    const QString what = jobName(JobKind::Surprisal);
     submit<core::Surprisal>(
-        m_background, m_surprisal, tr("Computing each token's surprisal…"),
+        JobKind::Surprisal, tr("Computing each token's surprisal…"),
         [text](const JobContext& ctx) {
             return std::make_shared<const core::Surprisal>(
                 core::tokenSurprisal(*text->model->loaded.model, *text->capture, &ctx.stop()));
         },
-        [this, text](std::shared_ptr<const core::Surprisal> s) { emit surprisalReady(text, s); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this, text](std::shared_ptr<const core::Surprisal> s) { emit surprisalReady(text, s); });
 }
 
 namespace {
@@ -733,7 +722,7 @@ void ComputeController::requestQkSpace(const QkRequest& request)
                              ? tr("Computing the query-key space (%1)…").arg(methodTitle(request.method))
                              : tr("Query-key space of %1 (%2)").arg(QFileInfo(request.corpus).fileName(), methodTitle(request.method));
     submit<widgets::QkScatterData>(
-        m_background, m_qk, what,
+        JobKind::QkSpace, what,
         [this, text, request](const JobContext& ctx) {
             // t-SNE and UMAP are drawn as they converge (posted only while this request is the current one).
             auto partial = [this, &ctx](widgets::QkScatterPtr now) { ctx.post([this, now] { emit qkReady(now); }); };
@@ -744,11 +733,7 @@ void ComputeController::requestQkSpace(const QkRequest& request)
                 return positionQkScatter(*text, s, request.layer, request.head, request.method, &ctx.stop(), partial);
             return qkScatter(*text, s, request.layer, request.head, request.method, &ctx.stop(), partial);
         },
-        [this](widgets::QkScatterPtr d) { emit qkReady(d); },
-        [this](const JobFailure& f) {
-            if (!f.cancelled)
-                emit qkFailed(f.message);
-        });
+        [this](widgets::QkScatterPtr d) { emit qkReady(d); });
 }
 
 void ComputeController::requestQkMatrix(int segment, core::QkMethod method)
@@ -758,7 +743,7 @@ void ComputeController::requestQkMatrix(int segment, core::QkMethod method)
     const TextResultPtr text = m_text;
     const QString what = tr("Query-key space of every head");
     submit<widgets::QkMatrixData>(
-        m_background, m_qk, tr("Computing every head's query-key space…"),
+        JobKind::QkSpace, tr("Computing every head's query-key space…"),
         [this, text, segment, method, what](const JobContext& ctx) {
             const int s = segment >= 0 ? segment : autoSegment(*text->capture);
             const auto& info = text->model->info();
@@ -777,11 +762,7 @@ void ComputeController::requestQkMatrix(int segment, core::QkMethod method)
                 }
             return std::shared_ptr<const widgets::QkMatrixData>(std::move(out));
         },
-        [this](widgets::QkMatrixPtr d) { emit qkMatrixReady(d); },
-        [this](const JobFailure& f) {
-            if (!f.cancelled)
-                emit qkFailed(f.message);
-        });
+        [this](widgets::QkMatrixPtr d) { emit qkMatrixReady(d); });
 }
 
 void ComputeController::requestRollout(int segment)
@@ -789,17 +770,16 @@ void ComputeController::requestRollout(int segment)
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Attention rollout");
+    const QString what = jobName(JobKind::Rollout);
     submit<PaperFigure>(
-        m_background, m_rollout, tr("Computing the attention rollout…"),
+        JobKind::Rollout, tr("Computing the attention rollout…"),
         [this, text, segment, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const int seg = segment < 0 ? autoSegment(capture) : segment;
             const auto grid = core::attentionRollout(capture, seg, &ctx.stop(), throttled(ctx, this, what));
             return std::make_shared<const PaperFigure>(rolloutFigure(grid, capture, text->model->displayName));
         },
-        [this](FigurePtr f) { emit rolloutReady(f); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](FigurePtr f) { emit rolloutReady(f); });
 }
 
 void ComputeController::requestAblation()
@@ -807,9 +787,9 @@ void ComputeController::requestAblation()
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Head ablation");
+    const QString what = jobName(JobKind::Ablation);
     submit<PaperFigure>(
-        m_background, m_ablation, tr("Ablating every head…"),
+        JobKind::Ablation, tr("Ablating every head…"),
         [this, text, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
             std::vector<std::int32_t> ids = idsOf(capture.tokens);
@@ -817,17 +797,14 @@ void ComputeController::requestAblation()
                                               throttled(ctx, this, what));
             return std::make_shared<const PaperFigure>(ablationFigure(r, text->model->displayName, static_cast<int>(ids.size())));
         },
-        [this](FigurePtr f) { emit ablationReady(f); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](FigurePtr f) { emit ablationReady(f); });
 }
 
 void ComputeController::dropText()
 {
     // Whatever is still running for the old text is stopped and its results never delivered.
-    for (JobTracker* t : {&m_textJob, &m_grid, &m_thumbs, &m_profile, &m_fills, &m_next}) {
-        t->cancel();
-        t->invalidate();
-    }
+    job(JobKind::Text).invalidate();
+    invalidate(Lifetime::Text);
     m_text.reset();
 }
 
@@ -836,9 +813,9 @@ void ComputeController::requestPatching(const PatchingRequest& request)
     if (!m_model)
         return;
     const ModelBundlePtr model = m_model;
-    const QString what = tr("Activation patching");
+    const QString what = jobName(JobKind::Patching);
     submit<PatchingResult>(
-        m_background, m_patch, tr("Patching…"),
+        JobKind::Patching, tr("Patching…"),
         [this, model, request, what](const JobContext& ctx) {
             auto r = std::make_shared<PatchingResult>();
             r->model = model;
@@ -876,7 +853,7 @@ void ComputeController::requestPatching(const PatchingRequest& request)
                 copy->done = done;
                 copy->total = total;
                 ctx.post([this, copy, what, done, total] {
-                    emit analysisProgress(what, done, total);
+                    emit analysisProgress(JobKind::Patching, what, done, total);
                     emit patchingUpdated(copy);
                 });
             };
@@ -885,8 +862,7 @@ void ComputeController::requestPatching(const PatchingRequest& request)
             r->done = r->result.partial ? r->result.runs : r->total;
             return std::shared_ptr<const PatchingResult>(r);
         },
-        [this](PatchingResultPtr r) { emit patchingUpdated(r); },
-        [this](const JobFailure& f) { emit patchingFailed(f.message, f.cancelled); });
+        [this](PatchingResultPtr r) { emit patchingUpdated(r); });
 }
 
 void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int layer, int head)
@@ -894,7 +870,7 @@ void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int
     if (!patching)
         return;
     submit<PaperFigure>(
-        m_background, m_pair, tr("Capturing both prompts…"),
+        JobKind::PromptPair, tr("Capturing both prompts…"),
         [patching, layer, head](const JobContext&) {
             const auto& model = *patching->model;
             std::vector<widgets::GridDataPtr> grids;
@@ -907,8 +883,7 @@ void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int
             }
             return std::make_shared<const PaperFigure>(promptPairFigure(grids[0], grids[1], model.displayName, layer, head));
         },
-        [this](FigurePtr f) { emit promptPairReady(f); },
-        [this](const JobFailure& f) { emit analysisFailed(tr("Both prompts"), f.message, f.cancelled); });
+        [this](FigurePtr f) { emit promptPairReady(f); });
 }
 
 void ComputeController::requestHeadContexts(const HeadContextsRequest& request)
@@ -916,9 +891,9 @@ void ComputeController::requestHeadContexts(const HeadContextsRequest& request)
     if (!m_model)
         return;
     const ModelBundlePtr model = m_model;
-    const QString what = tr("Head contexts");
+    const QString what = jobName(JobKind::HeadContexts);
     submit<HeadContextsResult>(
-        m_background, m_contexts, tr("Reading every head over the corpus…"),
+        JobKind::HeadContexts, tr("Reading every head over the corpus…"),
         [this, model, request, what](const JobContext& ctx) {
             const std::string text = request.corpusPath.isEmpty() ? request.text.toStdString()
                                                                   : core::readTextFile(request.corpusPath.toStdString());
@@ -929,8 +904,7 @@ void ComputeController::requestHeadContexts(const HeadContextsRequest& request)
                                              &ctx.stop(), throttled(ctx, this, what));
             return std::shared_ptr<const HeadContextsResult>(r);
         },
-        [this](HeadContextsResultPtr r) { emit headContextsReady(r); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](HeadContextsResultPtr r) { emit headContextsReady(r); });
 }
 
 void ComputeController::requestSentences(int layer, const std::vector<int>& heads)
@@ -938,9 +912,9 @@ void ComputeController::requestSentences(int layer, const std::vector<int>& head
     if (!m_text)
         return;
     const TextResultPtr text = m_text;
-    const QString what = tr("Sentences");
+    const QString what = jobName(JobKind::Sentences);
     submit<PaperFigure>(
-        m_background, m_sentences, tr("Reading the text by sentences…"),
+        JobKind::Sentences, tr("Reading the text by sentences…"),
         [this, text, layer, heads, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const auto& model = *text->model->loaded.model;
@@ -955,23 +929,18 @@ void ComputeController::requestSentences(int layer, const std::vector<int>& head
                                                                       capture, receivers, suppression,
                                                                       text->model->displayName, headName));
         },
-        [this](FigurePtr f) { emit sentencesReady(f); },
-        [this, what](const JobFailure& f) { emit analysisFailed(what, f.message, f.cancelled); });
+        [this](FigurePtr f) { emit sentencesReady(f); });
 }
 
 void ComputeController::cancel()
 {
-    m_sentences.cancel();
-    m_contexts.cancel();
-    m_patch.cancel();
-    m_textJob.cancel();
-    m_grid.cancel();
-    m_atlas.cancel();
-    m_rollout.cancel();
-    m_ablation.cancel();
-    m_scan.cancel();
-    m_compare.cancel();
-    m_translate.cancel();
+    for (JobTracker& t : m_jobs)
+        t.cancel();
+}
+
+void ComputeController::cancel(JobKind kind)
+{
+    job(kind).cancel();
 }
 
 } // namespace attnscope::app

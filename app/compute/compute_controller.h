@@ -1,8 +1,8 @@
-// GUI-side handle of the compute threads. Every request is a job of one kind (load, text, grid, thumbnails, text
-// profile, scan, comparison) submitted through one mechanism: the newest request of a kind wins, an older one is
-// stopped, and only the newest result of each kind is delivered, on the GUI thread, as a typed signal.
-// Two lanes: the interactive lane (load, text and the views of the text) and the background lane (corpus scans,
-// comparisons), so a long scan never delays the grid. Lives on the GUI thread.
+// GUI-side handle of the compute threads. Every request is a job of one kind of the job table (compute/job_kinds.h)
+// submitted through one mechanism: the newest request of a kind wins, an older one is stopped, and only the newest
+// result of each kind is delivered, on the GUI thread, as a typed signal; every failure of every kind comes as one
+// jobFailed. The table's lane, lifetime and busy columns decide where a kind runs, when the text or the model makes
+// it out of date, and whether the status bar says busy; cancel() reaches every kind. Lives on the GUI thread.
 #pragma once
 
 #include "analysis/qk_space.h"
@@ -20,6 +20,7 @@
 #include <vector>
 #include <QStringList>
 #include <map>
+#include <future>
 #include <optional>
 
 namespace attnscope::core {
@@ -94,7 +95,8 @@ public:
     void compareModels(const ComparisonRequest& request);
     // Compatibility form used by the window.
     void compareModels(const QStringList& specs, const QString& text, int layer, int maxTokens = 24);
-    void cancel(); // stops the running text request, scan and comparison
+    void cancel();              // stops every running job (each reports a cancelled JobFailure; partial results kept)
+    void cancel(JobKind kind);  // stops the running job of one kind (a window's own Cancel button)
     void dropText(); // the text was emptied: stop and forget everything computed for the old one (scans go on)
 
     // runText's preview grid comes only when the run has taken this long by the time its layer is done (a small
@@ -106,29 +108,28 @@ public:
     bool busy() const;
     // No request of any kind is running or waiting to be delivered (tests wait for this).
     bool idle() const;
-    bool scanning() const { return m_scan.running(); }
+    bool scanning() const { return job(JobKind::Scan).running(); }
+    // Test hook: holds both compute threads until `release` is ready (so requests queue behind it).
+    void holdLanesUntil(std::shared_future<void> release);
     const std::vector<std::string>& builtinDirs() const { return m_builtinDirs; }
 
 signals:
+    // Every job of every kind that ends without a result (failed or cancelled), in one shape: the kind says whose.
+    void jobFailed(const attnscope::app::JobFailure& failure);
     void modelLoaded(attnscope::app::ModelBundlePtr model);
-    void modelFailed(const QString& spec, const QString& message);
     void textProgress(double done); // fraction of a long text's forward pass, about ten times a second
     void textReady(attnscope::app::TextResultPtr result);
-    void textFailed(const QString& message, bool cancelled);
     void gridReady(attnscope::widgets::GridDataPtr grid);
     // The grid of runText's `preview` selection for the new text, before the text's other layers are done (textReady
     // and the grid requested then follow).
     void gridPreviewReady(attnscope::widgets::GridDataPtr grid);
     void gridProgress(int headsDone, int heads); // only for grids that take a while
-    void gridFailed(const QString& message);
     void thumbnailsReady(attnscope::widgets::HeadThumbnailsPtr thumbnails);
     void textProfileReady(attnscope::app::ScanResultPtr profile);
-    void textProfileFailed(const QString& message);
     void busyChanged(bool busy, const QString& what);
     void scanProgress(qint64 done, qint64 total);
     void scanPartial(attnscope::app::ScanResultPtr result);
     void scanFinished(attnscope::app::ScanResultPtr result);
-    void scanFailed(const QString& message);
     void atlasReady(attnscope::app::AtlasResultPtr atlas);
     void rolloutReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
@@ -136,48 +137,38 @@ signals:
     void attributionReady(attnscope::app::FigurePtr figure);
     void qkReady(attnscope::widgets::QkScatterPtr data);
     void qkMatrixReady(attnscope::widgets::QkMatrixPtr data);
-    void qkFailed(const QString& message);
     void surprisalReady(attnscope::app::TextResultPtr text, std::shared_ptr<const attnscope::core::Surprisal> surprisal);
-    void analysisProgress(const QString& what, int done, int total);
-    void analysisFailed(const QString& what, const QString& message, bool cancelled);
+    // Progress of a job that reports it (`what`: the kind's name or what exactly runs, e.g. a corpus file's).
+    void analysisProgress(attnscope::app::JobKind kind, const QString& what, int done, int total);
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
-    void comparisonFailed(const QString& message);
     void maskedFillsReady(attnscope::app::MaskedFillResultPtr result);
-    void maskedFillsFailed(const QString& message);
     void nextTokenReady(attnscope::app::NextTokenResultPtr result);
     void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
-    void translationFailed(const QString& message, bool cancelled);
     void routingReady(attnscope::app::RoutingResultPtr result);
     void explanationReady(attnscope::app::ExplanationResultPtr result);
     void imageRolloutReady(attnscope::app::ImageRolloutPtr result);
     void patchingUpdated(attnscope::app::PatchingResultPtr result);
-    void patchingFailed(const QString& message, bool cancelled);
     void promptPairReady(attnscope::app::FigurePtr figure);
     void headContextsReady(attnscope::app::HeadContextsResultPtr result);
     void sentencesReady(attnscope::app::FigurePtr figure);
 
 private:
-    // Runs `work` on `lane` as the newest job of `tracker`'s kind; `done` or `failed` run on the GUI thread if it is
-    // still the newest when it ends. Every exception stops at the job's boundary and becomes a JobFailure.
-    template <typename T, typename Work, typename Done, typename Failed>
-    void submit(ComputeLane& lane, JobTracker& tracker, const QString& what, Work work, Done done, Failed failed);
+    // Runs `work` on its kind's lane as the newest job of `kind`; `done` runs on the GUI thread if it is still the
+    // newest when it ends, else jobFailed. Every exception stops at the job's boundary and becomes a JobFailure
+    // (named `what`, the kind's name when empty). `busyText`: the status bar's words while it runs.
+    template <typename T, typename Work, typename Done>
+    void submit(JobKind kind, const QString& busyText, Work work, Done done, const QString& what = {});
+    JobTracker& job(JobKind kind) { return m_jobs[jobIndex(kind)]; }
+    const JobTracker& job(JobKind kind) const { return m_jobs[jobIndex(kind)]; }
+    // Stops and forgets every job whose lifetime is at most `lifetime` (Text: only the text's; Model: also the model's).
+    void invalidate(Lifetime lifetime);
     void reportBusy(const QString& what = {});
 
     std::vector<std::string> m_builtinDirs;
     int m_previewAfterMs = 100;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
-    JobTracker m_load, m_textJob, m_grid, m_thumbs, m_profile, m_scan, m_compare, m_atlas, m_rollout, m_ablation, m_fills, m_next, m_lens, m_surprisal, m_qk, m_dla, m_translate, m_route, m_imageRollout, m_patch, m_pair, m_contexts, m_sentences, m_explain;
-    // Every job kind, for idle() and shutdown (a kind missing here would outlive the controller's wait); const
-    // trackers of a const controller.
-    template <class Self>
-    static auto trackers(Self& c)
-    {
-        return std::vector{&c.m_load, &c.m_textJob, &c.m_grid, &c.m_thumbs, &c.m_profile, &c.m_scan, &c.m_compare,
-                           &c.m_atlas, &c.m_rollout, &c.m_ablation, &c.m_fills, &c.m_next, &c.m_lens, &c.m_surprisal,
-                           &c.m_qk, &c.m_dla, &c.m_translate, &c.m_route, &c.m_imageRollout, &c.m_patch,
-                           &c.m_pair, &c.m_contexts, &c.m_sentences, &c.m_explain};
-    }
+    std::array<JobTracker, kJobKindCount> m_jobs; // one per row of the job table
     // Induction scores of the loaded model (a generated sequence: the same for every text); background lane only.
     struct InductionCache {
         const void* model = nullptr;

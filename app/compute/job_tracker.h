@@ -3,6 +3,7 @@
 // started, stopped through its StopToken if it has, and its result dropped if it arrives anyway).
 #pragma once
 
+#include "compute/job_kinds.h"
 #include "util/stop_token.h"
 
 #include <QString>
@@ -12,27 +13,24 @@
 
 namespace attnscope::app {
 
-// Why a job produced no result: a message for the user, and whether it was cancelled rather than failed.
-struct JobFailure {
-    QString message;
-    bool cancelled = false;
-};
-
-// What a job's work function gets: its stop token, and a way to send something to the GUI thread that arrives only
+// What a job's work function gets: its kind, its stop token, and a way to send something to the GUI thread that arrives only
 // while the job is still the newest of its kind (progress, partial results).
 class JobContext {
 public:
     using Post = std::function<void(std::function<void()>)>;
-    JobContext(std::shared_ptr<const core::StopToken> stop, Post post)
-        : m_stop(std::move(stop))
+    JobContext(JobKind kind, std::shared_ptr<const core::StopToken> stop, Post post)
+        : m_kind(kind)
+        , m_stop(std::move(stop))
         , m_post(std::move(post))
     {
     }
+    JobKind kind() const { return m_kind; }
     const core::StopToken& stop() const { return *m_stop; }
     bool stopRequested() const { return m_stop->stopRequested(); }
     void post(std::function<void()> fn) const { m_post(std::move(fn)); }
 
 private:
+    JobKind m_kind;
     std::shared_ptr<const core::StopToken> m_stop;
     Post m_post;
 };

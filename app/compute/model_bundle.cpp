@@ -25,9 +25,10 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     if (b->tokenizer)
         b->controlIds = core::controlTokenIds(*b->tokenizer);
     b->spec = spec;
-    b->displayName = spec.startsWith(QLatin1String("builtin:"))
-                         ? spec.mid(8)
-                         : QFileInfo(QString::fromStdString(b->loaded.ggufPath.empty() ? b->loaded.folder : b->loaded.ggufPath)).fileName();
+    // A built-in by its name, a file by the model's own name when it has one (a GGUF's metadata), else by the file.
+    b->displayName = spec.startsWith(QLatin1String("builtin:")) ? spec.mid(8)
+                     : !b->loaded.name.empty()                  ? QString::fromStdString(b->loaded.name).trimmed()
+                                                                : QFileInfo(QString::fromStdString(b->loaded.ggufPath.empty() ? b->loaded.folder : b->loaded.ggufPath)).fileName();
     if (b->displayName.isEmpty() || b->displayName == QLatin1String("."))
         b->displayName = QDir(QString::fromStdString(b->loaded.folder)).dirName();
     return b;

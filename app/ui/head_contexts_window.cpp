@@ -125,7 +125,7 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     });
     connect(useText, &QPushButton::clicked, this, [this] { setCorpusFile({}); });
     connect(m_run, &QPushButton::clicked, this, &HeadContextsWindow::run);
-    connect(m_cancel, &QPushButton::clicked, compute, &ComputeController::cancel);
+    connect(m_cancel, &QPushButton::clicked, compute, [compute] { compute->cancel(JobKind::HeadContexts); });
     for (auto* box : {m_x, m_y, m_colour})
         connect(box, &QComboBox::currentIndexChanged, this, &HeadContextsWindow::redrawScatter);
     connect(m_scatter, &widgets::HeadScatterView::pointClicked, this, &HeadContextsWindow::showHead);
@@ -134,16 +134,16 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
             emit headWanted(m_head / m_result->contexts.heads, m_head % m_result->contexts.heads);
     });
     connect(compute, &ComputeController::headContextsReady, this, &HeadContextsWindow::showResult);
-    connect(compute, &ComputeController::analysisProgress, this, [this](const QString& what, int done, int total) {
-        if (what == tr("Head contexts") && m_cancel->isEnabled())
+    connect(compute, &ComputeController::analysisProgress, this, [this](JobKind kind, const QString&, int done, int total) {
+        if (kind == JobKind::HeadContexts && m_cancel->isEnabled())
             m_status->setText(tr("Window %1 of %2…").arg(done).arg(total));
     });
-    connect(compute, &ComputeController::analysisFailed, this, [this](const QString& what, const QString& message, bool cancelled) {
-        if (what != tr("Head contexts"))
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind != JobKind::HeadContexts)
             return;
         m_run->setEnabled(true);
         m_cancel->setEnabled(false);
-        m_status->setText(cancelled ? tr("Cancelled.") : message);
+        m_status->setText(f.cancelled() ? tr("Cancelled.") : f.message);
     });
     connect(m_export, &QPushButton::clicked, this, [this] {
         if (!m_result)

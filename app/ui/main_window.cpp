@@ -145,7 +145,7 @@ void MainWindow::buildPanels()
     });
 
     m_status = new StatusArea(statusBar());
-    connect(m_status, &StatusArea::cancelClicked, m_compute, &ComputeController::cancel);
+    connect(m_status, &StatusArea::cancelClicked, m_compute, [this] { m_compute->cancel(); });
 
     connect(m_textPanel, &TextPanel::runRequested, this, &MainWindow::requestRun);
     connect(m_textPanel, &TextPanel::revealRequested, this, &MainWindow::setRevealRows);
@@ -260,14 +260,9 @@ void MainWindow::buildPanels()
                         m_grid->setLockedRow(r);
         });
     });
-    connect(m_compute, &ComputeController::analysisProgress, this, [this](const QString& what, int done, int total) {
+    connect(m_compute, &ComputeController::analysisProgress, this, [this](JobKind, const QString& what, int done, int total) {
         m_status->setProgress(done, total);
         m_status->setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));
-    });
-    connect(m_compute, &ComputeController::analysisFailed, this, [this](const QString& what, const QString& msg, bool cancelled) {
-        if (what == tr("Head atlas"))
-            m_atlas->setError(cancelled ? tr("cancelled") : msg);
-        notify(cancelled ? tr("%1 cancelled").arg(what) : tr("%1: %2").arg(what, msg));
     });
     connect(m_comparison, &ComparisonPanel::compareRequested, this, &MainWindow::compareModels);
 
@@ -280,16 +275,7 @@ void MainWindow::buildPanels()
 void MainWindow::connectCompute()
 {
     connect(m_compute, &ComputeController::modelLoaded, this, &MainWindow::onModelLoaded);
-    connect(m_compute, &ComputeController::modelFailed, this, [this](const QString& spec, const QString& msg) {
-        showStatus(tr("Could not open %1").arg(spec));
-        m_pendingSession.reset();
-        if (!m_compute->model())
-            m_grid->setPlaceholder(tr("No model is open: File > Open Model or File > Built-in Models"));
-        QMessageBox::warning(this, tr("Could not open model"),
-                             tr("The model could not be opened:\n\n%1\n\n%2")
-                                 .arg(msg, m_compute->model() ? tr("The previous model stays loaded.")
-                                                              : tr("Open another model from the File menu.")));
-    });
+    connect(m_compute, &ComputeController::jobFailed, this, &MainWindow::onJobFailed);
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
     connect(m_translation, &TranslationPanel::translateRequested, this,
             [this](const QString& source, const QString& target, bool generate) {
@@ -302,7 +288,7 @@ void MainWindow::connectCompute()
                 m_grid->setStale(true);
                 m_compute->requestTranslation(source, target, generate);
             });
-    connect(m_translation, &TranslationPanel::stopRequested, m_compute, &ComputeController::cancel);
+    connect(m_translation, &TranslationPanel::stopRequested, m_compute, [this] { m_compute->cancel(JobKind::Translation); });
     connect(m_translation, &TranslationPanel::selectionChanged, this, [this](int site, int head) {
         const auto& m = m_compute->model();
         if (m && site < static_cast<int>(m->info().sites.size())) { // (not the all-layers mean, which has no row)
@@ -313,15 +299,6 @@ void MainWindow::connectCompute()
         showTranslationGrid();
     });
     connect(m_compute, &ComputeController::translationReady, this, &MainWindow::onTranslation);
-    connect(m_compute, &ComputeController::translationFailed, this, [this](const QString& msg, bool cancelled) {
-        m_translation->setRunning(false);
-        m_translation->showFailure(cancelled ? tr("Stopped.") : msg);
-        showStatus(cancelled ? tr("Cancelled") : msg);
-        if (!cancelled && !m_translationResult)
-            m_grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));
-        else
-            m_grid->setStale(false);
-    });
     connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
     connect(m_compute, &ComputeController::routingReady, this, [this](RoutingResultPtr r) {
         if (r->text != m_compute->textResult())
@@ -360,7 +337,6 @@ void MainWindow::connectCompute()
     });
     connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
     connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
-    connect(m_compute, &ComputeController::qkFailed, m_qk, &QkPanel::setMessage);
     connect(m_qk, &QkPanel::methodChanged, this, &MainWindow::refreshQk);
     connect(m_qk, &QkPanel::exported, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
     connect(dock("qkDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
@@ -398,7 +374,6 @@ void MainWindow::connectCompute()
                                                                 .arg(s->meanNats / std::log(2.0), 0, 'f', 2));
             });
     connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
-    connect(m_compute, &ComputeController::maskedFillsFailed, m_predictions, &PredictionPanel::setMessage);
     connect(m_compute, &ComputeController::nextTokenReady, this, [this](const NextTokenResultPtr& next) {
         m_predictions->setNextToken(next);
         generateStep(next);
@@ -412,26 +387,11 @@ void MainWindow::connectCompute()
     connect(m_predictions, &PredictionPanel::regenerateRequested, this, &MainWindow::regenerateFrom);
     connect(m_predictions, &PredictionPanel::stopRequested, this, &MainWindow::stopGenerating);
     connect(m_textPanel, &TextPanel::edited, this, &MainWindow::stopGenerating);
-    connect(m_compute, &ComputeController::textFailed, this, [this](const QString& msg, bool cancelled) {
-        showStatus(cancelled ? tr("Cancelled") : msg);
-        if (!cancelled)
-            m_textPanel->setTokenInfo(msg);
-        if (!cancelled && !m_gridData) // never leave "Computing attention…" up after the run failed
-            m_grid->setPlaceholder(tr("No attention for this text: %1").arg(msg));
-        else
-            m_grid->setStale(true); // what it shows belongs to the text before the edit
-    });
     // The new text's grid while its other layers run: shown, but its positions are not yet those of result().
     connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) { showGrid(g, true); });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
         showGrid(g);
         showStatus(g->title);
-        emit gridShown();
-    });
-    connect(m_compute, &ComputeController::gridFailed, this, [this](const QString& msg) {
-        showGrid(nullptr);
-        m_grid->setPlaceholder(msg);
-        showStatus(msg);
         emit gridShown();
     });
     connect(m_compute, &ComputeController::thumbnailsReady, this, [this](widgets::HeadThumbnailsPtr t) {
@@ -442,7 +402,6 @@ void MainWindow::connectCompute()
         }
     });
     connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
-    connect(m_compute, &ComputeController::textProfileFailed, m_relpos, &RelposPanel::setTextProfileError);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
     connect(m_compute, &ComputeController::gridProgress, this, [this](int done, int total) {
         m_status->setProgress(done, total);
@@ -460,17 +419,90 @@ void MainWindow::connectCompute()
         notify(r->partial ? tr("Scan cancelled after %1 tokens (partial result kept)").arg(r->tokens)
                           : tr("Scan finished: %1 tokens").arg(r->tokens));
     });
-    connect(m_compute, &ComputeController::scanFailed, this, [this](const QString& msg) {
-        m_relpos->setScan(nullptr, false);
-        QMessageBox::warning(this, tr("Scan failed"), msg);
-    });
     connect(m_compute, &ComputeController::comparisonReady, m_comparison, &ComparisonPanel::setData);
-    connect(m_compute, &ComputeController::comparisonFailed, this, [this](const QString& msg) {
-        m_comparison->setData(nullptr);
-        m_comparison->setMessage(tr("Comparison failed: %1").arg(msg)); // not modal: the other views stay usable
-        showStatus(tr("Comparison failed: %1").arg(msg));
-    });
     connect(m_compute, &ComputeController::busyChanged, m_status, &StatusArea::setBusy);
+}
+
+void MainWindow::onJobFailed(const JobFailure& f)
+{
+    const QString& msg = f.message;
+    switch (f.kind) {
+    case JobKind::Load:
+        showStatus(f.cancelled() ? tr("Cancelled opening %1").arg(f.what) : tr("Could not open %1").arg(f.what));
+        m_pendingSession.reset();
+        if (!m_compute->model())
+            m_grid->setPlaceholder(tr("No model is open: File > Open Model or File > Built-in Models"));
+        if (!f.cancelled())
+            QMessageBox::warning(this, tr("Could not open model"),
+                                 tr("The model could not be opened:\n\n%1\n\n%2")
+                                     .arg(msg, m_compute->model() ? tr("The previous model stays loaded.")
+                                                                  : tr("Open another model from the File menu.")));
+        return;
+    case JobKind::Text:
+        showStatus(f.cancelled() ? tr("Cancelled") : msg);
+        if (!f.cancelled())
+            m_textPanel->setTokenInfo(msg);
+        if (!f.cancelled() && !m_gridData) // never leave "Computing attention…" up after the run failed
+            m_grid->setPlaceholder(tr("No attention for this text: %1").arg(msg));
+        else
+            m_grid->setStale(true); // what it shows belongs to the text before the edit
+        return;
+    case JobKind::Grid: {
+        const QString shown = f.cancelled() ? tr("Cancelled. Choose a head or layer to compute its grid.") : msg;
+        showGrid(nullptr);
+        m_grid->setPlaceholder(shown);
+        showStatus(shown);
+        emit gridShown();
+        return;
+    }
+    case JobKind::Thumbnails: // the overview stays as it was; the grid reports the same problem where it is seen
+        return;
+    case JobKind::TextProfile:
+        m_relpos->setTextProfileError(msg);
+        return;
+    case JobKind::Scan:
+        m_relpos->setScan(nullptr, false);
+        if (f.cancelled())
+            notify(tr("Scan cancelled"));
+        else
+            QMessageBox::warning(this, tr("Scan failed"), msg);
+        return;
+    case JobKind::Comparison:
+        m_comparison->setData(nullptr);
+        m_comparison->setMessage(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
+        showStatus(tr("Comparison failed: %1").arg(msg)); // not modal: the other views stay usable
+        return;
+    case JobKind::Translation:
+        m_translation->setRunning(false);
+        m_translation->showFailure(f.cancelled() ? tr("Stopped.") : msg);
+        showStatus(f.cancelled() ? tr("Cancelled") : msg);
+        if (!f.cancelled() && !m_translationResult)
+            m_grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));
+        else
+            m_grid->setStale(false);
+        return;
+    case JobKind::MaskedFills:
+    case JobKind::NextToken:
+        if (!f.cancelled())
+            m_predictions->setMessage(msg);
+        return;
+    case JobKind::QkSpace:
+        m_qk->setMessage(f.cancelled() ? tr("Cancelled: change the head or the method to compute it again") : msg);
+        return;
+    case JobKind::Atlas:
+        m_atlas->setError(f.cancelled() ? tr("cancelled") : msg);
+        break;
+    case JobKind::Routing:
+        m_experts->setMessage(f.cancelled() ? tr("Cancelled: step to another layer to route the text again") : msg);
+        break;
+    case JobKind::Patching: // their windows say it
+    case JobKind::PromptPair:
+    case JobKind::HeadContexts:
+        return;
+    default:
+        break;
+    }
+    notify(f.cancelled() ? tr("%1 cancelled").arg(f.what) : tr("%1: %2").arg(f.what, msg));
 }
 
 void MainWindow::onModelLoaded(const ModelBundlePtr& m)
@@ -766,6 +798,7 @@ void MainWindow::applySession(const SessionState& s)
     m_displayPanel->setHighlight(m_selection.topFraction, m_selection.highlightScope);
     m_displayPanel->setTerms(m_selection.terms);
     m_relpos->setTerms(m_selection.terms);
+    m_relpos->setRowOrder(s.relposOrder, s.relposLog);
     m_textPanel->setStepping(shownSegmentRows(), m_selection.revealRows);
     if (!problems.isEmpty())
         notify(tr("Session restored with changes: %1").arg(problems.join(QStringLiteral("; "))));

@@ -140,6 +140,7 @@ private:
     void buildPanels();
     void buildMenus(); // main_menus.cpp
     void connectCompute();
+    void onJobFailed(const JobFailure& failure); // every failed or cancelled job, by its kind
     void onModelLoaded(const ModelBundlePtr& m);
     // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
     // single-stream model brings the Text tab back.

@@ -104,14 +104,18 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
     connect(m_run, &QPushButton::clicked, this, &PatchingWindow::run);
     for (QLineEdit* e : {m_clean, m_corrupt, m_answer, m_wrong})
         connect(e, &QLineEdit::returnPressed, this, &PatchingWindow::run);
-    connect(m_cancel, &QPushButton::clicked, compute, &ComputeController::cancel);
+    connect(m_cancel, &QPushButton::clicked, compute, [compute] { compute->cancel(JobKind::Patching); });
     connect(m_clean, &QLineEdit::textChanged, this, &PatchingWindow::updateTokenCounts);
     connect(m_corrupt, &QLineEdit::textChanged, this, &PatchingWindow::updateTokenCounts);
     connect(compute, &ComputeController::patchingUpdated, this, &PatchingWindow::showResult);
-    connect(compute, &ComputeController::patchingFailed, this, [this](const QString& message, bool cancelled) {
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind == JobKind::PromptPair && !f.cancelled())
+            m_status->setText(tr("Both prompts: %1").arg(f.message));
+        if (f.kind != JobKind::Patching)
+            return;
         m_run->setEnabled(true);
         m_cancel->setEnabled(false);
-        m_status->setText(cancelled ? tr("Cancelled.") : tr("Patching failed: %1").arg(message));
+        m_status->setText(f.cancelled() ? tr("Cancelled.") : tr("Patching failed: %1").arg(f.message));
     });
     connect(m_view, &PaperFigureView::cellClicked, this, [this](int, int row, int col) {
         if (!m_result)

@@ -20,6 +20,8 @@ const char* errorCodeName(ErrorCode code)
     case ErrorCode::BadInput: return "bad input";
     case ErrorCode::Unsafe: return "unsafe file";
     case ErrorCode::Cancelled: return "cancelled";
+    case ErrorCode::OutOfMemory: return "out of memory";
+    case ErrorCode::Internal: return "internal error";
     }
     return "error";
 }

@@ -19,6 +19,8 @@ enum class ErrorCode {
     BadInput,        // user input: empty text, bad options, ids out of range
     Unsafe,          // a file asks for code to run (a pickle's global or call): refused, never executed
     Cancelled,
+    OutOfMemory,     // an allocation failed: the request was too large for this machine
+    Internal,        // anything else that stopped a request (a bug: the message says what)
 };
 
 const char* errorCodeName(ErrorCode code);

@@ -28,6 +28,8 @@
 #include <QTest>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <future>
+#include <map>
 #include <csignal>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -80,10 +82,14 @@ TEST_CASE("controller loads a model, runs text, and keeps the model when a load 
     std::filesystem::permissions(tmp / "broken" / "config.json", std::filesystem::perms::owner_write,
                                  std::filesystem::perm_options::add);
     test::writeBytes(tmp / "broken" / "config.json", "{\"model_type\": \"mamba\"}");
-    QSignalSpy failed(&c, &app::ComputeController::modelFailed);
+    QSignalSpy failed(&c, &app::ComputeController::jobFailed);
     c.loadModel(QString::fromStdString((tmp / "broken").string()));
     REQUIRE(failed.wait(10000));
-    CHECK(failed.at(0).at(1).toString().contains("mamba"));
+    const auto f = failed.at(0).at(0).value<app::JobFailure>();
+    CHECK(f.kind == app::JobKind::Load);
+    CHECK(f.what.endsWith("broken")); // the spec asked for
+    CHECK(f.message.contains("mamba"));
+    CHECK(f.code == core::ErrorCode::UnknownModelType);
     CHECK(c.model() == model); // the previous model stays loaded
 }
 
@@ -141,13 +147,98 @@ TEST_CASE("controller cancel stops a long run and reports it as cancelled", "[ap
     QString text;
     for (int i = 0; i < 20000; ++i)
         text += QString::number(i % 40) + ' ';
-    QSignalSpy failed(&c, &app::ComputeController::textFailed);
+    QSignalSpy failed(&c, &app::ComputeController::jobFailed);
     QSignalSpy ready(&c, &app::ComputeController::textReady);
     c.runText(text);
     c.cancel();
     REQUIRE(failed.wait(10000));
-    CHECK(failed.at(0).at(1).toBool()); // cancelled
+    CHECK(failed.at(0).at(0).value<app::JobFailure>().kind == app::JobKind::Text);
+    CHECK(failed.at(0).at(0).value<app::JobFailure>().cancelled());
     CHECK(ready.count() == 0);
+}
+
+TEST_CASE("a GGUF model is named by its own metadata, a folder by its name", "[app][controller]")
+{
+    app::ComputeController c({});
+    CHECK(loadInto(c, caseDir("llama-tiny") + "/model-q8_0.gguf")->displayName == "Llama Tiny"); // general.name
+    CHECK(loadInto(c, caseDir("llama-tiny"))->displayName == "llama-tiny");
+}
+
+TEST_CASE("cancel reaches every kind of job in the job table", "[app][controller][jobs]")
+{
+    // Each kind is requested while both compute threads are held, then cancel() and the threads let go: every kind
+    // must report itself cancelled once (or, for a kind that keeps what it measured, deliver a partial result). A kind added to the table without a request here fails the last check.
+    app::ComputeController c({});
+    std::map<app::JobKind, int> cancelled;
+    QObject::connect(&c, &app::ComputeController::jobFailed, [&](const app::JobFailure& f) {
+        CHECK(f.cancelled());
+        CHECK(!f.what.isEmpty());
+        ++cancelled[f.kind];
+    });
+    // The kinds that keep what they measured deliver a partial result instead.
+    QObject::connect(&c, &app::ComputeController::scanFinished, [&](const app::ScanResultPtr& r) {
+        CHECK(r->partial);
+        ++cancelled[app::JobKind::Scan];
+    });
+    QObject::connect(&c, &app::ComputeController::patchingUpdated, [&](const app::PatchingResultPtr& r) {
+        CHECK(r->result.partial);
+        if (!r->running)
+            ++cancelled[app::JobKind::Patching];
+    });
+    auto heldAndCancelled = [&](const QString& model, const QString& text, const std::function<void()>& requests) {
+        loadInto(c, model);
+        if (!text.isEmpty()) { // (an encoder-decoder model reads no single text)
+            c.runText(text);
+            settle(c);
+            REQUIRE(c.textResult());
+        }
+        std::promise<void> release;
+        c.holdLanesUntil(release.get_future().share());
+        requests();
+        c.cancel();
+        release.set_value();
+        settle(c);
+    };
+    const QString ids = QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8");
+    app::ViewSelection sel;
+    sel.heads = {0};
+    heldAndCancelled(caseDir("gpt2-tiny"), ids, [&] {
+        c.loadModel(caseDir("llama-gqa"));
+        c.runText(QStringLiteral("1 2 3"));
+        c.requestGrid(sel);
+        c.requestThumbnails(sel);
+        c.requestTextProfile("");
+        c.scanCorpus(app::ScanRequest{{}, ids, QStringLiteral("ids"), 0, 4, -1, {}, {}});
+        c.compareModels({caseDir("gpt2-tiny")}, ids, 0);
+        c.requestAtlas(nullptr);
+        c.requestRollout(-1);
+        c.requestAblation();
+        c.requestNextToken(-1);
+        c.requestLogitLens(-1);
+        c.requestSurprisal();
+        c.requestQkSpace(app::QkRequest{});
+        c.requestLogitAttribution(-1);
+        c.requestExplanation(0, 0, 3);
+        const app::PatchingRequest patch{ids, QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 7"), QStringLiteral("8"),
+                                         QStringLiteral("7")};
+        c.requestPatching(patch);
+        auto done = std::make_shared<app::PatchingResult>();
+        done->model = c.model();
+        done->request = patch;
+        c.requestPromptPair(done, 0, 0);
+        c.requestHeadContexts(app::HeadContextsRequest{{}, ids, {}});
+        c.requestSentences(0, {0});
+    });
+    const auto bert = std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "bert-wikitext2";
+    heldAndCancelled(QString::fromStdString(bert.string()), QStringLiteral("the [MASK] was"), [&] { c.requestMaskedFills(); });
+    heldAndCancelled(caseDir("qwen3moe-tiny"), QStringLiteral("2 3 4 5"), [&] { c.requestRouting(-1); });
+    heldAndCancelled(caseDir("vit-tiny"), QStringLiteral("image.png"), [&] { c.requestImageRollout(); });
+    heldAndCancelled(caseDir("t5-tiny"), {},
+                     [&] { c.requestTranslation(QStringLiteral("2 3 4"), {}, true); });
+    for (const auto& row : app::kJobKinds) {
+        INFO("job kind " << row.name);
+        CHECK(cancelled[row.kind] == 1);
+    }
 }
 
 TEST_CASE("main window: keys step heads and layers, A averages, exports match the core", "[app][window]")
@@ -388,6 +479,7 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
         w.setRevealRows(-1);
         settle(c);
         CHECK(w.grid()->data()->rows == full);
+        w.relposPanel()->setRowOrder(2, true); // farthest-looking heads first, log scale
 
         REQUIRE(w.saveSession(session).isEmpty());
         savedGrid = w.grid()->data();
@@ -403,6 +495,8 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
     CHECK(w.selection().layer == 1);
     CHECK(w.selection().heads == std::vector<int>{2});
     CHECK(w.selection().terms.label() == "a+d");
+    CHECK(w.relposPanel()->rowOrder() == 2);
+    CHECK(w.relposPanel()->logScale());
     const auto& g = *w.grid()->data();
     CHECK(g.title == savedGrid->title);
     REQUIRE(g.values.size() == savedGrid->values.size());
@@ -433,10 +527,11 @@ TEST_CASE("model comparison shows every head of every model with one shared colo
             CHECK(g->rows == 10);
             CHECK(g->colLabels == row.front()->colLabels); // same tokens everywhere
         }
-    QSignalSpy failed(&c, &app::ComputeController::comparisonFailed);
+    QSignalSpy failed(&c, &app::ComputeController::jobFailed);
     w.compareModels({QStringLiteral("builtin:nope")});
     REQUIRE(failed.wait(10000));
-    CHECK(failed.at(0).at(0).toString().contains("nope"));
+    CHECK(failed.at(0).at(0).value<app::JobFailure>().kind == app::JobKind::Comparison);
+    CHECK(failed.at(0).at(0).value<app::JobFailure>().message.contains("nope"));
 }
 
 TEST_CASE("every file the app writes fails loudly on a full disk and keeps the old file, its mode and its link",

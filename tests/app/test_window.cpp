@@ -1081,10 +1081,12 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
         // Prompts of different lengths: a message that says where they part, no crash.
         r.corrupt = QStringLiteral("8 42 31");
         p->setRequest(r);
-        QSignalSpy failed(&win.c, &app::ComputeController::patchingFailed);
+        QSignalSpy failed(&win.c, &app::ComputeController::jobFailed);
         p->run();
         REQUIRE((failed.count() > 0 || failed.wait(10000)));
-        CHECK(failed.takeFirst().at(0).toString().contains("same length"));
+        const auto failure = failed.takeFirst().at(0).value<app::JobFailure>();
+        CHECK(failure.kind == app::JobKind::Patching);
+        CHECK(failure.message.contains("same length"));
         r.corrupt = QStringLiteral("8 42 31 15 7 3 40 11 23 42");
         r.noising = true;
         p->setRequest(r);
