@@ -110,6 +110,7 @@ LoadedModel loadModel(const std::string& spec, const std::vector<std::string>& b
         auto weights = Checkpoint::openGguf(resolved);
         const auto& row = familyOfGgufArchitecture(weights->gguf()->string("general.architecture"), resolved);
         const ModelConfig config = row.fromGguf(*weights->gguf());
+        out.name = weights->gguf()->stringOr("general.name").value_or("");
         checkMemory(*weights, options);
         out.model = row.build(config, weights, builtin ? spec : resolved);
         return out;

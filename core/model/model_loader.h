@@ -17,6 +17,7 @@ struct LoadedModel {
     std::shared_ptr<const AttentionModel> model;
     std::string folder;   // where config.json and the tokenizer files live (a GGUF file's folder)
     std::string ggufPath; // the GGUF file when the model is one (its tokenizer is inside it), else empty
+    std::string name;     // the model's own name where its file says it (a GGUF's general.name), else empty
     // Where the tokenizer comes from: the GGUF file, or the folder.
     const std::string& tokenizerSource() const { return ggufPath.empty() ? folder : ggufPath; }
 };
