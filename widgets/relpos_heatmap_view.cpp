@@ -86,6 +86,15 @@ void RelposHeatmapView::updateRowLabels()
     }
 }
 
+void RelposHeatmapView::setPlaceholder(const QString& text)
+{
+    if (text == m_placeholder)
+        return;
+    m_placeholder = text;
+    if (!m_data || m_data->panels.empty())
+        rebuild();
+}
+
 void RelposHeatmapView::rebuild()
 {
     m_plot->clearPlottables();
@@ -96,7 +105,8 @@ void RelposHeatmapView::rebuild()
     m_rowTickers.clear();
     updateGeometry(); // the minimum height follows the number of head rows
     if (!m_data || m_data->panels.empty()) {
-        auto* empty = new QCPTextElement(m_plot, tr("No relative-position profile yet: run a scan (Analysis menu)"));
+        auto* empty = new QCPTextElement(
+            m_plot, m_placeholder.isEmpty() ? tr("No relative-position profile yet: run a scan (Analysis menu)") : m_placeholder);
         m_plot->plotLayout()->addElement(0, 0, empty);
         m_plot->replot();
         return;

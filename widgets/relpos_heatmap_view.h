@@ -23,6 +23,8 @@ class RelposHeatmapView : public QWidget {
 public:
     explicit RelposHeatmapView(QWidget* parent = nullptr);
     void setData(RelposFigurePtr data);
+    // What the view says while it has no data (a scan running, a profile being computed, none asked for yet).
+    void setPlaceholder(const QString& text);
     const RelposFigurePtr& data() const { return m_data; }
     QCustomPlot* plot() const { return m_plot; }
     // Row label of a layer-major head index ("L1 H8").
@@ -52,6 +54,7 @@ private:
 
     QCustomPlot* m_plot;
     RelposFigurePtr m_data;
+    QString m_placeholder;
     std::vector<QCPAxisRect*> m_rects;
     std::vector<QCPColorMap*> m_maps;
     std::vector<QSharedPointer<QCPAxisTickerText>> m_rowTickers;

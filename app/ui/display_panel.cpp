@@ -117,6 +117,8 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     connect(m_noSpecial, &QCheckBox::toggled, this, regroupEdited);
     form->addRow(tr("Colours"), m_colourMap);
     form->addRow(tr("Scale"), m_normalisation);
+    // Raw scores are drawn from their own signed range in the diverging map: no scale to choose, so no box for it.
+    connect(m_raw, &QCheckBox::toggled, this, [this, form](bool raw) { form->setRowVisible(m_normalisation, !raw); });
     form->addRow(m_values);
     auto* hl = new QHBoxLayout;
     hl->addWidget(m_highlight);

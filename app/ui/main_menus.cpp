@@ -399,6 +399,8 @@ QString MainWindow::saveSession(const QString& pathIn)
         s.selection.layer = m_translation->site();
         s.selection.heads = m_translation->head() >= 0 ? std::vector<int>{m_translation->head()} : std::vector<int>{};
     }
+    s.relposOrder = m_relpos->rowOrder();
+    s.relposLog = m_relpos->logScale();
     if (m_patching)
         s.patching = m_patching->request();
     if (m_relpos->scan()) {

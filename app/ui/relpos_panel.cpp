@@ -5,6 +5,7 @@
 #include "relpos_heatmap_view.h"
 #include "views/relpos_builder.h"
 
+#include <algorithm>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -142,6 +143,15 @@ void RelposPanel::clear()
     refresh();
 }
 
+int RelposPanel::rowOrder() const { return m_order->currentIndex(); }
+bool RelposPanel::logScale() const { return m_log->isChecked(); }
+
+void RelposPanel::setRowOrder(int order, bool logScale)
+{
+    m_order->setCurrentIndex(std::clamp(order, 0, m_order->count() - 1));
+    m_log->setChecked(logScale);
+}
+
 bool RelposPanel::showsCorpus() const { return m_source->currentIndex() == 1; }
 
 void RelposPanel::showCorpus()
@@ -220,10 +230,15 @@ void RelposPanel::refresh()
     }
     m_current = r;
     if (!r) {
+        // The view says what the info line says: a scan that runs is never called missing.
+        const QString waiting = m_source->currentIndex() == 1
+                                    ? (m_running ? tr("Scanning… the heatmap appears with the first part of the corpus")
+                                                 : tr("No scan yet: Analysis > Scan Corpus…"))
+                                    : tr("Computing the profile of the current text…");
+        m_view->setPlaceholder(waiting);
         m_view->setData(nullptr);
         m_table->setRowCount(0);
-        m_info->setText(m_source->currentIndex() == 1 ? (m_running ? tr("Scanning…") : tr("No scan yet: Analysis > Scan Corpus…"))
-                                                      : tr("Computing the profile of the current text…"));
+        m_info->setText(waiting);
         return;
     }
     std::vector<std::string> shown;

@@ -50,6 +50,10 @@ public:
     widgets::RelposHeatmapView* heatmap() const { return m_view; }
     QTableWidget* summaryTable() const { return m_table; }
     QString infoText() const;
+    // Row order (0 by layer, 1 widest first, 2 farthest-looking first) and log scale, as sessions keep them.
+    int rowOrder() const;
+    bool logScale() const;
+    void setRowOrder(int order, bool logScale);
 
 signals:
     void headSelected(int layer, int head);

@@ -161,6 +161,10 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.display.highlight); }},
         {"view.bandSplit", [](const SessionState& s) { return s.bandSplit.isEmpty() ? QJsonValue() : QJsonValue(s.bandSplit); },
          [](SessionState& s, const QJsonValue& v) { return expectString(v, s.bandSplit); }},
+        {"relpos.order", [](const SessionState& s) { return QJsonValue(s.relposOrder); },
+         [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 2, s.relposOrder); }},
+        {"relpos.log", [](const SessionState& s) { return QJsonValue(s.relposLog); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.relposLog); }},
         {"scan", [](const SessionState& s) { return s.scanFile.isEmpty() ? QJsonValue() : QJsonValue(s.scanFile); },
          [](SessionState& s, const QJsonValue& v) -> QString {
              if (const QString e = expectString(v, s.scanFile); !e.isEmpty())

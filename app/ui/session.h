@@ -22,6 +22,9 @@ struct SessionState {
     // Encoder-decoder models: the source, and a typed target ("" = the model writes it); selection.layer is the site.
     QString source;
     QString target;
+    // The Relative Position dock's row order (0 by layer, 1 widest first, 2 farthest-looking first) and log scale.
+    int relposOrder = 0;
+    bool relposLog = false;
     // The activation-patching window's prompts and settings (clean empty: no patching window).
     PatchingRequest patching;
 };

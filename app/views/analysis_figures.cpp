@@ -215,7 +215,7 @@ PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::
     if (bias)
         g->colLabels << QObject::tr("bias");
     g->colLabels << QObject::tr("MLP");
-    g->valueLabel = QObject::tr("share of the logit");
+    g->valueLabel = QObject::tr("logit units (each cell adds this to the logit)");
     g->rowAxis = QObject::tr("layer");
     g->colAxis = bias ? QObject::tr("head, then the attention's bias and the feed-forward block (MLP)")
                       : QObject::tr("head, then the feed-forward block (MLP)");
