@@ -4,6 +4,7 @@
 #include "views/grid_builder.h"
 
 #include <QObject>
+#include <algorithm>
 #include <cmath>
 
 namespace attnscope::app {
@@ -105,15 +106,23 @@ PaperFigure tokenKindsFigure(const std::vector<core::TokenAttention>& byLayer, c
     auto g = std::make_shared<widgets::GridData>();
     g->title = f.title;
     g->rows = static_cast<int>(byLayer.size());
-    g->cols = 5;
-    g->colLabels = {QStringLiteral("[CLS]"), QStringLiteral("[SEP]"), QObject::tr("punct."), QObject::tr("previous"),
-                    QObject::tr("next")};
-    for (int c = 0; c < g->cols; ++c)
-        g->colPositions.push_back(-1);
+    // A kind the text does not have (a decoder's text has no [CLS] or [SEP]) is NaN in every layer: no column.
+    using Kind = double core::TokenAttention::*;
+    const std::vector<std::pair<QString, Kind>> kinds = {
+        {QStringLiteral("[CLS]"), &core::TokenAttention::cls},          {QStringLiteral("[SEP]"), &core::TokenAttention::sep},
+        {QObject::tr("punct."), &core::TokenAttention::punctuation}, {QObject::tr("previous"), &core::TokenAttention::previous},
+        {QObject::tr("next"), &core::TokenAttention::next}};
+    std::vector<Kind> shown;
+    for (const auto& [label, kind] : kinds)
+        if (std::any_of(byLayer.begin(), byLayer.end(), [kind = kind](const auto& t) { return !std::isnan(t.*kind); })) {
+            shown.push_back(kind);
+            g->colLabels << label;
+            g->colPositions.push_back(-1);
+        }
+    g->cols = static_cast<int>(shown.size());
     for (int l = 0; l < g->rows; ++l) {
-        const auto& t = byLayer[static_cast<std::size_t>(l)];
-        for (double v : {t.cls, t.sep, t.punctuation, t.previous, t.next})
-            g->values.push_back(static_cast<float>(v)); // NaN: no such token in the text (drawn blank)
+        for (Kind kind : shown)
+            g->values.push_back(static_cast<float>(byLayer[static_cast<std::size_t>(l)].*kind));
         g->rowLabels << QObject::tr("layer %1").arg(l + 1);
         g->rowPositions.push_back(-1);
     }

@@ -698,3 +698,20 @@ TEST_CASE("the head overview ranks a learned-sink model's heads by the mass thei
     std::vector<core::Token> few{{5, "a", 0, 0}, {6, "b", 0, 0}, {7, "c", 0, 0}};
     CHECK(app::makeThumbnails(*core::captureText(*llama.model, std::move(few), {}), app::ViewSelection{}, 64)->sinkMass.empty());
 }
+
+TEST_CASE("attention by token kind has no column for a kind the text lacks", "[app][figures]")
+{
+    core::TokenAttention decoder; // a decoder's text: no [CLS], no [SEP]
+    decoder.punctuation = 0.1;
+    decoder.previous = 0.5;
+    decoder.next = 0.0;
+    auto f = app::tokenKindsFigure({decoder, decoder}, QStringLiteral("m"));
+    CHECK(f.grids[0]->colLabels == QStringList{"punct.", "previous", "next"});
+    CHECK(f.grids[0]->values == std::vector<float>{0.1f, 0.5f, 0.0f, 0.1f, 0.5f, 0.0f});
+    core::TokenAttention encoder = decoder;
+    encoder.cls = 0.3;
+    encoder.sep = 0.2;
+    f = app::tokenKindsFigure({encoder}, QStringLiteral("m"));
+    CHECK(f.grids[0]->cols == 5);
+    CHECK(f.grids[0]->values.front() == 0.3f);
+}
