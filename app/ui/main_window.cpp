@@ -185,6 +185,8 @@ void MainWindow::buildPanels()
     connect(m_displayPanel, &DisplayPanel::regroupChanged, this, [this](bool wholeWords, bool hideSpecial) {
         m_selection.wholeWords = wholeWords;
         m_selection.hideSpecial = hideSpecial;
+        // The locked row follows its token into the regrouped grid (rows move when words join or specials go).
+        m_relockPosition = m_grid->lockedRow() >= 0 && m_gridData ? m_gridData->rowPosition(m_grid->lockedRow()) : -1;
         if (m_translationResult) { // an encoder-decoder model: its grid is built from the translation
             showTranslationGrid();
             return;
@@ -391,6 +393,14 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) { showGrid(g, true); });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
         showGrid(g);
+        if (m_relockPosition >= 0) { // the row whose token or word holds the locked position (rows start in order)
+            int row = -1;
+            for (int r = 0; r < g->rows; ++r)
+                if (g->rowPosition(r) >= 0 && g->rowPosition(r) <= m_relockPosition)
+                    row = r;
+            m_grid->setLockedRow(row);
+            m_relockPosition = -1;
+        }
         showStatus(g->title);
         emit gridShown();
     });

@@ -220,6 +220,7 @@ private:
     ViewSelection m_selection;
     int m_headBeforeAverage = 0; // A toggles back to this head
     widgets::GridDataPtr m_gridData;
+    int m_relockPosition = -1; // a regrouped grid locks the row of this token position when it arrives
     bool m_gridIsPreview = false; // m_gridData is gridPreviewReady's: the new text's, before result() is
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready
     std::shared_ptr<const core::ScanResult> m_pendingScan;

@@ -715,3 +715,26 @@ TEST_CASE("attention by token kind has no column for a kind the text lacks", "[a
     CHECK(f.grids[0]->cols == 5);
     CHECK(f.grids[0]->values.front() == 0.3f);
 }
+
+TEST_CASE("a locked row stays on its token when special tokens are hidden and shown again", "[app][window]")
+{
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    w.textEdit()->setPlainText(QStringLiteral("the cat sat on the mat"));
+    w.openModel(QString::fromStdString(
+        (std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "bert-wikitext2").string()));
+    REQUIRE(ready.wait(20000));
+    settle(c);
+    REQUIRE(w.grid()->data()->rows == 8); // [CLS] the cat sat on the mat [SEP]
+    w.grid()->setLockedRow(3);            // "sat", token 3
+    emit w.displayPanel()->regroupChanged(false, true);
+    settle(c);
+    REQUIRE(w.grid()->data()->rows == 6);
+    CHECK(w.grid()->lockedRow() == 2);
+    CHECK(w.grid()->data()->rowPosition(w.grid()->lockedRow()) == 3);
+    emit w.displayPanel()->regroupChanged(false, false);
+    settle(c);
+    CHECK(w.grid()->lockedRow() == 3);
+}
