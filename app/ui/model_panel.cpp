@@ -13,6 +13,8 @@ ModelPanel::ModelPanel(QWidget* parent)
     : QWidget(parent)
     , m_form(new QFormLayout(this))
 {
+    // The dock is narrow: a value too long for the line beside its name goes under it, whole.
+    m_form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     setModel(nullptr);
 }
 
@@ -20,9 +22,11 @@ void ModelPanel::setModel(const ModelBundlePtr& m)
 {
     while (m_form->rowCount() > 0)
         m_form->removeRow(0);
-    auto add = [this](const QString& k, const QString& v) {
-        // Long values (paths) are elided in the middle; the full text is in the tooltip.
-        auto* l = new QLabel(fontMetrics().elidedText(v, Qt::ElideMiddle, 220), this);
+    // Descriptions wrap onto a second line in a narrow dock (never cut); a path is elided in the middle instead,
+    // where its ends say the most. The full text is in the tooltip either way.
+    auto add = [this](const QString& k, const QString& v, bool path = false) {
+        auto* l = new QLabel(path ? fontMetrics().elidedText(v, Qt::ElideMiddle, 220) : v, this);
+        l->setWordWrap(!path);
         l->setToolTip(v);
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
         l->setObjectName(k);
@@ -37,7 +41,7 @@ void ModelPanel::setModel(const ModelBundlePtr& m)
     add(tr("Family"), QString::fromUtf8(core::familyName(i.family)));
     add(tr("Layers × heads"), tr("%1 × %2").arg(i.layers).arg(i.heads));
     if (i.kvHeads > 0 && i.kvHeads != i.heads)
-        add(tr("Key/value heads"), tr("%1 (grouped-query: %2 query heads each)").arg(i.kvHeads).arg(i.heads / i.kvHeads));
+        add(tr("Key/value heads"), tr("%1, each shared by %2 query heads (grouped-query)").arg(i.kvHeads).arg(i.heads / i.kvHeads));
     add(tr("Model width"), tr("%1 (head size %2)").arg(i.dModel).arg(i.dHead));
     if (!i.positions.empty())
         add(tr("Positions"), QString::fromStdString(i.positions));
@@ -48,7 +52,7 @@ void ModelPanel::setModel(const ModelBundlePtr& m)
         add(tr("Weights"), tr("%1 · %2 mapped").arg(QString::fromStdString(i.weightTypes),
                                                     QString::fromStdString(core::formatBytes(i.weightBytes))));
     add(tr("Tokenizer"), QString::fromStdString(m->tokenizer->kind()));
-    add(tr("Source"), QString::fromStdString(m->loaded.folder));
+    add(tr("Source"), QString::fromStdString(m->loaded.ggufPath.empty() ? m->loaded.folder : m->loaded.ggufPath), true);
 }
 
 QList<QPair<QString, QString>> ModelPanel::rows() const
