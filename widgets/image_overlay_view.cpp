@@ -54,6 +54,21 @@ QRect ImageOverlayView::imageRect(const QRect& area) const
                  s.width(), s.height());
 }
 
+QSize ImageOverlayView::figureSize() const
+{
+    constexpr int width = 900;
+    const int inner = width - 2 * kMargin - kBarGap - kBar - kBarLabels;
+    if (!m_data || m_data->image.isNull() || m_data->image.width() == 0)
+        return {width, width * 3 / 4};
+    const double aspect = static_cast<double>(m_data->image.height()) / m_data->image.width();
+    const int n = static_cast<int>(m_data->maps.size());
+    if (n <= 1)
+        return {width, kTitle + kMargin + static_cast<int>(inner * aspect)};
+    const int cols = std::min(n, 3), rows = (n + cols - 1) / cols, label = fontMetrics().height() + 2;
+    const int side = (inner - (cols - 1) * 6) / cols;
+    return {width, kTitle + kMargin + rows * (static_cast<int>(side * aspect) + label) + (rows - 1) * 6};
+}
+
 void ImageOverlayView::draw(QPainter& p, const QRect& area) const
 {
     p.fillRect(area, palette().base());

@@ -20,6 +20,9 @@ public:
     void setPlaceholder(const QString& text);
     // The view as a picture of `size` (export), drawn as on screen.
     QImage render(const QSize& size) const;
+    // The size an exported figure takes: 900 wide and as tall as the picture's own shape asks (the maps of several
+    // heads: three to a row), whatever shape the dock has on screen.
+    QSize figureSize() const;
 
 signals:
     void patchClicked(int row, int col);

@@ -29,6 +29,14 @@ void QkMatrixView::setColourByPosition(bool on)
     update();
 }
 
+QSize QkMatrixView::figureSize() const
+{
+    constexpr int cell = 140; // cellRect's margins: 34 left, 8 right, 40 above, 8 below
+    if (!m_data || m_data->layers == 0)
+        return sizeHint();
+    return {34 + 8 + cell * m_data->heads, 40 + 8 + cell * m_data->layers};
+}
+
 QRectF QkMatrixView::cellRect(int layer, int head) const
 {
     const QRectF area = QRectF(rect()).adjusted(34, 40, -8, -8);

@@ -16,6 +16,8 @@ public:
     const QkMatrixPtr& data() const { return m_data; }
     void setColourByPosition(bool on);
     QSize sizeHint() const override { return {480, 320}; }
+    // The size an exported figure takes: square cells of 140 pixels, whatever shape the dock has on screen.
+    QSize figureSize() const;
 
 signals:
     void headClicked(int layer, int head);

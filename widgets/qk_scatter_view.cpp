@@ -124,6 +124,14 @@ QString QkScatterView::context(int i) const
     return before + QStringLiteral("[") + m_data->labels.value(i).left(24) + QStringLiteral("]") + after;
 }
 
+QSize QkScatterView::figureSize() const
+{
+    constexpr int width = 900, sides = 24, above = 40, below = 28; // plotRect's margins
+    const double w = std::max(1e-9f, m_x1 - m_x0), h = std::max(1e-9f, m_y1 - m_y0);
+    const double aspect = std::clamp(h / w, 0.5, 1.5);
+    return {width, above + below + static_cast<int>((width - sides) * aspect)};
+}
+
 QRectF QkScatterView::plotRect() const
 {
     const QRectF area = QRectF(rect()).adjusted(12, 40, -12, -28);

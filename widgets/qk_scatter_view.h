@@ -32,6 +32,9 @@ public:
     // The tokens the Token colouring names (repeated ones, most frequent first, at most ten).
     const QStringList& frequentTokens() const { return m_topTokens; }
     QSize sizeHint() const override { return {480, 320}; }
+    // The size an exported figure takes: 900 wide, the plot as tall as the points' own aspect asks (a scatter with
+    // equal scales), whatever shape the dock has on screen.
+    QSize figureSize() const;
 
 signals:
     void positionClicked(int position); // absolute token position, -1 for a click on empty space

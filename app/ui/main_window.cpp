@@ -334,7 +334,8 @@ void MainWindow::connectCompute()
                                          tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png"));
         if (path.isEmpty())
             return;
-        const QString error = exportWidget(m_image->view(), path, FigureSize{});
+        const QSize natural = m_image->view()->figureSize(); // the picture's shape, not the dock's
+        const QString error = exportWidget(m_image->view(), path, FigureSize{natural.width(), natural.height()});
         showStatus(error.isEmpty() ? tr("Saved %1").arg(path) : error);
     });
     connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);

@@ -76,7 +76,7 @@ QkPanel::QkPanel(QWidget* parent)
     menu->addAction(tr("Figure (PNG, SVG, PDF)…"), this, [this] {
         const QString path = askFigurePath(this, tr("Export the query-key space"), QStringLiteral("qk_space"));
         if (!path.isEmpty())
-            finishExport(path, exportWidget(m_stack->currentWidget(), path));
+            finishExport(path, exportFigure(path));
     });
     // The points as CSV or JSON: the finished embedding only (a t-SNE still converging has nothing final to save).
     auto exportPoints = [this](const QString& format) {
@@ -140,6 +140,13 @@ QkPanel::QkPanel(QWidget* parent)
         if (ofText())
             emit positionsMarked(positions);
     });
+}
+
+QString QkPanel::exportFigure(const QString& path)
+{
+    // In the figure's own shape (the points' aspect, square cells), not the dock's strip.
+    const QSize natural = m_stack->currentWidget() == m_matrix ? m_matrix->figureSize() : m_view->figureSize();
+    return exportWidget(m_stack->currentWidget(), path, FigureSize{natural.width(), natural.height()});
 }
 
 void QkPanel::finishExport(const QString& path, const QString& error)

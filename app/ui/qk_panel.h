@@ -40,6 +40,9 @@ public:
     void setMessage(const QString& message);
     widgets::QkScatterView* view() const { return m_view; }
 
+    // The shown plot (one head or every head) as a figure file in its own shape; "" or a message naming the file.
+    QString exportFigure(const QString& path);
+
 signals:
     void methodChanged();                // recompute with the other method
     void positionClicked(int position);  // a token chosen in the plot (-1: none)

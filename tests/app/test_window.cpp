@@ -762,9 +762,14 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     test::TempDir tmp;
     for (const char* ext : {"svg", "png", "pdf"}) {
         const QString path = QString::fromStdString((tmp / (std::string("qk.") + ext)).string());
-        CHECK(app::exportWidget(panel->view(), path, {}).isEmpty());
+        CHECK(panel->exportFigure(path).isEmpty());
         CHECK(QFileInfo(path).size() > 1000);
     }
+    // In the figure's own shape, not the dock's: 900 wide, the plot as tall as the points' aspect asks.
+    const QImage exported(QString::fromStdString((tmp / "qk.png").string()));
+    CHECK(exported.width() == 900);
+    CHECK(exported.height() == panel->view()->figureSize().height());
+    CHECK(exported.height() >= 900 / 2);
     auto v2 = core::headQkVectors(*w.result()->capture, 0, 0, 1);
     core::normaliseQk(v2);
     CHECK(panel->view()->data()->csv == core::qkCsv(v2, core::embedQk(v2, core::QkMethod::Pca), w.result()->capture->tokens));
