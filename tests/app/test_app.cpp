@@ -738,3 +738,26 @@ TEST_CASE("a locked row stays on its token when special tokens are hidden and sh
     settle(c);
     CHECK(w.grid()->lockedRow() == 3);
 }
+
+TEST_CASE("the Relative Position heatmap of 48 heads shows its distance axis without scrolling at 1280x800",
+          "[app][window][screen]")
+{
+    const std::vector<std::string> builtins{(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()};
+    app::ComputeController c(builtins);
+    app::MainWindow w(&c, builtins);
+    w.resize(1280, 800);
+    w.show();
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    w.textEdit()->setPlainText(QStringLiteral("the cat sat on the mat and the dog sat on the log"));
+    w.openModel("builtin:txl-wikitext2"); // 6 layers x 8 heads: 48 rows
+    REQUIRE(ready.wait(20000));
+    settle(c);
+    w.showDock("relposDock");
+    REQUIRE(QTest::qWaitFor([&] { return w.relposPanel()->heatmap()->data() != nullptr; }, 20000));
+    QTest::qWait(100);
+    const auto* view = w.relposPanel()->heatmap();
+    const QDockWidget* dock = w.dock("relposDock");
+    const int bottom = view->mapTo(dock, QPoint(0, view->height())).y(); // where the axis ends, in the dock
+    INFO("heatmap ends at " << bottom << " px of a " << dock->height() << " px dock");
+    CHECK(bottom <= dock->height());
+}
