@@ -19,9 +19,15 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
     b->targetTokenizer = b->loaded.model->info().can.encoderDecoder ? std::shared_ptr<const core::Tokenizer>(
                                                                           core::loadModelTargetTokenizer(b->loaded))
                                                                     : b->tokenizer;
-    QFile sample(QDir(QString::fromStdString(b->loaded.folder)).filePath(QStringLiteral("sample-source.txt")));
-    if (b->loaded.ggufPath.empty() && sample.size() < 4096 && sample.open(QIODevice::ReadOnly))
-        b->sampleSource = QString::fromUtf8(sample.readAll()).trimmed();
+    // The folder's own samples, when small (a GGUF file's folder is anybody's).
+    auto folderSample = [&](const char* name) {
+        QFile f(QDir(QString::fromStdString(b->loaded.folder)).filePath(QString::fromLatin1(name)));
+        return b->loaded.ggufPath.empty() && f.size() < 4096 && f.open(QIODevice::ReadOnly)
+                   ? QString::fromUtf8(f.readAll()).trimmed()
+                   : QString();
+    };
+    b->sampleSource = folderSample("sample-source.txt");
+    b->sampleText = folderSample("sample.txt");
     if (b->tokenizer)
         b->controlIds = core::controlTokenIds(*b->tokenizer);
     b->spec = spec;

@@ -14,6 +14,8 @@ struct ModelBundle {
     std::shared_ptr<const core::Tokenizer> tokenizer;
     // An encoder-decoder model's target side (Marian's target.spm); the same tokenizer otherwise.
     std::shared_ptr<const core::Tokenizer> targetTokenizer;
+    // A text to open with (the model folder's sample.txt: the built-in stories decoder's story opening), or empty.
+    QString sampleText;
     // A source sentence to open with (a built-in model's sample-source.txt), or empty.
     QString sampleSource;
     QString spec;        // as the user gave it: folder, config.json, .gguf or builtin:NAME

@@ -11,6 +11,7 @@
 #include "comparison_view.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
+#include "headless/headless_export.h"
 #include "head_overview_view.h"
 #include "model/model_loader.h"
 #include "util/memory_info.h"
@@ -517,6 +518,21 @@ void MainWindow::onJobFailed(const JobFailure& f)
     notify(f.cancelled() ? tr("%1 cancelled").arg(f.what) : tr("%1: %2").arg(f.what, msg));
 }
 
+void MainWindow::openOnSample(const ModelBundlePtr& m)
+{
+    // A model with a sample text of its own (the stories decoder's story opening) opens on it, unless the user has
+    // typed something: the box then holds neither the app's sample nor the one the last model opened with.
+    const QString now = m_textPanel->text();
+    const bool untouched = now.trimmed().isEmpty() || now == m_sampleShown || now == builtinSampleText(m_builtinDirs);
+    if (!untouched)
+        return;
+    const QString sample = m->sampleText.isEmpty() && !m_sampleShown.isEmpty() ? builtinSampleText(m_builtinDirs)
+                                                                               : m->sampleText;
+    if (!sample.isEmpty() && sample != now)
+        m_textPanel->setTextSilently(sample);
+    m_sampleShown = m->sampleText;
+}
+
 void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 {
     // Nothing of the previous model stays on screen: every view clears now and fills in as results arrive.
@@ -557,6 +573,7 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
     m_textPanel->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
                                     ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                     : tr("Type or paste text; the attention updates as you type."));
+    openOnSample(m);
     showImageDock(m);
     showStreams(m);
     if (presentation()) // another model while presenting: its Predictions appear (or go) as presentation mode placed them

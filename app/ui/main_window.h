@@ -141,6 +141,7 @@ private:
     void buildMenus(); // main_menus.cpp
     void connectCompute();
     void onJobFailed(const JobFailure& failure); // every failed or cancelled job, by its kind
+    void openOnSample(const ModelBundlePtr& m);  // the model's own sample text, when the user typed none
     void onModelLoaded(const ModelBundlePtr& m);
     // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
     // single-stream model brings the Text tab back.
@@ -220,6 +221,7 @@ private:
     ViewSelection m_selection;
     int m_headBeforeAverage = 0; // A toggles back to this head
     widgets::GridDataPtr m_gridData;
+    QString m_sampleShown; // the model's own sample text the box was last given ("" = none)
     int m_relockPosition = -1; // a regrouped grid locks the row of this token position when it arrives
     bool m_gridIsPreview = false; // m_gridData is gridPreviewReady's: the new text's, before result() is
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready

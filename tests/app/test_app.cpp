@@ -10,6 +10,7 @@
 #include "ui/relpos_panel.h"
 #include "ui/session.h"
 #include "export/data_export.h"
+#include "headless/headless_export.h"
 #include "views/translation_views.h"
 #include "views/grid_builder.h"
 #include "views/analysis_figures.h"
@@ -760,4 +761,32 @@ TEST_CASE("the Relative Position heatmap of 48 heads shows its distance axis wit
     const int bottom = view->mapTo(dock, QPoint(0, view->height())).y(); // where the axis ends, in the dock
     INFO("heatmap ends at " << bottom << " px of a " << dock->height() << " px dock");
     CHECK(bottom <= dock->height());
+}
+
+TEST_CASE("a built-in model with its own sample opens on it, unless the user typed a text", "[app][window][builtin]")
+{
+    const std::vector<std::string> builtins{(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()};
+    app::ComputeController c(builtins);
+    app::MainWindow w(&c, builtins);
+    w.resize(1280, 800);
+    const QString general = app::builtinSampleText(builtins);
+    const QString story = QString::fromStdString(
+                              test::readBytes(std::filesystem::path(builtins.front()) / "stories-en" / "sample.txt"))
+                              .trimmed();
+    w.setText(general);
+    auto open = [&](const char* spec) {
+        QSignalSpy ready(&c, &app::ComputeController::textReady);
+        w.openModel(QString::fromLatin1(spec));
+        REQUIRE(ready.wait(20000));
+        settle(c);
+    };
+    open("builtin:stories-en");
+    CHECK(w.textEdit()->toPlainText() == story);
+    CHECK(w.result()->capture->tokens.size() == static_cast<std::size_t>(story.split(' ').size()));
+    open("builtin:llama-wikitext2"); // back to a model without one: the app's sample again
+    CHECK(w.textEdit()->toPlainText() == general);
+    w.setText(QStringLiteral("the cat sat on the mat"));
+    settle(c);
+    open("builtin:stories-en"); // a typed text stays
+    CHECK(w.textEdit()->toPlainText() == "the cat sat on the mat");
 }

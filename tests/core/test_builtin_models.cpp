@@ -113,6 +113,28 @@ TEST_CASE("the built-in Llama-family model reproduces its training script's loss
     CHECK(tok->encode("the game was released in japan\n").size() == 7);
 }
 
+TEST_CASE("the built-in stories decoder reproduces its training script's loss and greedy story", "[builtin][llama]")
+{
+    // reference.json, written by the PyTorch training script from the float16 weights it exported: the loss on the
+    // first validation tokens, and the greedy continuation of the model card's prompt (what Generate writes).
+    const auto m = core::loadModel("builtin:stories-en", builtinDirs());
+    const auto ref = nlohmann::json::parse(test::readBytes(fs::path(m.folder) / "reference.json"));
+    const auto ids = ref.at("token_ids").get<std::vector<std::int32_t>>();
+    CHECK(core::nextTokenLoss(*m.model, ids, ref.at("segment_length").get<int>()) ==
+          Approx(ref.at("mean_next_token_loss").get<double>()).epsilon(1e-4));
+    const auto& greedy = ref.at("greedy");
+    const auto prompt = greedy.at("prompt_ids").get<std::vector<std::int32_t>>();
+    const auto expected = greedy.at("continuation_ids").get<std::vector<std::int32_t>>();
+    const auto written = core::generateTokens(*m.model, prompt, static_cast<int>(expected.size()), core::Sampling{}, 1);
+    CHECK(written.ids == expected);
+    // The story is made of the vocabulary's words: no <unk>, nothing a class cannot read.
+    const auto tok = core::loadTokenizer(m.folder);
+    const auto unk = core::controlTokenIds(*tok);
+    for (const auto id : written.ids)
+        CHECK(std::find(unk.begin(), unk.end(), id) == unk.end());
+    CHECK(tok->encode("Once upon a time , there was a little rabbit named Tom .").size() == 13);
+}
+
 TEST_CASE("paper observation: attention concentrates on nearby tokens", "[builtin][paper]")
 {
     const auto& r = validationScan();

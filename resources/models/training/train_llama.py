@@ -13,14 +13,33 @@ Example:
   /usr/bin/python3 train_llama.py --name llama-wikitext2 --layers 6 --heads 8 --kv-heads 2 --hidden 192 \
       --intermediate 512 --seq-len 256 --minutes 40 --out ../llama-wikitext2
 """
-import argparse, ctypes, json, math, os, sys, time
+import argparse, ctypes, json, math, os, shlex, sys, time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_txl import build_vocab, read_tokens, unigram_ppl, write_safetensors  # noqa: E402
+from train_txl import build_vocab, read_safetensors, read_tokens, unigram_ppl, write_safetensors  # noqa: E402
+import write_stories  # noqa: E402
+
+
+def story_tokens(count, seed):
+    """The stories write_stories.py writes, as WikiText-style tokens (a story per line, <eos> at its end)."""
+    rng = write_stories.random.Random(seed)
+    out = []
+    for _ in range(count):
+        out.extend(write_stories.story(rng).split())
+        out.append("<eos>")
+    return out
+
+
+# What each corpus is, for the model card.
+CORPUS_ABOUT = {
+    "wikitext2": "on WikiText-2 (CC BY-SA 3.0, Merity et al.\n2016): trained on `test.txt`, evaluated on `valid.txt`",
+    "stories": "on short stories for young readers that\n`training/write_stories.py` writes from a small grammar "
+               "(no corpus is read; trained on its stories of seed {seed}, evaluated on\nthose of seed {seed} + 1)",
+}
 
 
 class RMSNorm(nn.Module):
@@ -110,6 +129,49 @@ def evaluate(model, ids, seq_len, max_tokens=None):
     return total / n
 
 
+def greedy(model, ids, steps, context, eos):
+    """Greedy continuation (argmax each step, stops at <eos>): what the app's Generate writes at temperature 0."""
+    model.eval()
+    ids = list(ids)
+    with torch.no_grad():
+        for _ in range(steps):
+            ids.append(int(model(torch.tensor([ids[-context:]]))[0, -1].argmax()))
+            if ids[-1] == eos:
+                break
+    return ids
+
+
+def greedy_reference(folder, prompt, steps=60):
+    """Adds the greedy continuation of `prompt` by the exported float16 weights to FOLDER/reference.json (for a
+    model exported before the training script wrote it)."""
+    with open(os.path.join(folder, "config.json")) as f:
+        c = json.load(f)
+    with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as f:
+        vocab = f.read().split("\n")[:c["vocab_size"]]
+    model = Llama(c["vocab_size"], c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"],
+                  c["num_key_value_heads"], c["head_dim"], c["intermediate_size"], c["rope_theta"])
+    weights = {k: torch.as_tensor(v).float() for k, v in read_safetensors(os.path.join(folder, "model.safetensors")).items()}
+    state = {"embed_tokens.weight": weights["model.embed_tokens.weight"], "norm.weight": weights["model.norm.weight"]}
+    for k, v in weights.items():
+        if k.startswith("model.layers."):
+            i, rest = k[len("model.layers."):].split(".", 1)
+            state[f"layers.{i}." + rest.replace("self_attn.", "").replace("mlp.", "")] = v
+    model.load_state_dict(state)
+    index = {w: i for i, w in enumerate(vocab)}
+    with open(os.path.join(folder, "reference.json")) as f:
+        reference = json.load(f)
+    reference["greedy"] = greedy_record(model, index, vocab, prompt, steps, c["max_position_embeddings"])
+    with open(os.path.join(folder, "reference.json"), "w") as f:
+        json.dump(reference, f)
+    return reference["greedy"]
+
+
+def greedy_record(model, index, vocab, prompt, steps, context):
+    ids = [index.get(w, index["<unk>"]) for w in prompt.split()]
+    out = greedy(model, ids, steps, context, index["<eos>"])
+    return {"prompt_ids": ids, "continuation_ids": out[len(ids):], "text": " ".join(vocab[i] for i in out)}
+
+
 def export(model, args, vocab, out, card, reference):
     os.makedirs(out, exist_ok=True)
     t = {"model.embed_tokens.weight": model.embed_tokens.weight, "model.norm.weight": model.norm.weight}
@@ -142,6 +204,9 @@ def export(model, args, vocab, out, card, reference):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", required=True)
+    ap.add_argument("--corpus", choices=sorted(CORPUS_ABOUT), default="wikitext2")
+    ap.add_argument("--stories", type=int, default=12000, help="stories to train on (--corpus stories)")
+    ap.add_argument("--prompt", default="", help="the model card shows the greedy continuation of this text")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../../shared/data/wikitext-2"))
     ap.add_argument("--vocab", type=int, default=8000)
     ap.add_argument("--layers", type=int, default=6)
@@ -159,7 +224,12 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--greedy-reference-only", action="store_true",
+                    help="only add the greedy continuation of --prompt by the model already in --out to its reference.json")
     args = ap.parse_args()
+    if args.greedy_reference_only:
+        print(greedy_reference(args.out, args.prompt)["text"])
+        return
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     try:  # OpenBLAS keeps its own thread pool
@@ -167,8 +237,12 @@ def main():
     except (OSError, AttributeError):
         pass
     t0 = time.time()
-    train_tok = read_tokens(os.path.join(args.data, "test.txt"))
-    valid_tok = read_tokens(os.path.join(args.data, "valid.txt"))
+    if args.corpus == "stories":
+        train_tok = story_tokens(args.stories, args.seed)
+        valid_tok = story_tokens(max(200, args.stories // 20), args.seed + 1)
+    else:
+        train_tok = read_tokens(os.path.join(args.data, "test.txt"))
+        valid_tok = read_tokens(os.path.join(args.data, "valid.txt"))
     vocab = build_vocab(train_tok, args.vocab)
     index = {w: i for i, w in enumerate(vocab)}
     unk = index["<unk>"]
@@ -214,26 +288,33 @@ def main():
     reference = {"token_ids": ref_ids, "segment_length": len(ref_ids),
                  "mean_next_token_loss": evaluate(model, ref_ids, len(ref_ids))}
     print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {minutes:.1f} min, {step} steps", flush=True)
+    continuation = ""
+    if args.prompt:
+        reference["greedy"] = greedy_record(model, index, vocab, args.prompt, 60, args.seq_len * 2)
+        continuation = (f"\nGreedy continuation of `{args.prompt}` (float16 weights, as the app generates it):\n\n> "
+                        + reference["greedy"]["text"] + "\n")
+        print(continuation, flush=True)
     # As typed from this folder, the model written beside it (where the built-ins live).
     argv = sys.argv[1:]
     if "--out" in argv:
         argv[argv.index("--out") + 1] = "../" + args.name
-    cmd = "cd resources/models/training && /usr/bin/python3 train_llama.py " + " ".join(argv)
+    cmd = "cd resources/models/training && /usr/bin/python3 train_llama.py " + shlex.join(argv)
     card = f"""# {args.name}
 
-Word-level Llama-family decoder trained by attnscope's own script on WikiText-2 (CC BY-SA 3.0, Merity et al.
-2016): trained on `test.txt`, evaluated on `valid.txt`. It is here so the Llama-family views (rotary frequency
-bands, attention sinks, rollout, head ablation, grouped-query heads) show real attention without a download.
+Word-level Llama-family decoder trained by attnscope's own script {CORPUS_ABOUT[args.corpus].format(seed=args.seed)}.
+It is here so the Llama-family views (rotary frequency bands, attention sinks, rollout, head ablation, grouped-query
+heads) show real attention without a download.
 
 | | |
 | --- | --- |
 | layers x heads | {args.layers} x {args.heads} query heads sharing {args.kv_heads} key/value heads (hidden {args.hidden}, head size {args.hidden // args.heads}, SwiGLU {args.intermediate}) |
 | positions | rotary, theta {args.theta:g}, trained on sequences of {args.seq_len} tokens (context in config: {args.seq_len * 2}) |
-| vocabulary | {len(vocab)} most frequent training words + `<unk>`, `<eos>` (no BOS) |
+| vocabulary | {len(vocab) - 2} {"most frequent " if len(vocab) - 2 < len(set(train_tok) - {"<eos>", "<unk>"}) else ""}training words + `<unk>`, `<eos>` (no BOS) |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16, embeddings tied) |
 | training | {step} steps of {args.batch} x {args.seq_len} tokens, {minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed} |
 | validation perplexity | **{ppl:.1f}** in chunks of {args.seq_len} (unigram model on the same vocabulary: {uni:.1f}) |
 
+{continuation}
 `reference.json`: the training script's mean next-token loss on the first {args.seq_len * 2} validation tokens (the context), which the core's
 test reproduces.
 
