@@ -56,6 +56,9 @@ RelposPanel::RelposPanel(QWidget* parent)
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setWidget(m_view);
+    // Small minimums: the dock shares a tab group with the Text dock, whose height is the group's when it is in front.
+    scroll->setMinimumHeight(40);
+    m_table->setMinimumHeight(40);
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(scroll);
     split->addWidget(m_table);
