@@ -1,6 +1,11 @@
 // ImagePanel.
 #include "ui/image_panel.h"
 
+#include "compute/compute_controller.h"
+#include "export/figure_export.h"
+#include "ui/file_dialogs.h"
+#include "views/image_views.h"
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -83,5 +88,72 @@ void ImagePanel::setSpecialTokens(const QStringList& names)
 }
 
 int ImagePanel::source() const { return m_source->currentIndex(); }
+
+void ImagePanel::attach(ComputeController* compute, std::function<ViewSelection()> selection)
+{
+    m_compute = compute;
+    m_selection = std::move(selection);
+    connect(this, &ImagePanel::queryChosen, this, [this](int token) {
+        m_query = token;
+        refresh();
+    });
+    connect(this, &ImagePanel::sourceChanged, this, &ImagePanel::refresh);
+    connect(this, &ImagePanel::saveRequested, this, &ImagePanel::save);
+    connect(compute, &ComputeController::imageRolloutReady, this, [this](ImageRolloutPtr r) {
+        if (r->text != m_compute->textResult())
+            return; // a picture no longer shown
+        m_rollout = std::move(r);
+        refresh();
+    });
+}
+
+void ImagePanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    refresh();
+}
+
+void ImagePanel::refresh()
+{
+    const auto text = m_compute ? m_compute->textResult() : nullptr;
+    if (!isVisible() || !text || !text->image)
+        return;
+    if (text->model.get() != m_model) { // another model: its CLS first
+        m_model = text->model.get();
+        m_query = 0;
+    }
+    const auto& cap = *text->capture;
+    QStringList special;
+    for (int t = 0; t < text->image->specialTokens; ++t)
+        special << QString::fromStdString(cap.tokens[static_cast<std::size_t>(t)].text);
+    setSpecialTokens(special);
+    if (m_query >= static_cast<int>(cap.tokens.size()))
+        m_query = 0;
+    const auto chosen = static_cast<ImageSource>(source());
+    if (chosen == ImageSource::Rollout && (!m_rollout || m_rollout->text != text)) {
+        setMessage(tr("Computing the attention rollout…")); // on the compute thread: a big picture takes a second
+        m_compute->requestImageRollout();
+        return;
+    }
+    const ViewSelection selection = m_selection();
+    const bool oneHead = selection.heads.size() == 1;
+    const int head = oneHead ? selection.heads.front() : chosen == ImageSource::SpecialTokens ? -1 : 0;
+    const auto shown = oneHead || chosen != ImageSource::Head ? chosen : ImageSource::LayerMean;
+    setData(imageOverlay(*text, selection.layer, head, shown, m_query, m_rollout ? &m_rollout->rollout : nullptr,
+                         text->model->displayName));
+}
+
+void ImagePanel::save()
+{
+    if (!m_view->data())
+        return;
+    const QString path = askSavePath(this, tr("Save picture"), QStringLiteral("attention.png"),
+                                     tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png"));
+    if (path.isEmpty())
+        return;
+    const QSize natural = m_view->figureSize(); // the picture's shape, not the dock's
+    const QString error = exportWidget(m_view, path, FigureSize{natural.width(), natural.height()});
+    emit saved(error.isEmpty() ? tr("Saved %1").arg(path) : error);
+}
 
 } // namespace attnscope::app

@@ -1,11 +1,16 @@
 // The Image dock: a vision model's picture with one token's attention over its patches. Click a patch, or a special
 // token's button (CLS, DIST, registers), to see where it looks; choose one head, the layer's mean or rollout; the
-// slider blends the picture and the heat map.
+// slider blends the picture and the heat map. It wires itself to the compute controller (attach): it draws the shown
+// picture's head for the selected layer and asks for rollout when that is chosen; Save writes the figure in the
+// picture's own shape.
 #pragma once
 
+#include "compute/results.h"
 #include "image_overlay_view.h"
+#include "views/view_selection.h"
 
 #include <QWidget>
+#include <functional>
 
 class QComboBox;
 class QHBoxLayout;
@@ -13,10 +18,16 @@ class QSlider;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class ImagePanel : public QWidget {
     Q_OBJECT
 public:
     explicit ImagePanel(QWidget* parent = nullptr);
+    // From now on the panel follows `compute`'s text and `selection()` for the layer and head.
+    void attach(ComputeController* compute, std::function<ViewSelection()> selection);
+    // The selection or the picture changed: draw it (nothing while the panel is not on screen).
+    void refresh();
     void setData(widgets::ImageOverlayDataPtr overlay);
     void setMessage(const QString& text);
     // The special tokens' names, one button each (they precede the patches among the tokens).
@@ -28,8 +39,18 @@ signals:
     void queryChosen(int token); // a token of the capture: a special token, or specialTokens + patch
     void sourceChanged();
     void saveRequested();
+    void saved(const QString& message); // "Saved PATH" or what went wrong
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
+    void save();
+    ComputeController* m_compute = nullptr;
+    std::function<ViewSelection()> m_selection;
+    int m_query = 0;             // the token whose attention is shown (0: CLS)
+    ImageRolloutPtr m_rollout;   // the shown picture's rollout, once the compute thread has it
+    const void* m_model = nullptr; // the model the query belongs to (a new model starts on its CLS)
     widgets::ImageOverlayView* m_view;
     QComboBox* m_source;
     QSlider* m_opacity;

@@ -111,6 +111,7 @@ void MainWindow::buildPanels()
     m_predictions->setObjectName(QStringLiteral("predictionPanel"));
     m_qk = new QkPanel;
     m_qk->setObjectName(QStringLiteral("qkPanel"));
+    m_qk->attach(m_compute, [this] { return m_selection; });
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     m_translation = new TranslationPanel;
     addDock(tr("Translation"), QStringLiteral("translationDock"), m_translation, Qt::BottomDockWidgetArea, false);
@@ -123,8 +124,10 @@ void MainWindow::buildPanels()
     addDock(tr("Predictions"), QStringLiteral("predictionDock"), m_predictions, Qt::BottomDockWidgetArea);
     addDock(tr("Query-Key Space"), QStringLiteral("qkDock"), m_qk, Qt::BottomDockWidgetArea);
     m_experts = new ExpertsPanel;
+    m_experts->attach(m_compute, [this] { return m_selection; });
     addDock(tr("Experts"), QStringLiteral("expertsDock"), m_experts, Qt::BottomDockWidgetArea);
     m_image = new ImagePanel;
+    m_image->attach(m_compute, [this] { return m_selection; });
     addDock(tr("Image"), QStringLiteral("imageDock"), m_image, Qt::RightDockWidgetArea);
     addDock(tr("Display"), QStringLiteral("displayDock"), m_displayPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Model"), QStringLiteral("modelDock"), m_modelPanel, Qt::RightDockWidgetArea);
@@ -303,51 +306,9 @@ void MainWindow::connectCompute()
         showTranslationGrid();
     });
     connect(m_compute, &ComputeController::translationReady, this, &MainWindow::onTranslation);
-    connect(m_compute, &ComputeController::qkReady, m_qk, &QkPanel::setData);
-    connect(m_compute, &ComputeController::routingReady, this, [this](RoutingResultPtr r) {
-        if (r->text != m_compute->textResult())
-            return; // routing of a text that is no longer shown
-        m_routing = r;
-        refreshExperts();
-    });
-    connect(dock("expertsDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible)
-            refreshExperts();
-    });
-    connect(dock("imageDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible)
-            refreshImage();
-    });
-    connect(m_image, &ImagePanel::queryChosen, this, [this](int token) {
-        m_imageQuery = token;
-        refreshImage();
-    });
-    connect(m_image, &ImagePanel::sourceChanged, this, &MainWindow::refreshImage);
-    connect(m_compute, &ComputeController::imageRolloutReady, this, [this](ImageRolloutPtr r) {
-        if (r->text != m_compute->textResult())
-            return; // a picture no longer shown
-        m_imageRollout = r;
-        refreshImage();
-    });
-    connect(m_image, &ImagePanel::saveRequested, this, [this] {
-        if (!m_image->view()->data())
-            return;
-        const QString path = askSavePath(this, tr("Save picture"), QStringLiteral("attention.png"),
-                                         tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), QStringLiteral("png"));
-        if (path.isEmpty())
-            return;
-        const QSize natural = m_image->view()->figureSize(); // the picture's shape, not the dock's
-        const QString error = exportWidget(m_image->view(), path, FigureSize{natural.width(), natural.height()});
-        showStatus(error.isEmpty() ? tr("Saved %1").arg(path) : error);
-    });
-    connect(m_compute, &ComputeController::qkMatrixReady, m_qk, &QkPanel::setMatrix);
+    connect(m_image, &ImagePanel::saved, this, &MainWindow::showStatus);
     connect(m_qk, &QkPanel::headChosen, this, [this](int layer, int head) { setSelection(layer, {head}); });
-    connect(m_qk, &QkPanel::methodChanged, this, &MainWindow::refreshQk);
     connect(m_qk, &QkPanel::exported, this, [this](const QString& path) { showStatus(tr("Saved %1").arg(path)); });
-    connect(dock("qkDock"), &QDockWidget::visibilityChanged, this, [this](bool visible) {
-        if (visible)
-            refreshQk();
-    });
     connect(m_qk, &QkPanel::positionClicked, this, [this](int position) {
         // The token's row in the grid, locked as a click there would (its attention row shown).
         const auto g = m_gridData;
@@ -499,14 +460,12 @@ void MainWindow::onJobFailed(const JobFailure& f)
         if (!f.cancelled())
             m_predictions->setMessage(msg);
         return;
-    case JobKind::QkSpace:
-        m_qk->setMessage(f.cancelled() ? tr("Cancelled: change the head or the method to compute it again") : msg);
+    case JobKind::QkSpace: // the Query-Key Space dock says it
         return;
     case JobKind::Atlas:
         m_atlas->setError(f.cancelled() ? tr("cancelled") : msg);
         break;
-    case JobKind::Routing:
-        m_experts->setMessage(f.cancelled() ? tr("Cancelled: step to another layer to route the text again") : msg);
+    case JobKind::Routing: // the Experts dock says it too
         break;
     case JobKind::Patching: // their windows say it
     case JobKind::PromptPair:
@@ -582,8 +541,6 @@ void MainWindow::onModelLoaded(const ModelBundlePtr& m)
 
 void MainWindow::showImageDock(const ModelBundlePtr& m)
 {
-    m_imageRollout.reset();
-    m_imageQuery = 0;
     if (!m->info().can.image) {
         dock("imageDock")->hide();
         return;
@@ -599,31 +556,6 @@ void MainWindow::showImageDock(const ModelBundlePtr& m)
     showDock("imageDock");
     // The picture is what a vision model is about: give it a good share of the width.
     resizeDocks({dock("imageDock")}, {std::max(360, width() * 2 / 5)}, Qt::Horizontal);
-}
-
-void MainWindow::refreshImage()
-{
-    const auto text = m_compute->textResult();
-    if (!dock("imageDock")->isVisible() || !text || !text->image)
-        return;
-    const auto& cap = *text->capture;
-    QStringList special;
-    for (int t = 0; t < text->image->specialTokens; ++t)
-        special << QString::fromStdString(cap.tokens[static_cast<std::size_t>(t)].text);
-    m_image->setSpecialTokens(special);
-    if (m_imageQuery >= static_cast<int>(cap.tokens.size()))
-        m_imageQuery = 0;
-    const auto source = static_cast<ImageSource>(m_image->source());
-    if (source == ImageSource::Rollout && (!m_imageRollout || m_imageRollout->text != text)) {
-        m_image->setMessage(tr("Computing the attention rollout…")); // on the compute thread: a big picture takes a second
-        m_compute->requestImageRollout();
-        return;
-    }
-    const bool oneHead = m_selection.heads.size() == 1;
-    const int head = oneHead ? m_selection.heads.front() : source == ImageSource::SpecialTokens ? -1 : 0;
-    const auto src = oneHead || source != ImageSource::Head ? source : ImageSource::LayerMean;
-    m_image->setData(imageOverlay(*text, m_selection.layer, head, src, m_imageQuery,
-                                  m_imageRollout ? &m_imageRollout->rollout : nullptr, m_compute->model()->displayName));
 }
 
 void MainWindow::setSource(const QString& text)
@@ -898,9 +830,9 @@ void MainWindow::showGrid(widgets::GridDataPtr grid, bool preview)
 void MainWindow::refreshGrid()
 {
     m_compute->requestGrid(m_selection);
-    refreshQk(); // the plot follows the selected head
-    refreshExperts(); // and the router its layer
-    refreshImage();   // and the picture its head
+    m_qk->refresh(); // the plot follows the selected head
+    m_experts->refresh(); // and the router its layer
+    m_image->refresh(); // and the picture its head
 }
 
 void MainWindow::markTokens(const std::vector<int>& positions)
@@ -917,65 +849,6 @@ void MainWindow::markTokens(const std::vector<int>& positions)
         showStatus(tr("%n token(s) marked in the grid and the Text View: %1%2", "", static_cast<int>(positions.size()))
                        .arg(words.join(QStringLiteral(" · ")), positions.size() > 12 ? QStringLiteral(" …") : QString()));
     }
-}
-
-void MainWindow::refreshExperts()
-{
-    if (!dock("expertsDock")->isVisible())
-        return;
-    const auto text = m_compute->textResult();
-    const auto& m = m_compute->model();
-    if (!m || !m->info().can.experts) {
-        m_experts->setMessage(tr("%1 has no mixture-of-experts layers: every token goes through the same feed-forward "
-                                 "block (Qwen3-MoE, OLMoE, gpt-oss and DeepSeek-V2 show their router here)")
-                                  .arg(m ? m->displayName : tr("This model")));
-        return;
-    }
-    if (!text)
-        return;
-    const int segment = m_selection.segment >= 0 ? m_selection.segment : autoSegment(*text->capture);
-    if (!m_routing || m_routing->text != text || m_routing->segment != segment) {
-        m_experts->setMessage(tr("Routing the text through the experts…"));
-        m_compute->requestRouting(segment);
-        return;
-    }
-    const auto& r = m_routing->routing;
-    if (m_selection.layer < r.layers && r.probs[static_cast<std::size_t>(m_selection.layer)].empty()) {
-        m_experts->setMessage(tr("Layer %1 of %2 is dense: every token goes through one feed-forward block, no router "
-                                 "(step to a later layer)")
-                                  .arg(m_selection.layer + 1)
-                                  .arg(m->displayName));
-        return;
-    }
-    m_experts->setGrid(routingGrid(r, *text->capture, m_selection.layer, m->displayName));
-}
-
-void MainWindow::refreshQk()
-{
-    if (!dock("qkDock")->isVisible() || !m_compute->textResult())
-        return;
-    if (m_qk->allHeads()) { // every head: recomputed for a new text, segment or method, not for a head step
-        const auto key = std::make_tuple(static_cast<const void*>(m_compute->textResult().get()), m_selection.segment,
-                                         m_qk->method());
-        if (m_qk->matrixView()->data() && key == m_qkMatrixKey)
-            return;
-        m_qkMatrixKey = key;
-        m_qk->setMatrix(nullptr);
-        m_compute->requestQkMatrix(m_selection.segment, m_qk->method());
-        return;
-    }
-    if (m_selection.heads.size() != 1) {
-        m_qk->setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
-        return;
-    }
-    QkRequest request;
-    request.segment = m_selection.segment;
-    request.layer = m_selection.layer;
-    request.head = m_selection.heads.front();
-    request.method = m_qk->method();
-    request.corpus = m_qk->corpus();
-    request.positionPart = m_qk->positionPart();
-    m_compute->requestQkSpace(request);
 }
 
 void MainWindow::refreshThumbnails()

@@ -157,7 +157,6 @@ private:
     // The grid and the text view show `grid` (null: nothing); `preview`: gridPreviewReady's, before result() is its.
     void showGrid(widgets::GridDataPtr grid, bool preview = false);
     void refreshThumbnails();
-    void refreshQk();
     // Tokens picked in query-key space (a lasso), marked in the grid, the Text View and the plot; empty: none.
     void markTokens(const std::vector<int>& positions);
     int shownSegment() const;
@@ -179,11 +178,6 @@ private:
     TranslationPanel* m_translation = nullptr;
     ExpertsPanel* m_experts = nullptr;
     ImagePanel* m_image = nullptr;
-    int m_imageQuery = 0; // the token whose attention the Image dock shows (0: CLS)
-    ImageRolloutPtr m_imageRollout; // the shown picture's rollout, once the compute thread has it
-    RoutingResultPtr m_routing; // the shown text's routing (mixture-of-experts models), for layer steps
-    void refreshExperts();
-    void refreshImage();
     // A picture for the open vision model (a text model says it reads text).
     void openImage(const QString& path);
     void showImageDock(const ModelBundlePtr& m);
@@ -228,7 +222,6 @@ private:
     std::shared_ptr<const core::ScanResult> m_pendingScan;
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle
     QString m_tokenInfo;        // the text panel's token count and memory line, before any perplexity
-    std::tuple<const void*, int, core::QkMethod> m_qkMatrixKey{nullptr, -1, core::QkMethod::Pca}; // text, segment, method shown
 };
 
 } // namespace attnscope::app

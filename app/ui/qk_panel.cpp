@@ -4,6 +4,7 @@
 #include "qk_matrix_view.h"
 #include "qk_scatter_view.h"
 
+#include "compute/compute_controller.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
 #include "ui/file_dialogs.h"
@@ -140,6 +141,53 @@ QkPanel::QkPanel(QWidget* parent)
         if (ofText())
             emit positionsMarked(positions);
     });
+}
+
+void QkPanel::attach(ComputeController* compute, std::function<ViewSelection()> selection)
+{
+    m_compute = compute;
+    m_selection = std::move(selection);
+    connect(compute, &ComputeController::qkReady, this, &QkPanel::setData);
+    connect(compute, &ComputeController::qkMatrixReady, this, &QkPanel::setMatrix);
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind == JobKind::QkSpace)
+            setMessage(f.cancelled() ? tr("Cancelled: change the head or the method to compute it again") : f.message);
+    });
+    connect(this, &QkPanel::methodChanged, this, &QkPanel::refresh);
+}
+
+void QkPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    refresh();
+}
+
+void QkPanel::refresh()
+{
+    if (!m_compute || !isVisible() || !m_compute->textResult())
+        return;
+    const ViewSelection selection = m_selection();
+    if (allHeads()) { // every head: recomputed for a new text, segment or method, not for a head step
+        const auto key = std::make_tuple(static_cast<const void*>(m_compute->textResult().get()), selection.segment, method());
+        if (m_matrix->data() && key == m_matrixKey)
+            return;
+        m_matrixKey = key;
+        setMatrix(nullptr);
+        m_compute->requestQkMatrix(selection.segment, method());
+        return;
+    }
+    if (selection.heads.size() != 1) {
+        setMessage(tr("Choose one head (not the layer's average) to see its queries and keys"));
+        return;
+    }
+    QkRequest request;
+    request.segment = selection.segment;
+    request.layer = selection.layer;
+    request.head = selection.heads.front();
+    request.method = method();
+    request.corpus = corpus();
+    request.positionPart = positionPart();
+    m_compute->requestQkSpace(request);
 }
 
 QString QkPanel::exportFigure(const QString& path)
