@@ -1,4 +1,5 @@
 // AtlasPanel implementation.
+#include "compute/compute_controller.h"
 #include "ui/atlas_panel.h"
 
 #include "export/data_export.h"
@@ -243,6 +244,16 @@ QString AtlasPanel::exportTable(const QString& path) const
     const auto format = path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive) ? core::TableFormat::Json : core::TableFormat::Csv;
     const std::string text = core::formatAtlas(m_atlas->atlas, format);
     return saveFileAtomically(path, QByteArray::fromStdString(text));
+}
+
+void AtlasPanel::attach(ComputeController* compute)
+{
+    connect(compute, &ComputeController::atlasReady, this, &AtlasPanel::setAtlas);
+    connect(compute, &ComputeController::scanFinished, this, &AtlasPanel::invalidate); // its columns: the newest scan
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind == JobKind::Atlas)
+            setError(f.cancelled() ? tr("cancelled") : f.message);
+    });
 }
 
 } // namespace attnscope::app

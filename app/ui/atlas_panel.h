@@ -18,10 +18,14 @@ class AttentionGridView;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class AtlasPanel : public QWidget {
     Q_OBJECT
 public:
     explicit AtlasPanel(QWidget* parent = nullptr);
+    // Wires the panel to `compute`: the atlas and its failure.
+    void attach(ComputeController* compute);
 
     void setModelName(const QString& name) { m_modelName = name; }
     void invalidate();                    // a new text, scan or model: the atlas is stale

@@ -1,4 +1,5 @@
 // ComparisonPanel implementation.
+#include "compute/compute_controller.h"
 #include "ui/comparison_panel.h"
 
 #include "comparison_view.h"
@@ -95,6 +96,17 @@ void ComparisonPanel::setMessage(const QString& message)
 {
     m_message->setText(message);
     m_message->setVisible(!message.isEmpty());
+}
+
+void ComparisonPanel::attach(ComputeController* compute)
+{
+    connect(compute, &ComputeController::comparisonReady, this, &ComparisonPanel::setData);
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind != JobKind::Comparison)
+            return;
+        setData(nullptr);
+        setMessage(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(f.message));
+    });
 }
 
 } // namespace attnscope::app

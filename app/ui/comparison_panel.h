@@ -16,10 +16,14 @@ class ComparisonView;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class ComparisonPanel : public QWidget {
     Q_OBJECT
 public:
     ComparisonPanel(const std::vector<std::string>& builtinNames, QWidget* parent = nullptr);
+    // Wires the panel to `compute`: comparisons and their failures (said in the panel, not in a dialog).
+    void attach(ComputeController* compute);
     void setData(widgets::ComparisonPtr comparison);
     void setMessage(const QString& message);
     widgets::ComparisonView* view() const { return m_view; }

@@ -103,11 +103,15 @@ void MainWindow::buildPanels()
     m_displayPanel = new DisplayPanel;
     m_modelPanel = new ModelPanel;
     m_relpos = new RelposPanel;
+    m_relpos->attach(m_compute);
     m_relpos->setObjectName(QStringLiteral("relposPanel"));
     m_comparison = new ComparisonPanel(core::listBuiltinModels(m_builtinDirs));
+    m_comparison->attach(m_compute);
     m_atlas = new AtlasPanel;
+    m_atlas->attach(m_compute);
     m_atlas->setObjectName(QStringLiteral("atlasPanel"));
     m_predictions = new PredictionPanel;
+    m_predictions->attach(m_compute);
     m_predictions->setObjectName(QStringLiteral("predictionPanel"));
     m_qk = new QkPanel;
     m_qk->setObjectName(QStringLiteral("qkPanel"));
@@ -222,13 +226,11 @@ void MainWindow::buildPanels()
         m_textView->setFocusColumn(col);
     });
     connect(m_relpos, &RelposPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
-    connect(m_relpos, &RelposPanel::textProfileWanted, m_compute, &ComputeController::requestTextProfile);
 
     // Head atlas and the analysis windows.
     connect(m_atlas, &AtlasPanel::atlasWanted, this, [this] { m_compute->requestAtlas(m_relpos->scan()); });
     connect(m_atlas, &AtlasPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
     connect(m_atlas, &AtlasPanel::figureWanted, this, [this](FigurePtr f) { openFigureWindow(*f); });
-    connect(m_compute, &ComputeController::atlasReady, m_atlas, &AtlasPanel::setAtlas);
     connect(m_compute, &ComputeController::rolloutReady, this, [this](FigurePtr f) { openFigureWindow(*f); });
     connect(m_compute, &ComputeController::ablationReady, this, [this](FigurePtr f) {
         auto* w = openFigureWindow(*f);
@@ -339,7 +341,6 @@ void MainWindow::connectCompute()
                                                                 .arg(s->perplexity, 0, 'f', 1)
                                                                 .arg(s->meanNats / std::log(2.0), 0, 'f', 2));
             });
-    connect(m_compute, &ComputeController::maskedFillsReady, m_predictions, &PredictionPanel::setFills);
     connect(m_compute, &ComputeController::nextTokenReady, this, [this](const NextTokenResultPtr& next) {
         m_predictions->setNextToken(next);
         generateStep(next);
@@ -375,7 +376,6 @@ void MainWindow::connectCompute()
             fitHeadsDock();
         }
     });
-    connect(m_compute, &ComputeController::textProfileReady, m_relpos, &RelposPanel::setTextProfile);
     connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
     connect(m_compute, &ComputeController::gridProgress, this, [this](int done, int total) {
         m_status->setProgress(done, total);
@@ -385,15 +385,10 @@ void MainWindow::connectCompute()
         m_status->setProgress(static_cast<qint64>(done * 1000), 1000);
         m_status->setBusy(true, tr("Computing attention: %1%").arg(static_cast<int>(done * 100)));
     });
-    connect(m_compute, &ComputeController::scanProgress, m_relpos, &RelposPanel::scanProgress);
-    connect(m_compute, &ComputeController::scanPartial, m_relpos, [this](ScanResultPtr r) { m_relpos->setScan(r, true); });
     connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {
-        m_relpos->setScan(r, false);
-        m_atlas->invalidate(); // its scan columns come from the newest scan
         notify(r->partial ? tr("Scan cancelled after %1 tokens (partial result kept)").arg(r->tokens)
                           : tr("Scan finished: %1 tokens").arg(r->tokens));
     });
-    connect(m_compute, &ComputeController::comparisonReady, m_comparison, &ComparisonPanel::setData);
     connect(m_compute, &ComputeController::busyChanged, m_status, &StatusArea::setBusy);
 }
 
@@ -431,20 +426,16 @@ void MainWindow::onJobFailed(const JobFailure& f)
     }
     case JobKind::Thumbnails: // the overview stays as it was; the grid reports the same problem where it is seen
         return;
-    case JobKind::TextProfile:
-        m_relpos->setTextProfileError(msg);
+    case JobKind::TextProfile: // the Relative Position dock says it
         return;
     case JobKind::Scan:
-        m_relpos->setScan(nullptr, false);
         if (f.cancelled())
             notify(tr("Scan cancelled"));
         else
             QMessageBox::warning(this, tr("Scan failed"), msg);
         return;
-    case JobKind::Comparison:
-        m_comparison->setData(nullptr);
-        m_comparison->setMessage(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
-        showStatus(tr("Comparison failed: %1").arg(msg)); // not modal: the other views stay usable
+    case JobKind::Comparison: // the Compare Models dock says it; not modal: the other views stay usable
+        showStatus(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
         return;
     case JobKind::Translation:
         m_translation->setRunning(false);
@@ -455,15 +446,12 @@ void MainWindow::onJobFailed(const JobFailure& f)
         else
             m_grid->setStale(false);
         return;
-    case JobKind::MaskedFills:
+    case JobKind::MaskedFills: // the Predictions dock says it
     case JobKind::NextToken:
-        if (!f.cancelled())
-            m_predictions->setMessage(msg);
         return;
     case JobKind::QkSpace: // the Query-Key Space dock says it
         return;
-    case JobKind::Atlas:
-        m_atlas->setError(f.cancelled() ? tr("cancelled") : msg);
+    case JobKind::Atlas: // the Head Atlas dock says it too
         break;
     case JobKind::Routing: // the Experts dock says it too
         break;

@@ -1,4 +1,5 @@
 // PredictionPanel: a combo box over the masks, the bars of the chosen one.
+#include "compute/compute_controller.h"
 #include "ui/prediction_panel.h"
 
 #include "prediction_view.h"
@@ -330,6 +331,15 @@ void PredictionPanel::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
     placeControls();
+}
+
+void PredictionPanel::attach(ComputeController* compute)
+{
+    connect(compute, &ComputeController::maskedFillsReady, this, &PredictionPanel::setFills);
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if ((f.kind == JobKind::MaskedFills || f.kind == JobKind::NextToken) && !f.cancelled())
+            setMessage(f.message);
+    });
 }
 
 } // namespace attnscope::app

@@ -22,10 +22,14 @@ class PredictionView;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class PredictionPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PredictionPanel(QWidget* parent = nullptr);
+    // Wires the panel to `compute`: an encoder's fillers of [MASK] and what failed for them or for the next token.
+    void attach(ComputeController* compute);
     // Whether the model fills masks at all (encoders with their MLM head); says what to do either way.
     void setModel(const core::ModelInfo& info, const QString& maskToken);
     void setFills(MaskedFillResultPtr fills); // null: none yet

@@ -1,4 +1,5 @@
 // RelposPanel implementation.
+#include "compute/compute_controller.h"
 #include "analysis/relpos_scan.h"
 #include "ui/relpos_panel.h"
 
@@ -299,6 +300,21 @@ void RelposPanel::refresh()
     m_table->setUpdatesEnabled(true);
     m_table->setMinimumWidth(m_table->horizontalHeader()->length() + m_table->verticalScrollBar()->sizeHint().width() +
                              2 * m_table->frameWidth());
+}
+
+void RelposPanel::attach(ComputeController* compute)
+{
+    connect(this, &RelposPanel::textProfileWanted, compute, &ComputeController::requestTextProfile);
+    connect(compute, &ComputeController::textProfileReady, this, &RelposPanel::setTextProfile);
+    connect(compute, &ComputeController::scanProgress, this, &RelposPanel::scanProgress);
+    connect(compute, &ComputeController::scanPartial, this, [this](ScanResultPtr r) { setScan(std::move(r), true); });
+    connect(compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) { setScan(std::move(r), false); });
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind == JobKind::TextProfile)
+            setTextProfileError(f.message);
+        else if (f.kind == JobKind::Scan)
+            setScan(nullptr, false);
+    });
 }
 
 } // namespace attnscope::app

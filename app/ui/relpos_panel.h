@@ -24,10 +24,15 @@ class RelposHeatmapView;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class RelposPanel : public QWidget {
     Q_OBJECT
 public:
     explicit RelposPanel(QWidget* parent = nullptr);
+    // Wires the panel to `compute`: the text's profile (asked for when shown), a scan's progress, parts and end, and
+    // their failures.
+    void attach(ComputeController* compute);
 
     // A new model: which extra profiles it has (Transformer-XL's terms, a rotary model's bands).
     void setModel(const core::ModelInfo& info, const QString& name);
