@@ -19,6 +19,7 @@
 #include "ui/comparison_panel.h"
 #include "ui/display_panel.h"
 #include "ui/figure_window.h"
+#include "ui/generation.h"
 #include "ui/heads_panel.h"
 #include "ui/key_router.h"
 #include "ui/model_panel.h"
@@ -341,19 +342,10 @@ void MainWindow::connectCompute()
                                                                 .arg(s->perplexity, 0, 'f', 1)
                                                                 .arg(s->meanNats / std::log(2.0), 0, 'f', 2));
             });
-    connect(m_compute, &ComputeController::nextTokenReady, this, [this](const NextTokenResultPtr& next) {
-        m_predictions->setNextToken(next);
-        generateStep(next);
-    });
-    connect(m_predictions, &PredictionPanel::generateRequested, this, [this](int tokens) {
-        if (!result() || !m_compute->model() || !m_compute->model()->info().can.nextTokenLoss)
-            return;
-        startGenerating(tokens);
-        m_compute->requestNextToken(-1); // the step follows when the logits after the text arrive
-    });
-    connect(m_predictions, &PredictionPanel::regenerateRequested, this, &MainWindow::regenerateFrom);
-    connect(m_predictions, &PredictionPanel::stopRequested, this, &MainWindow::stopGenerating);
-    connect(m_textPanel, &TextPanel::edited, this, &MainWindow::stopGenerating);
+    connect(m_compute, &ComputeController::nextTokenReady, m_predictions, &PredictionPanel::setNextToken);
+    m_generation = new Generation(m_compute, m_predictions, m_textPanel, [this] { requestRun(); },
+                                  [this](const QString& s) { showStatus(s); }, this);
+    connect(m_generation, &Generation::started, this, [this] { m_grid->setLockedRow(-1); });
     // The new text's grid while its other layers run: shown, but its positions are not yet those of result().
     connect(m_compute, &ComputeController::gridPreviewReady, this, [this](widgets::GridDataPtr g) { showGrid(g, true); });
     connect(m_compute, &ComputeController::gridReady, this, [this](widgets::GridDataPtr g) {
@@ -621,26 +613,6 @@ void MainWindow::showTranslationGrid()
     m_grid->setStale(false);
 }
 
-void MainWindow::generateStep(const NextTokenResultPtr& next)
-{
-    const auto r = result();
-    // Only the logits after the current text's last token continue a run: the text the box holds now (a text just cut
-    // for regeneration has not run yet, and the logits after the longer one must not extend it).
-    if (m_generateLeft <= 0 || !r || next->text != r || next->position + 1 != static_cast<int>(r->capture->tokens.size()) ||
-        r->capture->text != m_textPanel->text().toStdString())
-        return;
-    auto sampling = m_predictions->sampling();
-    if (!m_predictions->allowsControlTokens())
-        sampling.excluded = r->model->controlIds;
-    const auto id = core::chooseToken(next->logits, sampling, m_generator);
-    --m_generateLeft;
-    if (m_generateLeft == 0)
-        m_predictions->setGenerating(false);
-    // Appended as text: the capture reuses every earlier token's keys (the key/value cache), so only the new token runs.
-    m_textPanel->appendGenerated(QString::fromStdString(r->model->tokenizer->textOf(id)));
-    requestRun();
-}
-
 void MainWindow::fitHeadsDock()
 {
     QDockWidget* d = dock("headDock");
@@ -659,43 +631,6 @@ void MainWindow::fitHeadsDock()
         resizeDocks({d, below}, {size, std::max(1, d->height() + below->height() - size)}, Qt::Vertical);
     else
         resizeDocks({d}, {size}, Qt::Vertical);
-}
-
-void MainWindow::startGenerating(int tokens)
-{
-    m_generateLeft = tokens;
-    m_generator.seed(m_predictions->seed());
-    m_predictions->setGenerating(true);
-    m_grid->setLockedRow(-1);
-}
-
-void MainWindow::regenerateFrom(int position)
-{
-    const auto r = result();
-    if (!r || !r->model->info().can.nextTokenLoss)
-        return;
-    const auto& tokens = r->capture->tokens;
-    if (position < 0 || position + 1 >= static_cast<int>(tokens.size()))
-        return;
-    // Where the token ends in the text (a special token added around it has no span: the last one before it that has).
-    int p = position;
-    while (p >= 0 && tokens[static_cast<std::size_t>(p)].end == 0)
-        --p;
-    if (p < 0) {
-        showStatus(tr("Choose a token of the text to regenerate from (a row of the grid)"));
-        return;
-    }
-    const int count = std::clamp(static_cast<int>(tokens.size()) - 1 - position, 1, 50);
-    m_textPanel->cutAfter(tokens[static_cast<std::size_t>(p)].end);
-    startGenerating(count);
-    showStatus(tr("Regenerating %n token(s) after token %1", "", count).arg(position + 1));
-    requestRun(); // the steps follow when the cut text's logits arrive
-}
-
-void MainWindow::stopGenerating()
-{
-    m_generateLeft = 0;
-    m_predictions->setGenerating(false);
 }
 
 void MainWindow::onTextReady(const TextResultPtr& r)

@@ -40,6 +40,7 @@ class HeadsPanel;
 class ModelPanel;
 class RelposPanel;
 class AtlasPanel;
+class Generation;
 class PredictionPanel;
 class QkPanel;
 class StatusArea;
@@ -197,17 +198,10 @@ private:
     QPointer<HeadContextsWindow> m_headContexts;
     PredictionPanel* m_predictions = nullptr;
     QkPanel* m_qk = nullptr;
-    // Generation: tokens still to add, and the sampler's generator (seeded when a run starts).
-    int m_generateLeft = 0;
-    std::mt19937_64 m_generator;
-    void generateStep(const NextTokenResultPtr& next);
-    void startGenerating(int tokens);
+    Generation* m_generation = nullptr; // Generate, Regenerate and Stop of the Predictions panel
     // Sizes the Heads dock to its thumbnails (once per model, when they first arrive).
     void fitHeadsDock();
     bool m_fitHeadsDock = false;
-    // Cuts the text after token `position` and generates as many tokens again (up to 50): another continuation.
-    void regenerateFrom(int position);
-    void stopGenerating();
     ComparisonPanel* m_comparison = nullptr;
     WindowLayout* m_layout = nullptr;
     QMenu* m_recentMenu = nullptr;
