@@ -19,6 +19,8 @@
 #include "ui/file_dialogs.h"
 #include "ui/guide_window.h"
 #include "ui/main_window.h"
+
+#include "headless/headless_export.h"
 #include "views/translation_views.h"
 #include "ui/translation_panel.h"
 
@@ -454,19 +456,9 @@ void MainWindow::startScan(const QString& textFile, int memLen, int segmentLen, 
     else if (terms)
         extra = QStringLiteral("a,b,c,d");
     ScanRequest req{textFile, {}, {}, memLen, segmentLen, maxTokens, extra, m_selection.bands};
-    if (textFile.isEmpty()) {
-        for (const auto& d : m_builtinDirs) {
-            QFile f(QDir(QString::fromStdString(d)).filePath(QStringLiteral("sample.txt")));
-            if (f.open(QIODevice::ReadOnly)) {
-                req.text = QString::fromUtf8(f.readAll());
-                req.textName = tr("built-in sample");
-                break;
-            }
-        }
-        if (req.text.isEmpty()) {
-            req.text = m_textPanel->text();
-            req.textName = tr("current text");
-        }
+    if (textFile.isEmpty()) { // the app's sample text (the one recipe for it), as the window opens with
+        req.text = builtinSampleText(m_builtinDirs);
+        req.textName = tr("built-in sample");
     }
     m_relpos->setScan(nullptr, true);
     m_relpos->showCorpus();
