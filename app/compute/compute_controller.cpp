@@ -176,7 +176,9 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
             opt.progress = [&](double done) {
                 if (clock.elapsed() >= 100) {
                     clock.restart();
-                    ctx.post([this, done] { emit textProgress(done); });
+                    ctx.post([this, done] {
+                        emit jobProgress(JobKind::Text, jobName(JobKind::Text), static_cast<qint64>(done * 1000), 1000);
+                    });
                 }
             };
             const auto& m = *model->loaded.model;
@@ -230,7 +232,7 @@ void ComputeController::requestGrid(const ViewSelection& selection)
             clock.start();
             return buildGrid(*text->capture, text->model->displayName, selection, &ctx.stop(), [&](int done, int total) {
                 if (clock.elapsed() >= 250 && done < total)
-                    ctx.post([this, done, total] { emit gridProgress(done, total); });
+                    ctx.post([this, done, total] { emit jobProgress(JobKind::Grid, jobName(JobKind::Grid), done, total); });
             });
         },
         [this](widgets::GridDataPtr g) { emit gridReady(g); });
@@ -291,7 +293,7 @@ void ComputeController::scanCorpus(const ScanRequest& request)
             opt.progress = [&](std::int64_t done, std::int64_t total) {
                 if (progressClock.elapsed() >= 100) {
                     progressClock.restart();
-                    ctx.post([this, done, total] { emit scanProgress(done, total); });
+                    ctx.post([this, done, total] { emit jobProgress(JobKind::Scan, jobName(JobKind::Scan), done, total); });
                 }
             };
             opt.partial = [&](const core::ScanResult& r) {
@@ -345,7 +347,7 @@ std::function<void(int, int)> throttled(const JobContext& ctx, ComputeController
     return [&ctx, c, what, clock](int done, int total) {
         if (clock->elapsed() >= 100 || done == total) {
             clock->restart();
-            ctx.post([c, kind = ctx.kind(), what, done, total] { emit c->analysisProgress(kind, what, done, total); });
+            ctx.post([c, kind = ctx.kind(), what, done, total] { emit c->jobProgress(kind, what, done, total); });
         }
     };
 }
@@ -853,7 +855,7 @@ void ComputeController::requestPatching(const PatchingRequest& request)
                 copy->done = done;
                 copy->total = total;
                 ctx.post([this, copy, what, done, total] {
-                    emit analysisProgress(JobKind::Patching, what, done, total);
+                    emit jobProgress(JobKind::Patching, what, done, total);
                     emit patchingUpdated(copy);
                 });
             };

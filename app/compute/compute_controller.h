@@ -49,7 +49,7 @@ public:
     void requestTextProfile(const std::string& profiles, const std::optional<core::BandSplit>& bands = {});
     // Corpus scan of a file (or of `request.text` when the path is empty); a new scan stops a running one.
     void scanCorpus(const ScanRequest& request);
-    // Analyses of the current text, on the background lane with progress (analysisProgress) and Cancel:
+    // Analyses of the current text, on the background lane with progress (jobProgress) and Cancel:
     // the head atlas (scan columns from `scan`, or from the text's own profile when null), attention rollout of a
     // segment (-1: the automatic one), head ablation (one forward per head).
     void requestAtlas(ScanResultPtr scan);
@@ -117,17 +117,14 @@ signals:
     // Every job of every kind that ends without a result (failed or cancelled), in one shape: the kind says whose.
     void jobFailed(const attnscope::app::JobFailure& failure);
     void modelLoaded(attnscope::app::ModelBundlePtr model);
-    void textProgress(double done); // fraction of a long text's forward pass, about ten times a second
     void textReady(attnscope::app::TextResultPtr result);
     void gridReady(attnscope::widgets::GridDataPtr grid);
     // The grid of runText's `preview` selection for the new text, before the text's other layers are done (textReady
     // and the grid requested then follow).
     void gridPreviewReady(attnscope::widgets::GridDataPtr grid);
-    void gridProgress(int headsDone, int heads); // only for grids that take a while
     void thumbnailsReady(attnscope::widgets::HeadThumbnailsPtr thumbnails);
     void textProfileReady(attnscope::app::ScanResultPtr profile);
     void busyChanged(bool busy, const QString& what);
-    void scanProgress(qint64 done, qint64 total);
     void scanPartial(attnscope::app::ScanResultPtr result);
     void scanFinished(attnscope::app::ScanResultPtr result);
     void atlasReady(attnscope::app::AtlasResultPtr atlas);
@@ -138,8 +135,10 @@ signals:
     void qkReady(attnscope::widgets::QkScatterPtr data);
     void qkMatrixReady(attnscope::widgets::QkMatrixPtr data);
     void surprisalReady(attnscope::app::TextResultPtr text, std::shared_ptr<const attnscope::core::Surprisal> surprisal);
-    // Progress of a job that reports it (`what`: the kind's name or what exactly runs, e.g. a corpus file's).
-    void analysisProgress(attnscope::app::JobKind kind, const QString& what, int done, int total);
+    // Progress of every job that reports it, in one shape, about ten times a second: `done` of `total` (a long text:
+    // thousandths of its forward pass; a grid: heads; a scan: tokens; an analysis: its steps). `what`: the kind's
+    // name or what exactly runs (a corpus file's name).
+    void jobProgress(attnscope::app::JobKind kind, const QString& what, qint64 done, qint64 total);
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
     void maskedFillsReady(attnscope::app::MaskedFillResultPtr result);
     void nextTokenReady(attnscope::app::NextTokenResultPtr result);

@@ -134,7 +134,7 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
             emit headWanted(m_head / m_result->contexts.heads, m_head % m_result->contexts.heads);
     });
     connect(compute, &ComputeController::headContextsReady, this, &HeadContextsWindow::showResult);
-    connect(compute, &ComputeController::analysisProgress, this, [this](JobKind kind, const QString&, int done, int total) {
+    connect(compute, &ComputeController::jobProgress, this, [this](JobKind kind, const QString&, qint64 done, qint64 total) {
         if (kind == JobKind::HeadContexts && m_cancel->isEnabled())
             m_status->setText(tr("Window %1 of %2…").arg(done).arg(total));
     });

@@ -270,9 +270,14 @@ void MainWindow::buildPanels()
                         m_grid->setLockedRow(r);
         });
     });
-    connect(m_compute, &ComputeController::analysisProgress, this, [this](JobKind, const QString& what, int done, int total) {
+    connect(m_compute, &ComputeController::jobProgress, this, [this](JobKind kind, const QString& what, qint64 done, qint64 total) {
         m_status->setProgress(done, total);
-        m_status->setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));
+        if (kind == JobKind::Text)
+            m_status->setBusy(true, tr("Computing attention: %1%").arg(done * 100 / std::max<qint64>(1, total)));
+        else if (kind == JobKind::Grid)
+            m_status->setBusy(true, tr("Computing the grid: %1 of %2 heads").arg(done).arg(total));
+        else if (kind != JobKind::Scan) // a scan's busy line says "Scanning…"; its rate and time left are in its dock
+            m_status->setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));
     });
     connect(m_comparison, &ComparisonPanel::compareRequested, this, &MainWindow::compareModels);
 
@@ -367,15 +372,6 @@ void MainWindow::connectCompute()
             m_fitHeadsDock = false;
             fitHeadsDock();
         }
-    });
-    connect(m_compute, &ComputeController::scanProgress, m_status, &StatusArea::setProgress);
-    connect(m_compute, &ComputeController::gridProgress, this, [this](int done, int total) {
-        m_status->setProgress(done, total);
-        m_status->setBusy(true, tr("Computing the grid: %1 of %2 heads").arg(done).arg(total));
-    });
-    connect(m_compute, &ComputeController::textProgress, this, [this](double done) {
-        m_status->setProgress(static_cast<qint64>(done * 1000), 1000);
-        m_status->setBusy(true, tr("Computing attention: %1%").arg(static_cast<int>(done * 100)));
     });
     connect(m_compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) {
         notify(r->partial ? tr("Scan cancelled after %1 tokens (partial result kept)").arg(r->tokens)

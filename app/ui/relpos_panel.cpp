@@ -306,7 +306,10 @@ void RelposPanel::attach(ComputeController* compute)
 {
     connect(this, &RelposPanel::textProfileWanted, compute, &ComputeController::requestTextProfile);
     connect(compute, &ComputeController::textProfileReady, this, &RelposPanel::setTextProfile);
-    connect(compute, &ComputeController::scanProgress, this, &RelposPanel::scanProgress);
+    connect(compute, &ComputeController::jobProgress, this, [this](JobKind kind, const QString&, qint64 done, qint64 total) {
+        if (kind == JobKind::Scan)
+            scanProgress(done, total);
+    });
     connect(compute, &ComputeController::scanPartial, this, [this](ScanResultPtr r) { setScan(std::move(r), true); });
     connect(compute, &ComputeController::scanFinished, this, [this](ScanResultPtr r) { setScan(std::move(r), false); });
     connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
