@@ -102,6 +102,8 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
         grid = core::withoutSpecialTokens(grid, capture.tokens, !s.terms.raw, s.topFraction);
     if (s.wholeWords)
         grid = core::wordLevelGrid(grid, capture.tokens, capture.text, !s.terms.raw, s.topFraction);
+    if ((s.hideSpecial || s.wholeWords) && opt.highlightMemoryOnly) // the regrouped grid ranked its rows anew
+        core::restrictHighlightToMemory(grid);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
         // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
         // (same_length models aside); later rows and the keys they would add are simply not shown yet.

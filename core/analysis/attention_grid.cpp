@@ -107,10 +107,17 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
         g.colTokens[static_cast<std::size_t>(j)] = first - seg.mlen + j;
     g.highlight = topFractionMask(g.values, g.rows, g.cols, options.topFraction, !terms.raw);
     if (options.highlightMemoryOnly)
-        for (int i = 0; i < g.rows; ++i)
-            for (int j = g.memoryCols; j < g.cols; ++j)
-                g.highlight[static_cast<std::size_t>(i) * g.cols + j] = 0;
+        restrictHighlightToMemory(g);
     return g;
+}
+
+void restrictHighlightToMemory(AttentionGrid& g)
+{
+    if (g.highlight.size() != g.values.size())
+        return;
+    for (int i = 0; i < g.rows; ++i)
+        for (int j = g.memoryCols; j < g.cols; ++j)
+            g.highlight[static_cast<std::size_t>(i) * g.cols + j] = 0;
 }
 
 } // namespace attnscope::core

@@ -58,4 +58,8 @@ inline AttentionGrid attentionGrid(const TextCapture& capture, int segment, int 
 std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int rows, int cols, double fraction,
                                           bool probabilities = false);
 
+// Drops the highlight of every key that is not in the memory (columns from `memoryCols` on): the "in the memory"
+// scope, applied the same way to a token grid and to its regrouped views (words, no special tokens).
+void restrictHighlightToMemory(AttentionGrid& grid);
+
 } // namespace attnscope::core

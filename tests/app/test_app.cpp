@@ -790,3 +790,31 @@ TEST_CASE("a built-in model with its own sample opens on it, unless the user typ
     open("builtin:stories-en"); // a typed text stays
     CHECK(w.textEdit()->toPlainText() == "the cat sat on the mat");
 }
+
+TEST_CASE("the 'in the memory' highlight stays in the memory in the whole-word and no-special views too",
+          "[app][figures][highlight]")
+{
+    const auto m = core::loadModel(caseDir("txl-tiny").toStdString());
+    const auto tok = core::loadModelTokenizer(m);
+    core::CaptureOptions opt;
+    opt.segmentLen = 6;
+    opt.run.memLen = 6;
+    const auto capture = core::captureText(*m.model, *tok, "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3", opt);
+    app::ViewSelection s;
+    s.segment = 1; // the second segment: six memory columns before its own
+    s.heads = {0};
+    s.highlightScope = app::HighlightScope::Memory;
+    for (const auto& [words, special] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+        s.wholeWords = words;
+        s.hideSpecial = special;
+        const auto g = app::buildGrid(*capture, QStringLiteral("m"), s);
+        INFO("whole words " << words << ", without special tokens " << special);
+        REQUIRE(g->memoryCols == 6);
+        int inMemory = 0, outside = 0;
+        for (int r = 0; r < g->rows; ++r)
+            for (int c = 0; c < g->cols; ++c)
+                (c < g->memoryCols ? inMemory : outside) += g->highlight[static_cast<std::size_t>(r) * g->cols + c];
+        CHECK(inMemory > 0);
+        CHECK(outside == 0);
+    }
+}
