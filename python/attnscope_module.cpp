@@ -958,7 +958,8 @@ PYBIND11_MODULE(_attnscope, m)
              "logits(segment=None) -> numpy.ndarray float32 [q, vocab]\n\n"
              "The model head's logits at each token of the segment (a causal model's row i predicts token i + 1;\n"
              "an encoder's masked-language-model head predicts token i itself). Units: logits (before softmax).")
-        .def("logit_lens", &Capture::logitLens, py::arg("segment") = py::none(), py::arg("k") = 5,
+        .def("logit_lens", &Capture::logitLens, py::arg("segment") = py::none(),
+             py::arg("k") = attnscope::core::kLensTopK,
              "logit_lens(segment=None, k=5) -> dict\n\n"
              "Every layer's output read out by the final norm and head. 'top': [layer][position] lists of (id,\n"
              "probability), most probable first, index 0 = layer 1 / the segment's first token; 'probability':\n"

@@ -33,7 +33,7 @@ int cmdSentences(const Args& a, const std::vector<std::string>& builtins)
     if (capture->segments.size() != 1)
         throw Error(ErrorCode::BadInput, "the text is longer than the model's " + std::to_string(model.info().maxSegmentLen) +
                                              " positions: sentences are read in one segment");
-    const auto receivers = receiverHeads(*capture, 0, parseInt(a, "proximity", 4));
+    const auto receivers = receiverHeads(*capture, 0, parseInt(a, "proximity", kReceiverProximity));
     auto number = [](double v) { return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
     nlohmann::ordered_json j;
     const auto sentenceOf = sentenceOfTokens(capture->tokens);

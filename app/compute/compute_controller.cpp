@@ -538,7 +538,7 @@ void ComputeController::requestLogitLens(int segment)
         [text, segment](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const int s = segment >= 0 ? segment : autoSegment(capture);
-            const auto lens = core::logitLens(*text->model->loaded.model, capture, s, 5, &ctx.stop());
+            const auto lens = core::logitLens(*text->model->loaded.model, capture, s, core::kLensTopK, &ctx.stop());
             return std::make_shared<const PaperFigure>(
                 logitLensFigure(lens, capture, *text->model->tokenizer, text->model->displayName));
         },
@@ -921,7 +921,8 @@ void ComputeController::requestSentences(int layer, const std::vector<int>& head
             const auto& capture = *text->capture;
             const auto& model = *text->model->loaded.model;
             const int segment = autoSegment(capture);
-            const auto receivers = core::receiverHeads(capture, segment, 4, &ctx.stop(), throttled(ctx, this, what));
+            const auto receivers = core::receiverHeads(capture, segment, core::kReceiverProximity, &ctx.stop(),
+                                                      throttled(ctx, this, what));
             std::optional<core::SentenceSuppression> suppression;
             if (model.info().can.interventions && capture.segments.size() == 1)
                 suppression = core::sentenceSuppression(model, capture.tokens, &ctx.stop(), throttled(ctx, this, what));

@@ -30,7 +30,8 @@ struct LogitLens {
 
 // One segment of a captured text, rerun from the state the capture kept before it. Throws Error(BadInput) when the
 // model has no read-out; Error(Cancelled) through `stop`.
-LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int segment, int k = 5,
+inline constexpr int kLensTopK = 5; // the top tokens a lens keeps per cell (every front end's default)
+LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int segment, int k = kLensTopK,
                     const StopToken* stop = nullptr);
 
 // The lens as CSV: layer, position (1-based), id, token, p of the layer's top token there, then the compared token

@@ -22,7 +22,9 @@ struct ReceiverHeads {
     std::vector<double> kurtosis; // [layers * heads], NaN where fewer than four sentences get a score
     std::vector<double> vertical; // [layers * heads * sentences]: each key sentence's score (NaN: no later sentence)
 };
-ReceiverHeads receiverHeads(const TextCapture& capture, int segment, int proximity = 4, const StopToken* stop = nullptr,
+inline constexpr int kReceiverProximity = 4; // nearby sentences left out of a receiver head's score (every front end)
+ReceiverHeads receiverHeads(const TextCapture& capture, int segment, int proximity = kReceiverProximity,
+                            const StopToken* stop = nullptr,
                             const std::function<void(int, int)>& progress = {});
 
 // Attention suppression: for each sentence i, the run with every head's attention from the tokens after sentence i to
