@@ -391,8 +391,12 @@ QString MainWindow::saveSession(const QString& pathIn)
     if (!m_compute->model())
         return tr("Open a model before saving a session.");
     const QString path = withSessionExtension(pathIn);
-    SessionState s{m_compute->model()->spec, m_textPanel->text(), m_selection, m_displayPanel->settings(), {},
-                   m_displayPanel->bandSplitText(), {}, {}, {}};
+    SessionState s;
+    s.model = m_compute->model()->spec;
+    s.text = m_textPanel->text();
+    s.selection = m_selection;
+    s.display = m_displayPanel->settings();
+    s.bandSplit = m_displayPanel->bandSplitText();
     if (m_compute->model()->info().can.encoderDecoder) {
         s.source = m_translation->source();
         // A written target comes back by translating again; a typed one is kept as typed.

@@ -119,6 +119,7 @@ void MainWindow::buildPanels()
     m_qk->attach(m_compute, [this] { return m_selection; });
     addDock(tr("Text"), QStringLiteral("textDock"), m_textPanel, Qt::BottomDockWidgetArea, false);
     m_translation = new TranslationPanel;
+    m_translation->attach(m_compute);
     addDock(tr("Translation"), QStringLiteral("translationDock"), m_translation, Qt::BottomDockWidgetArea, false);
     addDock(tr("Heads"), QStringLiteral("headDock"), m_headsPanel, Qt::LeftDockWidgetArea);
     addDock(tr("Text View"), QStringLiteral("textViewDock"), m_textView, Qt::RightDockWidgetArea);
@@ -292,18 +293,14 @@ void MainWindow::connectCompute()
     connect(m_compute, &ComputeController::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(m_compute, &ComputeController::jobFailed, this, &MainWindow::onJobFailed);
     connect(m_compute, &ComputeController::textReady, this, &MainWindow::onTextReady);
-    connect(m_translation, &TranslationPanel::translateRequested, this,
-            [this](const QString& source, const QString& target, bool generate) {
-                if (source.trimmed().isEmpty()) {
-                    showGrid(nullptr);
-                    m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
-                    return;
-                }
-                m_translation->setRunning(generate);
-                m_grid->setStale(true);
-                m_compute->requestTranslation(source, target, generate);
-            });
-    connect(m_translation, &TranslationPanel::stopRequested, m_compute, [this] { m_compute->cancel(JobKind::Translation); });
+    connect(m_translation, &TranslationPanel::translateRequested, this, [this](const QString& source) {
+        if (!source.trimmed().isEmpty()) {
+            m_grid->setStale(true); // the panel asked for the translation; its grid follows
+            return;
+        }
+        showGrid(nullptr);
+        m_grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+    });
     connect(m_translation, &TranslationPanel::selectionChanged, this, [this](int site, int head) {
         const auto& m = m_compute->model();
         if (m && site < static_cast<int>(m->info().sites.size())) { // (not the all-layers mean, which has no row)
@@ -425,9 +422,7 @@ void MainWindow::onJobFailed(const JobFailure& f)
     case JobKind::Comparison: // the Compare Models dock says it; not modal: the other views stay usable
         showStatus(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
         return;
-    case JobKind::Translation:
-        m_translation->setRunning(false);
-        m_translation->showFailure(f.cancelled() ? tr("Stopped.") : msg);
+    case JobKind::Translation: // the Translation dock says it too
         showStatus(f.cancelled() ? tr("Cancelled") : msg);
         if (!f.cancelled() && !m_translationResult)
             m_grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));

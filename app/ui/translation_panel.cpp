@@ -1,4 +1,5 @@
 // TranslationPanel: the controls and readouts of an encoder-decoder model's translation.
+#include "compute/compute_controller.h"
 #include "ui/translation_panel.h"
 
 #include "views/translation_views.h"
@@ -224,6 +225,24 @@ void TranslationPanel::select(int site, int head)
     if (m_result)
         m_alignment->setText(alignmentText(*m_result, this->site(), this->head()));
     emit selectionChanged(this->site(), this->head());
+}
+
+void TranslationPanel::attach(ComputeController* compute)
+{
+    connect(this, &TranslationPanel::translateRequested, compute,
+            [this, compute](const QString& source, const QString& target, bool generate) {
+                if (source.trimmed().isEmpty())
+                    return; // the window says what to type
+                setRunning(generate);
+                compute->requestTranslation(source, target, generate);
+            });
+    connect(this, &TranslationPanel::stopRequested, compute, [compute] { compute->cancel(JobKind::Translation); });
+    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
+        if (f.kind != JobKind::Translation)
+            return;
+        setRunning(false);
+        showFailure(f.cancelled() ? tr("Stopped.") : f.message);
+    });
 }
 
 } // namespace attnscope::app

@@ -16,10 +16,15 @@ class QTimer;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class TranslationPanel : public QWidget {
     Q_OBJECT
 public:
     explicit TranslationPanel(QWidget* parent = nullptr);
+    // Wires the panel to `compute`: Translate and Stop ask it directly, and a failed or stopped translation is said
+    // in the panel (the window keeps the grid, the heads and the session's part).
+    void attach(ComputeController* compute);
 
     // A new model: its sites in the selector (the last decoder layer's cross-attention chosen), the source it opens
     // with (its sample, or the one typed before), the target cleared.
