@@ -794,7 +794,7 @@ void MainWindow::setTerms(const core::TermSelection& terms)
     m_displayPanel->setTerms(terms);
     m_relpos->setTerms(terms);
     refreshThumbnails();
-    refreshGrid(); // with no term ticked the grid says so (gridFailed)
+    refreshGrid(); // with no term ticked the grid says so (a Grid JobFailure)
 }
 
 void MainWindow::setRevealRows(int rows)
