@@ -1,6 +1,7 @@
 // AtlasPanel implementation.
 #include "compute/compute_controller.h"
 #include "ui/atlas_panel.h"
+#include "ui/window_layout.h"
 
 #include "export/data_export.h"
 
@@ -146,7 +147,12 @@ AtlasPanel::AtlasPanel(QWidget* parent)
 void AtlasPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
-    if (!m_atlas && !m_asked) {
+    broughtToFront();
+}
+
+void AtlasPanel::broughtToFront()
+{
+    if (!m_atlas && !m_asked && WindowLayout::inFront(this)) {
         m_asked = true;
         m_info->setText(tr("Computing the head atlas…"));
         emit atlasWanted();
@@ -160,7 +166,7 @@ void AtlasPanel::invalidate()
     m_info->setText(tr("The atlas is computed while this dock is shown: scan columns from the last corpus scan "
                        "(or the current text), duplicate-token scores from the text, induction scores from a "
                        "repeated random sequence."));
-    if (isVisible()) {
+    if (WindowLayout::inFront(this)) { // behind another tab it waits until it comes to the front
         m_asked = true;
         emit atlasWanted();
     }

@@ -26,6 +26,8 @@ public:
     explicit AtlasPanel(QWidget* parent = nullptr);
     // Wires the panel to `compute`: the atlas and its failure.
     void attach(ComputeController* compute);
+    // The dock came to the front: the atlas is computed now if it is missing.
+    void broughtToFront();
 
     void setModelName(const QString& name) { m_modelName = name; }
     void invalidate();                    // a new text, scan or model: the atlas is stale

@@ -3,6 +3,7 @@
 
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
+#include "ui/window_layout.h"
 #include "views/grid_builder.h"
 #include "views/routing_views.h"
 
@@ -47,7 +48,7 @@ void ExpertsPanel::showEvent(QShowEvent* event)
 
 void ExpertsPanel::refresh()
 {
-    if (!m_compute || !isVisible())
+    if (!m_compute || !WindowLayout::inFront(this))
         return;
     const auto text = m_compute->textResult();
     const auto& m = m_compute->model();

@@ -2,6 +2,7 @@
 #include "ui/image_panel.h"
 
 #include "compute/compute_controller.h"
+#include "ui/window_layout.h"
 #include "export/figure_export.h"
 #include "ui/file_dialogs.h"
 #include "views/image_views.h"
@@ -116,7 +117,7 @@ void ImagePanel::showEvent(QShowEvent* event)
 void ImagePanel::refresh()
 {
     const auto text = m_compute ? m_compute->textResult() : nullptr;
-    if (!isVisible() || !text || !text->image)
+    if (!WindowLayout::inFront(this) || !text || !text->image)
         return;
     if (text->model.get() != m_model) { // another model: its CLS first
         m_model = text->model.get();

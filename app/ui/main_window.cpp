@@ -227,6 +227,16 @@ void MainWindow::buildPanels()
         m_grid->setFocusCell(row, col);
         m_textView->setFocusColumn(col);
     });
+    // A dock brought to the front computes what it shows (behind another tab it computes nothing).
+    for (const auto& [name, refresh] : {std::pair<const char*, std::function<void()>>{"qkDock", [this] { m_qk->refresh(); }},
+                                        {"expertsDock", [this] { m_experts->refresh(); }},
+                                        {"imageDock", [this] { m_image->refresh(); }},
+                                        {"relposDock", [this] { m_relpos->broughtToFront(); }},
+                                        {"atlasDock", [this] { m_atlas->broughtToFront(); }}})
+        connect(dock(name), &QDockWidget::visibilityChanged, this, [this, refresh = refresh](bool visible) {
+            if (visible)
+                QTimer::singleShot(0, this, refresh); // once its tab is the current one
+        });
     connect(m_relpos, &RelposPanel::headSelected, this, [this](int layer, int head) { setSelection(layer, {head}); });
 
     // Head atlas and the analysis windows.

@@ -5,6 +5,7 @@
 #include "qk_scatter_view.h"
 
 #include "compute/compute_controller.h"
+#include "ui/window_layout.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
 #include "ui/file_dialogs.h"
@@ -164,7 +165,7 @@ void QkPanel::showEvent(QShowEvent* event)
 
 void QkPanel::refresh()
 {
-    if (!m_compute || !isVisible() || !m_compute->textResult())
+    if (!m_compute || !WindowLayout::inFront(this) || !m_compute->textResult())
         return;
     const ViewSelection selection = m_selection();
     if (allHeads()) { // every head: recomputed for a new text, segment or method, not for a head step

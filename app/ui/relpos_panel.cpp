@@ -2,6 +2,7 @@
 #include "compute/compute_controller.h"
 #include "analysis/relpos_scan.h"
 #include "ui/relpos_panel.h"
+#include "ui/window_layout.h"
 
 #include "relpos_heatmap_view.h"
 #include "views/relpos_builder.h"
@@ -84,6 +85,11 @@ RelposPanel::RelposPanel(QWidget* parent)
 void RelposPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
+    broughtToFront();
+}
+
+void RelposPanel::broughtToFront()
+{
     if (m_source->currentIndex() == 0 && !m_textProfile)
         refresh();
 }
@@ -213,7 +219,7 @@ void RelposPanel::refresh()
     ScanResultPtr r;
     QString source;
     if (m_source->currentIndex() == 0) {
-        if (!m_textProfile && !m_textProfileAsked && isVisible()) {
+        if (!m_textProfile && !m_textProfileAsked && WindowLayout::inFront(this)) {
             m_textProfileAsked = true;
             // Every term or band alone, and the combination the toggles show.
             std::string profiles;

@@ -59,6 +59,8 @@ public:
     int rowOrder() const;
     bool logScale() const;
     void setRowOrder(int order, bool logScale);
+    // The dock came to the front: the text's profile is computed now if it is shown and missing.
+    void broughtToFront();
 
 signals:
     void headSelected(int layer, int head);

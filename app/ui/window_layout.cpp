@@ -11,6 +11,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
+#include <QTabBar>
 #include <QTimer>
 
 namespace attnscope::app {
@@ -46,6 +47,25 @@ WindowLayout::WindowLayout(QMainWindow* window)
     : QObject(window)
     , m_window(window)
 {
+}
+
+bool WindowLayout::inFront(const QWidget* widget)
+{
+    if (!widget->isVisible())
+        return false;
+    const QDockWidget* dock = nullptr;
+    for (const QWidget* w = widget; w && !dock; w = w->parentWidget())
+        dock = qobject_cast<const QDockWidget*>(w);
+    const auto* window = dock ? qobject_cast<const QMainWindow*>(dock->parentWidget()) : nullptr;
+    if (!window || dock->isFloating() || window->tabifiedDockWidgets(const_cast<QDockWidget*>(dock)).isEmpty())
+        return true;
+    // Tabbed: the group's tab bar (a child of the main window) names the dock in front.
+    for (const QTabBar* bar : window->findChildren<QTabBar*>()) {
+        for (int i = 0; bar->isVisible() && i < bar->count(); ++i)
+            if (bar->tabText(i) == dock->windowTitle())
+                return bar->currentIndex() == i;
+    }
+    return true;
 }
 
 QWidget* WindowLayout::scrollable(QWidget* content)

@@ -21,6 +21,9 @@ public:
 
     // Wraps `content` so its minimum size never forces the window to grow (it scrolls instead).
     static QWidget* scrollable(QWidget* content);
+    // The widget is shown and, when it lives in a dock tabbed with others, that dock's tab is the current one. (A
+    // dock behind another tab of its group can report itself visible, so visibility alone does not say it.)
+    static bool inFront(const QWidget* widget);
     // Tabs the secondary docks together, sizes the window to the screen, remembers this as the default layout,
     // then restores the user's saved layout (clamped to the screen).
     void settle();

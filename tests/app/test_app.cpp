@@ -818,3 +818,35 @@ TEST_CASE("the 'in the memory' highlight stays in the memory in the whole-word a
         CHECK(outside == 0);
     }
 }
+
+TEST_CASE("a dock behind another tab computes nothing until it comes to the front", "[app][window][jobs]")
+{
+    app::ComputeController c({});
+    app::MainWindow w(&c, {});
+    w.resize(1280, 800);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    std::map<app::JobKind, int> asked;
+    QObject::connect(&c, &app::ComputeController::qkReady, [&] { ++asked[app::JobKind::QkSpace]; });
+    QObject::connect(&c, &app::ComputeController::textProfileReady, [&] { ++asked[app::JobKind::TextProfile]; });
+    QObject::connect(&c, &app::ComputeController::atlasReady, [&] { ++asked[app::JobKind::Atlas]; });
+    QSignalSpy ready(&c, &app::ComputeController::textReady);
+    w.textEdit()->setPlainText(QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 8"));
+    w.openModel(caseDir("gpt2-tiny"));
+    REQUIRE(ready.wait(10000));
+    w.showDock("textDock"); // the Text tab in front: Query-Key Space and Relative Position behind it
+    settle(c);
+    w.setSelection(1, {2});
+    settle(c);
+    QTest::qWait(200);
+    settle(c);
+    CHECK(asked[app::JobKind::QkSpace] == 0);
+    CHECK(asked[app::JobKind::TextProfile] == 0);
+    CHECK(asked[app::JobKind::Atlas] == 0);
+    w.showDock("qkDock");
+    REQUIRE(QTest::qWaitFor([&] { return asked[app::JobKind::QkSpace] > 0; }, 20000));
+    w.showDock("relposDock");
+    REQUIRE(QTest::qWaitFor([&] { return asked[app::JobKind::TextProfile] > 0; }, 20000));
+    w.showDock("atlasDock");
+    REQUIRE(QTest::qWaitFor([&] { return asked[app::JobKind::Atlas] > 0; }, 20000));
+}

@@ -594,9 +594,10 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     REQUIRE(dock);
     dock->show();
     dock->raise();
-    settle(win.c);
     auto* atlas = w.atlasPanel();
-    REQUIRE(atlas->atlas());
+    // Asked for once its tab is the current one (the next turn of the event loop), then computed: wait for it.
+    REQUIRE(QTest::qWaitFor([&] { return atlas->atlas() != nullptr; }, 30000));
+    settle(win.c);
     CHECK(atlas->table()->rowCount() == 24);
     REQUIRE(atlas->matrix()->data());
     CHECK(atlas->matrix()->data()->rows == 24);
