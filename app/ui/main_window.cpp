@@ -463,11 +463,10 @@ void MainWindow::openOnSample(const ModelBundlePtr& m)
     // A model with a sample text of its own (the stories decoder's story opening) opens on it, unless the user has
     // typed something: the box then holds neither the app's sample nor the one the last model opened with.
     const QString now = m_textPanel->text();
-    const bool untouched = now.trimmed().isEmpty() || now == m_sampleShown || now == builtinSampleText(m_builtinDirs);
-    if (!untouched)
+    const QString general = builtinSampleText(m_builtinDirs); // read once per model opened
+    if (!now.trimmed().isEmpty() && now != m_sampleShown && now != general)
         return;
-    const QString sample = m->sampleText.isEmpty() && !m_sampleShown.isEmpty() ? builtinSampleText(m_builtinDirs)
-                                                                               : m->sampleText;
+    const QString sample = m->sampleText.isEmpty() && !m_sampleShown.isEmpty() ? general : m->sampleText;
     if (!sample.isEmpty() && sample != now)
         m_textPanel->setTextSilently(sample);
     m_sampleShown = m->sampleText;
