@@ -139,6 +139,8 @@ int main(int argc, char** argv)
         which.format = stringArg("--format", "bf16");
         which.modelRoot = stringArg("--model-dir", (fs::temp_directory_path() / "attnscope-bench-models").c_str());
         try {
+            if (intArg("--generate", 0) > 0)
+                return bench::llamaGeneration(which, intArg("--generate", 64), intArg("--rounds", 3), intArg("--threads", 2));
             return bench::llamaForwardThroughput(which, intArg("--tokens", 1024), intArg("--threads", 2),
                                                  hasFlag("--breakdown"));
         } catch (const attnscope::core::Error& e) {
@@ -169,7 +171,8 @@ int main(int argc, char** argv)
                                  "[--threads N] [--terms] [--scan]\n"
                                  "       attnscope-bench scan [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench llama [--model PATH | --shape smollm2-135m|llama-1b|tiny|llama-3.2-1b|llama-3.2-3b|llama-3.1-8b\n"
-                                 "                             [--format bf16|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
+                                 "                             [--format bf16|bf16-gguf|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
+                                 "                             [--generate N [--rounds R]]   (N tokens generated, as llama-bench -n N)\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench txl-wt103 [--tokens N] [--threads N]\n"
                                  "       attnscope-bench decode [--megabytes N] [--rounds N] [--type Q8_0|Q4_K|Q6_K]\n"

@@ -226,19 +226,21 @@ struct BlockType {
     std::uint32_t id;
     int block, bytes;
 };
-constexpr BlockType kF32{0, 1, 4}, kF16{1, 1, 2}, kQ8_0{8, 32, 34}, kQ4_K{12, 256, 144}, kQ6_K{14, 256, 210};
+constexpr BlockType kF32{0, 1, 4}, kF16{1, 1, 2}, kBF16{30, 1, 2}, kQ8_0{8, 32, 34}, kQ4_K{12, 256, 144}, kQ6_K{14, 256, 210};
 
-BlockType typeFor(const TensorPlan& t, const std::string& format, int layers)
+BlockType typeFor(const TensorPlan& t, const std::string& format, int layers, bool tied)
 {
     if (t.shape.size() == 1)
         return kF32;
     if (format == "f16")
         return kF16;
+    if (format == "bf16-gguf")
+        return kBF16;
     if (format == "q8_0")
         return kQ8_0;
-    // q4_k_m: Q6_K for the output and, in the layers llama.cpp's preset favours (the first and last eighth and every
-    // third between), for attn_v and ffn_down; Q4_K elsewhere.
-    if (t.ggufName == "output.weight")
+    // q4_k_m: Q6_K for the output (the embedding when it doubles as the output) and, in the layers llama.cpp's preset
+    // favours (the first and last eighth and every third between), for attn_v and ffn_down; Q4_K elsewhere.
+    if (t.ggufName == "output.weight" || (tied && t.ggufName == "token_embd.weight"))
         return kQ6_K;
     if (t.perLayerMoreBits) {
         const int l = t.layer, n = layers;
@@ -277,8 +279,8 @@ void streamTensor(std::ofstream& out, const TensorPlan& t, const BlockType& type
         out.write(reinterpret_cast<const char*>(ones.data()), static_cast<std::streamsize>(n * 4));
         return;
     }
-    if (type.id == kF16.id) {
-        streamHalfValues(out, n, t.sd, false, rng);
+    if (type.id == kF16.id || type.id == kBF16.id) {
+        streamHalfValues(out, n, t.sd, type.id == kBF16.id, rng);
         return;
     }
     const std::int64_t blocks = n / type.block;
@@ -355,7 +357,7 @@ fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::
     std::uint64_t offset = 0;
     std::vector<BlockType> types;
     for (const auto& t : tensors) {
-        const BlockType type = typeFor(t, format, s.layers);
+        const BlockType type = typeFor(t, format, s.layers, s.tied);
         types.push_back(type);
         head.str(t.ggufName);
         head.u32(static_cast<std::uint32_t>(t.shape.size()));
@@ -423,9 +425,10 @@ fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, co
         }
         return dir;
     }
-    if (format != "f16" && format != "q8_0" && format != "q4_k_m")
-        throw Error(ErrorCode::BadInput, "unknown format \"" + format + "\" (bf16, f16, q8_0, q4_k_m)");
-    const fs::path file = root / (shape.name + "-" + format + ".gguf");
+    if (format != "f16" && format != "q8_0" && format != "q4_k_m" && format != "bf16-gguf")
+        throw Error(ErrorCode::BadInput, "unknown format \"" + format + "\" (bf16, bf16-gguf, f16, q8_0, q4_k_m)");
+    const std::string stem = format == "bf16-gguf" ? "bf16" : format;
+    const fs::path file = root / (shape.name + "-" + stem + ".gguf");
     if (!fs::exists(file))
         writeGguf(shape, format, file, tokenizerJson);
     return file;

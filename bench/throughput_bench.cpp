@@ -4,6 +4,7 @@
 #include "throughput_bench.h"
 
 #include "analysis/relpos_scan.h"
+#include "analysis/token_predictions.h"
 #include "model/model_loader.h"
 #include "big_models.h"
 #include "linalg/matmul.h"
@@ -159,22 +160,30 @@ int txlScanThroughput(int tokens, int threads, bool breakdown)
     return 0;
 }
 
+namespace {
+// The model a llama benchmark runs: a file or folder given, or a random model of a named shape (written once).
+struct BenchPath {
+    std::string path, label;
+};
+BenchPath benchPath(const LlamaBenchModel& which)
+{
+    if (!which.modelPath.empty())
+        return {which.modelPath, which.modelPath};
+    if (isBigLlamaShape(which.shape)) {
+        const std::string tokenizer = std::string(ATTNSCOPE_SOURCE_DIR) + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
+        return {bigLlamaModel(bigLlamaShape(which.shape), which.format, which.modelRoot,
+                              std::filesystem::exists(tokenizer) ? tokenizer : "").string(),
+                which.shape + " " + which.format};
+    }
+    return {randomLlamaFolder(which.shape).string(), which.shape};
+}
+} // namespace
+
 int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads, bool breakdown)
 {
     omp_set_num_threads(threads);
     Eigen::setNbThreads(threads);
-    std::string path, label = which.shape;
-    if (!which.modelPath.empty()) {
-        path = which.modelPath;
-        label = which.modelPath;
-    } else if (isBigLlamaShape(which.shape)) {
-        const std::string tokenizer = std::string(ATTNSCOPE_SOURCE_DIR) + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
-        path = bigLlamaModel(bigLlamaShape(which.shape), which.format, which.modelRoot,
-                             std::filesystem::exists(tokenizer) ? tokenizer : "").string();
-        label = which.shape + " " + which.format;
-    } else {
-        path = randomLlamaFolder(which.shape).string();
-    }
+    const auto [path, label] = benchPath(which);
     resetPeakResident();
     const auto tOpen = Clock::now();
     const auto loaded = loadModel(path);
@@ -228,6 +237,35 @@ int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads
     return 0;
 }
 
+
+int llamaGeneration(const LlamaBenchModel& which, int tokens, int rounds, int threads)
+{
+    omp_set_num_threads(threads);
+    Eigen::setNbThreads(threads);
+    const auto [path, label] = benchPath(which);
+    const auto loaded = loadModel(path);
+    const auto& info = loaded.model->info();
+    std::printf("compute library: %s, product kernel %s\n", compiledCpuLevel().c_str(), matmulKernelName());
+    std::printf("generation as llama-bench -n %d: %s (%d layers x %d heads; weights %s), greedy, %d threads\n", tokens,
+                label.c_str(), info.layers, info.heads, info.weightTypes.c_str(), threads);
+    // A one-token prompt and `tokens` generated: `tokens` one-token forwards, each reading every weight once.
+    const std::vector<std::int32_t> prompt{1}; // which token does not change the work
+    Sampling greedy;
+    generateTokens(*loaded.model, prompt, 4, greedy, 1); // reads the weights in and checks them once
+    std::vector<double> rates;
+    for (int r = 0; r < rounds; ++r) {
+        const auto t0 = Clock::now();
+        const auto g = generateTokens(*loaded.model, prompt, tokens, greedy, 1);
+        const double secs = since(t0);
+        rates.push_back(static_cast<double>(g.ids.size()) / secs);
+        std::printf("round %d: %zu tokens in %.3f s, %.2f tokens/s, %.1f ms per token\n", r + 1, g.ids.size(), secs,
+                    rates.back(), 1000 * secs / static_cast<double>(g.ids.size()));
+    }
+    std::sort(rates.begin(), rates.end());
+    std::printf("generation: %.2f tokens/s (median of %d rounds), peak resident %s\n", rates[rates.size() / 2], rounds,
+                formatBytes(peakResidentBytes()).c_str());
+    return 0;
+}
 } // namespace attnscope::bench
 
 namespace attnscope::bench {

@@ -19,5 +19,8 @@ struct LlamaBenchModel {
 };
 // Also prints the time to open the model, the first (cold) forward and the peak resident memory.
 int llamaForwardThroughput(const LlamaBenchModel& model, int tokens, int threads, bool breakdown);
+// Token generation as llama-bench -n N measures it: N greedy tokens after a one-token prompt, one forward each;
+// prints tokens/s per round and their median.
+int llamaGeneration(const LlamaBenchModel& model, int tokens, int rounds, int threads);
 
 } // namespace attnscope::bench

@@ -251,6 +251,8 @@ Generated generateTokens(const AttentionModel& model, std::span<const std::int32
         const std::int32_t id = chooseToken(last, sampling, rng);
         out.ids.push_back(id);
         out.probabilities.push_back(distributionOf(last, sampling.temperature, 0, id).actualProbability);
+        if (static_cast<int>(out.ids.size()) == count)
+            break; // the last token's own logits are not needed: one forward per generated token, as llama.cpp's
         // The segment continues after all its tokens: only the new one runs, over the cached keys.
         auto next = model.resumeWithin(*state, length);
         if (!next)

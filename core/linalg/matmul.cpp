@@ -1,6 +1,7 @@
 // Product engine: packing (decode a weight tile into float32 panels), the register-blocked micro-kernel, threads over
-// column tiles, and the row-by-row path for one or two rows. Shapes: x [M, K], W [N, K] (or [K, N]), out [M, N].
+// column tiles; one or two rows go to linalg/matvec. Shapes: x [M, K], W [N, K] (or [K, N]), out [M, N].
 #include "linalg/matmul.h"
+#include "linalg/matvec.h"
 
 #include "util/error.h"
 #include "util/float_scratch.h"
@@ -101,10 +102,9 @@ constexpr int MR = 6;        // rows of x per micro-tile
 constexpr int NR = 2 * VL;   // output features per micro-tile (two vectors)
 constexpr int KC = 256;      // inputs per packed tile: a whole number of every GGUF block (32 or 256)
 constexpr int NC = 4 * NR;   // most output features a thread packs at a time
-constexpr std::int64_t kRowByRow = 2; // up to this many rows of x: the weight-bound row-by-row path
 
 // Per-thread scratch, grown on demand and kept (products run every layer).
-thread_local FloatScratch tPanel, tRow, tRows, tZeros;
+thread_local FloatScratch tPanel, tRows, tZeros;
 
 // C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (B packed: row k at b + k NR), then (the last k-block) + bias[NR]
 // and ReLU. Rows and columns past the tile's real extent are handled by the caller (zero rows in, a scratch tile out).
@@ -313,48 +313,6 @@ void checkWeight(const WeightView& w, Layout layout, std::int64_t K)
     w.checkFinite();
 }
 
-float dot(const float* a, const float* b, int n)
-{
-    Vec s0 = vzero(), s1 = vzero();
-    int k = 0;
-    for (; k + 2 * VL <= n; k += 2 * VL) {
-        s0 = vfma(vload(a + k), vload(b + k), s0);
-        s1 = vfma(vload(a + k + VL), vload(b + k + VL), s1);
-    }
-    float s = vsum(vadd(s0, s1));
-    for (; k < n; ++k)
-        s += a[k] * b[k];
-    return s;
-}
-
-// One or two rows: each output feature's weight row is decoded in KC pieces and dotted with every row of x.
-void rowByRow(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, std::int64_t K, std::int64_t N,
-              float* out, std::int64_t ldo, bool accumulate, const ProductEpilogue& then)
-{
-    const double work = static_cast<double>(N) * static_cast<double>(K);
-#pragma omp parallel for schedule(static, 64) if (work > 1e5)
-    for (std::int64_t n = 0; n < N; ++n) {
-        float* piece = tRow.resize(KC);
-        float sums[kRowByRow] = {};
-        for (std::int64_t k0 = 0; k0 < K; k0 += KC) {
-            const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
-            const float* src = piece;
-            if (w.isFloat32())
-                src = w.floats() + n * K + k0;
-            else
-                w.decodeRow(n, k0, kc, piece);
-            for (std::int64_t m = 0; m < M; ++m)
-                sums[m] += dot(x + m * ldx + k0, src, kc);
-        }
-        for (std::int64_t m = 0; m < M; ++m) {
-            float v = accumulate ? out[m * ldo + n] + sums[m] : sums[m];
-            if (then.bias)
-                v += then.bias[n];
-            out[m * ldo + n] = then.relu && !(v > 0.0f) ? 0.0f : v;
-        }
-    }
-}
-
 void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, Layout layout, float* out,
              std::int64_t ldo, bool accumulate, const ProductEpilogue& then)
 {
@@ -371,8 +329,8 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
             }
         return;
     }
-    if (M <= kRowByRow && layout == Layout::RowsAreOutputs) {
-        rowByRow(x, ldx, M, w, K, N, out, ldo, accumulate, then);
+    if (M <= linalg_detail::kMatvecRows && layout == Layout::RowsAreOutputs) {
+        linalg_detail::matvecTransposed(x, ldx, M, w, out, ldo, accumulate, then);
         return;
     }
     // Column tiles of up to NC features, narrower when N is small so every thread gets several (N = 410 in tiles of

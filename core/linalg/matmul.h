@@ -6,7 +6,8 @@
 // chosen with the core's build, see core/CMakeLists.txt). Threads take column tiles, so each weight tile is decoded
 // once per product, and prefetch the stored bytes of their next tile while they multiply the current one. Arithmetic
 // is float32: the result equals the float32 product of the dequantised weight up to the order of summation. A product
-// of one or two rows (generation, a resumed text) is bound by reading the weight and goes row by row instead.
+// of one or two rows (generation, a resumed text) is bound by reading the weight: linalg/matvec reads each stored row
+// once and multiplies it straight from its bytes.
 #pragma once
 
 #include "io/weight_view.h"

@@ -4,6 +4,7 @@
 #include "io/safetensors.h"
 #include "io/weight_view.h"
 #include "linalg/matmul.h"
+#include "linalg/matvec.h"
 #include "model/model_loader.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -160,6 +161,65 @@ TEST_CASE("products of every stored type equal the float32 product of the dequan
                         CHECK(twice[m * ld + n] == Approx(2 * out[m * ld + n]).margin(1e-4));
             }
         }
+    }
+}
+
+TEST_CASE("one or two rows: each stored row read once from its bytes, over rows split between threads", "[matmul]")
+{
+    // Generation's products: the row kernels of F32, F16, BF16, Q8_0, Q4_K and Q6_K (the types of BF16/F16/Q8_0/Q4_K_M
+    // files) and the decode-then-dot path of the others, on weights large enough to be split between threads, read
+    // through a row order (a GGUF q/k weight) as well.
+    if (std::string(core::matmulKernelName()) != "portable 6x16")
+        for (const auto t : {core::GgmlType::F32, core::GgmlType::F16, core::GgmlType::BF16, core::GgmlType::Q8_0,
+                             core::GgmlType::Q4_K, core::GgmlType::Q6_K})
+            CHECK(core::linalg_detail::hasRowKernel(t));
+    const core::SafetensorsFile file((test::projectDataDir() / "ggml-blocks" / "ggml_blocks.safetensors").string());
+    for (const std::string type : {"F32", "F16", "BF16", "Q8_0", "Q4_K", "Q6_K", "Q5_K", "Q4_0"}) {
+        const auto t = type == "F32" ? core::GgmlType::F32 : typeNamed(type);
+        std::vector<std::uint8_t> stored;
+        if (type == "F32") {
+            const auto f = randomVector(4096, 11);
+            stored.resize(f.size() * 4);
+            std::memcpy(stored.data(), f.data(), stored.size());
+        } else {
+            stored = blocksOf(file, type).bytes;
+        }
+        const auto info = *core::ggmlTypeInfo(static_cast<std::uint32_t>(t));
+        const int K = info.blockSize == 256 ? 512 : (info.blockSize == 32 ? 320 : 300); // 300: a tail of 12
+        const std::size_t rowBytes = static_cast<std::size_t>(K) / info.blockSize * info.typeSize;
+        // The stored rows repeated until the product is worth two threads (N K >= 2^17).
+        const int N = static_cast<int>((131072 / K + 1));
+        std::vector<std::uint8_t> bytes(static_cast<std::size_t>(N) * rowBytes);
+        for (std::size_t i = 0; i < bytes.size(); ++i)
+            bytes[i] = stored[i % (stored.size() / rowBytes * rowBytes)];
+        core::WeightView w;
+        w.bytes = bytes.data();
+        w.type = t;
+        w.shape = {N, K};
+        std::vector<float> deq(static_cast<std::size_t>(N) * K);
+        core::dequantize(t, bytes.data(), deq.data(), static_cast<std::int64_t>(deq.size()));
+        for (const bool reordered : {false, true})
+            for (const int M : {1, 2}) {
+                DYNAMIC_SECTION(type << " M=" << M << (reordered ? ", rows reversed" : ""))
+                {
+                    auto view = w;
+                    std::vector<float> logical = deq;
+                    if (reordered) {
+                        auto order = std::make_shared<std::vector<std::int32_t>>(N);
+                        for (int n = 0; n < N; ++n)
+                            (*order)[static_cast<std::size_t>(n)] = N - 1 - n;
+                        view.rowOrder = order;
+                        for (int n = 0; n < N; ++n)
+                            std::copy_n(deq.begin() + static_cast<std::ptrdiff_t>(N - 1 - n) * K, K,
+                                        logical.begin() + static_cast<std::ptrdiff_t>(n) * K);
+                    }
+                    const auto x = randomVector(static_cast<std::size_t>(M) * K, static_cast<std::uint32_t>(M + 3));
+                    const auto ref = referenceProduct(x, M, logical, N, K);
+                    std::vector<float> out(static_cast<std::size_t>(M) * N);
+                    core::matmulTransposed(x.data(), K, M, view, out.data(), N);
+                    CHECK(worstError(out, static_cast<std::size_t>(N), ref, x, M, logical, N, K) < 1e-5);
+                }
+            }
     }
 }
 

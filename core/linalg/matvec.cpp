@@ -1,0 +1,418 @@
+// Products of one or two rows: per-type row kernels over the stored bytes (see matvec.h), the decode-then-dot path
+// for the other types, and the threads over contiguous row ranges. Block layouts as io/ggml_types.cpp describes them.
+#include "linalg/matvec.h"
+
+#include "io/dtype.h"
+#include "util/float_scratch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <omp.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace attnscope::core::linalg_detail {
+
+namespace {
+
+// Products below this many weights run on one thread (starting the others costs more than they save).
+constexpr double kThreadedWeights = 1 << 16;
+// How far ahead of its current row a thread asks for the weight's bytes.
+constexpr std::size_t kPrefetchBytes = 8192;
+
+thread_local FloatScratch tPiece, tSums;
+
+// ---- 16 floats at a time, by build level ----
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#define ATTNSCOPE_ROW_KERNELS 1
+struct Lanes {
+    __m512 v;
+};
+inline Lanes lzero() { return {_mm512_setzero_ps()}; }
+inline Lanes lset(float f) { return {_mm512_set1_ps(f)}; }
+inline Lanes lload(const float* p) { return {_mm512_loadu_ps(p)}; }
+inline Lanes lfma(Lanes a, Lanes b, Lanes c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+inline Lanes lmul(Lanes a, Lanes b) { return {_mm512_mul_ps(a.v, b.v)}; }
+inline Lanes ladd(Lanes a, Lanes b) { return {_mm512_add_ps(a.v, b.v)}; }
+inline float lsum(Lanes a) { return _mm512_reduce_add_ps(a.v); }
+// 16 bytes as unsigned or signed integers, 16 halves, 16 bfloat16s.
+inline Lanes fromU8(__m128i b) { return {_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b))}; }
+inline Lanes fromI8(__m128i b) { return {_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b))}; }
+inline Lanes fromHalf(const std::uint8_t* p)
+{
+    return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+}
+inline Lanes fromBf16(const std::uint8_t* p)
+{
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return {_mm512_castsi512_ps(_mm512_slli_epi32(wide, 16))};
+}
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define ATTNSCOPE_ROW_KERNELS 1
+struct Lanes {
+    __m256 lo, hi;
+};
+inline Lanes lzero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline Lanes lset(float f) { return {_mm256_set1_ps(f), _mm256_set1_ps(f)}; }
+inline Lanes lload(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline Lanes lfma(Lanes a, Lanes b, Lanes c)
+{
+    return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+}
+inline Lanes lmul(Lanes a, Lanes b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+inline Lanes ladd(Lanes a, Lanes b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+inline float lsum(Lanes a)
+{
+    const __m256 v = _mm256_add_ps(a.lo, a.hi);
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+inline Lanes fromU8(__m128i b)
+{
+    return {_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)))};
+}
+inline Lanes fromI8(__m128i b)
+{
+    return {_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(b, 8)))};
+}
+inline Lanes fromHalf(const std::uint8_t* p)
+{
+    return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)))};
+}
+inline Lanes fromBf16(const std::uint8_t* p)
+{
+    auto half = [](const std::uint8_t* q) {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    };
+    return {half(p), half(p + 16)};
+}
+#endif
+
+// The activation rows of one product: x[m] and, for Q4_K, the sum of each 32-element block of it.
+template <int M>
+struct ActivationRows {
+    const float* x[M];
+    const float* blockSums[M];
+};
+
+float scalarElement(GgmlType type, const std::uint8_t* row, std::int64_t k)
+{
+    switch (type) {
+    case GgmlType::F32: {
+        float f;
+        std::memcpy(&f, row + 4 * k, 4);
+        return f;
+    }
+    case GgmlType::F16: {
+        std::uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        return halfToFloat(h);
+    }
+    default: { // BF16
+        std::uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    }
+    }
+}
+
+#ifdef ATTNSCOPE_ROW_KERNELS
+inline float half(const std::uint8_t* p)
+{
+    std::uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+}
+inline __m128i load16(const std::uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+
+// F32, F16, BF16: 32 stored values per step in two chains; a tail below 16 element by element.
+template <GgmlType T, int M>
+void dotElements(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    constexpr int bytes = T == GgmlType::F32 ? 4 : 2;
+    auto load = [row](std::int64_t k) {
+        if constexpr (T == GgmlType::F32)
+            return lload(reinterpret_cast<const float*>(row) + k); // unaligned load: any row offset works
+        else if constexpr (T == GgmlType::F16)
+            return fromHalf(row + bytes * k);
+        else
+            return fromBf16(row + bytes * k);
+    };
+    Lanes s0[M], s1[M];
+    for (int m = 0; m < M; ++m)
+        s0[m] = s1[m] = lzero();
+    std::int64_t k = 0;
+    for (; k + 32 <= K; k += 32) {
+        const Lanes w0 = load(k), w1 = load(k + 16);
+        for (int m = 0; m < M; ++m) {
+            s0[m] = lfma(w0, lload(a.x[m] + k), s0[m]);
+            s1[m] = lfma(w1, lload(a.x[m] + k + 16), s1[m]);
+        }
+    }
+    for (; k + 16 <= K; k += 16) {
+        const Lanes w0 = load(k);
+        for (int m = 0; m < M; ++m)
+            s0[m] = lfma(w0, lload(a.x[m] + k), s0[m]);
+    }
+    for (int m = 0; m < M; ++m) {
+        float r = lsum(ladd(s0[m], s1[m]));
+        for (std::int64_t j = k; j < K; ++j)
+            r += scalarElement(T, row, j) * a.x[m][j];
+        result[m] = r;
+    }
+}
+
+// Q8_0: 32 per 34 bytes, x = d q. Each block's q.x, then times d; two chains by alternate blocks.
+template <int M>
+void dotQ8_0(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    Lanes s[2][M];
+    for (int m = 0; m < M; ++m)
+        s[0][m] = s[1][m] = lzero();
+    const std::int64_t blocks = K / 32;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* blk = row + 34 * b;
+        const Lanes d = lset(half(blk));
+        const Lanes w0 = fromI8(load16(blk + 2)), w1 = fromI8(load16(blk + 18));
+        const int c = static_cast<int>(b & 1);
+        for (int m = 0; m < M; ++m) {
+            const float* x = a.x[m] + 32 * b;
+            s[c][m] = lfma(lfma(w1, lload(x + 16), lmul(w0, lload(x))), d, s[c][m]);
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = lsum(ladd(s[0][m], s[1][m]));
+}
+
+// A Q4_K block's eight 6-bit scales and mins as bytes, from its 12 packed bytes (io/ggml_types.cpp): bytes 0-3 hold
+// the low 6 bits of scales 0-3, bytes 4-7 those of mins 0-3; scales 4-7 take their low 4 bits from the low nibbles of
+// bytes 8-11 and their top 2 from the top bits of bytes 0-3, mins 4-7 the high nibbles and the top bits of bytes 4-7.
+// Four at a time in 32-bit words.
+inline void unpackScalesK4(const std::uint8_t* packed, std::uint8_t scales[8], std::uint8_t mins[8])
+{
+    std::uint32_t w[3];
+    std::memcpy(w, packed, 12);
+    const std::uint32_t sixBits = 0x3F3F3F3Fu, nibble = 0x0F0F0F0Fu, twoBits = 0x03030303u;
+    const std::uint32_t s03 = w[0] & sixBits, m03 = w[1] & sixBits;
+    const std::uint32_t s47 = (w[2] & nibble) | (((w[0] >> 6) & twoBits) << 4);
+    const std::uint32_t m47 = ((w[2] >> 4) & nibble) | (((w[1] >> 6) & twoBits) << 4);
+    std::memcpy(scales, &s03, 4);
+    std::memcpy(scales + 4, &s47, 4);
+    std::memcpy(mins, &m03, 4);
+    std::memcpy(mins + 4, &m47, 4);
+}
+
+// Eight bytes times a factor, as floats.
+inline __m256 scaledBytes(const std::uint8_t* p, float factor)
+{
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_set1_ps(factor));
+}
+
+inline float sum8(__m256 v)
+{
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// Q4_K: 256 per 144 bytes, x = d sc q - dmin m per sub-block of 32. The q.x of each sub-block times d sc; the
+// minimums as dmin m times the sub-blocks' sums of x, eight at once.
+template <int M>
+void dotQ4_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    Lanes s[2][M];
+    __m256 mins[M];
+    for (int m = 0; m < M; ++m) {
+        s[0][m] = s[1][m] = lzero();
+        mins[m] = _mm256_setzero_ps();
+    }
+    const __m128i low = _mm_set1_epi8(0x0F);
+    const std::int64_t blocks = K / 256;
+    alignas(32) float scale[8];
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* blk = row + 144 * b;
+        std::uint8_t sc[8], mn[8];
+        unpackScalesK4(blk + 4, sc, mn);
+        _mm256_store_ps(scale, scaledBytes(sc, half(blk)));
+        const __m256 minimum = scaledBytes(mn, half(blk + 2));
+        for (int m = 0; m < M; ++m)
+            mins[m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[m]);
+        const std::uint8_t* q = blk + 16;
+        for (int pair = 0; pair < 4; ++pair, q += 32) {
+            const __m128i v0 = load16(q), v1 = load16(q + 16);
+            const Lanes lo0 = fromU8(_mm_and_si128(v0, low)), lo1 = fromU8(_mm_and_si128(v1, low));
+            const Lanes hi0 = fromU8(_mm_and_si128(_mm_srli_epi16(v0, 4), low));
+            const Lanes hi1 = fromU8(_mm_and_si128(_mm_srli_epi16(v1, 4), low));
+            const Lanes d1 = lset(scale[2 * pair]), d2 = lset(scale[2 * pair + 1]);
+            const std::int64_t at = 256 * b + 64 * pair;
+            for (int m = 0; m < M; ++m) {
+                const float* x = a.x[m] + at;
+                s[0][m] = lfma(lfma(lo1, lload(x + 16), lmul(lo0, lload(x))), d1, s[0][m]);
+                s[1][m] = lfma(lfma(hi1, lload(x + 48), lmul(hi0, lload(x + 32))), d2, s[1][m]);
+            }
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = lsum(ladd(s[0][m], s[1][m])) - sum8(mins[m]);
+}
+
+// Q6_K: 256 per 210 bytes, x = d sc (q - 32) per sub-block of 16; q's low 4 bits in ql, its top 2 in qh. Sixteen
+// values of each quarter at a time: their 6-bit codes put together in bytes, 32 taken off, then widened.
+template <int M>
+void dotQ6_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    Lanes s[2][M];
+    for (int m = 0; m < M; ++m)
+        s[0][m] = s[1][m] = lzero();
+    const __m128i low = _mm_set1_epi8(0x0F), top = _mm_set1_epi8(0x30), offset = _mm_set1_epi8(32);
+    const std::int64_t blocks = K / 256;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* blk = row + 210 * b;
+        const float d = half(blk + 208);
+        for (int h = 0; h < 2; ++h) {
+            const std::uint8_t* ql = blk + 64 * h;
+            const std::uint8_t* qh = blk + 128 + 32 * h;
+            alignas(32) float scale[8]; // d sc for the half's eight sub-blocks of 16
+            const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 192 + 8 * h));
+            _mm256_store_ps(scale, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)), _mm256_set1_ps(d)));
+            for (int part = 0; part < 2; ++part) {
+                const __m128i A = load16(ql + 16 * part), B = load16(ql + 32 + 16 * part), H = load16(qh + 16 * part);
+                const __m128i codes[4] = {
+                    _mm_or_si128(_mm_and_si128(A, low), _mm_and_si128(_mm_slli_epi16(H, 4), top)),
+                    _mm_or_si128(_mm_and_si128(B, low), _mm_and_si128(_mm_slli_epi16(H, 2), top)),
+                    _mm_or_si128(_mm_and_si128(_mm_srli_epi16(A, 4), low), _mm_and_si128(H, top)),
+                    _mm_or_si128(_mm_and_si128(_mm_srli_epi16(B, 4), low), _mm_and_si128(_mm_srli_epi16(H, 2), top)),
+                };
+                for (int r = 0; r < 4; ++r) { // quarter r: elements 32 r + 16 part .. of this half, scale sc[part + 2 r]
+                    const Lanes w = fromI8(_mm_sub_epi8(codes[r], offset));
+                    const Lanes dsc = lset(scale[part + 2 * r]);
+                    const std::int64_t at = 256 * b + 128 * h + 32 * r + 16 * part;
+                    for (int m = 0; m < M; ++m)
+                        s[r & 1][m] = lfma(lmul(w, lload(a.x[m] + at)), dsc, s[r & 1][m]);
+                }
+            }
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = lsum(ladd(s[0][m], s[1][m]));
+}
+#endif
+
+// Any readable type: the row decoded into float32 pieces, each dotted with the activation rows.
+template <int M>
+void dotDecoded(const WeightView& w, std::int64_t n, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    constexpr std::int64_t piece = 256 * 8;
+    float* buf = tPiece.resize(piece);
+    double sums[M] = {};
+    for (std::int64_t k0 = 0; k0 < K; k0 += piece) {
+        const std::int64_t kc = std::min(piece, K - k0);
+        w.decodeRow(n, k0, kc, buf);
+        for (int m = 0; m < M; ++m) {
+            float s = 0;
+            for (std::int64_t k = 0; k < kc; ++k)
+                s += buf[k] * a.x[m][k0 + k];
+            sums[m] += s;
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = static_cast<float>(sums[m]);
+}
+
+template <int M>
+using RowKernel = void (*)(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result);
+
+template <int M>
+RowKernel<M> rowKernel(GgmlType type)
+{
+#ifdef ATTNSCOPE_ROW_KERNELS
+    switch (type) {
+    case GgmlType::F32: return dotElements<GgmlType::F32, M>;
+    case GgmlType::F16: return dotElements<GgmlType::F16, M>;
+    case GgmlType::BF16: return dotElements<GgmlType::BF16, M>;
+    case GgmlType::Q8_0: return dotQ8_0<M>;
+    case GgmlType::Q4_K: return dotQ4_K<M>;
+    case GgmlType::Q6_K: return dotQ6_K<M>;
+    default: return nullptr;
+    }
+#else
+    (void)type;
+    return nullptr;
+#endif
+}
+
+template <int M>
+void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std::int64_t ldo, bool accumulate,
+          const ProductEpilogue& then)
+{
+    const std::int64_t N = w.rows(), K = w.cols();
+    const RowKernel<M> kernel = rowKernel<M>(w.type);
+    ActivationRows<M> a{};
+    float* sums = nullptr;
+    if (kernel && w.type == GgmlType::Q4_K)
+        sums = tSums.resize(static_cast<std::size_t>(M * (K / 32)));
+    for (int m = 0; m < M; ++m) {
+        a.x[m] = x + m * ldx;
+        if (sums) {
+            float* s = sums + m * (K / 32);
+            for (std::int64_t j = 0; j < K / 32; ++j) {
+                float t = 0;
+                for (int i = 0; i < 32; ++i)
+                    t += a.x[m][32 * j + i];
+                s[j] = t;
+            }
+            a.blockSums[m] = s;
+        }
+    }
+    const int threads = static_cast<double>(N) * static_cast<double>(K) >= kThreadedWeights ? omp_get_max_threads() : 1;
+    const std::size_t rowBytes = w.rowBytes();
+    // Rows read ahead of the one being multiplied: about kPrefetchBytes.
+    const std::int64_t ahead = std::max<std::int64_t>(1, static_cast<std::int64_t>(kPrefetchBytes / std::max<std::size_t>(rowBytes, 1)));
+#pragma omp parallel num_threads(threads)
+    {
+        const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+        const std::int64_t begin = N * t / T, end = N * (t + 1) / T;
+        for (std::int64_t n = begin; n < end; ++n) {
+            float r[M];
+            if (n + ahead < end) { // a core alone does not keep enough reads in flight to stream at the memory's rate
+                const std::uint8_t* next = w.storedRow(n + ahead);
+                for (std::size_t line = 0; line < rowBytes; line += 64)
+                    __builtin_prefetch(next + line);
+            }
+            if (kernel)
+                kernel(w.storedRow(n), K, a, r);
+            else
+                dotDecoded<M>(w, n, K, a, r);
+            for (int m = 0; m < M; ++m) {
+                float v = accumulate ? out[m * ldo + n] + r[m] : r[m];
+                if (then.bias)
+                    v += then.bias[n];
+                out[m * ldo + n] = then.relu && !(v > 0.0f) ? 0.0f : v;
+            }
+        }
+    }
+}
+
+} // namespace
+
+void matvecTransposed(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, float* out,
+                      std::int64_t ldo, bool accumulate, const ProductEpilogue& then)
+{
+    if (M == 1)
+        rows<1>(x, ldx, w, out, ldo, accumulate, then);
+    else
+        rows<2>(x, ldx, w, out, ldo, accumulate, then);
+}
+
+bool hasRowKernel(GgmlType type) { return rowKernel<1>(type) != nullptr; }
+
+} // namespace attnscope::core::linalg_detail
