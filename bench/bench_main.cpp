@@ -3,6 +3,7 @@
 #include "analysis/relpos_scan.h"
 #include "bench_clock.h"
 #include "big_models.h"
+#include "linalg/matvec.h"
 #include "long_text_bench.h"
 #include "teaching_bench.h"
 #include "throughput_bench.h"
@@ -139,8 +140,11 @@ int main(int argc, char** argv)
         which.format = stringArg("--format", "bf16");
         which.modelRoot = stringArg("--model-dir", (fs::temp_directory_path() / "attnscope-bench-models").c_str());
         try {
+            if (hasFlag("--float-kernels")) // the float kernels where integer ones exist, to compare the two
+                attnscope::core::linalg_detail::setIntegerKernels(false);
             if (intArg("--generate", 0) > 0)
-                return bench::llamaGeneration(which, intArg("--generate", 64), intArg("--rounds", 3), intArg("--threads", 2));
+                return bench::llamaGeneration(which, intArg("--generate", 64), intArg("--rounds", 3), intArg("--threads", 2),
+                                              hasFlag("--breakdown"));
             return bench::llamaForwardThroughput(which, intArg("--tokens", 1024), intArg("--threads", 2),
                                                  hasFlag("--breakdown"));
         } catch (const attnscope::core::Error& e) {
@@ -172,7 +176,7 @@ int main(int argc, char** argv)
                                  "       attnscope-bench scan [--tokens N] [--threads N] [--breakdown]\n"
                                  "       attnscope-bench llama [--model PATH | --shape smollm2-135m|llama-1b|tiny|llama-3.2-1b|llama-3.2-3b|llama-3.1-8b\n"
                                  "                             [--format bf16|bf16-gguf|f16|q8_0|q4_k_m] [--model-dir DIR]] [--tokens N] [--threads N] [--breakdown]\n"
-                                 "                             [--generate N [--rounds R]]   (N tokens generated, as llama-bench -n N)\n"
+                                 "                             [--generate N [--rounds R]] [--float-kernels]   (N tokens generated, as llama-bench -n N)\n"
                                  "       attnscope-bench long-text [--tokens N] [--threads N]\n"
                                  "       attnscope-bench txl-wt103 [--tokens N] [--threads N]\n"
                                  "       attnscope-bench decode [--megabytes N] [--rounds N] [--type Q8_0|Q4_K|Q6_K]\n"

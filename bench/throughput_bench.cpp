@@ -238,7 +238,7 @@ int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads
 }
 
 
-int llamaGeneration(const LlamaBenchModel& which, int tokens, int rounds, int threads)
+int llamaGeneration(const LlamaBenchModel& which, int tokens, int rounds, int threads, bool breakdown)
 {
     omp_set_num_threads(threads);
     Eigen::setNbThreads(threads);
@@ -260,6 +260,19 @@ int llamaGeneration(const LlamaBenchModel& which, int tokens, int rounds, int th
         rates.push_back(static_cast<double>(g.ids.size()) / secs);
         std::printf("round %d: %zu tokens in %.3f s, %.2f tokens/s, %.1f ms per token\n", r + 1, g.ids.size(), secs,
                     rates.back(), 1000 * secs / static_cast<double>(g.ids.size()));
+    }
+    if (breakdown) { // one more round, timed by stage
+        enableStageTimes(true);
+        const auto t0 = Clock::now();
+        const auto g = generateTokens(*loaded.model, prompt, tokens, greedy, 1);
+        const double secs = since(t0);
+        const auto st = stageSeconds();
+        enableStageTimes(false);
+        std::printf("where a token's %.1f ms go:", 1000 * secs / static_cast<double>(g.ids.size()));
+        for (std::size_t i = 0; i < st.size(); ++i)
+            if (st[i] > 0)
+                std::printf(" %s %.1f", stageName(static_cast<Stage>(i)), 1000 * st[i] / static_cast<double>(g.ids.size()));
+        std::printf(" (ms)\n");
     }
     std::sort(rates.begin(), rates.end());
     std::printf("generation: %.2f tokens/s (median of %d rounds), peak resident %s\n", rates[rates.size() / 2], rounds,

@@ -20,7 +20,7 @@ struct LlamaBenchModel {
 // Also prints the time to open the model, the first (cold) forward and the peak resident memory.
 int llamaForwardThroughput(const LlamaBenchModel& model, int tokens, int threads, bool breakdown);
 // Token generation as llama-bench -n N measures it: N greedy tokens after a one-token prompt, one forward each;
-// prints tokens/s per round and their median.
-int llamaGeneration(const LlamaBenchModel& model, int tokens, int rounds, int threads);
+// prints tokens/s per round and their median; with `breakdown`, where a token's time goes.
+int llamaGeneration(const LlamaBenchModel& model, int tokens, int rounds, int threads, bool breakdown);
 
 } // namespace attnscope::bench

@@ -6,6 +6,9 @@
 #include "util/float_scratch.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <vector>
 #include <cstring>
 #include <omp.h>
 
@@ -22,7 +25,24 @@ constexpr double kThreadedWeights = 1 << 16;
 // How far ahead of its current row a thread asks for the weight's bytes.
 constexpr std::size_t kPrefetchBytes = 8192;
 
-thread_local FloatScratch tPiece, tSums;
+thread_local FloatScratch tPiece, tSums, tScales;
+
+// Per-thread scratch of another element type, grown on demand and kept.
+template <class T>
+class Scratch {
+public:
+    T* resize(std::size_t n)
+    {
+        if (m_data.size() < n)
+            m_data.resize(n);
+        return m_data.data();
+    }
+
+private:
+    std::vector<T> m_data;
+};
+thread_local Scratch<std::int8_t> tDigits;
+thread_local Scratch<std::int32_t> tLaneSums;
 
 // ---- 16 floats at a time, by build level ----
 #if defined(__AVX512F__) && defined(__AVX512BW__)
@@ -98,6 +118,17 @@ template <int M>
 struct ActivationRows {
     const float* x[M];
     const float* blockSums[M];
+    // The same rows as fixed point, for the integer kernels: per 32 values a scale s and integers X with
+    // x ~ rowScale s X, |X| < 2^20 (error at most 2^-21 of the block's largest |x|); s is the block's largest |x| over
+    // the row's, so lane scales stay normal floats however small the activations are (a denormal operand makes every
+    // FMA a microcode assist: seen, 3x slower, on a random model whose activations fell to 1e-29); blocks below 2^-60
+    // of the row's largest count as zero. X = 65536 t2 + 256 t1 + t0 in signed byte digits
+    // (t0, t1 in [-128, 127], t2 in [-16, 16]), and each 4 values' sum of X. The digits of each 64 values lie
+    // together (t0's 64 bytes, t1's, t2's), so a group's three loads are one 192-byte run. Null without integer kernels.
+    const std::int8_t* digits[M];
+    const float* scales[M];
+    const std::int32_t* laneSums[M];
+    float rowScale[M];
 };
 
 float scalarElement(GgmlType type, const std::uint8_t* row, std::int64_t k)
@@ -307,6 +338,213 @@ void dotQ6_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a
 }
 #endif
 
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// ---- integer kernels: the stored integers times the activations' fixed-point digits (AVX-512 VNNI) ----
+//
+// vpdpbusd multiplies 64 unsigned bytes by 64 signed bytes and adds each four products into one of 16 int32 lanes: a
+// lane is 4 consecutive values. The weight's integer codes are the unsigned side (Q4_K's nibbles, Q6_K's 6-bit codes,
+// Q8_0's q + 128), the activations' digits the signed side; the digits' products are put together exactly in int32
+// (t2, then times 256 plus t1, then times 256 plus t0), so each lane holds sum q X exactly, and one conversion to float
+// times the lane's scale (the block's d and sub-block scale times the activations' block scale) adds it up. Everything
+// before the conversion is exact; the result differs from the float32 product by the activations' fixed point (at most
+// 2^-21 of a block's largest value) and one rounding per lane.
+#define ATTNSCOPE_INT_KERNELS 1
+#define ATTNSCOPE_VNNI __attribute__((target("avx512vnni")))
+
+std::atomic<bool> gIntegerKernels{true}; // setIntegerKernels
+
+bool hasVnni()
+{
+    static const bool yes = __builtin_cpu_supports("avx512vnni");
+    return yes && gIntegerKernels.load(std::memory_order_relaxed);
+}
+
+// sum over each lane's 4 values of codes X, exactly: X's three digits for the 64 values from `at` (a multiple of 64).
+ATTNSCOPE_VNNI inline __m512i lanesTimesDigits(__m512i codes, const std::int8_t* digits, std::int64_t at)
+{
+    auto load = [&](int i) { return _mm512_load_si512(digits + 3 * at + 64 * i); };
+    __m512i l = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, load(2));
+    l = _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, load(1));
+    return _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, load(0));
+}
+
+// Lanes 0-7 take element `first` of `v`, lanes 8-15 element first + 1: a pair of 32-value blocks' scales.
+inline __m512i pairIndex(int first)
+{
+    return _mm512_inserti64x4(_mm512_set1_epi32(first), _mm256_set1_epi32(first + 1), 1);
+}
+
+template <int M>
+ATTNSCOPE_VNNI void intQ4_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    __m512 acc[M];
+    __m256 mins[M];
+    for (int m = 0; m < M; ++m) {
+        acc[m] = _mm512_setzero_ps();
+        mins[m] = _mm256_setzero_ps();
+    }
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    // The 32 bytes of a pair of sub-blocks in both halves: the low half keeps its low nibbles, the high half is
+    // shifted to its high nibbles.
+    const __m512i halves = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    const std::int64_t blocks = K / 256;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* blk = row + 144 * b;
+        std::uint8_t sc[8], mn[8];
+        unpackScalesK4(blk + 4, sc, mn);
+        const __m256 scale = scaledBytes(sc, half(blk));
+        const __m256 minimum = scaledBytes(mn, half(blk + 2));
+        __m512 laneScale[M];
+        for (int m = 0; m < M; ++m) {
+            mins[m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[m]);
+            laneScale[m] = _mm512_castps256_ps512(_mm256_mul_ps(scale, _mm256_loadu_ps(a.scales[m] + 8 * b)));
+        }
+        for (int pair = 0; pair < 4; ++pair) {
+            const __m512i bytes = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * pair)));
+            const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(bytes, halves), low);
+            const __m512i index = pairIndex(2 * pair);
+            for (int m = 0; m < M; ++m) {
+                const __m512i l = lanesTimesDigits(codes, a.digits[m], 256 * b + 64 * pair);
+                acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(index, laneScale[m]), acc[m]);
+            }
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]) - sum8(mins[m]);
+}
+
+template <int M>
+ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    __m512 acc[M];
+    for (int m = 0; m < M; ++m)
+        acc[m] = _mm512_setzero_ps();
+    const __m512i low = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+    // qh's bits for each quarter, moved to bits 4-5: values 0-31 bits 0-1 (<< 4), 32-63 bits 2-3 (<< 2), 64-95 bits
+    // 4-5 (as they are), 96-127 bits 6-7 (>> 2).
+    const __m512i upFirst = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i downSecond = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    // Sub-blocks of 16 take the scale of their 32-value activation block: element i / 2.
+    const __m512i activationBlock = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const std::int64_t blocks = K / 256;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        const std::uint8_t* blk = row + 210 * b;
+        const __m512 scale = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(blk + 192))),
+                                           _mm512_set1_ps(half(blk + 208)));
+        __m512 subScale[M];
+        for (int m = 0; m < M; ++m)
+            subScale[m] = _mm512_mul_ps(scale, _mm512_permutexvar_ps(activationBlock,
+                                                                      _mm512_castps256_ps512(_mm256_loadu_ps(a.scales[m] + 8 * b))));
+        for (int h = 0; h < 2; ++h) {
+            const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h)));
+            const __m512i codes[2] = {
+                _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_sllv_epi16(qh, upFirst), top)),
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
+                                _mm512_and_si512(_mm512_srlv_epi16(qh, downSecond), top)),
+            };
+            for (int g = 0; g < 2; ++g) {
+                const std::int64_t at = 256 * b + 128 * h + 64 * g;
+                // Lane l holds values 4 l.. of the group: sub-block 8 h + 4 g + l / 4.
+                const int first = 8 * h + 4 * g;
+                const __m512i index = _mm512_set_epi32(first + 3, first + 3, first + 3, first + 3, first + 2, first + 2,
+                                                       first + 2, first + 2, first + 1, first + 1, first + 1, first + 1,
+                                                       first, first, first, first);
+                for (int m = 0; m < M; ++m) {
+                    __m512i l = lanesTimesDigits(codes[g], a.digits[m], at);
+                    // The codes are q + 32: take 32 times each lane's sum of X off.
+                    l = _mm512_sub_epi32(l, _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + at / 4), 5));
+                    acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(index, subScale[m]), acc[m]);
+                }
+            }
+        }
+    }
+    for (int m = 0; m < M; ++m)
+        result[m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]);
+}
+
+template <int M>
+ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    __m512 acc[M];
+    for (int m = 0; m < M; ++m)
+        acc[m] = _mm512_setzero_ps();
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+    const std::int64_t blocks = K / 32;
+    std::int64_t b = 0;
+    for (; b + 2 <= blocks; b += 2) { // two blocks of 32 per 64 lanes' worth
+        const std::uint8_t* b0 = row + 34 * b;
+        const std::uint8_t* b1 = b0 + 34;
+        const __m512i q = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
+        const __m512i codes = _mm512_xor_si512(q, flip); // q + 128, unsigned
+        const float d0 = half(b0), d1 = half(b1);
+        for (int m = 0; m < M; ++m) {
+            __m512i l = lanesTimesDigits(codes, a.digits[m], 32 * b);
+            l = _mm512_sub_epi32(l, _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + 8 * b), 7));
+            const __m512 scale = _mm512_insertf32x8(_mm512_set1_ps(d0 * a.scales[m][b]),
+                                                    _mm256_set1_ps(d1 * a.scales[m][b + 1]), 1);
+            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), scale, acc[m]);
+        }
+    }
+    for (int m = 0; m < M; ++m) {
+        float r = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]);
+        if (b < blocks) { // an odd last block, in float
+            const std::uint8_t* blk = row + 34 * b;
+            const float d = half(blk);
+            float t = 0;
+            for (int i = 0; i < 32; ++i)
+                t += static_cast<float>(static_cast<std::int8_t>(blk[2 + i])) * a.x[m][32 * b + i];
+            r += d * t;
+        }
+        result[m] = r;
+    }
+}
+
+// The fixed-point copy of one activation row (ActivationRows); false when a value is not finite (the float kernels
+// take such a product).
+bool toFixedPoint(const float* x, std::int64_t K, std::int8_t* digits, float* scales, std::int32_t* laneSums,
+                  float& rowScale)
+{
+    constexpr float kLargest = (1 << 20) - 1;
+    const float kNegligible = std::ldexp(1.0f, -60);
+    float rowLargest = 0;
+    for (std::int64_t i = 0; i < K; ++i)
+        rowLargest = std::max(rowLargest, std::abs(x[i]));
+    if (!std::isfinite(rowLargest))
+        return false;
+    rowScale = rowLargest / kLargest;
+    for (std::int64_t j = 0; j < K / 32; ++j) {
+        const float* v = x + 32 * j;
+        float largest = 0;
+        for (int i = 0; i < 32; ++i)
+            largest = std::max(largest, std::abs(v[i]));
+        const float relative = rowLargest > 0 ? largest / rowLargest : 0.0f;
+        const bool counts = relative >= kNegligible;
+        const float inverse = counts ? kLargest / largest : 0.0f;
+        scales[j] = counts ? relative : 0.0f;
+        for (int lane = 0; lane < 8; ++lane) {
+            std::int32_t sum = 0;
+            for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
+                const auto X = static_cast<std::int32_t>(std::lrint(std::min(kLargest, std::max(-kLargest, v[i] * inverse))));
+                const std::int32_t d0 = ((X + 128) & 255) - 128;
+                const std::int32_t rest = (X - d0) / 256;
+                const std::int32_t d1 = ((rest + 128) & 255) - 128;
+                const std::size_t value = static_cast<std::size_t>(32 * j + i);
+                std::int8_t* group = digits + 3 * (value - value % 64) + value % 64;
+                group[0] = static_cast<std::int8_t>(d0);
+                group[64] = static_cast<std::int8_t>(d1);
+                group[128] = static_cast<std::int8_t>((rest - d1) / 256);
+                sum += X;
+            }
+            laneSums[8 * j + lane] = sum;
+        }
+    }
+    return true;
+}
+#endif
+
 // Any readable type: the row decoded into float32 pieces, each dotted with the activation rows.
 template <int M>
 void dotDecoded(const WeightView& w, std::int64_t n, std::int64_t K, const ActivationRows<M>& a, float* result)
@@ -330,6 +568,24 @@ void dotDecoded(const WeightView& w, std::int64_t n, std::int64_t K, const Activ
 
 template <int M>
 using RowKernel = void (*)(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result);
+
+// The integer kernel for a type, where the CPU has one (null otherwise).
+template <int M>
+RowKernel<M> intKernel(GgmlType type)
+{
+#ifdef ATTNSCOPE_INT_KERNELS
+    if (hasVnni())
+        switch (type) {
+        case GgmlType::Q8_0: return intQ8_0<M>;
+        case GgmlType::Q4_K: return intQ4_K<M>;
+        case GgmlType::Q6_K: return intQ6_K<M>;
+        default: break;
+        }
+#else
+    (void)type;
+#endif
+    return nullptr;
+}
 
 template <int M>
 RowKernel<M> rowKernel(GgmlType type)
@@ -355,13 +611,36 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
           const ProductEpilogue& then)
 {
     const std::int64_t N = w.rows(), K = w.cols();
-    const RowKernel<M> kernel = rowKernel<M>(w.type);
+    RowKernel<M> kernel = rowKernel<M>(w.type);
     ActivationRows<M> a{};
+    for (int m = 0; m < M; ++m)
+        a.x[m] = x + m * ldx;
+#ifdef ATTNSCOPE_INT_KERNELS
+    if (const RowKernel<M> integer = intKernel<M>(w.type)) {
+        // Each row's fixed-point copy: three digit rows, a scale per 32 values, a sum per 4 (see ActivationRows).
+        const std::size_t k = static_cast<std::size_t>(K);
+        const std::size_t rowDigits = (3 * k + 63) / 64 * 64; // whole 64-byte lines, each row's digits aligned
+        std::int8_t* buffer = tDigits.resize(rowDigits * M + 64);
+        std::int8_t* digits = buffer + (64 - reinterpret_cast<std::uintptr_t>(buffer) % 64) % 64;
+        float* scales = tScales.resize(k / 32 * M);
+        std::int32_t* laneSums = tLaneSums.resize(k / 4 * M);
+        bool finite = true;
+        for (int m = 0; m < M && finite; ++m) {
+            std::int8_t* d = digits + rowDigits * static_cast<std::size_t>(m);
+            a.digits[m] = d;
+            a.scales[m] = scales + k / 32 * static_cast<std::size_t>(m);
+            a.laneSums[m] = laneSums + k / 4 * static_cast<std::size_t>(m);
+            finite = toFixedPoint(a.x[m], K, d, scales + k / 32 * static_cast<std::size_t>(m),
+                                  laneSums + k / 4 * static_cast<std::size_t>(m), a.rowScale[m]);
+        }
+        if (finite)
+            kernel = integer;
+    }
+#endif
     float* sums = nullptr;
     if (kernel && w.type == GgmlType::Q4_K)
         sums = tSums.resize(static_cast<std::size_t>(M * (K / 32)));
     for (int m = 0; m < M; ++m) {
-        a.x[m] = x + m * ldx;
         if (sums) {
             float* s = sums + m * (K / 32);
             for (std::int64_t j = 0; j < K / 32; ++j) {
@@ -413,6 +692,17 @@ void matvecTransposed(const float* x, std::int64_t ldx, std::int64_t M, const We
         rows<2>(x, ldx, w, out, ldo, accumulate, then);
 }
 
-bool hasRowKernel(GgmlType type) { return rowKernel<1>(type) != nullptr; }
+bool hasRowKernel(GgmlType type) { return rowKernel<1>(type) != nullptr || intKernel<1>(type) != nullptr; }
+
+bool hasIntegerKernel(GgmlType type) { return intKernel<1>(type) != nullptr; }
+
+void setIntegerKernels(bool on)
+{
+#ifdef ATTNSCOPE_INT_KERNELS
+    gIntegerKernels = on;
+#else
+    (void)on;
+#endif
+}
 
 } // namespace attnscope::core::linalg_detail

@@ -4,7 +4,9 @@
 // that turn 16 stored values at a time into floats and multiply at once; block scales are applied per block, and
 // Q4_K's minimums through each 32-element block's sum of x (computed once per product). Other types decode a row
 // into float32 pieces first. Arithmetic is float32: the result equals the float32 product of the dequantised weight
-// up to the order of operations. Threads take contiguous ranges of output rows, so each streams its part of the
+// up to the order of operations. On CPUs with AVX-512 VNNI, Q8_0, Q4_K and Q6_K multiply their stored integers by a
+// fixed-point copy of the activations instead (64 products per instruction, exact in int32; the copy is within 2^-21
+// of each 32-value block's largest value, 8 times float32's rounding), which is what keeps up with the memory. Threads take contiguous ranges of output rows, so each streams its part of the
 // weight front to back.
 #pragma once
 
@@ -20,7 +22,11 @@ constexpr std::int64_t kMatvecRows = 2;
 void matvecTransposed(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, float* out,
                       std::int64_t ldo, bool accumulate, const ProductEpilogue& then);
 
-// Whether `type` has a kernel of its own here (the others decode rows first); for tests and benchmarks.
+// Whether `type` has a kernel of its own here (the others decode rows first), and whether it is an integer kernel
+// (this CPU has AVX-512 VNNI); for tests and benchmarks.
 bool hasRowKernel(GgmlType type);
+bool hasIntegerKernel(GgmlType type);
+// Tests: off makes Q8_0, Q4_K and Q6_K use their float kernels, so both are checked on a machine with VNNI.
+void setIntegerKernels(bool on);
 
 } // namespace attnscope::core::linalg_detail

@@ -198,10 +198,12 @@ TEST_CASE("one or two rows: each stored row read once from its bytes, over rows 
         w.shape = {N, K};
         std::vector<float> deq(static_cast<std::size_t>(N) * K);
         core::dequantize(t, bytes.data(), deq.data(), static_cast<std::int64_t>(deq.size()));
+        for (const bool integer : {true, false}) // the integer kernels where the CPU has them, and the float ones
         for (const bool reordered : {false, true})
             for (const int M : {1, 2}) {
-                DYNAMIC_SECTION(type << " M=" << M << (reordered ? ", rows reversed" : ""))
+                DYNAMIC_SECTION(type << " M=" << M << (reordered ? ", rows reversed" : "") << (integer ? "" : ", float kernels"))
                 {
+                    core::linalg_detail::setIntegerKernels(integer);
                     auto view = w;
                     std::vector<float> logical = deq;
                     if (reordered) {
@@ -213,11 +215,23 @@ TEST_CASE("one or two rows: each stored row read once from its bytes, over rows 
                             std::copy_n(deq.begin() + static_cast<std::ptrdiff_t>(N - 1 - n) * K, K,
                                         logical.begin() + static_cast<std::ptrdiff_t>(n) * K);
                     }
-                    const auto x = randomVector(static_cast<std::size_t>(M) * K, static_cast<std::uint32_t>(M + 3));
-                    const auto ref = referenceProduct(x, M, logical, N, K);
-                    std::vector<float> out(static_cast<std::size_t>(M) * N);
-                    core::matmulTransposed(x.data(), K, M, view, out.data(), N);
-                    CHECK(worstError(out, static_cast<std::size_t>(N), ref, x, M, logical, N, K) < 1e-5);
+                    // Activations of every size: ordinary, far below one (a random model's fell to 1e-29, which made
+                    // the integer kernels' scales denormal), and one block a billion times smaller than the rest.
+                    const auto base = randomVector(static_cast<std::size_t>(M) * K, static_cast<std::uint32_t>(M + 3));
+                    auto tiny = base, mixed = base;
+                    for (auto& v : tiny)
+                        v *= 1e-29f;
+                    for (int i = 0; i < 32; ++i)
+                        mixed[static_cast<std::size_t>(i)] *= 1e-9f;
+                    const std::vector<float>* sets[] = {&base, &tiny, &mixed};
+                    for (const auto* x : sets) {
+                        INFO((x == &base ? "ordinary" : x == &tiny ? "tiny" : "one tiny block") << " activations");
+                        const auto ref = referenceProduct(*x, M, logical, N, K);
+                        std::vector<float> out(static_cast<std::size_t>(M) * N);
+                        core::matmulTransposed(x->data(), K, M, view, out.data(), N);
+                        CHECK(worstError(out, static_cast<std::size_t>(N), ref, *x, M, logical, N, K) < 1e-5);
+                    }
+                    core::linalg_detail::setIntegerKernels(true);
                 }
             }
     }
