@@ -6,8 +6,9 @@
 // into float32 pieces first. Arithmetic is float32: the result equals the float32 product of the dequantised weight
 // up to the order of operations. On CPUs with AVX-512 VNNI, Q8_0, Q4_K and Q6_K multiply their stored integers by a
 // fixed-point copy of the activations instead (64 products per instruction, exact in int32; the copy is within 2^-21
-// of each 32-value block's largest value, 8 times float32's rounding), which is what keeps up with the memory. Threads take contiguous ranges of output rows, so each streams its part of the
-// weight front to back.
+// of each 32-value block's largest value, 8 times float32's rounding), which is what keeps up with the memory.
+// Threads take contiguous ranges of output rows, so each streams its part of the weight front to back, asking for
+// the bytes 8 KB ahead as it goes.
 #pragma once
 
 #include "linalg/matmul.h"
