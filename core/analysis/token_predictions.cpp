@@ -100,6 +100,8 @@ std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCaptur
         throw Error(ErrorCode::BadInput, std::string(familyName(model.info().family)) +
                                              " models are read here without their output softmax: no next-token "
                                              "prediction");
+    if (position + 1 == static_cast<int>(capture.tokens.size()) && !capture.lastLogits.empty())
+        return capture.lastLogits; // after the last token: the capture's run computed them
     const int s = capture.segmentOfToken(position);
     const int within = position - capture.segment(s).firstPosition;
     LogitsObserver obs; // keeps the last segment's logits

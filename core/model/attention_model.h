@@ -149,8 +149,11 @@ struct LayerView {
 struct SegmentEndView {
     int segment = 0;
     int qlen = 0;
-    const float* lnF = nullptr;    // [qlen, dModel]
-    const float* logits = nullptr; // [qlen, vocab]
+    // lnF and logits hold rows firstLogitRow.. of the segment: all of them for an observer that wants logits, only
+    // the last for one that wants the last row's (AttentionObserver::wantLastLogits).
+    int firstLogitRow = 0;
+    const float* lnF = nullptr;    // [qlen - firstLogitRow, dModel]
+    const float* logits = nullptr; // [qlen - firstLogitRow, vocab]
     int vocab = 0;
     int dModel = 0;
 };
@@ -161,6 +164,8 @@ public:
     virtual ~AttentionObserver() = default;
     virtual bool wantTerms() const { return false; }
     virtual bool wantLogits() const { return false; }
+    // Only the segment's last row's logits: what a text capture keeps so the next token needs no second forward.
+    virtual bool wantLastLogits() const { return false; }
     virtual bool wantScores() const { return false; }       // LayerView::scores of dot-product models
     // False lets the model attend block by block without a [heads, q, k] buffer (LayerView::attnProb stays null).
     virtual bool wantProbabilities() const { return true; }

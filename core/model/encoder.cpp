@@ -255,7 +255,8 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     run.end([&](SegmentEndView& ev) {
         if (!m_head)
             return;
-        headRows(x, transformed, logits);
+        RowMatrix tail;
+        headRows(rowsFrom(x, ev.firstLogitRow, tail), transformed, logits);
         ev.lnF = transformed.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;

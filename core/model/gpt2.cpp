@@ -204,7 +204,8 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
 
     RowMatrix lnF, logits;
     run.end([&](SegmentEndView& ev) {
-        readOutRows(x, lnF, logits);
+        RowMatrix tail;
+        readOutRows(rowsFrom(x, ev.firstLogitRow, tail), lnF, logits);
         ev.lnF = lnF.data();
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;

@@ -931,7 +931,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
 
     RowMatrix normed, logits;
     run.end([&](SegmentEndView& ev) {
-        readOutRows(x, normed, logits);
+        RowMatrix tail;
+        readOutRows(rowsFrom(x, ev.firstLogitRow, tail), normed, logits);
         ev.lnF = normed.data();
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;

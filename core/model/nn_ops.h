@@ -12,6 +12,16 @@
 namespace attnscope::core {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Rows first.. of x: x itself when first is 0, else a copy of its last rows in `scratch` (a segment's read-out of
+// only its last row, SegmentEndView::firstLogitRow).
+inline const RowMatrix& rowsFrom(const RowMatrix& x, int first, RowMatrix& scratch)
+{
+    if (first <= 0)
+        return x;
+    scratch = x.bottomRows(x.rows() - first);
+    return scratch;
+}
 using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using ConstVectorMap = Eigen::Map<const RowVector>;

@@ -108,8 +108,10 @@ void SegmentDriver::end(const std::function<void(SegmentEndView&)>& readOut)
     view.segment = m_state.segmentsDone;
     view.qlen = m_shape.qlen;
     view.dModel = m_shape.dModel;
-    if (m_observer.wantLogits())
+    if (m_observer.wantLogits() || m_observer.wantLastLogits()) {
+        view.firstLogitRow = m_observer.wantLogits() ? 0 : m_shape.qlen - 1;
         readOut(view);
+    }
     m_weights.throwIfDamaged();
     m_observer.onSegmentEnd(view);
     m_state.tokensSeen += m_shape.qlen;

@@ -501,7 +501,8 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
     run.end([&](SegmentEndView& ev) {
         if (m_out.empty())
             return;
-        logProbabilities(x, logProbs); // the adaptive softmax's log-probabilities stand for logits
+        RowMatrix tail; // the adaptive softmax's log-probabilities stand for logits
+        logProbabilities(rowsFrom(x, ev.firstLogitRow, tail), logProbs);
         ev.logits = logProbs.data();
         ev.vocab = m_config.vocabSize;
     });

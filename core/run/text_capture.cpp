@@ -74,7 +74,7 @@ std::size_t TextCapture::bytes() const
     for (const auto& st : endStates)
         if (st)
             b += st->bytes();
-    return b;
+    return b + lastLogits.capacity() * sizeof(float);
 }
 
 namespace {
@@ -87,12 +87,15 @@ public:
         const SegmentCapture* segment = nullptr;
         int keep = 0;
     };
-    explicit RecordObserver(std::function<void(int layer, int qlen, const SegmentCapture& current)> layerDone)
+    // `nextToken`: keep each segment's last row's logits (a causal model with a next-token head).
+    RecordObserver(std::function<void(int layer, int qlen, const SegmentCapture& current)> layerDone, bool nextToken)
         : m_layerDone(std::move(layerDone))
+        , m_nextToken(nextToken)
     {
     }
     void resumeNext(Resume r) { m_resume = r; }
     bool wantProbabilities() const override { return false; }
+    bool wantLastLogits() const override { return m_nextToken; }
     void onSegment(const SegmentView& s) override
     {
         m_seg = std::make_shared<SegmentCapture>();
@@ -151,12 +154,24 @@ public:
         if (m_layerDone)
             m_layerDone(l.layer, l.qlen, *m_seg);
     }
-    void onSegmentEnd(const SegmentEndView&) override { m_resume = {}; }
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        m_resume = {};
+        m_lastLogits.clear();
+        if (e.logits && e.vocab > 0) {
+            const float* last = e.logits + static_cast<std::ptrdiff_t>(e.qlen - 1 - e.firstLogitRow) * e.vocab;
+            m_lastLogits.assign(last, last + e.vocab);
+        }
+    }
     std::shared_ptr<SegmentCapture> take() { return std::move(m_seg); }
+    // The logits after the last segment's last token (empty when the model has none).
+    std::vector<float> takeLastLogits() { return std::move(m_lastLogits); }
     float scale() const { return m_scale; }
 
 private:
     std::function<void(int, int, const SegmentCapture&)> m_layerDone;
+    bool m_nextToken = false;
+    std::vector<float> m_lastLogits;
     Resume m_resume;
     std::shared_ptr<SegmentCapture> m_seg;
     float m_scale = 1.0f;
@@ -308,7 +323,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
             options.progress(std::min(1.0, done / work));
         if (options.layerDone)
             options.layerDone(running, layer, [&] { return partialCapture(*out, current, observer.scale()); });
-    });
+    }, info.can.causal && info.can.nextTokenLoss);
     if (resumeKeep > 0)
         observer.resumeNext({prev->segments[static_cast<std::size_t>(firstToRun)].get(), resumeKeep});
     for (int s = firstToRun; s < segments; ++s) {
@@ -329,6 +344,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
         out->endStates.push_back(std::move(kept));
         out->scoreScale = observer.scale();
     }
+    out->lastLogits = observer.takeLastLogits(); // the last segment always runs (at least its last token)
     // Keep the newest states within the budget: typing happens mostly near the end.
     std::size_t kept = 0;
     for (auto it = out->endStates.rbegin(); it != out->endStates.rend(); ++it)

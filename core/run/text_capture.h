@@ -57,6 +57,9 @@ struct TextCapture {
     std::vector<std::int32_t> tokenTypes; // per token (a pair's B: 1 where the model tells them apart); empty: all 0
     std::shared_ptr<const PixelValues> image; // a vision model's picture (its tokens are its patches); null for text
     std::vector<std::uint8_t> padding;    // per token, 1 = padding no query sees (encoders); empty: none
+    // The logits after the last token (causal models with a next-token head; empty otherwise): the run computed them
+    // for its last row, so the next token of a generation costs no second forward.
+    std::vector<float> lastLogits;
 
     bool hasTerms() const { return model.hasRelativeTerms; }
     const SegmentCapture& segment(int s) const; // throws Error(BadInput) when out of range

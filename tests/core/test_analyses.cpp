@@ -466,6 +466,10 @@ TEST_CASE("next-token logits of a captured text equal the forward pass's, from t
         copt.run.memLen = carries ? T : 0;
         const auto capture = core::captureText(*loaded.model, tokensOf(ids), copt);
         REQUIRE(capture->segments.size() == 2);
+        // A causal model's capture keeps the logits after its last token (the last position below reads them, with no
+        // second forward): the reference's last row.
+        if (loaded.model->info().can.causal)
+            REQUIRE(capture->lastLogits.size() == static_cast<std::size_t>(V));
         for (const int p : {1, T / 2, T - 1}) {
             const bool sameContext = carries || p < copt.segmentLen;
             if (!sameContext)
