@@ -35,7 +35,7 @@ inline void prefetchAhead(const std::uint8_t* p, int bytes)
         __builtin_prefetch(p + kAhead + line);
 }
 
-thread_local FloatScratch tPiece, tSums, tScales;
+thread_local FloatScratch tPiece, tSums, tScales, tLaneScales;
 
 // Per-thread scratch of another element type, grown on demand and kept.
 template <class T>
@@ -138,6 +138,9 @@ struct ActivationRows {
     const std::int8_t* digits[M];
     const float* scales[M];
     const std::int32_t* laneSums[M];
+    // Per 4 values, for Q8_0: the block's scale, and 128 times the lane's sum of X.
+    const float* laneScales[M];
+    const std::int32_t* laneOffsets[M];
     float rowScale[M];
 };
 
@@ -482,10 +485,11 @@ ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* row, std::int64_t K, const Activ
 template <int M>
 ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    __m512 acc[M];
+    __m512 acc[2][M]; // two chains, by alternate pairs of blocks
     for (int m = 0; m < M; ++m)
-        acc[m] = _mm512_setzero_ps();
+        acc[0][m] = acc[1][m] = _mm512_setzero_ps();
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __m512i pair = pairIndex(0);
     const std::int64_t blocks = K / 32;
     std::int64_t b = 0;
     for (; b + 2 <= blocks; b += 2) { // two blocks of 32 per 64 lanes' worth
@@ -496,17 +500,22 @@ ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* row, std::int64_t K, const Activ
             _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
         const __m512i codes = _mm512_xor_si512(q, flip); // q + 128, unsigned
-        const float d0 = half(b0), d1 = half(b1);
+        // The two blocks' d as floats, spread over their lanes (lanes 0-7, 8-15).
+        std::uint16_t h0, h1;
+        std::memcpy(&h0, b0, 2);
+        std::memcpy(&h1, b1, 2);
+        const __m128 dd = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
+        const __m512 d = _mm512_permutexvar_ps(pair, _mm512_castps128_ps512(dd));
         for (int m = 0; m < M; ++m) {
-            __m512i l = lanesTimesDigits(codes, a.digits[m], 32 * b);
-            l = _mm512_sub_epi32(l, _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + 8 * b), 7));
-            const __m512 scale = _mm512_insertf32x8(_mm512_set1_ps(d0 * a.scales[m][b]),
-                                                    _mm256_set1_ps(d1 * a.scales[m][b + 1]), 1);
-            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), scale, acc[m]);
+            // sum (q + 128) X less 128 sum X: the lane's sum of q X.
+            const __m512i l = _mm512_sub_epi32(lanesTimesDigits(codes, a.digits[m], 32 * b),
+                                               _mm512_loadu_si512(a.laneOffsets[m] + 8 * b));
+            __m512& sum = acc[(b >> 1) & 1][m];
+            sum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_mul_ps(d, _mm512_loadu_ps(a.laneScales[m] + 8 * b)), sum);
         }
     }
     for (int m = 0; m < M; ++m) {
-        float r = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]);
+        float r = a.rowScale[m] * _mm512_reduce_add_ps(_mm512_add_ps(acc[0][m], acc[1][m]));
         if (b < blocks) { // an odd last block, in float
             const std::uint8_t* blk = row + 34 * b;
             const float d = half(blk);
@@ -640,7 +649,8 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
         std::int8_t* buffer = tDigits.resize(rowDigits * M + 64);
         std::int8_t* digits = buffer + (64 - reinterpret_cast<std::uintptr_t>(buffer) % 64) % 64;
         float* scales = tScales.resize(k / 32 * M);
-        std::int32_t* laneSums = tLaneSums.resize(k / 4 * M);
+        std::int32_t* laneSums = tLaneSums.resize(k / 4 * M * 2);
+        float* laneScales = tLaneScales.resize(k / 4 * M);
         bool finite = true;
         for (int m = 0; m < M && finite; ++m) {
             std::int8_t* d = digits + rowDigits * static_cast<std::size_t>(m);
@@ -649,6 +659,16 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
             a.laneSums[m] = laneSums + k / 4 * static_cast<std::size_t>(m);
             finite = toFixedPoint(a.x[m], K, d, scales + k / 32 * static_cast<std::size_t>(m),
                                   laneSums + k / 4 * static_cast<std::size_t>(m), a.rowScale[m]);
+            if (finite && w.type == GgmlType::Q8_0) {
+                float* ls = laneScales + k / 4 * static_cast<std::size_t>(m);
+                std::int32_t* lo = laneSums + k / 4 * (M + static_cast<std::size_t>(m));
+                for (std::size_t lane = 0; lane < k / 4; ++lane) {
+                    ls[lane] = a.scales[m][lane / 8];
+                    lo[lane] = 128 * a.laneSums[m][lane];
+                }
+                a.laneScales[m] = ls;
+                a.laneOffsets[m] = lo;
+            }
         }
         if (finite)
             kernel = integer;
