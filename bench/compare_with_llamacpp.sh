@@ -29,8 +29,7 @@ files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root/llama-3.2-1b-bf16.gguf" "$root/llama-3.2-1b-f16.gguf" "$root/llama-3.2-1b-q8_0.gguf"
                                  "$root/llama-3.2-1b-q4_k_m.gguf")
 [ -x "$llama/bin/llama-bench" ] || { echo "no $llama/bin/llama-bench: build llama.cpp's llama-bench first" >&2; exit 2; }
-echo "llama.cpp: $("$llama/bin/llama-bench" --version 2>&1 | head -1 || true)"
-echo "attnscope: $("$bench" --version 2>/dev/null | head -1 || echo "$bench")"
+echo "llama.cpp: $llama; attnscope: $bench"
 peak() { awk '/^PEAK/ {printf "%.2f GiB", $2 / 1048576}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -40,8 +39,10 @@ llamacpp() { # FILE prompt|generation
     [ "$2" = generation ] && args=(-p 0 -n 64) && pattern='"0","64"'
     local out
     out=$( { /usr/bin/time -f 'PEAK %M' "$llama/bin/llama-bench" -m "$1" "${args[@]}" -t 2 -r 3 -o csv; } 2>&1)
-    printf '%s %s\n' "$(echo "$out" | awk -F, -v p="$pattern" '/^"/ && index($0, p) {gsub(/"/, ""); print $(NF-1)}' | tail -1)" \
-        "$(echo "$out" | peak | tr ' ' '_')"
+    local rate
+    rate=$(echo "$out" | awk -F, -v p="$pattern" '/^"/ && index($0, p) {gsub(/"/, ""); print $(NF-1)}' | tail -1)
+    # A run that stopped (a crash, an instruction the machine lacks) prints no row: say so rather than shift columns.
+    printf '%s %s\n' "${rate:-failed}" "$(echo "$out" | peak | tr ' ' '_')"
 }
 attnscope() { # FILE prompt|generation
     local out rate
@@ -52,7 +53,7 @@ attnscope() { # FILE prompt|generation
         out=$( { /usr/bin/time -f 'PEAK %M' "$bench" llama --model "$1" --tokens 512 --threads 2; } 2>&1)
         rate=$(echo "$out" | sed -n 's/^forward pass: \([0-9.]*\) tokens.*/\1/p')
     fi
-    printf '%s %s\n' "$rate" "$(echo "$out" | peak | tr ' ' '_')"
+    printf '%s %s\n' "${rate:-failed}" "$(echo "$out" | peak | tr ' ' '_')"
 }
 
 for what in prompt generation; do
@@ -72,7 +73,7 @@ for what in prompt generation; do
             fi
             read -r arate apeak <<<"$a"
             read -r brate bpeak <<<"$b"
-            ratio=$(awk -v x="$brate" -v y="$arate" 'BEGIN { if (y > 0) printf "%.2f", x / y; else print "-" }')
+            ratio=$(awk -v x="$brate" -v y="$arate" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else print "-" }')
             printf '| %s | %d | %s | %s | %s | %s | %s | %s / %s |\n' "$(basename "$f")" "$r" "$l" "$first" "$arate" "$brate" \
                 "$ratio" "${apeak//_/ }" "${bpeak//_/ }"
         done
