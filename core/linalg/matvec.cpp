@@ -529,42 +529,48 @@ ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* row, std::int64_t K, const Activ
 }
 
 // The fixed-point copy of one activation row (ActivationRows); false when a value is not finite (the float kernels
-// take such a product).
-bool toFixedPoint(const float* x, std::int64_t K, std::int8_t* digits, float* scales, std::int32_t* laneSums,
-                  float& rowScale)
+// take such a product). 16 values at a time: it runs once per product on one thread while the other waits.
+ATTNSCOPE_VNNI bool toFixedPoint(const float* x, std::int64_t K, std::int8_t* digits, float* scales,
+                                 std::int32_t* laneSums, float& rowScale)
 {
     constexpr float kLargest = (1 << 20) - 1;
     const float kNegligible = std::ldexp(1.0f, -60);
-    float rowLargest = 0;
-    for (std::int64_t i = 0; i < K; ++i)
-        rowLargest = std::max(rowLargest, std::abs(x[i]));
+    __m512 top = _mm512_setzero_ps();
+    for (std::int64_t i = 0; i < K; i += 16)
+        top = _mm512_max_ps(top, _mm512_abs_ps(_mm512_loadu_ps(x + i)));
+    const float rowLargest = _mm512_reduce_max_ps(top);
     if (!std::isfinite(rowLargest))
         return false;
     rowScale = rowLargest / kLargest;
+    const __m512 bound = _mm512_set1_ps(kLargest);
+    const __m512i half = _mm512_set1_epi32(128), byte = _mm512_set1_epi32(255);
+    // ((v + 128) & 255) - 128: the balanced low byte of each integer.
+    auto lowDigit = [&](__m512i v) { return _mm512_sub_epi32(_mm512_and_si512(_mm512_add_epi32(v, half), byte), half); };
     for (std::int64_t j = 0; j < K / 32; ++j) {
-        const float* v = x + 32 * j;
-        float largest = 0;
-        for (int i = 0; i < 32; ++i)
-            largest = std::max(largest, std::abs(v[i]));
+        const __m512 v[2] = {_mm512_loadu_ps(x + 32 * j), _mm512_loadu_ps(x + 32 * j + 16)};
+        const float largest = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v[0]), _mm512_abs_ps(v[1])));
         const float relative = rowLargest > 0 ? largest / rowLargest : 0.0f;
         const bool counts = relative >= kNegligible;
-        const float inverse = counts ? kLargest / largest : 0.0f;
         scales[j] = counts ? relative : 0.0f;
-        for (int lane = 0; lane < 8; ++lane) {
-            std::int32_t sum = 0;
-            for (int i = 4 * lane; i < 4 * lane + 4; ++i) {
-                const auto X = static_cast<std::int32_t>(std::lrint(std::min(kLargest, std::max(-kLargest, v[i] * inverse))));
-                const std::int32_t d0 = ((X + 128) & 255) - 128;
-                const std::int32_t rest = (X - d0) / 256;
-                const std::int32_t d1 = ((rest + 128) & 255) - 128;
-                const std::size_t value = static_cast<std::size_t>(32 * j + i);
-                std::int8_t* group = digits + 3 * (value - value % 64) + value % 64;
-                group[0] = static_cast<std::int8_t>(d0);
-                group[64] = static_cast<std::int8_t>(d1);
-                group[128] = static_cast<std::int8_t>((rest - d1) / 256);
-                sum += X;
-            }
-            laneSums[8 * j + lane] = sum;
+        const __m512 inverse = _mm512_set1_ps(counts ? kLargest / largest : 0.0f);
+        const std::int64_t at = 32 * j;
+        std::int8_t* group = digits + 3 * (at - at % 64) + at % 64;
+        for (int h = 0; h < 2; ++h) {
+            // Rounded to the nearest integer as lrint does (the default rounding mode), within +-(2^20 - 1).
+            const __m512 scaled = _mm512_min_ps(bound, _mm512_max_ps(-bound, _mm512_mul_ps(v[h], inverse)));
+            const __m512i X = _mm512_cvtps_epi32(scaled);
+            const __m512i d0 = lowDigit(X);
+            const __m512i rest = _mm512_srai_epi32(_mm512_sub_epi32(X, d0), 8);
+            const __m512i d1 = lowDigit(rest);
+            const __m512i d2 = _mm512_srai_epi32(_mm512_sub_epi32(rest, d1), 8);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(group + 16 * h), _mm512_cvtepi32_epi8(d0));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(group + 64 + 16 * h), _mm512_cvtepi32_epi8(d1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(group + 128 + 16 * h), _mm512_cvtepi32_epi8(d2));
+            // Each 4 values' sum: pairs, then pairs of pairs within each 128-bit lane; the first of each four kept.
+            __m512i sum = _mm512_add_epi32(X, _mm512_shuffle_epi32(X, _MM_PERM_CDAB));
+            sum = _mm512_add_epi32(sum, _mm512_shuffle_epi32(sum, _MM_PERM_BADC));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(laneSums + 8 * j + 4 * h),
+                             _mm512_castsi512_si128(_mm512_maskz_compress_epi32(0x1111, sum)));
         }
     }
     return true;
