@@ -2,7 +2,8 @@
 # Models of the sizes analysts use, per stored format: the time and memory to open one (attnscope-cli info), the
 # forward pass of 512 tokens with every head's attention (tokens/s, share of the sgemm peak of the same run, peak
 # resident memory), and the whole headless app to the first grid of a 512-token text (layer 1, drawn when that layer is
-# done, as the window shows it first) and to the last layer's grid (the whole forward). The random models are written
+# done, as the window shows it first) and to the last layer's grid (the whole forward); for GGUF files also the
+# generation rate (tokens/s, as llama-bench -n 64). The random models are written
 # once by attnscope-bench under $ATTNSCOPE_BENCH_MODELS (default: the system temp folder; about 30 GB for all of
 # them). Usage: big_models.sh BUILD_DIR [SHAPE:FORMAT ...]
 set -euo pipefail
@@ -11,7 +12,7 @@ shift || true
 cd "$(dirname "$0")/.."
 root=${ATTNSCOPE_BENCH_MODELS:-${TMPDIR:-/tmp}/attnscope-bench-models}
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(llama-3.2-1b:bf16 llama-3.2-1b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k_m
+[ ${#cases[@]} -gt 0 ] || cases=(llama-3.2-1b:bf16 llama-3.2-1b:bf16-gguf llama-3.2-1b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k_m
                               llama-3.2-3b:bf16 llama-3.1-8b:bf16 llama-3.1-8b:q4_k_m)
 text=$(mktemp)
 trap 'rm -f "$text"' EXIT
@@ -29,7 +30,14 @@ for c in "${cases[@]}"; do
     echo "== $shape $format"
     "$build/bench/attnscope-bench" llama --shape "$shape" --format "$format" --model-dir "$root" --tokens 512 \
         | grep -E '^(open|first forward|forward pass|matrix-product|peak resident)'
-    if [ "$format" = bf16 ]; then model="$root/$shape-bf16"; else model="$root/$shape-$format.gguf"; fi
+    case "$format" in
+        bf16) model="$root/$shape-bf16" ;;
+        bf16-gguf) model="$root/$shape-bf16.gguf" ;;
+        *) model="$root/$shape-$format.gguf" ;;
+    esac
+    if [[ "$model" == *.gguf ]]; then # a generated token: 64 greedy tokens after a one-token prompt (as llama-bench -n 64)
+        "$build/bench/attnscope-bench" llama --model "$model" --generate 64 --rounds 3 --threads 2 | grep -E '^generation:'
+    fi
     echo "attnscope-cli info: $(measure "$build/app/cli/attnscope-cli" info --model "$model")"
     if [ -x "$build/app/attnscope" ]; then
         png=$(mktemp --suffix=.png)
