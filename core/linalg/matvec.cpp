@@ -651,7 +651,9 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
     if (const RowKernel<M> integer = intKernel<M>(w.type)) {
         // Each row's fixed-point copy: three digit rows, a scale per 32 values, a sum per 4 (see ActivationRows).
         const std::size_t k = static_cast<std::size_t>(K);
-        const std::size_t rowDigits = (3 * k + 63) / 64 * 64; // whole 64-byte lines, each row's digits aligned
+        // Three digits for every group of 64 values, a last partial group too (K = 96: 3 x 128 bytes), so each row's
+        // digits start on a 64-byte line.
+        const std::size_t rowDigits = 3 * ((k + 63) / 64 * 64);
         std::int8_t* buffer = tDigits.resize(rowDigits * M + 64);
         std::int8_t* digits = buffer + (64 - reinterpret_cast<std::uintptr_t>(buffer) % 64) % 64;
         float* scales = tScales.resize(k / 32 * M);
