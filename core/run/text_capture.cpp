@@ -95,7 +95,10 @@ public:
     }
     void resumeNext(Resume r) { m_resume = r; }
     bool wantProbabilities() const override { return false; }
-    bool wantLastLogits() const override { return m_nextToken; }
+    bool wantLastLogits() const override { return m_nextToken && m_lastSegment; }
+    // Only the text's last segment reads its last row out (a long text's earlier segments would each pay a row of
+    // the vocabulary's product for nothing).
+    void setLastSegment(bool last) { m_lastSegment = last; }
     void onSegment(const SegmentView& s) override
     {
         m_seg = std::make_shared<SegmentCapture>();
@@ -170,7 +173,7 @@ public:
 
 private:
     std::function<void(int, int, const SegmentCapture&)> m_layerDone;
-    bool m_nextToken = false;
+    bool m_nextToken = false, m_lastSegment = true;
     std::vector<float> m_lastLogits;
     Resume m_resume;
     std::shared_ptr<SegmentCapture> m_seg;
@@ -330,6 +333,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
         if (options.run.stop && options.run.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         running = s;
+        observer.setLastSegment(s + 1 == segments);
         const int begin = s * S + (s == firstToRun ? resumeKeep : 0);
         const int end = std::min(T, (s + 1) * S);
         model.forwardSegment(*state, std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(begin),
