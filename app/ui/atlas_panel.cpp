@@ -166,10 +166,7 @@ void AtlasPanel::invalidate()
     m_info->setText(tr("The atlas is computed while this dock is shown: scan columns from the last corpus scan "
                        "(or the current text), duplicate-token scores from the text, induction scores from a "
                        "repeated random sequence."));
-    if (WindowLayout::inFront(this)) { // behind another tab it waits until it comes to the front
-        m_asked = true;
-        emit atlasWanted();
-    }
+    broughtToFront(); // in front it asks at once and says so; behind another tab it waits until it comes to the front
 }
 
 void AtlasPanel::setError(const QString& message)
