@@ -2,13 +2,12 @@
 // for the other types, and the threads over contiguous row ranges. Block layouts as io/ggml_types.cpp describes them.
 #include "linalg/matvec.h"
 
-#include "io/dtype.h"
+#include "io/weight_view.h"
 #include "util/float_scratch.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <vector>
 #include <cstring>
 #include <omp.h>
 
@@ -36,23 +35,19 @@ inline void prefetchAhead(const std::uint8_t* p, int bytes)
 }
 
 thread_local FloatScratch tPiece, tSums, tScales, tLaneScales;
+thread_local AlignedScratch<std::int8_t> tDigits;
+thread_local AlignedScratch<std::int32_t> tLaneSums, tLaneOffsets;
 
-// Per-thread scratch of another element type, grown on demand and kept.
-template <class T>
-class Scratch {
-public:
-    T* resize(std::size_t n)
-    {
-        if (m_data.size() < n)
-            m_data.resize(n);
-        return m_data.data();
-    }
-
-private:
-    std::vector<T> m_data;
-};
-thread_local Scratch<std::int8_t> tDigits;
-thread_local Scratch<std::int32_t> tLaneSums;
+// The horizontal sum of eight floats.
+#if defined(__AVX512F__) || defined(__AVX2__)
+// The horizontal sum of eight floats.
+inline float sum8(__m256 v)
+{
+    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+#endif
 
 // ---- 16 floats at a time, by build level ----
 #if defined(__AVX512F__) && defined(__AVX512BW__)
@@ -93,13 +88,7 @@ inline Lanes lfma(Lanes a, Lanes b, Lanes c)
 }
 inline Lanes lmul(Lanes a, Lanes b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
 inline Lanes ladd(Lanes a, Lanes b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
-inline float lsum(Lanes a)
-{
-    const __m256 v = _mm256_add_ps(a.lo, a.hi);
-    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
+inline float lsum(Lanes a) { return sum8(_mm256_add_ps(a.lo, a.hi)); }
 inline Lanes fromU8(__m128i b)
 {
     return {_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)))};
@@ -144,30 +133,6 @@ struct ActivationRows {
     float rowScale[M];
 };
 
-float scalarElement(GgmlType type, const std::uint8_t* row, std::int64_t k)
-{
-    switch (type) {
-    case GgmlType::F32: {
-        float f;
-        std::memcpy(&f, row + 4 * k, 4);
-        return f;
-    }
-    case GgmlType::F16: {
-        std::uint16_t h;
-        std::memcpy(&h, row + 2 * k, 2);
-        return halfToFloat(h);
-    }
-    default: { // BF16
-        std::uint16_t h;
-        std::memcpy(&h, row + 2 * k, 2);
-        const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-        float f;
-        std::memcpy(&f, &bits, 4);
-        return f;
-    }
-    }
-}
-
 #ifdef ATTNSCOPE_ROW_KERNELS
 inline float half(const std::uint8_t* p)
 {
@@ -207,10 +172,12 @@ void dotElements(const std::uint8_t* row, std::int64_t K, const ActivationRows<M
         for (int m = 0; m < M; ++m)
             s0[m] = lfma(w0, lload(a.x[m] + k), s0[m]);
     }
+    float tail[16]; // fewer than 16 values left
+    decodeElements(T, row, k, K - k, tail);
     for (int m = 0; m < M; ++m) {
         float r = lsum(ladd(s0[m], s1[m]));
         for (std::int64_t j = k; j < K; ++j)
-            r += scalarElement(T, row, j) * a.x[m][j];
+            r += tail[j - k] * a.x[m][j];
         result[m] = r;
     }
 }
@@ -263,12 +230,6 @@ inline __m256 scaledBytes(const std::uint8_t* p, float factor)
     return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), _mm256_set1_ps(factor));
 }
 
-inline float sum8(__m256 v)
-{
-    const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
 
 // Q4_K: 256 per 144 bytes, x = d sc q - dmin m per sub-block of 32. The q.x of each sub-block times d sc; the
 // minimums as dmin m times the sub-blocks' sums of x, eight at once.
@@ -654,11 +615,11 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
         // Three digits for every group of 64 values, a last partial group too (K = 96: 3 x 128 bytes), so each row's
         // digits start on a 64-byte line.
         const std::size_t rowDigits = 3 * ((k + 63) / 64 * 64);
-        std::int8_t* buffer = tDigits.resize(rowDigits * M + 64);
-        std::int8_t* digits = buffer + (64 - reinterpret_cast<std::uintptr_t>(buffer) % 64) % 64;
+        std::int8_t* digits = tDigits.resize(rowDigits * M);
         float* scales = tScales.resize(k / 32 * M);
-        std::int32_t* laneSums = tLaneSums.resize(k / 4 * M * 2);
+        std::int32_t* laneSums = tLaneSums.resize(k / 4 * M);
         float* laneScales = tLaneScales.resize(k / 4 * M);
+        std::int32_t* laneOffsets = tLaneOffsets.resize(k / 4 * M);
         bool finite = true;
         for (int m = 0; m < M && finite; ++m) {
             std::int8_t* d = digits + rowDigits * static_cast<std::size_t>(m);
@@ -669,7 +630,7 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
                                   laneSums + k / 4 * static_cast<std::size_t>(m), a.rowScale[m]);
             if (finite && w.type == GgmlType::Q8_0) {
                 float* ls = laneScales + k / 4 * static_cast<std::size_t>(m);
-                std::int32_t* lo = laneSums + k / 4 * (M + static_cast<std::size_t>(m));
+                std::int32_t* lo = laneOffsets + k / 4 * static_cast<std::size_t>(m);
                 for (std::size_t lane = 0; lane < k / 4; ++lane) {
                     ls[lane] = a.scales[m][lane / 8];
                     lo[lane] = 128 * a.laneSums[m][lane];

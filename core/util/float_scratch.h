@@ -1,5 +1,6 @@
-// Float scratch memory that grows on demand and is never value-initialised, 64-byte aligned. A std::vector zero-fills
-// what it grows by: for the attention's per-head score blocks that was megabytes of memset per head and layer.
+// Scratch memory that grows on demand and is never value-initialised, 64-byte aligned (floats, or the integer digits
+// of the row kernels). A std::vector zero-fills what it grows by: for the attention's per-head score blocks that was
+// megabytes of memset per head and layer.
 #pragma once
 
 #include <cstddef>
@@ -9,14 +10,15 @@
 
 namespace attnscope::core {
 
-class FloatScratch {
+template <class T>
+class AlignedScratch {
 public:
-    // Room for n floats (capacity kept when it shrinks); the contents are unspecified.
-    float* resize(std::size_t n)
+    // Room for n elements (capacity kept when it shrinks); the contents are unspecified.
+    T* resize(std::size_t n)
     {
         if (n > m_capacity) {
-            const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-            m_data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+            const std::size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+            m_data.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
             if (!m_data)
                 throw std::bad_alloc();
             m_capacity = n;
@@ -24,18 +26,20 @@ public:
         m_size = n;
         return m_data.get();
     }
-    float* data() { return m_data.get(); }
-    const float* data() const { return m_data.get(); }
+    T* data() { return m_data.get(); }
+    const T* data() const { return m_data.get(); }
     std::size_t size() const { return m_size; }
-    float& operator[](std::size_t i) { return m_data.get()[i]; }
-    const float& operator[](std::size_t i) const { return m_data.get()[i]; }
+    T& operator[](std::size_t i) { return m_data.get()[i]; }
+    const T& operator[](std::size_t i) const { return m_data.get()[i]; }
 
 private:
     struct Free {
-        void operator()(float* p) const { std::free(p); }
+        void operator()(T* p) const { std::free(p); }
     };
-    std::unique_ptr<float, Free> m_data;
+    std::unique_ptr<T, Free> m_data;
     std::size_t m_size = 0, m_capacity = 0;
 };
+
+using FloatScratch = AlignedScratch<float>;
 
 } // namespace attnscope::core
