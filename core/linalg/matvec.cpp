@@ -1,5 +1,6 @@
-// Products of one or two rows: per-type row kernels over the stored bytes (see matvec.h), the decode-then-dot path
-// for the other types, and the threads over contiguous row ranges. Block layouts as io/ggml_types.cpp describes them.
+// Products of one or two rows: per-type row kernels over the stored bytes (see matvec.h), each taking R stored rows at
+// once (R = kStreams, or 1 for what is left over), the decode-then-dot path for the other types, and the threads over
+// contiguous row ranges. Block layouts as io/ggml_types.cpp describes them.
 #include "linalg/matvec.h"
 
 #include "io/weight_view.h"
@@ -25,6 +26,12 @@ constexpr double kThreadedWeights = 1 << 16;
 // flight to stream at the memory's rate, and the hardware prefetcher stops at each 4 KB page (the LM head of a 1B
 // model in F16, 2 threads: 13.5 GB/s without, 16.5 asking for each next row at once, 21-22 asking 4-16 KB ahead).
 constexpr std::int64_t kAhead = 8192;
+// How many parts of its rows a thread reads side by side: one stream of reads per core stays well below the memory's
+// rate here, several streams at once come close to it (2 cores summing a 2.4 GB file: 24 GB/s as one stream each,
+// 31 as four, 34 as eight).
+constexpr int kStreams = 8;
+// Pieces of a product per thread (rows() below).
+constexpr std::int64_t kChunksPerThread = 4;
 
 // Asks for the `bytes` stored bytes kAhead past p (whole cache lines; past the weight's end is harmless for a
 // prefetch). In the row kernels, once per block: a steady stream of requests rather than a burst per row.
@@ -34,9 +41,9 @@ inline void prefetchAhead(const std::uint8_t* p, int bytes)
         __builtin_prefetch(p + kAhead + line);
 }
 
-thread_local FloatScratch tPiece, tSums, tScales, tLaneScales;
+thread_local FloatScratch tPiece, tSums, tScales;
 thread_local AlignedScratch<std::int8_t> tDigits;
-thread_local AlignedScratch<std::int32_t> tLaneSums, tLaneOffsets;
+thread_local AlignedScratch<std::int32_t> tLaneSums;
 
 // The horizontal sum of eight floats.
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -127,9 +134,6 @@ struct ActivationRows {
     const std::int8_t* digits[M];
     const float* scales[M];
     const std::int32_t* laneSums[M];
-    // Per 4 values, for Q8_0: the block's scale, and 128 times the lane's sum of X.
-    const float* laneScales[M];
-    const std::int32_t* laneOffsets[M];
     float rowScale[M];
 };
 
@@ -142,67 +146,94 @@ inline float half(const std::uint8_t* p)
 }
 inline __m128i load16(const std::uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
 
-// F32, F16, BF16: 32 stored values per step in two chains; a tail below 16 element by element.
-template <GgmlType T, int M>
-void dotElements(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+// How many sums a kernel keeps apart per stored row and activation row: two hide the FMA's latency when few rows
+// run at once; with several rows the rows' own sums do, and a second chain would only spill registers.
+template <int R, int M>
+constexpr int kChains = R * M >= 4 ? 1 : 2;
+
+// F32, F16, BF16: 32 stored values per step of each of the R rows; a tail below 16 element by element.
+template <GgmlType T, int R, int M>
+void dotElements(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
     constexpr int bytes = T == GgmlType::F32 ? 4 : 2;
-    auto load = [row](std::int64_t k) {
+    constexpr int C = kChains<R, M>;
+    auto load = [](const std::uint8_t* p, std::int64_t k) {
         if constexpr (T == GgmlType::F32)
-            return lload(reinterpret_cast<const float*>(row) + k); // unaligned load: any row offset works
+            return lload(reinterpret_cast<const float*>(p) + k); // unaligned load: any row offset works
         else if constexpr (T == GgmlType::F16)
-            return fromHalf(row + bytes * k);
+            return fromHalf(p + bytes * k);
         else
-            return fromBf16(row + bytes * k);
+            return fromBf16(p + bytes * k);
     };
-    Lanes s0[M], s1[M];
-    for (int m = 0; m < M; ++m)
-        s0[m] = s1[m] = lzero();
+    Lanes s[C][R][M];
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m)
+                s[c][r][m] = lzero();
     std::int64_t k = 0;
     for (; k + 32 <= K; k += 32) {
-        prefetchAhead(row + bytes * k, 32 * bytes);
-        const Lanes w0 = load(k), w1 = load(k + 16);
+        Lanes x0[M], x1[M];
         for (int m = 0; m < M; ++m) {
-            s0[m] = lfma(w0, lload(a.x[m] + k), s0[m]);
-            s1[m] = lfma(w1, lload(a.x[m] + k + 16), s1[m]);
+            x0[m] = lload(a.x[m] + k);
+            x1[m] = lload(a.x[m] + k + 16);
+        }
+        for (int r = 0; r < R; ++r) {
+            prefetchAhead(row[r] + bytes * k, 32 * bytes);
+            const Lanes w0 = load(row[r], k), w1 = load(row[r], k + 16);
+            for (int m = 0; m < M; ++m) {
+                s[0][r][m] = lfma(w0, x0[m], s[0][r][m]);
+                s[C - 1][r][m] = lfma(w1, x1[m], s[C - 1][r][m]);
+            }
         }
     }
-    for (; k + 16 <= K; k += 16) {
-        const Lanes w0 = load(k);
-        for (int m = 0; m < M; ++m)
-            s0[m] = lfma(w0, lload(a.x[m] + k), s0[m]);
-    }
-    float tail[16]; // fewer than 16 values left
-    decodeElements(T, row, k, K - k, tail);
-    for (int m = 0; m < M; ++m) {
-        float r = lsum(ladd(s0[m], s1[m]));
-        for (std::int64_t j = k; j < K; ++j)
-            r += tail[j - k] * a.x[m][j];
-        result[m] = r;
+    for (; k + 16 <= K; k += 16)
+        for (int r = 0; r < R; ++r) {
+            const Lanes w0 = load(row[r], k);
+            for (int m = 0; m < M; ++m)
+                s[0][r][m] = lfma(w0, lload(a.x[m] + k), s[0][r][m]);
+        }
+    for (int r = 0; r < R; ++r) {
+        float tail[16]; // fewer than 16 values left
+        decodeElements(T, row[r], k, K - k, tail);
+        for (int m = 0; m < M; ++m) {
+            float sum = lsum(C == 2 ? ladd(s[0][r][m], s[C - 1][r][m]) : s[0][r][m]);
+            for (std::int64_t j = k; j < K; ++j)
+                sum += tail[j - k] * a.x[m][j];
+            result[r * M + m] = sum;
+        }
     }
 }
 
-// Q8_0: 32 per 34 bytes, x = d q. Each block's q.x, then times d; two chains by alternate blocks.
-template <int M>
-void dotQ8_0(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+// Q8_0: 32 per 34 bytes, x = d q. Each block's q.x, then times d; with two chains, by alternate blocks.
+template <int R, int M>
+void dotQ8_0(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    Lanes s[2][M];
-    for (int m = 0; m < M; ++m)
-        s[0][m] = s[1][m] = lzero();
+    constexpr int C = kChains<R, M>;
+    Lanes s[C][R][M];
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m)
+                s[c][r][m] = lzero();
     const std::int64_t blocks = K / 32;
     for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* blk = row + 34 * b;
-        prefetchAhead(blk, 34);
-        const Lanes d = lset(half(blk));
-        const Lanes w0 = fromI8(load16(blk + 2)), w1 = fromI8(load16(blk + 18));
-        const int c = static_cast<int>(b & 1);
+        Lanes x0[M], x1[M];
         for (int m = 0; m < M; ++m) {
-            const float* x = a.x[m] + 32 * b;
-            s[c][m] = lfma(lfma(w1, lload(x + 16), lmul(w0, lload(x))), d, s[c][m]);
+            x0[m] = lload(a.x[m] + 32 * b);
+            x1[m] = lload(a.x[m] + 32 * b + 16);
+        }
+        const int c = static_cast<int>(b % C);
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* blk = row[r] + 34 * b;
+            prefetchAhead(blk, 34);
+            const Lanes d = lset(half(blk));
+            const Lanes w0 = fromI8(load16(blk + 2)), w1 = fromI8(load16(blk + 18));
+            for (int m = 0; m < M; ++m)
+                s[c][r][m] = lfma(lfma(w1, x1[m], lmul(w0, x0[m])), d, s[c][r][m]);
         }
     }
-    for (int m = 0; m < M; ++m)
-        result[m] = lsum(ladd(s[0][m], s[1][m]));
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = lsum(C == 2 ? ladd(s[0][r][m], s[C - 1][r][m]) : s[0][r][m]);
 }
 
 // A Q4_K block's eight 6-bit scales and mins as bytes, from its 12 packed bytes (io/ggml_types.cpp): bytes 0-3 hold
@@ -233,86 +264,98 @@ inline __m256 scaledBytes(const std::uint8_t* p, float factor)
 
 // Q4_K: 256 per 144 bytes, x = d sc q - dmin m per sub-block of 32. The q.x of each sub-block times d sc; the
 // minimums as dmin m times the sub-blocks' sums of x, eight at once.
-template <int M>
-void dotQ4_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+template <int R, int M>
+void dotQ4_K(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    Lanes s[2][M];
-    __m256 mins[M];
-    for (int m = 0; m < M; ++m) {
-        s[0][m] = s[1][m] = lzero();
-        mins[m] = _mm256_setzero_ps();
-    }
+    Lanes s[2][R][M];
+    __m256 mins[R][M];
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m) {
+            s[0][r][m] = s[1][r][m] = lzero();
+            mins[r][m] = _mm256_setzero_ps();
+        }
     const __m128i low = _mm_set1_epi8(0x0F);
     const std::int64_t blocks = K / 256;
-    alignas(32) float scale[8];
+    alignas(32) float scale[R][8];
     for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* blk = row + 144 * b;
-        prefetchAhead(blk, 144);
-        std::uint8_t sc[8], mn[8];
-        unpackScalesK4(blk + 4, sc, mn);
-        _mm256_store_ps(scale, scaledBytes(sc, half(blk)));
-        const __m256 minimum = scaledBytes(mn, half(blk + 2));
-        for (int m = 0; m < M; ++m)
-            mins[m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[m]);
-        const std::uint8_t* q = blk + 16;
-        for (int pair = 0; pair < 4; ++pair, q += 32) {
-            const __m128i v0 = load16(q), v1 = load16(q + 16);
-            const Lanes lo0 = fromU8(_mm_and_si128(v0, low)), lo1 = fromU8(_mm_and_si128(v1, low));
-            const Lanes hi0 = fromU8(_mm_and_si128(_mm_srli_epi16(v0, 4), low));
-            const Lanes hi1 = fromU8(_mm_and_si128(_mm_srli_epi16(v1, 4), low));
-            const Lanes d1 = lset(scale[2 * pair]), d2 = lset(scale[2 * pair + 1]);
-            const std::int64_t at = 256 * b + 64 * pair;
-            for (int m = 0; m < M; ++m) {
-                const float* x = a.x[m] + at;
-                s[0][m] = lfma(lfma(lo1, lload(x + 16), lmul(lo0, lload(x))), d1, s[0][m]);
-                s[1][m] = lfma(lfma(hi1, lload(x + 48), lmul(hi0, lload(x + 32))), d2, s[1][m]);
-            }
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* blk = row[r] + 144 * b;
+            prefetchAhead(blk, 144);
+            std::uint8_t sc[8], mn[8];
+            unpackScalesK4(blk + 4, sc, mn);
+            _mm256_store_ps(scale[r], scaledBytes(sc, half(blk)));
+            const __m256 minimum = scaledBytes(mn, half(blk + 2));
+            for (int m = 0; m < M; ++m)
+                mins[r][m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[r][m]);
         }
-    }
-    for (int m = 0; m < M; ++m)
-        result[m] = lsum(ladd(s[0][m], s[1][m])) - sum8(mins[m]);
-}
-
-// Q6_K: 256 per 210 bytes, x = d sc (q - 32) per sub-block of 16; q's low 4 bits in ql, its top 2 in qh. Sixteen
-// values of each quarter at a time: their 6-bit codes put together in bytes, 32 taken off, then widened.
-template <int M>
-void dotQ6_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
-{
-    Lanes s[2][M];
-    for (int m = 0; m < M; ++m)
-        s[0][m] = s[1][m] = lzero();
-    const __m128i low = _mm_set1_epi8(0x0F), top = _mm_set1_epi8(0x30), offset = _mm_set1_epi8(32);
-    const std::int64_t blocks = K / 256;
-    for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* blk = row + 210 * b;
-        prefetchAhead(blk, 210);
-        const float d = half(blk + 208);
-        for (int h = 0; h < 2; ++h) {
-            const std::uint8_t* ql = blk + 64 * h;
-            const std::uint8_t* qh = blk + 128 + 32 * h;
-            alignas(32) float scale[8]; // d sc for the half's eight sub-blocks of 16
-            const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 192 + 8 * h));
-            _mm256_store_ps(scale, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)), _mm256_set1_ps(d)));
-            for (int part = 0; part < 2; ++part) {
-                const __m128i A = load16(ql + 16 * part), B = load16(ql + 32 + 16 * part), H = load16(qh + 16 * part);
-                const __m128i codes[4] = {
-                    _mm_or_si128(_mm_and_si128(A, low), _mm_and_si128(_mm_slli_epi16(H, 4), top)),
-                    _mm_or_si128(_mm_and_si128(B, low), _mm_and_si128(_mm_slli_epi16(H, 2), top)),
-                    _mm_or_si128(_mm_and_si128(_mm_srli_epi16(A, 4), low), _mm_and_si128(H, top)),
-                    _mm_or_si128(_mm_and_si128(_mm_srli_epi16(B, 4), low), _mm_and_si128(_mm_srli_epi16(H, 2), top)),
-                };
-                for (int r = 0; r < 4; ++r) { // quarter r: elements 32 r + 16 part .. of this half, scale sc[part + 2 r]
-                    const Lanes w = fromI8(_mm_sub_epi8(codes[r], offset));
-                    const Lanes dsc = lset(scale[part + 2 * r]);
-                    const std::int64_t at = 256 * b + 128 * h + 32 * r + 16 * part;
-                    for (int m = 0; m < M; ++m)
-                        s[r & 1][m] = lfma(lmul(w, lload(a.x[m] + at)), dsc, s[r & 1][m]);
+        for (int pair = 0; pair < 4; ++pair) {
+            const std::int64_t at = 256 * b + 64 * pair;
+            for (int r = 0; r < R; ++r) {
+                const std::uint8_t* q = row[r] + 144 * b + 16 + 32 * pair;
+                const __m128i v0 = load16(q), v1 = load16(q + 16);
+                const Lanes lo0 = fromU8(_mm_and_si128(v0, low)), lo1 = fromU8(_mm_and_si128(v1, low));
+                const Lanes hi0 = fromU8(_mm_and_si128(_mm_srli_epi16(v0, 4), low));
+                const Lanes hi1 = fromU8(_mm_and_si128(_mm_srli_epi16(v1, 4), low));
+                const Lanes d1 = lset(scale[r][2 * pair]), d2 = lset(scale[r][2 * pair + 1]);
+                for (int m = 0; m < M; ++m) {
+                    const float* x = a.x[m] + at;
+                    s[0][r][m] = lfma(lfma(lo1, lload(x + 16), lmul(lo0, lload(x))), d1, s[0][r][m]);
+                    s[1][r][m] = lfma(lfma(hi1, lload(x + 48), lmul(hi0, lload(x + 32))), d2, s[1][r][m]);
                 }
             }
         }
     }
-    for (int m = 0; m < M; ++m)
-        result[m] = lsum(ladd(s[0][m], s[1][m]));
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = lsum(ladd(s[0][r][m], s[1][r][m])) - sum8(mins[r][m]);
+}
+
+// Q6_K: 256 per 210 bytes, x = d sc (q - 32) per sub-block of 16; q's low 4 bits in ql, its top 2 in qh. Sixteen
+// values of each quarter at a time: their 6-bit codes put together in bytes, 32 taken off, then widened.
+template <int R, int M>
+void dotQ6_K(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    Lanes s[2][R][M];
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            s[0][r][m] = s[1][r][m] = lzero();
+    const __m128i low = _mm_set1_epi8(0x0F), top = _mm_set1_epi8(0x30), offset = _mm_set1_epi8(32);
+    const std::int64_t blocks = K / 256;
+    alignas(32) float scale[R][8]; // d sc for a half's eight sub-blocks of 16
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        for (int r = 0; r < R; ++r)
+            prefetchAhead(row[r] + 210 * b, 210);
+        for (int h = 0; h < 2; ++h) {
+            for (int r = 0; r < R; ++r) {
+                const std::uint8_t* blk = row[r] + 210 * b;
+                const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 192 + 8 * h));
+                _mm256_store_ps(scale[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc8)),
+                                                        _mm256_set1_ps(half(blk + 208))));
+            }
+            for (int part = 0; part < 2; ++part)
+                for (int r = 0; r < R; ++r) {
+                    const std::uint8_t* ql = row[r] + 210 * b + 64 * h;
+                    const std::uint8_t* qh = row[r] + 210 * b + 128 + 32 * h;
+                    const __m128i A = load16(ql + 16 * part), B = load16(ql + 32 + 16 * part), H = load16(qh + 16 * part);
+                    const __m128i codes[4] = {
+                        _mm_or_si128(_mm_and_si128(A, low), _mm_and_si128(_mm_slli_epi16(H, 4), top)),
+                        _mm_or_si128(_mm_and_si128(B, low), _mm_and_si128(_mm_slli_epi16(H, 2), top)),
+                        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(A, 4), low), _mm_and_si128(H, top)),
+                        _mm_or_si128(_mm_and_si128(_mm_srli_epi16(B, 4), low), _mm_and_si128(_mm_srli_epi16(H, 2), top)),
+                    };
+                    for (int q = 0; q < 4; ++q) { // quarter q: elements 32 q + 16 part .. of this half, scale sc[part + 2 q]
+                        const Lanes w = fromI8(_mm_sub_epi8(codes[q], offset));
+                        const Lanes dsc = lset(scale[r][part + 2 * q]);
+                        const std::int64_t at = 256 * b + 128 * h + 32 * q + 16 * part;
+                        for (int m = 0; m < M; ++m)
+                            s[q & 1][r][m] = lfma(lmul(w, lload(a.x[m] + at)), dsc, s[q & 1][r][m]);
+                    }
+                }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = lsum(ladd(s[0][r][m], s[1][r][m]));
 }
 #endif
 
@@ -337,13 +380,22 @@ bool hasVnni()
     return yes && gIntegerKernels.load(std::memory_order_relaxed);
 }
 
-// sum over each lane's 4 values of codes X, exactly: X's three digits for the 64 values from `at` (a multiple of 64).
-ATTNSCOPE_VNNI inline __m512i lanesTimesDigits(__m512i codes, const std::int8_t* digits, std::int64_t at)
+// The three digit vectors of 64 activation values from `at` (a multiple of 64): t0, t1, t2.
+struct Digits {
+    __m512i t[3];
+};
+inline Digits loadDigits(const std::int8_t* digits, std::int64_t at)
 {
-    auto load = [&](int i) { return _mm512_load_si512(digits + 3 * at + 64 * i); };
-    __m512i l = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, load(2));
-    l = _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, load(1));
-    return _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, load(0));
+    const std::int8_t* p = digits + 3 * at;
+    return {{_mm512_load_si512(p), _mm512_load_si512(p + 64), _mm512_load_si512(p + 128)}};
+}
+
+// sum over each lane's 4 values of codes X, exactly, from X's three digits.
+ATTNSCOPE_VNNI inline __m512i lanesTimesDigits(__m512i codes, const Digits& x)
+{
+    __m512i l = _mm512_dpbusd_epi32(_mm512_setzero_si512(), codes, x.t[2]);
+    l = _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, x.t[1]);
+    return _mm512_dpbusd_epi32(_mm512_slli_epi32(l, 8), codes, x.t[0]);
 }
 
 // Lanes 0-7 take element `first` of `v`, lanes 8-15 element first + 1: a pair of 32-value blocks' scales.
@@ -352,52 +404,62 @@ inline __m512i pairIndex(int first)
     return _mm512_inserti64x4(_mm512_set1_epi32(first), _mm256_set1_epi32(first + 1), 1);
 }
 
-template <int M>
-ATTNSCOPE_VNNI void intQ4_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+template <int R, int M>
+ATTNSCOPE_VNNI void intQ4_K(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    __m512 acc[M];
-    __m256 mins[M];
-    for (int m = 0; m < M; ++m) {
-        acc[m] = _mm512_setzero_ps();
-        mins[m] = _mm256_setzero_ps();
-    }
+    __m512 acc[R][M];
+    __m256 mins[R][M];
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m) {
+            acc[r][m] = _mm512_setzero_ps();
+            mins[r][m] = _mm256_setzero_ps();
+        }
     const __m512i low = _mm512_set1_epi8(0x0F);
     // The 32 bytes of a pair of sub-blocks in both halves: the low half keeps its low nibbles, the high half is
     // shifted to its high nibbles.
     const __m512i halves = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
     const std::int64_t blocks = K / 256;
     for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* blk = row + 144 * b;
-        prefetchAhead(blk, 144);
-        std::uint8_t sc[8], mn[8];
-        unpackScalesK4(blk + 4, sc, mn);
-        const __m256 scale = scaledBytes(sc, half(blk));
-        const __m256 minimum = scaledBytes(mn, half(blk + 2));
-        __m512 laneScale[M];
-        for (int m = 0; m < M; ++m) {
-            mins[m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[m]);
-            laneScale[m] = _mm512_castps256_ps512(_mm256_mul_ps(scale, _mm256_loadu_ps(a.scales[m] + 8 * b)));
+        __m512 laneScale[R][M];
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* blk = row[r] + 144 * b;
+            prefetchAhead(blk, 144);
+            std::uint8_t sc[8], mn[8];
+            unpackScalesK4(blk + 4, sc, mn);
+            const __m256 scale = scaledBytes(sc, half(blk));
+            const __m256 minimum = scaledBytes(mn, half(blk + 2));
+            for (int m = 0; m < M; ++m) {
+                mins[r][m] = _mm256_fmadd_ps(minimum, _mm256_loadu_ps(a.blockSums[m] + 8 * b), mins[r][m]);
+                laneScale[r][m] = _mm512_castps256_ps512(_mm256_mul_ps(scale, _mm256_loadu_ps(a.scales[m] + 8 * b)));
+            }
         }
         for (int pair = 0; pair < 4; ++pair) {
-            const __m512i bytes = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * pair)));
-            const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(bytes, halves), low);
             const __m512i index = pairIndex(2 * pair);
-            for (int m = 0; m < M; ++m) {
-                const __m512i l = lanesTimesDigits(codes, a.digits[m], 256 * b + 64 * pair);
-                acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(index, laneScale[m]), acc[m]);
+            Digits x[M];
+            for (int m = 0; m < M; ++m)
+                x[m] = loadDigits(a.digits[m], 256 * b + 64 * pair);
+            for (int r = 0; r < R; ++r) {
+                const std::uint8_t* q = row[r] + 144 * b + 16 + 32 * pair;
+                const __m512i bytes = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)));
+                const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(bytes, halves), low);
+                for (int m = 0; m < M; ++m)
+                    acc[r][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lanesTimesDigits(codes, x[m])),
+                                                _mm512_permutexvar_ps(index, laneScale[r][m]), acc[r][m]);
             }
         }
     }
-    for (int m = 0; m < M; ++m)
-        result[m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]) - sum8(mins[m]);
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[r][m]) - sum8(mins[r][m]);
 }
 
-template <int M>
-ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+template <int R, int M>
+ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    __m512 acc[M];
-    for (int m = 0; m < M; ++m)
-        acc[m] = _mm512_setzero_ps();
+    __m512 acc[R][M];
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            acc[r][m] = _mm512_setzero_ps();
     const __m512i low = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
     // qh's bits for each quarter, moved to bits 4-5: values 0-31 bits 0-1 (<< 4), 32-63 bits 2-3 (<< 2), 64-95 bits
     // 4-5 (as they are), 96-127 bits 6-7 (>> 2).
@@ -407,22 +469,20 @@ ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* row, std::int64_t K, const Activ
     const __m512i activationBlock = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
     const std::int64_t blocks = K / 256;
     for (std::int64_t b = 0; b < blocks; ++b) {
-        const std::uint8_t* blk = row + 210 * b;
-        prefetchAhead(blk, 210);
-        const __m512 scale = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(blk + 192))),
-                                           _mm512_set1_ps(half(blk + 208)));
-        __m512 subScale[M];
+        __m512 activationScale[M];
         for (int m = 0; m < M; ++m)
-            subScale[m] = _mm512_mul_ps(scale, _mm512_permutexvar_ps(activationBlock,
-                                                                      _mm512_castps256_ps512(_mm256_loadu_ps(a.scales[m] + 8 * b))));
-        for (int h = 0; h < 2; ++h) {
-            const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
-            const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h)));
-            const __m512i codes[2] = {
-                _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_sllv_epi16(qh, upFirst), top)),
-                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
-                                _mm512_and_si512(_mm512_srlv_epi16(qh, downSecond), top)),
-            };
+            activationScale[m] = _mm512_permutexvar_ps(activationBlock,
+                                                       _mm512_castps256_ps512(_mm256_loadu_ps(a.scales[m] + 8 * b)));
+        __m512 subScale[R][M];
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* blk = row[r] + 210 * b;
+            prefetchAhead(blk, 210);
+            const __m512 scale = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(blk + 192))),
+                                               _mm512_set1_ps(half(blk + 208)));
+            for (int m = 0; m < M; ++m)
+                subScale[r][m] = _mm512_mul_ps(scale, activationScale[m]);
+        }
+        for (int h = 0; h < 2; ++h)
             for (int g = 0; g < 2; ++g) {
                 const std::int64_t at = 256 * b + 128 * h + 64 * g;
                 // Lane l holds values 4 l.. of the group: sub-block 8 h + 4 g + l / 4.
@@ -430,63 +490,121 @@ ATTNSCOPE_VNNI void intQ6_K(const std::uint8_t* row, std::int64_t K, const Activ
                 const __m512i index = _mm512_set_epi32(first + 3, first + 3, first + 3, first + 3, first + 2, first + 2,
                                                        first + 2, first + 2, first + 1, first + 1, first + 1, first + 1,
                                                        first, first, first, first);
+                Digits x[M];
+                __m512i offset[M]; // the codes are q + 32: 32 times each lane's sum of X comes off
                 for (int m = 0; m < M; ++m) {
-                    __m512i l = lanesTimesDigits(codes[g], a.digits[m], at);
-                    // The codes are q + 32: take 32 times each lane's sum of X off.
-                    l = _mm512_sub_epi32(l, _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + at / 4), 5));
-                    acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(index, subScale[m]), acc[m]);
+                    x[m] = loadDigits(a.digits[m], at);
+                    offset[m] = _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + at / 4), 5);
+                }
+                for (int r = 0; r < R; ++r) {
+                    const std::uint8_t* blk = row[r] + 210 * b;
+                    const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+                    const __m512i qh = _mm512_broadcast_i64x4(
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h)));
+                    const __m512i codes =
+                        g == 0 ? _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_sllv_epi16(qh, upFirst), top))
+                               : _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low),
+                                                 _mm512_and_si512(_mm512_srlv_epi16(qh, downSecond), top));
+                    for (int m = 0; m < M; ++m) {
+                        const __m512i l = _mm512_sub_epi32(lanesTimesDigits(codes, x[m]), offset[m]);
+                        acc[r][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(index, subScale[r][m]),
+                                                    acc[r][m]);
+                    }
                 }
             }
-        }
     }
-    for (int m = 0; m < M; ++m)
-        result[m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[m]);
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = a.rowScale[m] * _mm512_reduce_add_ps(acc[r][m]);
 }
 
-template <int M>
-ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+// The d of blocks b and b + 1 of R <= 8 Q8_0 rows as floats: lane r holds row r's first, lane 8 + r its second. Eight
+// rows take two gathers (their d lie 34 bytes apart in rows far apart) instead of eight pairs of scalar loads.
+template <int R>
+ATTNSCOPE_VNNI inline __m512 pairScales(const std::uint8_t* const* row, std::int64_t b)
 {
-    __m512 acc[2][M]; // two chains, by alternate pairs of blocks
-    for (int m = 0; m < M; ++m)
-        acc[0][m] = acc[1][m] = _mm512_setzero_ps();
+    static_assert(R <= 8);
+    __m256i halves; // 16 halves, lanes r and 8 + r
+    if constexpr (R == 8) {
+        __m512i at = _mm512_set_epi64(
+            reinterpret_cast<std::int64_t>(row[7]), reinterpret_cast<std::int64_t>(row[6]),
+            reinterpret_cast<std::int64_t>(row[5]), reinterpret_cast<std::int64_t>(row[4]),
+            reinterpret_cast<std::int64_t>(row[3]), reinterpret_cast<std::int64_t>(row[2]),
+            reinterpret_cast<std::int64_t>(row[1]), reinterpret_cast<std::int64_t>(row[0]));
+        at = _mm512_add_epi64(at, _mm512_set1_epi64(34 * b));
+        // Absolute addresses as the indices (base 0); each lane reads 4 bytes, d in the low two.
+        const __m256i first = _mm512_i64gather_epi32(at, nullptr, 1);
+        const __m256i second = _mm512_i64gather_epi32(_mm512_add_epi64(at, _mm512_set1_epi64(34)), nullptr, 1);
+        halves = _mm512_cvtepi32_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1));
+    } else {
+        alignas(32) std::uint16_t h[16] = {};
+        for (int r = 0; r < R; ++r) {
+            std::memcpy(&h[r], row[r] + 34 * b, 2);
+            std::memcpy(&h[8 + r], row[r] + 34 * b + 34, 2);
+        }
+        halves = _mm256_load_si256(reinterpret_cast<const __m256i*>(h));
+    }
+    return _mm512_cvtph_ps(halves);
+}
+
+template <int R, int M>
+ATTNSCOPE_VNNI void intQ8_0(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    constexpr int C = kChains<R, M>;
+    __m512 acc[C][R][M]; // with two chains, by alternate pairs of blocks
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m)
+                acc[c][r][m] = _mm512_setzero_ps();
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-    const __m512i pair = pairIndex(0);
     const std::int64_t blocks = K / 32;
     std::int64_t b = 0;
     for (; b + 2 <= blocks; b += 2) { // two blocks of 32 per 64 lanes' worth
-        const std::uint8_t* b0 = row + 34 * b;
-        const std::uint8_t* b1 = b0 + 34;
-        prefetchAhead(b0, 68);
-        const __m512i q = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
-        const __m512i codes = _mm512_xor_si512(q, flip); // q + 128, unsigned
-        // The two blocks' d as floats, spread over their lanes (lanes 0-7, 8-15).
-        std::uint16_t h0, h1;
-        std::memcpy(&h0, b0, 2);
-        std::memcpy(&h1, b1, 2);
-        const __m128 dd = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
-        const __m512 d = _mm512_permutexvar_ps(pair, _mm512_castps128_ps512(dd));
+        // Per activation row: its digits, 128 times its lane sums, and the rows' d times its two block scales (lane
+        // r: row r's first block, 8 + r its second).
+        const __m512 d = pairScales<R>(row, b);
+        Digits x[M];
+        __m512i offset[M];
+        __m512 scale[M];
         for (int m = 0; m < M; ++m) {
-            // sum (q + 128) X less 128 sum X: the lane's sum of q X.
-            const __m512i l = _mm512_sub_epi32(lanesTimesDigits(codes, a.digits[m], 32 * b),
-                                               _mm512_loadu_si512(a.laneOffsets[m] + 8 * b));
-            __m512& sum = acc[(b >> 1) & 1][m];
-            sum = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_mul_ps(d, _mm512_loadu_ps(a.laneScales[m] + 8 * b)), sum);
+            x[m] = loadDigits(a.digits[m], 32 * b);
+            offset[m] = _mm512_slli_epi32(_mm512_loadu_si512(a.laneSums[m] + 8 * b), 7);
+            const __m512 blockScales = _mm512_castps128_ps512(
+                _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(a.scales[m] + b))));
+            scale[m] = _mm512_mul_ps(d, _mm512_permutexvar_ps(pairIndex(0), blockScales));
+        }
+        const int c = static_cast<int>((b >> 1) % C);
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* b0 = row[r] + 34 * b;
+            prefetchAhead(b0, 68);
+            const __m512i q = _mm512_inserti64x4(
+                _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 36)), 1);
+            const __m512i codes = _mm512_xor_si512(q, flip); // q + 128, unsigned
+            // Row r's two scales over their lanes: lanes 0-7 take lane r, 8-15 lane 8 + r.
+            const __m512i spread = _mm512_inserti64x4(_mm512_set1_epi32(r), _mm256_set1_epi32(8 + r), 1);
+            for (int m = 0; m < M; ++m) {
+                // sum (q + 128) X less 128 sum X: the lane's sum of q X.
+                const __m512i l = _mm512_sub_epi32(lanesTimesDigits(codes, x[m]), offset[m]);
+                acc[c][r][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(l), _mm512_permutexvar_ps(spread, scale[m]),
+                                               acc[c][r][m]);
+            }
         }
     }
-    for (int m = 0; m < M; ++m) {
-        float r = a.rowScale[m] * _mm512_reduce_add_ps(_mm512_add_ps(acc[0][m], acc[1][m]));
-        if (b < blocks) { // an odd last block, in float
-            const std::uint8_t* blk = row + 34 * b;
-            const float d = half(blk);
-            float t = 0;
-            for (int i = 0; i < 32; ++i)
-                t += static_cast<float>(static_cast<std::int8_t>(blk[2 + i])) * a.x[m][32 * b + i];
-            r += d * t;
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m) {
+            const __m512 sum = C == 2 ? _mm512_add_ps(acc[0][r][m], acc[C - 1][r][m]) : acc[0][r][m];
+            float v = a.rowScale[m] * _mm512_reduce_add_ps(sum);
+            if (b < blocks) { // an odd last block, in float
+                const std::uint8_t* blk = row[r] + 34 * b;
+                const float d = half(blk);
+                float t = 0;
+                for (int i = 0; i < 32; ++i)
+                    t += static_cast<float>(static_cast<std::int8_t>(blk[2 + i])) * a.x[m][32 * b + i];
+                v += d * t;
+            }
+            result[r * M + m] = v;
         }
-        result[m] = r;
-    }
 }
 
 // The fixed-point copy of one activation row (ActivationRows); false when a value is not finite (the float kernels
@@ -559,19 +677,19 @@ void dotDecoded(const WeightView& w, std::int64_t n, std::int64_t K, const Activ
         result[m] = static_cast<float>(sums[m]);
 }
 
-template <int M>
-using RowKernel = void (*)(const std::uint8_t* row, std::int64_t K, const ActivationRows<M>& a, float* result);
+template <int R, int M>
+using RowKernel = void (*)(const std::uint8_t* const* rows, std::int64_t K, const ActivationRows<M>& a, float* result);
 
 // The integer kernel for a type, where the CPU has one (null otherwise).
-template <int M>
-RowKernel<M> intKernel(GgmlType type)
+template <int R, int M>
+RowKernel<R, M> intKernel(GgmlType type)
 {
 #ifdef ATTNSCOPE_INT_KERNELS
     if (hasVnni())
         switch (type) {
-        case GgmlType::Q8_0: return intQ8_0<M>;
-        case GgmlType::Q4_K: return intQ4_K<M>;
-        case GgmlType::Q6_K: return intQ6_K<M>;
+        case GgmlType::Q8_0: return intQ8_0<R, M>;
+        case GgmlType::Q4_K: return intQ4_K<R, M>;
+        case GgmlType::Q6_K: return intQ6_K<R, M>;
         default: break;
         }
 #else
@@ -580,17 +698,17 @@ RowKernel<M> intKernel(GgmlType type)
     return nullptr;
 }
 
-template <int M>
-RowKernel<M> rowKernel(GgmlType type)
+template <int R, int M>
+RowKernel<R, M> rowKernel(GgmlType type)
 {
 #ifdef ATTNSCOPE_ROW_KERNELS
     switch (type) {
-    case GgmlType::F32: return dotElements<GgmlType::F32, M>;
-    case GgmlType::F16: return dotElements<GgmlType::F16, M>;
-    case GgmlType::BF16: return dotElements<GgmlType::BF16, M>;
-    case GgmlType::Q8_0: return dotQ8_0<M>;
-    case GgmlType::Q4_K: return dotQ4_K<M>;
-    case GgmlType::Q6_K: return dotQ6_K<M>;
+    case GgmlType::F32: return dotElements<GgmlType::F32, R, M>;
+    case GgmlType::F16: return dotElements<GgmlType::F16, R, M>;
+    case GgmlType::BF16: return dotElements<GgmlType::BF16, R, M>;
+    case GgmlType::Q8_0: return dotQ8_0<R, M>;
+    case GgmlType::Q4_K: return dotQ4_K<R, M>;
+    case GgmlType::Q6_K: return dotQ6_K<R, M>;
     default: return nullptr;
     }
 #else
@@ -604,12 +722,13 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
           const ProductEpilogue& then)
 {
     const std::int64_t N = w.rows(), K = w.cols();
-    RowKernel<M> kernel = rowKernel<M>(w.type);
+    RowKernel<1, M> kernel = rowKernel<1, M>(w.type);
+    RowKernel<kStreams, M> streams = rowKernel<kStreams, M>(w.type);
     ActivationRows<M> a{};
     for (int m = 0; m < M; ++m)
         a.x[m] = x + m * ldx;
 #ifdef ATTNSCOPE_INT_KERNELS
-    if (const RowKernel<M> integer = intKernel<M>(w.type)) {
+    if (const RowKernel<1, M> integer = intKernel<1, M>(w.type)) {
         // Each row's fixed-point copy: three digit rows, a scale per 32 values, a sum per 4 (see ActivationRows).
         const std::size_t k = static_cast<std::size_t>(K);
         // Three digits for every group of 64 values, a last partial group too (K = 96: 3 x 128 bytes), so each row's
@@ -618,8 +737,6 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
         std::int8_t* digits = tDigits.resize(rowDigits * M);
         float* scales = tScales.resize(k / 32 * M);
         std::int32_t* laneSums = tLaneSums.resize(k / 4 * M);
-        float* laneScales = tLaneScales.resize(k / 4 * M);
-        std::int32_t* laneOffsets = tLaneOffsets.resize(k / 4 * M);
         bool finite = true;
         for (int m = 0; m < M && finite; ++m) {
             std::int8_t* d = digits + rowDigits * static_cast<std::size_t>(m);
@@ -628,19 +745,11 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
             a.laneSums[m] = laneSums + k / 4 * static_cast<std::size_t>(m);
             finite = toFixedPoint(a.x[m], K, d, scales + k / 32 * static_cast<std::size_t>(m),
                                   laneSums + k / 4 * static_cast<std::size_t>(m), a.rowScale[m]);
-            if (finite && w.type == GgmlType::Q8_0) {
-                float* ls = laneScales + k / 4 * static_cast<std::size_t>(m);
-                std::int32_t* lo = laneOffsets + k / 4 * static_cast<std::size_t>(m);
-                for (std::size_t lane = 0; lane < k / 4; ++lane) {
-                    ls[lane] = a.scales[m][lane / 8];
-                    lo[lane] = 128 * a.laneSums[m][lane];
-                }
-                a.laneScales[m] = ls;
-                a.laneOffsets[m] = lo;
-            }
         }
-        if (finite)
+        if (finite) {
             kernel = integer;
+            streams = intKernel<kStreams, M>(w.type);
+        }
     }
 #endif
     float* sums = nullptr;
@@ -659,23 +768,47 @@ void rows(const float* x, std::int64_t ldx, const WeightView& w, float* out, std
         }
     }
     const int threads = static_cast<double>(N) * static_cast<double>(K) >= kThreadedWeights ? omp_get_max_threads() : 1;
-#pragma omp parallel num_threads(threads)
-    {
-        const std::int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-        for (std::int64_t n = N * t / T, end = N * (t + 1) / T; n < end; ++n) {
-            float r[M];
-            if (kernel)
-                kernel(w.storedRow(n), K, a, r);
-            else
-                dotDecoded<M>(w, n, K, a, r);
-            for (int m = 0; m < M; ++m) {
-                float v = accumulate ? out[m * ldo + n] + r[m] : r[m];
-                if (then.bias)
-                    v += then.bias[n];
-                out[m * ldo + n] = then.relu && !(v > 0.0f) ? 0.0f : v;
-            }
+    // Stored row n, without WeightView::storedRow's call and type lookup per row (5% of a Q8_0 token's time).
+    const std::size_t rowBytes = w.rowBytes();
+    const std::int32_t* order = w.rowOrder ? w.rowOrder->data() : nullptr;
+    auto storedRow = [&](std::int64_t n) { return w.bytes + static_cast<std::size_t>(order ? order[n] : n) * rowBytes; };
+    auto store = [&](std::int64_t n, const float* r) {
+        for (int m = 0; m < M; ++m) {
+            float v = accumulate ? out[m * ldo + n] + r[m] : r[m];
+            if (then.bias)
+                v += then.bias[n];
+            out[m * ldo + n] = then.relu && !(v > 0.0f) ? 0.0f : v;
         }
-    }
+    };
+    // Rows [begin, end) as kStreams equal parts read side by side (row i of each part together), the rest one by one.
+    auto multiply = [&](std::int64_t begin, std::int64_t end) {
+        const std::int64_t part = kernel ? (end - begin) / kStreams : 0;
+        for (std::int64_t i = 0; i < part; ++i) {
+            const std::uint8_t* stored[kStreams];
+            for (int s = 0; s < kStreams; ++s)
+                stored[s] = storedRow(begin + s * part + i);
+            float r[kStreams * M];
+            streams(stored, K, a, r);
+            for (int s = 0; s < kStreams; ++s)
+                store(begin + s * part + i, r + s * M);
+        }
+        for (std::int64_t n = begin + kStreams * part; n < end; ++n) {
+            float r[M];
+            if (kernel) {
+                const std::uint8_t* stored = storedRow(n);
+                kernel(&stored, K, a, r);
+            } else {
+                dotDecoded<M>(w, n, K, a, r);
+            }
+            store(n, r);
+        }
+    };
+    // The rows in kChunksPerThread pieces per thread, taken as threads come free: a thread the machine slows down
+    // leaves its last pieces to the other instead of keeping it waiting at the end.
+    const std::int64_t chunks = std::clamp<std::int64_t>(N / (kStreams * 8), 1, kChunksPerThread * threads);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (std::int64_t c = 0; c < chunks; ++c)
+        multiply(N * c / chunks, N * (c + 1) / chunks);
 }
 
 } // namespace
@@ -689,9 +822,9 @@ void matvecTransposed(const float* x, std::int64_t ldx, std::int64_t M, const We
         rows<2>(x, ldx, w, out, ldo, accumulate, then);
 }
 
-bool hasRowKernel(GgmlType type) { return rowKernel<1>(type) != nullptr || intKernel<1>(type) != nullptr; }
+bool hasRowKernel(GgmlType type) { return rowKernel<1, 1>(type) != nullptr || intKernel<1, 1>(type) != nullptr; }
 
-bool hasIntegerKernel(GgmlType type) { return intKernel<1>(type) != nullptr; }
+bool hasIntegerKernel(GgmlType type) { return intKernel<1, 1>(type) != nullptr; }
 
 void setIntegerKernels(bool on)
 {

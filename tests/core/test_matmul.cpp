@@ -193,6 +193,12 @@ TEST_CASE("one or two rows: each stored row read once from its bytes, over rows 
         std::vector<std::uint8_t> bytes(static_cast<std::size_t>(N) * rowBytes);
         for (std::size_t i = 0; i < bytes.size(); ++i)
             bytes[i] = stored[i % (stored.size() / rowBytes * rowBytes)];
+        // Repeated rows would hide a kernel that reads or writes the wrong one of the rows it takes together (a
+        // thread reads eight parts of its rows side by side): each row's first scale (its first value for F32, F16,
+        // BF16) gets row-dependent low bits, so the 64 rows around any row all differ.
+        const std::size_t scaleAt = type == "Q6_K" ? 208 : type == "F32" ? 2 : 0;
+        for (int n = 0; n < N; ++n)
+            bytes[static_cast<std::size_t>(n) * rowBytes + scaleAt] ^= static_cast<std::uint8_t>(n % 64);
         core::WeightView w;
         w.bytes = bytes.data();
         w.type = t;
