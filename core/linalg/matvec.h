@@ -9,7 +9,7 @@
 // of each 32-value block's largest value, 8 times float32's rounding), which is what keeps up with the memory.
 // Threads take contiguous ranges of output rows; each reads its range as eight equal parts side by side (row i of
 // every part in one kernel call, the activations loaded once for the eight), because one stream of reads per core
-// stays well below the memory's rate and several at once come close to it; each part asks for its bytes 8 KB ahead.
+// stays well below the memory's rate and several at once come close to it; each part asks for its bytes 2 KB ahead.
 #pragma once
 
 #include "linalg/matmul.h"
