@@ -15,7 +15,7 @@ namespace attnscope::cli {
 using namespace attnscope::core;
 
 const std::vector<std::string> kHeadContextOptions = {"model", "text", "text-file", "stat", "window", "top",
-                                                      "per-decile", "max-tokens", "out"};
+                                                      "per-decile", "max-tokens", "ablation-tokens", "out"};
 
 int cmdHeadContexts(const Args& a, const std::vector<std::string>& builtins)
 {
@@ -28,11 +28,12 @@ int cmdHeadContexts(const Args& a, const std::vector<std::string>& builtins)
     o.top = parseInt(a, "top", o.top);
     o.perDecile = parseInt(a, "per-decile", o.perDecile);
     o.maxTokens = parseInt(a, "max-tokens", static_cast<int>(o.maxTokens));
+    o.ablationTokens = parseInt(a, "ablation-tokens", 0);
     const auto tokens = tok->encodeWithSpecial(textArgument(a));
     const bool tty = ::isatty(2);
     const auto r = headContexts(*loaded.model, tokens, o, nullptr, [&](int done, int total) {
         if (tty || done == total)
-            std::fprintf(stderr, "%swindow %d of %d%s", tty ? "\r" : "", done, total, done == total ? "\n" : "");
+            std::fprintf(stderr, "%sstep %d of %d%s", tty ? "\r" : "", done, total, done == total ? "\n" : "");
     });
     const auto files = writeHeadContexts(r, loaded.model->info().source, out);
     std::cerr << "wrote " << files.size() << " files to " << out << " (" << r.tokens << " tokens, statistic "

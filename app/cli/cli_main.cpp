@@ -83,7 +83,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      --out PATH.json
   attnscope-cli head-contexts --model MODEL (--text TEXT | --text-file FILE) --out DIR
                      [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
-                     [--max-tokens N]
+                     [--max-tokens N] [--ablation-tokens A]
   attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
   attnscope-cli explain --model MODEL --input INPUT.json --layer L --head H --position P --out STEP.json
   attnscope-cli attention --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") --layer L [--head H]
@@ -134,7 +134,8 @@ query head); writes {"m_clean", "m_corrupt", "score"}.
 head-contexts: every head over a text in windows of T tokens (default 64): a statistic per query position (the largest
 weight away from the first token, the head's output norm, its previous-token or induction weight), each head's top K
 contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'
-metrics; DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
+metrics (with --ablation-tokens A, also each head's ablation effect: the next-token loss's change over the first A
+tokens when its output is zeroed, one run per head); DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
 explain: how head H of layer L computes the attention of the query at position P (all from 1) of a reference-style
 input.json: {"scores" (scaled, capped logits; null where masked), "sink" (gpt-oss), "probs" (the softmax: the grid's
 row), "query", "keys", "head_output", "key_positions", "scale", "kv_head"}.

@@ -24,20 +24,10 @@
 namespace attnscope::app {
 
 namespace {
-// The per-head metrics the scatter can bind to, in core::HeadCorpusMetrics's order.
-const char* const kMetrics[] = {QT_TRANSLATE_NOOP("HeadContextsWindow", "statistic (mean)"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "entropy (nats)"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "mean distance (tokens)"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "previous-token weight"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "induction weight"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "first-token weight (sink)"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "output norm"),
-                                QT_TRANSLATE_NOOP("HeadContextsWindow", "sink rate (> 0.3 on the first token)")};
+// The scatter's axes are core::headMetricColumns(), in its order.
 double metricOf(const core::HeadCorpusMetrics& m, int which)
 {
-    const double v[] = {m.statistic, m.entropy, m.meanDistance, m.previousToken, m.induction, m.firstToken, m.outputNorm,
-                        m.sinkRate};
-    return v[which];
+    return m.*core::headMetricColumns()[static_cast<std::size_t>(std::max(0, which))].value;
 }
 const char* const kStatistics[] = {"max-away", "output-norm", "prev-token", "induction"};
 } // namespace
@@ -51,6 +41,7 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     , m_y(new QComboBox(this))
     , m_colour(new QComboBox(this))
     , m_window(new QSpinBox(this))
+    , m_ablationTokens(new QSpinBox(this))
     , m_run(new QPushButton(tr("Run"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_export(new QPushButton(tr("Export JSON…"), this))
@@ -63,8 +54,8 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     m_statistic->addItems({tr("largest weight away from the first token"), tr("output norm"), tr("previous-token weight"),
                            tr("induction weight")});
     for (auto* box : {m_x, m_y, m_colour})
-        for (const char* name : kMetrics)
-            box->addItem(tr(name));
+        for (const auto& column : core::headMetricColumns())
+            box->addItem(QString::fromUtf8(column.label));
     m_x->setCurrentIndex(1);
     m_y->setCurrentIndex(5);
     m_colour->setCurrentIndex(0);
@@ -72,6 +63,14 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     m_window->setValue(64);
     m_window->setSuffix(tr(" tokens"));
     m_window->setToolTip(tr("Each window of the corpus runs alone, from an empty state"));
+    m_ablationTokens->setRange(0, 100000);
+    m_ablationTokens->setSingleStep(64);
+    m_ablationTokens->setValue(0);
+    m_ablationTokens->setSpecialValueText(tr("off"));
+    m_ablationTokens->setSuffix(tr(" tokens"));
+    m_ablationTokens->setToolTip(tr("The ablation effect axis: the change of the next-token loss over the corpus's first "
+                                    "tokens when each head's output is zeroed. One run per head: on a large model "
+                                    "keep it to a few hundred tokens."));
     m_cancel->setEnabled(false);
     m_export->setEnabled(false);
     m_status->setWordWrap(true);
@@ -89,6 +88,8 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     second->addWidget(m_statistic);
     second->addWidget(new QLabel(tr("Window"), this));
     second->addWidget(m_window);
+    second->addWidget(new QLabel(tr("Ablation over"), this));
+    second->addWidget(m_ablationTokens);
     second->addStretch(1);
     second->addWidget(m_run);
     second->addWidget(m_cancel);
@@ -136,7 +137,7 @@ HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* pare
     connect(compute, &ComputeController::headContextsReady, this, &HeadContextsWindow::showResult);
     connect(compute, &ComputeController::jobProgress, this, [this](JobKind kind, const QString&, qint64 done, qint64 total) {
         if (kind == JobKind::HeadContexts && m_cancel->isEnabled())
-            m_status->setText(tr("Window %1 of %2…").arg(done).arg(total));
+            m_status->setText(tr("Step %1 of %2 (the windows twice, then one run per head for the ablation)…").arg(done).arg(total));
     });
     connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
         if (f.kind != JobKind::HeadContexts)
@@ -183,6 +184,7 @@ void HeadContextsWindow::run()
     r.text = m_text;
     r.options.statistic = core::contextStatisticNamed(kStatistics[std::max(0, m_statistic->currentIndex())]);
     r.options.window = std::min(m_window->value(), m_compute->model()->info().maxSegmentLen);
+    r.options.ablationTokens = m_ablationTokens->value();
     m_run->setEnabled(false);
     m_cancel->setEnabled(true);
     m_status->setText(tr("Reading every head over the corpus…"));
@@ -195,10 +197,13 @@ void HeadContextsWindow::showResult(const HeadContextsResultPtr& result)
     m_run->setEnabled(true);
     m_cancel->setEnabled(false);
     m_export->setEnabled(true);
-    m_status->setText(tr("%1 tokens in windows of %2: %3 heads. Click a point.")
+    m_status->setText(tr("%1 tokens in windows of %2: %3 heads%4. Click a point.")
                           .arg(result->contexts.tokens)
                           .arg(result->request.options.window)
-                          .arg(result->contexts.layers * result->contexts.heads));
+                          .arg(result->contexts.layers * result->contexts.heads)
+                          .arg(result->contexts.ablationTokens > 0
+                                   ? tr(", each ablated over the first %1 tokens").arg(result->contexts.ablationTokens)
+                                   : QString()));
     redrawScatter();
     showHead(m_head >= 0 && m_head < result->contexts.layers * result->contexts.heads ? m_head : 0);
 }
@@ -223,6 +228,13 @@ void HeadContextsWindow::redrawScatter()
         }
     m_scatter->setData(d);
     m_scatter->setSelected(m_head);
+    // An axis on a metric the pass did not measure (the ablation effect without "Ablation over") has no points: say why.
+    for (auto* box : {m_x, m_y, m_colour})
+        if (c.ablationTokens == 0 && core::headMetricColumns()[static_cast<std::size_t>(std::max(0, box->currentIndex()))].value ==
+                                         &core::HeadCorpusMetrics::ablationEffect) {
+            m_status->setText(tr("The ablation effect was not measured: set \"Ablation over\" to a number of tokens and run again."));
+            break;
+        }
 }
 
 void HeadContextsWindow::showHead(int index)

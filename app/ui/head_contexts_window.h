@@ -47,6 +47,7 @@ private:
     QLabel* m_corpusLabel;
     QComboBox *m_statistic, *m_x, *m_y, *m_colour;
     QSpinBox* m_window;
+    QSpinBox* m_ablationTokens;
     QPushButton *m_run, *m_cancel, *m_export;
     QLabel* m_status;
     widgets::HeadScatterView* m_scatter;

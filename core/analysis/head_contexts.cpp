@@ -1,6 +1,8 @@
 // Heads over a corpus (head_contexts.h).
 #include "analysis/head_contexts.h"
 
+#include "analysis/head_ablation.h"
+
 #include "model/attention_model.h"
 #include "model/run_limits.h"
 #include "util/atomic_file.h"
@@ -131,10 +133,32 @@ const char* contextStatisticName(ContextStatistic s)
     return "";
 }
 
+const std::vector<HeadMetricColumn>& headMetricColumns()
+{
+    using M = HeadCorpusMetrics;
+    static const std::vector<HeadMetricColumn> columns = {
+        {"statistic", "statistic (mean)", &M::statistic},
+        {"entropy", "entropy (nats)", &M::entropy},
+        {"mean_distance", "mean distance (tokens)", &M::meanDistance},
+        {"previous_token", "previous-token weight", &M::previousToken},
+        {"induction", "induction weight", &M::induction},
+        {"first_token", "first-token weight (sink)", &M::firstToken},
+        {"output_norm", "output norm", &M::outputNorm},
+        {"sink_rate", "sink rate (> 0.3 on the first token)", &M::sinkRate},
+        {"ablation_effect", "ablation effect (loss change, nats)", &M::ablationEffect},
+    };
+    return columns;
+}
+
 HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o,
                           const StopToken* stop, const std::function<void(int, int)>& progress)
 {
     const ModelInfo& info = model.info();
+    if (o.ablationTokens < 0)
+        throw Error(ErrorCode::BadInput, "the ablation effect's token count must be 0 (not measured) or more");
+    if (o.ablationTokens > 0 && !info.can.nextTokenLoss)
+        throw Error(ErrorCode::BadInput, "the ablation effect measures the next-token loss, and " + info.source +
+                                             " is read here without a language-model head: set the ablation tokens to 0");
     if (info.can.encoderDecoder || info.can.image)
         throw Error(ErrorCode::BadInput, "head contexts read one text stream; " + info.source + " does not run one");
     if (o.window < 2 || o.window > info.maxSegmentLen)
@@ -149,6 +173,9 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
         throw Error(ErrorCode::BadInput, "the text is too short for head contexts (two tokens at least)");
     const int L = info.layers, H = info.heads, W = o.window;
     const int windows = static_cast<int>((N + W - 1) / W);
+    const std::int64_t ablationTokens = std::min(o.ablationTokens, N);
+    // Progress counts windows over both passes, then the ablation's runs (the intact one and one per head).
+    const int total = 2 * windows + (ablationTokens > 0 ? L * H + 1 : 0);
     auto windowIds = [&](int w) {
         const std::int64_t a = static_cast<std::int64_t>(w) * W;
         return std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(a),
@@ -194,7 +221,7 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
             }
         });
         if (progress)
-            progress(w + 1, 2 * windows);
+            progress(w + 1, total);
     }
     r.metrics.resize(means.size());
     for (std::size_t s = 0; s < means.size(); ++s)
@@ -256,7 +283,22 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
                 }
             });
         if (progress)
-            progress(windows + ++done, 2 * windows);
+            progress(windows + ++done, total);
+    }
+
+    // The ablation effect: the first tokens run in the same windows, intact and with each head zeroed.
+    r.ablationTokens = ablationTokens;
+    if (ablationTokens > 0) {
+        const auto ablation = headAblation(model, std::span<const std::int32_t>(ids).first(static_cast<std::size_t>(ablationTokens)),
+                                           W, stop, [&](int d, int) {
+                                               if (progress)
+                                                   progress(2 * windows + d, total);
+                                           });
+        if (ablation.partial)
+            throw Error(ErrorCode::Cancelled, "head contexts cancelled");
+        for (int l = 0; l < L; ++l)
+            for (int h = 0; h < H; ++h)
+                r.metrics[static_cast<std::size_t>(l) * H + h].ablationEffect = ablation.change(l, h);
     }
     return r;
 }
@@ -274,15 +316,17 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
         writeFileAtomically(path.string(), j.dump() + "\n");
         written.push_back(path.string());
     };
-    const std::vector<std::string> metricNames = {"statistic", "entropy", "mean_distance", "previous_token", "induction",
-                                                  "first_token", "output_norm", "sink_rate"};
+    const auto& columns = headMetricColumns();
     nlohmann::ordered_json index;
     index["model"] = modelName;
     index["statistic"] = contextStatisticName(r.statistic);
     index["tokens"] = r.tokens;
+    index["ablation_tokens"] = r.ablationTokens;
     index["layers"] = r.layers;
     index["heads"] = r.heads;
-    index["metrics"] = metricNames;
+    index["metrics"] = nlohmann::ordered_json::array();
+    for (const auto& c : columns)
+        index["metrics"].push_back(c.key);
     index["scatter"] = "scatter.json";
     index["head_files"] = "heads/L{layer}-H{head}.json";
     write(fs::path(dir) / "index.json", index);
@@ -290,13 +334,11 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
     for (int l = 0; l < r.layers; ++l)
         for (int h = 0; h < r.heads; ++h) {
             const auto& m = r.metrics[static_cast<std::size_t>(l) * r.heads + h];
-            const double vals[] = {m.statistic, m.entropy,    m.meanDistance, m.previousToken,
-                                   m.induction, m.firstToken, m.outputNorm,   m.sinkRate};
             nlohmann::ordered_json e;
             e["layer"] = l + 1;
             e["head"] = h + 1;
-            for (std::size_t k = 0; k < metricNames.size(); ++k)
-                e[metricNames[k]] = number(vals[k]);
+            for (const auto& c : columns)
+                e[c.key] = number(m.*c.value);
             scatter.push_back(e);
         }
     write(fs::path(dir) / "scatter.json", scatter);

@@ -36,6 +36,10 @@ struct HeadContextOptions {
     int contextBefore = 24;  // tokens shown before the query (and whose attention is kept)
     int contextAfter = 4;    // tokens shown after it
     std::int64_t maxTokens = 20000; // of the text (<= 0: all)
+    // The ablation effect (HeadCorpusMetrics) over the text's first this many tokens, in windows; 0: not measured. One
+    // run of those tokens per head, so it costs heads x tokens (opt-in: a 1B model's 512 heads over 256 tokens is
+    // minutes). Needs a model that predicts the next token.
+    std::int64_t ablationTokens = 0;
 };
 
 // One context of one head: where it is and what the head did there.
@@ -59,11 +63,24 @@ struct HeadCorpusMetrics {
     double firstToken = 0;     // weight on the window's first token (the usual sink)
     double outputNorm = 0;
     double sinkRate = 0;       // share of queries (from a window's second token on) putting more than 0.3 on its first
+    // The mean next-token loss (nats) with the head's output zeroed less the intact model's (head_ablation.h), over the
+    // first HeadContextOptions::ablationTokens tokens in windows; NaN when not measured.
+    double ablationEffect = std::numeric_limits<double>::quiet_NaN();
 };
+
+// The per-head metrics as one table, in this order wherever they are listed (scatter.json, the window's axes): a
+// metric added here reaches both.
+struct HeadMetricColumn {
+    const char* key;   // scatter.json's name
+    const char* label; // for people, with its unit
+    double HeadCorpusMetrics::*value;
+};
+const std::vector<HeadMetricColumn>& headMetricColumns();
 
 struct HeadContexts {
     int layers = 0, heads = 0;
     std::int64_t tokens = 0; // scored
+    std::int64_t ablationTokens = 0; // the ablation effect's tokens (0: not measured)
     ContextStatistic statistic = ContextStatistic::MaxAway;
     std::vector<HeadCorpusMetrics> metrics;         // [layers * heads]
     std::vector<std::vector<HeadContext>> contexts; // [layers * heads]: top ones first, then deciles low to high

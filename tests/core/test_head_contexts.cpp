@@ -156,6 +156,9 @@ TEST_CASE("head contexts are written in the documented layout", "[head-contexts]
     REQUIRE(scatter.size() == static_cast<std::size_t>(info.layers * info.heads));
     CHECK(scatter[0]["layer"] == 1);
     CHECK(scatter[0].contains("previous_token"));
+    CHECK(scatter[0]["ablation_effect"].is_null()); // not asked for
+    CHECK(index["ablation_tokens"] == 0);
+    CHECK(index["metrics"].size() == headMetricColumns().size());
     const auto head = readJsonFile((tmp / "out" / "heads" / "L2-H3.json").string());
     CHECK(head["layer"] == 2);
     CHECK(head["head"] == 3);
@@ -165,4 +168,92 @@ TEST_CASE("head contexts are written in the documented layout", "[head-contexts]
     CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(1, 50, 1), o), Catch::Contains("too short"));
     o.window = 1;
     CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(10, 50, 1), o), Catch::Contains("window"));
+}
+
+namespace {
+
+// The next-token loss of ids in windows of W, each from an empty state, with `ablate` zeroed: the logits each window's
+// run hands out, summed here (log-sum-exp in double) rather than by the analysis's own loss observer.
+class LogitsKeeper final : public AttentionObserver {
+public:
+    bool wantLogits() const override { return true; }
+    bool wantProbabilities() const override { return false; }
+    void onLayer(const LayerView&) override {}
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        REQUIRE(e.logits);
+        logits.insert(logits.end(), e.logits, e.logits + static_cast<std::size_t>(e.qlen) * e.vocab);
+        vocab = e.vocab;
+    }
+    std::vector<float> logits;
+    int vocab = 0;
+};
+
+double lossByHand(const AttentionModel& model, const std::vector<std::int32_t>& ids, int W, std::optional<RunOptions::HeadRef> ablate)
+{
+    double loss = 0;
+    int n = 0;
+    std::vector<float> all;
+    int vocab = 0;
+    for (std::size_t a = 0; a < ids.size(); a += static_cast<std::size_t>(W)) {
+        const std::vector<std::int32_t> window(ids.begin() + static_cast<std::ptrdiff_t>(a),
+                                               ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), a + W)));
+        RunOptions ro;
+        ro.memLen = 0;
+        ro.ablate = ablate;
+        LogitsKeeper keep;
+        model.runSplit(window, W, ro, keep);
+        all.insert(all.end(), keep.logits.begin(), keep.logits.end());
+        vocab = keep.vocab;
+    }
+    for (std::size_t t = 0; t + 1 < ids.size(); ++t) { // the last token of a window predicts the next window's first
+        const float* row = all.data() + t * static_cast<std::size_t>(vocab);
+        double top = row[0], sum = 0;
+        for (int v = 0; v < vocab; ++v)
+            top = std::max(top, static_cast<double>(row[v]));
+        for (int v = 0; v < vocab; ++v)
+            sum += std::exp(row[v] - top);
+        loss += top + std::log(sum) - row[ids[t + 1]];
+        ++n;
+    }
+    return loss / n;
+}
+
+} // namespace
+
+TEST_CASE("head contexts: the ablation effect is each head's zeroed loss over the first tokens less the intact one", "[head-contexts]")
+{
+    for (const char* name : {"gpt2-tiny", "llama-gqa"}) {
+        INFO(name);
+        const auto loaded = loadModel((test::testdataDir() / name).string());
+        const auto& model = *loaded.model;
+        const auto tokens = randomTokens(40, model.info().vocabSize, 3);
+        HeadContextOptions o;
+        o.window = 9;
+        o.ablationTokens = 23; // two whole windows and part of a third, of the 40 tokens
+        const auto r = headContexts(model, tokens, o);
+        CHECK(r.ablationTokens == 23);
+        std::vector<std::int32_t> ids;
+        for (int t = 0; t < 23; ++t)
+            ids.push_back(tokens[static_cast<std::size_t>(t)].id);
+        const double intact = lossByHand(model, ids, o.window, std::nullopt);
+        for (int l = 0; l < r.layers; ++l)
+            for (int h = 0; h < r.heads; ++h) {
+                INFO("layer " << l << " head " << h);
+                const double effect = r.metrics[static_cast<std::size_t>(l) * r.heads + h].ablationEffect;
+                CHECK(std::abs(effect - (lossByHand(model, ids, o.window, RunOptions::HeadRef{l, h}) - intact)) < 1e-4);
+            }
+        // Not asked for: NaN, and null in scatter.json.
+        o.ablationTokens = 0;
+        CHECK(std::isnan(headContexts(model, tokens, o).metrics[0].ablationEffect));
+    }
+    // More tokens asked than the text has: all of them.
+    const auto loaded = loadModel((test::testdataDir() / "gpt2-tiny").string());
+    HeadContextOptions o;
+    o.window = 8;
+    o.ablationTokens = 1000;
+    CHECK(headContexts(*loaded.model, randomTokens(20, 50, 4), o).ablationTokens == 20);
+    // An encoder read without its language-model head says so before it runs.
+    const auto bert = loadModel((test::testdataDir() / "bert-tiny").string());
+    CHECK_THROWS_WITH(headContexts(*bert.model, randomTokens(20, 50, 4), o), Catch::Contains("language-model head"));
 }
