@@ -2,6 +2,7 @@
 #include "ui/head_contexts_window.h"
 
 #include "compute/compute_controller.h"
+#include "colour_maps.h"
 #include "head_scatter_view.h"
 #include "ui/file_dialogs.h"
 
@@ -10,6 +11,8 @@
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
+#include <QImage>
+#include <QPainter>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
@@ -17,6 +20,7 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -30,6 +34,28 @@ double metricOf(const core::HeadCorpusMetrics& m, int which)
     return m.*core::headMetricColumns()[static_cast<std::size_t>(std::max(0, which))].value;
 }
 const char* const kStatistics[] = {"max-away", "output-norm", "prev-token", "induction"};
+
+// A context's grid as a small picture: a square per shown token pair (rows the queries), Viridis scaled to the
+// context's largest weight, the query's row marked at both edges.
+QImage gridImage(const core::HeadContext& ctx)
+{
+    constexpr int cell = 6;
+    const int n = static_cast<int>(ctx.tokens.size());
+    float top = 1e-9f;
+    for (float a : ctx.grid)
+        top = std::max(top, a);
+    QImage image((n + 2) * cell, n * cell, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            p.fillRect((j + 1) * cell, i * cell, cell, cell,
+                       widgets::colourAt(widgets::ColourMap::Viridis, ctx.grid[static_cast<std::size_t>(i * n + j)] / top));
+    const int query = static_cast<int>(ctx.position - ctx.firstToken);
+    p.fillRect(0, query * cell, cell - 1, cell, QColor(230, 90, 0));
+    p.fillRect((n + 1) * cell + 1, query * cell, cell - 1, cell, QColor(230, 90, 0));
+    return image;
+}
 } // namespace
 
 HeadContextsWindow::HeadContextsWindow(ComputeController* compute, QWidget* parent)
@@ -245,7 +271,12 @@ void HeadContextsWindow::showHead(int index)
     m_head = index;
     m_scatter->setSelected(index);
     const int layer = index / c.heads, head = index % c.heads;
-    QString html = tr("<h3>Layer %1 · head %2</h3><p><a href=\"head\">Show this head in the grid</a></p>").arg(layer + 1).arg(head + 1);
+    QString html = tr("<h3>Layer %1 · head %2</h3><p><a href=\"head\">Show this head in the grid</a></p>"
+                      "<p style=\"color:#666\">Under each context, the head's grid over its tokens: a row per token as "
+                      "query, its keys left to right; the query's row marked in orange.</p>")
+                       .arg(layer + 1)
+                       .arg(head + 1);
+    int shown = 0;
     for (const auto& ctx : c.contexts[static_cast<std::size_t>(index)]) {
         html += QStringLiteral("<p style=\"margin:4px 0\"><span style=\"color:#666\">%1 · %2</span><br>")
                     .arg(ctx.decile < 0 ? tr("top") : tr("decile %1").arg(ctx.decile + 1))
@@ -265,6 +296,12 @@ void HeadContextsWindow::showHead(int index)
             html += QStringLiteral("<span style=\"%1\">%2</span> ").arg(style, word);
         }
         html += QStringLiteral("</p>");
+        if (!ctx.grid.empty()) {
+            const QUrl name(QStringLiteral("grid:%1").arg(shown));
+            m_contexts->document()->addResource(QTextDocument::ImageResource, name, gridImage(ctx));
+            html += QStringLiteral("<p style=\"margin:2px 0 8px 0\"><img src=\"%1\"></p>").arg(name.toString());
+        }
+        ++shown;
     }
     m_contexts->setHtml(html);
 }

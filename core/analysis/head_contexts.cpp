@@ -280,6 +280,13 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
                     const int local = static_cast<int>(c.position % W), from = static_cast<int>(c.firstToken % W);
                     const float* p = v.attnProb + (static_cast<std::size_t>(h) * v.qlen + local) * v.klen;
                     c.attention.assign(p + from, p + local + 1);
+                    const auto n = c.tokens.size();
+                    c.grid.assign(n * n, 0.0f);
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const float* row = v.attnProb + (static_cast<std::size_t>(h) * v.qlen + static_cast<std::size_t>(from) + i) * v.klen;
+                        for (std::size_t j = 0; j < n; ++j)
+                            c.grid[i * n + j] = row[static_cast<std::size_t>(from) + j];
+                    }
                 }
             });
         if (progress)
@@ -358,6 +365,12 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
                 e["query_index"] = c.position - c.firstToken; // in "tokens", from 0
                 e["tokens"] = c.tokens;
                 e["attention"] = c.attention;
+                nlohmann::ordered_json grid = nlohmann::ordered_json::array();
+                const auto n = c.tokens.size();
+                for (std::size_t i = 0; i < n; ++i)
+                    grid.push_back(std::vector<float>(c.grid.begin() + static_cast<std::ptrdiff_t>(i * n),
+                                                      c.grid.begin() + static_cast<std::ptrdiff_t>((i + 1) * n)));
+                e["grid"] = std::move(grid);
                 list.push_back(e);
             }
             write(fs::path(dir) / "heads" / ("L" + std::to_string(l + 1) + "-H" + std::to_string(h + 1) + ".json"), head);

@@ -51,6 +51,9 @@ struct HeadContext {
     int firstToken = 0;         // tokens[firstToken ..) of the text are shown; query at position
     std::vector<std::string> tokens;
     std::vector<float> attention; // the query's attention over tokens[firstToken .. position] (keys shown before it)
+    // The head's grid over the shown tokens: [n x n], n = tokens.size(), row i the attention of shown token i to each
+    // shown token (keys before the shown ones left out; above the diagonal 0 for a causal head).
+    std::vector<float> grid;
 };
 
 // Per head, means over the positions where each is defined (NaN where none is).
@@ -87,7 +90,7 @@ struct HeadContexts {
 };
 
 // Two passes over `tokens` in windows: every position's statistic for every head, then the chosen contexts' attention
-// rows. progress(done, total) counts windows over both passes; `stop` between windows (Error(Cancelled)).
+// rows and grids. progress(done, total) counts windows over both passes; `stop` between windows (Error(Cancelled)).
 HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& options,
                           const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
 

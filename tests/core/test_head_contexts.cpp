@@ -130,6 +130,13 @@ TEST_CASE("head contexts: statistics, metrics and chosen contexts equal a brute-
                     for (std::size_t j = 0; j < c.attention.size(); ++j)
                         CHECK(c.attention[j] == Approx(row[static_cast<std::size_t>(from) + j]).margin(1e-6));
                     CHECK(c.tokens[static_cast<std::size_t>(c.position - c.firstToken)] == tokens[static_cast<std::size_t>(c.position)].text);
+                    // The context's grid: every shown token's row over the shown keys.
+                    const std::size_t n = c.tokens.size();
+                    REQUIRE(c.grid.size() == n * n);
+                    for (std::size_t i = 0; i < n; ++i)
+                        for (std::size_t j = 0; j < n; ++j)
+                            CHECK(c.grid[i * n + j] ==
+                                  Approx(rows[static_cast<std::size_t>(c.firstToken) + i][static_cast<std::size_t>(from) + j]).margin(1e-6));
                 }
                 // Deciles from low to high: each sample's value is at least the one before.
                 for (std::size_t k = 4; k < contexts.size(); ++k)
@@ -165,6 +172,8 @@ TEST_CASE("head contexts are written in the documented layout", "[head-contexts]
     REQUIRE(!head["contexts"].empty());
     const auto& c = head["contexts"][0];
     CHECK(c["attention"].size() == c["query_index"].get<std::size_t>() + 1);
+    REQUIRE(c["grid"].size() == c["tokens"].size());
+    CHECK(c["grid"][0].size() == c["tokens"].size());
     CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(1, 50, 1), o), Catch::Contains("too short"));
     o.window = 1;
     CHECK_THROWS_WITH(headContexts(*loaded.model, randomTokens(10, 50, 1), o), Catch::Contains("window"));
