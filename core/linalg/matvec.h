@@ -7,9 +7,9 @@
 // up to the order of operations. On CPUs with AVX-512 VNNI, Q8_0, Q4_K and Q6_K multiply their stored integers by a
 // fixed-point copy of the activations instead (64 products per instruction, exact in int32; the copy is within 2^-21
 // of each 32-value block's largest value, 8 times float32's rounding), which is what keeps up with the memory.
-// Threads take contiguous ranges of output rows; each reads its range as eight equal parts side by side (row i of
-// every part in one kernel call, the activations loaded once for the eight), because one stream of reads per core
-// stays well below the memory's rate and several at once come close to it; each part asks for its bytes 2 KB ahead.
+// Threads take contiguous ranges of output rows; each reads its range as eight equal parts (four with AVX2) side by
+// side (row i of every part in one kernel call, the activations loaded once for them), because one stream of reads
+// per core stays well below the memory's rate and several at once come close to it; each part asks 2 KB ahead.
 #pragma once
 
 #include "linalg/matmul.h"
