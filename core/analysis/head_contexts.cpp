@@ -228,6 +228,13 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
         r.metrics[s] = {means[s].mean(0), means[s].mean(1), means[s].mean(2), means[s].mean(3),
                         means[s].mean(4), means[s].mean(5), means[s].mean(6), means[s].mean(7)};
 
+    // The contexts' grids, at most (top + 10 perDecile) per head of (before + 1 + after)^2 floats each: asked of the
+    // memory before they are made (--top and the widths are the user's).
+    const double shown = std::min<double>(W, static_cast<double>(o.contextBefore) + 1 + o.contextAfter);
+    checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * (o.top + 10.0 * o.perDecile) * shown * shown * sizeof(float)),
+              "the grids of " + std::to_string(static_cast<long long>(o.top) + 10LL * o.perDecile) + " contexts per head",
+              "ask for fewer contexts (--top, --per-decile)");
+
     // The chosen positions of every head: the top ones, then evenly spaced ones inside each tenth of the sorted values.
     r.contexts.resize(values.size());
     std::map<int, std::vector<std::pair<std::size_t, std::size_t>>> wanted; // window -> (head slot, context index)
