@@ -1,12 +1,29 @@
 // StatusArea implementation.
 #include "ui/status_area.h"
 
+#include "compute/compute_controller.h"
+
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
 
 namespace attnscope::app {
+
+void StatusArea::attach(ComputeController* compute)
+{
+    connect(this, &StatusArea::cancelClicked, compute, [compute] { compute->cancel(); });
+    connect(compute, &ComputeController::busyChanged, this, &StatusArea::setBusy);
+    connect(compute, &ComputeController::jobProgress, this, [this](JobKind kind, const QString& what, qint64 done, qint64 total) {
+        setProgress(done, total);
+        if (kind == JobKind::Text)
+            setBusy(true, tr("Computing attention: %1%").arg(done * 100 / std::max<qint64>(1, total)));
+        else if (kind == JobKind::Grid)
+            setBusy(true, tr("Computing the grid: %1 of %2 heads").arg(done).arg(total));
+        else if (kind != JobKind::Scan) // a scan's busy line says "Scanning…"; its rate and time left are in its dock
+            setBusy(true, tr("%1: %2 of %3").arg(what).arg(done).arg(total));
+    });
+}
 
 StatusArea::StatusArea(QStatusBar* bar)
     : QObject(bar)

@@ -13,6 +13,8 @@ class QStatusBar;
 
 namespace attnscope::app {
 
+class ComputeController;
+
 class StatusArea : public QObject {
     Q_OBJECT
 public:
@@ -22,6 +24,8 @@ public:
     QString text() const;             // the notice if one is up, else the status line
     void setBusy(bool busy, const QString& what); // `what` shows while busy; then the status line returns
     void setProgress(qint64 done, qint64 total); // total 0: just busy
+    // Every job's progress and busy state from `compute`, and Cancel to it.
+    void attach(ComputeController* compute);
 
 signals:
     void cancelClicked();

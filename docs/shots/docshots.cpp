@@ -52,11 +52,11 @@ QString sampleText(const std::vector<std::string>& dirs)
 
 // Starts an analysis whose figure window opens when `ready` fires, waits for it, saves the window as `name`.
 template <typename Signal>
-bool saveAnalysisFigure(app::MainWindow& w, app::ComputeController& compute, Signal ready, void (app::MainWindow::*start)(),
+bool saveAnalysisFigure(app::MainWindow& w, app::ComputeController& compute, Signal ready, void (app::AnalysisLauncher::*start)(),
                         const QString& name, int timeoutMs)
 {
     QSignalSpy spy(&compute, ready);
-    (w.*start)();
+    (w.analyses()->*start)();
     if (!spy.wait(timeoutMs))
         return false;
     settle(compute);
@@ -104,13 +104,13 @@ int main(int argc, char** argv)
     settle(compute);
 
     // Corpus scan -> Figs. 5, 6 and 7, each in its window.
-    w.startScan(corpus, 128, 64, 20000, true);
+    w.analyses()->startScan(corpus, 128, 64, 20000, true);
     if (!settle(compute, 900000))
         return 1;
     save(w.dock("relposDock"), QStringLiteral("relpos-dock"));
     save(&w, QStringLiteral("main-window-scan")); // the grid keeps its room beside the scan
     for (int fig : {5, 6, 7}) {
-        app::FigureWindow* f = w.showPaperFigure(fig);
+        app::FigureWindow* f = w.analyses()->showPaperFigure(fig);
         if (!f)
             return 1;
         save(f, QStringLiteral("paper-fig%1").arg(fig));
@@ -130,7 +130,7 @@ int main(int argc, char** argv)
     QStringList heads;
     for (int h = 1; h <= 8; ++h)
         heads << QStringLiteral("builtin:heads-%1").arg(h);
-    w.compareModels(heads);
+    w.analyses()->compareModels(heads);
     if (!settle(compute))
         return 1;
     save(&w, QStringLiteral("compare-heads-1-8"));
@@ -148,19 +148,19 @@ int main(int argc, char** argv)
     w.openModel(QStringLiteral("builtin:llama-wikitext2"));
     if (!settle(compute))
         return 1;
-    if (!saveAnalysisFigure(w, compute, &app::ComputeController::rolloutReady, &app::MainWindow::showRollout,
+    if (!saveAnalysisFigure(w, compute, &app::ComputeController::rolloutReady, &app::AnalysisLauncher::showRollout,
                             QStringLiteral("attention-rollout"), 120000))
         return 1;
-    w.startScan(corpus, 0, 256, 20000, true);
+    w.analyses()->startScan(corpus, 0, 256, 20000, true);
     if (!settle(compute, 900000))
         return 1;
-    if (app::FigureWindow* f = w.showPaperFigure(7)) {
+    if (app::FigureWindow* f = w.analyses()->showPaperFigure(7)) {
         save(f, QStringLiteral("bands-fig7"));
         f->close();
     } else {
         return 1;
     }
-    if (!saveAnalysisFigure(w, compute, &app::ComputeController::ablationReady, &app::MainWindow::showAblation,
+    if (!saveAnalysisFigure(w, compute, &app::ComputeController::ablationReady, &app::AnalysisLauncher::showAblation,
                             QStringLiteral("head-ablation"), 300000))
         return 1;
 
@@ -181,7 +181,7 @@ int main(int argc, char** argv)
     w.setSelection(1, {2});
     if (!settle(compute))
         return 1;
-    app::MechanismWindow* m = w.showMechanism();
+    app::MechanismWindow* m = w.analyses()->showMechanism();
     m->resize(1240, 720);
     if (!QTest::qWaitFor([&] { return m->view()->data() != nullptr; }, 60000))
         return 1;

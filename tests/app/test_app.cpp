@@ -419,7 +419,7 @@ TEST_CASE("relative-position heatmap cells equal the scan result, and a cancelle
         text += std::to_string((i * 7) % 40) + (i % 20 == 19 ? "\n" : " ");
     test::writeBytes(tmp / "ids.txt", text);
     QSignalSpy finished(&c, &app::ComputeController::scanFinished);
-    w.startScan(QString::fromStdString((tmp / "ids.txt").string()), 8, 6, -1, true);
+    w.analyses()->startScan(QString::fromStdString((tmp / "ids.txt").string()), 8, 6, -1, true);
     REQUIRE(finished.wait(20000));
     const auto scan = finished.at(0).at(0).value<app::ScanResultPtr>();
     REQUIRE(scan->tokens == 400);
@@ -439,7 +439,7 @@ TEST_CASE("relative-position heatmap cells equal the scan result, and a cancelle
     finished.clear();
     // Cancelled as soon as it is asked for (not after a wait: a fast machine would finish first); the job's stop
     // token exists from the request on, so the scan stops at its first check.
-    w.startScan(QString::fromStdString((tmp / "big.txt").string()), 8, 6, -1, false);
+    w.analyses()->startScan(QString::fromStdString((tmp / "big.txt").string()), 8, 6, -1, false);
     c.cancel();
     REQUIRE(finished.wait(20000));
     const auto partial = finished.at(0).at(0).value<app::ScanResultPtr>();
@@ -514,7 +514,7 @@ TEST_CASE("model comparison shows every head of every model with one shared colo
     w.resize(1280, 800);
     w.textEdit()->setPlainText(QStringLiteral("1 2 3 4 5 6 7 8 9 10"));
     QSignalSpy ready(&c, &app::ComputeController::comparisonReady);
-    w.compareModels({caseDir("txl-tiny"), caseDir("txl-samelen"), caseDir("gpt2-tiny")});
+    w.analyses()->compareModels({caseDir("txl-tiny"), caseDir("txl-samelen"), caseDir("gpt2-tiny")});
     REQUIRE(ready.wait(10000));
     QApplication::processEvents();
     const auto& d = *w.comparison()->data();
@@ -529,7 +529,7 @@ TEST_CASE("model comparison shows every head of every model with one shared colo
             CHECK(g->colLabels == row.front()->colLabels); // same tokens everywhere
         }
     QSignalSpy failed(&c, &app::ComputeController::jobFailed);
-    w.compareModels({QStringLiteral("builtin:nope")});
+    w.analyses()->compareModels({QStringLiteral("builtin:nope")});
     REQUIRE(failed.wait(10000));
     CHECK(failed.at(0).at(0).value<app::JobFailure>().kind == app::JobKind::Comparison);
     CHECK(failed.at(0).at(0).value<app::JobFailure>().message.contains("nope"));

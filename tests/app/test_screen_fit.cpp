@@ -69,7 +69,7 @@ TEST_CASE("every dock and control stays on the screen", "[app][screen]")
     QStringList heads;
     for (int h = 1; h <= 8; ++h)
         heads << QStringLiteral("builtin:heads-%1").arg(h);
-    w.compareModels(heads);
+    w.analyses()->compareModels(heads);
     settle(c);
     QApplication::processEvents();
     CHECK(outside(w).join(", ").toStdString() == "");
@@ -84,7 +84,7 @@ TEST_CASE("every dock and control stays on the screen", "[app][screen]")
     };
     INFO("grid after comparing: " << gridShare());
     CHECK(gridShare() >= 0.45);
-    w.startScan(QString(), 8, 16, 2000, false);
+    w.analyses()->startScan(QString(), 8, 16, 2000, false);
     settle(c);
     INFO("grid after a scan: " << gridShare());
     CHECK(gridShare() >= 0.45);

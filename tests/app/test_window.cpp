@@ -346,7 +346,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     {
         Window win("txl-tiny", ids(12));
         QSignalSpy scanned(&win.c, &app::ComputeController::scanFinished);
-        win.w.startScan(QString::fromStdString((tmp / "corpus.txt").string()), 8, 6, -1, false);
+        win.w.analyses()->startScan(QString::fromStdString((tmp / "corpus.txt").string()), 8, 6, -1, false);
         REQUIRE(scanned.wait(20000));
         win.w.setSelection(1, {2});
         settle(win.c);
@@ -372,7 +372,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     settle(win.c);
     CHECK(win.w.selection().segment == -1);
     CHECK(win.w.statusText().contains("segment 100 does not exist"));
-    REQUIRE(win.w.showPaperFigure(6)); // and Fig. 6 opens instead of aborting
+    REQUIRE(win.w.analyses()->showPaperFigure(6)); // and Fig. 6 opens instead of aborting
     // Wrong types are refused with the key named.
     QByteArray wrong = text;
     wrong.replace("\"layer\": 1", "\"layer\": \"one\"");
@@ -389,10 +389,10 @@ TEST_CASE("the paper figures open in windows of their own with a readable size",
         corpus += std::to_string((i * 13) % 40) + " ";
     test::writeBytes(tmp / "c.txt", corpus);
     QSignalSpy scanned(&win.c, &app::ComputeController::scanFinished);
-    win.w.startScan(QString::fromStdString((tmp / "c.txt").string()), 8, 6, -1, true);
+    win.w.analyses()->startScan(QString::fromStdString((tmp / "c.txt").string()), 8, 6, -1, true);
     REQUIRE(scanned.wait(20000));
     for (int fig : {5, 6, 7}) {
-        app::FigureWindow* f = win.w.showPaperFigure(fig);
+        app::FigureWindow* f = win.w.analyses()->showPaperFigure(fig);
         REQUIRE(f);
         CHECK(f->isVisible());
         CHECK(f->windowTitle().startsWith(QStringLiteral("Fig. %1").arg(fig)));
@@ -628,7 +628,7 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     CHECK(QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts).size() == 25);
 
     // Rollout: a figure window with one grid over the text's tokens.
-    w.showRollout();
+    w.analyses()->showRollout();
     settle(win.c);
     auto windows = w.findChildren<app::FigureWindow*>();
     REQUIRE(windows.size() == 1);
@@ -657,7 +657,7 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
 
     // Direct logit attribution after the locked row's token: the core's shares, layers x (heads, bias, MLP).
     w.grid()->setLockedRow(2);
-    w.showLogitAttribution();
+    w.analyses()->showLogitAttribution();
     settle(win.c);
     windows = w.findChildren<app::FigureWindow*>();
     REQUIRE(windows.size() == 1);
@@ -1048,7 +1048,7 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
     const QString session = QString::fromStdString((tmp / "patching.attnscope").string());
     {
         Window win("gpt2-tiny", ids(10));
-        auto* p = win.w.showPatching();
+        auto* p = win.w.analyses()->showPatching();
         REQUIRE(p);
         app::PatchingRequest r;
         r.clean = QStringLiteral("8 42 31 15 7 29 40 11 23 42");
@@ -1101,7 +1101,7 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
     Window win("gpt2-tiny", ids(5));
     REQUIRE(win.w.openSession(session).isEmpty());
     settle(win.c);
-    auto* p = win.w.showPatching();
+    auto* p = win.w.analyses()->showPatching();
     REQUIRE(p);
     CHECK(p->request().clean == QStringLiteral("8 42 31 15 7 29 40 11 23 42"));
     CHECK(p->request().answer == QStringLiteral("35"));
@@ -1112,7 +1112,7 @@ TEST_CASE("heads over a corpus in the window: the scatter has every head and a c
           "[app][window][head-contexts]")
 {
     Window win("gpt2-tiny", ids(40));
-    auto* h = win.w.showHeadContexts();
+    auto* h = win.w.analyses()->showHeadContexts();
     REQUIRE(h);
     h->run();
     settle(win.c);
@@ -1168,7 +1168,7 @@ TEST_CASE("How this head computes: the softmax step is the grid's row, the steps
         auto& w = win.w;
         w.setSelection(1, {2});
         settle(win.c);
-        auto* m = w.showMechanism();
+        auto* m = w.analyses()->showMechanism();
         REQUIRE(m);
         auto* view = m->view();
         REQUIRE(QTest::qWaitFor([&] { return view->data() != nullptr; }, 30000));

@@ -55,3 +55,27 @@ TEST_CASE("app/compute and app/views include nothing from app/ui", "[layering]")
     CHECK(checkIncludes(kSource / "app" / "compute", uiInclude) > 3);
     CHECK(checkIncludes(kSource / "app" / "views", uiInclude) > 3);
 }
+
+namespace {
+// Lines that are neither blank nor only a comment.
+int linesOfCode(const fs::path& file)
+{
+    std::ifstream in(file);
+    REQUIRE(in);
+    const std::regex noCode(R"(^\s*(//.*)?$)");
+    int n = 0;
+    for (std::string line; std::getline(in, line);)
+        n += std::regex_match(line, noCode) ? 0 : 1;
+    return n;
+}
+} // namespace
+
+TEST_CASE("the main window is a shell: its layout and menus in at most 450 lines of code", "[layering]")
+{
+    // The work goes to the controllers beside it (selection, streams, analyses, files, dock sizes).
+    const fs::path ui = kSource / "app" / "ui";
+    const int lines = linesOfCode(ui / "main_window.cpp") + linesOfCode(ui / "main_menus.cpp");
+    INFO("main_window.cpp + main_menus.cpp: " << lines << " lines of code");
+    CHECK(lines > 100);
+    CHECK(lines <= 450);
+}

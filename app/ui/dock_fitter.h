@@ -1,0 +1,43 @@
+// Gives the main window's docks the room their content asks for: the bottom tab in front its height when it comes up
+// (a plot 40% of the window, the Text tab its lines), the Heads dock its thumbnails' height once per model, and in
+// presentation mode the Predictions beside the grid.
+#pragma once
+
+#include "ui/window_parts.h"
+
+#include <QList>
+#include <QObject>
+
+class QDockWidget;
+
+namespace attnscope::app {
+
+class DockFitter : public QObject {
+    Q_OBJECT
+public:
+    explicit DockFitter(const WindowParts& parts);
+
+    QDockWidget* dock(const char* objectName) const;
+    // Shows and raises a dock; a bottom tab gets the height it asks for.
+    void show(const char* objectName);
+    // The height a bottom tab asks for when it comes up: the Text tab its content (controls and the text's lines),
+    // a tab with plots 40% of the window; the grid keeps the rest (at least 45% of a 1280x800 window).
+    int wantedHeight(const QDockWidget* d) const;
+    // Every bottom tab asks again (only the one in front acts): after a resize or leaving presentation mode.
+    void fitBottomTabs();
+    // The Heads dock takes what the next thumbnails need (once per model).
+    void fitHeadsOnNextThumbnails() { m_fitHeads = true; }
+    // The docks presentation mode keeps: the text (or translation) box, and Predictions for a model that predicts.
+    QList<QDockWidget*> presentationDocks(bool on) const;
+    // Predictions beside the grid while presenting (hidden for a model without them).
+    void placePresentationDocks();
+
+private:
+    void fitBottomDock(QDockWidget* d); // up or down, to wantedHeight
+    void fitHeadsDock();
+
+    WindowParts m_parts;
+    bool m_fitHeads = false;
+};
+
+} // namespace attnscope::app

@@ -1,0 +1,197 @@
+// FileActions implementation.
+#include "ui/file_actions.h"
+
+#include "attention_grid_view.h"
+#include "export/data_export.h"
+#include "run/attention_page.h"
+#include "ui/analysis_launcher.h"
+#include "ui/display_panel.h"
+#include "ui/relpos_panel.h"
+#include "ui/selection_controller.h"
+#include "ui/session.h"
+#include "ui/status_area.h"
+#include "ui/stream_controller.h"
+#include "ui/text_panel.h"
+#include "ui/translation_panel.h"
+#include "util/text_file.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QMainWindow>
+#include <QMessageBox>
+
+namespace attnscope::app {
+
+FileActions::FileActions(const WindowParts& parts, SelectionController* selection, StreamController* streams,
+                         AnalysisLauncher* analyses)
+    : QObject(parts.window)
+    , m_parts(parts)
+    , m_selection(selection)
+    , m_streams(streams)
+    , m_analyses(analyses)
+{
+}
+
+QString FileActions::openTextFile(const QString& path)
+{
+    try {
+        m_streams->setText(QString::fromStdString(core::readTextFile(path.toStdString())));
+        m_parts.status->show(tr("Opened text %1").arg(path));
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+void FileActions::openImage(const QString& path)
+{
+    const auto& m = m_parts.compute->model();
+    if (!m || !m->info().can.image) {
+        QMessageBox::information(m_parts.window, tr("Open a vision model first"),
+                                 tr("%1 reads text. Pictures are for vision models (ViT, DeiT, DINOv2, CLIP's vision "
+                                    "tower, the built-in shapes-vit): open one, then the picture.")
+                                     .arg(m ? m->displayName : tr("This model")));
+        return;
+    }
+    m_streams->setText(QFileInfo(path).absoluteFilePath()); // the text box names the picture; the run follows
+    if (auto* dock = m_parts.window->findChild<QDockWidget*>(QStringLiteral("imageDock"))) {
+        dock->show();
+        dock->raise();
+    }
+}
+
+QString FileActions::openDropped(const QString& path)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    static const QStringList texts{QStringLiteral("txt"), QStringLiteral("text"), QStringLiteral("md")};
+    static const QStringList images{QStringLiteral("png"), QStringLiteral("jpg"), QStringLiteral("jpeg"),
+                                    QStringLiteral("bmp"), QStringLiteral("webp")};
+    if (QFileInfo(path).isFile() && texts.contains(suffix))
+        return openTextFile(path);
+    if (QFileInfo(path).isFile() && images.contains(suffix))
+        openImage(path);
+    else if (suffix == QLatin1String("attnscope"))
+        return openSession(path);
+    else
+        m_parts.compute->loadModel(path);
+    return {};
+}
+
+QString FileActions::saveSession(const QString& pathIn)
+{
+    const auto& model = m_parts.compute->model();
+    if (!model)
+        return tr("Open a model before saving a session.");
+    const QString path = withSessionExtension(pathIn);
+    SessionState s;
+    s.model = model->spec;
+    s.text = m_parts.text->text();
+    s.selection = m_selection->selection();
+    s.display = m_parts.display->settings();
+    s.bandSplit = m_parts.display->bandSplitText();
+    if (model->info().can.encoderDecoder) {
+        const TranslationPanel* t = m_parts.translation;
+        s.source = t->source();
+        // A written target comes back by translating again; a typed one is kept as typed.
+        const bool typed = m_selection->translation() && m_selection->translation()->translation.typed > 1;
+        s.target = typed ? t->target() : QString();
+        s.selection.layer = t->site();
+        s.selection.heads = t->head() >= 0 ? std::vector<int>{t->head()} : std::vector<int>{};
+    }
+    s.relposOrder = m_parts.relpos->rowOrder();
+    s.relposLog = m_parts.relpos->logScale();
+    s.patching = m_analyses->patchingRequest();
+    if (m_parts.relpos->scan()) {
+        // The scan travels as a scan-result file next to the session.
+        const QString scanPath = path + QStringLiteral(".scan.safetensors");
+        try {
+            m_parts.relpos->scan()->save(scanPath.toStdString());
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+        s.scanFile = QFileInfo(scanPath).fileName();
+    }
+    return writeSessionFile(path, s);
+}
+
+QString FileActions::openSession(const QString& path)
+{
+    SessionState s;
+    if (const QString err = readSessionFile(path, s); !err.isEmpty())
+        return err;
+    std::shared_ptr<const core::ScanResult> scan;
+    if (!s.scanFile.isEmpty()) {
+        const QString scanPath = QFileInfo(path).dir().filePath(s.scanFile);
+        try {
+            scan = std::make_shared<core::ScanResult>(core::ScanResult::load(scanPath.toStdString()));
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+    }
+    m_analyses->restorePatching(s.patching);
+    m_streams->openSession(s, std::move(scan));
+    return {};
+}
+
+QString FileActions::exportFigureTo(const QString& path, const FigureSize& size)
+{
+    if (!m_selection->gridData())
+        return tr("There is no figure to export yet.");
+    return exportGrid(m_selection->gridData(), *m_parts.grid, path, size);
+}
+
+QString FileActions::exportDataTo(const QString& path)
+{
+    if (!m_selection->gridData())
+        return tr("There is no data to export yet.");
+    return exportGridData(*m_selection->gridData(), path);
+}
+
+QString FileActions::exportAllHeadsTo(const QString& folder, const QString& extension)
+{
+    const auto r = m_parts.compute->textResult();
+    if (!r)
+        return tr("There is nothing to export yet.");
+    return exportAllHeads(*r->capture, r->model->displayName, m_selection->selection(), *m_parts.grid, folder, extension);
+}
+
+bool FileActions::canExportPage() const
+{
+    const auto& m = m_parts.compute->model();
+    return m && (m->info().can.encoderDecoder ? m_selection->translation() != nullptr : m_parts.compute->textResult() != nullptr);
+}
+
+QString FileActions::exportPageTo(const QString& path)
+{
+    if (!canExportPage())
+        return tr("Type or open a text first.");
+    // The shown layer with all its heads, its head buttons switching the grid (an encoder-decoder model: that layer
+    // of every stack, with the cross-attention's alignment; a picture: drawn with its token's attention over the
+    // patches).
+    core::PageOptions o;
+    o.layers = {m_selection->selection().layer};
+    o.segment = m_selection->shownSegment();
+    try {
+        std::string html;
+        if (const auto& t = m_selection->translation(); t && m_parts.compute->model()->info().can.encoderDecoder) {
+            std::vector<std::string> source, target;
+            for (const auto& s : t->sourceLabels)
+                source.push_back(s.toStdString());
+            for (const auto& s : t->targetLabels)
+                target.push_back(s.toStdString());
+            html = core::translationPageHtml(t->translation, t->model->info(), source, target,
+                                             t->model->displayName.toStdString(), o);
+        } else {
+            const auto r = m_parts.compute->textResult();
+            if (r->image)
+                o.picture = r->image->seen;
+            html = core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o);
+        }
+        return saveFileAtomically(path, QByteArray::fromStdString(html));
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+}
+
+} // namespace attnscope::app

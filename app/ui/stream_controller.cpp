@@ -1,0 +1,363 @@
+// StreamController implementation.
+#include "ui/stream_controller.h"
+
+#include "analysis/surprisal.h"
+#include "attention_grid_view.h"
+#include "headless/headless_export.h"
+#include "image/image_capture.h"
+#include "text_attention_view.h"
+#include "ui/atlas_panel.h"
+#include "ui/display_panel.h"
+#include "ui/dock_fitter.h"
+#include "ui/generation.h"
+#include "ui/heads_panel.h"
+#include "ui/model_panel.h"
+#include "ui/prediction_panel.h"
+#include "ui/qk_panel.h"
+#include "ui/relpos_panel.h"
+#include "ui/selection_controller.h"
+#include "ui/status_area.h"
+#include "ui/text_panel.h"
+#include "ui/translation_panel.h"
+#include "ui/window_layout.h"
+#include "util/memory_info.h"
+#include "views/translation_views.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QMainWindow>
+#include <QMessageBox>
+#include <cmath>
+
+namespace attnscope::app {
+
+StreamController::StreamController(const WindowParts& parts, SelectionController* selection, DockFitter* docks)
+    : QObject(parts.window)
+    , m_parts(parts)
+    , m_selection(selection)
+    , m_docks(docks)
+{
+    ComputeController* compute = parts.compute;
+    connect(compute, &ComputeController::modelLoaded, this, &StreamController::onModelLoaded);
+    connect(compute, &ComputeController::jobFailed, this, &StreamController::onJobFailed);
+    connect(compute, &ComputeController::textReady, this, &StreamController::onTextReady);
+    connect(compute, &ComputeController::translationReady, this, &StreamController::onTranslation);
+    connect(parts.text, &TextPanel::runRequested, this, &StreamController::requestRun);
+    connect(parts.translation, &TranslationPanel::translateRequested, this, [this](const QString& source) {
+        if (!source.trimmed().isEmpty()) {
+            m_parts.grid->setStale(true); // the panel asked for the translation; its grid follows
+            return;
+        }
+        m_selection->showGrid(nullptr);
+        m_parts.grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+    });
+    connect(compute, &ComputeController::nextTokenReady, parts.predictions, &PredictionPanel::setNextToken);
+    m_generation = new Generation(compute, parts.predictions, parts.text, [this] { requestRun(); },
+                                  [this](const QString& s) { m_parts.status->show(s); }, this);
+    connect(m_generation, &Generation::started, this, [this] { m_parts.grid->setLockedRow(-1); });
+    connectSurprisal();
+}
+
+void StreamController::connectSurprisal()
+{
+    connect(m_parts.display, &DisplayPanel::surprisalToggled, this, [this](bool on) {
+        m_surprisalOn = on;
+        if (on) {
+            m_parts.compute->requestSurprisal();
+        } else {
+            m_parts.textView->setSurprisal({});
+            m_parts.text->setTokenInfo(m_tokenInfo);
+        }
+    });
+    connect(m_parts.compute, &ComputeController::surprisalReady, this,
+            [this](TextResultPtr text, std::shared_ptr<const core::Surprisal> s) {
+                if (!m_surprisalOn || text != m_parts.compute->textResult())
+                    return; // switched off, or the text changed since
+                m_parts.textView->setSurprisal(s->bits);
+                if (s->predicted > 0)
+                    m_parts.text->setTokenInfo(m_tokenInfo + tr(" · perplexity %1 (%2 bits per token)")
+                                                                 .arg(s->perplexity, 0, 'f', 1)
+                                                                 .arg(s->meanNats / std::log(2.0), 0, 'f', 2));
+            });
+}
+
+void StreamController::onModelLoaded(const ModelBundlePtr& m)
+{
+    // Nothing of the previous model stays on screen: every view clears now and fills in as results arrive.
+    const WindowParts& p = m_parts;
+    p.status->show(tr("Loaded %1").arg(m->displayName));
+    emit modelShown(m);
+    m_selection->startModel();
+    p.grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));
+    p.heads->setThumbnails(nullptr);
+    p.heads->setModelShape(m->info().layers, m->info().heads, m->info().kvHeads);
+    m_docks->fitHeadsOnNextThumbnails();
+    p.heads->setSelection(m_selection->selection());
+    p.heads->setSegments(1, 0);
+    p.model->setModel(m);
+    p.relpos->setModel(m->info(), m->displayName);
+    p.relpos->clear();
+    p.atlas->setModelName(m->displayName);
+    if (m_pendingScan) {
+        p.relpos->setScan(m_pendingScan, false);
+        p.relpos->showCorpus(); // the scan came back with the session: show it, not the current text
+        m_pendingScan.reset();
+    }
+    p.display->setModel(m->info());
+    p.text->setPairAvailable(!m->info().can.causal); // encoders read sentence pairs
+    const QString mask = m->info().can.maskedTokens ? QString::fromStdString(core::maskTokenOf(*m->tokenizer)) : QString();
+    p.text->setMaskToken(mask);
+    p.predictions->setModel(m->info(), mask);
+    p.qk->setPositionPartAvailable(m->info().hasRelativeTerms);
+    m_selection->takeBands(p.display->bands());
+    p.relpos->setTerms(core::TermSelection{});
+    p.text->setPlaceholder(m->tokenizer->kind().rfind("token ids", 0) == 0
+                               ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
+                               : tr("Type or paste text; the attention updates as you type."));
+    openOnSample(m);
+    showImageDock(m);
+    showStreams(m);
+    if (p.layout->presentation()) // another model while presenting: its Predictions appear (or go) as presentation mode placed them
+        m_docks->placePresentationDocks();
+}
+
+void StreamController::openOnSample(const ModelBundlePtr& m)
+{
+    // A model with a sample text of its own (the stories decoder's story opening) opens on it, unless the user has
+    // typed something: the box then holds neither the app's sample nor the one the last model opened with.
+    const QString now = m_parts.text->text();
+    const QString general = builtinSampleText(m_parts.builtinDirs); // read once per model opened
+    if (!now.trimmed().isEmpty() && now != m_sampleShown && now != general)
+        return;
+    const QString sample = m->sampleText.isEmpty() && !m_sampleShown.isEmpty() ? general : m->sampleText;
+    if (!sample.isEmpty() && sample != now)
+        m_parts.text->setTextSilently(sample);
+    m_sampleShown = m->sampleText;
+}
+
+void StreamController::showImageDock(const ModelBundlePtr& m)
+{
+    if (!m->info().can.image) {
+        m_docks->dock("imageDock")->hide();
+        return;
+    }
+    // The text box names the picture: the model folder's own sample unless it already names an image file.
+    m_parts.text->setPlaceholder(tr("Type the path of a PNG or JPEG picture (absolute, or beside the model)"));
+    const QDir folder(QString::fromStdString(m->loaded.folder));
+    const QString current = m_parts.text->text().trimmed();
+    const bool named = !current.isEmpty() && current.size() < 4096 &&
+                       QFileInfo(QFileInfo(current).isAbsolute() ? current : folder.filePath(current)).isFile();
+    if (!named)
+        m_parts.text->setTextSilently(modelPicture(folder.path()));
+    m_docks->show("imageDock");
+    // The picture is what a vision model is about: give it a good share of the width.
+    m_parts.window->resizeDocks({m_docks->dock("imageDock")}, {std::max(360, m_parts.window->width() * 2 / 5)}, Qt::Horizontal);
+}
+
+void StreamController::setText(const QString& text)
+{
+    m_parts.text->setTextSilently(text);
+    requestRun();
+}
+
+void StreamController::setSource(const QString& text)
+{
+    m_parts.translation->setSource(text);
+    const auto& m = m_parts.compute->model();
+    if (m && m->info().can.encoderDecoder)
+        emit m_parts.translation->translateRequested(text, QString(), true);
+}
+
+void StreamController::showStreams(const ModelBundlePtr& m)
+{
+    const WindowParts& p = m_parts;
+    if (!m->info().can.encoderDecoder) {
+        if (!m_docks->dock("textDock")->isVisible()) { // back from an encoder-decoder model
+            m_docks->dock("translationDock")->hide();
+            m_docks->show("textDock");
+        }
+        requestRun();
+        return;
+    }
+    p.compute->dropText();
+    m_docks->dock("textDock")->hide();
+    m_docks->show("translationDock");
+    p.translation->setModel(m);
+    p.heads->setModelShape(static_cast<int>(m->info().sites.size()), m->info().heads, 0);
+    m_selection->showSite(p.translation->site()); // the last decoder layer's cross-attention, every head
+    p.grid->setPlaceholder(tr("Translating with %1…").arg(m->displayName));
+    if (p.translation->source().trimmed().isEmpty()) {
+        p.grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+        return;
+    }
+    // A session's typed target is read as typed; otherwise the model writes its own.
+    const QString target = m_pendingSession ? m_pendingSession->target : QString();
+    p.translation->setTarget(target);
+    p.translation->setRunning(target.isEmpty());
+    p.compute->requestTranslation(p.translation->source(), target, target.isEmpty());
+}
+
+void StreamController::onTranslation(const TranslationResultPtr& r)
+{
+    const WindowParts& p = m_parts;
+    if (r->model != p.compute->model())
+        return; // a step of the model before
+    m_selection->setTranslation(r);
+    if (!r->running)
+        p.translation->setRunning(false);
+    if (!r->running && m_pendingSession) { // a session's site and head, once its translation is there
+        const SessionState s = *m_pendingSession;
+        m_pendingSession.reset();
+        const int sites = allCrossSites(r->model->info());
+        if (s.selection.layer >= 0 && s.selection.layer <= sites)
+            p.translation->select(s.selection.layer, s.selection.heads.size() == 1 && s.selection.heads[0] < r->model->info().heads
+                                                         ? s.selection.heads[0]
+                                                         : -1);
+        else
+            p.status->notify(tr("Session restored with changes: site %1 does not exist (the model has %2)")
+                                 .arg(s.selection.layer + 1)
+                                 .arg(sites));
+        p.display->setSettings(s.display);
+    }
+    p.translation->showResult(r);
+    p.heads->setThumbnails(translationThumbnails(*r));
+    p.heads->setSelection(m_selection->selection());
+    m_selection->showTranslationGrid();
+    p.status->show(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(p.translation->source(), r->targetText));
+}
+
+void StreamController::onTextReady(const TextResultPtr& r)
+{
+    const WindowParts& p = m_parts;
+    const auto& c = *r->capture;
+    p.compute->requestMaskedFills(); // an encoder's fillers of the text's [MASK] tokens (none for other models)
+    p.compute->requestNextToken(-1);  // a causal model's next tokens after the text (the locked row's: on a click)
+    // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
+    m_tokenInfo = tr("%n token(s)", "", static_cast<int>(c.tokens.size())) +
+                  (c.segments.size() > 1 ? tr(" in %1 segments of %2").arg(c.segments.size()).arg(c.segmentLen)
+                                         : QString()) +
+                  tr(" · %1 kept, weights %2 mapped")
+                      .arg(QString::fromStdString(core::formatBytes(c.bytes())),
+                           QString::fromStdString(core::formatBytes(c.model.weightBytes)));
+    p.text->setTokenInfo(m_tokenInfo);
+    p.textView->setSurprisal({});  // the previous text's values do not belong to this one
+    m_selection->markTokens({});   // nor do tokens marked in it
+    if (m_surprisalOn)
+        p.compute->requestSurprisal();
+    if (m_pendingSession) {
+        const SessionState s = *m_pendingSession;
+        m_pendingSession.reset();
+        QStringList problems;
+        m_selection->applySession(s, problems);
+        if (!problems.isEmpty())
+            p.status->notify(tr("Session restored with changes: %1").arg(problems.join(QStringLiteral("; "))));
+    }
+    m_selection->textArrived();
+    p.relpos->textChanged();
+    p.atlas->invalidate();
+}
+
+void StreamController::requestRun()
+{
+    const WindowParts& p = m_parts;
+    if (!p.compute->model())
+        return;
+    if (p.text->text().trimmed().isEmpty()) {
+        // Nothing of the old text stays on screen: grid, text view, thumbnails, segments, status.
+        p.compute->dropText();
+        p.text->setTokenInfo(tr("Type some text to see its attention."));
+        m_selection->showGrid(nullptr);
+        p.grid->setPlaceholder(tr("Type some text in the Text dock to see its attention."));
+        p.heads->setThumbnails(nullptr);
+        p.heads->setSegments(1, 0);
+        p.predictions->setFills(nullptr);
+        p.status->show(QString());
+        return;
+    }
+    // Stepping belongs to one text: a new one (not the old one extended or cut, as typing at the end and generation
+    // do) opens whole instead of as the old reveal position's sliver.
+    const QString text = p.text->text();
+    if (!text.startsWith(m_lastRunText) && !m_lastRunText.startsWith(text))
+        m_selection->stopStepping();
+    m_lastRunText = text;
+    // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
+    p.compute->runText(text, p.text->secondText(), 0, -1, m_selection->selection());
+}
+
+void StreamController::openSession(const SessionState& s, std::shared_ptr<const core::ScanResult> scan)
+{
+    // Model, text and scan are applied when the model is loaded; the view when its text is computed.
+    m_pendingSession = s;
+    m_pendingScan = std::move(scan);
+    m_parts.text->setTextSilently(s.text);
+    if (!s.source.isEmpty())
+        m_parts.translation->setSource(s.source);
+    m_parts.compute->loadModel(s.model);
+}
+
+void StreamController::onJobFailed(const JobFailure& f)
+{
+    const WindowParts& p = m_parts;
+    const QString& msg = f.message;
+    switch (f.kind) {
+    case JobKind::Load:
+        p.status->show(f.cancelled() ? tr("Cancelled opening %1").arg(f.what) : tr("Could not open %1").arg(f.what));
+        m_pendingSession.reset();
+        if (!p.compute->model())
+            p.grid->setPlaceholder(tr("No model is open: File > Open Model or File > Built-in Models"));
+        if (!f.cancelled())
+            QMessageBox::warning(p.window, tr("Could not open model"),
+                                 tr("The model could not be opened:\n\n%1\n\n%2")
+                                     .arg(msg, p.compute->model() ? tr("The previous model stays loaded.")
+                                                                  : tr("Open another model from the File menu.")));
+        return;
+    case JobKind::Text:
+        p.status->show(f.cancelled() ? tr("Cancelled") : msg);
+        if (!f.cancelled())
+            p.text->setTokenInfo(msg);
+        if (!f.cancelled() && !m_selection->gridData()) // never leave "Computing attention…" up after the run failed
+            p.grid->setPlaceholder(tr("No attention for this text: %1").arg(msg));
+        else
+            p.grid->setStale(true); // what it shows belongs to the text before the edit
+        return;
+    case JobKind::Grid: {
+        const QString shown = f.cancelled() ? tr("Cancelled. Choose a head or layer to compute its grid.") : msg;
+        m_selection->showGrid(nullptr);
+        p.grid->setPlaceholder(shown);
+        p.status->show(shown);
+        emit m_selection->gridShown();
+        return;
+    }
+    case JobKind::Scan:
+        if (f.cancelled())
+            p.status->notify(tr("Scan cancelled"));
+        else
+            QMessageBox::warning(p.window, tr("Scan failed"), msg);
+        return;
+    case JobKind::Comparison: // the Compare Models dock says it; not modal: the other views stay usable
+        p.status->show(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
+        return;
+    case JobKind::Translation: // the Translation dock says it too
+        p.status->show(f.cancelled() ? tr("Cancelled") : msg);
+        if (!f.cancelled() && !m_selection->translation())
+            p.grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));
+        else
+            p.grid->setStale(false);
+        return;
+    case JobKind::Thumbnails:  // the overview stays as it was; the grid reports the same problem where it is seen
+    case JobKind::TextProfile: // the Relative Position dock says it
+    case JobKind::MaskedFills: // the Predictions dock says it
+    case JobKind::NextToken:
+    case JobKind::QkSpace:     // the Query-Key Space dock says it
+    case JobKind::Patching:    // their windows say it
+    case JobKind::PromptPair:
+    case JobKind::HeadContexts:
+        return;
+    default: // (the Head Atlas and Experts docks say it too)
+        break;
+    }
+    p.status->notify(f.cancelled() ? tr("%1 cancelled").arg(f.what) : tr("%1: %2").arg(f.what, msg));
+}
+
+} // namespace attnscope::app
