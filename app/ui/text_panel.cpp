@@ -227,7 +227,7 @@ void TextPanel::stopPlaying()
 
 QString TextPanel::text() const
 {
-    return m_text->toPlainText();
+    return m_text->text();
 }
 
 void TextPanel::recountLines()
@@ -258,7 +258,7 @@ bool TextPanel::eventFilter(QObject* watched, QEvent* event)
 void TextPanel::appendGenerated(const QString& text)
 {
     if (m_generatedFrom == std::string::npos)
-        m_generatedFrom = m_text->toPlainText().toStdString().size();
+        m_generatedFrom = m_text->text().toStdString().size();
     // An edit at the end, not a new text: the box keeps its undo history (a cut for regeneration can be undone).
     const QSignalBlocker block(m_text);
     QTextCursor cursor(m_text->document());
@@ -273,13 +273,13 @@ void TextPanel::appendGenerated(const QString& text)
 
 void TextPanel::cutAfter(std::size_t byteOffset)
 {
-    const QByteArray utf8 = m_text->toPlainText().toUtf8();
+    const QByteArray utf8 = m_text->text().toUtf8();
     const qsizetype chars = QString::fromUtf8(utf8.left(static_cast<qsizetype>(std::min<std::size_t>(byteOffset, utf8.size())))).size();
     if (m_generatedFrom == std::string::npos || m_generatedFrom > byteOffset)
         m_generatedFrom = std::string::npos; // the next generated token marks the start again
     const QSignalBlocker block(m_text);
     QTextCursor cursor(m_text->document());
-    cursor.setPosition(static_cast<int>(chars));
+    cursor.setPosition(m_text->documentPosition(static_cast<int>(chars)));
     cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
     cursor.removeSelectedText();
     m_text->moveCursor(QTextCursor::End);
@@ -346,7 +346,7 @@ void TextPanel::shadeTokens(const std::shared_ptr<const core::TextCapture>& capt
 {
     // Token boundaries as alternating shades; the hovered token (from any view) in yellow.
     QList<QTextEdit::ExtraSelection> sels;
-    const QString text = m_text->toPlainText();
+    const QString text = m_text->text();
     // A pair's capture holds A, a line break and B: the box shows A.
     const std::string shown = text.toStdString();
     const bool matches = capture && (capture->text == shown ||
@@ -360,8 +360,8 @@ void TextPanel::shadeTokens(const std::shared_ptr<const core::TextCapture>& capt
                 break; // past the box's text (a pair's B)
             QTextEdit::ExtraSelection s;
             s.cursor = QTextCursor(m_text->document());
-            s.cursor.setPosition(map[tok.begin]);
-            s.cursor.setPosition(map[tok.end], QTextCursor::KeepAnchor);
+            s.cursor.setPosition(m_text->documentPosition(map[tok.begin]));
+            s.cursor.setPosition(m_text->documentPosition(map[tok.end]), QTextCursor::KeepAnchor);
             const bool generated = m_generatedFrom != std::string::npos && tok.begin >= m_generatedFrom;
             s.format.setBackground(t == hovered ? QColor(255, 214, 0)
                                    : generated  ? (t % 2 ? QColor(200, 240, 200) : QColor(170, 225, 170))

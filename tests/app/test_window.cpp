@@ -63,6 +63,7 @@
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTest>
+#include <QTextBlock>
 #include <QTextBrowser>
 #include <QTimer>
 #include <catch2/catch.hpp>
@@ -903,6 +904,75 @@ TEST_CASE("the text box wraps anywhere while it holds a word longer than a line,
     CHECK(box.toPlainText().size() > app::TextBox::kLongWord);
     CHECK(atInsert == QTextOption::WrapAnywhere);
     CHECK(app::TextBox::longestWord(QStringLiteral("ab  abcd\nabc")) == 4);
+}
+
+TEST_CASE("the text box shows a long line as short paragraphs and gives the text back as typed", "[app][textbox]")
+{
+    // A line several pieces long, of short words (so pieces end after a space), and a second line.
+    QString line;
+    for (int i = 0; line.size() < 3 * app::TextBox::kLongLine; ++i)
+        line += QStringLiteral("word%1 ").arg(i);
+    const QString text = line + QStringLiteral("\nsecond line");
+    app::TextBox box;
+    box.resize(600, 120);
+    box.show();
+    box.setText(text);
+    // Paragraphs no longer than a piece, so an edit lays out a piece rather than the whole line.
+    CHECK(box.document()->blockCount() >= text.size() / app::TextBox::kPiece);
+    for (QTextBlock b = box.document()->begin(); b.isValid(); b = b.next())
+        CHECK(b.length() <= app::TextBox::kPiece + 1);
+    REQUIRE(box.text() == text);
+    CHECK(box.toPlainText() != text); // (the document does hold the soft breaks)
+    // Every character of text() is where documentPosition says.
+    QTextCursor probe(box.document());
+    for (int i = 0; i < text.size(); i += 97) {
+        probe.setPosition(box.documentPosition(i));
+        probe.setPosition(box.documentPosition(i + 1), QTextCursor::KeepAnchor);
+        REQUIRE(probe.selectedText() == text.mid(i, 1));
+    }
+    const QTextBlock soft = box.document()->begin().next(); // the first line's second piece
+    // Backspace at a soft break deletes the character before it, and undo brings it back.
+    box.setTextCursor(QTextCursor(soft));
+    const int before = soft.position() - 1; // (in text(): the first piece's length)
+    QTest::keyClick(&box, Qt::Key_Backspace);
+    CHECK(box.text() == QString(text).remove(before - 1, 1));
+    box.undo();
+    CHECK(box.text() == text);
+    // Delete at the end of a piece deletes the character after the break.
+    QTextCursor end(box.document()->begin());
+    end.movePosition(QTextCursor::EndOfBlock);
+    box.setTextCursor(end);
+    QTest::keyClick(&box, Qt::Key_Delete);
+    CHECK(box.text() == QString(text).remove(before, 1));
+    box.undo();
+    // Enter inside a piece is one real line break.
+    QTextCursor mid(soft);
+    mid.movePosition(QTextCursor::NextCharacter, QTextCursor::MoveAnchor, 3);
+    box.setTextCursor(mid);
+    QTest::keyClick(&box, Qt::Key_Return);
+    CHECK(box.text() == QString(text).insert(before + 3, QLatin1Char('\n')));
+    box.undo();
+    REQUIRE(box.text() == text);
+    // A selection across a soft break copies without it; deleting it and undoing gives the text back.
+    QTextCursor across(box.document());
+    across.setPosition(before + 1 - 10); // (the second piece starts at document position before + 1)
+    across.setPosition(before + 1 + 10, QTextCursor::KeepAnchor);
+    box.setTextCursor(across);
+    box.copy();
+    CHECK(QApplication::clipboard()->text() == text.mid(before - 9, 19)); // (nine before the break, ten after)
+    QTest::keyClick(&box, Qt::Key_Delete);
+    CHECK(box.text() == QString(text).remove(before - 9, 19));
+    box.undo();
+    CHECK(box.text() == text);
+    // A long line pasted into a short text is split as it goes in, at the cursor.
+    box.setText(QStringLiteral("ab"));
+    QTextCursor at(box.document());
+    at.setPosition(1);
+    box.setTextCursor(at);
+    QApplication::clipboard()->setText(text);
+    box.paste();
+    CHECK(box.text() == QStringLiteral("a") + text + QStringLiteral("b"));
+    CHECK(box.document()->blockCount() > 3);
 }
 
 TEST_CASE("the model dialog opens a typed model folder instead of entering it", "[app][files]")
