@@ -1,4 +1,5 @@
 // attnscope GUI entry point: the window, or headless figure export with --export.
+#include "model/model_loader.h"
 #include "builtin_paths.h"
 #include "compute/compute_controller.h"
 #include "headless/headless_export.h"
@@ -95,7 +96,7 @@ int main(int argc, char** argv)
     window.setText(text);
     if (p.isSet("source"))
         window.setSource(p.value("source"));
-    window.openModel(p.isSet("model") ? p.value("model") : QStringLiteral("builtin:txl-wikitext2"));
+    window.openModel(p.isSet("model") ? p.value("model") : QString::fromLatin1(core::kDefaultBuiltinSpec));
     const int layer = p.value("layer").toInt() - 1, head = p.value("head").toInt() - 1;
     if (layer > 0 || head > 0)
         QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,

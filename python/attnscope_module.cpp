@@ -608,7 +608,7 @@ class Model {
 public:
     explicit Model(const std::string& spec)
         : m_loaded(std::make_shared<LoadedModel>(loadModel(spec, attnscope::builtinModelDirs(""))))
-        , m_spec(spec.rfind("builtin:", 0) == 0 ? spec : std::filesystem::absolute(spec).string())
+        , m_spec(isBuiltinSpec(spec) ? spec : std::filesystem::absolute(spec).string())
     {
         try {
             m_tokenizer = std::shared_ptr<Tokenizer>(loadModelTokenizer(*m_loaded).release());

@@ -190,7 +190,7 @@ int cmdTokenize(const Args& a, const std::vector<std::string>& builtins)
 {
     // A tokenizer folder needs no config.json; only builtin:NAME goes through model resolution.
     const std::string& spec = require(a, "tokenizer");
-    const std::string folder = spec.rfind("builtin:", 0) == 0 ? resolveModelFolder(spec, builtins) : spec;
+    const std::string folder = isBuiltinSpec(spec) ? resolveModelFolder(spec, builtins) : spec;
     std::string text;
     if (a.options.count("text") && a.options.count("text-file"))
         throw Error(ErrorCode::BadInput, "give either --text or --text-file, not both");
@@ -832,7 +832,7 @@ int main(int argc, char** argv)
             return cmdHeadContexts(parseArgs(argc, argv, kHeadContextOptions), builtins);
         if (command == "list-builtin") {
             for (const auto& n : listBuiltinModels(builtins))
-                std::cout << "builtin:" << n << "\n";
+                std::cout << builtinSpec(n) << "\n";
             return 0;
         }
         std::cerr << "attnscope-cli: " << (command.empty() ? "no command given" : "unknown command \"" + command + "\"")

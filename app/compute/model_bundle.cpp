@@ -32,7 +32,7 @@ ModelBundlePtr loadBundle(const QString& spec, const std::vector<std::string>& b
         b->controlIds = core::controlTokenIds(*b->tokenizer);
     b->spec = spec;
     // A built-in by its name, a file by the model's own name when it has one (a GGUF's metadata), else by the file.
-    b->displayName = spec.startsWith(QLatin1String("builtin:")) ? spec.mid(8)
+    b->displayName = core::isBuiltinSpec(spec.toStdString()) ? QString::fromStdString(core::builtinName(spec.toStdString()))
                      : !b->loaded.name.empty()                  ? QString::fromStdString(b->loaded.name).trimmed()
                                                                 : QFileInfo(QString::fromStdString(b->loaded.ggufPath.empty() ? b->loaded.folder : b->loaded.ggufPath)).fileName();
     if (b->displayName.isEmpty() || b->displayName == QLatin1String("."))

@@ -1,4 +1,5 @@
 // Headless export: the same builders and views as the window, drawn off screen.
+#include "model/model_loader.h"
 #include "headless/headless_export.h"
 
 #include "image/image_capture.h"
@@ -42,7 +43,6 @@
 namespace attnscope::app {
 
 namespace {
-constexpr const char* kDefaultModel = "builtin:txl-wikitext2";
 
 // An export's error message becomes the exception the one catch below prints.
 void throwIfFailed(const QString& err)
@@ -497,7 +497,7 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
     try {
         intOption(p, "width", 50, 20000);
         intOption(p, "height", 50, 20000);
-        const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(kDefaultModel);
+        const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(core::kDefaultBuiltinSpec);
         const auto bundle = loadBundle(spec, dirs);
         if (bundle->info().can.encoderDecoder) {
             if (p.value("view") == QLatin1String("position-bias")) { // T5's learned relative positions

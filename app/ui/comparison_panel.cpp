@@ -1,4 +1,5 @@
 // ComparisonPanel implementation.
+#include "model/model_loader.h"
 #include "compute/compute_controller.h"
 #include "ui/comparison_panel.h"
 
@@ -28,7 +29,7 @@ ComparisonPanel::ComparisonPanel(const std::vector<std::string>& builtinNames, Q
     m_list->setMaximumWidth(220);
     for (const auto& name : builtinNames) {
         const QString n = QString::fromStdString(name);
-        addModel(n, QStringLiteral("builtin:") + n, n.startsWith(QLatin1String("heads-")));
+        addModel(n, QString::fromStdString(core::builtinSpec(n.toStdString())), n.startsWith(QLatin1String("heads-")));
     }
     auto* addFolder = new QPushButton(tr("Add model…"), this);
     addFolder->setToolTip(tr("A model folder, a .gguf file, or a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it"));

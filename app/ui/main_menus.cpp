@@ -65,7 +65,7 @@ void MainWindow::buildFileMenu()
     rebuildRecentMenu();
     QMenu* builtins = file->addMenu(tr("&Built-in Models"));
     for (const auto& name : core::listBuiltinModels(m_parts.builtinDirs)) {
-        const QString spec = QStringLiteral("builtin:") + QString::fromStdString(name);
+        const QString spec = QString::fromStdString(core::builtinSpec(name));
         builtins->addAction(QString::fromStdString(name), this, [this, spec] { openModel(spec); });
     }
     if (builtins->isEmpty())

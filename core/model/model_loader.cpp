@@ -26,6 +26,21 @@ namespace {
 constexpr std::string_view kBuiltinPrefix = "builtin:";
 }
 
+std::string builtinSpec(const std::string& name)
+{
+    return std::string(kBuiltinPrefix) + name;
+}
+
+bool isBuiltinSpec(const std::string& spec)
+{
+    return spec.rfind(kBuiltinPrefix, 0) == 0;
+}
+
+std::string builtinName(const std::string& spec)
+{
+    return isBuiltinSpec(spec) ? spec.substr(kBuiltinPrefix.size()) : std::string();
+}
+
 std::vector<std::string> listBuiltinModels(const std::vector<std::string>& builtinDirs)
 {
     std::vector<std::string> names;
@@ -44,8 +59,8 @@ std::vector<std::string> listBuiltinModels(const std::vector<std::string>& built
 
 std::string resolveModelFolder(const std::string& spec, const std::vector<std::string>& builtinDirs)
 {
-    if (spec.rfind(kBuiltinPrefix, 0) == 0) {
-        const std::string name = spec.substr(kBuiltinPrefix.size());
+    if (isBuiltinSpec(spec)) {
+        const std::string name = builtinName(spec);
         for (const auto& dir : builtinDirs) {
             const fs::path p = fs::path(dir) / name;
             if (fs::exists(p / "config.json"))

@@ -53,5 +53,11 @@ std::unique_ptr<Tokenizer> loadFolderTokenizer(const std::string& folderOrFile);
 
 // Names of the built-in models found in `builtinDirs` (folders holding a config.json), sorted.
 std::vector<std::string> listBuiltinModels(const std::vector<std::string>& builtinDirs);
+// How a built-in model is named in a model spec ("builtin:NAME"), in one place for every front end.
+std::string builtinSpec(const std::string& name);
+bool isBuiltinSpec(const std::string& spec);
+std::string builtinName(const std::string& spec); // "" when `spec` names no built-in
+// The model the app, headless export and the Python module open when none is named.
+inline constexpr const char* kDefaultBuiltinSpec = "builtin:txl-wikitext2";
 
 } // namespace attnscope::core

@@ -94,6 +94,15 @@ TEST_CASE("built-in models load by name and are listed", "[builtin]")
     const auto txl = core::loadModel("builtin:txl-wikitext2", builtinDirs());
     CHECK(txl.model->info().layers * txl.model->info().heads >= 32);
     CHECK(fs::exists(fs::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models" / "sample.txt"));
+    // The one recipe for a built-in's spec, which every front end uses: a listed name round-trips, a path is none.
+    for (const auto& n : names) {
+        CHECK(core::isBuiltinSpec(core::builtinSpec(n)));
+        CHECK(core::builtinName(core::builtinSpec(n)) == n);
+        CHECK(core::resolveModelFolder(core::builtinSpec(n), builtinDirs()).find(n) != std::string::npos);
+    }
+    CHECK_FALSE(core::isBuiltinSpec("resources/models/txl-wikitext2"));
+    CHECK(core::builtinName("resources/models/txl-wikitext2").empty());
+    CHECK(core::resolveModelFolder(core::kDefaultBuiltinSpec, builtinDirs()).size() > 0); // the default is installed
 }
 
 TEST_CASE("the built-in Llama-family model reproduces its training script's loss", "[builtin][llama]")
