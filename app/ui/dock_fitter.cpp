@@ -10,6 +10,7 @@
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QScreen>
+#include <QScrollArea>
 #include <QTabBar>
 #include <QTimer>
 
@@ -123,6 +124,31 @@ void DockFitter::fitHeadsDock()
         w->resizeDocks({d, below}, {size, std::max(1, d->height() + below->height() - size)}, Qt::Vertical);
     else
         w->resizeDocks({d}, {size}, Qt::Vertical);
+}
+
+void DockFitter::showLarge(const char* objectName, bool large)
+{
+    QDockWidget* d = dock(objectName);
+    if (!large) {
+        d->setFloating(false); // back into its tab group
+        d->raise();
+        QTimer::singleShot(0, this, [this, d] { fitBottomDock(d); });
+        return;
+    }
+    const QRect screen = m_parts.window->screen()->availableGeometry();
+    const int side = std::min(screen.height() * 9 / 10, screen.width() * 6 / 10);
+    // At least as wide as the panel's controls (the dock's scroll area would otherwise cut them).
+    const auto* area = qobject_cast<const QScrollArea*>(d->widget());
+    const int controls = (area && area->widget() ? area->widget() : d->widget())->minimumSizeHint().width() + 24;
+    const int width = std::min(screen.width() * 9 / 10, std::max(side, controls));
+    d->setFloating(true);
+    d->resize(width, side);
+    d->move(screen.center() - QPoint(width / 2, side / 2));
+    d->raise();
+    // The tab group it left shows the text box, not whichever analysis came next.
+    for (const char* text : {"textDock", "translationDock"})
+        if (dock(text)->isVisible())
+            dock(text)->raise();
 }
 
 QList<QDockWidget*> DockFitter::presentationDocks(bool on) const

@@ -31,6 +31,9 @@ public:
     QList<QDockWidget*> presentationDocks(bool on) const;
     // Predictions beside the grid while presenting (hidden for a model without them).
     void placePresentationDocks();
+    // A dock in a large square window of its own over the grid (a plot a bottom tab would leave a strip), or back
+    // where it was docked.
+    void showLarge(const char* objectName, bool large);
 
 private:
     void fitBottomDock(QDockWidget* d); // up or down, to wantedHeight

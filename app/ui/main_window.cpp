@@ -135,6 +135,8 @@ void MainWindow::buildControllers()
             if (visible)
                 QTimer::singleShot(0, this, refresh); // once its tab is the current one
         });
+    connect(m_parts.qk, &QkPanel::enlargeToggled, m_docks, [this](bool large) { m_docks->showLarge("qkDock", large); });
+    connect(dock("qkDock"), &QDockWidget::topLevelChanged, m_parts.qk, &QkPanel::setEnlarged);
     auto* keys = new KeyRouter(this);
     connect(keys, &KeyRouter::stepHead, m_selection, &SelectionController::nextHead);
     connect(keys, &KeyRouter::stepLayer, m_selection, &SelectionController::nextLayer);

@@ -13,6 +13,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
+#include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QMenu>
 #include <QMessageBox>
@@ -29,6 +30,7 @@ QkPanel::QkPanel(QWidget* parent)
     , m_method(new QComboBox(this))
     , m_part(new QComboBox(this))
     , m_colour(new QComboBox(this))
+    , m_enlarge(new QToolButton(this))
     , m_allHeads(new QCheckBox(tr("All heads"), this))
     , m_view(new widgets::QkScatterView(this))
     , m_matrix(new widgets::QkMatrixView(this))
@@ -104,6 +106,14 @@ QkPanel::QkPanel(QWidget* parent)
     controls->addWidget(m_colour);
     controls->addWidget(m_allHeads);
     controls->addStretch(1);
+    // A bottom tab leaves the plot a strip on a projector-sized screen: a square window of its own reads.
+    m_enlarge->setObjectName(QStringLiteral("qkEnlarge"));
+    m_enlarge->setText(tr("Enlarge"));
+    m_enlarge->setCheckable(true);
+    m_enlarge->setToolTip(tr("Show the plot in a large square window of its own (uncheck, or double-click its title, "
+                             "to put it back in its tab)"));
+    connect(m_enlarge, &QToolButton::toggled, this, &QkPanel::enlargeToggled);
+    controls->addWidget(m_enlarge);
     controls->addWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -142,6 +152,12 @@ QkPanel::QkPanel(QWidget* parent)
         if (ofText())
             emit positionsMarked(positions);
     });
+}
+
+void QkPanel::setEnlarged(bool large)
+{
+    const QSignalBlocker block(m_enlarge);
+    m_enlarge->setChecked(large);
 }
 
 void QkPanel::attach(ComputeController* compute, std::function<ViewSelection()> selection)

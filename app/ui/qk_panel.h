@@ -16,6 +16,7 @@
 #include <vector>
 
 class QComboBox;
+class QToolButton;
 
 class QCheckBox;
 class QStackedWidget;
@@ -49,6 +50,7 @@ public:
     void setMatrix(widgets::QkMatrixPtr data);
     widgets::QkMatrixView* matrixView() const { return m_matrix; }
     void setMessage(const QString& message);
+    void setEnlarged(bool large); // the Enlarge button follows the dock (docked back by its title bar too)
     widgets::QkScatterView* view() const { return m_view; }
 
     // The shown plot (one head or every head) as a figure file in its own shape; "" or a message naming the file.
@@ -60,6 +62,7 @@ signals:
     void positionsMarked(const std::vector<int>& positions); // a lasso's tokens (empty: cleared)
     void exported(const QString& path);  // a figure or the points were saved
     void headChosen(int layer, int head); // a head clicked in the matrix (the panel goes back to one head)
+    void enlargeToggled(bool large);      // the plot in a large window of its own, or back in its tab
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -75,6 +78,7 @@ private:
     QComboBox* m_method;
     QComboBox* m_part;
     QComboBox* m_colour;
+    QToolButton* m_enlarge;
     QCheckBox* m_allHeads;
     widgets::QkScatterView* m_view;
     widgets::QkMatrixView* m_matrix;

@@ -66,6 +66,7 @@
 #include <QTextBlock>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QToolButton>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -708,6 +709,40 @@ TEST_CASE("Surprisal tints the text view and puts the text's perplexity beside i
     settle(win.c);
     CHECK_FALSE(box->isEnabled());
     CHECK(box->toolTip().contains("no surprisal"));
+}
+
+TEST_CASE("Query-Key Space enlarges into a square window of its own and goes back into its tab", "[app][window][qk]")
+{
+    Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8 9 7"));
+    auto& w = win.w;
+    auto* panel = w.findChild<app::QkPanel*>(QStringLiteral("qkPanel"));
+    auto* enlarge = panel->findChild<QToolButton*>(QStringLiteral("qkEnlarge"));
+    REQUIRE(enlarge);
+    QDockWidget* dock = w.dock("qkDock");
+    w.showDock("qkDock");
+    settle(win.c);
+    REQUIRE(QTest::qWaitFor([&] { return panel->view()->data() != nullptr; }, 30000));
+    const QSize docked = panel->view()->size();
+    enlarge->click();
+    QApplication::processEvents();
+    CHECK(dock->isFloating());
+    // The plot gets the room a bottom tab cannot give it, about square, and the window fits the screen.
+    const QSize large = panel->view()->size();
+    INFO("docked " << docked.width() << "x" << docked.height() << ", enlarged " << large.width() << "x" << large.height());
+    CHECK(large.height() >= docked.height() * 3 / 2);
+    CHECK(large.height() >= w.screen()->availableGeometry().height() / 2);
+    CHECK(large.width() >= large.height() * 9 / 10);
+    CHECK(w.screen()->availableGeometry().contains(dock->frameGeometry()));
+    // Unchecked (or docked by its title bar) it is a tab below the grid again, and the button says so.
+    enlarge->click();
+    QApplication::processEvents();
+    CHECK_FALSE(dock->isFloating());
+    CHECK(w.dockWidgetArea(dock) == Qt::BottomDockWidgetArea);
+    enlarge->click();
+    QApplication::processEvents();
+    dock->setFloating(false);
+    QApplication::processEvents();
+    CHECK_FALSE(enlarge->isChecked());
 }
 
 TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its row in the grid", "[app][window][qk]")
