@@ -1,6 +1,8 @@
 // Argument parsing shared by the attnscope-cli subcommands (cli_args.h).
 #include "cli_args.h"
 
+#include <cmath>
+
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -57,6 +59,21 @@ int parseInt(const Args& a, const std::string& key, int fallback)
     } catch (const std::exception&) {
     }
     throw Error(ErrorCode::BadInput, "--" + key + " expects an integer, got \"" + it->second + "\"");
+}
+
+double parseNonNegative(const Args& a, const std::string& key, double fallback)
+{
+    const auto it = a.options.find(key);
+    if (it == a.options.end())
+        return fallback;
+    try {
+        std::size_t used = 0;
+        const double v = std::stod(it->second, &used);
+        if (used == it->second.size() && std::isfinite(v) && v >= 0)
+            return v;
+    } catch (const std::exception&) {
+    }
+    throw Error(ErrorCode::BadInput, "--" + key + " expects a number >= 0, got \"" + it->second + "\"");
 }
 
 std::string textArgument(const Args& a)

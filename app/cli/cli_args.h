@@ -19,6 +19,8 @@ Args parseArgs(int argc, char** argv, const std::vector<std::string>& known, con
 const std::string& require(const Args& a, const std::string& key);
 // The option as an integer (all of it), `fallback` when absent.
 int parseInt(const Args& a, const std::string& key, int fallback);
+// A number option that must be finite and >= 0.
+double parseNonNegative(const Args& a, const std::string& key, double fallback);
 // The text of --text or --text-file.
 std::string textArgument(const Args& a);
 // A text file's contents; Error(BadInput) naming the file when it is empty or only white space.

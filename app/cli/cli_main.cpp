@@ -77,7 +77,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli experts --model MODEL (--text TEXT | --text-file FILE) [--chunk N] [--top N] [--per-token]
   attnscope-cli patch --model MODEL (--clean TEXT | --clean-ids "ID ...") (--corrupt TEXT | --corrupt-ids "ID ...")
                      --answer ID|WORD --wrong ID|WORD [--metric logit-diff|prob|logprob|loss]
-                     --component head-out|q|k|v|pattern|resid [--per-position] [--noising] --out PATCH.json
+                     --component head-out|q|k|v|pattern|resid [--per-position] [--noising] [--coarse-to-fine S]
+                     --out PATCH.json
   attnscope-cli path-patch --model MODEL (--clean ...) (--corrupt ...) --answer ID|WORD --wrong ID|WORD
                      --sender L.H --receivers L.X[,L.X...] --input q|k|v [--receiver-head-only] [--noising]
                      --out PATH.json
@@ -128,6 +129,9 @@ k and v of a grouped model; positions for resid, layers 1..L+1 where L+1 is afte
 time from the clean run into the corrupted one (--noising: the other way). Writes {"m_clean", "m_corrupt", "scores"}
 with scores[layer][head or group or position][position with --per-position], each (m_patched - m_corrupt) /
 (m_clean - m_corrupt), every index from 1 in "axes". pattern patches a head's probabilities, keeping the values.
+--coarse-to-fine S: first each layer with all its heads (or groups) patched at once ("layer_scores"), then the heads of
+the layers whose |score| >= S only, then (with --per-position) the positions of the heads that reach S ("unit_scores");
+cells left out are null, counted in "skipped" (a head another head of its layer cancels can be missed).
 path-patch: the sender head's output from the other prompt, every other head frozen, reaches only the receivers'
 q, k or v (X a query head for q; a key/value group for k and v of a grouped model, or with --receiver-head-only one
 query head); writes {"m_clean", "m_corrupt", "score"}.

@@ -23,7 +23,7 @@ namespace attnscope::cli {
 using namespace attnscope::core;
 
 const std::vector<std::string> kPatchOptions = {"model", "clean", "corrupt", "clean-ids", "corrupt-ids", "answer", "wrong",
-                                                "metric", "component", "out"};
+                                                "metric", "component", "coarse-to-fine", "out"};
 const std::vector<std::string> kPatchFlags = {"per-position", "noising"};
 const std::vector<std::string> kPathPatchOptions = {"model", "clean", "corrupt", "clean-ids", "corrupt-ids", "answer",
                                                     "wrong", "metric", "sender", "receivers", "input", "out"};
@@ -198,6 +198,7 @@ int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
     readPromptsAndMetric(a, in, request);
     request.component = patchComponentNamed(require(a, "component"));
     request.perPosition = a.has("per-position");
+    request.coarseToFine = parseNonNegative(a, "coarse-to-fine", 0);
     const std::string& out = require(a, "out");
     const bool tty = ::isatty(2);
     const auto r = patchActivations(in.model(), request, [&](const PatchResult&, int done, int total) {
@@ -215,6 +216,24 @@ int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
     j["direction"] = request.noising ? "noising" : "denoising";
     j["clean_tokens"] = in.pieces(request.clean);
     j["corrupt_tokens"] = in.pieces(request.corrupt);
+    j["runs"] = r.runs;
+    if (request.coarseToFine > 0) { // what the coarse passes measured, and how many cells they left out (null)
+        auto finite = [](const std::vector<double>& v, std::size_t from, std::size_t count) {
+            nlohmann::ordered_json out = nlohmann::ordered_json::array();
+            for (std::size_t i = from; i < from + count; ++i)
+                out.push_back(std::isfinite(v[i]) ? nlohmann::ordered_json(v[i]) : nlohmann::ordered_json(nullptr));
+            return out;
+        };
+        j["coarse_to_fine"] = request.coarseToFine;
+        j["layer_scores"] = finite(r.layerScores, 0, r.layerScores.size());
+        if (request.perPosition) { // [layer][head or group], over all positions
+            const auto units = static_cast<std::size_t>(r.shape[1]);
+            j["unit_scores"] = nlohmann::ordered_json::array();
+            for (std::size_t l = 0; l < r.layerScores.size(); ++l)
+                j["unit_scores"].push_back(finite(r.unitScores, l * units, units));
+        }
+        j["skipped"] = r.skipped;
+    }
     writeJson(out, j);
     return 0;
 }

@@ -840,6 +840,7 @@ void ComputeController::requestPatching(const PatchingRequest& request)
             p.component = request.component;
             p.perPosition = request.perPosition;
             p.noising = request.noising;
+            p.coarseToFine = request.coarseToFine;
             p.metric.answer = core::answerToken(tok, request.answer.toStdString());
             p.metric.wrong = core::answerToken(tok, request.wrong.toStdString());
             // Partial heatmaps at most five times a second, and progress with them.

@@ -104,6 +104,7 @@ struct PatchingRequest {
     core::PatchComponent component = core::PatchComponent::HeadOutput;
     bool perPosition = false;
     bool noising = false;
+    double coarseToFine = 0; // > 0: layers first, then the heads and positions reaching it (core::PatchRequest)
 };
 
 // A patching run's scores so far (running) or all of them, with the prompts' tokens for the heatmap's labels.

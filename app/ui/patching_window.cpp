@@ -9,6 +9,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QGridLayout>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -45,6 +46,8 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
     , m_component(new QComboBox(this))
     , m_perPosition(new QCheckBox(tr("Per position"), this))
     , m_noising(new QCheckBox(tr("Noising"), this))
+    , m_coarse(new QCheckBox(tr("Coarse to fine, from |score|"), this))
+    , m_threshold(new QDoubleSpinBox(this))
     , m_run(new QPushButton(tr("Patch"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_exportFigure(new QPushButton(tr("Export Figure…"), this))
@@ -64,6 +67,15 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
         m_component->addItem(tr(c.label));
     m_perPosition->setToolTip(tr("One score per position as well (the residual stream is always per position)"));
     m_noising->setToolTip(tr("Patch the corrupted activation into the clean run instead of the clean one into the corrupted run"));
+    m_coarse->setToolTip(tr("A big model has many heads: patch each layer's heads together first, then only the heads of "
+                            "the layers whose |score| reaches the threshold, then (per position) only the positions of "
+                            "the heads that reach it. Cells left out stay empty. A head another head of its layer "
+                            "cancels can be missed: unchecked, every cell is run."));
+    m_threshold->setRange(0.01, 1.0);
+    m_threshold->setSingleStep(0.05);
+    m_threshold->setValue(0.1);
+    m_threshold->setEnabled(false);
+    connect(m_coarse, &QCheckBox::toggled, m_threshold, &QWidget::setEnabled);
     m_status->setWordWrap(true);
     m_cancel->setEnabled(false);
     m_exportFigure->setEnabled(false);
@@ -84,6 +96,8 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
     options->addWidget(m_component);
     options->addWidget(m_perPosition);
     options->addWidget(m_noising);
+    options->addWidget(m_coarse);
+    options->addWidget(m_threshold);
     options->addStretch(1);
     options->addWidget(m_run);
     options->addWidget(m_cancel);
@@ -156,6 +170,7 @@ PatchingRequest PatchingWindow::request() const
     r.component = kComponents[std::max(0, m_component->currentIndex())].component;
     r.perPosition = m_perPosition->isChecked();
     r.noising = m_noising->isChecked();
+    r.coarseToFine = m_coarse->isChecked() ? m_threshold->value() : 0.0;
     return r;
 }
 
@@ -170,6 +185,9 @@ void PatchingWindow::setRequest(const PatchingRequest& r)
             m_component->setCurrentIndex(i);
     m_perPosition->setChecked(r.perPosition);
     m_noising->setChecked(r.noising);
+    m_coarse->setChecked(r.coarseToFine > 0);
+    if (r.coarseToFine > 0)
+        m_threshold->setValue(r.coarseToFine);
 }
 
 void PatchingWindow::run()
@@ -201,9 +219,16 @@ void PatchingWindow::showResult(const PatchingResultPtr& result)
     }
     m_run->setEnabled(true);
     m_cancel->setEnabled(false);
-    m_status->setText(result->result.partial
-                          ? tr("Cancelled after %1 of %2 cells; blank cells were not run.").arg(result->done).arg(result->total)
-                          : tr("Done: %1 patched runs. Click a head's cell to see it on both prompts.").arg(result->result.runs));
+    const auto& res = result->result;
+    const QString skipped = res.skipped ? tr(" Coarse to fine left %1 cells blank: their layer's (or head's) |score| was "
+                                             "below %2.")
+                                              .arg(res.skipped)
+                                              .arg(result->request.coarseToFine)
+                                        : QString();
+    m_status->setText(res.partial ? tr("Cancelled after %1 of %2 cells; blank cells were not run.").arg(result->done).arg(result->total)
+                                  : tr("Done: %1 patched runs.%2 Click a head's cell to see it on both prompts.")
+                                        .arg(res.runs)
+                                        .arg(skipped));
 }
 
 void PatchingWindow::updateTokenCounts()

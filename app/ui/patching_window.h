@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QCheckBox;
+class QDoubleSpinBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -42,7 +43,8 @@ private:
     ComputeController* m_compute;
     QLineEdit *m_clean, *m_corrupt, *m_answer, *m_wrong;
     QComboBox* m_component;
-    QCheckBox *m_perPosition, *m_noising;
+    QCheckBox *m_perPosition, *m_noising, *m_coarse;
+    QDoubleSpinBox* m_threshold; // coarse to fine: the |score| a layer or head must reach to be looked at closer
     QPushButton *m_run, *m_cancel, *m_exportFigure, *m_exportData;
     QLabel* m_status;
     PaperFigureView* m_view;

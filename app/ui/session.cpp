@@ -85,6 +85,14 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.perPosition); }},
         {"patching.noising", [](const SessionState& s) { return QJsonValue(s.patching.noising); },
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.noising); }},
+        {"patching.coarseToFine", [](const SessionState& s) { return QJsonValue(s.patching.coarseToFine); },
+         [](SessionState& s, const QJsonValue& v) -> QString {
+             const double t = v.toDouble(-1);
+             if (!v.isDouble() || !(t >= 0 && t <= 1))
+                 return QObject::tr("must be a threshold from 0 (off) to 1");
+             s.patching.coarseToFine = t;
+             return {};
+         }},
         {"selection.layer", [](const SessionState& s) { return QJsonValue(s.selection.layer); },
          [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 100000, s.selection.layer); }},
         {"selection.heads",

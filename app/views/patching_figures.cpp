@@ -77,8 +77,10 @@ PaperFigure patchingFigure(const PatchingResult& r)
                                       : QObject::tr("denoising: share of the clean metric restored (1 clean, 0 corrupted)");
     g->diverging = true;
     g->labelChars = 14;
-    const QString progress = r.running ? QObject::tr(" · %1 of %2").arg(r.done).arg(r.total)
-                                       : res.partial ? QObject::tr(" · cancelled: blank cells not run") : QString();
+    const QString progress = r.running   ? QObject::tr(" · %1 of %2").arg(r.done).arg(r.total)
+                             : res.partial ? QObject::tr(" · cancelled: blank cells not run")
+                             : res.skipped ? QObject::tr(" · coarse to fine")
+                                           : QString();
     g->title = QObject::tr("%1 · %2 · metric clean %3, corrupted %4%5")
                    .arg(r.model ? r.model->displayName : QString(), componentName(r.request.component))
                    .arg(res.clean, 0, 'f', 2)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <cmath>
@@ -95,6 +96,53 @@ int firstChange(const std::vector<float>& a, const std::vector<float>& b, int un
         }
     }
     return T;
+}
+
+// A place patched in one run: layer, unit (-1: every unit of the layer) and position (-1: every position).
+struct Place {
+    int layer = 0, unit = -1, position = -1;
+};
+
+// Runs task(0 .. count-1) side by side, one thread each (a patched run multiplies a few rows, which one thread keeps
+// busy better than two share). False when stopped (a task threw Cancelled): the other workers stop after their task.
+bool runSideBySide(int count, const std::function<void(int)>& task)
+{
+    const int workers = std::max(1, std::min(omp_get_max_threads(), count));
+    std::atomic<int> next{0};
+    std::mutex failed;
+    std::exception_ptr failure;
+    auto work = [&] {
+        omp_set_num_threads(1);
+        try {
+            for (int i; (i = next++) < count;)
+                task(i);
+        } catch (...) {
+            const std::lock_guard lock(failed);
+            if (!failure)
+                failure = std::current_exception();
+            next = count;
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w)
+        pool.emplace_back(work);
+    {
+        const int threads = omp_get_max_threads();
+        work();
+        omp_set_num_threads(threads); // this thread's setting, as it was
+    }
+    for (auto& t : pool)
+        t.join();
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::Cancelled)
+                throw;
+            return false;
+        }
+    }
+    return true;
 }
 
 double normalised(double m, double clean, double corrupt) { return (m - corrupt) / (clean - corrupt); }
@@ -294,78 +342,102 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
     result.scores.assign(cells, kNaN);
     result.metrics.assign(cells, kNaN);
 
-    // Cells in layer order: each run starts at its layer from the receiving prompt's recorded stream, and at the first
-    // position its patch changes (a unit equal in both runs there is the receiving run's metric, with no run at all).
+    // Each run starts at its layer from the receiving prompt's recorded stream, and at the first position its patch
+    // changes (a unit equal in both runs there is the receiving run's metric, with no run at all).
     const double baseMetric = request.noising ? runs.clean : runs.corrupt;
     const int units = residual ? 1 : result.shape[1];
     const int positions = residual || request.perPosition ? T : 1;
-    const int total = static_cast<int>(cells);
-    // One cell: layer, unit and position from its index (row-major over the result's shape).
-    auto measureCell = [&](int index) -> std::pair<double, bool> {
-        const int p = index % positions, unit = (index / positions) % units, layer = index / positions / units;
-        const int position = residual || request.perPosition ? p : -1;
-        // Positions before the first the patch changes run as in the receiving run: resumed from it.
-        const int from = pattern ? firstChange(runs.donor.pattern(layer), runs.base.pattern(layer), unit, info.heads, T, T, position)
-                                 : firstChange(runs.donor.get(act, layer), runs.base.get(act, layer), residual ? -1 : unit,
-                                               residual ? 1 : result.shape[1], T, 0, position);
+    // One patched run of a place: unit -1 is every unit of the layer (the coarse pass), position -1 every position.
+    auto runPlace = [&](const Place& at) -> std::pair<double, bool> {
+        const int from = pattern ? firstChange(runs.donor.pattern(at.layer), runs.base.pattern(at.layer), at.unit, info.heads,
+                                               T, T, at.position)
+                                 : firstChange(runs.donor.get(act, at.layer), runs.base.get(act, at.layer),
+                                               residual ? -1 : at.unit, units, T, 0, at.position);
         if (from >= T)
             return {baseMetric, false};
         PatchedRun run;
-        run.startAt(layer, &runs.base.get(Activation::Residual, layer));
+        run.startAt(at.layer, &runs.base.get(Activation::Residual, at.layer));
         run.resumeFrom(*runs.baseEnd, from, runs.base);
         if (pattern)
-            run.substitutePattern({layer, unit, position, &runs.donor.pattern(layer)});
+            for (int h = 0; h < info.heads; ++h) {
+                if (at.unit < 0 || h == at.unit)
+                    run.substitutePattern({at.layer, h, at.position, &runs.donor.pattern(at.layer)});
+            }
         else
-            run.substitute({act, layer, residual ? -1 : unit, position, &runs.donor.get(act, layer)});
+            run.substitute({act, at.layer, residual ? -1 : at.unit, at.position, &runs.donor.get(act, at.layer)});
         run.run(model, runs.baseIds, stop);
         return {measure(model, request.metric, run.recording(), request.clean), true};
     };
-    // Cells are independent: as many run at once as the compute may use threads, each on one thread (a patched run
-    // multiplies a few rows, which one thread keeps busy better than two share).
-    const int workers = std::max(1, std::min(omp_get_max_threads(), total));
-    std::atomic<int> next{0};
+    // Places run side by side; `store` files each result (under the lock, with the progress report).
     std::mutex report;
-    int done = 0;
-    std::exception_ptr failure;
-    auto work = [&] {
-        omp_set_num_threads(1);
-        try {
-            for (int index; (index = next++) < total;) {
-                const auto [m, ran] = measureCell(index);
-                const std::lock_guard lock(report);
-                result.metrics[static_cast<std::size_t>(index)] = m;
-                result.scores[static_cast<std::size_t>(index)] = normalised(m, runs.clean, runs.corrupt);
-                result.runs += ran ? 1 : 0;
-                ++done;
-                if (progress)
-                    progress(result, done, total);
-            }
-        } catch (...) {
+    int done = 0, planned = 0;
+    auto runPlaces = [&](const std::vector<Place>& places, const std::function<void(std::size_t, double)>& store) {
+        planned += static_cast<int>(places.size());
+        return runSideBySide(static_cast<int>(places.size()), [&](int i) {
+            const auto [m, ran] = runPlace(places[static_cast<std::size_t>(i)]);
             const std::lock_guard lock(report);
-            if (!failure)
-                failure = std::current_exception();
-            next = total; // the other workers stop after their cell
-        }
+            store(static_cast<std::size_t>(i), m);
+            result.runs += ran ? 1 : 0;
+            ++done;
+            if (progress)
+                progress(result, done, planned);
+        });
     };
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w)
-        pool.emplace_back(work);
-    {
-        const int threads = omp_get_max_threads();
-        work();
-        omp_set_num_threads(threads); // this thread's setting, as it was
-    }
-    for (auto& t : pool)
-        t.join();
-    if (failure) {
-        try {
-            std::rethrow_exception(failure);
-        } catch (const Error& e) {
-            if (e.code() != ErrorCode::Cancelled)
-                throw;
-            result.partial = true;
+    auto storeCell = [&](const std::vector<Place>& places) {
+        return [&result, &places, &runs, units, positions](std::size_t i, double m) {
+            const Place& at = places[i];
+            const std::size_t cell = (static_cast<std::size_t>(at.layer) * units + std::max(0, at.unit)) * positions +
+                                     std::max(0, at.position);
+            result.metrics[cell] = m;
+            result.scores[cell] = normalised(m, runs.clean, runs.corrupt);
+        };
+    };
+    const auto reaches = [&](double score) { return std::abs(score) >= request.coarseToFine; };
+
+    bool complete = true;
+    if (request.coarseToFine <= 0) {
+        std::vector<Place> every; // every cell, in layer order (row-major over the result's shape)
+        for (int index = 0; index < static_cast<int>(result.scores.size()); ++index) {
+            const int p = index % positions, unit = (index / positions) % units, layer = index / positions / units;
+            every.push_back({layer, residual ? -1 : unit, residual || request.perPosition ? p : -1});
         }
+        complete = runPlaces(every, storeCell(every));
+    } else {
+        if (residual)
+            throw Error(ErrorCode::BadInput, "coarse to fine patches the units of a layer (heads, their queries, keys, values "
+                                             "or patterns): the residual stream is one unit per position");
+        std::vector<Place> layerPlaces;
+        for (int l = 0; l < info.layers; ++l)
+            layerPlaces.push_back({l, -1, -1});
+        result.layerScores.assign(static_cast<std::size_t>(info.layers), kNaN);
+        complete = runPlaces(layerPlaces, [&](std::size_t i, double m) {
+            result.layerScores[i] = normalised(m, runs.clean, runs.corrupt);
+        });
+        std::vector<Place> unitPlaces; // the units of the layers that matter, over all positions
+        for (int l = 0; complete && l < info.layers; ++l)
+            if (reaches(result.layerScores[static_cast<std::size_t>(l)]))
+                for (int u = 0; u < units; ++u)
+                    unitPlaces.push_back({l, u, -1});
+        if (!request.perPosition) {
+            complete = complete && runPlaces(unitPlaces, storeCell(unitPlaces));
+        } else {
+            result.unitScores.assign(static_cast<std::size_t>(info.layers) * units, kNaN);
+            complete = complete && runPlaces(unitPlaces, [&](std::size_t i, double m) {
+                const Place& at = unitPlaces[i];
+                result.unitScores[static_cast<std::size_t>(at.layer) * units + at.unit] = normalised(m, runs.clean, runs.corrupt);
+            });
+            std::vector<Place> positionPlaces; // the positions of the units that matter
+            for (const Place& at : unitPlaces)
+                if (complete && reaches(result.unitScores[static_cast<std::size_t>(at.layer) * units + at.unit]))
+                    for (int p = 0; p < T; ++p)
+                        positionPlaces.push_back({at.layer, at.unit, p});
+            complete = complete && runPlaces(positionPlaces, storeCell(positionPlaces));
+        }
+        if (complete)
+            result.skipped = static_cast<int>(std::count_if(result.scores.begin(), result.scores.end(),
+                                                            [](double v) { return std::isnan(v); }));
     }
+    result.partial = !complete;
     return result;
 }
 

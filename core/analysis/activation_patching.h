@@ -50,6 +50,11 @@ struct PatchRequest {
     // Denoising (default): the corrupted run with one clean activation; noising: the clean run with a corrupted one.
     bool noising = false;
     PatchMetric metric;
+    // Coarse to fine when > 0 (a big model's every head is many runs): first each layer with every unit of the
+    // component patched at once, then the units of the layers whose |score| reaches this threshold only, then (with
+    // perPosition) the positions of those units that reach it. A unit whose effect another unit of its layer cancels
+    // can be skipped; exhaustive (0) is the reference. Per-unit components only (not Residual).
+    double coarseToFine = 0;
 };
 
 struct PatchResult {
@@ -62,6 +67,10 @@ struct PatchResult {
     std::vector<double> metrics; // m_patched, same layout
     bool partial = false;
     int runs = 0; // patched forward passes made
+    // Coarse to fine only: each layer's score with every unit patched at once ([layers]), with perPosition each
+    // unit's over all positions ([layers, units]; NaN where its layer was skipped), and the cells left out (NaN).
+    std::vector<double> layerScores, unitScores;
+    int skipped = 0;
 };
 
 // Called after every patched run with the result so far (cells not run yet are NaN).

@@ -520,6 +520,20 @@ TEST_CASE("attnscope-cli patch and path-patch write the acceptance JSON, numbere
                 "6", "--component", "q", "--out", out});
     CHECK(r.exitCode == 1);
     CHECK(r.err.find("same length") != std::string::npos);
+
+    // Coarse to fine: the layers' scores beside the cells; a threshold above every layer's score leaves every cell out.
+    r = runCli({"patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--component", "head-out", "--coarse-to-fine", "1e9", "--out", out});
+    REQUIRE(r.exitCode == 0);
+    j = core::readJsonFile(out);
+    REQUIRE(j["layer_scores"].size() == 3);
+    CHECK(j["skipped"].get<int>() == 3 * 8);
+    CHECK(j["runs"].get<int>() <= 3);
+    CHECK(j["scores"][0][0].is_null());
+    r = runCli({"patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--component", "head-out", "--coarse-to-fine", "-1", "--out", out});
+    CHECK(r.exitCode == 1);
+    CHECK(r.err.find("--coarse-to-fine expects a number >= 0") != std::string::npos);
 }
 
 TEST_CASE("attnscope-cli patch takes prompts and answers as words", "[cli][patching]")

@@ -343,6 +343,80 @@ TEST_CASE("queries, keys and values patched (grouped models by key/value group) 
     }
 }
 
+TEST_CASE("coarse to fine: layers by hand first, then only the heads and positions that reach the threshold",
+          "[patching]")
+{
+    int layersKept = 0, layersSkipped = 0;
+    for (const auto& c : cases()) {
+        INFO(c.name);
+        const auto& model = *c.loaded.model;
+        const ModelInfo& info = model.info();
+        const int T = static_cast<int>(c.clean.size());
+        const Seen clean = runPlain(model, c.clean), corrupt = runPlain(model, c.corrupt);
+        const double mClean = logitDiff(clean, c.answer, c.wrong), mCorrupt = logitDiff(corrupt, c.answer, c.wrong);
+        const auto exhaustive = patchActivations(model, requestFor(c, PatchComponent::HeadOutput));
+        const auto exhaustivePositions = patchActivations(model, requestFor(c, PatchComponent::HeadOutput, true));
+
+        // A threshold so small nothing is skipped: every cell is the exhaustive one, and each layer's score is the
+        // corrupted run with every head of that layer patched by hand.
+        auto request = requestFor(c, PatchComponent::HeadOutput);
+        request.coarseToFine = 1e-300;
+        const auto all = patchActivations(model, request);
+        REQUIRE(all.layerScores.size() == static_cast<std::size_t>(info.layers));
+        std::vector<double> layerMagnitudes;
+        for (int l = 0; l < info.layers; ++l) {
+            ByHand hand;
+            hand.layer = l;
+            hand.source = &clean.headMix[static_cast<std::size_t>(l)]; // unit -1: every head
+            const double m = logitDiff(runPlain(model, c.corrupt, &hand), c.answer, c.wrong);
+            INFO("layer " << l + 1);
+            CHECK(closeScore(all.layerScores[static_cast<std::size_t>(l)], (m - mCorrupt) / (mClean - mCorrupt), mClean, mCorrupt));
+            layerMagnitudes.push_back(std::abs(all.layerScores[static_cast<std::size_t>(l)]));
+        }
+        for (std::size_t i = 0; i < exhaustive.scores.size(); ++i)
+            if (layerMagnitudes[i / static_cast<std::size_t>(info.heads)] > 0)
+                CHECK(all.scores[i] == Approx(exhaustive.scores[i]).margin(1e-9));
+
+        // The median layer's magnitude as the threshold: the layers below it leave their heads out (NaN, counted),
+        // the others' heads are the exhaustive cells, and with positions only the heads that reach it get them.
+        std::vector<double> sorted = layerMagnitudes;
+        std::sort(sorted.begin(), sorted.end());
+        request.coarseToFine = sorted[sorted.size() / 2];
+        request.perPosition = true;
+        const auto fine = patchActivations(model, request);
+        REQUIRE(fine.shape == exhaustivePositions.shape);
+        REQUIRE(fine.unitScores.size() == static_cast<std::size_t>(info.layers * info.heads));
+        int nan = 0;
+        for (int l = 0; l < info.layers; ++l) {
+            const bool kept = layerMagnitudes[static_cast<std::size_t>(l)] >= request.coarseToFine;
+            (kept ? layersKept : layersSkipped) += 1;
+            for (int h = 0; h < info.heads; ++h) {
+                const std::size_t unit = static_cast<std::size_t>(l * info.heads + h);
+                INFO("layer " << l + 1 << " head " << h + 1);
+                CHECK(std::isnan(fine.unitScores[unit]) == !kept);
+                if (kept)
+                    CHECK(fine.unitScores[unit] == Approx(exhaustive.scores[unit]).margin(1e-9));
+                const bool headKept = kept && std::abs(fine.unitScores[unit]) >= request.coarseToFine;
+                for (int p = 0; p < T; ++p) {
+                    const double v = fine.scores[unit * T + static_cast<std::size_t>(p)];
+                    CHECK(std::isnan(v) == !headKept);
+                    nan += std::isnan(v) ? 1 : 0;
+                    if (headKept)
+                        CHECK(v == Approx(exhaustivePositions.scores[unit * T + static_cast<std::size_t>(p)]).margin(1e-9));
+                }
+            }
+        }
+        CHECK(fine.skipped == nan);
+        CHECK(fine.runs < exhaustivePositions.runs + info.layers);
+    }
+    CHECK(layersKept > 0);
+    CHECK(layersSkipped > 0);
+    // The residual stream has one unit per position: nothing coarser to start from.
+    auto resid = requestFor(cases().front(), PatchComponent::Residual);
+    resid.coarseToFine = 0.1;
+    CHECK_THROWS_WITH(patchActivations(*cases().front().loaded.model, resid), Catch::Contains("coarse to fine"));
+}
+
 TEST_CASE("noising patches the corrupted activation into the clean run", "[patching]")
 {
     const auto& c = cases().front();
