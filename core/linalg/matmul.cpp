@@ -102,14 +102,17 @@ constexpr int MR = 6;        // rows of x per micro-tile
 constexpr int NR = 2 * VL;   // output features per micro-tile (two vectors)
 constexpr int KC = 256;      // inputs per packed tile: a whole number of every GGUF block (32 or 256)
 constexpr int NC = 4 * NR;   // most output features a thread packs at a time
+constexpr std::int64_t kDirectRows = 2 * MR; // rows of x up to which a float32 [K, N] weight is read in place
+constexpr std::int64_t kPairedRows = 2 * MR; // ... and a stored [N, K] weight two rows at a time by linalg/matvec
 
 // Per-thread scratch, grown on demand and kept (products run every layer).
 thread_local FloatScratch tPanel, tRows, tZeros;
 
-// C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (B packed: row k at b + k NR), then (the last k-block) + bias[NR]
-// and ReLU. Rows and columns past the tile's real extent are handled by the caller (zero rows in, a scratch tile out).
-inline void microKernel(const float* const* a, const float* b, int kc, float* c, std::int64_t ldc, bool accumulate,
-                        const float* bias = nullptr, bool relu = false)
+// C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (row k of B at b + k ldb: NR when packed), then (the last
+// k-block) + bias[NR] and ReLU. Rows and columns past the tile's real extent are handled by the caller (zero rows in, a
+// scratch tile out).
+inline void microKernel(const float* const* a, const float* b, std::int64_t ldb, int kc, float* c, std::int64_t ldc,
+                        bool accumulate, const float* bias = nullptr, bool relu = false)
 {
     Vec acc[MR][2];
 #pragma GCC unroll 6
@@ -118,7 +121,7 @@ inline void microKernel(const float* const* a, const float* b, int kc, float* c,
         acc[i][1] = vzero();
     }
     for (int k = 0; k < kc; ++k) {
-        const Vec b0 = vload(b + k * NR), b1 = vload(b + k * NR + VL);
+        const Vec b0 = vload(b + k * ldb), b1 = vload(b + k * ldb + VL);
 #pragma GCC unroll 6
         for (int i = 0; i < MR; ++i) {
             const Vec ai = vbroadcast(a[i][k]);
@@ -181,9 +184,10 @@ inline void transpose8(const float* const* rows, std::int64_t k, float* dst, int
 }
 
 // Packs output features [n0, n0 + nc) x inputs [k0, k0 + kc) into panels of NR: panel p holds feature n0 + p NR + j
-// at dst[p KC NR + k NR + j]; features past N are zeros. `rows` is scratch for NR decoded rows of KC floats.
+// at dst[p KC NR + k NR + j]; features past N are zeros. `rows` is scratch for NR decoded rows of KC floats. With
+// `direct`, whole panels the micro-kernel reads from the weight itself are left out.
 void packTile(const WeightView& w, Layout layout, std::int64_t N, std::int64_t n0, int nc, std::int64_t k0, int kc,
-              float* dst, float* rows, const float* zeros)
+              float* dst, float* rows, const float* zeros, bool direct)
 {
     const int panels = (nc + NR - 1) / NR;
     if (layout == Layout::RowsAreOutputs) {
@@ -221,6 +225,8 @@ void packTile(const WeightView& w, Layout layout, std::int64_t N, std::int64_t n
         float* panel = dst + static_cast<std::ptrdiff_t>(p) * KC * NR;
         const std::int64_t first = n0 + p * NR;
         const int width = static_cast<int>(std::min<std::int64_t>(NR, N - first));
+        if (direct && width == NR)
+            continue;
         for (int k = 0; k < kc; ++k) {
             float* out = panel + k * NR;
             w.decodeRow(k0 + k, first, width, out);
@@ -333,6 +339,12 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
         linalg_detail::matvecTransposed(x, ldx, M, w, out, ldo, accumulate, then);
         return;
     }
+    if (M <= kPairedRows && layout == Layout::RowsAreOutputs && w.type != GgmlType::F32 && linalg_detail::hasRowKernel(w.type)) {
+        for (std::int64_t m0 = 0; m0 < M; m0 += linalg_detail::kMatvecRows)
+            linalg_detail::matvecTransposed(x + m0 * ldx, ldx, std::min(linalg_detail::kMatvecRows, M - m0), w,
+                                            out + m0 * ldo, ldo, accumulate, then);
+        return;
+    }
     // Column tiles of up to NC features, narrower when N is small so every thread gets several (N = 410 in tiles of
     // 128 left one of two threads idle a quarter of the time).
     const std::int64_t threads = omp_get_max_threads();
@@ -355,6 +367,10 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
         return t;
     };
     const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    // A float32 weight stored [K, N] already holds a panel's NR features side by side in each row: for a few rows of x
+    // the micro-kernel reads it in place (copying each weight into a panel cost more than its few multiplications:
+    // half of an activation-patching run, whose products have about ten rows); many rows reuse a packed panel better.
+    const bool direct = layout == Layout::RowsAreInputs && w.isFloat32() && M <= kDirectRows;
     // Threads take tasks from a shared counter. Each claims its next task when it starts the last k-block of the
     // current one, so the next task's first tile is prefetched while this one is multiplied.
     std::atomic<std::int64_t> nextTask{0};
@@ -373,7 +389,7 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
             for (std::int64_t k0 = 0; k0 < K; k0 += KC) {
                 const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
                 const bool add = accumulate || k0 > 0, last = k0 + KC >= K;
-                packTile(w, layout, N, n0, nc, k0, kc, packed, rows, zeros);
+                packTile(w, layout, N, n0, nc, k0, kc, packed, rows, zeros, direct);
                 if (!last) {
                     prefetch.start(n0, nc, k0 + KC, KC, microTiles);
                 } else {
@@ -392,13 +408,16 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
                         a[i] = i < mr ? x + (m0 + i) * ldx + k0 : zeros;
                     for (int p = 0; p < panels; ++p) {
                         prefetch.step();
-                        const float* b = packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
                         float* c = out + m0 * ldo + n0 + p * NR;
                         const int width = std::min(NR, nc - p * NR);
+                        const bool inPlace = direct && width == NR;
+                        const float* b = inPlace ? w.floats() + k0 * N + n0 + p * NR
+                                                 : packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
+                        const std::int64_t ldb = inPlace ? N : NR;
                         const float* bias = last && then.bias ? then.bias + n0 + p * NR : nullptr;
                         const bool relu = last && then.relu;
                         if (mr == MR && width == NR) {
-                            microKernel(a, b, kc, c, ldo, add, bias, relu);
+                            microKernel(a, b, ldb, kc, c, ldo, add, bias, relu);
                             continue;
                         }
                         // A partial tile: through a scratch tile (and a padded bias), so nothing outside out[M, N]
@@ -411,7 +430,7 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
                             std::fill(edgeBias + width, edgeBias + NR, 0.0f);
                             bias = edgeBias;
                         }
-                        microKernel(a, b, kc, edge, NR, add, bias, relu);
+                        microKernel(a, b, ldb, kc, edge, NR, add, bias, relu);
                         for (int i = 0; i < mr; ++i)
                             std::copy_n(edge + i * NR, width, c + i * ldo);
                     }
