@@ -103,7 +103,7 @@ constexpr int NR = 2 * VL;   // output features per micro-tile (two vectors)
 constexpr int KC = 256;      // inputs per packed tile: a whole number of every GGUF block (32 or 256)
 constexpr int NC = 4 * NR;   // most output features a thread packs at a time
 constexpr std::int64_t kDirectRows = 2 * MR; // rows of x up to which a float32 [K, N] weight is read in place
-constexpr std::int64_t kPairedRows = 2 * MR; // ... and a stored [N, K] weight two rows at a time by linalg/matvec
+constexpr std::int64_t kPairedRows = 2 * MR; // ... and a block-quantised [N, K] one two rows at a time by linalg/matvec
 
 // Per-thread scratch, grown on demand and kept (products run every layer).
 thread_local FloatScratch tPanel, tRows, tZeros;
@@ -339,7 +339,9 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
         linalg_detail::matvecTransposed(x, ldx, M, w, out, ldo, accumulate, then);
         return;
     }
-    if (M <= kPairedRows && layout == Layout::RowsAreOutputs && w.type != GgmlType::F32 && linalg_detail::hasRowKernel(w.type)) {
+    // A block-quantised weight is costly to decode into panels that a few rows then use (F16 and BF16 are cheap).
+    if (M <= kPairedRows && layout == Layout::RowsAreOutputs && ggmlTypeInfo(static_cast<std::uint32_t>(w.type))->blockSize > 1 &&
+        linalg_detail::hasRowKernel(w.type)) {
         for (std::int64_t m0 = 0; m0 < M; m0 += linalg_detail::kMatvecRows)
             linalg_detail::matvecTransposed(x + m0 * ldx, ldx, std::min(linalg_detail::kMatvecRows, M - m0), w,
                                             out + m0 * ldo, ldo, accumulate, then);
