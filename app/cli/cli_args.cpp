@@ -46,34 +46,37 @@ const std::string& require(const Args& a, const std::string& key)
     return it->second;
 }
 
-int parseInt(const Args& a, const std::string& key, int fallback)
+namespace {
+// The option `key` read whole by `read` (std::stoi, std::stod) and accepted by `ok`; `fallback` when absent.
+template <class T, class Read, class Ok>
+T parseNumber(const Args& a, const std::string& key, T fallback, Read read, Ok ok, const char* expected)
 {
     const auto it = a.options.find(key);
     if (it == a.options.end())
         return fallback;
     try {
         std::size_t used = 0;
-        const int v = std::stoi(it->second, &used);
-        if (used == it->second.size())
+        const T v = read(it->second, &used);
+        if (used == it->second.size() && ok(v))
             return v;
     } catch (const std::exception&) {
     }
-    throw Error(ErrorCode::BadInput, "--" + key + " expects an integer, got \"" + it->second + "\"");
+    throw Error(ErrorCode::BadInput, "--" + key + " expects " + expected + ", got \"" + it->second + "\"");
+}
+} // namespace
+
+int parseInt(const Args& a, const std::string& key, int fallback)
+{
+    return parseNumber<int>(
+        a, key, fallback, [](const std::string& s, std::size_t* used) { return std::stoi(s, used); }, [](int) { return true; },
+        "an integer");
 }
 
 double parseNonNegative(const Args& a, const std::string& key, double fallback)
 {
-    const auto it = a.options.find(key);
-    if (it == a.options.end())
-        return fallback;
-    try {
-        std::size_t used = 0;
-        const double v = std::stod(it->second, &used);
-        if (used == it->second.size() && std::isfinite(v) && v >= 0)
-            return v;
-    } catch (const std::exception&) {
-    }
-    throw Error(ErrorCode::BadInput, "--" + key + " expects a number >= 0, got \"" + it->second + "\"");
+    return parseNumber<double>(
+        a, key, fallback, [](const std::string& s, std::size_t* used) { return std::stod(s, used); },
+        [](double v) { return std::isfinite(v) && v >= 0; }, "a number >= 0");
 }
 
 std::string textArgument(const Args& a)
