@@ -76,11 +76,13 @@ struct TensorPlan {
     float sd;       // 0: a norm's scale (all ones)
     bool perLayerMoreBits = false; // Q4_K_M gives attn_v and ffn_down Q6_K in some layers
     int layer = -1;
+    bool keepF32 = false; // a router: float32 in every format, as llama.cpp's quantiser leaves it
 };
 
 std::vector<TensorPlan> plan(const BigLlamaShape& s)
 {
-    const std::int64_t C = s.hidden, d = s.hidden / s.heads, Q = s.heads * d, KV = s.kvHeads * d, I = s.intermediate;
+    const std::int64_t C = s.hidden, d = s.headDim > 0 ? s.headDim : s.hidden / s.heads, Q = s.heads * d,
+                       KV = s.kvHeads * d, I = s.intermediate, E = s.experts, EI = s.expertIntermediate;
     const float inv = 1.0f / std::sqrt(static_cast<float>(C));
     std::vector<TensorPlan> p;
     p.push_back({"model.embed_tokens.weight", "token_embd.weight", {s.vocab, C}, 1.0f});
@@ -94,7 +96,19 @@ std::vector<TensorPlan> plan(const BigLlamaShape& s)
         p.push_back({h + "self_attn.k_proj.weight", g + "attn_k.weight", {KV, C}, 1.5f * inv, false, l});
         p.push_back({h + "self_attn.v_proj.weight", g + "attn_v.weight", {KV, C}, inv, true, l});
         p.push_back({h + "self_attn.o_proj.weight", g + "attn_output.weight", {C, Q}, 0.8f / std::sqrt(static_cast<float>(Q)), false, l});
+        if (s.qkNorm) {
+            p.push_back({h + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {s.qkNormWhole ? Q : d}, 0, false, l});
+            p.push_back({h + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {s.qkNormWhole ? KV : d}, 0, false, l});
+        }
         p.push_back({h + "post_attention_layernorm.weight", g + "ffn_norm.weight", {C}, 0, false, l});
+        if (E > 0) { // the router and each expert's three matrices, stacked [experts, ...] as GGUF keeps them
+            p.push_back({h + "mlp.gate.weight", g + "ffn_gate_inp.weight", {E, C}, inv, false, l, true});
+            p.push_back({h + "mlp.experts.gate_proj", g + "ffn_gate_exps.weight", {E, EI, C}, inv, false, l});
+            p.push_back({h + "mlp.experts.up_proj", g + "ffn_up_exps.weight", {E, EI, C}, inv, false, l});
+            p.push_back({h + "mlp.experts.down_proj", g + "ffn_down_exps.weight", {E, C, EI},
+                         0.8f / std::sqrt(static_cast<float>(EI)), true, l});
+            continue;
+        }
         p.push_back({h + "mlp.gate_proj.weight", g + "ffn_gate.weight", {I, C}, inv, false, l});
         p.push_back({h + "mlp.up_proj.weight", g + "ffn_up.weight", {I, C}, inv, false, l});
         p.push_back({h + "mlp.down_proj.weight", g + "ffn_down.weight", {C, I}, 0.8f / std::sqrt(static_cast<float>(I)), true, l});
@@ -230,7 +244,7 @@ constexpr BlockType kF32{0, 1, 4}, kF16{1, 1, 2}, kBF16{30, 1, 2}, kQ8_0{8, 32, 
 
 BlockType typeFor(const TensorPlan& t, const std::string& format, int layers, bool tied)
 {
-    if (t.shape.size() == 1)
+    if (t.shape.size() == 1 || t.keepF32)
         return kF32;
     if (format == "f16")
         return kF16;
@@ -275,8 +289,11 @@ void streamTensor(std::ofstream& out, const TensorPlan& t, const BlockType& type
 {
     const std::int64_t n = numel(t.shape);
     if (type.id == kF32.id) {
-        const std::vector<float> ones(static_cast<std::size_t>(n), 1.0f);
-        out.write(reinterpret_cast<const char*>(ones.data()), static_cast<std::streamsize>(n * 4));
+        std::vector<float> v(static_cast<std::size_t>(n), 1.0f);
+        if (t.sd != 0)
+            for (float& x : v)
+                x = rng.symmetric(t.sd);
+        out.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(n * 4));
         return;
     }
     if (type.id == kF16.id || type.id == kBF16.id) {
@@ -294,7 +311,8 @@ void streamTensor(std::ofstream& out, const TensorPlan& t, const BlockType& type
     }
 }
 
-void addTokenizer(GgufHeader& h, const std::string& tokenizerJson, int vocab)
+// The tokenizer's metadata as llama.cpp's converter writes it for the architecture (pre-tokenizer, BOS and EOS).
+void addTokenizer(GgufHeader& h, const std::string& tokenizerJson, int vocab, const std::string& arch)
 {
     if (tokenizerJson.empty())
         return;
@@ -319,14 +337,15 @@ void addTokenizer(GgufHeader& h, const std::string& tokenizerJson, int vocab)
     std::vector<std::string> merges;
     for (const auto& m : j["model"]["merges"])
         merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
+    const bool qwen = arch == "qwen3moe", olmoe = arch == "olmoe";
     h.kvStr("tokenizer.ggml.model", "gpt2");
-    h.kvStr("tokenizer.ggml.pre", "llama-bpe");
+    h.kvStr("tokenizer.ggml.pre", qwen ? "qwen2" : olmoe ? "gpt-2" : "llama-bpe");
     h.kvStrings("tokenizer.ggml.tokens", tokens);
     h.kvI32s("tokenizer.ggml.token_type", types);
     h.kvStrings("tokenizer.ggml.merges", merges);
-    h.kvU32("tokenizer.ggml.bos_token_id", 128000);
-    h.kvU32("tokenizer.ggml.eos_token_id", 128001);
-    h.kvBool("tokenizer.ggml.add_bos_token", true);
+    h.kvU32("tokenizer.ggml.bos_token_id", qwen ? 151643 : olmoe ? 0 : 128000);
+    h.kvU32("tokenizer.ggml.eos_token_id", qwen ? 151645 : olmoe ? 0 : 128001);
+    h.kvBool("tokenizer.ggml.add_bos_token", !qwen && !olmoe);
 }
 
 fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::path& path, const std::string& tokenizerJson)
@@ -334,19 +353,32 @@ fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::
     constexpr std::uint64_t kAlign = 32;
     const auto tensors = plan(s);
     GgufHeader kv;
-    kv.kvStr("general.architecture", "llama");
+    const std::string a = s.arch + ".";
+    const auto d = static_cast<std::uint32_t>(s.headDim > 0 ? s.headDim : s.hidden / s.heads);
+    kv.kvStr("general.architecture", s.arch);
     kv.kvStr("general.name", "random " + s.name + " (attnscope-bench)");
-    kv.kvU32("llama.context_length", 131072);
-    kv.kvU32("llama.embedding_length", static_cast<std::uint32_t>(s.hidden));
-    kv.kvU32("llama.block_count", static_cast<std::uint32_t>(s.layers));
-    kv.kvU32("llama.feed_forward_length", static_cast<std::uint32_t>(s.intermediate));
-    kv.kvU32("llama.attention.head_count", static_cast<std::uint32_t>(s.heads));
-    kv.kvU32("llama.attention.head_count_kv", static_cast<std::uint32_t>(s.kvHeads));
-    kv.kvU32("llama.rope.dimension_count", static_cast<std::uint32_t>(s.hidden / s.heads));
-    kv.kvF32("llama.rope.freq_base", 500000.0f);
-    kv.kvF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-    kv.kvU32("llama.vocab_size", static_cast<std::uint32_t>(s.vocab));
-    addTokenizer(kv, tokenizerJson, s.vocab);
+    kv.kvU32(a + "context_length", 131072);
+    kv.kvU32(a + "embedding_length", static_cast<std::uint32_t>(s.hidden));
+    kv.kvU32(a + "block_count", static_cast<std::uint32_t>(s.layers));
+    kv.kvU32(a + "feed_forward_length", static_cast<std::uint32_t>(s.experts > 0 && s.arch == "olmoe" ? s.expertIntermediate
+                                                                                                       : s.intermediate));
+    kv.kvU32(a + "attention.head_count", static_cast<std::uint32_t>(s.heads));
+    kv.kvU32(a + "attention.head_count_kv", static_cast<std::uint32_t>(s.kvHeads));
+    kv.kvU32(a + "rope.dimension_count", d);
+    kv.kvF32(a + "rope.freq_base", s.arch == "llama" ? 500000.0f : s.arch == "olmoe" ? 10000.0f : 1000000.0f);
+    kv.kvF32(a + "attention.layer_norm_rms_epsilon", s.arch == "qwen3moe" ? 1e-6f : 1e-5f);
+    kv.kvU32(a + "vocab_size", static_cast<std::uint32_t>(s.vocab));
+    if (s.headDim > 0) {
+        kv.kvU32(a + "attention.key_length", d);
+        kv.kvU32(a + "attention.value_length", d);
+    }
+    if (s.experts > 0) {
+        kv.kvU32(a + "expert_count", static_cast<std::uint32_t>(s.experts));
+        kv.kvU32(a + "expert_used_count", static_cast<std::uint32_t>(s.expertsUsed));
+        if (s.arch != "olmoe")
+            kv.kvU32(a + "expert_feed_forward_length", static_cast<std::uint32_t>(s.expertIntermediate));
+    }
+    addTokenizer(kv, tokenizerJson, s.vocab, s.arch);
 
     GgufHeader head;
     head.u32(0x46554747u); // "GGUF"
@@ -396,15 +428,40 @@ BigLlamaShape bigLlamaShape(const std::string& name)
         return {name, 3072, 28, 24, 8, 8192, 128256, true};
     if (name == "llama-3.1-8b")
         return {name, 4096, 32, 32, 8, 14336, 128256, false};
-    throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (llama-3.2-1b, llama-3.2-3b, llama-3.1-8b)");
+    if (name == "qwen3-30b-a3b") { // Qwen/Qwen3-30B-A3B's config.json
+        BigLlamaShape s{name, 2048, 48, 32, 4, 6144, 151936, false};
+        s.arch = "qwen3moe";
+        s.headDim = 128;
+        s.experts = 128;
+        s.expertsUsed = 8;
+        s.expertIntermediate = 768;
+        s.qkNorm = true;
+        return s;
+    }
+    if (name == "olmoe-1b-7b") { // allenai/OLMoE-1B-7B-0924's config.json
+        BigLlamaShape s{name, 2048, 16, 16, 16, 1024, 50304, false};
+        s.arch = "olmoe";
+        s.experts = 64;
+        s.expertsUsed = 8;
+        s.expertIntermediate = 1024;
+        s.qkNorm = s.qkNormWhole = true;
+        return s;
+    }
+    throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen3-30b-a3b, "
+                                     "olmoe-1b-7b)");
 }
 
-bool isBigLlamaShape(const std::string& name) { return name.rfind("llama-3.", 0) == 0; }
+bool isBigLlamaShape(const std::string& name)
+{
+    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b";
+}
 
 fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, const fs::path& root,
                        const std::string& tokenizerJson)
 {
     fs::create_directories(root);
+    if (format == "bf16" && shape.experts > 0)
+        throw Error(ErrorCode::BadInput, "the mixture-of-experts shapes are written as GGUF files only (f16, q8_0, q4_k_m)");
     if (format == "bf16") {
         const fs::path dir = root / (shape.name + "-bf16");
         if (!fs::exists(dir / "model.safetensors.index.json")) {

@@ -16,8 +16,15 @@ struct BigLlamaShape {
     std::string name;
     int hidden, layers, heads, kvHeads, intermediate, vocab;
     bool tied;
+    // Mixture-of-experts shapes (GGUF only): the GGUF architecture, the head size when it is not hidden / heads, the
+    // experts per layer, how many each token uses and their feed-forward size, and q/k norms (over one head's
+    // dimensions, or over all of a projection's with qkNormWhole: OLMoE).
+    std::string arch = "llama";
+    int headDim = 0, experts = 0, expertsUsed = 0, expertIntermediate = 0;
+    bool qkNorm = false, qkNormWhole = false;
 };
-// "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b"; throws for other names.
+// "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", and the mixtures of experts "qwen3-30b-a3b" (Qwen3-30B-A3B: 48
+// layers of 128 experts, 8 used) and "olmoe-1b-7b" (16 layers of 64 experts, 8 used); throws for other names.
 BigLlamaShape bigLlamaShape(const std::string& name);
 bool isBigLlamaShape(const std::string& name);
 

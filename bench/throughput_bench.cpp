@@ -170,9 +170,13 @@ BenchPath benchPath(const LlamaBenchModel& which)
     if (!which.modelPath.empty())
         return {which.modelPath, which.modelPath};
     if (isBigLlamaShape(which.shape)) {
-        const std::string tokenizer = std::string(ATTNSCOPE_SOURCE_DIR) + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
-        return {bigLlamaModel(bigLlamaShape(which.shape), which.format, which.modelRoot,
-                              std::filesystem::exists(tokenizer) ? tokenizer : "").string(),
+        const auto shape = bigLlamaShape(which.shape);
+        // The family's own tokenizer: Llama 3's, Qwen3's, GPT-NeoX's (OLMoE's).
+        const std::string source = ATTNSCOPE_SOURCE_DIR;
+        const std::string tokenizer = shape.arch == "qwen3moe" ? source + "/tests/data/tokenizers/qwen3/tokenizer.json"
+                                      : shape.arch == "olmoe"  ? source + "/tests/data/tokenizers/pythia/tokenizer.json"
+                                                               : source + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
+        return {bigLlamaModel(shape, which.format, which.modelRoot, std::filesystem::exists(tokenizer) ? tokenizer : "").string(),
                 which.shape + " " + which.format};
     }
     return {randomLlamaFolder(which.shape).string(), which.shape};
@@ -195,8 +199,11 @@ int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads
     const auto& c = llama->config();
     std::printf("compute library: %s, product kernel %s\n", compiledCpuLevel().c_str(), matmulKernelName());
     std::printf("Llama-family forward, every head's probabilities: %s (%d layers x %d heads, %d kv heads, hidden %d, "
-                "intermediate %d; weights %s), %d tokens in one sequence, %d threads\n",
+                "intermediate %d%s; weights %s), %d tokens in one sequence, %d threads\n",
                 label.c_str(), c.nLayer, c.nHead, c.nKvHead, c.hidden, c.intermediate,
+                c.experts > 0 ? (", experts " + std::to_string(c.experts) + " of width " + std::to_string(c.expertFfn) +
+                                 ", " + std::to_string(c.expertsUsed) + " per token").c_str()
+                              : "",
                 loaded.model->info().weightTypes.c_str(), tokens, threads);
     std::printf("open: %.3f s, resident %s\n", openSeconds, formatBytes(openRss).c_str());
     const auto ids = randomIds(tokens, c.vocabSize);
@@ -222,7 +229,10 @@ int llamaForwardThroughput(const LlamaBenchModel& which, int tokens, int threads
     const double pairs = visiblePairs(tokens, tokens, 0) * H * c.nLayer;
     StageFlops f{};
     f[static_cast<std::size_t>(Stage::Projections)] = tokens * c.nLayer * 2 * C * (2 * H * d + 2 * KV * d);
-    f[static_cast<std::size_t>(Stage::FeedForward)] = tokens * c.nLayer * 2 * C * 3.0 * c.intermediate;
+    // A mixture of experts multiplies each token by its router and the experts it uses only: its active parameters.
+    f[static_cast<std::size_t>(Stage::FeedForward)] =
+        c.experts > 0 ? tokens * c.nLayer * 2 * C * (3.0 * c.expertFfn * c.expertsUsed + c.experts)
+                      : tokens * c.nLayer * 2 * C * 3.0 * c.intermediate;
     f[static_cast<std::size_t>(Stage::Scores)] = pairs * 2 * d;
     f[static_cast<std::size_t>(Stage::Values)] = pairs * 2 * d;
     double total = 0;
