@@ -96,11 +96,25 @@ std::vector<TensorPlan> plan(const BigLlamaShape& s)
         p.push_back({h + "self_attn.k_proj.weight", g + "attn_k.weight", {KV, C}, 1.5f * inv, false, l});
         p.push_back({h + "self_attn.v_proj.weight", g + "attn_v.weight", {KV, C}, inv, true, l});
         p.push_back({h + "self_attn.o_proj.weight", g + "attn_output.weight", {C, Q}, 0.8f / std::sqrt(static_cast<float>(Q)), false, l});
+        if (s.gptOss) { // biases, and a sink logit per head
+            p.push_back({h + "self_attn.q_proj.bias", g + "attn_q.bias", {Q}, 0.02f, false, l});
+            p.push_back({h + "self_attn.k_proj.bias", g + "attn_k.bias", {KV}, 0.02f, false, l});
+            p.push_back({h + "self_attn.v_proj.bias", g + "attn_v.bias", {KV}, 0.02f, false, l});
+            p.push_back({h + "self_attn.o_proj.bias", g + "attn_output.bias", {C}, 0.02f, false, l});
+            p.push_back({h + "self_attn.sinks", g + "attn_sinks.weight", {s.heads}, 1.0f, false, l});
+        }
         if (s.qkNorm) {
             p.push_back({h + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {s.qkNormWhole ? Q : d}, 0, false, l});
             p.push_back({h + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {s.qkNormWhole ? KV : d}, 0, false, l});
         }
-        p.push_back({h + "post_attention_layernorm.weight", g + "ffn_norm.weight", {C}, 0, false, l});
+        p.push_back({h + "post_attention_layernorm.weight", g + (s.gptOss ? "post_attention_norm.weight" : "ffn_norm.weight"),
+                     {C}, 0, false, l});
+        if (s.gptOss) {
+            p.push_back({h + "mlp.router.bias", g + "ffn_gate_inp.bias", {E}, 0.02f, false, l});
+            p.push_back({h + "mlp.experts.gate_up_proj_bias", g + "ffn_gate_exps.bias", {E, EI}, 0.02f, false, l, true});
+            p.push_back({h + "mlp.experts.gate_up_proj_bias", g + "ffn_up_exps.bias", {E, EI}, 0.02f, false, l, true});
+            p.push_back({h + "mlp.experts.down_proj_bias", g + "ffn_down_exps.bias", {E, C}, 0.02f, false, l, true});
+        }
         if (E > 0) { // the router and each expert's three matrices, stacked [experts, ...] as GGUF keeps them
             p.push_back({h + "mlp.gate.weight", g + "ffn_gate_inp.weight", {E, C}, inv, false, l, true});
             p.push_back({h + "mlp.experts.gate_proj", g + "ffn_gate_exps.weight", {E, EI, C}, inv, false, l});
@@ -240,7 +254,8 @@ struct BlockType {
     std::uint32_t id;
     int block, bytes;
 };
-constexpr BlockType kF32{0, 1, 4}, kF16{1, 1, 2}, kBF16{30, 1, 2}, kQ8_0{8, 32, 34}, kQ4_K{12, 256, 144}, kQ6_K{14, 256, 210};
+constexpr BlockType kF32{0, 1, 4}, kF16{1, 1, 2}, kBF16{30, 1, 2}, kQ8_0{8, 32, 34}, kQ4_K{12, 256, 144}, kQ6_K{14, 256, 210},
+                    kMXFP4{39, 32, 17};
 
 BlockType typeFor(const TensorPlan& t, const std::string& format, int layers, bool tied)
 {
@@ -252,6 +267,8 @@ BlockType typeFor(const TensorPlan& t, const std::string& format, int layers, bo
         return kBF16;
     if (format == "q8_0")
         return kQ8_0;
+    if (format == "mxfp4") // as gpt-oss is released: the experts' matrices MXFP4, the others 8-bit
+        return t.shape.size() == 3 ? kMXFP4 : kQ8_0;
     // q4_k_m: Q6_K for the output (the embedding when it doubles as the output) and, in the layers llama.cpp's preset
     // favours (the first and last eighth and every third between), for attn_v and ffn_down; Q4_K elsewhere.
     if (t.ggufName == "output.weight" || (tied && t.ggufName == "token_embd.weight"))
@@ -282,6 +299,8 @@ void fillBlock(const BlockType& type, std::uint8_t* b, float sd, FastRandom& rng
         putHalf(2, sd / 180.0f);
     } else if (type.id == kQ6_K.id) {
         putHalf(208, sd / 1200.0f);
+    } else if (type.id == kMXFP4.id) { // an E8M0 exponent (ggml halves it): codes up to 6 times 2^(e - 128)
+        b[0] = static_cast<std::uint8_t>(std::clamp(128.0f + std::round(std::log2(sd / 3.0f)), 1.0f, 254.0f));
     }
 }
 
@@ -337,7 +356,8 @@ void addTokenizer(GgufHeader& h, const std::string& tokenizerJson, int vocab, co
     std::vector<std::string> merges;
     for (const auto& m : j["model"]["merges"])
         merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
-    const bool qwen = arch == "qwen3moe", olmoe = arch == "olmoe";
+    // (gpt-oss's o200k tokenizer is not among the test data: Qwen3's stands in for it, padded to its vocabulary)
+    const bool qwen = arch == "qwen3moe" || arch == "gpt-oss", olmoe = arch == "olmoe";
     h.kvStr("tokenizer.ggml.model", "gpt2");
     h.kvStr("tokenizer.ggml.pre", qwen ? "qwen2" : olmoe ? "gpt-2" : "llama-bpe");
     h.kvStrings("tokenizer.ggml.tokens", tokens);
@@ -365,12 +385,23 @@ fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::
     kv.kvU32(a + "attention.head_count", static_cast<std::uint32_t>(s.heads));
     kv.kvU32(a + "attention.head_count_kv", static_cast<std::uint32_t>(s.kvHeads));
     kv.kvU32(a + "rope.dimension_count", d);
-    kv.kvF32(a + "rope.freq_base", s.arch == "llama" ? 500000.0f : s.arch == "olmoe" ? 10000.0f : 1000000.0f);
+    kv.kvF32(a + "rope.freq_base", s.arch == "llama"     ? 500000.0f
+                                    : s.arch == "olmoe"  ? 10000.0f
+                                    : s.gptOss           ? 150000.0f
+                                                         : 1000000.0f);
     kv.kvF32(a + "attention.layer_norm_rms_epsilon", s.arch == "qwen3moe" ? 1e-6f : 1e-5f);
     kv.kvU32(a + "vocab_size", static_cast<std::uint32_t>(s.vocab));
     if (s.headDim > 0) {
         kv.kvU32(a + "attention.key_length", d);
         kv.kvU32(a + "attention.value_length", d);
+    }
+    if (s.gptOss) { // gpt-oss's rope and window, as its converter writes them
+        kv.kvStr(a + "rope.scaling.type", "yarn");
+        kv.kvF32(a + "rope.scaling.factor", 32.0f);
+        kv.kvU32(a + "rope.scaling.original_context_length", 4096);
+        kv.kvF32(a + "rope.scaling.yarn_beta_fast", 32.0f);
+        kv.kvF32(a + "rope.scaling.yarn_beta_slow", 1.0f);
+        kv.kvU32(a + "attention.sliding_window", static_cast<std::uint32_t>(s.slidingWindow));
     }
     if (s.experts > 0) {
         kv.kvU32(a + "expert_count", static_cast<std::uint32_t>(s.experts));
@@ -438,6 +469,17 @@ BigLlamaShape bigLlamaShape(const std::string& name)
         s.qkNorm = true;
         return s;
     }
+    if (name == "gpt-oss-20b") { // openai/gpt-oss-20b's config.json
+        BigLlamaShape s{name, 2880, 24, 64, 8, 2880, 201088, false};
+        s.arch = "gpt-oss";
+        s.headDim = 64;
+        s.experts = 32;
+        s.expertsUsed = 4;
+        s.expertIntermediate = 2880;
+        s.slidingWindow = 128;
+        s.gptOss = true;
+        return s;
+    }
     if (name == "olmoe-1b-7b") { // allenai/OLMoE-1B-7B-0924's config.json
         BigLlamaShape s{name, 2048, 16, 16, 16, 1024, 50304, false};
         s.arch = "olmoe";
@@ -448,12 +490,12 @@ BigLlamaShape bigLlamaShape(const std::string& name)
         return s;
     }
     throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen3-30b-a3b, "
-                                     "olmoe-1b-7b)");
+                                     "olmoe-1b-7b, gpt-oss-20b)");
 }
 
 bool isBigLlamaShape(const std::string& name)
 {
-    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b";
+    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b" || name == "gpt-oss-20b";
 }
 
 fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, const fs::path& root,
@@ -482,8 +524,8 @@ fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, co
         }
         return dir;
     }
-    if (format != "f16" && format != "q8_0" && format != "q4_k_m" && format != "bf16-gguf")
-        throw Error(ErrorCode::BadInput, "unknown format \"" + format + "\" (bf16, bf16-gguf, f16, q8_0, q4_k_m)");
+    if (format != "f16" && format != "q8_0" && format != "q4_k_m" && format != "bf16-gguf" && format != "mxfp4")
+        throw Error(ErrorCode::BadInput, "unknown format \"" + format + "\" (bf16, bf16-gguf, f16, q8_0, q4_k_m, mxfp4)");
     const std::string stem = format == "bf16-gguf" ? "bf16" : format;
     const fs::path file = root / (shape.name + "-" + stem + ".gguf");
     if (!fs::exists(file))

@@ -22,14 +22,19 @@ struct BigLlamaShape {
     std::string arch = "llama";
     int headDim = 0, experts = 0, expertsUsed = 0, expertIntermediate = 0;
     bool qkNorm = false, qkNormWhole = false;
+    // gpt-oss: biases on the attention projections, the router and the experts, a learned sink per head, every other
+    // layer a sliding window of this many tokens, YaRN; its experts in MXFP4 (format "mxfp4").
+    int slidingWindow = 0;
+    bool gptOss = false;
 };
 // "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", and the mixtures of experts "qwen3-30b-a3b" (Qwen3-30B-A3B: 48
-// layers of 128 experts, 8 used) and "olmoe-1b-7b" (16 layers of 64 experts, 8 used); throws for other names.
+// layers of 128 experts, 8 used), "olmoe-1b-7b" (16 layers of 64 experts, 8 used) and "gpt-oss-20b" (24 layers of 32
+// experts, 4 used); throws for other names.
 BigLlamaShape bigLlamaShape(const std::string& name);
 bool isBigLlamaShape(const std::string& name);
 
 // Formats: "bf16" (a folder with model-0000N-of-0000M.safetensors shards of at most 5 GB and their index), "f16",
-// "q8_0", "q4_k_m" (a .gguf file). Returns the folder or file, written under `root` once and reused afterwards.
+// "q8_0", "q4_k_m" (a .gguf file), "mxfp4" (gpt-oss's release: experts MXFP4, the other matrices Q8_0). Returns the folder or file, written under `root` once and reused afterwards.
 std::filesystem::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format,
                                     const std::filesystem::path& root, const std::string& tokenizerJson);
 

@@ -173,7 +173,8 @@ BenchPath benchPath(const LlamaBenchModel& which)
         const auto shape = bigLlamaShape(which.shape);
         // The family's own tokenizer: Llama 3's, Qwen3's, GPT-NeoX's (OLMoE's).
         const std::string source = ATTNSCOPE_SOURCE_DIR;
-        const std::string tokenizer = shape.arch == "qwen3moe" ? source + "/tests/data/tokenizers/qwen3/tokenizer.json"
+        const std::string tokenizer = shape.arch == "qwen3moe" || shape.arch == "gpt-oss"
+                                          ? source + "/tests/data/tokenizers/qwen3/tokenizer.json"
                                       : shape.arch == "olmoe"  ? source + "/tests/data/tokenizers/pythia/tokenizer.json"
                                                                : source + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
         return {bigLlamaModel(shape, which.format, which.modelRoot, std::filesystem::exists(tokenizer) ? tokenizer : "").string(),

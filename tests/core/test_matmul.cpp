@@ -164,6 +164,35 @@ TEST_CASE("products of every stored type equal the float32 product of the dequan
     }
 }
 
+TEST_CASE("MXFP4 weights (gpt-oss's experts): every row count equals the float32 product of the dequantised weight",
+          "[matmul][mxfp4]")
+{
+    // Random blocks: a power of two near 1/16 and random codes, both signs and every code among them.
+    const int K = 352, N = 401; // 11 blocks per row; rows enough to be split between threads (N K >= 2^17), N odd
+    std::mt19937 rng(41);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(N) * (K / 32) * 17);
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<std::uint8_t>(i % 17 == 0 ? 118 + rng() % 12 : rng() % 256);
+    core::WeightView w;
+    w.bytes = bytes.data();
+    w.type = core::GgmlType::MXFP4;
+    w.shape = {N, K};
+    if (std::string(core::matmulKernelName()) != "portable 6x16")
+        CHECK(core::linalg_detail::hasRowKernel(core::GgmlType::MXFP4));
+    std::vector<float> deq(static_cast<std::size_t>(N) * K);
+    core::dequantize(core::GgmlType::MXFP4, bytes.data(), deq.data(), static_cast<std::int64_t>(deq.size()));
+    for (const int M : {1, 2, 3, 7, 13}) { // the row kernel, two rows at a time, and the packed tiles
+        DYNAMIC_SECTION("M=" << M)
+        {
+            const auto x = randomVector(static_cast<std::size_t>(M) * K, static_cast<std::uint32_t>(M));
+            const auto ref = referenceProduct(x, M, deq, N, K);
+            std::vector<float> out(static_cast<std::size_t>(M) * N);
+            core::matmulTransposed(x.data(), K, M, w, out.data(), N);
+            CHECK(worstError(out, static_cast<std::size_t>(N), ref, x, M, deq, N, K) < 1e-5);
+        }
+    }
+}
+
 TEST_CASE("one or two rows: each stored row read once from its bytes, over rows split between threads", "[matmul]")
 {
     // Generation's products: the row kernels of F32, F16, BF16, Q8_0, Q4_K and Q6_K (the types of BF16/F16/Q8_0/Q4_K_M
