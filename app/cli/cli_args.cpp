@@ -79,6 +79,24 @@ double parseNonNegative(const Args& a, const std::string& key, double fallback)
         [](double v) { return std::isfinite(v) && v >= 0; }, "a number >= 0");
 }
 
+std::pair<int, int> parseShard(const Args& a)
+{
+    if (!a.has("shard"))
+        return {1, 1};
+    const auto& s = a.options.at("shard");
+    const auto slash = s.find('/');
+    try {
+        std::size_t used1 = 0, used2 = 0;
+        if (slash != std::string::npos) {
+            const int i = std::stoi(s.substr(0, slash), &used1), n = std::stoi(s.substr(slash + 1), &used2);
+            if (used1 == slash && used2 == s.size() - slash - 1)
+                return {i, n};
+        }
+    } catch (const std::exception&) {
+    }
+    throw Error(ErrorCode::BadInput, "--shard expects I/N, e.g. 2/8, got \"" + s + "\"");
+}
+
 std::string textArgument(const Args& a)
 {
     if (a.options.count("text") && a.options.count("text-file"))

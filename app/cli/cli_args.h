@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope::cli {
@@ -21,6 +22,8 @@ const std::string& require(const Args& a, const std::string& key);
 int parseInt(const Args& a, const std::string& key, int fallback);
 // A number option that must be finite and >= 0.
 double parseNonNegative(const Args& a, const std::string& key, double fallback);
+// --shard I/N as (I, N); (1, 1) when absent. Error(BadInput) for anything but two numbers with a slash.
+std::pair<int, int> parseShard(const Args& a);
 // The text of --text or --text-file.
 std::string textArgument(const Args& a);
 // A text file's contents; Error(BadInput) naming the file when it is empty or only white space.

@@ -84,7 +84,7 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      --out PATH.json
   attnscope-cli head-contexts --model MODEL (--text TEXT | --text-file FILE) --out DIR
                      [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
-                     [--max-tokens N] [--ablation-tokens A]
+                     [--max-tokens N] [--ablation-tokens A] [--shard I/N (--out SHARD.safetensors) | --shards FOLDER]
   attnscope-cli sentences --model MODEL (--text TEXT | --text-file FILE) [--proximity N] --out SENTENCES.json
   attnscope-cli explain --model MODEL --input INPUT.json --layer L --head H --position P --out STEP.json
   attnscope-cli attention --model MODEL (--text TEXT | --text-file FILE | --ids "ID ...") --layer L [--head H]
@@ -140,6 +140,9 @@ weight away from the first token, the head's output norm, its previous-token or 
 contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'
 metrics (with --ablation-tokens A, also each head's ablation effect: the next-token loss's change over the first A
 tokens when its output is zeroed, one run per head); DIR/index.json, DIR/scatter.json, DIR/heads/L{l}-H{h}.json (docs/file-formats.md).
+On a cluster (tools/slurm/head-contexts-*.sbatch): --shard I/N runs the first pass over the I-th of N parts of the
+windows into SHARD.safetensors; then --shards FOLDER (the same text and options) merges them, picks the contexts and
+runs the second pass on their windows only: the same files as one run.
 explain: how head H of layer L computes the attention of the query at position P (all from 1) of a reference-style
 input.json: {"scores" (scaled, capped logits; null where masked), "sink" (gpt-oss), "probs" (the softmax: the grid's
 row), "query", "keys", "head_output", "key_positions", "scale", "kv_head"}.
@@ -298,19 +301,7 @@ int cmdScan(const Args& a, const std::vector<std::string>& builtins)
     if (a.options.count("clamp-len"))
         choices.clampLen = parseInt(a, "clamp-len", -1);
     choices.terms = a.options.count("terms") ? a.options.at("terms") : "";
-    int shardI = 1, shardN = 1;
-    if (a.options.count("shard")) {
-        const auto& s = a.options.at("shard");
-        const auto slash = s.find('/');
-        try {
-            if (slash == std::string::npos)
-                throw std::invalid_argument("no slash");
-            shardI = std::stoi(s.substr(0, slash));
-            shardN = std::stoi(s.substr(slash + 1));
-        } catch (const std::exception&) {
-            throw Error(ErrorCode::BadInput, "--shard expects I/N, e.g. 2/8, got \"" + s + "\"");
-        }
-    }
+    const auto [shardI, shardN] = parseShard(a);
     // Checked before the tokenizer loads: a wrong option is the first thing to hear about.
     ScanOptions opt = scanOptionsFor(loaded.model->info(), choices);
     const auto tokenizer = loadModelTokenizer(loaded);

@@ -2,6 +2,7 @@
 #include "analysis/head_contexts.h"
 
 #include "analysis/head_ablation.h"
+#include "io/safetensors.h"
 
 #include "model/attention_model.h"
 #include "model/run_limits.h"
@@ -78,19 +79,7 @@ double pick(const RowStats& s, ContextStatistic which)
     return kNaN;
 }
 
-// Running means of the metrics of one head.
-struct Means {
-    double sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    double count[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    void add(int slot, double v)
-    {
-        if (std::isfinite(v)) {
-            sum[slot] += v;
-            count[slot] += 1;
-        }
-    }
-    double mean(int slot) const { return count[slot] > 0 ? sum[slot] / count[slot] : kNaN; }
-};
+using Means = HeadMetricSums; // running means of the metrics of one head
 
 // Calls `fn(layerView)` for every layer of one window run alone.
 template <class Fn>
@@ -112,6 +101,16 @@ void runWindow(const AttentionModel& model, std::span<const std::int32_t> ids, c
 }
 
 } // namespace
+
+void HeadMetricSums::add(int slot, double v)
+{
+    if (std::isfinite(v)) {
+        sum[slot] += v;
+        count[slot] += 1;
+    }
+}
+
+double HeadMetricSums::mean(int slot) const { return count[slot] > 0 ? sum[slot] / count[slot] : kNaN; }
 
 ContextStatistic contextStatisticNamed(const std::string& name)
 {
@@ -150,8 +149,9 @@ const std::vector<HeadMetricColumn>& headMetricColumns()
     return columns;
 }
 
-HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o,
-                          const StopToken* stop, const std::function<void(int, int)>& progress)
+namespace {
+// The text's ids as head contexts read them, every option checked; throws naming the problem.
+std::vector<std::int32_t> contextIds(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o)
 {
     const ModelInfo& info = model.info();
     if (o.ablationTokens < 0)
@@ -171,6 +171,27 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
     const auto N = static_cast<std::int64_t>(ids.size());
     if (N < 2)
         throw Error(ErrorCode::BadInput, "the text is too short for head contexts (two tokens at least)");
+    return ids;
+}
+
+std::uint64_t fingerprint(std::span<const std::int32_t> ids)
+{
+    std::uint64_t h = 1469598103934665603ull; // FNV-1a over the ids' bytes
+    for (const std::int32_t id : ids)
+        for (int b = 0; b < 4; ++b) {
+            h ^= static_cast<std::uint8_t>(static_cast<std::uint32_t>(id) >> (8 * b));
+            h *= 1099511628211ull;
+        }
+    return h;
+}
+
+// Pass 2 and the ablation, from every position's statistic and the metrics' sums over the whole text.
+HeadContexts finish(const AttentionModel& model, const std::vector<Token>& tokens, const std::vector<std::int32_t>& ids,
+                    const HeadContextOptions& o, const std::vector<std::vector<float>>& values,
+                    const std::vector<Means>& means, const StopToken* stop, const std::function<void(int, int)>& progress)
+{
+    const ModelInfo& info = model.info();
+    const auto N = static_cast<std::int64_t>(ids.size());
     const int L = info.layers, H = info.heads, W = o.window;
     const int windows = static_cast<int>((N + W - 1) / W);
     const std::int64_t ablationTokens = std::min(o.ablationTokens, N);
@@ -181,48 +202,11 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
         return std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(a),
                                                          static_cast<std::size_t>(std::min<std::int64_t>(W, N - a)));
     };
-
-    // Every head's statistic at every token, as floats (a 32 x 32-head model over 20,000 tokens: 82 MB; without a
-    // token limit a corpus asks for as much as it is long).
-    checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * N * sizeof(float)),
-              "head contexts of " + std::to_string(L) + " x " + std::to_string(H) + " heads over " + std::to_string(N) +
-                  " tokens",
-              "read fewer tokens (--max-tokens)");
     HeadContexts r;
     r.layers = L;
     r.heads = H;
     r.tokens = N;
     r.statistic = o.statistic;
-    std::vector<std::vector<float>> values(static_cast<std::size_t>(L) * H, std::vector<float>(static_cast<std::size_t>(N), std::nanf("")));
-    std::vector<Means> means(static_cast<std::size_t>(L) * H);
-    // Pass 1: every position's statistics.
-    for (int w = 0; w < windows; ++w) {
-        const auto wids = windowIds(w);
-        const std::int64_t base = static_cast<std::int64_t>(w) * W;
-        runWindow(model, wids, stop, [&](const LayerView& v) {
-            const int q = v.qlen, k = v.klen, dv = v.inputs.vDim();
-            for (int h = 0; h < v.heads; ++h) {
-                const std::size_t slot = static_cast<std::size_t>(v.layer) * H + h;
-                for (int i = 0; i < q; ++i) {
-                    const float* p = v.attnProb + (static_cast<std::size_t>(h) * q + i) * k;
-                    const float* out = v.headMix ? v.headMix + static_cast<std::size_t>(i) * v.heads * dv + static_cast<std::size_t>(h) * dv : nullptr;
-                    const RowStats s = rowStats(p, i, k, wids.data(), out, dv);
-                    values[slot][static_cast<std::size_t>(base + i)] = static_cast<float>(pick(s, o.statistic));
-                    auto& m = means[slot];
-                    m.add(0, pick(s, o.statistic));
-                    m.add(1, s.entropy);
-                    m.add(2, s.distance);
-                    m.add(3, s.previous);
-                    m.add(4, s.induction);
-                    m.add(5, s.first);
-                    m.add(6, s.norm);
-                    m.add(7, s.sink);
-                }
-            }
-        });
-        if (progress)
-            progress(w + 1, total);
-    }
     r.metrics.resize(means.size());
     for (std::size_t s = 0; s < means.size(); ++s)
         r.metrics[s] = {means[s].mean(0), means[s].mean(1), means[s].mean(2), means[s].mean(3),
@@ -315,6 +299,235 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
                 r.metrics[static_cast<std::size_t>(l) * H + h].ablationEffect = ablation.change(l, h);
     }
     return r;
+}
+} // namespace
+
+
+namespace {
+constexpr const char* kValuesFormat = "attnscope-head-context-values-1";
+} // namespace
+
+void HeadContextValues::save(const std::string& path) const
+{
+    const std::int64_t positions = values.empty() ? 0 : static_cast<std::int64_t>(values.front().size());
+    std::vector<float> all;
+    all.reserve(values.size() * static_cast<std::size_t>(positions));
+    for (const auto& v : values)
+        all.insert(all.end(), v.begin(), v.end());
+    std::vector<double> sums, counts;
+    for (const auto& m : means) {
+        sums.insert(sums.end(), m.sum, m.sum + 8);
+        counts.insert(counts.end(), m.count, m.count + 8);
+    }
+    const Shape slots{layers, heads};
+    std::vector<OutputTensor> out;
+    out.push_back({"values", {layers, heads, positions}, std::move(all)});
+    out.push_back({"metric_sums", {layers, heads, 8}, {}, DType::F64, std::move(sums)});
+    out.push_back({"metric_counts", {layers, heads, 8}, {}, DType::F64, std::move(counts)});
+    writeSafetensors(path, out,
+                     {{"format", kValuesFormat},
+                      {"statistic", contextStatisticName(statistic)},
+                      {"window", std::to_string(window)},
+                      {"tokens", std::to_string(tokens)},
+                      {"fingerprint", std::to_string(fingerprint)},
+                      {"shard", std::to_string(shard)},
+                      {"shards", std::to_string(shards)},
+                      {"first_window", std::to_string(firstWindow)},
+                      {"end_window", std::to_string(endWindow)}});
+}
+
+HeadContextValues HeadContextValues::load(const std::string& path)
+{
+    SafetensorsFile f(path);
+    const auto& md = f.metadata();
+    const auto fmt = md.find("format");
+    if (fmt == md.end() || fmt->second != kValuesFormat)
+        throw Error(ErrorCode::CorruptFile, "not a shard of attnscope head contexts (metadata format is not " +
+                                                std::string(kValuesFormat) + ")", path);
+    auto number = [&](const char* key) -> long long {
+        const auto it = md.find(key);
+        try {
+            std::size_t used = 0;
+            if (it != md.end()) {
+                const long long v = std::stoll(it->second, &used);
+                if (used == it->second.size() && v >= 0)
+                    return v;
+            }
+        } catch (const std::exception&) {
+        }
+        throw Error(ErrorCode::CorruptFile, "the metadata's " + std::string(key) + " is missing or not a number", path, key);
+    };
+    HeadContextValues v;
+    try {
+        v.statistic = contextStatisticNamed(md.count("statistic") ? md.at("statistic") : "");
+    } catch (const Error&) {
+        throw Error(ErrorCode::CorruptFile, "the metadata names no known statistic", path, "statistic");
+    }
+    v.window = static_cast<int>(number("window"));
+    v.tokens = number("tokens");
+    try {
+        v.fingerprint = std::stoull(md.at("fingerprint"));
+    } catch (const std::exception&) {
+        throw Error(ErrorCode::CorruptFile, "the metadata's fingerprint is missing or not a number", path, "fingerprint");
+    }
+    v.shard = static_cast<int>(number("shard"));
+    v.shards = static_cast<int>(number("shards"));
+    v.firstWindow = static_cast<int>(number("first_window"));
+    v.endWindow = static_cast<int>(number("end_window"));
+    const auto* values = f.find("values");
+    const auto* sums = f.find("metric_sums");
+    const auto* counts = f.find("metric_counts");
+    if (!values || values->shape.size() != 3 || !sums || !counts || sums->shape != Shape{values->shape[0], values->shape[1], 8} ||
+        counts->shape != sums->shape)
+        throw Error(ErrorCode::MissingTensor, "needs values [layers, heads, positions] and metric_sums, metric_counts "
+                                              "[layers, heads, 8]", path);
+    v.layers = static_cast<int>(values->shape[0]);
+    v.heads = static_cast<int>(values->shape[1]);
+    const std::int64_t positions = values->shape[2];
+    if (positions != std::min<std::int64_t>(v.tokens, static_cast<std::int64_t>(v.endWindow) * v.window) -
+                         static_cast<std::int64_t>(v.firstWindow) * v.window)
+        throw Error(ErrorCode::CorruptFile, "holds " + std::to_string(positions) + " positions, not those of windows " +
+                                                std::to_string(v.firstWindow + 1) + " to " + std::to_string(v.endWindow),
+                    path, "values");
+    const auto all = readAsFloat(f, *values);
+    const auto s = readAsDouble(f, *sums), c = readAsDouble(f, *counts);
+    const std::size_t slots = static_cast<std::size_t>(v.layers) * v.heads;
+    v.values.resize(slots);
+    v.means.resize(slots);
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+        v.values[slot].assign(all.begin() + static_cast<std::ptrdiff_t>(slot * positions),
+                              all.begin() + static_cast<std::ptrdiff_t>((slot + 1) * positions));
+        std::copy_n(s.begin() + static_cast<std::ptrdiff_t>(slot * 8), 8, v.means[slot].sum);
+        std::copy_n(c.begin() + static_cast<std::ptrdiff_t>(slot * 8), 8, v.means[slot].count);
+    }
+    return v;
+}
+
+HeadContextValues headContextValues(const AttentionModel& model, const std::vector<Token>& tokens,
+                                    const HeadContextOptions& o, int shard, int shards, const StopToken* stop,
+                                    const std::function<void(int, int)>& progress)
+{
+    const std::vector<std::int32_t> ids = contextIds(model, tokens, o);
+    if (shards < 1 || shard < 1 || shard > shards)
+        throw Error(ErrorCode::BadInput, "shard " + std::to_string(shard) + " of " + std::to_string(shards) +
+                                             " does not exist (shards are 1 to N)");
+    const ModelInfo& info = model.info();
+    const auto N = static_cast<std::int64_t>(ids.size());
+    const int L = info.layers, H = info.heads, W = o.window;
+    const int windows = static_cast<int>((N + W - 1) / W);
+    HeadContextValues v;
+    v.layers = L;
+    v.heads = H;
+    v.tokens = N;
+    v.window = W;
+    v.statistic = o.statistic;
+    v.fingerprint = fingerprint(ids);
+    v.shard = shard;
+    v.shards = shards;
+    v.firstWindow = static_cast<int>(static_cast<std::int64_t>(windows) * (shard - 1) / shards);
+    v.endWindow = static_cast<int>(static_cast<std::int64_t>(windows) * shard / shards);
+    const std::int64_t first = static_cast<std::int64_t>(v.firstWindow) * W;
+    const std::int64_t positions = std::min(N, static_cast<std::int64_t>(v.endWindow) * W) - first;
+    // Every head's statistic at every token, as floats (a 32 x 32-head model over 20,000 tokens: 82 MB; without a
+    // token limit a corpus asks for as much as it is long).
+    checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * positions * sizeof(float)),
+              "head contexts of " + std::to_string(L) + " x " + std::to_string(H) + " heads over " +
+                  std::to_string(positions) + " tokens",
+              "read fewer tokens (--max-tokens), or split the text into more shards");
+    v.values.assign(static_cast<std::size_t>(L) * H, std::vector<float>(static_cast<std::size_t>(positions), std::nanf("")));
+    v.means.resize(static_cast<std::size_t>(L) * H);
+    auto windowIds = [&](int w) {
+        const std::int64_t a = static_cast<std::int64_t>(w) * W;
+        return std::span<const std::int32_t>(ids).subspan(static_cast<std::size_t>(a),
+                                                         static_cast<std::size_t>(std::min<std::int64_t>(W, N - a)));
+    };
+    for (int w = v.firstWindow; w < v.endWindow; ++w) {
+        const auto wids = windowIds(w);
+        const std::int64_t base = static_cast<std::int64_t>(w) * W - first; // in this shard's positions
+        runWindow(model, wids, stop, [&](const LayerView& lv) {
+            const int q = lv.qlen, k = lv.klen, dv = lv.inputs.vDim();
+            for (int h = 0; h < lv.heads; ++h) {
+                const std::size_t slot = static_cast<std::size_t>(lv.layer) * H + h;
+                for (int i = 0; i < q; ++i) {
+                    const float* p = lv.attnProb + (static_cast<std::size_t>(h) * q + i) * k;
+                    const float* out = lv.headMix ? lv.headMix + static_cast<std::size_t>(i) * lv.heads * dv + static_cast<std::size_t>(h) * dv : nullptr;
+                    const RowStats s = rowStats(p, i, k, wids.data(), out, dv);
+                    v.values[slot][static_cast<std::size_t>(base + i)] = static_cast<float>(pick(s, o.statistic));
+                    auto& m = v.means[slot];
+                    m.add(0, pick(s, o.statistic));
+                    m.add(1, s.entropy);
+                    m.add(2, s.distance);
+                    m.add(3, s.previous);
+                    m.add(4, s.induction);
+                    m.add(5, s.first);
+                    m.add(6, s.norm);
+                    m.add(7, s.sink);
+                }
+            }
+        });
+        if (progress)
+            progress(w - v.firstWindow + 1, v.endWindow - v.firstWindow);
+    }
+    return v;
+}
+
+HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o,
+                               const std::vector<HeadContextValues>& shards, const StopToken* stop,
+                               const std::function<void(int, int)>& progress)
+{
+    const std::vector<std::int32_t> ids = contextIds(model, tokens, o);
+    const ModelInfo& info = model.info();
+    if (shards.empty())
+        throw Error(ErrorCode::BadInput, "no shards to merge");
+    const int n = shards.front().shards;
+    std::vector<const HeadContextValues*> byNumber(static_cast<std::size_t>(std::max(0, n)), nullptr);
+    for (const auto& v : shards) {
+        const std::string which = "shard " + std::to_string(v.shard) + " of " + std::to_string(v.shards);
+        if (v.layers != info.layers || v.heads != info.heads)
+            throw Error(ErrorCode::BadInput, which + " is of a model with " + std::to_string(v.layers) + " x " +
+                                                 std::to_string(v.heads) + " heads, not this one");
+        if (v.shards != n || v.shard < 1 || v.shard > n)
+            throw Error(ErrorCode::BadInput, which + " is not one of " + std::to_string(n) + " shards");
+        if (v.tokens != static_cast<std::int64_t>(ids.size()) || v.fingerprint != fingerprint(ids) || v.window != o.window ||
+            v.statistic != o.statistic)
+            throw Error(ErrorCode::BadInput, which + " was made of another text, window or statistic than this merge's");
+        if (byNumber[static_cast<std::size_t>(v.shard - 1)])
+            throw Error(ErrorCode::BadInput, which + " is given twice");
+        byNumber[static_cast<std::size_t>(v.shard - 1)] = &v;
+    }
+    std::string missing;
+    for (int i = 0; i < n; ++i)
+        if (!byNumber[static_cast<std::size_t>(i)])
+            missing += (missing.empty() ? "" : ", ") + std::to_string(i + 1);
+    if (!missing.empty())
+        throw Error(ErrorCode::BadInput, "shards " + missing + " of " + std::to_string(n) + " are missing");
+    // The shards' positions in order are the whole text's: the same values a single run has, the metrics' sums added.
+    const std::size_t slots = static_cast<std::size_t>(info.layers) * info.heads;
+    std::vector<std::vector<float>> values(slots);
+    std::vector<Means> means(slots);
+    for (const HeadContextValues* v : byNumber)
+        for (std::size_t slot = 0; slot < slots; ++slot) {
+            values[slot].insert(values[slot].end(), v->values[slot].begin(), v->values[slot].end());
+            for (int m = 0; m < 8; ++m) {
+                means[slot].sum[m] += v->means[slot].sum[m];
+                means[slot].count[m] += v->means[slot].count[m];
+            }
+        }
+    return finish(model, tokens, ids, o, values, means, stop, progress);
+}
+
+HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o,
+                          const StopToken* stop, const std::function<void(int, int)>& progress)
+{
+    const std::vector<std::int32_t> ids = contextIds(model, tokens, o);
+    const auto N = static_cast<std::int64_t>(ids.size());
+    const int windows = static_cast<int>((N + o.window - 1) / o.window);
+    const int total = 2 * windows + (std::min(o.ablationTokens, N) > 0 ? model.info().layers * model.info().heads + 1 : 0);
+    const auto v = headContextValues(model, tokens, o, 1, 1, stop, [&](int done, int) {
+        if (progress)
+            progress(done, total);
+    });
+    return finish(model, tokens, ids, o, v.values, v.means, stop, progress);
 }
 
 std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::string& modelName, const std::string& dir)

@@ -94,6 +94,35 @@ struct HeadContexts {
 HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& options,
                           const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
 
+// A corpus on a cluster: the first pass split by windows into shards (one array task each), then one merge that
+// picks the contexts from all of them and runs the second pass on their windows only. The result equals
+// headContexts on the whole text (the contexts exactly; the metrics up to the order their sums are added in).
+struct HeadMetricSums { // one head's sums and counts of the eight metrics (HeadCorpusMetrics' order, no ablation)
+    double sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double count[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    void add(int slot, double v);
+    double mean(int slot) const;
+};
+struct HeadContextValues {
+    int layers = 0, heads = 0, window = 0;
+    std::int64_t tokens = 0;       // of the whole text
+    std::uint64_t fingerprint = 0; // of the whole text's ids: a merge refuses shards of another text
+    ContextStatistic statistic = ContextStatistic::MaxAway;
+    int shard = 1, shards = 1, firstWindow = 0, endWindow = 0; // windows [firstWindow, endWindow)
+    std::vector<std::vector<float>> values; // [layers * heads][the shard's positions]: the statistic
+    std::vector<HeadMetricSums> means;       // [layers * heads]
+    void save(const std::string& path) const; // safetensors, written atomically
+    static HeadContextValues load(const std::string& path); // throws naming the file and the problem
+};
+// Shard `shard` of `shards` (from 1) of the first pass: windows shards-th part by part, in order.
+HeadContextValues headContextValues(const AttentionModel& model, const std::vector<Token>& tokens,
+                                    const HeadContextOptions& options, int shard, int shards,
+                                    const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
+// Every shard of the same text and options (any order); throws naming missing, repeated or foreign shards.
+HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<Token>& tokens,
+                               const HeadContextOptions& options, const std::vector<HeadContextValues>& shards,
+                               const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
+
 // The documented layout for a static viewer (docs/file-formats.md): DIR/index.json (model, statistic, tokens, the
 // metric names), DIR/scatter.json (one entry per head: layer and head from 1, every metric), DIR/heads/L{l}-H{h}.json
 // (that head's contexts). Written atomically file by file; returns the files written.
