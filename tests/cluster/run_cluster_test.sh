@@ -4,7 +4,8 @@
 # scripts of tools/slurm exactly as the user guide says (a 4-shard array scan of a built-in model plus a dependent
 # merge), compares the merged result with a single-process scan, then kills one array task halfway, checks that it
 # left no result and that the merge refuses the incomplete set, submits the same two lines again and checks that
-# only the missing shard runs and the merge equals the single scan. Stops every daemon it started.
+# only the missing shard runs and the merge equals the single scan; then heads over the corpus as an array and a
+# merge, equal to one process's. Stops every daemon it started.
 #
 #   bash tests/cluster/run_cluster_test.sh BUILD_DIR        (make cluster-test; needs root or sudo)
 set -euo pipefail
@@ -168,4 +169,22 @@ wait_for "$array" "$merge"
 [ "$(stat -c %Y "$work"/shards2/shard-1-of-$shards.safetensors)" = "$before" ] ||
   failed "the re-run scanned a shard that was already complete"
 "$compare" "$work/single.safetensors" "$work/merged2.safetensors" || failed "the re-run's merge differs from the single scan"
+
+# --- 3: heads over a corpus, in shards on the cluster, equal one process ------------------------------------------
+hc_options=(--window 64 --max-tokens "${CLUSTER_TEST_HC_TOKENS:-20000}")
+start=$(date +%s)
+"$cli" head-contexts --model "$model" --text-file "$corpus" "${hc_options[@]}" --out "$work/hc-single" 2>"$work/hc-single.log" ||
+  failed "the single-process head contexts"
+echo "cluster-test: single-process head contexts took $(( $(date +%s) - start )) s"
+start=$(date +%s)
+# The user guide's two lines, verbatim but for the paths.
+array=$(sbatch --parsable --chdir="$work/jobs" --array=1-$shards "$source_dir/tools/slurm/head-contexts-shard.sbatch" \
+          "$shards" "$work/hc-shards" "$model" "$corpus" "${hc_options[@]}")
+merge=$(sbatch --parsable --chdir="$work/jobs" --dependency=afterok:"$array" \
+          "$source_dir/tools/slurm/head-contexts-merge.sbatch" "$work/hc-shards" "$work/hc-merged" "$model" "$corpus" \
+          "${hc_options[@]}")
+wait_for "$array" "$merge"
+[ "$(job_state "$merge")" = COMPLETED ] || failed "the head-contexts merge job ended $(job_state "$merge")"
+echo "cluster-test: head contexts in $shards shards and their merge took $(( $(date +%s) - start )) s"
+diff -r "$work/hc-single/heads" "$work/hc-merged/heads" >/dev/null || failed "the merged head contexts differ from one run's"
 echo "cluster-test: passed"
