@@ -210,8 +210,52 @@ void dotElements(const std::uint8_t* const* row, std::int64_t K, const Activatio
     }
 }
 
-// MXFP4 (gpt-oss's experts): 32 per 17 bytes, x = 2^(e - 128) v[code] with v the FP4 (E2M1) values doubled. Each
-// block's codes through a byte table, their q.x, then times the block's power of two.
+// Blocks of 32 values, each a factor d times 32 small integers (Q8_0, MXFP4): each block's q.x, then times d; with two
+// chains, by alternate blocks. `decode(block, d, w0, w1)` gives a block's factor and its values 0-15 and 16-31.
+template <int R, int M, int BlockBytes, class Decode>
+void dotBlocks32(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result, Decode decode)
+{
+    constexpr int C = kChains<R, M>;
+    Lanes s[C][R][M];
+    for (int c = 0; c < C; ++c)
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m)
+                s[c][r][m] = lzero();
+    const std::int64_t blocks = K / 32;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+        Lanes x0[M], x1[M];
+        for (int m = 0; m < M; ++m) {
+            x0[m] = lload(a.x[m] + 32 * b);
+            x1[m] = lload(a.x[m] + 32 * b + 16);
+        }
+        const int c = static_cast<int>(b % C);
+        for (int r = 0; r < R; ++r) {
+            const std::uint8_t* blk = row[r] + BlockBytes * b;
+            prefetchAhead(blk, BlockBytes);
+            Lanes d, w0, w1;
+            decode(blk, d, w0, w1);
+            for (int m = 0; m < M; ++m)
+                s[c][r][m] = lfma(lfma(w1, x1[m], lmul(w0, x0[m])), d, s[c][r][m]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m)
+            result[r * M + m] = lsum(C == 2 ? ladd(s[0][r][m], s[C - 1][r][m]) : s[0][r][m]);
+}
+
+// Q8_0: 32 per 34 bytes, x = d q.
+template <int R, int M>
+void dotQ8_0(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
+{
+    dotBlocks32<R, M, 34>(row, K, a, result, [](const std::uint8_t* blk, Lanes& d, Lanes& w0, Lanes& w1) {
+        d = lset(half(blk));
+        w0 = fromI8(load16(blk + 2));
+        w1 = fromI8(load16(blk + 18));
+    });
+}
+
+// MXFP4 (gpt-oss's experts): 32 per 17 bytes, x = 2^(e - 128) v[code] with v the FP4 (E2M1) values doubled: the
+// codes through a byte table.
 inline float e8m0Half(std::uint8_t e)
 {
     if (e == 0)
@@ -225,68 +269,14 @@ inline float e8m0Half(std::uint8_t e)
 template <int R, int M>
 void dotMxfp4(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
 {
-    constexpr int C = kChains<R, M>;
     const __m128i table = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
     const __m128i nibble = _mm_set1_epi8(0x0F);
-    Lanes s[C][R][M];
-    for (int c = 0; c < C; ++c)
-        for (int r = 0; r < R; ++r)
-            for (int m = 0; m < M; ++m)
-                s[c][r][m] = lzero();
-    const std::int64_t blocks = K / 32;
-    for (std::int64_t b = 0; b < blocks; ++b) {
-        Lanes x0[M], x1[M];
-        for (int m = 0; m < M; ++m) {
-            x0[m] = lload(a.x[m] + 32 * b);
-            x1[m] = lload(a.x[m] + 32 * b + 16);
-        }
-        const int c = static_cast<int>(b % C);
-        for (int r = 0; r < R; ++r) {
-            const std::uint8_t* blk = row[r] + 17 * b;
-            prefetchAhead(blk, 17);
-            const Lanes d = lset(e8m0Half(blk[0]));
-            const __m128i codes = load16(blk + 1); // low nibbles: values 0..15, high: 16..31
-            const Lanes w0 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(codes, nibble)));
-            const Lanes w1 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(codes, 4), nibble)));
-            for (int m = 0; m < M; ++m)
-                s[c][r][m] = lfma(lfma(w1, x1[m], lmul(w0, x0[m])), d, s[c][r][m]);
-        }
-    }
-    for (int r = 0; r < R; ++r)
-        for (int m = 0; m < M; ++m)
-            result[r * M + m] = lsum(C == 2 ? ladd(s[0][r][m], s[C - 1][r][m]) : s[0][r][m]);
-}
-
-// Q8_0: 32 per 34 bytes, x = d q. Each block's q.x, then times d; with two chains, by alternate blocks.
-template <int R, int M>
-void dotQ8_0(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
-{
-    constexpr int C = kChains<R, M>;
-    Lanes s[C][R][M];
-    for (int c = 0; c < C; ++c)
-        for (int r = 0; r < R; ++r)
-            for (int m = 0; m < M; ++m)
-                s[c][r][m] = lzero();
-    const std::int64_t blocks = K / 32;
-    for (std::int64_t b = 0; b < blocks; ++b) {
-        Lanes x0[M], x1[M];
-        for (int m = 0; m < M; ++m) {
-            x0[m] = lload(a.x[m] + 32 * b);
-            x1[m] = lload(a.x[m] + 32 * b + 16);
-        }
-        const int c = static_cast<int>(b % C);
-        for (int r = 0; r < R; ++r) {
-            const std::uint8_t* blk = row[r] + 34 * b;
-            prefetchAhead(blk, 34);
-            const Lanes d = lset(half(blk));
-            const Lanes w0 = fromI8(load16(blk + 2)), w1 = fromI8(load16(blk + 18));
-            for (int m = 0; m < M; ++m)
-                s[c][r][m] = lfma(lfma(w1, x1[m], lmul(w0, x0[m])), d, s[c][r][m]);
-        }
-    }
-    for (int r = 0; r < R; ++r)
-        for (int m = 0; m < M; ++m)
-            result[r * M + m] = lsum(C == 2 ? ladd(s[0][r][m], s[C - 1][r][m]) : s[0][r][m]);
+    dotBlocks32<R, M, 17>(row, K, a, result, [&](const std::uint8_t* blk, Lanes& d, Lanes& w0, Lanes& w1) {
+        d = lset(e8m0Half(blk[0]));
+        const __m128i codes = load16(blk + 1); // low nibbles: values 0..15, high: 16..31
+        w0 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(codes, nibble)));
+        w1 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(codes, 4), nibble)));
+    });
 }
 
 // A Q4_K block's eight 6-bit scales and mins as bytes, from its 12 packed bytes (io/ggml_types.cpp): bytes 0-3 hold
