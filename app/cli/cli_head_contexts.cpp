@@ -65,7 +65,7 @@ int cmdHeadContexts(const Args& a, const std::vector<std::string>& builtins)
         std::vector<HeadContextValues> shards;
         for (const auto& f : files)
             shards.push_back(HeadContextValues::load(f));
-        r = mergeHeadContexts(*loaded.model, tokens, o, shards, nullptr, progress);
+        r = mergeHeadContexts(*loaded.model, tokens, o, std::move(shards), nullptr, progress);
     } else {
         r = headContexts(*loaded.model, tokens, o, nullptr, progress);
     }

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace attnscope::core {
 
@@ -403,11 +404,18 @@ HeadContextValues HeadContextValues::load(const std::string& path)
     return v;
 }
 
-HeadContextValues headContextValues(const AttentionModel& model, const std::vector<Token>& tokens,
-                                    const HeadContextOptions& o, int shard, int shards, const StopToken* stop,
-                                    const std::function<void(int, int)>& progress)
+namespace {
+// Shard `shard` of `shards`' windows [first, end) of `windows`: the shards-th parts in order.
+std::pair<int, int> shardWindows(int windows, int shard, int shards)
 {
-    const std::vector<std::int32_t> ids = contextIds(model, tokens, o);
+    return {static_cast<int>(static_cast<std::int64_t>(windows) * (shard - 1) / shards),
+            static_cast<int>(static_cast<std::int64_t>(windows) * shard / shards)};
+}
+
+// The first pass over one shard of `ids` (contextIds' checked ids).
+HeadContextValues valuesOf(const AttentionModel& model, const std::vector<std::int32_t>& ids, const HeadContextOptions& o,
+                           int shard, int shards, const StopToken* stop, const std::function<void(int, int)>& progress)
+{
     if (shards < 1 || shard < 1 || shard > shards)
         throw Error(ErrorCode::BadInput, "shard " + std::to_string(shard) + " of " + std::to_string(shards) +
                                              " does not exist (shards are 1 to N)");
@@ -424,8 +432,7 @@ HeadContextValues headContextValues(const AttentionModel& model, const std::vect
     v.fingerprint = fingerprint(ids);
     v.shard = shard;
     v.shards = shards;
-    v.firstWindow = static_cast<int>(static_cast<std::int64_t>(windows) * (shard - 1) / shards);
-    v.endWindow = static_cast<int>(static_cast<std::int64_t>(windows) * shard / shards);
+    std::tie(v.firstWindow, v.endWindow) = shardWindows(windows, shard, shards);
     const std::int64_t first = static_cast<std::int64_t>(v.firstWindow) * W;
     const std::int64_t positions = std::min(N, static_cast<std::int64_t>(v.endWindow) * W) - first;
     // Every head's statistic at every token, as floats (a 32 x 32-head model over 20,000 tokens: 82 MB; without a
@@ -470,27 +477,46 @@ HeadContextValues headContextValues(const AttentionModel& model, const std::vect
     }
     return v;
 }
+} // namespace
+
+HeadContextValues headContextValues(const AttentionModel& model, const std::vector<Token>& tokens,
+                                    const HeadContextOptions& o, int shard, int shards, const StopToken* stop,
+                                    const std::function<void(int, int)>& progress)
+{
+    return valuesOf(model, contextIds(model, tokens, o), o, shard, shards, stop, progress);
+}
 
 HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<Token>& tokens, const HeadContextOptions& o,
-                               const std::vector<HeadContextValues>& shards, const StopToken* stop,
+                               std::vector<HeadContextValues> shards, const StopToken* stop,
                                const std::function<void(int, int)>& progress)
 {
     const std::vector<std::int32_t> ids = contextIds(model, tokens, o);
     const ModelInfo& info = model.info();
+    const auto N = static_cast<std::int64_t>(ids.size());
+    const int windows = static_cast<int>((N + o.window - 1) / o.window);
+    const std::uint64_t print = fingerprint(ids);
     if (shards.empty())
         throw Error(ErrorCode::BadInput, "no shards to merge");
     const int n = shards.front().shards;
-    std::vector<const HeadContextValues*> byNumber(static_cast<std::size_t>(std::max(0, n)), nullptr);
-    for (const auto& v : shards) {
+    std::vector<HeadContextValues*> byNumber(static_cast<std::size_t>(std::max(0, n)), nullptr);
+    for (auto& v : shards) {
         const std::string which = "shard " + std::to_string(v.shard) + " of " + std::to_string(v.shards);
         if (v.layers != info.layers || v.heads != info.heads)
             throw Error(ErrorCode::BadInput, which + " is of a model with " + std::to_string(v.layers) + " x " +
                                                  std::to_string(v.heads) + " heads, not this one");
         if (v.shards != n || v.shard < 1 || v.shard > n)
             throw Error(ErrorCode::BadInput, which + " is not one of " + std::to_string(n) + " shards");
-        if (v.tokens != static_cast<std::int64_t>(ids.size()) || v.fingerprint != fingerprint(ids) || v.window != o.window ||
-            v.statistic != o.statistic)
+        if (v.tokens != N || v.fingerprint != print || v.window != o.window || v.statistic != o.statistic)
             throw Error(ErrorCode::BadInput, which + " was made of another text, window or statistic than this merge's");
+        // Its windows and positions are those its number gives: together the shards hold the text's N positions.
+        const auto [first, end] = shardWindows(windows, v.shard, n);
+        const std::int64_t positions = std::min(N, static_cast<std::int64_t>(end) * o.window) -
+                                       static_cast<std::int64_t>(first) * o.window;
+        if (v.firstWindow != first || v.endWindow != end || v.values.size() != static_cast<std::size_t>(v.layers) * v.heads ||
+            v.means.size() != v.values.size() ||
+            std::any_of(v.values.begin(), v.values.end(), [&](const auto& x) { return static_cast<std::int64_t>(x.size()) != positions; }))
+            throw Error(ErrorCode::BadInput, which + " does not hold windows " + std::to_string(first + 1) + " to " +
+                                                 std::to_string(end) + " of " + std::to_string(windows));
         if (byNumber[static_cast<std::size_t>(v.shard - 1)])
             throw Error(ErrorCode::BadInput, which + " is given twice");
         byNumber[static_cast<std::size_t>(v.shard - 1)] = &v;
@@ -502,12 +528,20 @@ HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<To
     if (!missing.empty())
         throw Error(ErrorCode::BadInput, "shards " + missing + " of " + std::to_string(n) + " are missing");
     // The shards' positions in order are the whole text's: the same values a single run has, the metrics' sums added.
+    // Each shard's values are let go once appended, so the merge holds the text's values about once.
+    checkFits(static_cast<std::uint64_t>(static_cast<double>(info.layers) * info.heads * N * sizeof(float)),
+              "merging head contexts of " + std::to_string(info.layers) + " x " + std::to_string(info.heads) +
+                  " heads over " + std::to_string(N) + " tokens",
+              "read fewer tokens (--max-tokens)");
     const std::size_t slots = static_cast<std::size_t>(info.layers) * info.heads;
     std::vector<std::vector<float>> values(slots);
     std::vector<Means> means(slots);
-    for (const HeadContextValues* v : byNumber)
+    for (std::size_t slot = 0; slot < slots; ++slot)
+        values[slot].reserve(static_cast<std::size_t>(N));
+    for (HeadContextValues* v : byNumber)
         for (std::size_t slot = 0; slot < slots; ++slot) {
             values[slot].insert(values[slot].end(), v->values[slot].begin(), v->values[slot].end());
+            std::vector<float>().swap(v->values[slot]);
             for (int m = 0; m < 8; ++m) {
                 means[slot].sum[m] += v->means[slot].sum[m];
                 means[slot].count[m] += v->means[slot].count[m];
@@ -523,7 +557,7 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
     const auto N = static_cast<std::int64_t>(ids.size());
     const int windows = static_cast<int>((N + o.window - 1) / o.window);
     const int total = 2 * windows + (std::min(o.ablationTokens, N) > 0 ? model.info().layers * model.info().heads + 1 : 0);
-    const auto v = headContextValues(model, tokens, o, 1, 1, stop, [&](int done, int) {
+    const auto v = valuesOf(model, ids, o, 1, 1, stop, [&](int done, int) {
         if (progress)
             progress(done, total);
     });

@@ -120,7 +120,7 @@ HeadContextValues headContextValues(const AttentionModel& model, const std::vect
                                     const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
 // Every shard of the same text and options (any order); throws naming missing, repeated or foreign shards.
 HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<Token>& tokens,
-                               const HeadContextOptions& options, const std::vector<HeadContextValues>& shards,
+                               const HeadContextOptions& options, std::vector<HeadContextValues> shards,
                                const StopToken* stop = nullptr, const std::function<void(int, int)>& progress = {});
 
 // The documented layout for a static viewer (docs/file-formats.md): DIR/index.json (model, statistic, tokens, the

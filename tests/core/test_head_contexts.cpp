@@ -266,3 +266,42 @@ TEST_CASE("head contexts: the ablation effect is each head's zeroed loss over th
     const auto bert = loadModel((test::testdataDir() / "bert-tiny").string());
     CHECK_THROWS_WITH(headContexts(*bert.model, randomTokens(20, 50, 4), o), Catch::Contains("language-model head"));
 }
+
+TEST_CASE("head contexts in shards, merged in any order, equal one run; a shard not of its windows is refused",
+          "[head-contexts][shards]")
+{
+    const auto loaded = loadModel((test::testdataDir() / "llama-gqa").string());
+    const auto& model = *loaded.model;
+    const auto tokens = randomTokens(100, model.info().vocabSize, 5);
+    HeadContextOptions o;
+    o.window = 9; // 12 windows
+    o.top = 2;
+    o.perDecile = 1;
+    const auto one = headContexts(model, tokens, o);
+    std::vector<HeadContextValues> shards;
+    for (int s : {3, 1, 4, 2}) // any order
+        shards.push_back(headContextValues(model, tokens, o, s, 4));
+    auto shifted = shards; // kept for the refusals below
+    const auto merged = mergeHeadContexts(model, tokens, o, std::move(shards));
+    REQUIRE(merged.contexts.size() == one.contexts.size());
+    for (std::size_t slot = 0; slot < one.contexts.size(); ++slot) {
+        REQUIRE(merged.contexts[slot].size() == one.contexts[slot].size());
+        for (std::size_t c = 0; c < one.contexts[slot].size(); ++c) {
+            CHECK(merged.contexts[slot][c].position == one.contexts[slot][c].position);
+            CHECK(merged.contexts[slot][c].value == one.contexts[slot][c].value);
+            CHECK(merged.contexts[slot][c].grid == one.contexts[slot][c].grid);
+        }
+        CHECK(merged.metrics[slot].entropy == Approx(one.metrics[slot].entropy).epsilon(1e-12));
+        CHECK(merged.metrics[slot].statistic == Approx(one.metrics[slot].statistic).epsilon(1e-12));
+    }
+    // A shard whose windows are not those its number gives (a hand-edited file) would put positions out of place.
+    auto wrong = shifted;
+    wrong[0].firstWindow += 1;
+    CHECK_THROWS_WITH(mergeHeadContexts(model, tokens, o, wrong), Catch::Contains("does not hold windows"));
+    wrong = shifted;
+    wrong[1].values[0].pop_back();
+    CHECK_THROWS_WITH(mergeHeadContexts(model, tokens, o, wrong), Catch::Contains("does not hold windows"));
+    wrong = shifted;
+    wrong.pop_back();
+    CHECK_THROWS_WITH(mergeHeadContexts(model, tokens, o, wrong), Catch::Contains("are missing"));
+}
