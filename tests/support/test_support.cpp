@@ -56,7 +56,11 @@ std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
 {
     static std::set<std::string> reported;
     std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(testdataDir())) {
+    std::vector<fs::directory_entry> folders;
+    for (const auto& root : {testdataDir(), projectDataDir() / "reference"}) // the shared cases, then our own
+        for (const auto& e : fs::directory_iterator(root))
+            folders.push_back(e);
+    for (const auto& e : folders) {
         if (!e.is_directory() || e.path().filename().string().rfind(prefix, 0) != 0 ||
             !fs::exists(e.path() / "input.json") || !fs::exists(e.path() / "expected.safetensors"))
             continue;
@@ -78,7 +82,7 @@ std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
         }
         out.push_back(e.path());
     }
-    std::sort(out.begin(), out.end());
+    std::sort(out.begin(), out.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
     return out;
 }
 } // namespace

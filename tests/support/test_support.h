@@ -14,7 +14,8 @@ std::filesystem::path testdataDir();
 // tests/data in the source tree: data the project's own tests ship (made by reference implementations, see its READMEs).
 std::filesystem::path projectDataDir();
 // Case folders (those with input.json and expected.safetensors) whose name starts with `prefix` and whose model
-// family the core supports. Cases of other families are left out and named on stderr, once per run.
+// family the core supports, from ../shared/testdata and tests/data/reference (the project's own: families the shared
+// data lacks), sorted by name. Cases of other families are left out and named on stderr, once per run.
 std::vector<std::filesystem::path> referenceCases(const std::string& prefix = "");
 // The vision cases (their inputs are pixel values; tests/core/test_vision.cpp runs them).
 std::vector<std::filesystem::path> imageReferenceCases(const std::string& prefix = "");
