@@ -15,6 +15,15 @@
 
 namespace attnscope::core {
 
+float LlamaConfig::scoreScale() const
+{
+    if (attentionScale > 0)
+        return static_cast<float>(attentionScale);
+    if (queryPreAttnScalar > 0)
+        return static_cast<float>(1.0 / std::sqrt(queryPreAttnScalar));
+    return 1.0f / std::sqrt(static_cast<float>(headDim)) * static_cast<float>(rope.scoreFactor);
+}
+
 namespace {
 
 constexpr long long kMaxConfigInt = 100'000'000; // no size or count of a model comes near it
@@ -328,6 +337,15 @@ void checkDecoderNumbers(const LlamaConfig& c, const std::string& file, bool ggu
             "the sliding layers' rotary base must be a finite number from 1 to 1e12");
     require(c.queryPreAttnScalar == 0 || within(c.queryPreAttnScalar, 1e-6, 1e12), "query_pre_attn_scalar",
             "query_pre_attn_scalar", "query_pre_attn_scalar must be a positive finite number");
+    // Granite's multipliers (the keys llama.cpp writes them under in GGUF files).
+    require(c.attentionScale == 0 || within(c.attentionScale, 1e-6, 1e6), "attention_multiplier", "attention.scale",
+            "the attention multiplier must be a positive finite number, got " + formatNumber(c.attentionScale));
+    require(within(c.embeddingScale, 1e-6, 1e6), "embedding_multiplier", "embedding_scale",
+            "the embedding multiplier must be a positive finite number, got " + formatNumber(c.embeddingScale));
+    require(within(c.residualScale, 1e-6, 1e6), "residual_multiplier", "residual_scale",
+            "the residual multiplier must be a positive finite number, got " + formatNumber(c.residualScale));
+    require(within(c.logitScale, 1e-6, 1e6), "logits_scaling", "logit_scale",
+            "the logits' scaling must be a positive finite number, got " + formatNumber(c.logitScale));
     for (float f : c.rope.freqDivisors)
         require(within(f, 1e-6, 1e12), "rope_scaling", "rope_freqs.weight",
                 "rope_freqs.weight must hold positive finite divisors, got " + std::to_string(f));
@@ -372,6 +390,12 @@ void setDecoderQuirks(LlamaConfig& c)
         if (c.slidingLayers.empty() && c.slidingWindow > 0)
             for (int l = 0; l < c.nLayer; ++l)
                 c.slidingLayers.push_back(l % 2 == 0);
+    } else if (c.family == ModelFamily::GraniteMoe) {
+        // Hugging Face weighs the chosen experts by a softmax over their logits: the renormalised probabilities, as
+        // llama.cpp computes them. Its experts' (and shared expert's) input_linear holds gate rows, then up rows;
+        // llama.cpp's converter splits them into two tensors.
+        c.normTopK = true;
+        c.fusedGateUp = !c.fromGguf;
     } else if (c.family == ModelFamily::SmolLM3) {
         // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
         if (c.noRopeLayers.empty())
@@ -383,7 +407,7 @@ void setDecoderQuirks(LlamaConfig& c)
         c.postNorms = true;
     } else if (c.family == ModelFamily::Gemma2 || c.family == ModelFamily::Gemma3) {
         c.postNorms = true;
-        c.scaleEmbedding = true;
+        c.embeddingScale = static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
         c.normOffset = c.fromGguf ? 0.0f : 1.0f;
         c.mlp = LlamaConfig::Mlp::GatedGeluTanh;
         if (c.family == ModelFamily::Gemma3)
@@ -514,6 +538,24 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
             r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
         c.expertFfn = c.intermediate;
         c.normTopK = true;
+    }
+    if (type == "granitemoe" || type == "granitemoeshared") {
+        // Granite's attention takes its head size from the width alone (a head_dim key is not read).
+        if (c.hidden % c.nHead != 0)
+            r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                      std::to_string(c.nHead));
+        c.headDim = c.hidden / c.nHead;
+        c.experts = r.positiveInt("num_local_experts");
+        c.expertsUsed = r.positiveInt("num_experts_per_tok");
+        if (c.expertsUsed > c.experts)
+            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        c.expertFfn = c.intermediate;
+        if (type == "granitemoeshared") // GraniteMoe's own class has no shared expert, whatever the file says
+            c.sharedFfn = r.intOr("shared_intermediate_size", 0, 0);
+        c.embeddingScale = r.floatOr("embedding_multiplier", 1.0f);
+        c.attentionScale = r.doubleOr("attention_multiplier", 1.0); // the config class's default: 1, not 1/sqrt(d)
+        c.residualScale = r.floatOr("residual_multiplier", 1.0f);
+        c.logitScale = r.floatOr("logits_scaling", 1.0f);
     }
     if (type == "phi3") {
         const double factor = r.doubleOr("partial_rotary_factor", 1.0);
@@ -763,8 +805,20 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         c.expertFfn = g.value(key("expert_feed_forward_length")) ? positive(key("expert_feed_forward_length")) : c.intermediate;
         c.normTopK = arch == "qwen3moe" || arch == "llama"; // llama with experts: Mixtral, weights renormalised
     }
-    if (arch == "smollm3")
-        c.ggufInterleavedQK = true; // its converter permutes q/k rows as for Llama
+    if (arch == "smollm3" || arch == "granitemoe")
+        c.ggufInterleavedQK = true; // their converters permute q/k rows as for Llama
+    if (c.family == ModelFamily::GraniteMoe) {
+        // Granite's multipliers and shared expert as llama.cpp writes them (its graph takes a missing or zero
+        // attention scale as 1/sqrt(head size) and a missing residual scale as 1).
+        if (const auto v = g.numberOr(key("attention.scale")); v && *v != 0)
+            c.attentionScale = *v;
+        c.embeddingScale = static_cast<float>(g.numberOr(key("embedding_scale")).value_or(1.0));
+        if (const auto v = g.numberOr(key("residual_scale")); v && *v != 0)
+            c.residualScale = static_cast<float>(*v);
+        c.logitScale = static_cast<float>(g.number(key("logit_scale")));
+        if (const auto s = g.uintOr(key("expert_shared_feed_forward_length")))
+            c.sharedFfn = static_cast<int>(std::min<std::uint64_t>(*s, 10'000'000));
+    }
     if (arch == "deepseek2")
         ggufDeepseek(g, c);
     if (c.nHead % c.nKvHead != 0)

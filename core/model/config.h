@@ -12,7 +12,7 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
+    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, GraniteMoe, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -94,12 +94,18 @@ struct LlamaConfig {
     // Norms before attention and MLP (all but OLMo 2), and of their outputs inside the residual branch (OLMo 2, Gemma).
     bool preNorms = true;
     bool postNorms = false;
-    // Gemma: embeddings times sqrt(hidden) (as a float32 number), norm weights used as 1 + w (Hugging Face files store
-    // w; llama.cpp's converter stores 1 + w, so GGUF files need no offset), scores scaled by query_pre_attn_scalar^-1/2
-    // (0: 1/sqrt(headDim)) and soft-capped (Gemma 2), logits soft-capped (0: none).
-    bool scaleEmbedding = false;
+    // Embeddings times embeddingScale (Gemma: sqrt(hidden) as a float32 number; Granite: embedding_multiplier).
+    // Gemma: norm weights used as 1 + w (Hugging Face files store w; llama.cpp's converter stores 1 + w, so GGUF files
+    // need no offset), scores scaled by query_pre_attn_scalar^-1/2 and soft-capped (Gemma 2), logits soft-capped (0:
+    // none). Granite: scores scaled by attentionScale (attention_multiplier), each block's output times residualScale
+    // before it joins the residual stream, logits divided by logitScale (logits_scaling). The score scale is
+    // scoreScale(): attentionScale, else query_pre_attn_scalar^-1/2, else 1/sqrt(headDim).
+    float embeddingScale = 1.0f;
     float normOffset = 0.0f;
     double queryPreAttnScalar = 0;
+    double attentionScale = 0;
+    float residualScale = 1.0f;
+    float logitScale = 1.0f;
     float attnSoftCap = 0.0f;
     float finalSoftCap = 0.0f;
     // Which layers slide (Gemma 2's alternating, Gemma 3's 5 local : 1 global); empty: every layer uses slidingWindow.
@@ -114,7 +120,8 @@ struct LlamaConfig {
     // Fused q/k/v: one [3 heads headDim, hidden] tensor, as [q; k; v] row blocks (GGUF attn_qkv) or per head
     // [q_n; k_n; v_n] (GPT-NeoX's query_key_value). Read through row orders, never copied.
     enum class Qkv { Separate, Blocks, PerHead } qkv = Qkv::Separate;
-    // Phi-3: gate and up projections in one [2 intermediate, hidden] tensor, gate rows first (read as two views).
+    // Gate and up projections in one tensor, gate rows first (read as two row views): Phi-3's MLP [2 intermediate,
+    // hidden]; Granite-MoE's experts in Hugging Face files ([experts, 2 expertFfn, hidden]) and its shared expert.
     bool fusedGateUp = false;
     // Dimensions of each head that rotate (the first rotaryDims; 0 = all): GPT-NeoX's rotary_pct, Phi-3's
     // partial_rotary_factor.
@@ -162,6 +169,7 @@ struct LlamaConfig {
     }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
+    float scoreScale() const; // model/config.cpp
 };
 
 // Encoders (BERT, RoBERTa, DistilBERT): learned absolute positions, token types, post-LayerNorm blocks, bidirectional

@@ -59,6 +59,18 @@ WeightView LlamaModel::optionalWeight(const TensorName& name, int layer, const S
     return wanted ? weight(name, layer, shape) : WeightView{};
 }
 
+void LlamaModel::splitGateUp(const WeightView& fused, WeightView& gate, WeightView& up)
+{
+    const auto width = static_cast<std::int32_t>(fused.shape[0] / 2);
+    std::vector<std::int32_t> gateRows(static_cast<std::size_t>(width)), upRows(gateRows.size());
+    for (std::int32_t r = 0; r < width; ++r) {
+        gateRows[static_cast<std::size_t>(r)] = r;
+        upRows[static_cast<std::size_t>(r)] = width + r;
+    }
+    gate = rowsOf(fused, gateRows);
+    up = rowsOf(fused, upRows);
+}
+
 WeightView LlamaModel::rowsOf(const WeightView& w, const std::vector<std::int32_t>& rows)
 {
     if (w.shape.size() == 2) { // a matrix: the view reads the chosen rows in this order, nothing is copied
@@ -185,14 +197,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
         if (routes) {
             loadExperts(N, l, L);
         } else if (c.fusedGateUp) {
-            const WeightView gateUp = weight(N.gateUp, l, {2 * c.intermediate, C});
-            std::vector<std::int32_t> gateRows(static_cast<std::size_t>(c.intermediate)), upRows(gateRows.size());
-            for (int r = 0; r < c.intermediate; ++r) {
-                gateRows[static_cast<std::size_t>(r)] = r;
-                upRows[static_cast<std::size_t>(r)] = c.intermediate + r;
-            }
-            L.gate = rowsOf(gateUp, gateRows);
-            L.up = rowsOf(gateUp, upRows);
+            splitGateUp(weight(N.gateUp, l, {2 * c.intermediate, C}), L.gate, L.up);
         } else {
             L.gate = optionalWeight(N.gate, l, {c.intermediate, C}, gated);
             L.up = weight(N.up, l, {c.intermediate, C});
@@ -337,6 +342,9 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
                (c.denseLayers > 0 ? " after " + std::to_string(c.denseLayers) + " dense layer" + (c.denseLayers > 1 ? "s" : "") : "");
     if (c.attnSoftCap > 0)
         pos += ", scores soft-capped at " + formatNumber(c.attnSoftCap);
+    if (c.attentionScale > 0 || c.residualScale != 1.0f || c.logitScale != 1.0f) // Granite's multipliers
+        pos += ", embeddings x" + formatNumber(c.embeddingScale) + ", scores x" + formatNumber(c.scoreScale()) +
+               ", block outputs x" + formatNumber(c.residualScale) + ", logits / " + formatNumber(c.logitScale);
     if (c.finalSoftCap > 0)
         pos += ", logits soft-capped at " + formatNumber(c.finalSoftCap);
     m_info.positions = pos + (c.modelType != "llama" ? " · " + c.modelType : "");
@@ -352,9 +360,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     m_info.logitSoftCap = c.finalSoftCap;
     // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window.
     // DeepSeek's YaRN multiplies it by its mscale squared (RopeConfig::scoreFactor, 1 elsewhere).
-    const float scale = c.queryPreAttnScalar > 0 ? static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar))
-                                                 : 1.0f / std::sqrt(static_cast<float>(c.headDim)) *
-                                                       static_cast<float>(c.rope.scoreFactor);
+    const float scale = c.scoreScale();
     for (int l = 0; l < c.nLayer; ++l) {
         LayerRule rule{scale, c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l), {}};
         if (const WeightView& sk = m_layers[static_cast<std::size_t>(l)].sinks)
@@ -563,9 +569,10 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L)
     auto expertBias = [&](const TensorName& name, std::int64_t width) { // [experts, width] as float32
         return m_weights->getFloat(placedName(m_textPlace, tensorName("", c.fromGguf ? name.gguf : name.hf, l)), {E, width});
     };
-    if (!c.fromGguf && N.expertGateUp.hf && loadMxfp4Experts(N, l, L))
+    const bool interleaved = !c.fromGguf && N.expertGateUp.hf && !c.fusedGateUp; // gpt-oss's Hugging Face layout
+    if (interleaved && loadMxfp4Experts(N, l, L))
         return;
-    if (!c.fromGguf && N.expertGateUp.hf) {
+    if (interleaved) {
         // gpt-oss's Hugging Face layout: [experts, in, out] (no transpose), gate and up columns interleaved.
         slices(weight(N.expertGateUp, l, {E, C, 2 * F}), {C, 2 * F}, L.expertGateUp);
         slices(weight(N.expertDown, l, {E, F, C}), {F, C}, L.expertDown);
@@ -574,16 +581,31 @@ void LlamaModel::loadExperts(const DecoderNames& N, int l, Layer& L)
         return;
     }
     if (c.sharedFfn > 0) {
-        L.sharedGate = weight(N.sharedGate, l, {c.sharedFfn, C});
-        L.sharedUp = weight(N.sharedUp, l, {c.sharedFfn, C});
+        if (c.fusedGateUp) {
+            splitGateUp(weight(N.sharedGateUp, l, {2 * c.sharedFfn, C}), L.sharedGate, L.sharedUp);
+        } else {
+            L.sharedGate = weight(N.sharedGate, l, {c.sharedFfn, C});
+            L.sharedUp = weight(N.sharedUp, l, {c.sharedFfn, C});
+        }
         L.sharedDown = weight(N.sharedDown, l, {C, c.sharedFfn});
+    }
+    int firstRole = 0;
+    if (c.fusedGateUp) { // Granite-MoE (Hugging Face): [experts, 2 F, C], each expert's gate rows, then its up rows
+        std::vector<WeightView> fused;
+        slices(weight(N.expertGateUp, l, {E, 2 * F, C}), {2 * F, C}, fused);
+        for (const WeightView& one : fused) {
+            L.expertGate.emplace_back();
+            L.expertUp.emplace_back();
+            splitGateUp(one, L.expertGate.back(), L.expertUp.back());
+        }
+        firstRole = 2;
     }
     const TensorName* roles[3] = {&N.expertGate, &N.expertUp, &N.expertDown};
     std::vector<WeightView>* lists[3] = {&L.expertGate, &L.expertUp, &L.expertDown};
-    for (int r = 0; r < 3; ++r) {
+    for (int r = firstRole; r < 3; ++r) {
         const bool down = r == 2;
         const Shape one = down ? Shape{C, F} : Shape{F, C};
-        if (c.fromGguf) {
+        if (c.fromGguf || std::string(roles[r]->hf).find("{e}") == std::string::npos) { // a stack [experts, out, in]
             slices(weight(*roles[r], l, {E, one[0], one[1]}), one, *lists[r]);
         } else {
             for (std::int64_t e = 0; e < E; ++e) {
@@ -742,8 +764,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     RowMatrix x(q, C);
     for (int t = 0; t < q; ++t)
         weightRow(m_embed, ids[static_cast<std::size_t>(t)], x.row(t).data());
-    if (c.scaleEmbedding) // Gemma: times sqrt(hidden), the factor rounded to float32 first as the reference does
-        x *= static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
+    if (c.embeddingScale != 1.0f) // Gemma's sqrt(hidden) (rounded to float32 first, as the reference), Granite's multiplier
+        x *= c.embeddingScale;
     const int m = st.cache.begin(st.memLen);
     const int k = m + q;
     // Query i (position m + i) sees key j when j <= m + i and, on a sliding layer, m + i - j < window. Every layer
@@ -867,6 +889,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             StageScope timed(Stage::Norms);
             rmsNormGroupsInPlace(attnOut, 1, L.attnPostNorm, c.rmsNormEps);
         }
+        if (c.residualScale != 1.0f) // Granite: what each block adds to the stream is scaled
+            attnOut *= c.residualScale;
         // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
         RowMatrix h = x + attnOut;
         const RowMatrix& mlpSource = c.parallelResidual ? x : h;
@@ -902,6 +926,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             StageScope timed(Stage::Norms);
             rmsNormGroupsInPlace(ff, 1, L.ffnPostNorm, c.rmsNormEps);
         }
+        if (c.residualScale != 1.0f)
+            ff *= c.residualScale;
         x = h + ff;
 
         LayerView lv;
@@ -951,6 +977,8 @@ void LlamaModel::readOutRows(const RowMatrix& x, RowMatrix& normed, RowMatrix& l
 {
     familyNorm(x, m_norm, m_normBias, normed);
     multiplyTransposed(normed, m_lmHead, logits);
+    if (m_config.logitScale != 1.0f) // Granite: logits divided by logits_scaling
+        logits /= m_config.logitScale;
     if (m_config.finalSoftCap > 0) // Gemma 2: logits soft-capped
         logits = m_config.finalSoftCap * (logits / m_config.finalSoftCap).array().tanh().matrix();
 }
@@ -981,6 +1009,8 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
         for (Eigen::Index h = 0; h < parts.rows(); ++h)
             parts.row(h).array() *= inv * asVector(L.attnPostNorm).array();
     }
+    if (c.residualScale != 1.0f) // Granite: each head's part joins the stream scaled, as the whole output does
+        parts *= c.residualScale;
     out.assign(parts.data(), parts.data() + parts.size());
     return true;
 }
@@ -988,8 +1018,15 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 bool LlamaModel::logitDirection(const float* residual, std::int32_t token, std::vector<float>& direction,
                                 double& constant) const
 {
-    return unembeddingDirection(m_lmHead, token, residual, m_norm, m_normBias, m_config.rmsNormEps,
-                                m_config.norm == LlamaConfig::Norm::Layer, m_config.hidden, direction, constant);
+    if (!unembeddingDirection(m_lmHead, token, residual, m_norm, m_normBias, m_config.rmsNormEps,
+                              m_config.norm == LlamaConfig::Norm::Layer, m_config.hidden, direction, constant))
+        return false;
+    if (m_config.logitScale != 1.0f) { // Granite's logits are divided by logits_scaling
+        for (float& v : direction)
+            v /= m_config.logitScale;
+        constant /= m_config.logitScale;
+    }
+    return true;
 }
 
 } // namespace attnscope::core

@@ -18,8 +18,8 @@ namespace attnscope::core {
 // A segment continues from the keys/values of up to memLen earlier tokens (0 by default, so each segment is a text of
 // its own; Mistral carries its sliding window). Rotary angles use positions relative to the carried keys: the cache
 // holds keys before rotation, at positions 0..m-1, and the segment sits at m..m+q-1 (scores depend on i - j only).
-// LayerView::attnOutput is the o_proj output before the residual add; LayerView::inputs holds the rotated queries and
-// keys, row-major; scores are filled when the observer wants them (wantScores). Weights from a GGUF file of architecture llama have their q/k rows put back into the
+// LayerView::attnOutput is the o_proj output (times Granite's residual multiplier) before the residual add;
+// LayerView::inputs holds the rotated queries and keys, row-major; scores are filled when the observer wants them (wantScores). Weights from a GGUF file of architecture llama have their q/k rows put back into the
 // Hugging Face order at load, so both give the same attention.
 // Thread safety: const methods may be called concurrently with distinct RunStates.
 class LlamaModel final : public AttentionModel {
@@ -71,6 +71,8 @@ private:
     WeightView optionalWeight(const TensorName& name, int layer, const Shape& shape, bool wanted) const;
     // Rows `rows` of a matrix as a view (a row order, no copy), or of a bias as a float copy of our own.
     WeightView rowsOf(const WeightView& w, const std::vector<std::int32_t>& rows);
+    // The gate rows (first half) and up rows (second half) of a fused [2 width, in] tensor as two views.
+    void splitGateUp(const WeightView& fused, WeightView& gate, WeightView& up);
     // q, k, v of a fused tensor (LlamaConfig::qkv).
     void splitQkv(const WeightView& fused, WeightView& q, WeightView& k, WeightView& v);
     // GGUF (architecture llama) q/k rows back into the Hugging Face order: HF row n*d + j*d/2 + i = GGUF row n*d + 2i + j.

@@ -129,6 +129,21 @@ DecoderNames mixtralNames()
     return n;
 }
 
+DecoderNames graniteMoeNames()
+{
+    DecoderNames n = llamaNames();
+    n.router = {"model.layers.{l}.block_sparse_moe.router.layer.weight", "blk.{l}.ffn_gate_inp.weight"};
+    n.expertGateUp = {"model.layers.{l}.block_sparse_moe.input_linear.weight", nullptr};
+    n.expertGate = {nullptr, "blk.{l}.ffn_gate_exps.weight"};
+    n.expertUp = {nullptr, "blk.{l}.ffn_up_exps.weight"};
+    n.expertDown = {"model.layers.{l}.block_sparse_moe.output_linear.weight", "blk.{l}.ffn_down_exps.weight"};
+    n.sharedGateUp = {"model.layers.{l}.shared_mlp.input_linear.weight", nullptr};
+    n.sharedGate = {nullptr, "blk.{l}.ffn_gate_shexp.weight"};
+    n.sharedUp = {nullptr, "blk.{l}.ffn_up_shexp.weight"};
+    n.sharedDown = {"model.layers.{l}.shared_mlp.output_linear.weight", "blk.{l}.ffn_down_shexp.weight"};
+    return n;
+}
+
 DecoderNames deepseekNames()
 {
     DecoderNames n = llamaNames();
@@ -151,8 +166,9 @@ const DecoderNames& decoderNames(ModelFamily family)
 {
     static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
                               gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames(),
-                              mixtral = mixtralNames();
+                              mixtral = mixtralNames(), graniteMoe = graniteMoeNames();
     switch (family) {
+    case ModelFamily::GraniteMoe: return graniteMoe;
     case ModelFamily::Mixtral: return mixtral;
     case ModelFamily::DeepseekV2: return deepseek;
     case ModelFamily::GptOss: return gptOss;

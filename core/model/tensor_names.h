@@ -77,13 +77,16 @@ struct DecoderNames {
     // Mixture of experts: the router, and each expert's SwiGLU ({e} in a Hugging Face name is the expert; GGUF stacks
     // the experts in one 3-D tensor [experts, out, in]).
     TensorName router, expertGate, expertUp, expertDown;
+    // A Hugging Face expert name without {e} is a stack [experts, out, in] (Granite-MoE's output_linear).
     // gpt-oss: the router's bias, each expert's biases ([experts, out]), Hugging Face's fused [experts, in, 2 out]
-    // gate/up (interleaved columns) and its bias, and the per-head attention sinks.
+    // gate/up (interleaved columns) and its bias, and the per-head attention sinks. Granite-MoE's fused
+    // [experts, 2 out, in] gate/up (gate rows first: LlamaConfig::fusedGateUp) is expertGateUp too.
     TensorName routerBias, expertGateBias, expertUpBias, expertDownBias, expertGateUp, expertGateUpBias, sinks;
     // DeepSeek: the shared expert's SwiGLU, and latent attention's projections (model/latent_attention.h): the query
     // latent and its norm, the key/value latent with the rotary key (kv_a_proj_with_mqa), its norm, the latent's
     // up-projection to content keys and values (kv_b_proj), or llama.cpp's split of it per head (attn_k_b, attn_v_b).
-    TensorName sharedGate, sharedUp, sharedDown;
+    // Granite-MoE's shared expert keeps its gate and up rows in one tensor (sharedGateUp, gate rows first).
+    TensorName sharedGate, sharedUp, sharedDown, sharedGateUp;
     TensorName qA, qANorm, qB, kvA, kvANorm, kvB, kB, vB;
 };
 // The table of the family (model/families.h decides which family a file is).

@@ -183,3 +183,60 @@ TEST_CASE("Gemma 3's text settings a config leaves out take its configuration cl
         CHECK(std::string(e.what()).find("text_config") != std::string::npos);
     }
 }
+
+TEST_CASE("Granite-MoE's config as its configuration class reads it; its GGUF as llama.cpp reads it", "[families][granite]")
+{
+    // IBM's granite-3.0-3b-a800m config.json (a head_dim key added: Granite's attention does not read it).
+    nlohmann::json config = {{"model_type", "granitemoe"},      {"hidden_size", 1536},          {"intermediate_size", 512},
+                             {"num_attention_heads", 24},       {"num_key_value_heads", 8},     {"num_hidden_layers", 32},
+                             {"num_local_experts", 40},         {"num_experts_per_tok", 8},     {"vocab_size", 49155},
+                             {"embedding_multiplier", 12.0},    {"attention_multiplier", 0.015625},
+                             {"residual_multiplier", 0.22},     {"logits_scaling", 6.0},        {"rms_norm_eps", 1e-6},
+                             {"tie_word_embeddings", true},     {"head_dim", 128},              {"shared_intermediate_size", 64}};
+    auto c = std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json"));
+    CHECK(c.family == core::ModelFamily::GraniteMoe);
+    CHECK(c.headDim == 64);
+    CHECK(c.experts == 40);
+    CHECK(c.expertsUsed == 8);
+    CHECK(c.expertFfn == 512);
+    CHECK(c.normTopK);      // a softmax over the chosen logits
+    CHECK(c.fusedGateUp);   // input_linear: gate rows, then up rows
+    CHECK(c.sharedFfn == 0); // GraniteMoe's class has no shared expert, whatever the file says
+    CHECK(c.embeddingScale == 12.0f);
+    CHECK(c.scoreScale() == 0.015625f);
+    CHECK(c.residualScale == 0.22f);
+    CHECK(c.logitScale == 6.0f);
+    config["model_type"] = "granitemoeshared";
+    CHECK(std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json")).sharedFfn == 64);
+    // Left out, the multipliers are the class's defaults: 1, also for the scores (not 1/sqrt(head size)).
+    for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
+        config.erase(key);
+    c = std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json"));
+    CHECK(c.scoreScale() == 1.0f);
+    CHECK(c.embeddingScale == 1.0f);
+    CHECK(c.residualScale == 1.0f);
+    CHECK(c.logitScale == 1.0f);
+    // A multiplier that would silence or blow up the stream is refused, naming its key.
+    for (const char* key : {"residual_multiplier", "logits_scaling", "embedding_multiplier", "attention_multiplier"}) {
+        auto bad = config;
+        bad[key] = 0.0;
+        try {
+            core::parseModelConfig(bad, "config.json");
+            FAIL(key << " 0 was accepted");
+        } catch (const core::Error& e) {
+            CHECK(e.code() == core::ErrorCode::BadConfig);
+            CHECK(std::string(e.what()).find(key) != std::string::npos);
+        }
+    }
+
+    // The GGUF: multipliers under llama.cpp's keys, experts split by its converter, the read-out tied.
+    const auto dir = test::projectDataDir() / "reference" / "granitemoe-tiny";
+    const auto gguf = core::loadModel((dir / "model-f32.gguf").string());
+    const auto hf = core::loadModel(dir.string());
+    const auto& info = gguf.model->info();
+    CHECK(info.family == core::ModelFamily::GraniteMoe);
+    CHECK(info.layerRules.at(0).scale == 0.2f);
+    CHECK(info.can.experts == 8);
+    CHECK(info.positions.find("logits / 4") != std::string::npos);
+    CHECK(gguf.model->info().parameterCount == hf.model->info().parameterCount);
+}
