@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -353,11 +354,19 @@ void addTokenizer(GgufHeader& h, const std::string& tokenizerJson, int vocab, co
     for (std::size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i].empty())
             tokens[i] = "[PAD" + std::to_string(i) + "]";
+    // A merge whose result lies past the vocabulary (a stand-in tokenizer larger than the shape's) is left out.
+    const std::set<std::string> kept(tokens.begin(), tokens.end());
     std::vector<std::string> merges;
-    for (const auto& m : j["model"]["merges"])
-        merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
+    for (const auto& m : j["model"]["merges"]) {
+        const std::string merge = m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>();
+        const auto space = merge.find(' ');
+        if (space != std::string::npos && kept.count(merge.substr(0, space) + merge.substr(space + 1)))
+            merges.push_back(merge);
+    }
     // (gpt-oss's o200k tokenizer is not among the test data: Qwen3's stands in for it, padded to its vocabulary)
-    const bool qwen = arch == "qwen3moe" || arch == "gpt-oss", olmoe = arch == "olmoe";
+    // (Granite's StarCoder-style tokenizer is not among them either: GPT-NeoX's stands in, its tokens past Granite's
+    // vocabulary and the merges that make them left out)
+    const bool qwen = arch == "qwen3moe" || arch == "gpt-oss", olmoe = arch == "olmoe" || arch == "granitemoe";
     h.kvStr("tokenizer.ggml.model", "gpt2");
     h.kvStr("tokenizer.ggml.pre", qwen ? "qwen2" : olmoe ? "gpt-2" : "llama-bpe");
     h.kvStrings("tokenizer.ggml.tokens", tokens);
@@ -386,10 +395,16 @@ fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::
     kv.kvU32(a + "attention.head_count_kv", static_cast<std::uint32_t>(s.kvHeads));
     kv.kvU32(a + "rope.dimension_count", d);
     kv.kvF32(a + "rope.freq_base", s.arch == "llama"     ? 500000.0f
-                                    : s.arch == "olmoe"  ? 10000.0f
+                                    : s.arch == "olmoe" || s.arch == "granitemoe" ? 10000.0f
                                     : s.gptOss           ? 150000.0f
                                                          : 1000000.0f);
-    kv.kvF32(a + "attention.layer_norm_rms_epsilon", s.arch == "qwen3moe" ? 1e-6f : 1e-5f);
+    kv.kvF32(a + "attention.layer_norm_rms_epsilon", s.arch == "qwen3moe" || s.arch == "granitemoe" ? 1e-6f : 1e-5f);
+    if (s.arch == "granitemoe") { // Granite's multipliers, as its converter writes them
+        kv.kvF32(a + "attention.scale", 0.015625f);
+        kv.kvF32(a + "embedding_scale", 12.0f);
+        kv.kvF32(a + "residual_scale", 0.22f);
+        kv.kvF32(a + "logit_scale", 6.0f);
+    }
     kv.kvU32(a + "vocab_size", static_cast<std::uint32_t>(s.vocab));
     if (s.headDim > 0) {
         kv.kvU32(a + "attention.key_length", d);
@@ -480,6 +495,14 @@ BigLlamaShape bigLlamaShape(const std::string& name)
         s.gptOss = true;
         return s;
     }
+    if (name == "granite-3b-a800m") { // ibm-granite/granite-3.0-3b-a800m's config.json (3.1: the same shape)
+        BigLlamaShape s{name, 1536, 32, 24, 8, 512, 49155, true};
+        s.arch = "granitemoe";
+        s.experts = 40;
+        s.expertsUsed = 8;
+        s.expertIntermediate = 512;
+        return s;
+    }
     if (name == "olmoe-1b-7b") { // allenai/OLMoE-1B-7B-0924's config.json
         BigLlamaShape s{name, 2048, 16, 16, 16, 1024, 50304, false};
         s.arch = "olmoe";
@@ -490,12 +513,13 @@ BigLlamaShape bigLlamaShape(const std::string& name)
         return s;
     }
     throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen3-30b-a3b, "
-                                     "olmoe-1b-7b, gpt-oss-20b)");
+                                     "olmoe-1b-7b, granite-3b-a800m, gpt-oss-20b)");
 }
 
 bool isBigLlamaShape(const std::string& name)
 {
-    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b" || name == "gpt-oss-20b";
+    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b" || name == "granite-3b-a800m" ||
+           name == "gpt-oss-20b";
 }
 
 fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, const fs::path& root,

@@ -5,7 +5,8 @@
 # done, as the window shows it first) and to the last layer's grid (the whole forward); for GGUF files also the
 # generation rate (tokens/s, as llama-bench -n 64). The random models are written
 # once by attnscope-bench under $ATTNSCOPE_BENCH_MODELS (default: the system temp folder; about 64 GB for all of
-# them; the mixtures of experts qwen3-30b-a3b, olmoe-1b-7b and gpt-oss-20b (format mxfp4) as GGUF only). Usage: big_models.sh BUILD_DIR [SHAPE:FORMAT ...]
+# them; the mixtures of experts qwen3-30b-a3b, olmoe-1b-7b, granite-3b-a800m and gpt-oss-20b (format mxfp4) as GGUF
+# only). Usage: big_models.sh BUILD_DIR [SHAPE:FORMAT ...]
 set -euo pipefail
 build=${1:-build}
 shift || true
@@ -14,6 +15,7 @@ root=${ATTNSCOPE_BENCH_MODELS:-${TMPDIR:-/tmp}/attnscope-bench-models}
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(llama-3.2-1b:bf16 llama-3.2-1b:bf16-gguf llama-3.2-1b:f16 llama-3.2-1b:q8_0 llama-3.2-1b:q4_k_m
                               llama-3.2-3b:bf16 llama-3.1-8b:bf16 llama-3.1-8b:q4_k_m qwen3-30b-a3b:q4_k_m olmoe-1b-7b:q4_k_m
+                              granite-3b-a800m:q4_k_m
                               gpt-oss-20b:mxfp4)
 text=$(mktemp)
 trap 'rm -f "$text"' EXIT

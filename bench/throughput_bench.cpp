@@ -171,11 +171,12 @@ BenchPath benchPath(const LlamaBenchModel& which)
         return {which.modelPath, which.modelPath};
     if (isBigLlamaShape(which.shape)) {
         const auto shape = bigLlamaShape(which.shape);
-        // The family's own tokenizer: Llama 3's, Qwen3's, GPT-NeoX's (OLMoE's).
+        // The family's own tokenizer: Llama 3's, Qwen3's, GPT-NeoX's (OLMoE's; Granite's stand-in).
         const std::string source = ATTNSCOPE_SOURCE_DIR;
         const std::string tokenizer = shape.arch == "qwen3moe" || shape.arch == "gpt-oss"
                                           ? source + "/tests/data/tokenizers/qwen3/tokenizer.json"
-                                      : shape.arch == "olmoe"  ? source + "/tests/data/tokenizers/pythia/tokenizer.json"
+                                      : shape.arch == "olmoe" || shape.arch == "granitemoe"
+                                          ? source + "/tests/data/tokenizers/pythia/tokenizer.json"
                                                                : source + "/../shared/testdata/tokenizers/llama3/tokenizer.json";
         return {bigLlamaModel(shape, which.format, which.modelRoot, std::filesystem::exists(tokenizer) ? tokenizer : "").string(),
                 which.shape + " " + which.format};
