@@ -1,6 +1,7 @@
 // Fuzz harness: a safetensors file opened as the weights of each of the newer families (beside that family's
 // reference config.json) and run forward: Hugging Face's layouts of experts and routers (Qwen3-MoE, OLMoE, gpt-oss's
-// interleaved gate/up and its *_blocks/*_scales MXFP4), DeepSeek's latent attention, SmolLM3, and a vision
+// interleaved gate/up and its *_blocks/*_scales MXFP4, Granite-MoE's fused and stacked experts and shared expert),
+// DeepSeek's latent attention, SmolLM3, and a vision
 // transformer's patch embedding. The input is tried against every config in turn (a real file of one family is
 // refused by the others' tensor names at once).
 #include "fuzz_model_run.h"
@@ -15,7 +16,8 @@ using namespace attnscope;
 namespace fs = std::filesystem;
 
 namespace {
-const char* const kFamilies[] = {"gptoss-tiny", "qwen3moe-tiny", "olmoe-tiny", "deepseek2-tiny", "smollm3-tiny", "vit-tiny"};
+const char* const kFamilies[] = {"gptoss-tiny", "qwen3moe-tiny",         "olmoe-tiny", "deepseek2-tiny",
+                                 "smollm3-tiny", "granitemoeshared-tiny", "vit-tiny"};
 
 // scratch/<case>/config.json, copied once from the reference data.
 std::string folderFor(const std::string& name)
@@ -23,7 +25,9 @@ std::string folderFor(const std::string& name)
     const fs::path folder = fs::path(fuzz::scratchFolder()) / name;
     if (!fs::exists(folder / "config.json")) {
         fs::create_directories(folder);
-        const fs::path source = fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "testdata" / name;
+        fs::path source = fs::path(ATTNSCOPE_SOURCE_DIR) / ".." / "shared" / "testdata" / name;
+        if (!fs::exists(source)) // a case of the project's own
+            source = fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data" / "reference" / name;
         fs::copy_file(source / "config.json", folder / "config.json", fs::copy_options::overwrite_existing);
         if (fs::exists(source / "preprocessor_config.json"))
             fs::copy_file(source / "preprocessor_config.json", folder / "preprocessor_config.json",
