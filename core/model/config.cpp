@@ -390,12 +390,12 @@ void setDecoderQuirks(LlamaConfig& c)
         if (c.slidingLayers.empty() && c.slidingWindow > 0)
             for (int l = 0; l < c.nLayer; ++l)
                 c.slidingLayers.push_back(l % 2 == 0);
-    } else if (c.family == ModelFamily::GraniteMoe) {
-        // Hugging Face weighs the chosen experts by a softmax over their logits: the renormalised probabilities, as
-        // llama.cpp computes them. Its experts' (and shared expert's) input_linear holds gate rows, then up rows;
-        // llama.cpp's converter splits them into two tensors.
+    } else if (c.family == ModelFamily::Granite) {
+        // Granite-MoE: Hugging Face weighs the chosen experts by a softmax over their logits: the renormalised
+        // probabilities, as llama.cpp computes them. Its experts' (and shared expert's) input_linear holds gate rows,
+        // then up rows; llama.cpp's converter splits them into two tensors. Dense Granite's MLP is Llama's.
         c.normTopK = true;
-        c.fusedGateUp = !c.fromGguf;
+        c.fusedGateUp = !c.fromGguf && c.experts > 0;
     } else if (c.family == ModelFamily::SmolLM3) {
         // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
         if (c.noRopeLayers.empty())
@@ -539,17 +539,19 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
         c.expertFfn = c.intermediate;
         c.normTopK = true;
     }
-    if (type == "granitemoe" || type == "granitemoeshared") {
+    if (type == "granite" || type == "granitemoe" || type == "granitemoeshared") {
         // Granite's attention takes its head size from the width alone (a head_dim key is not read).
         if (c.hidden % c.nHead != 0)
             r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
                                       std::to_string(c.nHead));
         c.headDim = c.hidden / c.nHead;
-        c.experts = r.positiveInt("num_local_experts");
-        c.expertsUsed = r.positiveInt("num_experts_per_tok");
-        if (c.expertsUsed > c.experts)
-            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
-        c.expertFfn = c.intermediate;
+        if (type != "granite") { // Granite-MoE
+            c.experts = r.positiveInt("num_local_experts");
+            c.expertsUsed = r.positiveInt("num_experts_per_tok");
+            if (c.expertsUsed > c.experts)
+                r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+            c.expertFfn = c.intermediate;
+        }
         if (type == "granitemoeshared") // GraniteMoe's own class has no shared expert, whatever the file says
             c.sharedFfn = r.intOr("shared_intermediate_size", 0, 0);
         c.embeddingScale = r.floatOr("embedding_multiplier", 1.0f);
@@ -805,9 +807,9 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         c.expertFfn = g.value(key("expert_feed_forward_length")) ? positive(key("expert_feed_forward_length")) : c.intermediate;
         c.normTopK = arch == "qwen3moe" || arch == "llama"; // llama with experts: Mixtral, weights renormalised
     }
-    if (arch == "smollm3" || arch == "granitemoe")
+    if (arch == "smollm3" || arch == "granite" || arch == "granitemoe")
         c.ggufInterleavedQK = true; // their converters permute q/k rows as for Llama
-    if (c.family == ModelFamily::GraniteMoe) {
+    if (c.family == ModelFamily::Granite) {
         // Granite's multipliers and shared expert as llama.cpp writes them (its graph takes a missing or zero
         // attention scale as 1/sqrt(head size) and a missing residual scale as 1).
         if (const auto v = g.numberOr(key("attention.scale")); v && *v != 0)

@@ -12,7 +12,7 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, GraniteMoe, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
+    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 

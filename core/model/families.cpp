@@ -94,7 +94,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::SmolLM3, "SmolLM3", {"smollm3"}, {"smollm3"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::GptOss, "gpt-oss", {"gpt_oss"}, {"gpt-oss"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Mixtral, "Mixtral", {"mixtral"}, {}, decoderJson, nullptr, buildDecoder}, // GGUF: llama with experts
-        {ModelFamily::GraniteMoe, "Granite-MoE", {"granitemoe", "granitemoeshared"}, {"granitemoe"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Granite, "Granite", {"granite", "granitemoe", "granitemoeshared"}, {"granite", "granitemoe"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::DeepseekV2, "DeepSeek-V2", {"deepseek_v2"}, {"deepseek2"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder},
         {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder},

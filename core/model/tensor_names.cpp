@@ -129,7 +129,8 @@ DecoderNames mixtralNames()
     return n;
 }
 
-DecoderNames graniteMoeNames()
+// Granite: Llama's names; Granite-MoE's experts and shared expert.
+DecoderNames graniteNames()
 {
     DecoderNames n = llamaNames();
     n.router = {"model.layers.{l}.block_sparse_moe.router.layer.weight", "blk.{l}.ffn_gate_inp.weight"};
@@ -166,9 +167,9 @@ const DecoderNames& decoderNames(ModelFamily family)
 {
     static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
                               gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames(),
-                              mixtral = mixtralNames(), graniteMoe = graniteMoeNames();
+                              mixtral = mixtralNames(), granite = graniteNames();
     switch (family) {
-    case ModelFamily::GraniteMoe: return graniteMoe;
+    case ModelFamily::Granite: return granite;
     case ModelFamily::Mixtral: return mixtral;
     case ModelFamily::DeepseekV2: return deepseek;
     case ModelFamily::GptOss: return gptOss;

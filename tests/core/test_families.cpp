@@ -184,7 +184,8 @@ TEST_CASE("Gemma 3's text settings a config leaves out take its configuration cl
     }
 }
 
-TEST_CASE("Granite-MoE's config as its configuration class reads it; its GGUF as llama.cpp reads it", "[families][granite]")
+TEST_CASE("Granite's and Granite-MoE's configs as their configuration classes read them; GGUF as llama.cpp reads it",
+          "[families][granite]")
 {
     // IBM's granite-3.0-3b-a800m config.json (a head_dim key added: Granite's attention does not read it).
     nlohmann::json config = {{"model_type", "granitemoe"},      {"hidden_size", 1536},          {"intermediate_size", 512},
@@ -194,7 +195,7 @@ TEST_CASE("Granite-MoE's config as its configuration class reads it; its GGUF as
                              {"residual_multiplier", 0.22},     {"logits_scaling", 6.0},        {"rms_norm_eps", 1e-6},
                              {"tie_word_embeddings", true},     {"head_dim", 128},              {"shared_intermediate_size", 64}};
     auto c = std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json"));
-    CHECK(c.family == core::ModelFamily::GraniteMoe);
+    CHECK(c.family == core::ModelFamily::Granite);
     CHECK(c.headDim == 64);
     CHECK(c.experts == 40);
     CHECK(c.expertsUsed == 8);
@@ -208,6 +209,16 @@ TEST_CASE("Granite-MoE's config as its configuration class reads it; its GGUF as
     CHECK(c.logitScale == 6.0f);
     config["model_type"] = "granitemoeshared";
     CHECK(std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json")).sharedFfn == 64);
+    // Dense Granite: the same multipliers and head size, Llama's MLP (no experts read, nothing fused).
+    config["model_type"] = "granite";
+    const auto dense = std::get<core::LlamaConfig>(core::parseModelConfig(config, "config.json"));
+    CHECK(dense.family == core::ModelFamily::Granite);
+    CHECK(dense.experts == 0);
+    CHECK_FALSE(dense.fusedGateUp);
+    CHECK(dense.headDim == 64);
+    CHECK(dense.scoreScale() == 0.015625f);
+    CHECK(dense.logitScale == 6.0f);
+    config["model_type"] = "granitemoe";
     // Left out, the multipliers are the class's defaults: 1, also for the scores (not 1/sqrt(head size)).
     for (const char* key : {"embedding_multiplier", "attention_multiplier", "residual_multiplier", "logits_scaling"})
         config.erase(key);
@@ -234,7 +245,7 @@ TEST_CASE("Granite-MoE's config as its configuration class reads it; its GGUF as
     const auto gguf = core::loadModel((dir / "model-f32.gguf").string());
     const auto hf = core::loadModel(dir.string());
     const auto& info = gguf.model->info();
-    CHECK(info.family == core::ModelFamily::GraniteMoe);
+    CHECK(info.family == core::ModelFamily::Granite);
     CHECK(info.layerRules.at(0).scale == 0.2f);
     CHECK(info.can.experts == 8);
     CHECK(info.positions.find("logits / 4") != std::string::npos);

@@ -27,12 +27,14 @@ def write_safetensors(path, tensors, meta=None):
     os.replace(tmp, path)
 
 def main():
-    out, seed, shared = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    # kind: 0 Granite-MoE, 1 Granite-MoE with a shared expert, 2 dense Granite
+    out, seed, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    shared, dense = kind == 1, kind == 2
     L, C, H, KV, I, E, K, V, T = 3, 48, 4, 2, 32, 8, 2, 288, 16
     d = C // H
     rng = np.random.default_rng(seed)
     cfg = {
-        "architectures": ["GraniteMoeSharedForCausalLM" if shared else "GraniteMoeForCausalLM"],
+        "architectures": ["GraniteForCausalLM" if dense else "GraniteMoeSharedForCausalLM" if shared else "GraniteMoeForCausalLM"],
         "attention_bias": False,
         "attention_dropout": 0.0,
         "attention_multiplier": 0.2,
@@ -45,7 +47,7 @@ def main():
         "intermediate_size": I,
         "logits_scaling": 4.0,
         "max_position_embeddings": 4096,
-        "model_type": "granitemoeshared" if shared else "granitemoe",
+        "model_type": "granite" if dense else "granitemoeshared" if shared else "granitemoe",
         "num_attention_heads": H,
         "num_experts_per_tok": K,
         "num_hidden_layers": L,
@@ -67,6 +69,11 @@ def main():
     S = 40
     if shared:
         cfg["shared_intermediate_size"] = S
+    if dense:  # GraniteConfig: no experts; an MLP of width 64, biases keyed by mlp_bias
+        for k in ("num_experts_per_tok", "num_local_experts", "output_router_logits", "router_aux_loss_coef"):
+            del cfg[k]
+        cfg["intermediate_size"] = I = 64
+        cfg["mlp_bias"] = False
     def mat(o, i, gain):
         return (rng.standard_normal((o, i)) * gain / np.sqrt(i)).astype(np.float32)
     def norm():
@@ -80,6 +87,11 @@ def main():
         w[p + "self_attn.v_proj.weight"] = mat(KV * d, C, 1.0)
         w[p + "self_attn.o_proj.weight"] = mat(C, H * d, 0.8)
         w[p + "post_attention_layernorm.weight"] = norm()
+        if dense:
+            w[p + "mlp.gate_proj.weight"] = mat(I, C, 1.0)
+            w[p + "mlp.up_proj.weight"] = mat(I, C, 1.0)
+            w[p + "mlp.down_proj.weight"] = mat(C, I, 0.8)
+            continue
         w[p + "block_sparse_moe.router.layer.weight"] = mat(E, C, 2.0)
         w[p + "block_sparse_moe.input_linear.weight"] = np.stack([mat(2 * I, C, 1.0) for _ in range(E)])
         w[p + "block_sparse_moe.output_linear.weight"] = np.stack([mat(C, I, 0.8) for _ in range(E)])
@@ -95,8 +107,9 @@ def main():
     trng = np.random.default_rng(seed + 10)
     ids = [int(x) for x in trng.integers(0, V - 3, T)]
     what = ("Granite multipliers (embedding 6, attention 0.2 instead of 1/sqrt(12), residual 0.5, logits / 4), "
-            "GQA 4/2, tied read-out, MoE 8 experts top-2 weighted by a softmax over the chosen logits, fused expert "
-            "input projection [E, 2I, C] (gate rows then up rows)" + (", shared expert of width 40" if shared else ""))
+            "GQA 4/2, tied read-out, " + ("a SwiGLU MLP of width 64" if dense else
+            "MoE 8 experts top-2 weighted by a softmax over the chosen logits, fused expert "
+            "input projection [E, 2I, C] (gate rows then up rows)" + (", shared expert of width 40" if shared else "")))
     with open(os.path.join(out, "input.json"), "w") as f:
         json.dump({"token_ids": ids, "positions": list(range(T)), "batch": 1, "exercises": what}, f)
 

@@ -26,7 +26,7 @@ def forward(case, dtype=np.float64, drop=None):
     W = {k: v.astype(dtype) for k, v in load_st(os.path.join(case, "model.safetensors")).items()}
     ids = json.load(open(os.path.join(case, "input.json")))["token_ids"]
     T, C, H, KV = len(ids), cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    d, E, K, I = C // H, cfg["num_local_experts"], cfg["num_experts_per_tok"], cfg["intermediate_size"]
+    d, E, K, I = C // H, cfg.get("num_local_experts", 0), cfg.get("num_experts_per_tok", 0), cfg["intermediate_size"]
     eps = cfg["rms_norm_eps"]
     emb_m = 1.0 if drop == "embedding" else cfg["embedding_multiplier"]
     att_m = 1 / np.sqrt(d) if drop == "attention" else cfg["attention_multiplier"]
@@ -66,6 +66,13 @@ def forward(case, dtype=np.float64, drop=None):
         out[f"layer{l}.attn_prob"] = probs
         h = h + (heads.reshape(T, C) @ W[p + "self_attn.o_proj.weight"].T) * dtype(res_m)
         m = rms(h, W[p + "post_attention_layernorm.weight"])
+        if E == 0:  # dense Granite: Llama's SwiGLU MLP
+            g_, u_ = m @ W[p + "mlp.gate_proj.weight"].T, m @ W[p + "mlp.up_proj.weight"].T
+            if drop == "gate_up_order":
+                g_, u_ = u_, g_
+            h = h + ((g_ / (1 + np.exp(-g_)) * u_) @ W[p + "mlp.down_proj.weight"].T) * dtype(res_m)
+            out[f"layer{l}.hidden"] = h
+            continue
         logits = m @ W[p + "block_sparse_moe.router.layer.weight"].T
         z = logits - logits.max(-1, keepdims=True)
         pr = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
@@ -106,7 +113,7 @@ def main():
     case = sys.argv[1]
     dump = read(os.path.join(case, "dump.bin"))
     ref, cfg, T, H = forward(case)
-    L, K = cfg["num_hidden_layers"], cfg["num_experts_per_tok"]
+    L, K = cfg["num_hidden_layers"], cfg.get("num_experts_per_tok", 0)
     exp = {}
     for l in range(L):
         kq = dump[f"kq_soft_max-{l}"]  # [H, T, n_kv]
@@ -115,6 +122,8 @@ def main():
         assert np.all(ap[:, np.triu(np.ones((T, T), bool), 1)] == 0)
         exp[f"layer{l}.attn_prob"] = ap
         exp[f"layer{l}.hidden"] = dump[f"l_out-{l}"]
+        if K == 0:
+            continue
         exp[f"layer{l}.router_logits"] = dump[f"ffn_moe_logits-{l}"]
         exp[f"layer{l}.router_probs"] = dump[f"ffn_moe_probs-{l}"]
         exp[f"layer{l}.expert_ids"] = dump[f"ffn_moe_topk-{l}"].reshape(T, K)
@@ -134,15 +143,15 @@ def main():
         rep32[kind] = max(rep32.get(kind, 0.0), float(np.abs(exp[name] - r32[name]).max()))
     print("float32 forward vs llama.cpp:", {k: f"{v:.2g}" for k, v in sorted(rep32.items())})
     for drop in ["embedding", "attention", "residual", "logits", "topk_softmax", "gate_up_order", "shared"]:
-        if drop == "shared" and "shared_intermediate_size" not in cfg:
+        if (drop == "shared" and "shared_intermediate_size" not in cfg) or (drop == "topk_softmax" and K == 0):
             continue
         rd, *_ = forward(case, drop=drop)
         worst = {kk: max(float(np.abs(exp[n] - rd[n]).max()) for n in exp if n.split(".")[-1] == kk)
                  for kk in ["attn_prob", "logits"]}
         print(f"without {drop}:", {k: f"{v:.2g}" for k, v in worst.items()})
     # selection gaps and loads
-    gaps, loads = [], np.zeros(cfg["num_local_experts"], int)
-    for l in range(L):
+    gaps, loads = [1.0], np.zeros(max(E_ := cfg.get("num_local_experts", 0), 1), int)
+    for l in range(L if K else 0):
         pr = exp[f"layer{l}.router_probs"]
         srt = -np.sort(-pr, -1)
         gaps.append(float((srt[:, K - 1] - srt[:, K]).min()))
