@@ -60,7 +60,7 @@ void q8_0(const std::uint8_t* b, float* y)
 void mxfp4(const std::uint8_t* b, float* y)
 {
     static constexpr float kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
-    const float d = std::ldexp(1.0f, static_cast<int>(b[0]) - 128);
+    const float d = mxfp4Scale(b[0]);
     for (int j = 0; j < 16; ++j) {
         y[j] = d * kValues[b[1 + j] & 0x0F];
         y[j + 16] = d * kValues[b[1 + j] >> 4];

@@ -34,6 +34,16 @@ std::string readableGgmlTypes();
 // MXFP4 (gpt-oss's experts), 32 elements in 17 bytes: an E8M0 exponent byte e, then 16 bytes whose low nibble is
 // element j and high nibble element j + 16, each an FP4 E2M1 code; x = code value (0, 1, 2, 3, 4, 6, 8, 12, signed)
 // times 2^(e - 128). A block whose exponent makes its values NaN or infinite (e >= 253) counts as damaged.
+// mxfp4Scale is that factor, exact, as float32 bits (the row kernels call it once per block).
+inline float mxfp4Scale(std::uint8_t e)
+{
+    // e >= 2: a normal float with exponent field e - 1; e = 0 and 1 give the subnormals 2^-128 and 2^-127.
+    const std::uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<std::uint32_t>(e - 1) << 23;
+    float f;
+    __builtin_memcpy(&f, &bits, 4);
+    return f;
+}
+
 // Dequantises one block of a block type (Q4_0 .. Q6_K, MXFP4) from `src` into blockSize floats at `dst`; null for element
 // types (F32, F16, BF16, F64) and for types attnscope cannot read.
 using BlockDecoder = void (*)(const std::uint8_t* src, float* dst);

@@ -255,16 +255,7 @@ void dotQ8_0(const std::uint8_t* const* row, std::int64_t K, const ActivationRow
 }
 
 // MXFP4 (gpt-oss's experts): 32 per 17 bytes, x = 2^(e - 128) v[code] with v the FP4 (E2M1) values doubled: the
-// codes through a byte table.
-inline float e8m0Half(std::uint8_t e)
-{
-    if (e == 0)
-        return std::ldexp(1.0f, -128);
-    const std::uint32_t bits = static_cast<std::uint32_t>(e - 1) << 23;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
+// codes through a byte table (io/ggml_types.h).
 
 template <int R, int M>
 void dotMxfp4(const std::uint8_t* const* row, std::int64_t K, const ActivationRows<M>& a, float* result)
@@ -272,7 +263,7 @@ void dotMxfp4(const std::uint8_t* const* row, std::int64_t K, const ActivationRo
     const __m128i table = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
     const __m128i nibble = _mm_set1_epi8(0x0F);
     dotBlocks32<R, M, 17>(row, K, a, result, [&](const std::uint8_t* blk, Lanes& d, Lanes& w0, Lanes& w1) {
-        d = lset(e8m0Half(blk[0]));
+        d = lset(mxfp4Scale(blk[0]));
         const __m128i codes = load16(blk + 1); // low nibbles: values 0..15, high: 16..31
         w0 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(codes, nibble)));
         w1 = fromI8(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(codes, 4), nibble)));

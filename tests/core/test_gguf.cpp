@@ -91,6 +91,25 @@ TEST_CASE("quantised blocks dequantise as the format describes", "[gguf][quant]"
         const std::uint16_t h = core::floatToHalf(f);
         std::memcpy(p, &h, 2);
     };
+    SECTION("MXFP4: the E2M1 codes times 2^(e - 128), the factor exact down to e = 0")
+    {
+        static constexpr float kCodes[16] = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
+        for (int e : {0, 1, 2, 100, 127, 128, 200, 252}) {
+            std::uint8_t b[17];
+            b[0] = static_cast<std::uint8_t>(e);
+            for (int j = 0; j < 16; ++j)
+                b[1 + j] = static_cast<std::uint8_t>(j | ((15 - j) << 4));
+            float y[32];
+            core::dequantize(core::GgmlType::MXFP4, b, y, 32);
+            const float d = std::ldexp(1.0f, e - 128);
+            INFO("e = " << e << ", d = " << d);
+            CHECK(core::mxfp4Scale(static_cast<std::uint8_t>(e)) == d);
+            for (int j = 0; j < 16; ++j) {
+                CHECK(y[j] == d * kCodes[j]);
+                CHECK(y[j + 16] == d * kCodes[15 - j]);
+            }
+        }
+    }
     SECTION("Q8_0: d times the int8")
     {
         std::uint8_t b[34];
