@@ -131,8 +131,9 @@ protected:
 
         // Top-fraction highlight (the paper's Fig. 6), scaled with the cell and never covering much of it: big cells
         // (few tokens, stepping) get a red corner, mid-sized ones a thin red frame inside the cell, so the colour and
-        // the value stay visible; cells too small for a frame a red mark over their middle third.
-        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2) {
+        // the value stay visible; cells too small for a frame a red mark over their middle third. Cells under a pixel
+        // in either direction (a router's hundreds of tokens) get none: marks of several cells would cover the colours.
+        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2 && std::min(cellW, cellH) >= 1) {
             const double side = std::min(cellW, cellH);
             const double presentation = m_view->m_presentation ? 1.5 : 1.0;
             const bool corner = side >= 28, frame = !corner && side >= 7;

@@ -1,4 +1,4 @@
-// CellPyramid: 2 x 2 pooling, level by level.
+// CellPyramid: pairs of rows or of columns pooled, one level at a time.
 #include "cell_pyramid.h"
 
 #include <algorithm>
@@ -16,29 +16,43 @@ void CellPyramid::reset(std::shared_ptr<const void> owner, const float* values, 
     m_pooled.clear();
 }
 
-int CellPyramid::rows(int level) const
+int CellPyramid::rows(int rowLevel) const
 {
-    return level <= 0 ? m_rows : ((m_rows - 1) >> level) + 1;
+    return rowLevel <= 0 ? m_rows : ((m_rows - 1) >> rowLevel) + 1;
 }
 
-int CellPyramid::cols(int level) const
+int CellPyramid::cols(int colLevel) const
 {
-    return level <= 0 ? m_cols : ((m_cols - 1) >> level) + 1;
+    return colLevel <= 0 ? m_cols : ((m_cols - 1) >> colLevel) + 1;
 }
 
-int CellPyramid::levelCount() const
+int CellPyramid::rowLevels() const
 {
     int n = 1;
-    while (rows(n - 1) > 1 || cols(n - 1) > 1)
+    while (rows(n - 1) > 1)
         ++n;
     return n;
 }
 
-const float* CellPyramid::level(int L)
+int CellPyramid::colLevels() const
 {
-    if (L <= 0 || empty())
+    int n = 1;
+    while (cols(n - 1) > 1)
+        ++n;
+    return n;
+}
+
+const float* CellPyramid::level(int rowLevel, int colLevel)
+{
+    if (empty())
         return m_values;
-    L = std::min(L, levelCount() - 1);
+    rowLevel = std::clamp(rowLevel, 0, rowLevels() - 1);
+    colLevel = std::clamp(colLevel, 0, colLevels() - 1);
+    if (rowLevel == 0 && colLevel == 0)
+        return m_values;
+    const auto key = std::make_pair(rowLevel, colLevel);
+    if (const auto it = m_pooled.find(key); it != m_pooled.end())
+        return it->second.data();
     // The stronger of two cells; NaN (blank) loses to anything.
     const bool isSigned = m_signed;
     auto stronger = [isSigned](float a, float b) {
@@ -48,23 +62,26 @@ const float* CellPyramid::level(int L)
             return a;
         return (isSigned ? std::abs(b) > std::abs(a) : b > a) ? b : a;
     };
-    while (static_cast<int>(m_pooled.size()) < L) {
-        const int k = static_cast<int>(m_pooled.size()); // building level k + 1 from level k
-        const float* src = k == 0 ? m_values : m_pooled.back().data();
-        const int sr = rows(k), sc = cols(k), dr = rows(k + 1), dc = cols(k + 1);
-        std::vector<float> out(static_cast<std::size_t>(dr) * dc);
-        for (int r = 0; r < dr; ++r) {
+    // From the level one step finer: pairs of rows pooled, or (rows done) pairs of columns.
+    const bool poolRows = rowLevel > 0;
+    const int fineRow = poolRows ? rowLevel - 1 : 0, fineCol = poolRows ? colLevel : colLevel - 1;
+    const float* src = level(fineRow, fineCol);
+    const int sr = rows(fineRow), sc = cols(fineCol), dr = rows(rowLevel), dc = cols(colLevel);
+    std::vector<float> out(static_cast<std::size_t>(dr) * dc);
+    for (int r = 0; r < dr; ++r) {
+        float* o = out.data() + static_cast<std::size_t>(r) * dc;
+        if (poolRows) {
             const float* a = src + static_cast<std::size_t>(2 * r) * sc;
             const float* b = 2 * r + 1 < sr ? a + sc : a;
-            float* o = out.data() + static_cast<std::size_t>(r) * dc;
-            for (int c = 0; c < dc; ++c) {
-                const int c2 = std::min(2 * c + 1, sc - 1);
-                o[c] = stronger(stronger(a[2 * c], a[c2]), stronger(b[2 * c], b[c2]));
-            }
+            for (int c = 0; c < dc; ++c)
+                o[c] = stronger(a[c], b[c]);
+        } else {
+            const float* a = src + static_cast<std::size_t>(r) * sc;
+            for (int c = 0; c < dc; ++c)
+                o[c] = stronger(a[2 * c], a[std::min(2 * c + 1, sc - 1)]);
         }
-        m_pooled.push_back(std::move(out));
     }
-    return m_pooled[static_cast<std::size_t>(L) - 1].data();
+    return m_pooled.emplace(key, std::move(out)).first->second.data();
 }
 
 } // namespace attnscope::widgets

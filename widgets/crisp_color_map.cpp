@@ -59,9 +59,9 @@ void CrispColorMap::colourize(const float* values, int n, QRgb* line)
             line[i] = 0; // blank: the axis rect's background shows
 }
 
-const QImage& CrispColorMap::tile(int level, int tx, int ty)
+const QImage& CrispColorMap::tile(int rowLevel, int colLevel, int tx, int ty)
 {
-    const auto key = std::make_tuple(level, tx, ty);
+    const auto key = std::make_tuple(rowLevel, colLevel, tx, ty);
     auto it = m_tiles.find(key);
     if (it == m_tiles.end()) {
         if (m_tiles.size() >= kTileBudget) { // drop the least recently used
@@ -69,8 +69,8 @@ const QImage& CrispColorMap::tile(int level, int tx, int ty)
                                            [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
             m_tiles.erase(oldest);
         }
-        const float* cells = m_cells.level(level);
-        const int lc = m_cells.cols(level), lr = m_cells.rows(level);
+        const float* cells = m_cells.level(rowLevel, colLevel);
+        const int lc = m_cells.cols(colLevel), lr = m_cells.rows(rowLevel);
         const int w = std::min(kTileSide, lc - tx * kTileSide), h = std::min(kTileSide, lr - ty * kTileSide);
         QImage img(w, h, QImage::Format_ARGB32_Premultiplied);
         for (int y = 0; y < h; ++y)
@@ -102,15 +102,20 @@ void CrispColorMap::drawTiles(QCPPainter* painter)
     const int r1 = std::min(rows - 1, static_cast<int>(std::ceil(std::max(v0, v1) - 0.5)));
     if (c0 > c1 || r0 > r1)
         return;
-    // The finest level whose pooled cells are at least a screen pixel in both directions: then no pooled cell is
-    // skipped when the image is scaled to the screen, so every spike shows.
+    // In each direction the finest level whose pooled cells are at least a screen pixel: then no pooled cell is
+    // skipped when the image is scaled to the screen, so every spike shows, and a direction with room (a router's
+    // few experts across) keeps its cells apart.
     const double cellW = std::abs(x->coordToPixel(1) - x->coordToPixel(0));
     const double cellH = std::abs(y->coordToPixel(1) - y->coordToPixel(0));
-    const double cellsPerPixel = 1.0 / std::max(1e-9, std::min(cellW, cellH));
-    int level = 0;
-    while (level + 1 < m_cells.levelCount() && std::ldexp(1.0, level) < cellsPerPixel)
-        ++level;
-    m_lastLevel = level;
+    auto levelFor = [](double cellPixels, int levels) {
+        const double cellsPerPixel = 1.0 / std::max(1e-9, cellPixels);
+        int level = 0;
+        while (level + 1 < levels && std::ldexp(1.0, level) < cellsPerPixel)
+            ++level;
+        return level;
+    };
+    const int ly = levelFor(cellH, m_cells.rowLevels()), lx = levelFor(cellW, m_cells.colLevels());
+    m_lastLevels = {ly, lx};
 
     painter->save();
     painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
@@ -120,14 +125,14 @@ void CrispColorMap::drawTiles(QCPPainter* painter)
                                    QPointF(x->coordToPixel(cols - 0.5), y->coordToPixel(rows - 0.5)))
                                 .normalized();
     painter->setClipRect(gridRect.intersected(QRectF(clip)), Qt::IntersectClip);
-    const int span = kTileSide << level; // cells per tile side
-    for (int ty = r0 / span; ty <= r1 / span; ++ty)
-        for (int tx = c0 / span; tx <= c1 / span; ++tx) {
-            const QImage& img = tile(level, tx, ty);
-            // Image pixel (i, j) covers cells from (tx * span + i * 2^level) on: map the image's corners.
-            const double left = x->coordToPixel(tx * span - 0.5), top = y->coordToPixel(ty * span - 0.5);
-            const double right = x->coordToPixel(tx * span + (img.width() << level) - 0.5);
-            const double bottom = y->coordToPixel(ty * span + (img.height() << level) - 0.5);
+    const int spanX = kTileSide << lx, spanY = kTileSide << ly; // cells per tile side
+    for (int ty = r0 / spanY; ty <= r1 / spanY; ++ty)
+        for (int tx = c0 / spanX; tx <= c1 / spanX; ++tx) {
+            const QImage& img = tile(ly, lx, tx, ty);
+            // Image pixel (i, j) covers cells from (tx * spanX + i * 2^lx, ty * spanY + j * 2^ly) on: map its corners.
+            const double left = x->coordToPixel(tx * spanX - 0.5), top = y->coordToPixel(ty * spanY - 0.5);
+            const double right = x->coordToPixel(tx * spanX + (img.width() << lx) - 0.5);
+            const double bottom = y->coordToPixel(ty * spanY + (img.height() << ly) - 0.5);
             painter->save();
             QTransform t;
             t.translate(left, top);

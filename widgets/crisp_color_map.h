@@ -30,8 +30,8 @@ public:
     // Up to this many visible cells are drawn as vector rectangles in SVG/PDF.
     static constexpr int kMaxVectorCells = 40000;
     static constexpr int kTileSide = 256;
-    // Level of detail of the last raster draw (0 = one image pixel per cell); for tests and benchmarks.
-    int lastLevel() const { return m_lastLevel; }
+    // Level of detail of the last raster draw, rows and columns (0 = one image pixel per cell); for tests.
+    std::pair<int, int> lastLevels() const { return m_lastLevels; }
 
 protected:
     void draw(QCPPainter* painter) override;
@@ -49,16 +49,16 @@ private:
     };
     void drawTiles(QCPPainter* painter);
     void drawVector(QCPPainter* painter);
-    const QImage& tile(int level, int tx, int ty);
+    const QImage& tile(int rowLevel, int colLevel, int tx, int ty);
     // Colours of n cells (NaN transparent) into a scan line.
     void colourize(const float* values, int n, QRgb* line);
 
     CellPyramid m_cells;
     Colouring m_colouring;
-    std::map<std::tuple<int, int, int>, Tile> m_tiles; // (level, tile column, tile row)
+    std::map<std::tuple<int, int, int, int>, Tile> m_tiles; // (row level, column level, tile column, tile row)
     std::uint64_t m_clock = 0;
     std::vector<double> m_scratch;
-    int m_lastLevel = 0;
+    std::pair<int, int> m_lastLevels{0, 0};
 };
 
 } // namespace attnscope::widgets

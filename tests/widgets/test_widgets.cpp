@@ -1,5 +1,6 @@
 // Widgets offscreen: a known grid gives the expected labels and cell texts; clicks select; masked cells blank.
 #include "attention_grid_view.h"
+#include "cell_pyramid.h"
 #include "head_overview_view.h"
 #include "prediction_view.h"
 #include "qk_scatter_view.h"
@@ -570,4 +571,64 @@ TEST_CASE("head overview: sliding-window layers of a mixed model are marked and 
     const int x = view.cellRect(0, 0).left() - 3;
     CHECK(img.pixelColor(x, view.cellRect(0, 0).center().y()) == QColor(0, 150, 140));
     CHECK(img.pixelColor(x, view.cellRect(1, 0).center().y()) != QColor(0, 150, 140));
+}
+
+TEST_CASE("levels of detail pool rows and columns apart: a tall, narrow grid keeps its columns", "[widgets][big]")
+{
+    // 8 rows x 4 columns, value r * 10 + c; a blank cell in row 0.
+    std::vector<float> v(32);
+    for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 4; ++c)
+            v[static_cast<std::size_t>(r * 4 + c)] = static_cast<float>(r * 10 + c);
+    v[1] = std::nanf("");
+    CellPyramid p;
+    p.reset(nullptr, v.data(), 8, 4, false);
+    CHECK(p.rowLevels() == 4);
+    CHECK(p.colLevels() == 3);
+    const float* rowsPooled = p.level(2, 0); // 4 rows into 1, columns kept
+    REQUIRE(p.rows(2) == 2);
+    REQUIRE(p.cols(0) == 4);
+    CHECK(std::vector<float>(rowsPooled, rowsPooled + 8) == std::vector<float>{30, 31, 32, 33, 70, 71, 72, 73});
+    const float* both = p.level(1, 1); // 2 x 2, as a square grid pools
+    CHECK(std::vector<float>(both, both + 8) == std::vector<float>{11, 13, 31, 33, 51, 53, 71, 73});
+    const float* top = p.level(3, 2);
+    CHECK(top[0] == 73);
+    // Signed values keep the one furthest from 0.
+    std::vector<float> s{-5, 2, 3, -1};
+    p.reset(nullptr, s.data(), 4, 1, true);
+    CHECK(p.level(2, 0)[0] == -5);
+}
+
+TEST_CASE("a router's tokens x experts zoomed out: each expert keeps its own column and its colours show", "[widgets][big]")
+{
+    // 800 tokens x 8 experts in 300 pixels of height: several tokens a pixel, every expert a wide column. Expert 4
+    // (column 3) has probability 1 and is chosen everywhere; the others 0.
+    auto g = std::make_shared<GridData>();
+    g->rows = 800;
+    g->cols = 8;
+    g->values.assign(800 * 8, 0.0f);
+    g->highlight.assign(800 * 8, 0);
+    for (int r = 0; r < 800; ++r) {
+        g->values[static_cast<std::size_t>(r) * 8 + 3] = 1.0f;
+        g->highlight[static_cast<std::size_t>(r) * 8 + 3] = 1;
+        g->rowLabels << QStringLiteral("t%1").arg(r);
+        g->rowPositions.push_back(r);
+    }
+    for (int c = 0; c < 8; ++c) {
+        g->colLabels << QStringLiteral("E%1").arg(c + 1);
+        g->colPositions.push_back(c);
+    }
+    g->valueLabel = QStringLiteral("router probability");
+    AttentionGridView view;
+    show(view, g, {800, 420});
+    const QImage img = view.plot()->toPixmap().toImage();
+    auto at = [&](int col) {
+        return img.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(col)),
+                              static_cast<int>(view.plot()->yAxis->coordToPixel(400)));
+    };
+    auto yellow = [](const QColor& c) { return c.red() > 200 && c.green() > 200 && c.blue() < 100; };
+    CHECK(yellow(at(3)));       // the chosen expert in the colour map's top colour, not covered by red marks
+    CHECK_FALSE(yellow(at(2))); // its neighbours stay dark: columns are not pooled together
+    CHECK_FALSE(yellow(at(0)));
+    CHECK(at(2).red() < 100);
 }
