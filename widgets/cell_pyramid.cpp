@@ -1,4 +1,4 @@
-// CellPyramid: pairs of rows or of columns pooled, one level at a time.
+// CellPyramid: 2 x 2 cells, pairs of rows or pairs of columns pooled, one level at a time.
 #include "cell_pyramid.h"
 
 #include <algorithm>
@@ -62,23 +62,21 @@ const float* CellPyramid::level(int rowLevel, int colLevel)
             return a;
         return (isSigned ? std::abs(b) > std::abs(a) : b > a) ? b : a;
     };
-    // From the level one step finer: pairs of rows pooled, or (rows done) pairs of columns.
-    const bool poolRows = rowLevel > 0;
-    const int fineRow = poolRows ? rowLevel - 1 : 0, fineCol = poolRows ? colLevel : colLevel - 1;
+    // From the level one step finer in each direction that pools here: 2 x 2 cells (a square grid's chain, as
+    // small as it can be), or pairs of rows, or pairs of columns.
+    const int fineRow = std::max(rowLevel - 1, 0), fineCol = std::max(colLevel - 1, 0);
+    const bool pairRows = rowLevel > 0, pairCols = colLevel > 0;
     const float* src = level(fineRow, fineCol);
     const int sr = rows(fineRow), sc = cols(fineCol), dr = rows(rowLevel), dc = cols(colLevel);
     std::vector<float> out(static_cast<std::size_t>(dr) * dc);
     for (int r = 0; r < dr; ++r) {
+        const int r0 = pairRows ? 2 * r : r;
+        const float* a = src + static_cast<std::size_t>(r0) * sc;
+        const float* b = pairRows && r0 + 1 < sr ? a + sc : a;
         float* o = out.data() + static_cast<std::size_t>(r) * dc;
-        if (poolRows) {
-            const float* a = src + static_cast<std::size_t>(2 * r) * sc;
-            const float* b = 2 * r + 1 < sr ? a + sc : a;
-            for (int c = 0; c < dc; ++c)
-                o[c] = stronger(a[c], b[c]);
-        } else {
-            const float* a = src + static_cast<std::size_t>(r) * sc;
-            for (int c = 0; c < dc; ++c)
-                o[c] = stronger(a[2 * c], a[std::min(2 * c + 1, sc - 1)]);
+        for (int c = 0; c < dc; ++c) {
+            const int c0 = pairCols ? 2 * c : c, c1 = pairCols ? std::min(2 * c + 1, sc - 1) : c;
+            o[c] = stronger(stronger(a[c0], a[c1]), stronger(b[c0], b[c1]));
         }
     }
     return m_pooled.emplace(key, std::move(out)).first->second.data();

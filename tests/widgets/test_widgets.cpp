@@ -601,14 +601,15 @@ TEST_CASE("levels of detail pool rows and columns apart: a tall, narrow grid kee
 
 TEST_CASE("a router's tokens x experts zoomed out: each expert keeps its own column and its colours show", "[widgets][big]")
 {
-    // 800 tokens x 8 experts in 300 pixels of height: several tokens a pixel, every expert a wide column. Expert 4
+    // 600 tokens x 8 experts in about 330 pixels of height: two tokens a pixel, every expert a wide column. Expert 4
     // (column 3) has probability 1 and is chosen everywhere; the others 0.
+    const int tokens = 600;
     auto g = std::make_shared<GridData>();
-    g->rows = 800;
+    g->rows = tokens;
     g->cols = 8;
-    g->values.assign(800 * 8, 0.0f);
-    g->highlight.assign(800 * 8, 0);
-    for (int r = 0; r < 800; ++r) {
+    g->values.assign(static_cast<std::size_t>(tokens) * 8, 0.0f);
+    g->highlight.assign(g->values.size(), 0);
+    for (int r = 0; r < tokens; ++r) {
         g->values[static_cast<std::size_t>(r) * 8 + 3] = 1.0f;
         g->highlight[static_cast<std::size_t>(r) * 8 + 3] = 1;
         g->rowLabels << QStringLiteral("t%1").arg(r);
@@ -624,7 +625,7 @@ TEST_CASE("a router's tokens x experts zoomed out: each expert keeps its own col
     const QImage img = view.plot()->toPixmap().toImage();
     auto at = [&](int col) {
         return img.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(col)),
-                              static_cast<int>(view.plot()->yAxis->coordToPixel(400)));
+                              static_cast<int>(view.plot()->yAxis->coordToPixel(tokens / 2)));
     };
     auto yellow = [](const QColor& c) { return c.red() > 200 && c.green() > 200 && c.blue() < 100; };
     CHECK(yellow(at(3)));       // the chosen expert in the colour map's top colour, not covered by red marks
