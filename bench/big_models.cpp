@@ -466,60 +466,50 @@ fs::path writeGguf(const BigLlamaShape& s, const std::string& format, const fs::
 
 } // namespace
 
+namespace {
+// The shapes, from each model's published config.json: a row each.
+const std::vector<BigLlamaShape>& bigShapes()
+{
+    static const std::vector<BigLlamaShape> shapes = {
+        {.name = "llama-3.2-1b", .hidden = 2048, .layers = 16, .heads = 32, .kvHeads = 8, .intermediate = 8192, .vocab = 128256, .tied = true},
+        {.name = "llama-3.2-3b", .hidden = 3072, .layers = 28, .heads = 24, .kvHeads = 8, .intermediate = 8192, .vocab = 128256, .tied = true},
+        {.name = "llama-3.1-8b", .hidden = 4096, .layers = 32, .heads = 32, .kvHeads = 8, .intermediate = 14336, .vocab = 128256, .tied = false},
+        // Qwen/Qwen3-30B-A3B
+        {.name = "qwen3-30b-a3b", .hidden = 2048, .layers = 48, .heads = 32, .kvHeads = 4, .intermediate = 6144, .vocab = 151936,
+         .tied = false, .arch = "qwen3moe", .headDim = 128, .experts = 128, .expertsUsed = 8, .expertIntermediate = 768,
+         .qkNorm = true},
+        // allenai/OLMoE-1B-7B-0924
+        {.name = "olmoe-1b-7b", .hidden = 2048, .layers = 16, .heads = 16, .kvHeads = 16, .intermediate = 1024, .vocab = 50304,
+         .tied = false, .arch = "olmoe", .experts = 64, .expertsUsed = 8, .expertIntermediate = 1024, .qkNorm = true,
+         .qkNormWhole = true},
+        // ibm-granite/granite-3.0-3b-a800m (3.1: the same shape)
+        {.name = "granite-3b-a800m", .hidden = 1536, .layers = 32, .heads = 24, .kvHeads = 8, .intermediate = 512, .vocab = 49155,
+         .tied = true, .arch = "granitemoe", .experts = 40, .expertsUsed = 8, .expertIntermediate = 512},
+        // openai/gpt-oss-20b
+        {.name = "gpt-oss-20b", .hidden = 2880, .layers = 24, .heads = 64, .kvHeads = 8, .intermediate = 2880, .vocab = 201088,
+         .tied = false, .arch = "gpt-oss", .headDim = 64, .experts = 32, .expertsUsed = 4, .expertIntermediate = 2880,
+         .slidingWindow = 128, .gptOss = true},
+    };
+    return shapes;
+}
+} // namespace
+
 BigLlamaShape bigLlamaShape(const std::string& name)
 {
-    if (name == "llama-3.2-1b")
-        return {name, 2048, 16, 32, 8, 8192, 128256, true};
-    if (name == "llama-3.2-3b")
-        return {name, 3072, 28, 24, 8, 8192, 128256, true};
-    if (name == "llama-3.1-8b")
-        return {name, 4096, 32, 32, 8, 14336, 128256, false};
-    if (name == "qwen3-30b-a3b") { // Qwen/Qwen3-30B-A3B's config.json
-        BigLlamaShape s{name, 2048, 48, 32, 4, 6144, 151936, false};
-        s.arch = "qwen3moe";
-        s.headDim = 128;
-        s.experts = 128;
-        s.expertsUsed = 8;
-        s.expertIntermediate = 768;
-        s.qkNorm = true;
-        return s;
+    std::string names;
+    for (const auto& s : bigShapes()) {
+        if (s.name == name)
+            return s;
+        names += (names.empty() ? "" : ", ") + s.name;
     }
-    if (name == "gpt-oss-20b") { // openai/gpt-oss-20b's config.json
-        BigLlamaShape s{name, 2880, 24, 64, 8, 2880, 201088, false};
-        s.arch = "gpt-oss";
-        s.headDim = 64;
-        s.experts = 32;
-        s.expertsUsed = 4;
-        s.expertIntermediate = 2880;
-        s.slidingWindow = 128;
-        s.gptOss = true;
-        return s;
-    }
-    if (name == "granite-3b-a800m") { // ibm-granite/granite-3.0-3b-a800m's config.json (3.1: the same shape)
-        BigLlamaShape s{name, 1536, 32, 24, 8, 512, 49155, true};
-        s.arch = "granitemoe";
-        s.experts = 40;
-        s.expertsUsed = 8;
-        s.expertIntermediate = 512;
-        return s;
-    }
-    if (name == "olmoe-1b-7b") { // allenai/OLMoE-1B-7B-0924's config.json
-        BigLlamaShape s{name, 2048, 16, 16, 16, 1024, 50304, false};
-        s.arch = "olmoe";
-        s.experts = 64;
-        s.expertsUsed = 8;
-        s.expertIntermediate = 1024;
-        s.qkNorm = s.qkNormWhole = true;
-        return s;
-    }
-    throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, qwen3-30b-a3b, "
-                                     "olmoe-1b-7b, granite-3b-a800m, gpt-oss-20b)");
+    throw Error(ErrorCode::BadInput, "unknown shape \"" + name + "\" (" + names + ")");
 }
 
 bool isBigLlamaShape(const std::string& name)
 {
-    return name.rfind("llama-3.", 0) == 0 || name == "qwen3-30b-a3b" || name == "olmoe-1b-7b" || name == "granite-3b-a800m" ||
-           name == "gpt-oss-20b";
+    // Any Llama 3 name is one of these (an unknown one is refused with the list of those there are).
+    return name.rfind("llama-3.", 0) == 0 || std::any_of(bigShapes().begin(), bigShapes().end(),
+                                                         [&](const BigLlamaShape& s) { return s.name == name; });
 }
 
 fs::path bigLlamaModel(const BigLlamaShape& shape, const std::string& format, const fs::path& root,

@@ -27,9 +27,9 @@ struct BigLlamaShape {
     int slidingWindow = 0;
     bool gptOss = false;
 };
-// "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", and the mixtures of experts "qwen3-30b-a3b" (Qwen3-30B-A3B: 48
-// layers of 128 experts, 8 used), "olmoe-1b-7b" (16 layers of 64 experts, 8 used), "granite-3b-a800m" (Granite-MoE
-// 3B: 32 layers of 40 experts, 8 used) and "gpt-oss-20b" (24 layers of 32 experts, 4 used); throws for other names.
+// A shape by name, a row of the table in big_models.cpp: "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", and the
+// mixtures of experts "qwen3-30b-a3b", "olmoe-1b-7b", "granite-3b-a800m" and "gpt-oss-20b"; throws for other names,
+// listing the table's.
 BigLlamaShape bigLlamaShape(const std::string& name);
 bool isBigLlamaShape(const std::string& name);
 
