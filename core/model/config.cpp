@@ -472,6 +472,15 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     return c;
 }
 
+// A router's size: `countKey` experts (each family names it differently), num_experts_per_tok of them per token.
+void readExpertCount(const Reader& r, LlamaConfig& c, const char* countKey)
+{
+    c.experts = r.positiveInt(countKey);
+    c.expertsUsed = r.positiveInt("num_experts_per_tok");
+    if (c.expertsUsed > c.experts)
+        r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+}
+
 // DeepSeek-V2's latent attention and experts (its config.json keys; DeepSeek's modeling code's semantics).
 void parseDeepseek(const Reader& r, const nlohmann::json& j, LlamaConfig& c)
 {
@@ -487,10 +496,7 @@ void parseDeepseek(const Reader& r, const nlohmann::json& j, LlamaConfig& c)
     c.rotaryDims = m.ropeDim;
     c.nKvHead = c.nHead; // every head has its own content key; the rotary key is shared by construction
     if (j.contains("n_routed_experts") && !j["n_routed_experts"].is_null()) {
-        c.experts = r.positiveInt("n_routed_experts");
-        c.expertsUsed = r.positiveInt("num_experts_per_tok");
-        if (c.expertsUsed > c.experts)
-            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        readExpertCount(r, c, "n_routed_experts");
         c.expertFfn = r.positiveInt("moe_intermediate_size");
         const int shared = j.contains("n_shared_experts") && !j["n_shared_experts"].is_null() ? r.intOr("n_shared_experts", 0, 0) : 0;
         c.sharedFfn = shared * c.expertFfn;
@@ -532,10 +538,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
     if (type == "mistral" || type == "phi3" || type == "mixtral")
         c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
     if (type == "mixtral") { // a softmax router over every expert, the chosen ones' weights renormalised
-        c.experts = r.positiveInt("num_local_experts");
-        c.expertsUsed = r.positiveInt("num_experts_per_tok");
-        if (c.expertsUsed > c.experts)
-            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        readExpertCount(r, c, "num_local_experts");
         c.expertFfn = c.intermediate;
         c.normTopK = true;
     }
@@ -546,10 +549,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
                                       std::to_string(c.nHead));
         c.headDim = c.hidden / c.nHead;
         if (type != "granite") { // Granite-MoE
-            c.experts = r.positiveInt("num_local_experts");
-            c.expertsUsed = r.positiveInt("num_experts_per_tok");
-            if (c.expertsUsed > c.experts)
-                r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+            readExpertCount(r, c, "num_local_experts");
             c.expertFfn = c.intermediate;
         }
         if (type == "granitemoeshared") // GraniteMoe's own class has no shared expert, whatever the file says
@@ -597,10 +597,7 @@ LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::stri
             c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
     }
     if (type == "qwen3_moe" || type == "olmoe") {
-        c.experts = r.positiveInt("num_experts");
-        c.expertsUsed = r.positiveInt("num_experts_per_tok");
-        if (c.expertsUsed > c.experts)
-            r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
+        readExpertCount(r, c, "num_experts");
         c.expertFfn = type == "qwen3_moe" ? r.positiveInt("moe_intermediate_size") : c.intermediate;
         c.normTopK = r.boolOr("norm_topk_prob", false);
         if (r.intOr("decoder_sparse_step", 1, 1) != 1)

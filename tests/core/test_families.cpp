@@ -240,6 +240,16 @@ TEST_CASE("Granite's and Granite-MoE's configs as their configuration classes re
         }
     }
 
+    // More experts chosen than there are: refused by the key (the check every MoE family's reader shares).
+    for (const char* type : {"granitemoe", "mixtral", "olmoe"}) {
+        auto bad = config;
+        bad["model_type"] = type;
+        bad["num_experts"] = 40;
+        bad["num_experts_per_tok"] = 41;
+        CHECK_THROWS_WITH(core::parseModelConfig(bad, "config.json"),
+                          Catch::Contains("num_experts_per_tok") && Catch::Contains("chooses more experts than the 40"));
+    }
+
     // The GGUF: multipliers under llama.cpp's keys, experts split by its converter, the read-out tied.
     const auto dir = test::projectDataDir() / "reference" / "granitemoe-tiny";
     const auto gguf = core::loadModel((dir / "model-f32.gguf").string());
