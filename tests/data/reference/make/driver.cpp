@@ -99,13 +99,19 @@ int main(int argc, char** argv)
         logits.data.insert(logits.data.end(), l, l + nv);
     }
     g_tensors["logits"] = logits;
-    std::ofstream out(argv[2], std::ios::binary);
+    const std::string path = argv[2], tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary);
     for (const auto& [name, c] : g_tensors) {
         const uint32_t len = static_cast<uint32_t>(name.size());
         out.write(reinterpret_cast<const char*>(&len), 4);
         out.write(name.data(), len);
         out.write(reinterpret_cast<const char*>(c.ne.data()), 4 * sizeof(int64_t));
         out.write(reinterpret_cast<const char*>(c.data.data()), static_cast<std::streamsize>(c.data.size() * 4));
+    }
+    out.close();
+    if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "could not write %s\n", path.c_str());
+        return 1;
     }
     llama_batch_free(batch);
     llama_free(ctx);

@@ -3,6 +3,16 @@
 import json, struct, sys, os
 import numpy as np
 
+def write_atomically(path, data):
+    """Writes bytes to path through a temporary file renamed over it once flushed."""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
 def write_safetensors(path, tensors, meta=None):
     header = {}
     off = 0
@@ -18,13 +28,7 @@ def write_safetensors(path, tensors, meta=None):
         header["__metadata__"] = meta
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
+    write_atomically(path, struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 def main():
     # kind: 0 Granite-MoE, 1 Granite-MoE with a shared expert, 2 dense Granite
@@ -100,9 +104,7 @@ def main():
             w[p + "shared_mlp.output_linear.weight"] = mat(C, S, 0.8)
     w["model.norm.weight"] = norm()
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_atomically(os.path.join(out, "config.json"), (json.dumps(cfg, indent=2, sort_keys=True) + "\n").encode())
     write_safetensors(os.path.join(out, "model.safetensors"), w, {"format": "pt"})
     trng = np.random.default_rng(seed + 10)
     ids = [int(x) for x in trng.integers(0, V - 3, T)]
@@ -110,8 +112,8 @@ def main():
             "GQA 4/2, tied read-out, " + ("a SwiGLU MLP of width 64" if dense else
             "MoE 8 experts top-2 weighted by a softmax over the chosen logits, fused expert "
             "input projection [E, 2I, C] (gate rows then up rows)" + (", shared expert of width 40" if shared else "")))
-    with open(os.path.join(out, "input.json"), "w") as f:
-        json.dump({"token_ids": ids, "positions": list(range(T)), "batch": 1, "exercises": what}, f)
+    write_atomically(os.path.join(out, "input.json"),
+                     json.dumps({"token_ids": ids, "positions": list(range(T)), "batch": 1, "exercises": what}).encode())
 
 if __name__ == "__main__":
     main()
