@@ -340,11 +340,8 @@ void HeadContextValues::save(const std::string& path) const
 HeadContextValues HeadContextValues::load(const std::string& path)
 {
     SafetensorsFile f(path);
+    f.requireFormat(kValuesFormat, "a shard of attnscope head contexts");
     const auto& md = f.metadata();
-    const auto fmt = md.find("format");
-    if (fmt == md.end() || fmt->second != kValuesFormat)
-        throw Error(ErrorCode::CorruptFile, "not a shard of attnscope head contexts (metadata format is not " +
-                                                std::string(kValuesFormat) + ")", path);
     auto number = [&](const char* key) -> long long {
         const auto it = md.find(key);
         try {

@@ -216,11 +216,8 @@ void ScanResult::save(const std::string& path) const
 ScanResult ScanResult::load(const std::string& path)
 {
     SafetensorsFile f(path);
+    f.requireFormat(kFormat, "an attnscope scan result");
     const auto& md = f.metadata();
-    const auto fmt = md.find("format");
-    if (fmt == md.end() || fmt->second != kFormat)
-        throw Error(ErrorCode::CorruptFile, "not an attnscope scan result (metadata format is not " +
-                                                std::string(kFormat) + ")", path);
     ScanResult r;
     r.metadata = md;
     const auto* count = f.find("relpos.count");

@@ -161,6 +161,13 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
         m_index[m_tensors[i].name] = i;
 }
 
+void SafetensorsFile::requireFormat(const std::string& format, const std::string& what) const
+{
+    const auto it = m_metadata.find("format");
+    if (it == m_metadata.end() || it->second != format)
+        throw Error(ErrorCode::CorruptFile, "not " + what + " (metadata format is not " + format + ")", path());
+}
+
 const TensorInfo* SafetensorsFile::find(const std::string& name) const
 {
     const auto it = m_index.find(name);

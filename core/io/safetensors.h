@@ -40,6 +40,9 @@ public:
     // Pointer to the tensor's first byte inside the map (lifetime = this object).
     const std::uint8_t* bytes(const TensorInfo& t) const { return m_dataStart + t.begin; }
     const std::map<std::string, std::string>& metadata() const { return m_metadata; }
+    // attnscope's own files say what they are in the metadata key "format": throws CorruptFile ("not `what`", naming
+    // the expected format and the file) unless it is `format`.
+    void requireFormat(const std::string& format, const std::string& what) const;
     // The file was truncated while mapped and a read hit the lost part (util/mapped_file.h).
     bool damaged() const { return m_map.damaged(); }
 

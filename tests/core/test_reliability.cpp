@@ -101,6 +101,12 @@ TEST_CASE("scan results: profiles of different shapes, non-finite sums and broke
     core::writeSafetensors(damaged, twoProfiles, md2);
     CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }),
                Catch::Contains("damaged.safetensors") && Catch::Contains("different shapes"));
+    // Another of attnscope's files, or a model's weights, is not taken for a scan result or a head-contexts shard.
+    const auto weights = (test::projectDataDir() / "reference" / "granite-tiny" / "model.safetensors").string();
+    CHECK_THAT(errorOf([&] { core::ScanResult::load(weights); }),
+               Catch::Contains("not an attnscope scan result") && Catch::Contains("granite-tiny/model.safetensors"));
+    CHECK_THAT(errorOf([&] { core::HeadContextValues::load(damaged); }),
+               Catch::Contains("not a shard of attnscope head contexts") && Catch::Contains("damaged.safetensors"));
     // A NaN sum.
     auto nan = tensors;
     for (auto& t : nan)
