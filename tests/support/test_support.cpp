@@ -71,6 +71,14 @@ std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
             const CaseKind is = std::holds_alternative<core::Seq2SeqConfig>(config)  ? CaseKind::Seq2Seq
                                 : std::holds_alternative<core::VisionConfig>(config) ? CaseKind::Image
                                                                                      : CaseKind::OneStream;
+            // A decoder whose case reads a picture too (a vision-language model) is a kind the core does not run
+            // yet: its text model opens, but the case's inputs and tensors are the picture's and the prompt's.
+            if (is == CaseKind::OneStream && fs::exists(e.path() / "pixel_values.safetensors")) {
+                if (reported.insert(e.path().string()).second)
+                    std::fprintf(stderr, "note: reference case %s left out: a vision-language case (picture and "
+                                         "prompt), not run by the core yet\n", e.path().filename().c_str());
+                continue;
+            }
             if (is != kind)
                 continue;
         } catch (const core::Error& err) {
