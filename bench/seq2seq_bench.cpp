@@ -5,7 +5,8 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "model/seq2seq.h"
-#include "run/translation.h"
+#include "run/text_capture.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 #include "util/memory_info.h"
 
@@ -132,41 +133,44 @@ int seq2seqTranslate(const std::string& name, int sourceTokens, int newTokens, i
         return 2;
     }
     omp_set_num_threads(threads);
-    const bool written = !fs::exists(fs::temp_directory_path() / "attnscope-bench-models" / ("seq2seq-" + name) /
+    const bool wroteModel = !fs::exists(fs::temp_directory_path() / "attnscope-bench-models" / ("seq2seq-" + name) /
                                      "model.safetensors");
     const fs::path dir = randomSeq2Seq(name, s);
     const auto loaded = core::loadModel(dir.string());
-    const auto& m = core::asEncoderDecoder(*loaded.model);
+    const auto& info = loaded.model->info();
+    const auto tokenizer = core::loadModelTokenizer(loaded); // the folder has none: ids spelled as themselves
     std::mt19937 rng(1);
-    std::vector<std::int32_t> source(static_cast<std::size_t>(sourceTokens));
-    for (auto& id : source)
-        id = static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.vocab - 2)) + 1;
-    core::GenerateOptions g;
-    g.maxNewTokens = newTokens;
-    g.stopAtEos = false;
-    const std::int32_t start[1] = {m.config().decoderStart};
+    core::CaptureOptions options;
+    options.streams.resize(info.streams.size());
+    for (int t = 0; t < sourceTokens; ++t) {
+        const auto id = static_cast<std::int32_t>(rng() % static_cast<unsigned>(s.vocab - 2)) + 1;
+        options.streams[static_cast<std::size_t>(info.typedReadStream())].tokens.push_back({id, std::to_string(id), 0, 0});
+    }
+    const auto& target = info.streams[static_cast<std::size_t>(info.segmentStream())];
+    const std::vector<core::Token> start{{target.startToken, tokenizer->pieceOf(target.startToken), 0, 0}};
     std::vector<double> times;
-    std::size_t kept = 0;
+    std::size_t kept = 0, written = 0;
     for (int r = 0; r < rounds + 1; ++r) { // the first round maps the weights in: not counted
         const auto t0 = Clock::now();
-        const auto t = core::generate(m, source, start, g);
+        // The app's translation: every written token continues the capture through the decoder's cache.
+        const auto capture = core::writeGreedily(*loaded.model, start, newTokens, *tokenizer, options);
         const double dt = seconds(t0, Clock::now());
         if (r > 0)
             times.push_back(dt);
-        kept = 0;
-        for (const auto& a : t.sites)
-            kept += a.p.size() * sizeof(float);
+        kept = capture->bytes();
+        written = capture->tokens.size() - start.size();
     }
     std::sort(times.begin(), times.end());
     const double weights = static_cast<double>(fs::file_size(dir / "model.safetensors"));
     const double peak = static_cast<double>(core::peakResidentBytes());
-    std::printf("seq2seq %s: %d source tokens -> %d target tokens, every site kept (%.2f MiB), %d threads\n",
-                name.c_str(), sourceTokens, newTokens, kept / 1048576.0, threads);
+    std::printf("seq2seq %s: %d source tokens -> %zu target tokens (at most %d), every site's score inputs kept (%.2f MiB), "
+                "%d threads\n",
+                name.c_str(), sourceTokens, written, newTokens, kept / 1048576.0, threads);
     std::printf("translate_seconds_median: %.3f (min %.3f, max %.3f over %d rounds)\n", times[times.size() / 2],
                 times.front(), times.back(), rounds);
     std::printf("weights_mib: %.0f peak_resident_mib: %.0f ratio: %.2f\n", weights / 1048576.0, peak / 1048576.0,
                 peak / weights);
-    if (written)
+    if (wroteModel)
         std::printf("(this run wrote the random model: its peak includes the weights drawn in memory; run again)\n");
     return 0;
 }

@@ -18,12 +18,12 @@
 #include "run/patch_prompts.h"
 #include "model/run_limits.h"
 #include "run/text_capture.h"
-#include "run/translation.h"
 #include "run/image_capture.h"
 #include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "model/seq2seq.h"
 #include "model/vision.h"
+#include "tokenize/id_tokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -163,104 +163,6 @@ private:
     ScanResult m_result;
 };
 
-// An encoder-decoder model's run: the source, the target (typed, then generated), every site's probabilities.
-class TranslationRun {
-public:
-    TranslationRun(std::shared_ptr<const LoadedModel> model, Translation t, std::vector<Token> source,
-                   std::shared_ptr<const Tokenizer> target)
-        : m_model(std::move(model)), m_t(std::move(t)), m_source(std::move(source)), m_target(std::move(target))
-    {
-    }
-    std::vector<std::string> tokens() const
-    {
-        std::vector<std::string> out;
-        for (const auto& t : m_source)
-            out.push_back(t.text);
-        return out;
-    }
-    std::vector<std::int32_t> ids() const { return m_t.source; }
-    std::vector<std::string> targetTokens() const
-    {
-        std::vector<std::string> out;
-        for (auto id : m_t.target)
-            out.push_back(m_target ? m_target->pieceOf(id) : "<" + std::to_string(id) + ">");
-        return out;
-    }
-    std::vector<std::int32_t> targetIds() const { return m_t.target; }
-    int typed() const { return m_t.typed; }
-    bool finished() const { return m_t.finished; }
-    std::string text() const // what the generated tokens say (the end token left out)
-    {
-        std::string out;
-        if (!m_target)
-            return out;
-        for (std::size_t i = static_cast<std::size_t>(m_t.typed); i < m_t.target.size(); ++i)
-            if (!(m_t.finished && i + 1 == m_t.target.size()))
-                out += m_target->textOf(m_t.target[i]);
-        const auto first = out.find_first_not_of(' ');
-        return first == std::string::npos ? std::string() : out.substr(first);
-    }
-    py::list sites() const
-    {
-        const auto& info = m_model->model->info();
-        py::list out;
-        for (const auto& site : info.sites) {
-            py::dict d;
-            d["name"] = site.key();
-            d["layer"] = site.layer + 1;
-            d["label"] = site.label();
-            d["queries"] = info.streams[static_cast<std::size_t>(site.queryStream)].name;
-            d["keys"] = info.streams[static_cast<std::size_t>(site.keyStream)].name;
-            d["causal"] = site.causal;
-            out.append(d);
-        }
-        return out;
-    }
-    // [heads, rows, cols] of one site: "encoder" (source x source), "decoder" (target x target), "cross" (target rows x
-    // source columns); layer from 1 within its stack.
-    py::array_t<float> attention(int layer, std::optional<int> head, const std::string& site) const
-    {
-        const auto& info = m_model->model->info();
-        int index = -1, layers = 0;
-        for (std::size_t i = 0; i < info.sites.size(); ++i)
-            if (site == info.sites[i].key()) {
-                ++layers;
-                if (info.sites[i].layer == layer - 1)
-                    index = static_cast<int>(i);
-            }
-        if (layers == 0)
-            throw Error(ErrorCode::BadInput, "site must be \"encoder\", \"decoder\" or \"cross\", got \"" + site + "\"");
-        if (index < 0)
-            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: the " + site +
-                                                 " layers are 1 .. " + std::to_string(layers));
-        const SiteAttention& a = m_t.sites[static_cast<std::size_t>(index)];
-        if (head && (*head < 1 || *head > a.heads))
-            throw Error(ErrorCode::BadInput, "head " + std::to_string(*head) + " does not exist: heads are 1 .. " +
-                                                 std::to_string(a.heads));
-        const auto per = static_cast<std::ptrdiff_t>(a.rows) * a.cols;
-        if (head)
-            return ownedArray(std::vector<float>(a.p.begin() + per * (*head - 1), a.p.begin() + per * *head), {1, a.rows, a.cols});
-        return ownedArray(std::vector<float>(a.p), {a.heads, a.rows, a.cols});
-    }
-    // The self-contained page of every site (cross-attention first, with the alignment of target and source).
-    std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
-    {
-        const auto& info = m_model->model->info();
-        return translationPageHtml(m_t, info, tokens(), targetTokens(), info.source, pageOptions(layers, heads));
-    }
-    py::array_t<float> logits() const
-    {
-        const auto rows = static_cast<py::ssize_t>(m_t.logits.size() / static_cast<std::size_t>(std::max(1, m_t.vocab)));
-        return ownedArray(std::vector<float>(m_t.logits), {rows, m_t.vocab});
-    }
-
-private:
-    std::shared_ptr<const LoadedModel> m_model;
-    Translation m_t;
-    std::vector<Token> m_source;
-    std::shared_ptr<const Tokenizer> m_target;
-};
-
 class Model;
 
 class Capture {
@@ -288,19 +190,57 @@ public:
     }
     int segments() const { return static_cast<int>(m_capture->segments.size()); }
 
-    // [heads, q, k] (one head: [1, q, k]) of a segment; masked keys 0 (probabilities) or NaN (raw scores).
-    py::array_t<float> attention(int layer, std::optional<int> head, std::optional<int> segment, bool raw) const
+    // A read stream's tokens (an encoder-decoder model's source); empty for a model of one stream.
+    std::vector<std::string> sourceTokens() const
+    {
+        std::vector<std::string> out;
+        for (const auto& t : readTokens())
+            out.push_back(t.text);
+        return out;
+    }
+    std::vector<std::int32_t> sourceIds() const { return idsOf(readTokens()); }
+    int written() const { return m_written; }
+    // What the stream says: the text run, and after it what the model wrote (a translation's target).
+    std::string text() const
+    {
+        const std::string& t = m_capture->text;
+        const auto first = m_written > 0 ? t.find_first_not_of(' ') : 0;
+        return first == std::string::npos ? std::string() : t.substr(first);
+    }
+    // The model's sites: name (self; encoder, decoder, cross), layer (from 1 in its stack), label, the query and key
+    // streams, causal.
+    py::list sites() const
     {
         const auto& info = m_capture->model;
-        layerIndex(info, layer);
+        py::list out;
+        for (const auto& site : info.sites) {
+            py::dict d;
+            d["name"] = site.key();
+            d["layer"] = site.layer + 1;
+            d["label"] = site.label();
+            d["queries"] = info.streams[static_cast<std::size_t>(site.queryStream)].name;
+            d["keys"] = info.streams[static_cast<std::size_t>(site.keyStream)].name;
+            d["causal"] = site.causal;
+            d["mixer"] = mixerRow(site.mixer).key;
+            d["heads"] = site.heads;
+            out.append(d);
+        }
+        return out;
+    }
+
+    // [heads, q, k] (one head: [1, q, k]) of a segment; masked keys 0 (probabilities) or NaN (raw scores).
+    py::array_t<float> attention(int layer, std::optional<int> head, std::optional<int> segment, bool raw,
+                                 std::optional<std::string> site) const
+    {
+        const int index = siteIndex(layer, site);
         if (head)
-            headIndex(info, *head);
+            headIndex(m_capture->model, *head);
         const int s = segmentIndex(segment);
-        // The layer's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes).
+        // The site's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes).
         LayerAttention keep;
         {
             py::gil_scoped_release free;
-            keep = layerAttention(*m_model->model, *m_capture, s, layer - 1, raw);
+            keep = layerAttention(*m_model->model, *m_capture, s, index, raw);
         }
         if (head) {
             const auto per = static_cast<std::ptrdiff_t>(keep.queries) * keep.keys;
@@ -580,6 +520,38 @@ public:
     }
 
 private:
+    const std::vector<Token>& readTokens() const
+    {
+        static const std::vector<Token> none;
+        const int read = m_capture->model.typedReadStream();
+        return read >= 0 ? m_capture->streamTokens(read) : none;
+    }
+    // The site of `layer` (from 1) among the sites named `site` ("self"; "encoder", "decoder", "cross"); None: the
+    // model's first kind (a single-stream model's layers, an encoder-decoder model's encoder).
+    int siteIndex(int layer, const std::optional<std::string>& site) const
+    {
+        const auto& info = m_capture->model;
+        const std::string key = site ? *site : std::string(info.site(0).key());
+        int index = -1, layers = 0;
+        std::string keys;
+        for (int i = 0; i < info.siteCount(); ++i) {
+            const std::string k = info.site(i).key();
+            if (keys.find("\"" + k + "\"") == std::string::npos)
+                keys += std::string(keys.empty() ? "" : ", ") + "\"" + k + "\"";
+            if (k != key)
+                continue;
+            ++layers;
+            if (info.site(i).layer == layer - 1)
+                index = i;
+        }
+        if (layers == 0)
+            throw Error(ErrorCode::BadInput, "site must be " + keys + ", got \"" + key + "\"");
+        if (index < 0)
+            throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer) + " does not exist: the " +
+                                                 (key == "self" ? std::string() : key + " ") + "layers are 1 .. " +
+                                                 std::to_string(layers));
+        return index;
+    }
     // A segment number from 1 (None: the only one) as an index.
     int segmentIndex(std::optional<int> segment) const
     {
@@ -602,6 +574,9 @@ private:
     std::string m_text; // the text as the app's text box takes it
     std::shared_ptr<const Tokenizer> m_tokenizer; // null: the model has none (the induction test then uses ids only)
     std::shared_ptr<const Image8> m_picture;      // a picture as the model read it (run from a file), for the page
+
+public:
+    int m_written = 0; // tokens the model wrote after the given ones (an encoder-decoder model's greedy translation)
 };
 
 class Model {
@@ -612,7 +587,7 @@ public:
     {
         try {
             m_tokenizer = std::shared_ptr<Tokenizer>(loadModelTokenizer(*m_loaded).release());
-            if (m_loaded->model->info().can.encoderDecoder)
+            if (m_loaded->model->info().typedReadStream() >= 0)
                 m_targetTokenizer = std::shared_ptr<Tokenizer>(loadModelTargetTokenizer(*m_loaded).release());
         } catch (const Error&) { // weights without tokenizer files: token ids only
         }
@@ -651,7 +626,7 @@ public:
             return py::cast(runPicture(image, pixelValues, text.has_value() || ids.has_value()));
         if (image || pixelValues)
             throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " reads text, not pictures");
-        if (can.encoderDecoder)
+        if (m_loaded->model->info().typedReadStream() >= 0)
             return py::cast(runTranslation(text, ids, target, targetIds, maxNewTokens));
         if (target || targetIds)
             throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " reads one stream: a target is for "
@@ -707,9 +682,10 @@ public:
     }
 
     // The source (text or ids) translated: the target typed (teacher forcing) and, without one, continued greedily.
-    TranslationRun runTranslation(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
-                                  std::optional<std::string> target, std::optional<std::vector<std::int32_t>> targetIds,
-                                  int maxNewTokens) const
+    // A Capture of the target, its source a stream of it.
+    Capture runTranslation(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
+                           std::optional<std::string> target, std::optional<std::vector<std::int32_t>> targetIds,
+                           int maxNewTokens) const
     {
         if (text.has_value() == ids.has_value())
             throw Error(ErrorCode::BadInput, "give run() the source as a text or ids=[...], one of them");
@@ -717,33 +693,46 @@ public:
             throw Error(ErrorCode::BadInput, "give the target as a text or target_ids=[...], not both");
         if ((text || target) && !m_tokenizer)
             throw Error(ErrorCode::BadInput, m_loaded->model->info().source + " has no tokenizer files: give ids");
-        const auto& model = asEncoderDecoder(*m_loaded->model);
-        std::vector<Token> source;
+        const auto& model = *m_loaded->model;
+        const auto& info = model.info();
+        CaptureOptions o;
+        o.streams.resize(info.streams.size());
+        auto& source = o.streams[static_cast<std::size_t>(info.typedReadStream())];
         if (text)
-            source = sourceTokens(*m_tokenizer, *text);
+            source = StreamText{*text, streamTokens(info, info.typedReadStream(), *m_tokenizer, *text)};
         else
-            for (auto id : *ids)
-                source.push_back({id, m_tokenizer ? m_tokenizer->pieceOf(id) : "<" + std::to_string(id) + ">", 0, 0});
-        std::vector<std::int32_t> prefix;
-        if (targetIds)
-            prefix = *targetIds; // as the decoder reads them: the decoder start token first
+            source.tokens = tokensOfIds(*ids, m_tokenizer.get());
+        std::vector<Token> tokens;
+        if (targetIds) // as the decoder reads them: the decoder start token first
+            tokens = tokensOfIds(*targetIds, m_targetTokenizer.get());
         else
-            prefix = target ? attnscope::core::targetIds(model, *m_targetTokenizer, *target)
-                            : std::vector<std::int32_t>{model.config().decoderStart};
+            tokens = target ? streamTokens(info, info.segmentStream(), *m_targetTokenizer, *target)
+                            : tokensOfIds({info.streams[static_cast<std::size_t>(info.segmentStream())].startToken},
+                                          m_targetTokenizer.get());
         const bool typed = target.has_value() || targetIds.has_value();
-        Translation t;
+        const std::size_t given = tokens.size();
+        std::shared_ptr<const TextCapture> capture;
         {
             py::gil_scoped_release free;
-            const auto src = idsOf(source);
-            if (typed) {
-                t = teacherForce(model, src, prefix);
-            } else {
-                GenerateOptions g;
-                g.maxNewTokens = maxNewTokens;
-                t = attnscope::core::generate(model, src, prefix, g);
-            }
+            if (typed)
+                capture = captureText(model, std::move(tokens), o);
+            else if (m_targetTokenizer)
+                capture = writeGreedily(model, std::move(tokens), maxNewTokens, *m_targetTokenizer, o);
+            else
+                capture = writeGreedily(model, std::move(tokens), maxNewTokens, IdTokenizer(info.vocabSize), o);
         }
-        return TranslationRun(m_loaded, std::move(t), std::move(source), m_targetTokenizer);
+        Capture c(m_loaded, capture, m_spec, target ? *target : std::string(), m_targetTokenizer);
+        c.m_written = static_cast<int>(capture->tokens.size() - given);
+        return c;
+    }
+
+    // Tokens of ids as a tokenizer spells them (<id> without one).
+    static std::vector<Token> tokensOfIds(const std::vector<std::int32_t>& ids, const Tokenizer* tokenizer)
+    {
+        std::vector<Token> tokens;
+        for (auto id : ids)
+            tokens.push_back({id, tokenizer ? tokenizer->pieceOf(id) : "<" + std::to_string(id) + ">", 0, 0});
+        return tokens;
     }
 
     // A picture file (PNG, preprocessed as the folder's preprocessor_config.json says) or pixel values [3, H, W].
@@ -941,13 +930,26 @@ PYBIND11_MODULE(_attnscope, m)
         .def_property_readonly("tokens", &Capture::tokens, "The tokens as the tokenizer spells them (list of str).")
         .def_property_readonly("ids", &Capture::ids, "The token ids (list of int).")
         .def_property_readonly("segments", &Capture::segments, "How many segments the text ran in.")
+        .def_property_readonly("source_tokens", &Capture::sourceTokens,
+                               "An encoder-decoder model's source tokens (list of str; empty for one stream). The\n"
+                               "target is `tokens` / `ids`, its decoder start token first.")
+        .def_property_readonly("source_ids", &Capture::sourceIds, "The source token ids (empty for one stream).")
+        .def_property_readonly("text", &Capture::text,
+                               "The text the tokens say: as run, and what the model wrote after it (a translation).")
+        .def_property_readonly("written", &Capture::written,
+                               "How many tokens at the end the model wrote (a greedy translation); the rest were given.")
+        .def_property_readonly("sites", &Capture::sites,
+                               "Every site where tokens read tokens: name ('self'; 'encoder', 'decoder', 'cross'), layer\n"
+                               "(from 1 in its stack), label, the query and key streams, causal, mixer, heads.")
         .def("attention", &Capture::attention, py::arg("layer"), py::arg("head") = py::none(),
-             py::arg("segment") = py::none(), py::arg("raw") = false,
-             "attention(layer, head=None, segment=None, raw=False) -> numpy.ndarray float32 [heads, q, k]\n\n"
+             py::arg("segment") = py::none(), py::arg("raw") = false, py::arg("site") = py::none(),
+             "attention(layer, head=None, segment=None, raw=False, site=None) -> numpy.ndarray float32 [heads, q, k]\n\n"
              "The attention probabilities of layer `layer` (from 1) for every head, or head `head` (from 1) alone\n"
              "(shape [1, q, k]). Axis 0 is the head (index h is head h + 1), axis 1 the query token, axis 2 the key\n"
              "token (memory rows first for Transformer-XL). Masked keys are 0. raw=True gives the scores before the\n"
              "softmax (scaled by 1/sqrt(d_head); masked keys NaN). `segment` (from 1) when the text ran in several.\n"
+             "`site` names which attention of an encoder-decoder model: 'encoder' (source x source, the default),\n"
+             "'decoder' (target x target) or 'cross' (target rows x source columns); layers count within it.\n"
              "Computed when asked, read-only, and the array owns its memory.")
         .def("hidden_states", &Capture::hiddenStates, py::arg("segment") = py::none(),
              "hidden_states(segment=None) -> numpy.ndarray float32 [layers + 1, q, d_model]\n\n"
@@ -1020,34 +1022,6 @@ PYBIND11_MODULE(_attnscope, m)
              "Write it with open('page.html', 'w').write(cap.html([1, 2])).")
         .def("_repr_html_", [](const Capture& c) { return inFrame(c.html(std::vector<int>{1}, std::nullopt)); });
 
-    py::class_<TranslationRun>(m, "Translation",
-                               "An encoder-decoder model's run: the source, the target, every site's attention.")
-        .def_property_readonly("tokens", &TranslationRun::tokens, "The source tokens (list of str).")
-        .def_property_readonly("ids", &TranslationRun::ids, "The source token ids.")
-        .def_property_readonly("target_tokens", &TranslationRun::targetTokens,
-                               "The target as the decoder read it, its start token first (list of str).")
-        .def_property_readonly("target_ids", &TranslationRun::targetIds, "The target ids, the decoder start first.")
-        .def_property_readonly("typed", &TranslationRun::typed, "How many target ids were given (the rest generated).")
-        .def_property_readonly("finished", &TranslationRun::finished, "Generation stopped at the end token.")
-        .def_property_readonly("text", &TranslationRun::text, "What the generated tokens say (the end token left out).")
-        .def_property_readonly("sites", &TranslationRun::sites,
-                               "Every attention site: name (encoder, decoder, cross), layer (from 1), label, the\n"
-                               "query and key streams, causal.")
-        .def("attention", &TranslationRun::attention, py::arg("layer"), py::arg("head") = py::none(),
-             py::arg("site") = "encoder",
-             "attention(layer, head=None, site='encoder') -> numpy.ndarray float32 [heads, rows, cols]\n\n"
-             "One site's probabilities, layer from 1 within its stack: 'encoder' (source x source), 'decoder'\n"
-             "(target x target, causal), 'cross' (target rows x source columns: what each written token reads).\n"
-             "head (from 1) alone gives [1, rows, cols]. Masked entries 0.")
-        .def("html", &TranslationRun::html, py::arg("layers") = py::none(), py::arg("heads") = py::none(),
-             "html(layers=None, heads=None) -> str\n\n"
-             "A self-contained interactive page of every site (cross-attention first, with the target tokens'\n"
-             "alignment to the source; encoder and decoder self-attention): one file, nothing fetched. Layers\n"
-             "(within each stack) and heads from 1 (None: all).")
-        .def("_repr_html_", [](const TranslationRun& t) { return inFrame(t.html(std::vector<int>{1}, std::nullopt)); })
-        .def("logits", &TranslationRun::logits,
-             "logits() -> numpy.ndarray float32 [target, vocab]: row t predicts target token t + 1.");
-
     py::class_<Scan>(m, "Scan", "A corpus scan's result: attention by relative distance, per layer and head.")
         .def_property_readonly("profiles", &Scan::profiles, "The profiles it holds ('full' first, 'term_a', 'band_1', ...).")
         .def_property_readonly("tokens", &Scan::tokens, "Tokens scanned.")
@@ -1072,6 +1046,7 @@ PYBIND11_MODULE(_attnscope, m)
           "merge_scans(paths) -> Scan: scan results merged exactly (sums and counts add). Shards of one file must\n"
           "be all n of them, each once; a missing or repeated shard is named.");
 
+
     py::class_<Model>(m, "Model", "A loaded model (weights memory-mapped as stored).")
         .def(py::init<const std::string&>(), py::arg("path"))
         .def_property_readonly("info", &Model::info,
@@ -1085,12 +1060,13 @@ PYBIND11_MODULE(_attnscope, m)
              py::arg("clamp_len") = py::none(),
              "run(text=None, *, ids=None, segment_length=None, mem_len=None, target=None, target_ids=None,\n"
              "    max_new_tokens=32, image=None, pixel_values=None, token_type_ids=None, attention_mask=None,\n"
-             "    same_length=None, clamp_len=None) -> Capture or Translation\n\n"
+             "    same_length=None, clamp_len=None) -> Capture\n\n"
              "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids, and\n"
              "returns a Capture that keeps the queries and keys (probabilities computed when attention() asks).\n"
              "An encoder-decoder model (T5, BART, Marian): the text or ids are the source; `target` (a text) or\n"
              "`target_ids` (the decoder's input, its start token first) are read by teacher forcing, and without\n"
-             "them the model translates greedily up to max_new_tokens; returns a Translation. A vision model:\n"
+             "them the model translates greedily up to max_new_tokens; the Capture's tokens are the target, its\n"
+             "source_tokens the source, and attention(layer, site=...) every site. A vision model:\n"
              "image='file.png' (preprocessed as the model folder says) or pixel_values [3, H, W]; returns a\n"
              "Capture whose tokens are CLS, registers and patches (r3c5: row 3, column 5). With ids, an encoder takes\n"
              "token_type_ids (sentence A 0, B 1) and attention_mask (0: padding no query sees), and Transformer-XL\n"

@@ -25,9 +25,9 @@ int cmdExplain(const Args& a, const std::vector<std::string>& builtins)
     const auto& inputPath = require(a, "input");
     const auto& out = require(a, "out");
     const auto& model = *loaded.model;
-    if (model.info().can.image || model.info().can.encoderDecoder)
+    if (!model.info().readsOneText())
         throw Error(ErrorCode::BadInput, "explain reads a text model's input.json (one token stream); this model reads " +
-                                             std::string(model.info().can.image ? "pictures" : "a source and a target"));
+                                             std::string(model.info().streams.size() == 1 ? "pictures" : "a source and a target"));
     const auto run = parseReferenceInput(model, readJsonFile(inputPath), inputPath);
     const int layer = parseInt(a, "layer", -1) - 1, head = parseInt(a, "head", -1) - 1;
     const int position = parseInt(a, "position", -1) - 1;

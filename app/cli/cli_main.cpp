@@ -10,7 +10,6 @@
 #include "io/safetensors.h"
 #include "model/model_loader.h"
 #include "run/reference_dump.h"
-#include "run/translation.h"
 #include "model/seq2seq.h"
 #include "tokenize/spm_tokenizer.h"
 #include "analysis/logit_lens.h"
@@ -184,8 +183,6 @@ int cmdDump(const Args& a, const std::vector<std::string>& builtins)
         tensors = dumpImage(*loaded.model, std::make_shared<const PixelValues>(
                                                a.options.count("pixel-values") ? readPixelValues(a.options.at("pixel-values"))
                                                                                : imageInput(loaded, input, inputPath)));
-    else if (loaded.model->info().can.encoderDecoder)
-        tensors = dumpSeq2Seq(asEncoderDecoder(*loaded.model), input, inputPath);
     else
         tensors = dumpReference(*loaded.model, input, inputPath);
     writeSafetensors(outPath, tensors, {{"source", "attnscope-cli dump"}, {"model", loaded.model->info().source}});
@@ -466,92 +463,90 @@ nlohmann::ordered_json predictionJson(const Tokenizer& tok, const TokenPredictio
     return {{"id", p.id}, {"token", tok.pieceOf(p.id)}, {"p", p.probability}};
 }
 
-// An encoder-decoder model's source (--source) and typed target start (--text, may be absent) as ids.
-struct Seq2SeqInput {
-    std::vector<Token> source;
-    std::vector<std::int32_t> target;
+// The model's input as the command line gives it: the segment stream's tokens (--text or --text-file, with --pair an
+// encoder's sentence pair; an encoder-decoder model's target from its decoder start, where --text may be absent) and
+// the run's options (token types; --source for a model that reads one, refused by name for others).
+struct CliInput {
+    std::vector<Token> tokens;
+    RunOptions options;
+    std::vector<Token> source; // the source's tokens as the model reads them; empty for one stream
 };
-Seq2SeqInput seq2seqInput(const Args& a, const LoadedModel& loaded, const Tokenizer& tok, const Tokenizer& targetTok)
+CliInput cliInput(const Args& a, const LoadedModel& loaded, const Tokenizer& tok, const Tokenizer& targetTok)
 {
+    const ModelInfo& info = loaded.model->info();
+    CliInput in;
+    const int read = info.typedReadStream();
+    if (read < 0) {
+        if (a.options.count("source"))
+            throw Error(ErrorCode::BadInput, "--source is for encoder-decoder models; this model continues --text");
+        std::optional<std::string> pair;
+        if (a.options.count("pair"))
+            pair = a.options.at("pair");
+        auto enc = encodeForModel(tok, textArgument(a), pair);
+        in.tokens = std::move(enc.tokens);
+        in.options.tokenTypes = std::move(enc.typeIds);
+        return in;
+    }
     if (!a.options.count("source"))
         throw Error(ErrorCode::BadInput, a.command + " of an encoder-decoder model needs --source (the text to translate)");
-    Seq2SeqInput in;
-    in.source = sourceTokens(tok, a.options.at("source"));
-    in.target = targetIds(asEncoderDecoder(*loaded.model), targetTok,
-                          a.options.count("text") ? a.options.at("text") : std::string());
+    in.source = streamTokens(info, read, tok, a.options.at("source"));
+    in.options.source = std::make_shared<const std::vector<std::int32_t>>(idsOf(in.source));
+    const bool typed = a.options.count("text") || a.options.count("text-file");
+    in.tokens = streamTokens(info, info.segmentStream(), targetTok, typed ? textArgument(a) : std::string());
     return in;
 }
 
-int cmdPredictSeq2Seq(const Args& a, const LoadedModel& loaded)
+// The token a model's segment stream ends with when it writes it (an encoder-decoder model's </s>), or -1.
+std::int32_t endToken(const ModelInfo& info)
 {
-    const auto tok = loadModelTokenizer(loaded);
-    const auto targetTok = loadModelTargetTokenizer(loaded);
-    const int k = parseInt(a, "top", 10);
-    if (k < 1 || k > 1000)
-        throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
-    const auto in = seq2seqInput(a, loaded, *tok, *targetTok);
-    std::vector<std::int32_t> source = idsOf(in.source);
-    const auto t = teacherForce(asEncoderDecoder(*loaded.model), source, in.target);
-    const int V = t.vocab;
-    const float* row = t.logits.data() + (t.logits.size() - static_cast<std::size_t>(V));
-    const auto d = distributionOf(std::span<const float>(row, static_cast<std::size_t>(V)), 1.0, k);
-    nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& pr : d.top)
-        out.push_back(predictionJson(*targetTok, pr));
-    std::cout << out.dump(2) << "\n";
-    return 0;
+    return info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
 }
 
-int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
+// Each written token's most-read source token: the last decoder layer's cross-attention, the mean of its heads, in a
+// capture of the whole target (row i - 1 wrote token i).
+nlohmann::ordered_json alignmentOf(const AttentionModel& model, const CliInput& in, const std::vector<std::int32_t>& target,
+                                   std::size_t firstWritten, const Tokenizer& targetTok)
 {
-    const auto tok = loadModelTokenizer(loaded);
-    const auto targetTok = loadModelTargetTokenizer(loaded);
-    const auto in = seq2seqInput(a, loaded, *tok, *targetTok);
-    const auto& model = asEncoderDecoder(*loaded.model);
-    GenerateOptions g;
-    g.maxNewTokens = parseInt(a, "max-new-tokens", 64);
-    if (g.maxNewTokens < 1 || g.maxNewTokens > 100'000)
-        throw Error(ErrorCode::BadInput, "--max-new-tokens must be from 1 to 100000");
-    if (a.options.count("temperature")) {
-        g.sample = true;
-        g.temperature = std::stof(a.options.at("temperature"));
-        if (!(g.temperature > 0))
-            throw Error(ErrorCode::BadInput, "--temperature must be above 0");
-    }
-    g.seed = static_cast<std::uint64_t>(parseInt(a, "seed", 1234));
-    std::vector<std::int32_t> source = idsOf(in.source);
-    const auto t = generate(model, source, in.target, g);
-    // Each written token's most-read source token: the last decoder layer's cross-attention, mean over heads.
-    const int cross = model.siteOf(Stack::Decoder, model.config().decLayers - 1, SiteKind::Cross);
-    const SiteAttention& att = t.sites[static_cast<std::size_t>(cross)];
-    const auto strongest = strongestColumns(att, -1);
-    nlohmann::ordered_json out, ids = nlohmann::json::array(), tokens = nlohmann::json::array(),
-                                alignment = nlohmann::json::array(), src = nlohmann::json::array();
-    for (const auto& s : in.source)
-        src.push_back(s.text);
-    std::string text;
-    for (std::size_t i = static_cast<std::size_t>(t.typed); i < t.target.size(); ++i) {
-        const auto id = t.target[i];
-        ids.push_back(id);
-        tokens.push_back(targetTok->pieceOf(id));
-        if (!(t.finished && i + 1 == t.target.size()))
-            text += targetTok->textOf(id);
-        // Row i - 1 is the decoder position that wrote token i.
+    const ModelInfo& info = model.info();
+    int cross = -1;
+    for (int s = 0; s < info.siteCount(); ++s)
+        if (info.site(s).kind == SiteKind::Cross)
+            cross = s;
+    nlohmann::ordered_json alignment = nlohmann::json::array();
+    if (cross < 0 || target.size() <= firstWritten)
+        return alignment;
+    CaptureOptions options;
+    options.run.source = in.options.source;
+    std::vector<Token> tokens;
+    for (const auto id : target)
+        tokens.push_back(Token{id, targetTok.pieceOf(id), 0, 0});
+    const auto capture = captureText(model, std::move(tokens), options);
+    const auto grid = attentionGrid(*capture, 0, cross, {});
+    const auto strongest = strongestColumns(grid);
+    for (std::size_t i = firstWritten; i < target.size(); ++i) {
         const int row = static_cast<int>(i) - 1, best = strongest[static_cast<std::size_t>(row)];
-        double mass = 0;
-        for (int h = 0; h < att.heads; ++h)
-            mass += att.at(h, row, best);
-        alignment.push_back({{"token", targetTok->pieceOf(id)}, {"source_position", best + 1},
+        alignment.push_back({{"token", targetTok.pieceOf(target[i])}, {"source_position", best + 1},
                              {"source_token", in.source[static_cast<std::size_t>(best)].text},
-                             {"weight", mass / att.heads}});
+                             {"weight", grid.at(row, best)}});
     }
-    out["source"] = src;
-    out["ids"] = ids;
-    out["tokens"] = tokens;
-    const auto first = text.find_first_not_of(' ');
-    out["text"] = first == std::string::npos ? std::string() : text.substr(first);
-    out["finished"] = t.finished;
-    out["alignment"] = alignment;
+    return alignment;
+}
+
+// predict on a causal model or an encoder-decoder model's target: the next token after --position (1-based; default
+// the last).
+int predictNext(const Args& a, const LoadedModel& loaded, const CliInput& in, const Tokenizer& targetTok, int k)
+{
+    std::vector<std::int32_t> ids = idsOf(in.tokens);
+    const int position = parseInt(a, "position", static_cast<int>(ids.size()));
+    if (position < 1 || position > static_cast<int>(ids.size()))
+        throw Error(ErrorCode::BadInput, "--position must be from 1 to " + std::to_string(ids.size()) +
+                                             " (the text's tokens)");
+    const int at = position - 1;
+    const auto top = topPredictions(*loaded.model, std::span<const std::int32_t>(ids).first(static_cast<std::size_t>(position)),
+                                    in.options, std::vector<int>{at}, k);
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& pr : top.front())
+        out.push_back(predictionJson(targetTok, pr));
     std::cout << out.dump(2) << "\n";
     return 0;
 }
@@ -559,89 +554,96 @@ int cmdGenerateSeq2Seq(const Args& a, const LoadedModel& loaded)
 int cmdPredict(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
-    if (loaded.model->info().can.encoderDecoder)
-        return cmdPredictSeq2Seq(a, loaded);
     const auto tok = loadModelTokenizer(loaded);
-    const std::string text = textArgument(a);
-    std::optional<std::string> pair;
-    if (a.options.count("pair"))
-        pair = a.options.at("pair");
+    const auto targetTok = loadModelTargetTokenizer(loaded);
     const int k = parseInt(a, "top", 10);
     if (k < 1 || k > 1000)
         throw Error(ErrorCode::BadInput, "--top must be from 1 to 1000");
-    const auto enc = encodeForModel(*tok, text, pair);
-    std::vector<std::int32_t> ids = idsOf(enc.tokens);
-    RunOptions options;
-    options.tokenTypes = enc.typeIds;
-    if (loaded.model->info().can.maskedTokens) {
-        // An encoder: the fillers of every [MASK] / <mask>, each with its position (1-based).
-        std::vector<int> positions;
-        for (std::size_t t = 0; t < enc.tokens.size(); ++t)
-            if (isMaskToken(enc.tokens[t]))
-                positions.push_back(static_cast<int>(t));
-        if (positions.empty())
-            throw Error(ErrorCode::BadInput, "the text has no [MASK] (or <mask>) token to fill");
-        const auto top = topPredictions(*loaded.model, ids, options, positions, k);
-        nlohmann::ordered_json out = nlohmann::ordered_json::array();
-        for (std::size_t p = 0; p < positions.size(); ++p) {
-            nlohmann::ordered_json fills = nlohmann::ordered_json::array();
-            for (const auto& pr : top[p])
-                fills.push_back(predictionJson(*tok, pr));
-            out.push_back({{"position", positions[p] + 1}, {"predictions", fills}});
-        }
-        std::cout << out.dump(2) << "\n";
-        return 0;
-    }
-    // A causal model: the next token after --position (1-based; default the last).
-    const int position = parseInt(a, "position", static_cast<int>(ids.size()));
-    if (position < 1 || position > static_cast<int>(ids.size()))
-        throw Error(ErrorCode::BadInput, "--position must be from 1 to " + std::to_string(ids.size()) +
-                                             " (the text's tokens)");
-    const int at = position - 1;
-    const auto top = topPredictions(*loaded.model, std::span<const std::int32_t>(ids).first(static_cast<std::size_t>(position)),
-                                    options, std::vector<int>{at}, k);
+    const CliInput in = cliInput(a, loaded, *tok, *targetTok);
+    if (!loaded.model->info().can.maskedTokens)
+        return predictNext(a, loaded, in, *targetTok, k);
+    // An encoder: the fillers of every [MASK] / <mask>, each with its position (1-based).
+    std::vector<int> positions;
+    for (std::size_t t = 0; t < in.tokens.size(); ++t)
+        if (isMaskToken(in.tokens[t]))
+            positions.push_back(static_cast<int>(t));
+    if (positions.empty())
+        throw Error(ErrorCode::BadInput, "the text has no [MASK] (or <mask>) token to fill");
+    const auto top = topPredictions(*loaded.model, idsOf(in.tokens), in.options, positions, k);
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const auto& pr : top.front())
-        out.push_back(predictionJson(*tok, pr));
+    for (std::size_t p = 0; p < positions.size(); ++p) {
+        nlohmann::ordered_json fills = nlohmann::ordered_json::array();
+        for (const auto& pr : top[p])
+            fills.push_back(predictionJson(*tok, pr));
+        out.push_back({{"position", positions[p] + 1}, {"predictions", fills}});
+    }
     std::cout << out.dump(2) << "\n";
     return 0;
 }
 
-int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
+// How generate samples: greedy unless a temperature is given; control tokens (<unk>, <eos>, ...) only when asked for,
+// but the stream's end token always (it ends a translation).
+Sampling samplingOf(const Args& a, const Tokenizer& tok, std::int32_t end)
 {
-    const auto loaded = loadModel(require(a, "model"), builtins);
-    if (loaded.model->info().can.encoderDecoder)
-        return cmdGenerateSeq2Seq(a, loaded);
-    if (a.options.count("source"))
-        throw Error(ErrorCode::BadInput, "--source is for encoder-decoder models; this model continues --text");
-    const auto tok = loadModelTokenizer(loaded);
-    std::vector<std::int32_t> prompt = idsOf(tok->encodeWithSpecial(textArgument(a)));
-    const int count = parseInt(a, "max-new-tokens", -1);
-    if (count < 1 || count > 100'000)
-        throw Error(ErrorCode::BadInput, "generate needs --max-new-tokens from 1 to 100000");
-    Sampling sampling; // greedy unless a temperature is given
+    Sampling sampling;
     if (a.options.count("temperature")) {
         sampling.greedy = false;
         sampling.temperature = std::stod(a.options.at("temperature"));
         if (!(sampling.temperature > 0))
             throw Error(ErrorCode::BadInput, "--temperature must be above 0");
     }
-    if (!a.has("allow-special")) // <unk>, <eos>, ... only when asked for
-        sampling.excluded = controlTokenIds(*tok);
+    if (!a.has("allow-special"))
+        for (const auto id : controlTokenIds(tok))
+            if (id != end)
+                sampling.excluded.push_back(id);
     sampling.topK = parseInt(a, "top-k", 0);
     sampling.topP = a.options.count("top-p") ? std::stod(a.options.at("top-p")) : 1.0;
     if (sampling.topK < 0 || !(sampling.topP > 0 && sampling.topP <= 1))
         throw Error(ErrorCode::BadInput, "--top-k must be 0 or more and --top-p in (0, 1]");
+    return sampling;
+}
+
+int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
+{
+    const auto loaded = loadModel(require(a, "model"), builtins);
+    const auto& info = loaded.model->info();
+    const auto tok = loadModelTokenizer(loaded);
+    const auto targetTok = loadModelTargetTokenizer(loaded);
+    const CliInput in = cliInput(a, loaded, *tok, *targetTok);
+    const bool translates = !in.source.empty();
+    const int count = parseInt(a, "max-new-tokens", translates ? 64 : -1);
+    if (count < 1 || count > 100'000)
+        throw Error(ErrorCode::BadInput, "generate needs --max-new-tokens from 1 to 100000");
     const auto seed = static_cast<std::uint64_t>(parseInt(a, "seed", 1234));
-    const auto g = generateTokens(*loaded.model, prompt, count, sampling, seed);
+    GenerationRun run{in.options, nullptr, endToken(info)};
+    const std::vector<std::int32_t> prompt = idsOf(in.tokens);
+    const auto g = generateTokens(*loaded.model, prompt, count, samplingOf(a, *targetTok, run.stopAt), seed, nullptr, run);
     nlohmann::ordered_json out;
-    out["ids"] = g.ids;
     nlohmann::ordered_json tokens = nlohmann::ordered_json::array();
     for (const auto id : g.ids)
-        tokens.push_back(tok->pieceOf(id));
+        tokens.push_back(targetTok->pieceOf(id));
+    if (translates) {
+        nlohmann::ordered_json src = nlohmann::json::array();
+        for (const auto& s : in.source)
+            src.push_back(s.text);
+        out["source"] = src;
+    }
+    out["ids"] = g.ids;
     out["tokens"] = tokens;
     out["p"] = g.probabilities;
-    std::cout << out.dump() << "\n";
+    if (translates) {
+        std::string text;
+        for (std::size_t i = 0; i < g.ids.size(); ++i)
+            if (!(g.finished && i + 1 == g.ids.size()))
+                text += targetTok->textOf(g.ids[i]);
+        const auto first = text.find_first_not_of(' ');
+        out["text"] = first == std::string::npos ? std::string() : text.substr(first);
+        out["finished"] = g.finished;
+        std::vector<std::int32_t> target = prompt;
+        target.insert(target.end(), g.ids.begin(), g.ids.end());
+        out["alignment"] = alignmentOf(*loaded.model, in, target, prompt.size(), *targetTok);
+    }
+    std::cout << out.dump(translates ? 2 : -1) << "\n";
     return 0;
 }
 

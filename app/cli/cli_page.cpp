@@ -5,8 +5,7 @@
 #include "model/model_loader.h"
 #include "run/attention_page.h"
 #include "run/image_capture.h"
-#include "run/translation.h"
-#include "model/seq2seq.h"
+#include "analysis/token_predictions.h"
 #include "run/text_capture.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -42,31 +41,35 @@ std::vector<int> numberList(const Args& a, const std::string& key)
     return out;
 }
 
-// An encoder-decoder model's page: --source (or --ids) translated greedily, or read with the target --text.
-std::string translationPage(const Args& a, const LoadedModel& loaded, const PageOptions& o)
+// An encoder-decoder model's run for its page: --source (or its --ids) translated greedily (--max-new-tokens), or read
+// with the target --text.
+std::shared_ptr<const TextCapture> translationCapture(const Args& a, const LoadedModel& loaded)
 {
-    const auto& model = asEncoderDecoder(*loaded.model);
+    const auto& info = loaded.model->info();
     const auto tokenizer = loadModelTokenizer(loaded);
     const auto target = loadModelTargetTokenizer(loaded);
-    std::vector<Token> source;
+    CaptureOptions options;
+    options.streams.resize(info.streams.size());
+    const int read = info.typedReadStream();
+    auto& source = options.streams[static_cast<std::size_t>(read)];
     if (a.has("ids")) {
-        source = idArgument(a, loaded);
+        source.tokens = idArgument(a, loaded);
     } else {
         if (!a.has("source"))
             throw Error(ErrorCode::BadInput, "page of an encoder-decoder model needs --source (the text to translate)");
-        source = sourceTokens(*tokenizer, a.options.at("source"));
+        source = StreamText{a.options.at("source"), streamTokens(info, read, *tokenizer, a.options.at("source"))};
     }
-    const auto prefix = targetIds(model, *target, a.has("text") ? a.options.at("text") : std::string());
-    const auto ids = idsOf(source);
-    GenerateOptions g;
-    g.maxNewTokens = parseInt(a, "max-new-tokens", 32);
-    const Translation t = a.has("text") ? teacherForce(model, ids, prefix) : generate(model, ids, prefix, g);
-    std::vector<std::string> sourceText, targetText;
-    for (const auto& s : source)
-        sourceText.push_back(s.text);
-    for (auto id : t.target)
-        targetText.push_back(target->pieceOf(id));
-    return translationPageHtml(t, model.info(), sourceText, targetText, model.info().source, o);
+    auto tokens = streamTokens(info, info.segmentStream(), *target, a.has("text") ? a.options.at("text") : std::string());
+    if (!a.has("text")) {
+        GenerationRun run;
+        run.options.source = std::make_shared<const std::vector<std::int32_t>>(idsOf(source.tokens));
+        run.stopAt = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
+        const auto g = generateTokens(*loaded.model, idsOf(tokens), parseInt(a, "max-new-tokens", 32), Sampling{}, 0,
+                                      nullptr, run);
+        for (const auto id : g.ids)
+            tokens.push_back(Token{id, target->pieceOf(id), 0, 0});
+    }
+    return captureText(*loaded.model, std::move(tokens), options);
 }
 
 int cmdPage(const Args& a, const std::vector<std::string>& builtins)
@@ -78,8 +81,8 @@ int cmdPage(const Args& a, const std::vector<std::string>& builtins)
     o.layers = numberList(a, "layers");
     o.heads = numberList(a, "heads");
     std::string html;
-    if (info.can.encoderDecoder) {
-        html = translationPage(a, loaded, o);
+    if (info.typedReadStream() >= 0) {
+        html = attentionPageHtml(*translationCapture(a, loaded), info.source, o);
     } else if (info.can.image) {
         const auto picture = capturePngFile(*loaded.model, loaded.folder, require(a, "image"));
         o.picture = picture.seen;

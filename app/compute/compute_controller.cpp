@@ -2,7 +2,6 @@
 #include "compute/compute_controller.h"
 
 #include "image/image_capture.h"
-#include "views/translation_views.h"
 
 #include "util/error.h"
 #include "util/text_file.h"
@@ -153,22 +152,48 @@ void ComputeController::loadModel(const QString& spec)
 void ComputeController::runText(const QString& text, const QString& secondText, int segmentLen, int memLen,
                                 std::optional<ViewSelection> preview)
 {
+    TextRequest request;
+    request.text = text;
+    request.secondText = secondText;
+    request.segmentLen = segmentLen;
+    request.memLen = memLen;
+    runText(request, preview);
+}
+
+namespace {
+
+// What a text request reads beside the text: its run options and the streams read whole (an encoder-decoder model's
+// source, typed).
+core::CaptureOptions captureOptionsOf(const ModelBundle& model, const TextRequest& request, const core::StopToken* stop)
+{
+    core::CaptureOptions opt;
+    opt.segmentLen = request.segmentLen;
+    if (request.memLen >= 0)
+        opt.run.memLen = request.memLen;
+    opt.run.stop = stop;
+    if (model.info().typedReadStream() >= 0) {
+        if (request.source.trimmed().isEmpty())
+            throw core::Error(core::ErrorCode::BadInput, "type a source sentence to translate");
+        opt.streams = core::typedSource(model.info(), *model.tokenizer, request.source.toStdString());
+    }
+    return opt;
+}
+
+} // namespace
+
+void ComputeController::runText(const TextRequest& request, std::optional<ViewSelection> preview)
+{
     if (!m_model) {
         emit jobFailed({JobKind::Text, jobName(JobKind::Text), tr("No model is loaded."), core::ErrorCode::BadInput});
         return;
     }
     const ModelBundlePtr model = m_model;
-    const TextRequest request{text, secondText, segmentLen, memLen};
     // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change).
     const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
     submit<TextResult>(
-        JobKind::Text, tr("Computing attention…"),
+        JobKind::Text, request.generate > 0 ? tr("Writing…") : tr("Computing attention…"),
         [this, model, request, previous, preview, previewAfter = m_previewAfterMs](const JobContext& ctx) {
-            core::CaptureOptions opt;
-            opt.segmentLen = request.segmentLen;
-            if (request.memLen >= 0)
-                opt.run.memLen = request.memLen;
-            opt.run.stop = &ctx.stop();
+            core::CaptureOptions opt = captureOptionsOf(*model, request, &ctx.stop());
             opt.previous = previous;
             QElapsedTimer clock, started;
             clock.start();
@@ -183,16 +208,17 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
             };
             const auto& m = *model->loaded.model;
             if (preview)
-                opt.layerDone = [&, sent = false](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) mutable {
+                opt.layerDone = [&, sent = false](int segment, int site, const core::CaptureOptions::PartialCapture& partial) mutable {
                     // Worth a grid of its own only when the run is slow and the rest of it is not a blink away.
-                    if (sent || layer != preview->layer || layer + 1 == m.info().layers || started.elapsed() < previewAfter)
+                    if (sent || site != preview->site || site + 1 == m.info().siteCount() || started.elapsed() < previewAfter)
                         return;
                     const auto sofar = partial();
                     if (segment != (preview->segment >= 0 ? preview->segment : autoSegment(*sofar)))
                         return;
                     sent = true;
                     try {
-                        auto grid = buildGrid(*sofar, model->displayName, *preview, &ctx.stop());
+                        auto grid = buildGrid(*sofar, model->displayName, *preview, &ctx.stop(), {},
+                                              model->targetTokenizer.get());
                         ctx.post([this, grid] { emit gridPreviewReady(grid); });
                     } catch (const std::exception& e) { // the grid requested with the whole text says what is wrong
                         spdlog::info("no early grid: {}", e.what());
@@ -207,10 +233,30 @@ void ComputeController::runText(const QString& text, const QString& secondText, 
                 result->image = std::move(image);
                 return std::shared_ptr<const TextResult>(result);
             }
-            result->capture = request.secondText.isEmpty()
-                                  ? core::captureText(m, *model->tokenizer, request.text.toStdString(), opt)
-                                  : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
-                                                          request.secondText.toStdString(), opt);
+            if (request.generate > 0) {
+                // Each written token reaches the window while the next is computed: the class sees it appear.
+                opt.layerDone = {};
+                auto tokens = core::streamTokens(m.info(), m.info().segmentStream(), *model->targetTokenizer,
+                                                 request.text.toStdString());
+                const int typed = static_cast<int>(tokens.size());
+                result->capture = core::writeGreedily(
+                    m, std::move(tokens), request.generate, *model->targetTokenizer, opt,
+                    [&](const TextCapturePtr& c, int written) {
+                        auto step = std::make_shared<TextResult>(TextResult{model, c, nullptr, true, written, {}});
+                        ctx.post([this, step] {
+                            m_text = step;
+                            emit textReady(step);
+                        });
+                    },
+                    request.text.toStdString());
+                result->written = static_cast<int>(result->capture->tokens.size()) - typed;
+            } else {
+                result->capture = request.secondText.isEmpty()
+                                      ? core::captureText(m, *model->targetTokenizer, request.text.toStdString(), opt)
+                                      : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
+                                                              request.secondText.toStdString(), opt);
+            }
+            result->alignmentHeads = core::rankAlignmentHeads(*result->capture, 0);
             return std::shared_ptr<const TextResult>(result);
         },
         [this](TextResultPtr r) {
@@ -233,7 +279,7 @@ void ComputeController::requestGrid(const ViewSelection& selection)
             return buildGrid(*text->capture, text->model->displayName, selection, &ctx.stop(), [&](int done, int total) {
                 if (clock.elapsed() >= 250 && done < total)
                     ctx.post([this, done, total] { emit jobProgress(JobKind::Grid, jobName(JobKind::Grid), done, total); });
-            });
+            }, text->model->targetTokenizer.get());
         },
         [this](widgets::GridDataPtr g) { emit gridReady(g); });
 }
@@ -436,34 +482,6 @@ void ComputeController::requestNextToken(int position)
         [this](NextTokenResultPtr r) { emit nextTokenReady(r); });
 }
 
-void ComputeController::requestTranslation(const QString& source, const QString& target, bool generate,
-                                           int maxNewTokens)
-{
-    if (!m_model || !m_model->info().can.encoderDecoder)
-        return;
-    const ModelBundlePtr model = m_model;
-    const std::string src = source.toStdString(), tgt = target.toStdString();
-    submit<TranslationResult>(
-        JobKind::Translation, generate ? tr("Translating…") : tr("Reading the target…"),
-        [this, model, src, tgt, generate, maxNewTokens](const JobContext& ctx) {
-            const auto& m = core::asEncoderDecoder(*model->loaded.model);
-            std::vector<std::int32_t> sourceIds = idsOf(core::sourceTokens(*model->tokenizer, src));
-            const auto targetStart = core::targetIds(m, *model->targetTokenizer, tgt);
-            if (!generate)
-                return describeTranslation(model, core::teacherForce(m, sourceIds, targetStart, &ctx.stop()), false);
-            core::GenerateOptions g;
-            g.maxNewTokens = maxNewTokens;
-            g.stop = &ctx.stop();
-            // Each written token reaches the window while the next is computed: the class sees it appear.
-            g.onStep = [this, &ctx, model](const core::Translation& partial) {
-                auto step = describeTranslation(model, partial, true);
-                ctx.post([this, step] { emit translationReady(step); });
-            };
-            return describeTranslation(model, core::generate(m, sourceIds, targetStart, g), false);
-        },
-        [this](TranslationResultPtr r) { emit translationReady(r); });
-}
-
 void ComputeController::requestRouting(int segment)
 {
     if (!m_text || !m_text->model->info().can.experts)
@@ -507,24 +525,6 @@ void ComputeController::requestImageRollout()
                 ImageRollout{text, core::attentionRollout(*text->capture, 0, &ctx.stop())});
         },
         [this](ImageRolloutPtr r) { emit imageRolloutReady(r); });
-}
-
-void ComputeController::requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens)
-{
-    if (!translation)
-        return;
-    submit<PaperFigure>(
-        lens ? JobKind::Lens : JobKind::Rollout, lens ? tr("Computing the logit lens…") : tr("Computing rollout…"),
-        [translation, lens](const JobContext& ctx) {
-            return std::make_shared<const PaperFigure>(lens ? decoderLensFigure(*translation, &ctx.stop())
-                                                            : encoderRolloutFigure(*translation));
-        },
-        [this, lens](FigurePtr f) {
-            if (lens)
-                emit lensReady(f);
-            else
-                emit rolloutReady(f);
-        });
 }
 
 void ComputeController::requestLogitLens(int segment)
@@ -767,7 +767,7 @@ void ComputeController::requestQkMatrix(int segment, core::QkMethod method)
         [this](widgets::QkMatrixPtr d) { emit qkMatrixReady(d); });
 }
 
-void ComputeController::requestRollout(int segment)
+void ComputeController::requestRollout(int segment, int stream)
 {
     if (!m_text)
         return;
@@ -775,10 +775,10 @@ void ComputeController::requestRollout(int segment)
     const QString what = jobName(JobKind::Rollout);
     submit<PaperFigure>(
         JobKind::Rollout, tr("Computing the attention rollout…"),
-        [this, text, segment, what](const JobContext& ctx) {
+        [this, text, segment, stream, what](const JobContext& ctx) {
             const auto& capture = *text->capture;
             const int seg = segment < 0 ? autoSegment(capture) : segment;
-            const auto grid = core::attentionRollout(capture, seg, &ctx.stop(), throttled(ctx, this, what));
+            const auto grid = core::attentionRollout(capture, seg, &ctx.stop(), throttled(ctx, this, what), stream);
             return std::make_shared<const PaperFigure>(rolloutFigure(grid, capture, text->model->displayName));
         },
         [this](FigurePtr f) { emit rolloutReady(f); });
@@ -880,7 +880,7 @@ void ComputeController::requestPromptPair(const PatchingResultPtr& patching, int
             for (const QString& text : {patching->request.clean, patching->request.corrupt}) {
                 const auto capture = core::captureText(*model.loaded.model, *model.tokenizer, text.toStdString(), {});
                 ViewSelection s;
-                s.layer = layer;
+                s.site = layer;
                 s.heads = {head};
                 grids.push_back(buildGrid(*capture, model.displayName, s));
             }

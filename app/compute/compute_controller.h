@@ -41,6 +41,9 @@ public:
     // is done while the run still has a while to go (a big model), its grid comes as gridPreviewReady first.
     void runText(const QString& text, const QString& secondText = {}, int segmentLen = 0, int memLen = -1,
                  std::optional<ViewSelection> preview = {});
+    // The same with everything a text request can carry: an encoder-decoder model's source, and a greedy generation
+    // after the text (each written token delivered as a textReady whose result is running).
+    void runText(const TextRequest& request, std::optional<ViewSelection> preview = {});
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
     void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands
@@ -53,24 +56,18 @@ public:
     // the head atlas (scan columns from `scan`, or from the text's own profile when null), attention rollout of a
     // segment (-1: the automatic one), head ablation (one forward per head).
     void requestAtlas(ScanResultPtr scan);
-    void requestRollout(int segment);
+    void requestRollout(int segment, int stream = -1); // stream -1: the segment stream (the text, a target)
     void requestAblation();
     // An encoder's top fillers of every [MASK] in the current text (interactive lane: one forward per segment).
     void requestMaskedFills(int k = 10);
     // A causal model's next-token logits after token `position` of the current text (-1: the last token).
     void requestNextToken(int position);
-    // An encoder-decoder model: `source` read with `target` typed (teacher forcing), or with `generate` the target
-    // continued token by token from it (greedy, at most maxNewTokens, each step delivered as it is written).
-    void requestTranslation(const QString& source, const QString& target, bool generate, int maxNewTokens = 64);
     // A mixture-of-experts model's routing of the current text's segment (-1: the automatic one), background lane.
     void requestRouting(int segment);
     // How head `head` of `layer` computes the row of token `position` (all from 0) of the shown text.
     void requestExplanation(int layer, int head, std::int64_t position);
     // A vision model's picture on screen: attention rollout over its tokens for the Image dock (imageRolloutReady).
     void requestImageRollout();
-    // An encoder-decoder model's translation on screen: the logit lens over its decoder (lensReady) or rollout over its
-    // encoder (rolloutReady), on the background lane.
-    void requestTranslationAnalysis(const TranslationResultPtr& translation, bool lens);
     // The logit lens of a segment (-1: the automatic one), on the background lane with progress and Cancel.
     void requestLogitLens(int segment);
     // Direct logit attribution at token `position` (-1: the text's last) for the token that follows it.
@@ -142,7 +139,6 @@ signals:
     void comparisonReady(attnscope::widgets::ComparisonPtr data);
     void maskedFillsReady(attnscope::app::MaskedFillResultPtr result);
     void nextTokenReady(attnscope::app::NextTokenResultPtr result);
-    void translationReady(attnscope::app::TranslationResultPtr result); // also each generation step (running)
     void routingReady(attnscope::app::RoutingResultPtr result);
     void explanationReady(attnscope::app::ExplanationResultPtr result);
     void imageRolloutReady(attnscope::app::ImageRolloutPtr result);

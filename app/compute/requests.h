@@ -15,6 +15,8 @@ struct TextRequest {
     QString secondText; // sentence B of a pair (encoders); empty: one text
     int segmentLen = 0; // 0: the model's default
     int memLen = -1;    // -1: the model's default
+    QString source;     // the source read beside the text (an encoder-decoder model's); empty: none
+    int generate = 0;   // > 0: the model continues the text greedily, up to this many tokens, each step delivered
 };
 
 struct ScanRequest {

@@ -13,7 +13,7 @@
 #include "compute/model_bundle.h"
 #include "image/image_capture.h"
 #include "run/text_capture.h"
-#include "run/translation.h"
+#include "analysis/cross_alignment.h"
 
 #include <memory>
 
@@ -23,29 +23,20 @@ using TextCapturePtr = std::shared_ptr<const core::TextCapture>;
 using ScanResultPtr = std::shared_ptr<const core::ScanResult>;
 
 // What a text request produces: what recomputes the text's attention, for the model it was computed with. Grids,
-// thumbnails and profiles are separate requests, computed from it when a view asks.
+// thumbnails and profiles are separate requests, computed from it when a view asks. An encoder-decoder model's result
+// is its target's capture, its source a stream of the capture; a generation delivers one per written token.
 struct TextResult {
     ModelBundlePtr model;
     TextCapturePtr capture;
     // A vision model's run: the picture it read and its patch grid (the capture's tokens are its special tokens,
     // then the patches row-major); null for text.
     std::shared_ptr<const ImageCapture> image;
+    bool running = false; // a generation's step: more tokens follow
+    int written = 0;      // tokens the model wrote at the end of the stream (generation); the rest were given
+    // The cross-attention heads ranked by how they align (a model with cross-attention, once the run is complete).
+    std::vector<core::AlignmentHead> alignmentHeads;
 };
 using TextResultPtr = std::shared_ptr<const TextResult>;
-
-// An encoder-decoder model's translation: every site's attention over the source and the target, and the tokens of
-// both streams as their tokenizers spell them.
-struct TranslationResult {
-    ModelBundlePtr model;
-    core::Translation translation;
-    QStringList sourceLabels;  // the source's tokens (with the special tokens the model reads)
-    QStringList targetLabels;  // the decoder's input tokens, the start token first
-    QStringList writtenLabels; // per target row, the token it writes: the next target token, or its own prediction
-    QString targetText;        // what the decoder wrote or was given, as text
-    QString nextChoices;       // the five likeliest tokens after the last target row: "2026 (99.9%), 1926 (0.1%), …"
-    bool running = false;      // a generation step: more tokens follow
-};
-using TranslationResultPtr = std::shared_ptr<const TranslationResult>;
 
 // A mixture-of-experts model's routing of one segment of a text.
 // Rollout of a picture's tokens (the Image dock's "Rollout"), for the text result it was computed from.

@@ -199,7 +199,7 @@ QString exportAllHeads(const core::TextCapture& capture, const QString& modelNam
             s = gridFigureSize(view, {});
         view.resize(s);
         const QString path = QDir(folder).filePath(
-            QStringLiteral("%1_layer%2_head%3.%4").arg(modelName).arg(sel.layer + 1).arg(h + 1).arg(extension));
+            QStringLiteral("%1_layer%2_head%3.%4").arg(modelName).arg(sel.site + 1).arg(h + 1).arg(extension));
         const QString err = exportFigure(view.plot(), path, FigureSize{s.width(), s.height(), 1.0});
         if (!err.isEmpty())
             return err;

@@ -5,7 +5,6 @@
 #include "image/image_capture.h"
 #include "image_overlay_view.h"
 #include "views/image_views.h"
-#include "views/translation_views.h"
 #include "export/data_export.h"
 
 #include "attention/rotary_bands.h"
@@ -311,9 +310,9 @@ void attentionPage(const QCommandLineParser& p, const ModelBundle& bundle, const
 void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std::vector<std::string>& dirs)
 {
     ViewSelection sel;
-    sel.layer = p.value("layer").toInt() - 1;
+    sel.site = p.value("layer").toInt() - 1;
     sel.heads = p.value("head") == QLatin1String("avg") ? std::vector<int>{} : std::vector<int>{p.value("head").toInt() - 1};
-    if (sel.layer < 0 || sel.layer >= bundle.info().layers)
+    if (sel.site < 0 || sel.site >= bundle.info().layers)
         throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(bundle.info().layers));
     if (!sel.heads.empty() && (sel.heads[0] < 0 || sel.heads[0] >= bundle.info().heads))
         throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(bundle.info().heads) + " or avg");
@@ -330,7 +329,7 @@ void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std:
     opt.run.stop = &stop;
     bool written = false;
     opt.layerDone = [&](int segment, int layer, const core::CaptureOptions::PartialCapture& partial) {
-        if (written || layer != sel.layer)
+        if (written || layer != sel.site)
             return;
         const auto sofar = partial();
         if (segment != autoSegment(*sofar))
@@ -346,59 +345,76 @@ void headGrid(const QCommandLineParser& p, const ModelBundle& bundle, const std:
             throw;
     }
     if (!written)
-        throw std::logic_error("the run ended before layer " + std::to_string(sel.layer + 1) + " was done");
+        throw std::logic_error("the run ended before layer " + std::to_string(sel.site + 1) + " was done");
     std::fprintf(stderr, "wrote %s\n", qPrintable(p.value("export")));
 }
 } // namespace
 
-// An encoder-decoder model: --source translated (or read with --target), the grid of one site: --site cross (the
-// default), self (the decoder's) or encoder, of --layer (or --site all: every decoder layer's cross-attention averaged)
-// and --head (or avg). An image as PNG/SVG/PDF, the numbers with both token lists as CSV/NPY/JSON.
-void translationExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
+namespace {
+// An encoder-decoder model's run as the window makes it: --source translated greedily, or read with --target.
+std::shared_ptr<const core::TextCapture> translationCapture(const QCommandLineParser& p, const ModelBundle& bundle)
 {
-    const auto& info = bundle->info();
+    const auto& m = *bundle.loaded.model;
+    const auto& info = m.info();
     if (!p.isSet("source"))
         throw core::Error(core::ErrorCode::BadInput, "an encoder-decoder model needs --source (the text to translate)");
-    const auto& m = core::asEncoderDecoder(*bundle->loaded.model);
-    std::vector<std::int32_t> source = idsOf(core::sourceTokens(*bundle->tokenizer, p.value("source").toStdString()));
-    const auto target = core::targetIds(m, *bundle->targetTokenizer, p.value("target").toStdString());
-    core::GenerateOptions g;
-    g.maxNewTokens = 64;
-    const auto translation = p.isSet("target") ? core::teacherForce(m, source, target) : core::generate(m, source, target, g);
-    const auto result = describeTranslation(bundle, translation, false);
-    if (p.value("export").endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) { // every site's page
+    core::CaptureOptions opt;
+    opt.streams = core::typedSource(info, *bundle.tokenizer, p.value("source").toStdString());
+    const std::string target = p.value("target").toStdString();
+    if (p.isSet("target"))
+        return core::captureText(m, *bundle.targetTokenizer, target, opt);
+    auto start = core::streamTokens(info, info.segmentStream(), *bundle.targetTokenizer, target);
+    return core::writeGreedily(m, std::move(start), 64, *bundle.targetTokenizer, opt, {}, target);
+}
+
+// --site cross (the default), self (the decoder's) or encoder, of --layer within its stack; --site all: every decoder
+// layer's cross-attention averaged.
+ViewSelection translationSelection(const QCommandLineParser& p, const core::ModelInfo& info)
+{
+    const QString which = p.isSet("site") ? p.value("site") : QStringLiteral("cross");
+    if (which != QLatin1String("cross") && which != QLatin1String("self") && which != QLatin1String("encoder") &&
+        which != QLatin1String("all"))
+        throw core::Error(core::ErrorCode::BadInput, "--site must be cross, self, encoder or all");
+    const std::string key = which == QLatin1String("all") ? "cross" : which == QLatin1String("self") ? "decoder"
+                                                                                                     : which.toStdString();
+    ViewSelection sel;
+    sel.siteAverage = which == QLatin1String("all");
+    const int layer = p.value("layer").toInt() - 1;
+    int layers = 0, site = -1;
+    for (int s = 0; s < info.siteCount(); ++s)
+        if (info.site(s).key() == key) {
+            ++layers;
+            if (info.site(s).layer == layer || sel.siteAverage)
+                site = s;
+        }
+    if (site < 0)
+        throw core::Error(core::ErrorCode::BadInput, std::string("--layer must be 1 .. ") + std::to_string(layers) +
+                                                         (key == "encoder" ? " (encoder layers)" : " (decoder layers)"));
+    sel.site = site;
+    const int head = p.value("head") == QLatin1String("avg") ? -1 : p.value("head").toInt() - 1;
+    if (head < -1 || head >= info.site(site).heads)
+        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(info.site(site).heads) + " or avg");
+    sel.heads = head < 0 ? std::vector<int>{} : std::vector<int>{head};
+    return sel;
+}
+} // namespace
+
+// An encoder-decoder model: the grid of one site (translationSelection) of --source translated or read with --target,
+// through the window's own grid builder; an image as PNG/SVG/PDF, the numbers with both token lists as CSV/NPY/JSON,
+// or (.html) the page of every site.
+void translationExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
+{
+    const auto capture = translationCapture(p, *bundle);
+    const QString out = p.value("export");
+    if (out.endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) { // every site's page
         core::PageOptions o;
         if (p.isSet("layer"))
             o.layers = {p.value("layer").toInt() - 1};
-        std::vector<std::string> sourceLabels, targetLabels;
-        for (const auto& s : result->sourceLabels)
-            sourceLabels.push_back(s.toStdString());
-        for (const auto& s : result->targetLabels)
-            targetLabels.push_back(s.toStdString());
-        savePage(p, core::translationPageHtml(translation, info, sourceLabels, targetLabels, bundle->displayName.toStdString(), o));
+        savePage(p, core::attentionPageHtml(*capture, bundle->displayName.toStdString(), o));
         return;
     }
-    const QString which = p.isSet("site") ? p.value("site") : QStringLiteral("cross");
-    const int layer = p.value("layer").toInt() - 1;
-    int site = -1;
-    if (which == QLatin1String("all")) {
-        site = allCrossSites(info);
-    } else {
-        const bool encoder = which == QLatin1String("encoder");
-        const auto kind = which == QLatin1String("cross") ? core::SiteKind::Cross : core::SiteKind::Self;
-        if (!encoder && which != QLatin1String("cross") && which != QLatin1String("self"))
-            throw core::Error(core::ErrorCode::BadInput, "--site must be cross, self, encoder or all");
-        const int layers = encoder ? m.config().encLayers : m.config().decLayers;
-        if (layer < 0 || layer >= layers)
-            throw core::Error(core::ErrorCode::BadInput, std::string("--layer must be 1 .. ") + std::to_string(layers) +
-                                                             (encoder ? " (encoder layers)" : " (decoder layers)"));
-        site = m.siteOf(encoder ? core::Stack::Encoder : core::Stack::Decoder, layer, kind);
-    }
-    const int head = p.value("head") == QLatin1String("avg") ? -1 : p.value("head").toInt() - 1;
-    if (head < -1 || head >= info.heads)
-        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(info.heads) + " or avg");
-    const auto grid = app::translationGrid(*result, site, head);
-    const QString out = p.value("export");
+    const auto grid = buildGrid(*capture, bundle->displayName, translationSelection(p, bundle->info()), nullptr, {},
+                                bundle->targetTokenizer.get());
     for (const char* data : {".csv", ".npy", ".json"})
         if (out.endsWith(QLatin1String(data), Qt::CaseInsensitive)) {
             throwIfFailed(exportGridData(*grid, out));
@@ -499,7 +515,7 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
         intOption(p, "height", 50, 20000);
         const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(core::kDefaultBuiltinSpec);
         const auto bundle = loadBundle(spec, dirs);
-        if (bundle->info().can.encoderDecoder) {
+        if (bundle->info().typedReadStream() >= 0) {
             if (p.value("view") == QLatin1String("position-bias")) { // T5's learned relative positions
                 PaperFigureView view;
                 const int w = p.value("width").toInt(), h = p.value("height").toInt();

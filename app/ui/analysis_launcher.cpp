@@ -16,7 +16,7 @@
 #include "ui/text_panel.h"
 #include "util/error.h"
 #include "views/analysis_figures.h"
-#include "views/translation_views.h"
+#include "views/analysis_figures.h"
 #include "views/paper_figures.h"
 
 #include <QMainWindow>
@@ -80,7 +80,8 @@ void AnalysisLauncher::connectFigures()
     connect(compute, &ComputeController::lensReady, this, [this](FigurePtr f) {
         // A cell is (layer, position): show that layer with the position's row locked, as the grid shows it.
         connect(openFigureWindow(*f), &FigureWindow::cellClicked, this, [this, f](int grid, int row, int col) {
-            if (m_selection->translation()) // an encoder-decoder model's lens: its rows are decoder layers, not sites
+            const auto& m = m_parts.compute->model();
+            if (!m || m->info().streams.size() > 1) // an encoder-decoder model's lens: its rows are decoder layers, not sites
                 return;
             const int position = f->grids[static_cast<std::size_t>(grid)]->colPosition(col);
             m_selection->setSelection(row, m_selection->selection().heads);
@@ -100,7 +101,7 @@ FigureWindow* AnalysisLauncher::openFigureWindow(const PaperFigure& figure)
 bool AnalysisLauncher::refusesTwoStreams(const QString& analysis)
 {
     const auto& m = m_parts.compute->model();
-    if (!m || !m->info().can.encoderDecoder)
+    if (!m || m->info().streams.size() == 1)
         return false;
     QMessageBox::information(m_parts.window, analysis,
                              tr("%1 reads one text. %2 is an encoder-decoder model: its source, target and the three "
@@ -124,8 +125,8 @@ bool AnalysisLauncher::haveText(const QString& analysis)
 void AnalysisLauncher::showRollout()
 {
     const auto& m = m_parts.compute->model();
-    if (m_selection->translation() && m && m->info().can.encoderDecoder) {
-        m_parts.compute->requestTranslationAnalysis(m_selection->translation(), false); // over the encoder's layers
+    if (m && m_parts.compute->textResult() && m->info().typedReadStream() >= 0) {
+        m_parts.compute->requestRollout(0, m->info().typedReadStream()); // over the encoder's layers
         return;
     }
     if (!haveText(tr("Attention rollout")))
@@ -144,8 +145,8 @@ void AnalysisLauncher::showRollout()
 void AnalysisLauncher::showLogitLens()
 {
     const auto& m = m_parts.compute->model();
-    if (m_selection->translation() && m && m->info().can.encoderDecoder) {
-        m_parts.compute->requestTranslationAnalysis(m_selection->translation(), true); // over the decoder's layers
+    if (m && m_parts.compute->textResult() && m->info().typedReadStream() >= 0) {
+        m_parts.compute->requestLogitLens(0); // over the decoder's layers
         return;
     }
     if (!haveText(tr("Logit lens")))
@@ -209,14 +210,13 @@ void AnalysisLauncher::showSentences()
 {
     if (!haveText(tr("Sentences")))
         return;
-    m_parts.compute->requestSentences(m_selection->selection().layer, m_selection->selection().heads);
+    m_parts.compute->requestSentences(m_selection->selection().site, m_selection->selection().heads);
 }
 
 void AnalysisLauncher::showPositionBias()
 {
     const auto& m = m_parts.compute->model();
-    if (!m || !m->info().can.encoderDecoder ||
-        std::none_of(m->info().sites.begin(), m->info().sites.end(), [](const core::AttentionSite& s) { return s.positionBias; })) {
+    if (!m || std::none_of(m->info().sites.begin(), m->info().sites.end(), [](const core::AttentionSite& s) { return s.positionBias; })) {
         QMessageBox::information(m_parts.window, tr("Position bias"),
                                  tr("A learned relative-position bias is T5's (its encoder and decoder add a bias per "
                                     "head and distance to every score); this model has none."));
@@ -275,7 +275,7 @@ void AnalysisLauncher::followMechanism()
     // The query: the row locked in the grid (a click), else the last one shown; the first selected head.
     const int row = m_parts.grid->lockedRow() >= 0 ? m_parts.grid->lockedRow() : g->rows - 1;
     const auto& s = m_selection->selection();
-    m_mechanism->follow(s.layer, s.heads.empty() ? 0 : s.heads.front(), g->rowPosition(row));
+    m_mechanism->follow(s.site, s.heads.empty() ? 0 : s.heads.front(), g->rowPosition(row));
 }
 
 PatchingWindow* AnalysisLauncher::patchingWindow()
@@ -383,7 +383,7 @@ void AnalysisLauncher::compareModels(const QStringList& specs)
     }
     m_docks->show("compareDock");
     m_parts.comparison->setMessage(tr("Comparing %n model(s)…", "", static_cast<int>(specs.size())));
-    m_parts.compute->compareModels(specs, m_parts.text->text(), m_selection->selection().layer);
+    m_parts.compute->compareModels(specs, m_parts.text->text(), m_selection->selection().site);
 }
 
 } // namespace attnscope::app

@@ -68,14 +68,14 @@ void ExpertsPanel::refresh()
         return;
     }
     const auto& r = m_routing->routing;
-    if (selection.layer < r.layers && r.probs[static_cast<std::size_t>(selection.layer)].empty()) {
+    if (selection.site < r.layers && r.probs[static_cast<std::size_t>(selection.site)].empty()) {
         setMessage(tr("Layer %1 of %2 is dense: every token goes through one feed-forward block, no router "
                       "(step to a later layer)")
-                       .arg(selection.layer + 1)
+                       .arg(selection.site + 1)
                        .arg(m->displayName));
         return;
     }
-    setGrid(routingGrid(r, *text->capture, selection.layer, m->displayName));
+    setGrid(routingGrid(r, *text->capture, selection.site, m->displayName));
 }
 
 void ExpertsPanel::setGrid(widgets::GridDataPtr grid) { m_view->setData(std::move(grid)); }

@@ -90,14 +90,13 @@ QString FileActions::saveSession(const QString& pathIn)
     s.selection = m_selection->selection();
     s.display = m_parts.display->settings();
     s.bandSplit = m_parts.display->bandSplitText();
-    if (model->info().can.encoderDecoder) {
+    if (model->info().typedReadStream() >= 0) {
         const TranslationPanel* t = m_parts.translation;
         s.source = t->source();
         // A written target comes back by translating again; a typed one is kept as typed.
-        const bool typed = m_selection->translation() && m_selection->translation()->translation.typed > 1;
+        const auto r = m_parts.compute->textResult();
+        const bool typed = r && r->written == 0 && r->capture->tokens.size() > 1;
         s.target = typed ? t->target() : QString();
-        s.selection.layer = t->site();
-        s.selection.heads = t->head() >= 0 ? std::vector<int>{t->head()} : std::vector<int>{};
     }
     s.relposOrder = m_parts.relpos->rowOrder();
     s.relposLog = m_parts.relpos->logScale();
@@ -159,7 +158,7 @@ QString FileActions::exportAllHeadsTo(const QString& folder, const QString& exte
 bool FileActions::canExportPage() const
 {
     const auto& m = m_parts.compute->model();
-    return m && (m->info().can.encoderDecoder ? m_selection->translation() != nullptr : m_parts.compute->textResult() != nullptr);
+    return m && m_parts.compute->textResult() != nullptr;
 }
 
 QString FileActions::exportPageTo(const QString& path)
@@ -170,24 +169,13 @@ QString FileActions::exportPageTo(const QString& path)
     // of every stack, with the cross-attention's alignment; a picture: drawn with its token's attention over the
     // patches).
     core::PageOptions o;
-    o.layers = {m_selection->selection().layer};
+    const auto r = m_parts.compute->textResult();
+    o.layers = {r->model->info().site(m_selection->selection().site).layer};
     o.segment = m_selection->shownSegment();
     try {
-        std::string html;
-        if (const auto& t = m_selection->translation(); t && m_parts.compute->model()->info().can.encoderDecoder) {
-            std::vector<std::string> source, target;
-            for (const auto& s : t->sourceLabels)
-                source.push_back(s.toStdString());
-            for (const auto& s : t->targetLabels)
-                target.push_back(s.toStdString());
-            html = core::translationPageHtml(t->translation, t->model->info(), source, target,
-                                             t->model->displayName.toStdString(), o);
-        } else {
-            const auto r = m_parts.compute->textResult();
-            if (r->image)
-                o.picture = r->image->seen;
-            html = core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o);
-        }
+        if (r->image)
+            o.picture = r->image->seen;
+        const std::string html = core::attentionPageHtml(*r->capture, r->model->displayName.toStdString(), o);
         return saveFileAtomically(path, QByteArray::fromStdString(html));
     } catch (const std::exception& e) {
         return QString::fromStdString(e.what());

@@ -61,7 +61,7 @@ HeadsPanel::HeadsPanel(QWidget* parent)
     });
     connect(m_overview, &widgets::HeadOverviewView::headClicked, this, [this](int layer, int head, bool additive) {
         std::vector<int> heads{head};
-        if (additive && layer == m_shown.layer && !m_shown.heads.empty()) {
+        if (additive && layer == m_shown.site && !m_shown.heads.empty()) {
             heads = m_shown.heads;
             if (const auto it = std::find(heads.begin(), heads.end(), head); it != heads.end()) {
                 if (heads.size() > 1)
@@ -98,12 +98,12 @@ void HeadsPanel::setSelection(const ViewSelection& s)
 {
     m_shown = s;
     m_updating = true;
-    m_layer->setValue(s.layer + 1);
+    m_layer->setValue(s.site + 1);
     if (!s.heads.empty())
         m_head->setValue(s.heads.front() + 1);
     m_average->setChecked(s.heads.empty());
     m_head->setEnabled(s.heads.size() <= 1);
-    m_overview->setSelection(s.layer, s.heads);
+    m_overview->setSelection(s.site, s.heads);
     m_updating = false;
 }
 

@@ -140,7 +140,7 @@ void ImagePanel::refresh()
     const bool oneHead = selection.heads.size() == 1;
     const int head = oneHead ? selection.heads.front() : chosen == ImageSource::SpecialTokens ? -1 : 0;
     const auto shown = oneHead || chosen != ImageSource::Head ? chosen : ImageSource::LayerMean;
-    setData(imageOverlay(*text, selection.layer, head, shown, m_query, m_rollout ? &m_rollout->rollout : nullptr,
+    setData(imageOverlay(*text, selection.site, head, shown, m_query, m_rollout ? &m_rollout->rollout : nullptr,
                          text->model->displayName));
 }
 

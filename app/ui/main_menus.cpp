@@ -119,7 +119,7 @@ void MainWindow::buildFileMenu()
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for one figure per head"));
         if (!dir.isEmpty())
             reportSave(exportAllHeadsTo(dir), tr("Export failed"),
-                       tr("Saved every head of layer %1 to %2").arg(selection().layer + 1).arg(dir));
+                       tr("Saved every head of layer %1 to %2").arg(selection().site + 1).arg(dir));
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);

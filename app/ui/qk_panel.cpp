@@ -199,7 +199,7 @@ void QkPanel::refresh()
     }
     QkRequest request;
     request.segment = selection.segment;
-    request.layer = selection.layer;
+    request.layer = selection.site;
     request.head = selection.heads.front();
     request.method = method();
     request.corpus = corpus();

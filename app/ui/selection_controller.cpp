@@ -15,7 +15,6 @@
 #include "ui/translation_panel.h"
 #include "qk_scatter_view.h"
 #include "views/grid_builder.h"
-#include "views/translation_views.h"
 
 #include <QMainWindow>
 #include <QStringList>
@@ -68,14 +67,15 @@ void SelectionController::connectControls()
     });
     connect(p.display, &DisplayPanel::resetZoom, p.grid, &widgets::AttentionGridView::resetView);
     connect(p.display, &DisplayPanel::regroupChanged, this, &SelectionController::regroup);
-    connect(p.translation, &TranslationPanel::selectionChanged, this, [this](int site, int head) {
+    connect(p.translation, &TranslationPanel::selectionChanged, this, [this](int site, int head, bool average) {
         const auto& m = m_parts.compute->model();
-        if (m && site < static_cast<int>(m->info().sites.size())) { // (not the all-layers mean, which has no row)
-            m_selection.layer = site;
-            m_selection.heads = head >= 0 ? std::vector<int>{head} : std::vector<int>{};
-            m_parts.heads->setSelection(m_selection);
-        }
-        showTranslationGrid();
+        if (!m || site >= m->info().siteCount())
+            return;
+        m_selection.site = site;
+        m_selection.siteAverage = average;
+        m_selection.heads = head >= 0 ? std::vector<int>{head} : std::vector<int>{};
+        m_parts.heads->setSelection(m_selection);
+        refreshGrid();
     });
 }
 
@@ -133,28 +133,20 @@ void SelectionController::regroup(bool wholeWords, bool hideSpecial)
     m_selection.hideSpecial = hideSpecial;
     // The locked row follows its token into the regrouped grid (rows move when words join or specials go).
     m_relockPosition = lockedPosition();
-    if (m_translation) { // an encoder-decoder model: its grid is built from the translation
-        showTranslationGrid();
-        return;
-    }
     refreshGrid();
 }
 
-void SelectionController::setSelection(int layer, const std::vector<int>& heads)
+void SelectionController::setSelection(int site, const std::vector<int>& heads)
 {
     if (m_selection.heads.size() == 1)
         m_headBeforeAverage = m_selection.heads.front();
-    if (const auto& m = m_parts.compute->model(); m && m->info().can.encoderDecoder) {
-        // The Heads dock's rows are the model's sites: the Translation tab shows the choice.
-        m_selection.layer = std::clamp(layer, 0, static_cast<int>(m->info().sites.size()) - 1);
-        m_selection.heads = heads.size() == 1 ? heads : std::vector<int>{};
-        m_parts.heads->setSelection(m_selection);
-        m_parts.translation->select(m_selection.layer, heads.size() == 1 ? heads.front() : -1);
-        return;
-    }
-    m_selection.layer = layer;
+    m_selection.site = site;
+    m_selection.siteAverage = false;
     m_selection.heads = heads;
     m_parts.heads->setSelection(m_selection);
+    // A model read by the Translation tab shows the choice there too (the Heads dock's rows are its sites).
+    if (const auto& m = m_parts.compute->model(); m && m->info().typedReadStream() >= 0)
+        m_parts.translation->showSelection(site, heads.size() == 1 ? heads.front() : -1);
     refreshGrid();
 }
 
@@ -193,9 +185,9 @@ void SelectionController::nextHead(int delta)
     const auto& m = m_parts.compute->model();
     if (!m)
         return;
-    const int H = m->info().heads;
+    const int H = m->info().site(std::clamp(m_selection.site, 0, m->info().siteCount() - 1)).heads;
     const int cur = m_selection.heads.empty() ? (delta > 0 ? -1 : H) : m_selection.heads.front();
-    setSelection(m_selection.layer, {((cur + delta) % H + H) % H});
+    setSelection(m_selection.site, {((cur + delta) % H + H) % H});
 }
 
 void SelectionController::nextLayer(int delta)
@@ -203,18 +195,18 @@ void SelectionController::nextLayer(int delta)
     const auto& m = m_parts.compute->model();
     if (!m)
         return;
-    // Up / Down step layers, or an encoder-decoder model's sites (encoder layers, then each decoder layer's self and
-    // cross-attention).
-    const int L = m->info().can.encoderDecoder ? static_cast<int>(m->info().sites.size()) : m->info().layers;
-    setSelection(((m_selection.layer + delta) % L + L) % L, m_selection.heads);
+    // Up / Down step sites: layers, or an encoder-decoder model's encoder layers, then each decoder layer's self and
+    // cross-attention.
+    const int L = m->info().siteCount();
+    setSelection(((m_selection.site + delta) % L + L) % L, m_selection.heads);
 }
 
 void SelectionController::toggleAverage()
 {
     if (m_selection.heads.empty())
-        setSelection(m_selection.layer, {m_headBeforeAverage});
+        setSelection(m_selection.site, {m_headBeforeAverage});
     else
-        setSelection(m_selection.layer, {});
+        setSelection(m_selection.site, {});
 }
 
 void SelectionController::startModel()
@@ -225,23 +217,15 @@ void SelectionController::startModel()
     m_selection.highlightScope = previous.highlightScope;
     m_selection.wholeWords = previous.wholeWords; // how the user reads grids, not a property of the model
     m_selection.hideSpecial = previous.hideSpecial;
-    m_translation.reset();
     showGrid(nullptr);
 }
 
 void SelectionController::showSite(int site)
 {
-    m_selection.layer = site;
+    m_selection.site = site;
+    m_selection.siteAverage = false;
     m_selection.heads.clear();
     m_parts.heads->setSelection(m_selection);
-}
-
-void SelectionController::showTranslationGrid()
-{
-    if (!m_translation)
-        return;
-    showGrid(translationGrid(*m_translation, m_parts.translation->site(), m_parts.translation->head(), m_selection.wholeWords));
-    m_parts.grid->setStale(false);
 }
 
 void SelectionController::textArrived()
@@ -263,9 +247,20 @@ void SelectionController::applySession(const SessionState& s, QStringList& probl
     const auto& info = m_parts.compute->model()->info();
     if (!info.rotaryFrequencies.empty() && !s.bandSplit.isEmpty())
         m_parts.display->setBandSplitText(s.bandSplit); // before the terms: a new split resets them
-    m_selection = validatedSelection(s, info.layers, info.heads,
+    SessionState state = s;
+    // The previous release's Translation tab had one entry past the sites: every decoder layer's cross-attention.
+    if (state.selection.site == info.siteCount() && info.typedReadStream() >= 0) {
+        for (int site = 0; site < info.siteCount(); ++site)
+            if (info.site(site).kind == core::SiteKind::Cross)
+                state.selection.site = site;
+        state.selection.siteAverage = true;
+    }
+    m_selection = validatedSelection(state, info.siteCount(), info.heads,
                                      static_cast<int>(m_parts.compute->textResult()->capture->segments.size()),
                                      info.hasRelativeTerms || !info.rotaryFrequencies.empty(), problems);
+    if (info.typedReadStream() >= 0) // the Translation tab shows the session's site and head
+        m_parts.translation->showSelection(m_selection.siteAverage ? info.siteCount() : m_selection.site,
+                                           m_selection.heads.size() == 1 ? m_selection.heads[0] : -1);
     m_selection.bands = m_parts.display->bands();
     m_parts.heads->setSelection(m_selection);
     m_parts.display->setSettings(s.display);

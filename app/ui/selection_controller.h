@@ -1,4 +1,5 @@
-// What the user is looking at and the grid that shows it: the selected layer (or an encoder-decoder model's site),
+// What the user is looking at and the grid that shows it: the selected site (a layer; an encoder-decoder model's
+// encoder, decoder or cross-attention of a layer),
 // heads, segment, terms, highlight, stepping and regrouping; the grid and Text View showing it, their locked row and
 // marked tokens. Every control that chooses a head or a layer (Heads dock, keys, Relative Position, atlas, query-key
 // plot, figure windows) goes through setSelection, so the grid, thumbnails and head-following docks follow in one way.
@@ -21,8 +22,8 @@ public:
     explicit SelectionController(const WindowParts& parts);
 
     const ViewSelection& selection() const { return m_selection; }
-    // 0-based layer (an encoder-decoder model: site); heads empty = average of all heads of the layer.
-    void setSelection(int layer, const std::vector<int>& heads);
+    // 0-based site (a single-stream model's layer); heads empty = average of all heads of the site.
+    void setSelection(int site, const std::vector<int>& heads);
     void setTerms(const core::TermSelection& terms);
     void setRevealRows(int rows); // token-by-token stepping: -1 shows every row
     void nextHead(int delta);
@@ -34,11 +35,7 @@ public:
     void startModel();
     void takeBands(const std::optional<core::BandSplit>& bands) { m_selection.bands = bands; } // the Display dock's
     void stopStepping(); // a new text opens whole
-    // An encoder-decoder model: the grid shows `r`'s attention at the Translation tab's site and head (null: none).
-    void setTranslation(TranslationResultPtr r) { m_translation = std::move(r); }
-    void showSite(int site); // every head of an encoder-decoder model's site
-    const TranslationResultPtr& translation() const { return m_translation; }
-    void showTranslationGrid();
+    void showSite(int site); // every head of a site (an encoder-decoder model opens on its last cross-attention)
     // A new text's result is in: its segments, stepping, the shown grid and the overview.
     void textArrived();
     // A session's view, checked against the model; what does not fit is named in `problems`.
@@ -74,7 +71,6 @@ private:
     widgets::GridDataPtr m_gridData;
     bool m_gridIsPreview = false; // m_gridData is gridPreviewReady's: the new text's, before result() is
     int m_relockPosition = -1;    // a regrouped grid locks the row of this token position when it arrives
-    TranslationResultPtr m_translation; // the translation on screen (an encoder-decoder model)
 };
 
 } // namespace attnscope::app

@@ -93,8 +93,11 @@ const std::vector<SessionKey>& keys()
              s.patching.coarseToFine = t;
              return {};
          }},
-        {"selection.layer", [](const SessionState& s) { return QJsonValue(s.selection.layer); },
-         [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 100000, s.selection.layer); }},
+        // The site (a single-stream model's layer): the key keeps the name the first sessions wrote.
+        {"selection.layer", [](const SessionState& s) { return QJsonValue(s.selection.site); },
+         [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 100000, s.selection.site); }},
+        {"selection.siteAverage", [](const SessionState& s) { return QJsonValue(s.selection.siteAverage); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.siteAverage); }},
         {"selection.heads",
          [](const SessionState& s) {
              QJsonArray a;
@@ -209,13 +212,14 @@ void setValueAt(QJsonObject& root, const QStringList& parts, const QJsonValue& v
 }
 } // namespace
 
-ViewSelection validatedSelection(const SessionState& state, int layers, int heads, int segments, bool hasTerms,
+ViewSelection validatedSelection(const SessionState& state, int sites, int heads, int segments, bool hasTerms,
                                  QStringList& problems)
 {
     ViewSelection sel = state.selection;
-    if (sel.layer >= layers) {
-        problems << QObject::tr("layer %1 does not exist (the model has %2)").arg(sel.layer + 1).arg(layers);
-        sel.layer = 0;
+    if (sel.site >= sites) {
+        problems << QObject::tr("layer %1 does not exist (the model has %2)").arg(sel.site + 1).arg(sites);
+        sel.site = 0;
+        sel.siteAverage = false;
     }
     if (std::any_of(sel.heads.begin(), sel.heads.end(), [&](int h) { return h >= heads; })) {
         problems << QObject::tr("a head beyond %1 was selected").arg(heads);

@@ -19,7 +19,7 @@ struct SessionState {
     DisplaySettings display;
     QString scanFile; // file name of the scan result next to the session ("" = none)
     QString bandSplit; // rotary models: the wavelengths typed in the Display dock ("" = three equal bands)
-    // Encoder-decoder models: the source, and a typed target ("" = the model writes it); selection.layer is the site.
+    // Encoder-decoder models: the source, and a typed target ("" = the model writes it).
     QString source;
     QString target;
     // The Relative Position dock's row order (0 by layer, 1 widest first, 2 farthest-looking first) and log scale.
@@ -33,9 +33,9 @@ struct SessionState {
 QString sessionExtension(); // ".attnscope"
 QString withSessionExtension(const QString& path);
 
-// The session's selection made valid for the model it opened with: out-of-range layer, heads or segment fall back to
+// The session's selection made valid for the model it opened with: out-of-range site, heads or segment fall back to
 // the defaults and each correction is described in `problems` (for the status bar).
-ViewSelection validatedSelection(const SessionState& state, int layers, int heads, int segments, bool hasTerms,
+ViewSelection validatedSelection(const SessionState& state, int sites, int heads, int segments, bool hasTerms,
                                  QStringList& problems);
 
 // Writes atomically (temporary file, then rename). Returns "" or a message naming the file.

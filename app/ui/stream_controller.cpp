@@ -21,7 +21,6 @@
 #include "ui/translation_panel.h"
 #include "ui/window_layout.h"
 #include "util/memory_info.h"
-#include "views/translation_views.h"
 
 #include <QDir>
 #include <QDockWidget>
@@ -42,16 +41,11 @@ StreamController::StreamController(const WindowParts& parts, SelectionController
     connect(compute, &ComputeController::modelLoaded, this, &StreamController::onModelLoaded);
     connect(compute, &ComputeController::jobFailed, this, &StreamController::onJobFailed);
     connect(compute, &ComputeController::textReady, this, &StreamController::onTextReady);
-    connect(compute, &ComputeController::translationReady, this, &StreamController::onTranslation);
     connect(parts.text, &TextPanel::runRequested, this, &StreamController::requestRun);
-    connect(parts.translation, &TranslationPanel::translateRequested, this, [this](const QString& source) {
-        if (!source.trimmed().isEmpty()) {
-            m_parts.grid->setStale(true); // the panel asked for the translation; its grid follows
-            return;
-        }
-        m_selection->showGrid(nullptr);
-        m_parts.grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
-    });
+    connect(parts.translation, &TranslationPanel::translateRequested, this, &StreamController::requestTranslation);
+    // A cross-attention grid on screen reads as the word alignment in the Translation tab.
+    connect(selection, &SelectionController::gridShown, parts.translation,
+            [this] { m_parts.translation->showAlignment(m_selection->gridData().get()); });
     connect(compute, &ComputeController::nextTokenReady, parts.predictions, &PredictionPanel::setNextToken);
     m_generation = new Generation(compute, parts.predictions, parts.text, [this] { requestRun(); },
                                   [this](const QString& s) { m_parts.status->show(s); }, this);
@@ -165,14 +159,31 @@ void StreamController::setSource(const QString& text)
 {
     m_parts.translation->setSource(text);
     const auto& m = m_parts.compute->model();
-    if (m && m->info().can.encoderDecoder)
+    if (m && m->info().typedReadStream() >= 0)
         emit m_parts.translation->translateRequested(text, QString(), true);
+}
+
+void StreamController::requestTranslation(const QString& source, const QString& target, bool generate)
+{
+    const WindowParts& p = m_parts;
+    if (source.trimmed().isEmpty()) {
+        p.compute->dropText();
+        m_selection->showGrid(nullptr);
+        p.grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
+        return;
+    }
+    p.grid->setStale(true); // the grid follows with the new translation
+    TextRequest request;
+    request.source = source;
+    request.text = generate ? QString() : target;
+    request.generate = generate ? kTranslationTokens : 0;
+    p.compute->runText(request);
 }
 
 void StreamController::showStreams(const ModelBundlePtr& m)
 {
     const WindowParts& p = m_parts;
-    if (!m->info().can.encoderDecoder) {
+    if (m->info().typedReadStream() < 0) {
         if (!m_docks->dock("textDock")->isVisible()) { // back from an encoder-decoder model
             m_docks->dock("translationDock")->hide();
             m_docks->show("textDock");
@@ -184,53 +195,31 @@ void StreamController::showStreams(const ModelBundlePtr& m)
     m_docks->dock("textDock")->hide();
     m_docks->show("translationDock");
     p.translation->setModel(m);
-    p.heads->setModelShape(static_cast<int>(m->info().sites.size()), m->info().heads, 0);
+    p.heads->setModelShape(m->info().siteCount(), m->info().heads, 0);
     m_selection->showSite(p.translation->site()); // the last decoder layer's cross-attention, every head
     p.grid->setPlaceholder(tr("Translating with %1…").arg(m->displayName));
-    if (p.translation->source().trimmed().isEmpty()) {
-        p.grid->setPlaceholder(tr("Type a source sentence in the Translation tab to see its attention."));
-        return;
-    }
     // A session's typed target is read as typed; otherwise the model writes its own.
     const QString target = m_pendingSession ? m_pendingSession->target : QString();
     p.translation->setTarget(target);
-    p.translation->setRunning(target.isEmpty());
-    p.compute->requestTranslation(p.translation->source(), target, target.isEmpty());
+    emit p.translation->translateRequested(p.translation->source(), target, target.isEmpty());
 }
 
-void StreamController::onTranslation(const TranslationResultPtr& r)
+void StreamController::showTranslation(const TextResultPtr& r)
 {
     const WindowParts& p = m_parts;
-    if (r->model != p.compute->model())
-        return; // a step of the model before
-    m_selection->setTranslation(r);
     if (!r->running)
         p.translation->setRunning(false);
-    if (!r->running && m_pendingSession) { // a session's site and head, once its translation is there
-        const SessionState s = *m_pendingSession;
-        m_pendingSession.reset();
-        const int sites = allCrossSites(r->model->info());
-        if (s.selection.layer >= 0 && s.selection.layer <= sites)
-            p.translation->select(s.selection.layer, s.selection.heads.size() == 1 && s.selection.heads[0] < r->model->info().heads
-                                                         ? s.selection.heads[0]
-                                                         : -1);
-        else
-            p.status->notify(tr("Session restored with changes: site %1 does not exist (the model has %2)")
-                                 .arg(s.selection.layer + 1)
-                                 .arg(sites));
-        p.display->setSettings(s.display);
-    }
     p.translation->showResult(r);
-    p.heads->setThumbnails(translationThumbnails(*r));
-    p.heads->setSelection(m_selection->selection());
-    m_selection->showTranslationGrid();
-    p.status->show(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(p.translation->source(), r->targetText));
+    const QString written = p.translation->target();
+    p.status->show(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(p.translation->source(), written));
 }
 
 void StreamController::onTextReady(const TextResultPtr& r)
 {
     const WindowParts& p = m_parts;
     const auto& c = *r->capture;
+    if (r->model->info().typedReadStream() >= 0)
+        showTranslation(r);
     p.compute->requestMaskedFills(); // an encoder's fillers of the text's [MASK] tokens (none for other models)
     p.compute->requestNextToken(-1);  // a causal model's next tokens after the text (the locked row's: on a click)
     // What the text costs beside the mapped weights, so a user of a big model sees how much room is left.
@@ -337,13 +326,6 @@ void StreamController::onJobFailed(const JobFailure& f)
         return;
     case JobKind::Comparison: // the Compare Models dock says it; not modal: the other views stay usable
         p.status->show(f.cancelled() ? tr("Comparison cancelled") : tr("Comparison failed: %1").arg(msg));
-        return;
-    case JobKind::Translation: // the Translation dock says it too
-        p.status->show(f.cancelled() ? tr("Cancelled") : msg);
-        if (!f.cancelled() && !m_selection->translation())
-            p.grid->setPlaceholder(tr("No attention for this source: %1").arg(msg));
-        else
-            p.grid->setStale(false);
         return;
     case JobKind::Thumbnails:  // the overview stays as it was; the grid reports the same problem where it is seen
     case JobKind::TextProfile: // the Relative Position dock says it

@@ -23,6 +23,10 @@ public:
     StreamController(const WindowParts& parts, SelectionController* selection, DockFitter* docks);
 
     void setText(const QString& text); // into the text box, and run
+    // An encoder-decoder model's source read with the typed target, or (generate) the target written by the model,
+    // each written token shown as it comes.
+    void requestTranslation(const QString& source, const QString& target, bool generate);
+    static constexpr int kTranslationTokens = 64; // the longest target Translate writes
     // An encoder-decoder model's source sentence (the Translation tab's), translated when such a model is open.
     void setSource(const QString& text);
     void requestRun(); // the text box's text, or nothing on screen when it is empty
@@ -39,7 +43,7 @@ private:
     // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
     // single-stream model brings the Text tab back.
     void showStreams(const ModelBundlePtr& m);
-    void onTranslation(const TranslationResultPtr& r);
+    void showTranslation(const TextResultPtr& r); // a translating model's run: the Translation tab and the status
     void onTextReady(const TextResultPtr& r);
     void onJobFailed(const JobFailure& f); // every failed or cancelled job, by its kind
     void connectSurprisal();

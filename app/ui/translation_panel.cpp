@@ -2,7 +2,8 @@
 #include "compute/compute_controller.h"
 #include "ui/translation_panel.h"
 
-#include "views/translation_views.h"
+#include "analysis/token_predictions.h"
+#include "views/grid_builder.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -108,11 +109,8 @@ TranslationPanel::TranslationPanel(QWidget* parent)
         emit translateRequested(source(), QString(), true);
     });
     auto changed = [this] {
-        if (m_updating)
-            return;
-        if (m_result)
-            m_alignment->setText(alignmentText(*m_result, site(), head()));
-        emit selectionChanged(site(), head());
+        if (!m_updating)
+            emit selectionChanged(site(), head(), siteAverage());
     };
     connect(m_site, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     connect(m_head, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
@@ -131,12 +129,12 @@ void TranslationPanel::setModel(const ModelBundlePtr& model)
     m_site->clear();
     const auto& info = model->info();
     int lastCross = 0;
-    for (int s = 0; s < static_cast<int>(info.sites.size()); ++s) {
+    for (int s = 0; s < info.siteCount(); ++s) {
         m_site->addItem(siteTitle(info, s));
-        if (info.sites[static_cast<std::size_t>(s)].kind == core::SiteKind::Cross)
+        if (info.site(s).kind == core::SiteKind::Cross)
             lastCross = s;
     }
-    m_site->addItem(siteTitle(info, allCrossSites(info)));
+    m_site->addItem(siteTitle(info, lastCross, true)); // every decoder layer's cross-attention, averaged
     m_site->setCurrentIndex(lastCross);
     fillHeads(info.heads);
     m_updating = false;
@@ -158,27 +156,82 @@ void TranslationPanel::fillHeads(int heads)
         m_head->addItem(tr("head %1").arg(h + 1));
 }
 
-void TranslationPanel::showResult(const TranslationResultPtr& r)
+namespace {
+// What the model wrote after the given tokens, as text (the end token left out).
+QString writtenText(const TextResult& r)
+{
+    const auto& tokens = r.capture->tokens;
+    const auto& info = r.capture->model;
+    const std::int32_t end = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
+    std::string text;
+    for (std::size_t i = 1; i < tokens.size(); ++i) // after the decoder start
+        if (tokens[i].id != end)
+            text += r.model->targetTokenizer->textOf(tokens[i].id);
+    return QString::fromStdString(text).trimmed();
+}
+
+// The five likeliest tokens after the target's last: "2026 (99.9%), 1926 (0.1%), …".
+QString nextChoices(const TextResult& r)
+{
+    const auto& logits = r.capture->lastLogits;
+    if (logits.empty())
+        return {};
+    QStringList choices;
+    for (const auto& p : core::distributionOf(std::span<const float>(logits), 1.0, 5).top)
+        choices << QStringLiteral("%1 (%2%)").arg(QString::fromStdString(r.model->targetTokenizer->pieceOf(p.id)))
+                       .arg(100.0 * p.probability, 0, 'f', 1);
+    return choices.join(QStringLiteral(", "));
+}
+} // namespace
+
+void TranslationPanel::showResult(const TextResultPtr& r)
 {
     m_result = r;
-    if (r->translation.typed < static_cast<int>(r->translation.target.size()) && !m_target->hasFocus())
-        m_target->setText(r->targetText); // what the model wrote, ready to edit
-    m_alignment->setText(alignmentText(*r, site(), head()));
-    const int written = static_cast<int>(r->translation.target.size()) - r->translation.typed;
-    m_state->setText(r->running ? tr("Writing… %1 tokens so far").arg(written)
-                     : written > 0 ? tr("The model wrote %1 tokens%2.")
-                                         .arg(written)
-                                         .arg(r->translation.finished ? tr(" and ended the sentence") : QString())
-                                   : tr("The model read the typed target (teacher forcing): each row is labelled by "
-                                        "what it predicts next. After it: %1")
-                                         .arg(r->nextChoices));
+    const QString written = writtenText(*r);
+    if (r->written > 0 && !m_target->hasFocus())
+        m_target->setText(written); // what the model wrote, ready to edit
+    const bool finished = r->written > 0 && core::finishedWriting(*r->capture);
+    m_state->setText(r->running ? tr("Writing… %1 tokens so far").arg(r->written)
+                     : r->written > 0 ? tr("The model wrote %1 tokens%2.")
+                                            .arg(r->written)
+                                            .arg(finished ? tr(" and ended the sentence") : QString())
+                                      : tr("The model read the typed target (teacher forcing): each row is labelled by "
+                                           "what it predicts next. After it: %1")
+                                            .arg(nextChoices(*r)));
     if (!r->running)
         showRanking();
 }
 
+void TranslationPanel::showAlignment(const widgets::GridData* grid)
+{
+    const bool cross = m_model && site() < m_model->info().siteCount() &&
+                       m_model->info().site(site()).kind == core::SiteKind::Cross;
+    if (!grid || !cross) {
+        m_alignment->clear();
+        return;
+    }
+    QStringList parts;
+    constexpr int kShown = 24; // a sentence's worth; the grid shows the rest
+    for (int i = 0; i < grid->rows; ++i) {
+        if (i == kShown) {
+            parts << tr("… (%1 more)").arg(grid->rows - kShown);
+            break;
+        }
+        int best = 0;
+        for (int j = 1; j < grid->cols; ++j)
+            if (grid->at(i, j) > grid->at(i, best))
+                best = j;
+        QString writes = grid->rowLabels.value(i);
+        if (writes.startsWith(QStringLiteral("→ ")))
+            writes = writes.mid(2);
+        parts << QStringLiteral("%1 ← %2").arg(writes, grid->colLabels.value(best));
+    }
+    m_alignment->setText(parts.join(QStringLiteral("   ·   ")));
+}
+
 void TranslationPanel::showRanking()
 {
-    const auto heads = core::rankAlignmentHeads(m_model->info(), m_result->translation);
+    const auto& heads = m_result->alignmentHeads;
     m_ranking->setRowCount(static_cast<int>(heads.size()));
     for (int i = 0; i < static_cast<int>(heads.size()); ++i) {
         const auto& h = heads[static_cast<std::size_t>(i)];
@@ -213,7 +266,17 @@ QString TranslationPanel::source() const { return m_source->text(); }
 QString TranslationPanel::target() const { return m_target->text(); }
 void TranslationPanel::setSource(const QString& text) { m_source->setText(text); }
 void TranslationPanel::setTarget(const QString& text) { m_target->setText(text); }
-int TranslationPanel::site() const { return std::max(0, m_site->currentIndex()); }
+bool TranslationPanel::siteAverage() const
+{
+    return m_model && m_site->currentIndex() == m_model->info().siteCount();
+}
+
+int TranslationPanel::site() const
+{
+    // The averaged entry stands for the last decoder layer's cross-attention and every one like it.
+    return siteAverage() ? m_site->currentIndex() - 1 : std::max(0, m_site->currentIndex());
+}
+
 int TranslationPanel::head() const { return m_head->currentIndex() - 1; }
 
 void TranslationPanel::select(int site, int head)
@@ -222,23 +285,25 @@ void TranslationPanel::select(int site, int head)
     m_site->setCurrentIndex(site);
     m_head->setCurrentIndex(head + 1);
     m_updating = false;
-    if (m_result)
-        m_alignment->setText(alignmentText(*m_result, this->site(), this->head()));
-    emit selectionChanged(this->site(), this->head());
+    emit selectionChanged(this->site(), this->head(), siteAverage());
+}
+
+void TranslationPanel::showSelection(int site, int head)
+{
+    m_updating = true;
+    m_site->setCurrentIndex(site);
+    m_head->setCurrentIndex(head + 1);
+    m_updating = false;
 }
 
 void TranslationPanel::attach(ComputeController* compute)
 {
-    connect(this, &TranslationPanel::translateRequested, compute,
-            [this, compute](const QString& source, const QString& target, bool generate) {
-                if (source.trimmed().isEmpty())
-                    return; // the window says what to type
-                setRunning(generate);
-                compute->requestTranslation(source, target, generate);
-            });
-    connect(this, &TranslationPanel::stopRequested, compute, [compute] { compute->cancel(JobKind::Translation); });
-    connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
-        if (f.kind != JobKind::Translation)
+    // The window runs what the panel asks for (the target is its text); the panel shows the state and stops it.
+    connect(this, &TranslationPanel::translateRequested, this,
+            [this](const QString& source, const QString&, bool generate) { setRunning(generate && !source.trimmed().isEmpty()); });
+    connect(this, &TranslationPanel::stopRequested, compute, [compute] { compute->cancel(JobKind::Text); });
+    connect(compute, &ComputeController::jobFailed, this, [this, compute](const JobFailure& f) {
+        if (f.kind != JobKind::Text || !compute->model() || compute->model()->info().typedReadStream() < 0)
             return;
         setRunning(false);
         showFailure(f.cancelled() ? tr("Stopped.") : f.message);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "compute/results.h"
+#include "grid_data.h"
 
 #include <QWidget>
 
@@ -29,7 +30,11 @@ public:
     // A new model: its sites in the selector (the last decoder layer's cross-attention chosen), the source it opens
     // with (its sample, or the one typed before), the target cleared.
     void setModel(const ModelBundlePtr& model);
-    void showResult(const TranslationResultPtr& result);
+    // A run of the target (typed, or a step of the model writing it): what was written, the state, the ranking.
+    void showResult(const TextResultPtr& result);
+    // The grid on screen, read as a word alignment when it is a cross-attention site's: each written token and the
+    // source token it reads most.
+    void showAlignment(const widgets::GridData* grid);
     void showFailure(const QString& message);
     void setRunning(bool running);
     QString source() const;
@@ -37,22 +42,25 @@ public:
     void setSource(const QString& text);
     void setTarget(const QString& text);
     int site() const;
-    int head() const; // -1: the mean of the site's heads
+    bool siteAverage() const; // the mean of every decoder layer's cross-attention is chosen (site() is the last one)
+    int head() const;         // -1: the mean of the site's heads
     void select(int site, int head);
+    // The same chosen elsewhere (the Heads dock, the keys): shown, not emitted again.
+    void showSelection(int site, int head);
     // Presentation mode: the sentences, the selectors and the alignment only, so the grid gets the room.
     void setPresentation(bool on);
 
 signals:
     void translateRequested(const QString& source, const QString& target, bool generate);
     void stopRequested();
-    void selectionChanged(int site, int head);
+    void selectionChanged(int site, int head, bool average);
 
 private:
     void fillHeads(int heads);
     void showRanking();
 
     ModelBundlePtr m_model;
-    TranslationResultPtr m_result;
+    TextResultPtr m_result;
     QLineEdit* m_source;
     QLineEdit* m_target;
     QPushButton* m_translate;

@@ -37,14 +37,23 @@ PaperFigure rolloutFigure(const core::AttentionGrid& r, const core::TextCapture&
     g->highlight = r.highlight;
     g->rowPositions = r.rowTokens;
     g->colPositions = r.colTokens;
+    const auto& tokens = capture.streamTokens(r.rowStream);
     for (int t : r.rowTokens)
-        g->rowLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+        g->rowLabels << tokenLabel(tokens[static_cast<std::size_t>(t)]);
     for (int t : r.colTokens)
-        g->colLabels << tokenLabel(capture.tokens[static_cast<std::size_t>(t)]);
+        g->colLabels << tokenLabel(tokens[static_cast<std::size_t>(t)]);
     g->valueLabel = QObject::tr("share of the input token in the output (rollout)");
     g->rowAxis = QObject::tr("output position");
     g->colAxis = QObject::tr("input token");
-    g->title = QObject::tr("%1 · attention rollout over all %2 layers").arg(modelName).arg(capture.model.layers);
+    // The layers rolled out: every layer of a one-stream model, an encoder-decoder model's encoder over its source.
+    int layers = 0;
+    for (const auto& site : capture.model.sites)
+        layers += site.queryStream == r.rowStream && site.sameStream() ? 1 : 0;
+    const bool oneStream = capture.model.streams.size() == 1;
+    g->title = oneStream ? QObject::tr("%1 · attention rollout over all %2 layers").arg(modelName).arg(layers)
+                         : QObject::tr("%1 · attention rollout over the %2's %3 layers")
+                               .arg(modelName, QString::fromStdString(capture.model.streams[static_cast<std::size_t>(r.rowStream)].name))
+                               .arg(layers);
     return oneGridFigure(QObject::tr("Attention rollout"), std::move(g), false);
 }
 
@@ -242,6 +251,49 @@ PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::
                    .arg(a.embedding, 0, 'f', 2)
                    .arg(a.constant, 0, 'f', 2);
     return oneGridFigure(QObject::tr("Direct logit attribution"), std::move(g), true);
+}
+
+PaperFigure positionBiasFigure(const ModelBundle& model)
+{
+    const auto& m = *model.loaded.model;
+    const auto& info = m.info();
+    const int reach = std::min(info.positionBiasReach + info.positionBiasReach / 4 + 1, 160);
+    PaperFigure f;
+    f.name = QObject::tr("Position bias");
+    f.title = QObject::tr("%1 · learned relative-position bias by head and signed distance (key − query)")
+                  .arg(model.displayName);
+    // A stack's bias is held by its first layer and shared by all its layers: one panel per stack that has one.
+    for (int s = 0; s < info.siteCount(); ++s) {
+        const auto& site = info.site(s);
+        if (!site.positionBias || site.layer != 0)
+            continue;
+        auto g = std::make_shared<widgets::GridData>();
+        const int lo = -reach, hi = site.causal ? 0 : reach;
+        g->rows = site.heads;
+        g->cols = hi - lo + 1;
+        for (int h = 0; h < site.heads; ++h) {
+            g->rowLabels << QObject::tr("head %1").arg(h + 1);
+            g->rowPositions.push_back(h);
+        }
+        for (int o = lo; o <= hi; ++o) {
+            g->colLabels << QString::number(o);
+            g->colPositions.push_back(o - lo);
+        }
+        for (int h = 0; h < site.heads; ++h)
+            for (int o = lo; o <= hi; ++o)
+                g->values.push_back(m.positionBiasAt(s, h, o));
+        const QString stack = site.stack == core::Stack::Encoder ? QObject::tr("encoder")
+                              : site.stack == core::Stack::Decoder ? QObject::tr("decoder")
+                                                                   : QObject::tr("the layers");
+        g->title = site.causal ? QObject::tr("%1 (looks back only)").arg(stack) : QObject::tr("%1 (both directions)").arg(stack);
+        g->valueLabel = QObject::tr("bias added to the score");
+        g->rowAxis = QObject::tr("head");
+        g->colAxis = QObject::tr("signed distance, key − query (tokens)");
+        g->diverging = true;
+        g->labelChars = 6;
+        f.grids.push_back(g);
+    }
+    return f;
 }
 
 } // namespace attnscope::app

@@ -8,6 +8,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/logit_lens.h"
 #include "analysis/logit_attribution.h"
+#include "compute/model_bundle.h"
 #include "views/paper_figures.h"
 
 namespace attnscope::app {
@@ -36,5 +37,11 @@ PaperFigure logitLensFigure(const core::LogitLens& lens, const QStringList& colu
 // the embedding's and the constant's shares, so the figure sums to the logit.
 PaperFigure logitAttributionFigure(const core::LogitAttribution& a, const core::TextCapture& capture,
                                    const core::Tokenizer& tokenizer, const QString& modelName);
+
+// A learned relative-position bias (T5's buckets), the learned counterpart of the Transformer-XL paper's Fig. 5: per
+// stack that has one, a grid of heads (rows) by signed distance (key minus query, columns; a causal stack's only
+// looks back), the bias each head adds to every score at that distance, over the range the buckets tell apart and a
+// little beyond to show it flatten.
+PaperFigure positionBiasFigure(const ModelBundle& model);
 
 } // namespace attnscope::app

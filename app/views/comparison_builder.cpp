@@ -23,12 +23,12 @@ widgets::ComparisonPtr buildComparison(const std::vector<ModelBundlePtr>& models
         const auto capture = core::captureText(*bundle->loaded.model, std::move(tokens), opt);
         std::vector<widgets::GridDataPtr> row;
         ViewSelection sel;
-        sel.layer = std::min(layer, bundle->info().layers - 1);
+        sel.site = std::min(layer, bundle->info().layers - 1);
         for (int h = 0; h < bundle->info().heads; ++h) {
             sel.heads = {h};
             row.push_back(buildGrid(*capture, bundle->displayName, sel));
         }
-        data->rowTitles << QObject::tr("%1 (layer %2)").arg(bundle->displayName).arg(sel.layer + 1);
+        data->rowTitles << QObject::tr("%1 (layer %2)").arg(bundle->displayName).arg(sel.site + 1);
         data->grids.push_back(std::move(row));
     }
     data->title = QObject::tr("Same text, %1 tokens: each model's heads side by side (shared colour scale 0..1)").arg(shownTokens);

@@ -49,9 +49,29 @@ QString componentsLabel(const core::ModelInfo& info, const ViewSelection& s, boo
     return (on.size() == 1 ? QObject::tr("frequency band %1") : QObject::tr("frequency bands %1")).arg(on.join(QLatin1Char('+')));
 }
 
+QString siteTitle(const core::ModelInfo& info, int site, bool average, bool streams)
+{
+    const auto& s = info.site(site);
+    if (info.streams.size() == 1)
+        return QObject::tr("layer %1").arg(s.layer + 1);
+    const QString rows = QString::fromStdString(info.streams[static_cast<std::size_t>(s.queryStream)].name);
+    const QString cols = QString::fromStdString(info.streams[static_cast<std::size_t>(s.keyStream)].name);
+    const QString shape = !streams                       ? QString()
+                          : s.causal && s.sameStream() ? QObject::tr(" (%1 × %2, causal)").arg(rows, cols)
+                                                       : QObject::tr(" (%1 × %2)").arg(rows, cols);
+    if (average) {
+        const QString stack = s.stack == core::Stack::Decoder ? QObject::tr("decoder") : s.stack == core::Stack::Encoder
+                                                                                         ? QObject::tr("encoder")
+                                                                                         : QString();
+        const QString kind = s.kind == core::SiteKind::Cross ? QObject::tr("cross-attention") : QObject::tr("self-attention");
+        return QObject::tr("%1, mean of all %2 layers%3").arg(kind, stack, shape);
+    }
+    return QString::fromStdString(s.label()) + shape;
+}
+
 QString selectionTitle(const QString& modelName, const ViewSelection& s, const core::ModelInfo& info)
 {
-    const int headsInLayer = info.heads;
+    const int headsInLayer = s.site >= 0 && s.site < info.siteCount() ? info.site(s.site).heads : info.heads;
     QString heads;
     if (headsInLayer == 1)
         heads = QObject::tr("head 1");
@@ -65,7 +85,8 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
             l << QString::number(h + 1);
         heads = QObject::tr("average of heads %1").arg(l.join(QStringLiteral(", ")));
     }
-    QString t = QObject::tr("%1 · layer %2 · %3").arg(modelName).arg(s.layer + 1).arg(heads);
+    // The axes say which streams a site reads: the title names only the site.
+    QString t = QObject::tr("%1 · %2 · %3").arg(modelName, siteTitle(info, s.site, s.siteAverage, false), heads);
     const QString parts = componentsLabel(info, s, false);
     if (!parts.isEmpty())
         t += QStringLiteral(" · ") + parts;
@@ -75,14 +96,96 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
 }
 
 namespace {
-void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d);
-
+struct Axes;
 std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
-                              int segment, core::AttentionGrid grid);
+                                            int segment, core::AttentionGrid grid, const Axes& axes);
 }
 
+namespace {
+// The grid of the selection's site, or the mean over every site of its kind.
+core::AttentionGrid siteGrid(const core::TextCapture& capture, const ViewSelection& s, int segment,
+                             const core::GridOptions& opt)
+{
+    if (s.siteAverage)
+        return core::attentionGridOfSites(capture, segment, core::sitesLike(capture.model, s.site), s.heads, opt);
+    return core::attentionGrid(capture, segment, s.site, s.heads, opt);
+}
+
+// Stepping: the first k rows are what the model computes for the first k tokens (same_length models aside); a causal
+// site's later keys are simply not shown yet, an encoder's query sees the whole text from the start (every column).
+core::AttentionGrid revealed(const core::AttentionGrid& grid, int k, bool causal)
+{
+    const int cols = causal ? std::min(grid.cols, grid.memoryCols + k) : grid.cols;
+    core::AttentionGrid cut;
+    cut.rows = k;
+    cut.cols = cols;
+    cut.memoryCols = grid.memoryCols;
+    cut.rowStream = grid.rowStream;
+    cut.colStream = grid.colStream;
+    for (int r = 0; r < k; ++r)
+        for (int c = 0; c < cols; ++c) {
+            cut.values.push_back(grid.at(r, c));
+            cut.highlight.push_back(grid.highlight[static_cast<std::size_t>(r) * grid.cols + c]);
+        }
+    cut.rowTokens.assign(grid.rowTokens.begin(), grid.rowTokens.begin() + k);
+    cut.colTokens.assign(grid.colTokens.begin(), grid.colTokens.begin() + cols);
+    if (!grid.rowLabels.empty()) {
+        cut.rowLabels.assign(grid.rowLabels.begin(), grid.rowLabels.begin() + k);
+        cut.colLabels.assign(grid.colLabels.begin(), grid.colLabels.begin() + cols);
+    }
+    return cut;
+}
+
+// The tokens and text of a grid's rows and of its columns. The rows of a stream the model writes (a decoder's target:
+// its stream has a start token) are labelled by what each writes, the next token (the last row: its own prediction,
+// spelled by `writer`), so a translation reads as the words it writes; other rows and every column are their tokens.
+struct Axes {
+    std::vector<core::Token> written; // the written stream's tokens shifted by one, its prediction last
+    std::string writtenText;
+    bool rowsWrite = false;
+    const std::vector<core::Token>* rowTokens = nullptr;
+    const std::vector<core::Token>* colTokens = nullptr;
+    std::string_view rowText, colText;
+    core::GridAxis rows() const { return {rowsWrite ? written : *rowTokens, rowsWrite ? std::string_view(writtenText) : rowText}; }
+    core::GridAxis cols() const { return {*colTokens, colText}; }
+};
+
+std::string_view streamText(const core::TextCapture& capture, int stream)
+{
+    return stream == capture.model.segmentStream() ? std::string_view(capture.text)
+                                                   : std::string_view(capture.streams[static_cast<std::size_t>(stream)].text);
+}
+
+Axes axesOf(const core::TextCapture& capture, const core::AttentionGrid& grid, const core::Tokenizer* writer)
+{
+    Axes a;
+    a.rowTokens = &capture.streamTokens(grid.rowStream);
+    a.colTokens = &capture.streamTokens(grid.colStream);
+    a.rowText = streamText(capture, grid.rowStream);
+    a.colText = streamText(capture, grid.colStream);
+    const auto& stream = capture.model.streams[static_cast<std::size_t>(grid.rowStream)];
+    a.rowsWrite = stream.startToken >= 0 && grid.rowStream == capture.model.segmentStream();
+    if (!a.rowsWrite)
+        return a;
+    a.written.assign(a.rowTokens->begin() + 1, a.rowTokens->end());
+    a.writtenText = capture.text;
+    core::Token next{-1, "?", a.writtenText.size(), a.writtenText.size()};
+    if (!capture.lastLogits.empty()) {
+        next.id = static_cast<std::int32_t>(std::max_element(capture.lastLogits.begin(), capture.lastLogits.end()) -
+                                            capture.lastLogits.begin());
+        next.text = writer ? writer->pieceOf(next.id) : "<" + std::to_string(next.id) + ">";
+        const std::string said = writer && next.id != stream.endToken ? writer->textOf(next.id) : std::string();
+        next.end = next.begin + said.size();
+        a.writtenText += said;
+    }
+    a.written.push_back(std::move(next));
+    return a;
+}
+} // namespace
+
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
-                               const core::StopToken* stop, const std::function<void(int, int)>& headsDone)
+                               const core::StopToken* stop, const std::function<void(int, int)>& headsDone,
+                               const core::Tokenizer* writer)
 {
     const int segment = s.segment < 0 ? autoSegment(capture) : s.segment;
     core::GridOptions opt;
@@ -96,47 +199,31 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
     opt.highlightMemoryOnly = s.highlightScope == HighlightScope::Memory;
     opt.stop = stop;
     opt.headsDone = headsDone;
-    auto grid = core::attentionGrid(capture, segment, s.layer, s.heads, opt);
+    auto grid = siteGrid(capture, s, segment, opt);
+    const Axes axes = axesOf(capture, grid, writer);
     // Encoder readings (Clark et al.): without the special tokens, and over whole words.
     if (s.hideSpecial)
-        grid = core::withoutSpecialTokens(grid, capture.tokens, !s.terms.raw, s.topFraction);
+        grid = core::withoutSpecialTokens(grid, axes.rows(), axes.cols(), !s.terms.raw, s.topFraction);
     if (s.wholeWords)
-        grid = core::wordLevelGrid(grid, capture.tokens, capture.text, !s.terms.raw, s.topFraction);
+        grid = core::wordLevelGrid(grid, axes.rows(), axes.cols(), !s.terms.raw, s.topFraction);
     if ((s.hideSpecial || s.wholeWords) && opt.highlightMemoryOnly) // the regrouped grid ranked its rows anew
         core::restrictHighlightToMemory(grid);
     if (s.revealRows >= 0 && s.revealRows < grid.rows) {
-        // Stepping: with causal masking the first k rows are what the model computes for the first k tokens
-        // (same_length models aside); later rows and the keys they would add are simply not shown yet.
-        // An encoder's query sees the whole text from the start: its rows are revealed with every column.
-        const int k = std::max(1, s.revealRows), cols = capture.model.can.causal ? grid.memoryCols + k : grid.cols;
-        core::AttentionGrid cut;
-        cut.rows = k;
-        cut.cols = cols;
-        cut.memoryCols = grid.memoryCols;
-        for (int r = 0; r < k; ++r)
-            for (int c = 0; c < cols; ++c) {
-                cut.values.push_back(grid.at(r, c));
-                cut.highlight.push_back(grid.highlight[static_cast<std::size_t>(r) * grid.cols + c]);
-            }
-        cut.rowTokens.assign(grid.rowTokens.begin(), grid.rowTokens.begin() + k);
-        cut.colTokens.assign(grid.colTokens.begin(), grid.colTokens.begin() + cols);
-        if (!grid.rowLabels.empty()) {
-            cut.rowLabels.assign(grid.rowLabels.begin(), grid.rowLabels.begin() + k);
-            cut.colLabels.assign(grid.colLabels.begin(), grid.colLabels.begin() + cols);
-        }
-        auto d = fillGrid(capture, modelName, s, segment, std::move(cut));
-        d->frameRows = grid.rows;
-        d->frameCols = grid.cols;
+        const int frameRows = grid.rows, frameCols = grid.cols;
+        const bool causal = capture.model.site(s.site).causal;
+        auto d = fillGrid(capture, modelName, s, segment, revealed(grid, std::max(1, s.revealRows), causal), axes);
+        d->frameRows = frameRows;
+        d->frameCols = frameCols;
         return d;
     }
-    return fillGrid(capture, modelName, s, segment, std::move(grid));
+    return fillGrid(capture, modelName, s, segment, std::move(grid), axes);
 }
 
 namespace {
 void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d);
 
 std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
-                              int segment, core::AttentionGrid grid)
+                                            int segment, core::AttentionGrid grid, const Axes& axes)
 {
     auto d = std::make_shared<widgets::GridData>();
     d->title = selectionTitle(modelName, s, capture.model);
@@ -153,25 +240,31 @@ std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, co
     d->highlight = std::move(grid.highlight);
     d->rowPositions = grid.rowTokens;
     d->colPositions = grid.colTokens;
+    const int segmentStream = capture.model.segmentStream();
     for (std::size_t r = 0; r < grid.rowTokens.size(); ++r)
-        if (capture.secondText >= 0 && grid.rowTokens[r] == capture.secondText)
+        if (capture.secondText >= 0 && grid.rowStream == segmentStream && grid.rowTokens[r] == capture.secondText)
             d->secondRow = static_cast<int>(r);
     for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
-        if (capture.secondText >= 0 && grid.colTokens[c] == capture.secondText)
+        if (capture.secondText >= 0 && grid.colStream == segmentStream && grid.colTokens[c] == capture.secondText)
             d->secondCol = static_cast<int>(c);
     // Word rows carry their own texts (analysis/grid_regroup.h); token rows are labelled by their tokens.
-    auto label = [&](const std::vector<std::string>& words, std::size_t i, int token) {
-        if (i < words.size()) {
-            core::Token t;
-            t.text = words[i];
-            return tokenLabel(t);
-        }
-        return tokenLabel(capture.tokens[static_cast<std::size_t>(token)]);
+    auto label = [&](const std::vector<std::string>& words, std::size_t i, const core::GridAxis& axis, int token) {
+        core::Token t;
+        t.text = i < words.size() ? words[i] : axis.tokens[static_cast<std::size_t>(token)].text;
+        return tokenLabel(t);
     };
+    const QString writes = axes.rowsWrite ? QStringLiteral("→ ") : QString();
     for (std::size_t r = 0; r < grid.rowTokens.size(); ++r)
-        d->rowLabels << label(grid.rowLabels, r, grid.rowTokens[r]);
+        d->rowLabels << writes + label(grid.rowLabels, r, axes.rows(), grid.rowTokens[r]);
     for (std::size_t c = 0; c < grid.colTokens.size(); ++c)
-        d->colLabels << label(grid.colLabels, c, grid.colTokens[c]);
+        d->colLabels << label(grid.colLabels, c, axes.cols(), grid.colTokens[c]);
+    if (capture.model.streams.size() > 1) { // which stream each axis is, in words
+        const auto name = [&](int stream) { return QString::fromStdString(capture.model.streams[static_cast<std::size_t>(stream)].name); };
+        d->rowAxis = axes.rowsWrite ? QObject::tr("writes (query)") : QObject::tr("%1 (query)").arg(name(grid.rowStream));
+        d->colAxis = grid.colStream == segmentStream && axes.rowsWrite ? QObject::tr("%1 token read (key)").arg(name(grid.colStream))
+                                                                        : QObject::tr("%1 token (key)").arg(name(grid.colStream));
+        d->labelChars = 12; // whole words: a translation's tokens are few
+    }
     const QString parts = componentsLabel(capture.model, s, false);
     if (s.terms.raw && s.terms.uncapped && capture.model.softCapsScores())
         d->valueLabel = parts.isEmpty() ? QObject::tr("score before soft cap and softmax")
@@ -189,7 +282,7 @@ std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, co
 // ("sink", no token behind it), so each row visibly sums to one with it. Token and word grids alike.
 void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d)
 {
-    const auto layer = static_cast<std::size_t>(s.layer);
+    const auto layer = static_cast<std::size_t>(s.site);
     if (s.terms.raw || layer >= model.layerRules.size() || model.layerRules[layer].sinks.empty() || d.cols == 0)
         return;
     const int cols = d.cols + 1;

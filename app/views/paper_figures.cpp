@@ -79,13 +79,13 @@ PaperFigure paperFigure6(const core::ScanResult& ranking, const core::TextCaptur
     f.title = QObject::tr("The %1 widest heads (Fig. 6) · %2").arg(std::min<std::size_t>(count, order.size())).arg(modelName);
     for (std::size_t i = 0; i < std::min<std::size_t>(static_cast<std::size_t>(count), order.size()); ++i) {
         ViewSelection sel;
-        sel.layer = summary[order[i]].layer;
+        sel.site = summary[order[i]].layer;
         sel.heads = {summary[order[i]].head};
         sel.segment = fig6Segment(capture);
         sel.topFraction = 0.2;
         sel.highlightScope = HighlightScope::Memory;
         auto grid = std::make_shared<widgets::GridData>(*buildGrid(capture, modelName, sel));
-        grid->title = QObject::tr("L%1 H%2 · widest #%3").arg(sel.layer + 1).arg(sel.heads[0] + 1).arg(i + 1);
+        grid->title = QObject::tr("L%1 H%2 · widest #%3").arg(sel.site + 1).arg(sel.heads[0] + 1).arg(i + 1);
         f.grids.push_back(std::move(grid));
     }
     return f;

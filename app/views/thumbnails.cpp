@@ -24,26 +24,23 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     if (rotary)
         bands = core::bandsFor(capture.model, selection.bands);
     const int seg = selection.segment < 0 ? autoSegment(capture) : selection.segment;
-    t->layers = capture.model.layers;
-    t->heads = capture.model.heads;
-    t->kvHeads = capture.model.kvHeads;
-    const auto& rules = capture.model.layerRules;
+    const auto& info = capture.model;
+    t->layers = info.siteCount(); // a row per site: a single-stream model's layers
+    t->heads = info.heads;
+    t->kvHeads = info.streams.size() == 1 ? info.kvHeads : 0;
+    const auto& rules = info.layerRules;
     const bool local = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window > 0; });
     const bool global = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window <= 0; });
     if (local && global) // marked only where they differ: a model of one kind has nothing to tell apart
         for (const auto& r : rules)
             t->windows.push_back(std::max(0, r.window));
-    // Layers without positions (SmolLM3's NoPE layers) are named so beside their row.
-    if (std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return !r.positions; }))
-        for (std::size_t l = 0; l < rules.size(); ++l)
-            t->rowLabels << (rules[l].positions ? QStringLiteral("L%1").arg(l + 1) : QStringLiteral("L%1 NoPE").arg(l + 1));
-    const auto& s = capture.segment(seg);
-    const int w = std::min(s.klen, maxSide), hgt = std::min(s.qlen, maxSide);
-    // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost
-    // maxSide rows per head, not the whole grid.
-    std::vector<int> rows(static_cast<std::size_t>(hgt));
-    for (int y = 0; y < hgt; ++y)
-        rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * s.qlen / hgt);
+    // Rows say which site they are where a model has several kinds ("E1", "D1 self", "D1 cross"), and layers without
+    // positions (SmolLM3's NoPE layers) are named so.
+    const bool noPositions = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return !r.positions; });
+    if (info.streams.size() > 1 || noPositions)
+        for (int site = 0; site < t->layers; ++site)
+            t->rowLabels << QString::fromStdString(info.site(site).shortLabel()) +
+                                (rules[static_cast<std::size_t>(site)].positions ? QString() : QStringLiteral(" NoPE"));
     t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
     // A learned sink takes what a row's probabilities leave: measured on the sampled rows of the full attention.
     const bool sinks = terms.isFull() && !terms.raw &&
@@ -54,10 +51,16 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
         auto in = capture.inputs(seg, l);
         if (bands)
             in.bands = &*bands;
+        // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost
+        // maxSide rows per head, not the whole grid.
+        const int w = std::min(in.klen, maxSide), hgt = std::min(in.qlen, maxSide), klen = in.klen;
+        std::vector<int> rows(static_cast<std::size_t>(hgt));
+        for (int y = 0; y < hgt; ++y)
+            rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * in.qlen / hgt);
 #pragma omp parallel for schedule(dynamic)
-        for (int h = 0; h < t->heads; ++h) {
-            std::vector<float> values(static_cast<std::size_t>(hgt) * s.klen);
-            core::headAttentionRows(in, h, terms, rows, values.data(), s.klen, std::numeric_limits<float>::quiet_NaN());
+        for (int h = 0; h < std::min(t->heads, in.heads); ++h) {
+            std::vector<float> values(static_cast<std::size_t>(hgt) * klen);
+            core::headAttentionRows(in, h, terms, rows, values.data(), klen, std::numeric_limits<float>::quiet_NaN());
             float maxAbs = 1e-9f;
             if (terms.raw)
                 for (float v : values)
@@ -67,8 +70,8 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
                 double mass = 0;
                 for (int y = 0; y < hgt; ++y) {
                     double row = 0;
-                    for (int x = 0; x < s.klen; ++x) {
-                        const float v = values[static_cast<std::size_t>(y) * s.klen + static_cast<std::size_t>(x)];
+                    for (int x = 0; x < klen; ++x) {
+                        const float v = values[static_cast<std::size_t>(y) * klen + static_cast<std::size_t>(x)];
                         row += std::isnan(v) ? 0.0 : v;
                     }
                     mass += std::max(0.0, 1.0 - row);
@@ -79,7 +82,7 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
             for (int y = 0; y < hgt; ++y) {
                 auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
                 for (int x = 0; x < w; ++x) {
-                    const float v = values[static_cast<std::size_t>(y) * s.klen + static_cast<std::size_t>(x) * s.klen / w];
+                    const float v = values[static_cast<std::size_t>(y) * klen + static_cast<std::size_t>(x) * klen / w];
                     QRgb c = qRgb(235, 235, 235);
                     if (!std::isnan(v))
                         c = terms.raw ? widgets::colourAt(widgets::ColourMap::RedBlue, 0.5 + 0.5 * v / maxAbs).rgb()

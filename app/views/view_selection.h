@@ -1,4 +1,5 @@
-// What the user has chosen to look at: layer, heads, segment, score terms, highlight (0-based inside).
+// What the user has chosen to look at: site (a layer of a single-stream model), heads, segment, score terms,
+// highlight (0-based inside).
 #pragma once
 
 #include "attention/attention_math.h"
@@ -13,8 +14,11 @@ namespace attnscope::app {
 enum class HighlightScope { Memory, AllKeys };
 
 struct ViewSelection {
-    int layer = 0;
-    std::vector<int> heads{0}; // averaged when several; empty = all heads of the layer
+    int site = 0;              // ModelInfo::sites index: a single-stream model's layer
+    // The mean over every site of the chosen one's kind and stack (an encoder-decoder model's cross-attention of every
+    // decoder layer), each site's chosen heads first.
+    bool siteAverage = false;
+    std::vector<int> heads{0}; // averaged when several; empty = all heads of the site
     int segment = -1;          // -1: the segment chosen automatically (autoSegment)
     core::TermSelection terms;             // Transformer-XL's terms, or a rotary model's bands (slot t = band t)
     std::optional<core::BandSplit> bands;  // rotary models: the bands the toggles select (unset: three equal bands)

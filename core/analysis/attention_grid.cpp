@@ -40,16 +40,38 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
     return out;
 }
 
-AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, const std::vector<int>& headsIn,
+void placeGrid(const TextCapture& capture, int segment, int site, AttentionGrid& g)
+{
+    const auto& seg = capture.segment(segment);
+    const auto& rec = capture.record(segment, site);
+    const AttentionSite& where = capture.model.site(site);
+    const int segmentStream = capture.model.segmentStream();
+    g.rowStream = where.queryStream;
+    g.colStream = where.keyStream;
+    g.rows = rec.qlen;
+    g.cols = rec.klen;
+    // Rows and columns of the segment stream are its tokens at the segment's positions; a read stream's from its first.
+    const int rowFirst = where.queryStream == segmentStream ? static_cast<int>(seg.firstPosition) : 0;
+    const bool keysOfSegments = where.keyStream == segmentStream;
+    g.memoryCols = keysOfSegments ? rec.mlen : 0;
+    const int colFirst = keysOfSegments ? static_cast<int>(seg.firstPosition) - rec.mlen : 0;
+    g.rowTokens.resize(static_cast<std::size_t>(g.rows));
+    g.colTokens.resize(static_cast<std::size_t>(g.cols));
+    for (int i = 0; i < g.rows; ++i)
+        g.rowTokens[static_cast<std::size_t>(i)] = rowFirst + i;
+    for (int j = 0; j < g.cols; ++j)
+        g.colTokens[static_cast<std::size_t>(j)] = colFirst + j;
+}
+
+AttentionGrid attentionGrid(const TextCapture& capture, int segment, int site, const std::vector<int>& headsIn,
                             const GridOptions& options)
 {
     const auto& terms = options.terms;
-    const auto& seg = capture.segment(segment);
-    ScoreInputs in = capture.inputs(segment, layer);
+    ScoreInputs in = capture.inputs(segment, site);
     in.bands = options.bands;
     if (terms.raw && terms.uncapped) // the scores as the products make them, before the model caps them
         in.softCap = 0.0f;
-    const int H = capture.model.heads;
+    const int H = in.heads;
     std::vector<int> heads = headsIn;
     if (heads.empty())
         for (int h = 0; h < H; ++h)
@@ -70,9 +92,7 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
     }
 
     AttentionGrid g;
-    g.rows = seg.qlen;
-    g.cols = seg.klen;
-    g.memoryCols = seg.mlen;
+    placeGrid(capture, segment, site, g);
     const std::size_t cells = static_cast<std::size_t>(g.rows) * g.cols;
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const int total = static_cast<int>(heads.size());
@@ -98,17 +118,42 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int layer, 
             v *= inv;
     }
 
-    const auto first = static_cast<int>(seg.firstPosition);
-    g.rowTokens.resize(static_cast<std::size_t>(g.rows));
-    g.colTokens.resize(static_cast<std::size_t>(g.cols));
-    for (int i = 0; i < g.rows; ++i)
-        g.rowTokens[static_cast<std::size_t>(i)] = first + i;
-    for (int j = 0; j < g.cols; ++j)
-        g.colTokens[static_cast<std::size_t>(j)] = first - seg.mlen + j;
     g.highlight = topFractionMask(g.values, g.rows, g.cols, options.topFraction, !terms.raw);
     if (options.highlightMemoryOnly)
         restrictHighlightToMemory(g);
     return g;
+}
+
+AttentionGrid attentionGridOfSites(const TextCapture& capture, int segment, const std::vector<int>& sites,
+                                   const std::vector<int>& heads, const GridOptions& options)
+{
+    if (sites.empty())
+        throw Error(ErrorCode::BadInput, "no site to average");
+    AttentionGrid mean = attentionGrid(capture, segment, sites.front(), heads, options);
+    for (std::size_t k = 1; k < sites.size(); ++k) {
+        const AttentionGrid g = attentionGrid(capture, segment, sites[k], heads, options);
+        if (g.rows != mean.rows || g.cols != mean.cols)
+            throw Error(ErrorCode::BadInput, "the sites to average have different shapes");
+        for (std::size_t c = 0; c < mean.values.size(); ++c)
+            mean.values[c] += g.values[c];
+    }
+    const float inv = 1.0f / static_cast<float>(sites.size());
+    for (auto& v : mean.values)
+        v *= inv;
+    mean.highlight = topFractionMask(mean.values, mean.rows, mean.cols, options.topFraction, !options.terms.raw);
+    if (options.highlightMemoryOnly)
+        restrictHighlightToMemory(mean);
+    return mean;
+}
+
+std::vector<int> sitesLike(const ModelInfo& info, int site)
+{
+    const AttentionSite& like = info.site(site);
+    std::vector<int> out;
+    for (int s = 0; s < info.siteCount(); ++s)
+        if (info.site(s).stack == like.stack && info.site(s).kind == like.kind && info.site(s).mixer == like.mixer)
+            out.push_back(s);
+    return out;
 }
 
 void restrictHighlightToMemory(AttentionGrid& g)

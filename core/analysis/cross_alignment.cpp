@@ -1,24 +1,20 @@
-// Alignment heads and word alignments from a translation's cross-attention.
+// Alignment heads and word alignments from a capture's cross-attention grids.
 #include "analysis/cross_alignment.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnscope::core {
 
-std::vector<int> strongestColumns(const SiteAttention& a, int head)
+std::vector<int> strongestColumns(const AttentionGrid& g)
 {
-    std::vector<int> out(static_cast<std::size_t>(a.rows), 0);
-    for (int i = 0; i < a.rows; ++i) {
-        double best = -1;
-        for (int j = 0; j < a.cols; ++j) {
-            double m = 0;
-            if (head >= 0)
-                m = a.at(head, i, j);
-            else
-                for (int h = 0; h < a.heads; ++h)
-                    m += a.at(h, i, j);
-            if (m > best) {
-                best = m;
+    std::vector<int> out(static_cast<std::size_t>(g.rows), 0);
+    for (int i = 0; i < g.rows; ++i) {
+        float best = -1;
+        for (int j = 0; j < g.cols; ++j) {
+            const float v = g.at(i, j);
+            if (!std::isnan(v) && v > best) {
+                best = v;
                 out[static_cast<std::size_t>(i)] = j;
             }
         }
@@ -26,30 +22,34 @@ std::vector<int> strongestColumns(const SiteAttention& a, int head)
     return out;
 }
 
-std::vector<AlignmentHead> rankAlignmentHeads(const ModelInfo& info, const Translation& t)
+namespace {
+AlignmentHead scoreHead(const AttentionGrid& g, int site, int layer, int head)
+{
+    AlignmentHead r{site, layer, head, 0, 0};
+    const auto cols = strongestColumns(g);
+    double mass = 0;
+    int forward = 0;
+    for (int i = 0; i < g.rows; ++i) {
+        mass += g.at(i, cols[static_cast<std::size_t>(i)]);
+        if (i > 0 && cols[static_cast<std::size_t>(i)] >= cols[static_cast<std::size_t>(i) - 1])
+            ++forward;
+    }
+    r.concentration = g.rows > 0 ? mass / g.rows : 0;
+    r.monotonicity = g.rows > 1 ? static_cast<double>(forward) / (g.rows - 1) : 1.0;
+    return r;
+}
+} // namespace
+
+std::vector<AlignmentHead> rankAlignmentHeads(const TextCapture& capture, int segment)
 {
     std::vector<AlignmentHead> out;
-    for (std::size_t s = 0; s < info.sites.size() && s < t.sites.size(); ++s) {
-        if (info.sites[s].kind != SiteKind::Cross)
+    const auto& info = capture.model;
+    for (int s = 0; s < info.siteCount(); ++s) {
+        const AttentionSite& site = info.site(s);
+        if (site.kind != SiteKind::Cross)
             continue;
-        const SiteAttention& a = t.sites[s];
-        for (int h = 0; h < a.heads; ++h) {
-            AlignmentHead r;
-            r.site = static_cast<int>(s);
-            r.layer = info.sites[s].layer;
-            r.head = h;
-            const auto cols = strongestColumns(a, h);
-            double mass = 0;
-            int forward = 0;
-            for (int i = 0; i < a.rows; ++i) {
-                mass += a.at(h, i, cols[static_cast<std::size_t>(i)]);
-                if (i > 0 && cols[static_cast<std::size_t>(i)] >= cols[static_cast<std::size_t>(i) - 1])
-                    ++forward;
-            }
-            r.concentration = a.rows > 0 ? mass / a.rows : 0;
-            r.monotonicity = a.rows > 1 ? static_cast<double>(forward) / (a.rows - 1) : 1.0;
-            out.push_back(r);
-        }
+        for (int h = 0; h < site.heads; ++h)
+            out.push_back(scoreHead(attentionGrid(capture, segment, s, {h}), s, site.layer, h));
     }
     std::stable_sort(out.begin(), out.end(), [](const AlignmentHead& x, const AlignmentHead& y) {
         return x.concentration != y.concentration ? x.concentration > y.concentration : x.monotonicity > y.monotonicity;

@@ -1,11 +1,11 @@
-// Which heads align: for every cross-attention head of an encoder-decoder model's translation, how concentrated its
-// rows are (the mean of each target row's largest weight: 1 when every row looks at one source token) and how
+// Which heads align: for every cross-attention head of an encoder-decoder model's captured target, how concentrated
+// its rows are (the mean of each target row's largest weight: 1 when every row looks at one source token) and how
 // monotonic (the share of consecutive target rows whose most-read source position does not move back: 1 for the
 // diagonal a word-for-word translation follows). Ranked, so a user finds a checkpoint's "alignment heads".
-// Also the word alignment of one head or of a site's mean: each target row's most-read source token.
+// Also the word alignment of one grid: each row's most-read column.
 #pragma once
 
-#include "run/translation.h"
+#include "analysis/attention_grid.h"
 
 #include <vector>
 
@@ -19,11 +19,11 @@ struct AlignmentHead {
     double monotonicity = 0;
 };
 
-// Every cross-attention head of `t`, most concentrated first (ties: more monotonic first). Rows that wrote nothing
-// (none here) are not counted; a translation of one target row has monotonicity 1.
-std::vector<AlignmentHead> rankAlignmentHeads(const ModelInfo& info, const Translation& t);
+// Every head of every cross-attention site of a capture's segment, most concentrated first (ties: more monotonic
+// first); a segment of one row has monotonicity 1. Empty for a model without cross-attention.
+std::vector<AlignmentHead> rankAlignmentHeads(const TextCapture& capture, int segment = 0);
 
-// Each row's most-read column in site `site`'s attention, for head `head` or the mean of its heads (head < 0).
-std::vector<int> strongestColumns(const SiteAttention& a, int head);
+// Each row's most-read column of a grid (the first of equal ones; masked cells never).
+std::vector<int> strongestColumns(const AttentionGrid& grid);
 
 } // namespace attnscope::core

@@ -104,15 +104,15 @@ std::vector<int> wordOfTokens(const std::vector<Token>& tokens)
     return word;
 }
 
-AttentionGrid withoutSpecialTokens(const AttentionGrid& g, const std::vector<Token>& tokens, bool renormalise,
-                                   double topFraction)
+AttentionGrid withoutSpecialTokens(const AttentionGrid& g, const GridAxis& rowAxis, const GridAxis& colAxis,
+                                   bool renormalise, double topFraction)
 {
     std::vector<std::vector<int>> rows, cols;
     for (int r = 0; r < g.rows; ++r)
-        if (!isSpecialToken(tokens[static_cast<std::size_t>(g.rowTokens[static_cast<std::size_t>(r)])]))
+        if (!isSpecialToken(rowAxis.tokens[static_cast<std::size_t>(g.rowTokens[static_cast<std::size_t>(r)])]))
             rows.push_back({r});
     for (int c = 0; c < g.cols; ++c)
-        if (!isSpecialToken(tokens[static_cast<std::size_t>(g.colTokens[static_cast<std::size_t>(c)])]))
+        if (!isSpecialToken(colAxis.tokens[static_cast<std::size_t>(g.colTokens[static_cast<std::size_t>(c)])]))
             cols.push_back({c});
     if (rows.empty() || cols.empty())
         return g; // nothing but special tokens: nothing to show without them
@@ -138,26 +138,35 @@ AttentionGrid withoutSpecialTokens(const AttentionGrid& g, const std::vector<Tok
     return out;
 }
 
-AttentionGrid wordLevelGrid(const AttentionGrid& g, const std::vector<Token>& tokens, std::string_view text,
-                            bool sumKeys, double topFraction)
+AttentionGrid wordLevelGrid(const AttentionGrid& g, const GridAxis& rowAxis, const GridAxis& colAxis, bool sumKeys,
+                            double topFraction)
 {
-    const auto word = wordOfTokens(tokens);
-    const auto rows = runsOf(word, g.rowTokens), cols = runsOf(word, g.colTokens);
+    const auto rowWord = wordOfTokens(rowAxis.tokens);
+    const auto colWord = &rowAxis.tokens == &colAxis.tokens ? rowWord : wordOfTokens(colAxis.tokens);
+    const auto rows = runsOf(rowWord, g.rowTokens), cols = runsOf(colWord, g.colTokens);
     AttentionGrid out = regroup(g, rows, cols, sumKeys);
-    auto label = [&](const std::vector<int>& group, const std::vector<int>& tokenOf) {
-        const auto& first = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
-        const auto& last = tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.back())])];
-        if (group.size() == 1 || isSpecialToken(first) || last.end > text.size())
-            return first.text;
-        std::string s(text.substr(first.begin, last.end - first.begin));
+    // A word's text from the stream's text (its pieces' spans); a piece without one (generated, special) by its text.
+    auto label = [&](const GridAxis& axis, const std::vector<int>& group, const std::vector<int>& tokenOf) {
+        std::string s;
+        for (int member : group) {
+            const auto& t = axis.tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(member)])];
+            if (group.size() > 1 && isSpecialToken(t))
+                continue;
+            s += t.text;
+        }
+        const auto& first = axis.tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.front())])];
+        const auto& last = axis.tokens[static_cast<std::size_t>(tokenOf[static_cast<std::size_t>(group.back())])];
+        if (group.size() == 1 || isSpecialToken(first) || last.end > axis.text.size() || last.end <= first.begin)
+            return group.size() == 1 ? first.text : s;
+        s = std::string(axis.text.substr(first.begin, last.end - first.begin));
         while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t'))
             s.erase(s.begin());
         return s;
     };
     for (const auto& r : rows)
-        out.rowLabels.push_back(label(r, g.rowTokens));
+        out.rowLabels.push_back(label(rowAxis, r, g.rowTokens));
     for (const auto& c : cols)
-        out.colLabels.push_back(label(c, g.colTokens));
+        out.colLabels.push_back(label(colAxis, c, g.colTokens));
     out.highlight = topFractionMask(out.values, out.rows, out.cols, topFraction, sumKeys);
     return out;
 }

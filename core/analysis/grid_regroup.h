@@ -20,17 +20,34 @@ bool isSpecialToken(const Token& token);
 // separates them.
 std::vector<int> wordOfTokens(const std::vector<Token>& tokens);
 
+// The tokens and text a grid's rows or its columns are of (a grid over two streams has one of each: a cross-attention
+// site's target rows and source columns).
+struct GridAxis {
+    const std::vector<Token>& tokens;
+    std::string_view text;
+};
+
 // The grid without its special tokens' rows and columns; with `renormalise`, each row's remaining values are scaled
 // to sum to 1 (probabilities; raw scores are kept as they are). The highlight is recomputed for `topFraction`.
-AttentionGrid withoutSpecialTokens(const AttentionGrid& grid, const std::vector<Token>& tokens, bool renormalise,
+AttentionGrid withoutSpecialTokens(const AttentionGrid& grid, const GridAxis& rows, const GridAxis& cols, bool renormalise,
                                    double topFraction);
+inline AttentionGrid withoutSpecialTokens(const AttentionGrid& grid, const std::vector<Token>& tokens, bool renormalise,
+                                          double topFraction)
+{
+    return withoutSpecialTokens(grid, GridAxis{tokens, {}}, GridAxis{tokens, {}}, renormalise, topFraction);
+}
 
 // The grid over words: rows and columns are the words of its tokens (rowTokens / colTokens hold each word's first
 // token, rowLabels / colLabels its text from `text`); cell (w, v) = mean over w's query pieces of the sum over v's key
 // pieces (masked pieces count 0; a cell with no visible piece stays masked). With `sumKeys` false the keys are
 // averaged too (raw scores).
-AttentionGrid wordLevelGrid(const AttentionGrid& grid, const std::vector<Token>& tokens, std::string_view text,
-                            bool sumKeys, double topFraction);
+AttentionGrid wordLevelGrid(const AttentionGrid& grid, const GridAxis& rows, const GridAxis& cols, bool sumKeys,
+                            double topFraction);
+inline AttentionGrid wordLevelGrid(const AttentionGrid& grid, const std::vector<Token>& tokens, std::string_view text,
+                                   bool sumKeys, double topFraction)
+{
+    return wordLevelGrid(grid, GridAxis{tokens, text}, GridAxis{tokens, text}, sumKeys, topFraction);
+}
 
 // The sentence of each token (0, 1, ...): a sentence ends after a token whose text ends with . ! ? or … (closing
 // quotes and brackets after it stay with it) or holds a line break; special tokens belong to the sentence they open

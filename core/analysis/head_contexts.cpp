@@ -160,7 +160,7 @@ std::vector<std::int32_t> contextIds(const AttentionModel& model, const std::vec
     if (o.ablationTokens > 0 && !info.can.nextTokenLoss)
         throw Error(ErrorCode::BadInput, "the ablation effect measures the next-token loss, and " + info.source +
                                              " is read here without a language-model head: set the ablation tokens to 0");
-    if (info.can.encoderDecoder || info.can.image)
+    if (!info.readsOneText())
         throw Error(ErrorCode::BadInput, "head contexts read one text stream; " + info.source + " does not run one");
     if (o.window < 2 || o.window > info.maxSegmentLen)
         throw Error(ErrorCode::BadInput, "the window must be from 2 to " + std::to_string(info.maxSegmentLen) + " tokens");

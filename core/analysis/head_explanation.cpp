@@ -13,8 +13,9 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
                             const RunOptions& options, int layer, int head, std::int64_t position)
 {
     const ModelInfo& info = model.info();
-    if (info.can.encoderDecoder)
-        throw Error(ErrorCode::BadInput, "explain reads one stream; an encoder-decoder model has three kinds of site");
+    if (info.streams.size() != 1)
+        throw Error(ErrorCode::BadInput, "explain reads one stream; " + info.source + " reads " +
+                                             std::to_string(info.streams.size()) + " (an encoder-decoder model: source and target)");
     if (layer < 0 || layer >= info.layers)
         throw Error(ErrorCode::BadInput, "no layer " + std::to_string(layer + 1) + " (the model has " + std::to_string(info.layers) + ")");
     if (head < 0 || head >= info.heads)

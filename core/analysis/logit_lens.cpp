@@ -11,18 +11,28 @@
 namespace attnscope::core {
 
 namespace {
+// Every layer output of the segment stream (a decoder's; an encoder-decoder model's encoder layers read the source).
 class HiddenObserver final : public AttentionObserver {
 public:
+    explicit HiddenObserver(const ModelInfo& info)
+        : m_info(info)
+    {
+    }
     bool wantProbabilities() const override { return false; }
     void onSegment(const SegmentView&) override { hidden.clear(); }
     void onLayer(const LayerView& l) override
     {
+        if (!l.hidden || m_info.site(l.site).queryStream != m_info.segmentStream())
+            return;
         hidden.emplace_back(l.hidden, l.hidden + static_cast<std::size_t>(l.qlen) * l.dModel);
         rows = l.qlen;
     }
     void onSegmentEnd(const SegmentEndView&) override {}
     std::vector<std::vector<float>> hidden; // per layer [rows, dModel]: the last segment's (earlier ones are cleared)
     int rows = 0;
+
+private:
+    const ModelInfo& m_info;
 };
 } // namespace
 
@@ -39,7 +49,7 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
               "the logit lens over " + std::to_string(seg.qlen) + " tokens, " + std::to_string(info.layers) +
                   " layers and a vocabulary of " + std::to_string(info.vocabSize),
               "use shorter segments");
-    HiddenObserver obs; // keeps the last segment's layer outputs
+    HiddenObserver obs(info); // keeps the last segment's layer outputs
     rerunSegment(model, capture, segment, obs, stop);
     LogitLens lens;
     lens.layers = static_cast<int>(obs.hidden.size());

@@ -2,6 +2,8 @@
 // far its distances stand for the dot products.
 #include "analysis/qk_space.h"
 
+#include "analysis/attention_grid.h"
+
 #include "embed/pca.h"
 #include "util/csv_field.h"
 #include "util/error.h"
@@ -26,29 +28,31 @@ void checkHead(int layers, int heads, int layer, int head)
 }
 } // namespace
 
-QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head)
+QkVectors headQkVectors(const TextCapture& capture, int segment, int site, int head)
 {
-    const auto& seg = capture.segment(segment);
-    checkHead(static_cast<int>(seg.layers.size()), capture.model.heads, layer, head);
-    const ScoreInputs in = capture.inputs(segment, layer);
+    checkHead(capture.model.siteCount(), capture.model.site(std::clamp(site, 0, capture.model.siteCount() - 1)).heads,
+              site, head);
+    const ScoreInputs in = capture.inputs(segment, site);
+    AttentionGrid placed;
+    placeGrid(capture, segment, site, placed);
     QkVectors v;
     v.dim = in.headDim;
+    v.queryStream = placed.rowStream;
+    v.keyStream = placed.colStream;
     const int kh = in.keyHead(head);
     for (int i = 0; i < in.qlen; ++i) {
         const float* q = in.queries.row(i) + static_cast<std::size_t>(head) * in.headDim;
         v.queries.insert(v.queries.end(), q, q + in.headDim);
-        v.queryPositions.push_back(seg.firstPosition + i);
+        v.queryPositions.push_back(placed.rowTokens[static_cast<std::size_t>(i)]);
     }
     for (int j = 0; j < in.klen; ++j) {
-        if (!capture.padding.empty()) { // an encoder's padding is no key anyone sees
-            const std::int64_t pos = seg.firstPosition - seg.mlen + j;
-            if (pos >= 0 && pos < static_cast<std::int64_t>(capture.padding.size()) &&
-                capture.padding[static_cast<std::size_t>(pos)])
-                continue;
-        }
+        const std::int64_t pos = placed.colTokens[static_cast<std::size_t>(j)];
+        if (!capture.padding.empty() && placed.colStream == capture.model.segmentStream() && pos >= 0 &&
+            pos < static_cast<std::int64_t>(capture.padding.size()) && capture.padding[static_cast<std::size_t>(pos)])
+            continue; // an encoder's padding is no key anyone sees
         const float* k = in.keys.row(j) + static_cast<std::size_t>(kh) * in.headDim;
         v.keys.insert(v.keys.end(), k, k + in.headDim);
-        v.keyPositions.push_back(seg.firstPosition - seg.mlen + j);
+        v.keyPositions.push_back(pos);
     }
     return v;
 }
@@ -56,7 +60,7 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int 
 QkVectors headPositionVectors(const TextCapture& capture, int segment, int layer, int head)
 {
     const auto& seg = capture.segment(segment);
-    checkHead(static_cast<int>(seg.layers.size()), capture.model.heads, layer, head);
+    checkHead(capture.model.siteCount(), capture.model.heads, layer, head);
     const ScoreInputs in = capture.inputs(segment, layer);
     if (!in.relativeTerms())
         throw Error(ErrorCode::BadInput, "only Transformer-XL has a position part (relative encodings R) to embed");

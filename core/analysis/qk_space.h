@@ -27,12 +27,14 @@ struct QkVectors {
     // Keys are Transformer-XL's relative encodings R (position part): keyPositions hold distances, not tokens.
     bool keysAreDistances = false;
     std::vector<float> queries, keys;        // [nq, dim], [nk, dim]
-    std::vector<std::int64_t> queryPositions; // absolute token positions
+    std::vector<std::int64_t> queryPositions; // absolute token positions, in their streams
     std::vector<std::int64_t> keyPositions;
+    int queryStream = 0, keyStream = 0;       // ModelInfo::streams (a cross-attention site's keys are the source's)
     int nq() const { return dim ? static_cast<int>(queries.size()) / dim : 0; }
     int nk() const { return dim ? static_cast<int>(keys.size()) / dim : 0; }
 };
-QkVectors headQkVectors(const TextCapture& capture, int segment, int layer, int head);
+// `site`: a single-stream model's layer, or any site.
+QkVectors headQkVectors(const TextCapture& capture, int segment, int site, int head);
 
 // Transformer-XL's position part of the same head: queries q_i + v (what multiplies R in terms (b) and (d)) and the
 // projected relative encodings R_d for every distance d a query of the segment sees (0 .. klen - 1). Throws

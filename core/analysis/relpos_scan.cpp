@@ -255,6 +255,13 @@ void checkCausal(const ModelInfo& info)
     if (!info.can.causal)
         throw Error(ErrorCode::BadInput, std::string("relative-position profiles measure how far back a query looks; ") +
                                              familyName(info.family) + " is an encoder and attends both ways");
+    for (const auto& site : info.sites)
+        if (!site.sameStream() || !site.causal)
+            throw Error(ErrorCode::BadInput, std::string("relative-position profiles measure how far back a query looks in "
+                                                         "its own stream; ") +
+                                                 familyName(info.family) + "'s " + site.label() + " reads the " +
+                                                 info.streams[static_cast<std::size_t>(site.keyStream)].name +
+                                                 (site.causal ? "" : " both ways"));
 }
 } // namespace
 
@@ -428,7 +435,7 @@ ScanResult relposFromCapture(const TextCapture& capture, const std::string& term
     for (int si = 0; si < static_cast<int>(capture.segments.size()); ++si) {
         const auto& s = capture.segment(si);
         acc.countSegment(s.qlen, s.mlen, s.spans.data());
-        for (int l = 0; l < static_cast<int>(s.layers.size()); ++l) {
+        for (int l = 0; l < capture.model.siteCount(); ++l) {
             if (stop && stop->stopRequested())
                 throw Error(ErrorCode::Cancelled, "profile cancelled");
             ScoreInputs in = capture.inputs(si, l);

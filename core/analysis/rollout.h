@@ -11,9 +11,11 @@ namespace attnscope::core {
 
 class StopToken;
 
-// One segment of a capture; Error(BadInput) when the segment sees memory (Transformer-XL, a carried window).
-// `stop` is checked and `layersDone(done, total)` called after each layer. Keys a position cannot reach are NaN.
+// One segment of a capture, through the self sites of `stream` (-1: the segment stream; an encoder-decoder model's
+// source: its encoder's layers); Error(BadInput) when the segment sees memory (Transformer-XL, a carried window) or the
+// stream's layers also read another stream (a decoder's cross-attention). `stop` is checked and
+// `layersDone(done, total)` called after each layer. Keys a position cannot reach are NaN.
 AttentionGrid attentionRollout(const TextCapture& capture, int segment, const StopToken* stop = nullptr,
-                               const std::function<void(int, int)>& layersDone = {});
+                               const std::function<void(int, int)>& layersDone = {}, int stream = -1);
 
 } // namespace attnscope::core

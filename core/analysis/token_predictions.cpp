@@ -225,8 +225,42 @@ std::int32_t chooseToken(std::span<const float> allowedLogits, const Sampling& s
     return d.top[last].id;
 }
 
+namespace {
+// Keeps the logits of every forward and hands everything on to an observer of the caller's (when there is one).
+class GenerationObserver final : public AttentionObserver {
+public:
+    explicit GenerationObserver(AttentionObserver* inner)
+        : m_inner(inner)
+    {
+    }
+    bool wantTerms() const override { return m_inner && m_inner->wantTerms(); }
+    bool wantLogits() const override { return true; }
+    bool wantScores() const override { return m_inner && m_inner->wantScores(); }
+    bool wantProbabilities() const override { return m_inner && m_inner->wantProbabilities(); }
+    AttentionRowSink* rowSink() override { return m_inner ? m_inner->rowSink() : nullptr; }
+    void onSegment(const SegmentView& v) override { forward(&AttentionObserver::onSegment, v); }
+    void onLayer(const LayerView& v) override { forward(&AttentionObserver::onLayer, v); }
+    void onStream(const StreamView& v) override { forward(&AttentionObserver::onStream, v); }
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        forward(&AttentionObserver::onSegmentEnd, e);
+        kept.onSegmentEnd(e);
+    }
+    KeptLogits kept;
+
+private:
+    template <typename View>
+    void forward(void (AttentionObserver::*call)(const View&), const View& v)
+    {
+        if (m_inner)
+            (m_inner->*call)(v);
+    }
+    AttentionObserver* m_inner;
+};
+} // namespace
+
 Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,
-                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop)
+                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop, const GenerationRun& run)
 {
     if (!model.info().can.nextTokenLoss || !model.info().can.causal)
         throw Error(ErrorCode::BadInput, std::string(familyName(model.info().family)) +
@@ -237,13 +271,14 @@ Generated generateTokens(const AttentionModel& model, std::span<const std::int32
     if (static_cast<int>(prompt.size()) > context)
         throw Error(ErrorCode::BadInput, "the prompt's " + std::to_string(prompt.size()) + " tokens exceed the model's " +
                                              std::to_string(context) + " positions");
-    RunOptions options;
+    RunOptions options = run.options;
     options.memLen = 0;
     options.stop = stop;
     auto state = model.newState(options);
     state->stop = stop;
-    LogitsObserver obs;
-    model.forwardSegment(*state, std::vector<std::int32_t>(prompt.begin(), prompt.end()), obs);
+    GenerationObserver watch(run.observer);
+    const KeptLogits& obs = watch.kept;
+    model.forwardSegment(*state, std::vector<std::int32_t>(prompt.begin(), prompt.end()), watch);
     int length = static_cast<int>(prompt.size());
     std::mt19937_64 rng(seed);
     Generated out;
@@ -253,13 +288,14 @@ Generated generateTokens(const AttentionModel& model, std::span<const std::int32
         const std::int32_t id = chooseToken(last, sampling, rng);
         out.ids.push_back(id);
         out.probabilities.push_back(distributionOf(last, sampling.temperature, 0, id).actualProbability);
-        if (static_cast<int>(out.ids.size()) == count)
+        out.finished = id == run.stopAt;
+        if (static_cast<int>(out.ids.size()) == count || out.finished)
             break; // the last token's own logits are not needed: one forward per generated token, as llama.cpp's
         // The segment continues after all its tokens: only the new one runs, over the cached keys.
         auto next = model.resumeWithin(*state, length);
         if (!next)
             throw Error(ErrorCode::BadInput, "this model cannot continue a segment from its cache");
-        model.forwardSegment(*next, std::vector<std::int32_t>{id}, obs);
+        model.forwardSegment(*next, std::vector<std::int32_t>{id}, watch);
         state = std::move(next);
         ++length;
     }

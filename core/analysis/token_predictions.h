@@ -89,9 +89,19 @@ std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling
 struct Generated {
     std::vector<std::int32_t> ids;
     std::vector<double> probabilities;
+    bool finished = false; // the last id is GenerationRun::stopAt
+};
+// What a generation runs with besides its prompt: the run's options (an encoder-decoder model's source), an observer
+// that sees every forward (the prompt's, then each new token's), or null, and the token that ends it when written (a
+// translation's end token; -1: none, only the count or the context ends it).
+struct GenerationRun {
+    RunOptions options;
+    AttentionObserver* observer = nullptr;
+    std::int32_t stopAt = -1;
 };
 Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,
-                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop = nullptr);
+                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop = nullptr,
+                         const GenerationRun& run = {});
 
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);

@@ -23,6 +23,7 @@ struct PositionBias {
     const float* table = nullptr; // [heads, width]
     int width = 0;
     int center = 0;
+    const std::int32_t* buckets = nullptr; // [width]: each offset's bucket (T5), for the reference's names; may be null
     float at(int head, int offset) const { return table[static_cast<std::ptrdiff_t>(head) * width + center + offset]; }
     // Adds head n's bias to query row i's scores over keys [lo, lo + len).
     void addToRow(int head, int i, int mlen, int lo, int len, float* row) const

@@ -48,6 +48,11 @@ bool AttentionModel::readOut(const float*, int, std::vector<float>&) const
     return false;
 }
 
+float AttentionModel::positionBiasAt(int, int, int) const
+{
+    return 0.0f;
+}
+
 bool AttentionModel::headParts(int, const float*, std::vector<float>&) const
 {
     return false;

@@ -37,8 +37,9 @@ struct Capabilities {
     bool carriesMemory = false;  // segments continue from a memory of earlier layer inputs (Transformer-XL)
     bool canCarryKeys = false;   // positions are relative (rotary), so a segment may continue from carried keys
     bool nextTokenLoss = false;  // the model predicts the next token here (ablation's loss, logits)
-    // Two streams (source and target) and three kinds of site: runs through EncoderDecoderModel (model/seq2seq.h), not
-    // forwardSegment; analyses that need one causal stream say they do not apply.
+    // Two streams (source and target) and three kinds of site (model/seq2seq.h): the source is read whole from
+    // RunOptions::source, the target is the run's segments. Read by the model's own code; everything else asks a
+    // site's kind and causality, or a stream's role.
     bool encoderDecoder = false;
     int experts = 0;             // mixture-of-experts layers: experts per layer (LayerView carries the routing); 0: none
     bool image = false;          // a vision transformer: its tokens are an image's (RunOptions::image), not text
@@ -73,12 +74,35 @@ struct ModelInfo {
     // content), split and shown as frequency bands are (BandSplit::named); empty: the bands are the user's choice.
     std::optional<BandSplit> fixedTerms;
     Capabilities can;
-    std::vector<LayerRule> layerRules;    // one per layer (an encoder-decoder model: one per site)
+    std::vector<LayerRule> layerRules;    // one per site (a single-stream model: one per layer)
     // Where the model attends and over which token streams (model/attention_sites.h). Every model has them: a
     // single-stream model one self site per layer over the stream "text" (its constructor calls describeSingleStream).
     std::vector<TokenStream> streams;
     std::vector<AttentionSite> sites;
+    // The stream the run's segments are (the text, a decoder's target): the one with StreamRole::Segments.
+    int segmentStream() const
+    {
+        for (std::size_t k = 0; k < streams.size(); ++k)
+            if (streams[k].role == StreamRole::Segments)
+                return static_cast<int>(k);
+        return 0;
+    }
+    // A stream read whole beside the segments that a person types (an encoder-decoder model's source), or -1.
+    int typedReadStream() const
+    {
+        for (std::size_t k = 0; k < streams.size(); ++k)
+            if (streams[k].role == StreamRole::Read && streams[k].typed)
+                return static_cast<int>(k);
+        return -1;
+    }
+    // The model reads one stream a person types (a text): not a picture, not a source beside a target.
+    bool readsOneText() const { return streams.size() == 1 && streams.front().typed; }
+    const AttentionSite& site(int s) const { return sites.at(static_cast<std::size_t>(s)); }
+    int siteCount() const { return static_cast<int>(sites.size()); }
     float logitSoftCap = 0; // Gemma 2: the read-out's logits are cap * tanh(z / cap) (0: none)
+    // Sites with a learned position bias: the largest distance it tells apart (T5's relative_attention_max_distance;
+    // farther keys share the last bucket). 0: none.
+    int positionBiasReach = 0;
     // Some layer soft-caps its attention scores (Gemma 2): raw scores can be shown before or after the cap.
     bool softCapsScores() const
     {
@@ -102,12 +126,24 @@ struct SegmentView {
     const std::uint8_t* mask = nullptr; // [qlen, klen], 1 = key masked for that query
 };
 
-// One layer of one segment. Keys are in time order: memory first (oldest first), then the segment.
-// Query i sits at key position mlen + i; its relative distance to key j is i + mlen - j.
+// A stream read whole beside the segments (an encoder-decoder model's source), reported once per run, in the first
+// segment, after the sites whose queries are its tokens: its embedding and the output the other sites read (after the
+// stack's final norm). Pointers valid during the callback.
+struct StreamView {
+    int stream = 0; // ModelInfo::streams index
+    int rows = 0, dModel = 0;
+    const float* embedding = nullptr; // [rows, dModel]
+    const float* output = nullptr;    // [rows, dModel]
+};
+
+// One site of one segment (a single-stream model: one layer). Keys are in time order: memory first (oldest first),
+// then the segment. Query i sits at key position mlen + i; its relative distance to key j is i + mlen - j. A site over
+// a read stream (an encoder's self-attention) or with keys from one (cross-attention) has its own qlen and klen: its
+// queries or keys are that stream's tokens, from its first.
 struct LayerView {
     int segment = 0;
-    int layer = 0;
-    int site = 0; // ModelInfo::sites index: the layer itself in a single-stream model
+    int layer = 0; // within the site's stack
+    int site = 0;  // ModelInfo::sites index: the layer itself in a single-stream model
     int heads = 0;
     int qlen = 0;
     int mlen = 0;
@@ -135,7 +171,9 @@ struct LayerView {
     // Dot-product decoders: the heads' outputs before the output projection, [qlen, heads * dv] (head h in columns
     // h * dv .., dv = inputs.vDim()): what AttentionModel::headParts splits the attention output by.
     const float* headMix = nullptr;
-    const float* hidden = nullptr;      // [qlen, dModel], layer output
+    // [qlen, dModel], the layer's output, at the site that ends its layer (an encoder-decoder model's decoder layer: at
+    // its cross-attention; null at its self-attention).
+    const float* hidden = nullptr;
     // Mixture-of-experts layers: the router's logits and softmax [qlen, experts], the chosen experts per token (most
     // probable first) and the factor each one's output was multiplied by [qlen, expertsUsed]; null otherwise.
     int experts = 0, expertsUsed = 0;
@@ -174,6 +212,7 @@ public:
     virtual AttentionRowSink* rowSink() { return nullptr; }
     virtual void onSegment(const SegmentView&) {}
     virtual void onLayer(const LayerView&) = 0;
+    virtual void onStream(const StreamView&) {}
     virtual void onSegmentEnd(const SegmentEndView&) {}
 };
 
@@ -196,6 +235,9 @@ struct RunOptions {
     std::vector<std::uint8_t> padding;
     // Vision transformers: the image the run's tokens are (its special tokens and patches); null for text.
     std::shared_ptr<const PixelValues> image;
+    // Encoder-decoder models: the source the decoder's segments read (ids as the model reads them, special tokens
+    // included); the encoder runs on it once per run, in the first segment.
+    std::shared_ptr<const std::vector<std::int32_t>> source;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
     // Reads or replaces activations as the forward computes them (Capabilities::interventions; newState refuses it
     // elsewhere). Not owned; must outlive the run.
@@ -238,6 +280,9 @@ public:
     // read without an output layer (a Transformer-XL checkpoint without its adaptive softmax, an encoder without its
     // head). Transformer-XL's are the adaptive softmax's log-probabilities.
     virtual bool readOut(const float* hidden, int rows, std::vector<float>& logits) const;
+    // A site's learned position bias (AttentionSite::positionBias: T5's relative buckets) for head `head` at a signed
+    // key offset (key position minus query position); 0 where the site has none.
+    virtual float positionBiasAt(int site, int head, int offset) const;
 
     // Direct logit attribution. Each head's part of what layer `layer`'s attention adds to the residual stream at one
     // position, from that position's LayerView::headMix row: out [heads, dModel], the output projection applied to the

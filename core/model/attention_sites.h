@@ -1,10 +1,17 @@
 // Attention sites over token streams: the contract between a model and everything that shows its attention. A model
 // reads one or more token streams (a decoder-only model: the text; an encoder-decoder model: the source and the
-// target) and attends at sites: one self-attention per layer of a single stack, or in an encoder-decoder model the
-// encoder's self-attention (source x source), the decoder's self-attention (target x target, causal) and its
-// cross-attention (target rows x source columns). A view, an export or a dump names a site, never "layer 3" alone.
+// target) and mixes tokens at sites: one per layer of a single stack, or in an encoder-decoder model the encoder's
+// self-attention (source x source), the decoder's self-attention (target x target, causal) and its cross-attention
+// (target rows x source columns). A view, an export or a dump names a site, never "layer 3" alone.
+//
+// Two tables make a model's description, so a new kind of input or of token mixing is a row, not a branch:
+// - the stream roles (kStreamRoles): how a stream reaches the run (typed and cut into segments; read whole beside the
+//   segments, as a source sentence or a picture is) and what one of its tokens is;
+// - the mixer rows (kMixerRows): what mixes a site's tokens (softmax attention today) and what its grid is.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,12 +23,36 @@ enum class Stack { Only, Encoder, Decoder };
 // Self-attention (queries and keys from one stream) or cross-attention (queries from the target, keys from the source).
 enum class SiteKind { Self, Cross };
 
-// A token stream: its name as users read it ("text", "source", "target").
+// What mixes a site's tokens. Every kind is exactly linear in its values per head, so each has a token-to-token grid:
+// softmax attention's probabilities; the others' implicit maps (signed, rows need not sum to 1).
+enum class Mixer { Softmax };
+
+struct MixerRow {
+    Mixer mixer;
+    const char* key;    // one word for pages, Python and command lines: "attention"
+    const char* name;   // as a label reads it: "attention"
+    bool probabilities; // its grid is a probability per row (colour from 0; rows sum to 1 with what they see)
+};
+inline constexpr std::array kMixerRows{
+    MixerRow{Mixer::Softmax, "attention", "attention", true},
+};
+inline const MixerRow& mixerRow(Mixer m) { return kMixerRows[static_cast<std::size_t>(m)]; }
+
+// How a stream reaches a run: its tokens are the run's segments (the text, a decoder's target), or it is read whole
+// beside them through RunOptions (a source sentence, a picture's patches), the same for every segment.
+enum class StreamRole { Segments, Read };
+
+// A token stream: its name as users read it ("text", "source", "target", "image"), its role, and the token a model puts
+// before the typed text when the tokenizer's own special tokens are not what it reads (a decoder's start token).
 struct TokenStream {
     std::string name;
+    StreamRole role = StreamRole::Segments;
+    std::int32_t startToken = -1; // -1: the tokenizer's special tokens (Llama's BOS, T5's </s>) as it adds them
+    std::int32_t endToken = -1;   // generation of the stream ends when it writes this token (-1: none)
+    bool typed = true;            // a person types it (a text, a source); false: a picture
 };
 
-// One place where attention is computed. Layers are counted from 0 within their stack (from 1 where a person reads
+// One place where tokens read other tokens. Layers are counted from 0 within their stack (from 1 where a person reads
 // them). The score rule (scale, soft-cap, window) is the model's LayerRule for the site; positionBias says a learned
 // bias by offset is added (T5's relative buckets).
 struct AttentionSite {
@@ -32,6 +63,12 @@ struct AttentionSite {
     int keyStream = 0;
     bool causal = true;
     bool positionBias = false;
+    Mixer mixer = Mixer::Softmax;
+    int heads = 0; // the site's heads (its grids per head); ModelInfo::heads unless its mixer has other heads
+
+    // Queries and keys from one stream and keys at distances from their query (what relative-position profiles, the
+    // previous-token score and rollout read).
+    bool sameStream() const { return queryStream == keyStream; }
 
     // The kind of site as one word, for pages, Python and command lines: "self" (a model with one stack), "encoder",
     // "decoder" (its self-attention) or "cross".
@@ -48,23 +85,33 @@ struct AttentionSite {
             s += kind == SiteKind::Cross ? " cross-attention" : " self-attention";
         return s;
     }
+    // "E2", "D1 self", "D1 cross", "L3": where room is short (thumbnail rows, the head selector).
+    std::string shortLabel() const
+    {
+        if (stack == Stack::Encoder)
+            return "E" + std::to_string(layer + 1);
+        if (stack == Stack::Decoder)
+            return "D" + std::to_string(layer + 1) + (kind == SiteKind::Cross ? " cross" : " self");
+        return "L" + std::to_string(layer + 1);
+    }
 };
 
 // The sites of a model with one stream and one self-attention per layer: site l is layer l.
-inline std::vector<AttentionSite> singleStreamSites(int layers, bool causal)
+inline std::vector<AttentionSite> singleStreamSites(int layers, bool causal, int heads)
 {
     std::vector<AttentionSite> sites(static_cast<std::size_t>(layers));
     for (int l = 0; l < layers; ++l)
-        sites[static_cast<std::size_t>(l)] = AttentionSite{Stack::Only, l, SiteKind::Self, 0, 0, causal, false};
+        sites[static_cast<std::size_t>(l)] =
+            AttentionSite{Stack::Only, l, SiteKind::Self, 0, 0, causal, false, Mixer::Softmax, heads};
     return sites;
 }
 
-// A single-stream model's streams and sites, given its layer count and whether it is causal.
-inline void describeSingleStream(int layers, bool causal, std::vector<TokenStream>& streams,
-                                 std::vector<AttentionSite>& sites, const char* stream = "text")
+// A single-stream model's streams and sites, given its layer count, whether it is causal and its heads.
+inline void describeSingleStream(int layers, bool causal, int heads, std::vector<TokenStream>& streams,
+                                 std::vector<AttentionSite>& sites, const char* stream = "text", bool typed = true)
 {
-    streams = {TokenStream{stream}};
-    sites = singleStreamSites(layers, causal);
+    streams = {TokenStream{stream, StreamRole::Segments, -1, -1, typed}};
+    sites = singleStreamSites(layers, causal, heads);
 }
 
 } // namespace attnscope::core

@@ -100,7 +100,7 @@ EncoderModel::EncoderModel(EncoderConfig config, std::shared_ptr<const Checkpoin
     m_info.can.tokenTypes = c.typeVocabSize;
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
                              LayerRule{1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true, {}});
-    describeSingleStream(m_info.layers, m_info.can.causal, m_info.streams, m_info.sites);
+    describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
 }
 
 std::unique_ptr<RunState> EncoderModel::newState(const RunOptions& options) const

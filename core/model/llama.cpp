@@ -370,7 +370,7 @@ LlamaModel::LlamaModel(LlamaConfig config, std::shared_ptr<const Checkpoint> wei
     if (!c.slidingLayers.empty()) // global layers see everything: a sliding scan cannot carry just a window for them
         m_info.defaultMemLen = 0;
     m_info.can.experts = c.experts;
-    describeSingleStream(m_info.layers, m_info.can.causal, m_info.streams, m_info.sites);
+    describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const

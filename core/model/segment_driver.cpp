@@ -44,17 +44,24 @@ void SegmentDriver::begin(const Shape& shape, SegmentView& view)
 
 AttentionCapture SegmentDriver::kept(int heads)
 {
-    const std::size_t perLayer = static_cast<std::size_t>(heads) * m_shape.qlen * m_shape.klen();
+    return keptFor(heads, m_shape.qlen, m_shape.klen());
+}
+
+AttentionCapture SegmentDriver::keptFor(int heads, int qlen, int klen)
+{
+    const std::size_t perLayer = static_cast<std::size_t>(heads) * qlen * klen;
     AttentionCapture keep;
     keep.rows = m_observer.rowSink();
     if (m_wantProbabilities) {
-        m_probabilities = std::make_unique<LayerBuffer>(perLayer);
-        m_entropy.assign(static_cast<std::size_t>(heads) * m_shape.qlen, 0.0f);
+        if (!m_probabilities || m_probabilities->size() != perLayer)
+            m_probabilities = std::make_unique<LayerBuffer>(perLayer);
+        m_entropy.assign(static_cast<std::size_t>(heads) * qlen, 0.0f);
         keep.probabilities = m_probabilities->data();
         keep.entropy = m_entropy.data();
     }
     if (m_wantScores) {
-        m_scores = std::make_unique<LayerBuffer>(perLayer);
+        if (!m_scores || m_scores->size() != perLayer)
+            m_scores = std::make_unique<LayerBuffer>(perLayer);
         keep.scores = m_scores->data();
     }
     return keep;
@@ -68,12 +75,17 @@ void SegmentDriver::checkStop() const
 
 void SegmentDriver::layerDone(int layer, LayerView& view)
 {
-    view.segment = m_state.segmentsDone;
     view.layer = layer;
     view.site = layer; // one stream, one self-attention per layer
     view.qlen = m_shape.qlen;
     view.mlen = m_shape.mlen;
     view.klen = m_shape.klen();
+    siteDone(view);
+}
+
+void SegmentDriver::siteDone(LayerView& view)
+{
+    view.segment = m_state.segmentsDone;
     view.dModel = m_shape.dModel;
     if (m_probabilities) {
         view.attnProb = m_probabilities->data();
@@ -82,17 +94,17 @@ void SegmentDriver::layerDone(int layer, LayerView& view)
     if (m_scores)
         view.scores = m_scores->data();
     m_weights.throwIfDamaged(); // an observer never sees what a truncated file gave
-    throwIfNotFinite(view.hidden, layer);
+    throwIfNotFinite(view.hidden, view.qlen, view.layer);
     m_observer.onLayer(view);
 }
 
-void SegmentDriver::throwIfNotFinite(const float* hidden, int layer) const
+void SegmentDriver::throwIfNotFinite(const float* hidden, int rows, int layer) const
 {
     // Finite but huge weights (1e30 in F32, BF16's maximum) overflow float32 arithmetic into NaN everywhere: said here,
     // once, instead of every view and number after it quietly showing NaN or zero.
     if (!hidden)
         return;
-    const std::size_t n = static_cast<std::size_t>(m_shape.qlen) * static_cast<std::size_t>(m_shape.dModel);
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(m_shape.dModel);
     for (std::size_t i = 0; i < n; ++i)
         if (!std::isfinite(hidden[i]))
             throw Error(ErrorCode::CorruptFile,

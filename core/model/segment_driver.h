@@ -45,17 +45,23 @@ public:
     // buffers of the segment's shape that the driver owns: for attendAllHeads (a family adds its score terms), and
     // put into every layer view by layerDone. After begin().
     AttentionCapture kept(int heads);
+    // The same for a site whose shape is not the segment's (an encoder's self-attention over a read stream,
+    // cross-attention over it): buffers [heads, qlen, klen], valid until the next kept or keptFor.
+    AttentionCapture keptFor(int heads, int qlen, int klen);
     // Between layers: throws Error(Cancelled) when the run was asked to stop.
     void checkStop() const;
     // Fills the layer view's segment index, layer and shape, and hands it on.
     void layerDone(int layer, LayerView& view);
+    // Hands on a site's view whose site, layer and shape (qlen, mlen, klen) the family filled: the segment index, the
+    // kept buffers and dModel are the driver's, and the layer's output (when the view has one) is checked.
+    void siteDone(LayerView& view);
     // Ends the segment: `readOut` (given the view to fill with lnF, logits and vocab) runs only when the observer
     // wants logits; then the observer's onSegmentEnd, and the state's counters advance.
     void end(const std::function<void(SegmentEndView&)>& readOut);
 
 private:
-    // Error(CorruptFile) naming the weights' file when a layer's output [qlen, dModel] holds NaN or infinity.
-    void throwIfNotFinite(const float* hidden, int layer) const;
+    // Error(CorruptFile) naming the weights' file when a layer's output [rows, dModel] holds NaN or infinity.
+    void throwIfNotFinite(const float* hidden, int rows, int layer) const;
 
     RunState& m_state;
     AttentionObserver& m_observer;

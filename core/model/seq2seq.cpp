@@ -8,19 +8,15 @@
 #include "util/stop_token.h"
 
 #include <cmath>
+#include <limits>
 
 namespace attnscope::core {
 
 namespace {
 
-// T5 has no architectural length limit; this bounds what one stream may hold (its sites' probabilities are kept).
+// T5 has no architectural length limit; this bounds what one stream may hold (a run's position-bias tables are
+// [heads, 2 klen - 1]).
 constexpr int kMaxT5Tokens = 8192;
-
-void checkStop(const StopToken* stop)
-{
-    if (stop && stop->stopRequested())
-        throw Error(ErrorCode::Cancelled, "cancelled");
-}
 
 void siluInPlace(RowMatrix& x)
 {
@@ -51,7 +47,14 @@ EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<c
         m_logitsBias = w.getFloat(n.logitsBias, {1, c.vocabSize});
     loadStack(Stack::Encoder, m_enc);
     loadStack(Stack::Decoder, m_dec);
+    describe(std::move(source));
+}
 
+// The model's self-description: two streams, the encoder's sites then per decoder layer its self and cross site.
+void EncoderDecoderModel::describe(std::string source)
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
     m_info.family = c.family;
     m_info.source = std::move(source);
     m_info.layers = c.encLayers + c.decLayers;
@@ -72,6 +75,7 @@ EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<c
     case Seq2SeqConfig::Positions::RelativeBuckets:
         m_info.positions = "relative (learned bias in " + std::to_string(c.buckets) + " buckets, up to " +
                            std::to_string(c.maxDistance) + " tokens)";
+        m_info.positionBiasReach = c.maxDistance;
         break;
     case Seq2SeqConfig::Positions::Learned:
         m_info.positions = "learned absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
@@ -80,16 +84,19 @@ EncoderDecoderModel::EncoderDecoderModel(Seq2SeqConfig config, std::shared_ptr<c
         m_info.positions = "sinusoidal absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
         break;
     }
-    m_info.can.causal = false;
+    // The target is causal and predicts its next token; both need the run's source.
+    m_info.can.causal = true;
+    m_info.can.nextTokenLoss = true;
     m_info.can.encoderDecoder = true;
-    m_info.can.nextTokenLoss = false; // the next target token depends on a source: not the single-stream loss
-    m_info.streams = {TokenStream{"source"}, TokenStream{"target"}};
+    m_info.streams = {TokenStream{"source", StreamRole::Read, -1, -1, true},
+                      TokenStream{"target", StreamRole::Segments, c.decoderStart, c.eos, true}};
     const bool bias = c.positions == Seq2SeqConfig::Positions::RelativeBuckets;
+    const int H = c.heads;
     for (int l = 0; l < c.encLayers; ++l)
-        m_info.sites.push_back(AttentionSite{Stack::Encoder, l, SiteKind::Self, 0, 0, false, bias});
+        m_info.sites.push_back(AttentionSite{Stack::Encoder, l, SiteKind::Self, 0, 0, false, bias, Mixer::Softmax, H});
     for (int l = 0; l < c.decLayers; ++l) {
-        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Self, 1, 1, true, bias});
-        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Cross, 1, 0, false, false});
+        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Self, 1, 1, true, bias, Mixer::Softmax, H});
+        m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Cross, 1, 0, false, false, Mixer::Softmax, H});
     }
     const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.dHead)) : 1.0f;
     m_info.layerRules.assign(m_info.sites.size(), LayerRule{scale, 0.0f, 0, true, {}});
@@ -153,19 +160,97 @@ void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
         out.finalNorm = norm(n.finalNorm, -1);
 }
 
-std::unique_ptr<RunState> EncoderDecoderModel::newState(const RunOptions&) const
+// A run's place in the target: its source, the encoder's output once read, and every earlier target token's keys and
+// values in the decoder's self-attention.
+class EncoderDecoderModel::State final : public RunState {
+public:
+    std::shared_ptr<const std::vector<std::int32_t>> source;
+    std::shared_ptr<const Encoded> encoded; // null until the first segment
+    KvCache cache;
+    std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
+    std::size_t bytes() const override { return cache.bytes() + (encoded ? encoded->bytes() : 0); }
+};
+
+std::size_t EncoderDecoderModel::Encoded::bytes() const
 {
-    throw Error(ErrorCode::BadInput,
-                std::string(familyName(m_config.family)) +
-                    " is an encoder-decoder model: it reads a source and writes a target, not one text. Open it in the "
-                    "window (source and target boxes), or use attnscope-cli generate --source / dump --input.",
-                m_info.source);
+    std::size_t b = static_cast<std::size_t>(hidden.size());
+    for (std::size_t l = 0; l < crossK.size(); ++l)
+        b += static_cast<std::size_t>(crossK[l].size() + crossV[l].size());
+    return b * sizeof(float);
 }
 
-void EncoderDecoderModel::forwardSegment(RunState& state, std::span<const std::int32_t>, AttentionObserver&) const
+std::unique_ptr<RunState> EncoderDecoderModel::newState(const RunOptions& options) const
 {
-    newState(RunOptions{});
-    (void)state;
+    refuseIntervention(options, m_info);
+    if (!options.source || options.source->empty())
+        throw Error(ErrorCode::BadInput,
+                    std::string(familyName(m_config.family)) +
+                        " is an encoder-decoder model: it reads a source and writes a target. Give the source (the "
+                        "Source box, --source, input_ids) and the target as the text.",
+                    m_info.source);
+    checkStream(*options.source, 0, "source");
+    auto st = std::make_unique<State>();
+    st->source = options.source;
+    st->cache = KvCache(m_config.decLayers, m_config.heads * m_config.dHead);
+    st->stop = options.stop;
+    return st;
+}
+
+std::unique_ptr<RunState> EncoderDecoderModel::resumeWithin(const RunState& segmentEnd, int keep) const
+{
+    const auto& end = dynamic_cast<const State&>(segmentEnd);
+    auto st = std::make_unique<State>();
+    st->source = end.source;
+    st->encoded = end.encoded;
+    st->cache = end.cache.resumedAt(keep);
+    st->stop = end.stop;
+    st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
+    st->segmentsDone = end.segmentsDone - 1;
+    return st;
+}
+
+void EncoderDecoderModel::forwardSegment(RunState& state, std::span<const std::int32_t> ids,
+                                         AttentionObserver& observer) const
+{
+    auto& st = dynamic_cast<State&>(state);
+    const int T = static_cast<int>(ids.size());
+    checkStream(ids, static_cast<int>(st.tokensSeen), "target");
+    SegmentDriver drive(st, observer, *m_weights);
+    const int P = st.cache.begin(std::numeric_limits<int>::max()); // the target so far: positions are absolute
+    RowMatrix y;
+    embed(Stack::Decoder, ids, P, y);
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * (P + T), 0);
+    std::vector<VisibleSpan> selfSpans(static_cast<std::size_t>(T));
+    for (int i = 0; i < T; ++i) {
+        selfSpans[static_cast<std::size_t>(i)] = VisibleSpan{0, P + i + 1};
+        for (int j = P + i + 1; j < P + T; ++j)
+            mask[static_cast<std::size_t>(i) * (P + T) + j] = 1;
+    }
+    SegmentView view;
+    view.embedding = y.data();
+    view.mask = mask.data();
+    drive.begin({T, P, m_config.dModel}, view);
+    if (!st.encoded)
+        st.encoded = encode(*st.source, drive, observer);
+    std::optional<BiasTable> bias;
+    if (m_dec.relBias)
+        bias = biasTable(Stack::Decoder, P + T);
+    for (int l = 0; l < m_config.decLayers; ++l) {
+        drive.checkStop();
+        decoderLayer(l, st, y, P, selfSpans, bias ? &*bias : nullptr, drive);
+    }
+    finalNorm(y);
+    std::vector<float> lnF, logits; // what the segment's end view points at
+    drive.end([&](SegmentEndView& e) {
+        const int first = e.firstLogitRow;
+        lnF.assign(y.data() + static_cast<std::size_t>(first) * m_config.dModel, y.data() + y.size());
+        logitsOf(y.bottomRows(T - first), logits);
+        e.lnF = lnF.data();
+        e.logits = logits.data();
+        e.vocab = m_config.vocabSize;
+        e.dModel = m_config.dModel;
+    });
+    st.cache.finish();
 }
 
 int EncoderDecoderModel::maxStreamTokens() const
@@ -334,79 +419,68 @@ float EncoderDecoderModel::positionBiasAt(Stack stack, int head, int offset) con
     return sw.relBias->floats()[static_cast<std::size_t>(positionBucket(stack, offset)) * m_config.heads + head];
 }
 
-void EncoderDecoderModel::biasTable(Stack stack, int klen, std::vector<float>& table, PositionBias& bias) const
+EncoderDecoderModel::BiasTable EncoderDecoderModel::biasTable(Stack stack, int klen) const
 {
     const int H = m_config.heads, width = 2 * klen - 1, center = klen - 1;
     const float* weights = (stack == Stack::Encoder ? m_enc : m_dec).relBias->floats(); // [buckets, heads]
-    table.assign(static_cast<std::size_t>(H) * width, 0.0f);
+    BiasTable t;
+    t.values.assign(static_cast<std::size_t>(H) * width, 0.0f);
+    t.buckets.assign(static_cast<std::size_t>(width), 0);
     for (int o = -(klen - 1); o <= klen - 1; ++o) {
-        const auto bucket = static_cast<std::size_t>(positionBucket(stack, o)); // once per offset, not per head
+        const int bucket = positionBucket(stack, o); // once per offset, not per head
+        t.buckets[static_cast<std::size_t>(center + o)] = bucket;
         for (int h = 0; h < H; ++h)
-            table[static_cast<std::size_t>(h) * width + center + o] = weights[bucket * H + h];
+            t.values[static_cast<std::size_t>(h) * width + center + o] = weights[static_cast<std::size_t>(bucket) * H + h];
     }
-    bias = PositionBias{table.data(), width, center};
+    t.bias = PositionBias{t.values.data(), width, center, t.buckets.data()};
+    return t;
 }
 
-void EncoderDecoderModel::attend(int site, ScoreInputs& in, const float* values, const Linear& o,
-                                 SiteObserver& observer, RowMatrix& out) const
+float EncoderDecoderModel::positionBiasAt(int site, int head, int offset) const
 {
-    const int H = m_config.heads, d = m_config.dHead, A = H * d;
-    std::vector<float> probabilities;
-    AttentionCapture keep;
-    if (observer.wantProbabilities()) {
-        probabilities.resize(static_cast<std::size_t>(H) * in.qlen * in.klen);
-        keep.probabilities = probabilities.data();
-    }
-    RowMatrix heads(in.qlen, A);
+    const AttentionSite& s = m_info.site(site);
+    return s.positionBias ? positionBiasAt(s.stack, head, offset) : 0.0f;
+}
+
+void EncoderDecoderModel::attend(ScoreInputs& in, const float* values, SegmentDriver& drive, LayerView& view,
+                                 RowMatrix& heads) const
+{
+    const int A = m_config.heads * m_config.dHead;
+    const AttentionCapture keep = drive.keptFor(m_config.heads, in.qlen, in.klen);
+    heads.resize(in.qlen, A);
     attendAllHeads(in, values, A, heads.data(), A, keep);
-    m_weights->throwIfDamaged();
-    SiteView view;
-    view.site = site;
+    view.inputs = in;
+    view.heads = m_config.heads;
+    view.kvHeads = m_config.heads;
+    view.headDim = m_config.dHead;
     view.qlen = in.qlen;
     view.klen = in.klen;
     view.mlen = in.mlen;
-    view.inputs = in;
-    view.probabilities = keep.probabilities;
-    observer.onSite(view);
-    project(heads, o, out);
 }
 
 std::shared_ptr<const EncoderDecoderModel::Encoded>
-EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& observer, const StopToken* stop) const
+EncoderDecoderModel::encode(const std::vector<std::int32_t>& source, SegmentDriver& drive,
+                            AttentionObserver& observer) const
 {
-    checkStream(source, 0, "source");
-    const auto& c = m_config;
     const int S = static_cast<int>(source.size());
-    auto out = std::make_shared<Encoded>();
-    out->ids.assign(source.begin(), source.end());
-    RowMatrix x, h, q, k, v, a, f;
+    RowMatrix x;
     embed(Stack::Encoder, source, 0, x);
-    observer.onEmbedding(Stack::Encoder, x.data(), S);
+    const RowMatrix embedding = x;
     std::vector<VisibleSpan> spans(static_cast<std::size_t>(S), VisibleSpan{0, S});
-    std::vector<float> table;
-    PositionBias bias;
+    std::optional<BiasTable> bias;
     if (m_enc.relBias)
-        biasTable(Stack::Encoder, S, table, bias);
-    for (int l = 0; l < c.encLayers; ++l) {
-        checkStop(stop);
-        const Layer& L = m_enc.layers[static_cast<std::size_t>(l)];
-        const RowMatrix& in = sublayerInput(x, L.selfNorm, h);
-        project(in, L.q, q);
-        project(in, L.k, k);
-        project(in, L.v, v);
-        const int site = siteOf(Stack::Encoder, l, SiteKind::Self);
-        ScoreInputs si = siteInputs(site, S, S, 0, q.data(), k.data(), spans.data());
-        si.positionBias = m_enc.relBias ? &bias : nullptr;
-        attend(site, si, v.data(), L.o, observer, a);
-        addResidual(x, a, L.selfNorm);
-        feedForwardBlock(x, L, h, f);
-        observer.onLayerOutput(Stack::Encoder, l, x.data(), S);
+        bias = biasTable(Stack::Encoder, S);
+    for (int l = 0; l < m_config.encLayers; ++l) {
+        drive.checkStop();
+        encoderLayer(l, x, spans, bias ? &*bias : nullptr, drive);
     }
     if (m_enc.finalNorm)
         norm(x, *m_enc.finalNorm, x);
-    observer.onStackOutput(Stack::Encoder, x.data(), S);
+    StreamView stream{0, S, m_config.dModel, embedding.data(), x.data()};
+    observer.onStream(stream);
+    auto out = std::make_shared<Encoded>();
     out->hidden = std::move(x);
-    for (const Layer& L : m_dec.layers) {
+    for (const Layer& L : m_dec.layers) { // every decoder layer's cross-attention reads the same keys and values
         out->crossK.emplace_back();
         out->crossV.emplace_back();
         project(out->hidden, L.ck, out->crossK.back());
@@ -416,112 +490,96 @@ EncoderDecoderModel::encode(std::span<const std::int32_t> source, SiteObserver& 
     return out;
 }
 
-std::size_t EncoderDecoderModel::DecoderState::bytes() const
+void EncoderDecoderModel::encoderLayer(int l, RowMatrix& x, std::span<const VisibleSpan> spans, const BiasTable* bias,
+                                       SegmentDriver& drive) const
 {
-    std::size_t b = 0;
-    for (const auto& m : selfK)
-        b += static_cast<std::size_t>(m.size()) * sizeof(float);
-    for (const auto& m : selfV)
-        b += static_cast<std::size_t>(m.size()) * sizeof(float);
-    return b;
+    const Layer& L = m_enc.layers[static_cast<std::size_t>(l)];
+    const int S = static_cast<int>(x.rows());
+    RowMatrix h, q, k, v, heads, a, f;
+    const RowMatrix& in = sublayerInput(x, L.selfNorm, h);
+    project(in, L.q, q);
+    project(in, L.k, k);
+    project(in, L.v, v);
+    LayerView view;
+    view.site = siteOf(Stack::Encoder, l, SiteKind::Self);
+    view.layer = l;
+    ScoreInputs si = siteInputs(view.site, S, S, 0, q.data(), k.data(), spans.data());
+    si.positionBias = bias ? &bias->bias : nullptr;
+    attend(si, v.data(), drive, view, heads);
+    project(heads, L.o, a);
+    addResidual(x, a, L.selfNorm);
+    feedForwardBlock(x, L, h, f);
+    view.attnOutput = a.data();
+    view.headMix = heads.data();
+    view.hidden = x.data();
+    drive.siteDone(view);
 }
 
-EncoderDecoderModel::DecoderState EncoderDecoderModel::startDecoder(std::shared_ptr<const Encoded> encoded) const
+void EncoderDecoderModel::decoderLayer(int l, State& st, RowMatrix& y, int P, std::span<const VisibleSpan> selfSpans,
+                                       const BiasTable* bias, SegmentDriver& drive) const
 {
-    if (!encoded)
-        throw Error(ErrorCode::BadInput, "the decoder needs an encoded source");
-    DecoderState st;
-    st.encoded = std::move(encoded);
-    st.selfK.resize(static_cast<std::size_t>(m_config.decLayers));
-    st.selfV.resize(static_cast<std::size_t>(m_config.decLayers));
-    return st;
+    const Layer& L = m_dec.layers[static_cast<std::size_t>(l)];
+    const int T = static_cast<int>(y.rows()), K = P + T;
+    const int S = static_cast<int>(st.encoded->hidden.rows());
+    RowMatrix h, q, k, v, heads, a, f;
+    // Self-attention over the cached target tokens and this segment's.
+    const RowMatrix& in = sublayerInput(y, L.selfNorm, h);
+    project(in, L.q, q);
+    project(in, L.k, k);
+    project(in, L.v, v);
+    st.cache.append(l, k.data(), v.data(), T);
+    LayerView self;
+    self.site = siteOf(Stack::Decoder, l, SiteKind::Self);
+    self.layer = l;
+    ScoreInputs si = siteInputs(self.site, T, K, P, q.data(), st.cache.keys(l), selfSpans.data());
+    si.positionBias = bias ? &bias->bias : nullptr;
+    attend(si, st.cache.values(l), drive, self, heads);
+    project(heads, L.o, a);
+    self.attnOutput = a.data();
+    self.headMix = heads.data();
+    drive.siteDone(self);
+    addResidual(y, a, L.selfNorm);
+    // Cross-attention: target rows over the encoder's output, every source token visible, no position bias.
+    project(sublayerInput(y, L.crossNorm, h), L.cq, q);
+    const std::vector<VisibleSpan> crossSpans(static_cast<std::size_t>(T), VisibleSpan{0, S});
+    LayerView cross;
+    cross.site = siteOf(Stack::Decoder, l, SiteKind::Cross);
+    cross.layer = l;
+    ScoreInputs ci = siteInputs(cross.site, T, S, 0, q.data(), st.encoded->crossK[static_cast<std::size_t>(l)].data(),
+                                crossSpans.data());
+    attend(ci, st.encoded->crossV[static_cast<std::size_t>(l)].data(), drive, cross, heads);
+    project(heads, L.co, a);
+    addResidual(y, a, L.crossNorm);
+    feedForwardBlock(y, L, h, f);
+    cross.attnOutput = a.data();
+    cross.headMix = heads.data();
+    cross.hidden = y.data();
+    drive.siteDone(cross);
 }
 
-void EncoderDecoderModel::decode(DecoderState& st, std::span<const std::int32_t> ids, SiteObserver& observer,
-                                 std::vector<float>* logits, const StopToken* stop) const
+void EncoderDecoderModel::finalNorm(RowMatrix& y) const
 {
-    checkStream(ids, st.position, "target");
-    const auto& c = m_config;
-    const int T = static_cast<int>(ids.size()), P = st.position, K = P + T, S = static_cast<int>(st.encoded->ids.size());
-    const int A = c.heads * c.dHead;
-    RowMatrix y, h, q, k, v, a, f;
-    embed(Stack::Decoder, ids, P, y);
-    observer.onEmbedding(Stack::Decoder, y.data(), T);
-    std::vector<VisibleSpan> selfSpans(static_cast<std::size_t>(T)), crossSpans(static_cast<std::size_t>(T), VisibleSpan{0, S});
-    for (int i = 0; i < T; ++i)
-        selfSpans[static_cast<std::size_t>(i)] = VisibleSpan{0, P + i + 1};
-    std::vector<float> table;
-    PositionBias bias;
-    if (m_dec.relBias)
-        biasTable(Stack::Decoder, K, table, bias);
-    for (int l = 0; l < c.decLayers; ++l) {
-        checkStop(stop);
-        const Layer& L = m_dec.layers[static_cast<std::size_t>(l)];
-        const auto layer = static_cast<std::size_t>(l);
-        // Self-attention over the cached keys and this call's.
-        const RowMatrix& in = sublayerInput(y, L.selfNorm, h);
-        project(in, L.q, q);
-        project(in, L.k, k);
-        project(in, L.v, v);
-        RowMatrix& cacheK = st.selfK[layer];
-        RowMatrix& cacheV = st.selfV[layer];
-        cacheK.conservativeResize(K, A);
-        cacheV.conservativeResize(K, A);
-        cacheK.bottomRows(T) = k;
-        cacheV.bottomRows(T) = v;
-        const int selfSite = siteOf(Stack::Decoder, l, SiteKind::Self);
-        ScoreInputs si = siteInputs(selfSite, T, K, P, q.data(), cacheK.data(), selfSpans.data());
-        si.positionBias = m_dec.relBias ? &bias : nullptr;
-        attend(selfSite, si, cacheV.data(), L.o, observer, a);
-        addResidual(y, a, L.selfNorm);
-        // Cross-attention: target rows over the encoder's output, every source token visible, no position bias.
-        project(sublayerInput(y, L.crossNorm, h), L.cq, q);
-        const int crossSite = siteOf(Stack::Decoder, l, SiteKind::Cross);
-        ScoreInputs ci = siteInputs(crossSite, T, S, 0, q.data(), st.encoded->crossK[layer].data(), crossSpans.data());
-        attend(crossSite, ci, st.encoded->crossV[layer].data(), L.co, observer, a);
-        addResidual(y, a, L.crossNorm);
-        feedForwardBlock(y, L, h, f);
-        observer.onLayerOutput(Stack::Decoder, l, y.data(), T);
-    }
-    st.position = K;
     if (m_dec.finalNorm)
         norm(y, *m_dec.finalNorm, y);
-    observer.onStackOutput(Stack::Decoder, y.data(), T);
-    if (logits) {
-        RowMatrix z;
-        if (c.scaleTiedHead)
-            y *= 1.0f / std::sqrt(static_cast<float>(c.dModel));
-        multiplyTransposed(y, m_head, z);
-        if (m_logitsBias)
-            z.rowwise() += asVector(*m_logitsBias);
-        logits->assign(z.data(), z.data() + z.size());
-    }
-    m_weights->throwIfDamaged();
 }
 
-bool EncoderDecoderModel::readOut(const float* hidden, int rows, std::vector<float>& logits) const
+void EncoderDecoderModel::logitsOf(RowMatrix y, std::vector<float>& logits) const
 {
-    RowMatrix y = ConstMatrixMap(hidden, rows, m_config.dModel), z;
-    if (m_dec.finalNorm)
-        norm(y, *m_dec.finalNorm, y);
+    RowMatrix z;
     if (m_config.scaleTiedHead)
         y *= 1.0f / std::sqrt(static_cast<float>(m_config.dModel));
     multiplyTransposed(y, m_head, z);
     if (m_logitsBias)
         z.rowwise() += asVector(*m_logitsBias);
     logits.assign(z.data(), z.data() + z.size());
-    return true;
 }
 
-const EncoderDecoderModel& asEncoderDecoder(const AttentionModel& model)
+bool EncoderDecoderModel::readOut(const float* hidden, int rows, std::vector<float>& logits) const
 {
-    const auto* m = dynamic_cast<const EncoderDecoderModel*>(&model);
-    if (!m)
-        throw Error(ErrorCode::BadInput,
-                    std::string(familyName(model.info().family)) +
-                        " reads one text: a source and a target are for encoder-decoder models (T5, BART, Marian)",
-                    model.info().source);
-    return *m;
+    RowMatrix y = ConstMatrixMap(hidden, rows, m_config.dModel);
+    finalNorm(y);
+    logitsOf(std::move(y), logits);
+    return true;
 }
 
 } // namespace attnscope::core

@@ -1,11 +1,13 @@
 // Encoder-decoder models: T5 / Flan-T5, BART / mBART and Marian (OPUS-MT), one forward with the families' quirks as
-// fields of Seq2SeqConfig. Two token streams (source, target) and three kinds of attention site: the encoder's
-// self-attention, the decoder's causal self-attention and its cross-attention from target rows to source columns.
-// The encoder runs once per source; its output's cross-attention keys and values are computed once and kept
-// (Encoded), and the decoder continues from a key/value cache (DecoderState), so generation costs one row per step.
+// fields of Seq2SeqConfig. Two token streams: the source, read whole from RunOptions::source, and the target, the run's
+// segments. Three kinds of site: the encoder's self-attention, the decoder's causal self-attention and its
+// cross-attention from target rows to source columns. The encoder runs once per run, in the first segment (its sites
+// and the source stream are reported then); its output's cross-attention keys and values are kept in the run's state,
+// and the decoder continues from a key/value cache, so a generated token costs one row, as a decoder-only model's does.
 #pragma once
 
 #include "model/attention_model.h"
+#include "model/kv_cache.h"
 #include "model/nn_ops.h"
 
 #include <memory>
@@ -15,27 +17,7 @@
 
 namespace attnscope::core {
 
-// One site's attention as the model computed it. Valid during the callback only.
-struct SiteView {
-    int site = 0;          // ModelInfo::sites index
-    int qlen = 0, klen = 0;
-    int mlen = 0;          // cached keys before the first query (decoder self-attention while generating)
-    ScoreInputs inputs;    // what recomputes every score exactly (attention_scores.h)
-    const float* probabilities = nullptr; // [heads, qlen, klen], masked 0; null unless wanted
-};
-
-// Receives an encoder-decoder model's tensors in model order: the encoder's embedding, its sites and layers, its
-// output; then per decoder call the embedding, per layer its self site, its cross site and its output, the output.
-class SiteObserver {
-public:
-    virtual ~SiteObserver() = default;
-    virtual bool wantProbabilities() const { return true; }
-    virtual void onSite(const SiteView&) {}
-    virtual void onEmbedding(Stack, const float* /*rows x dModel*/, int /*rows*/) {}
-    virtual void onLayerOutput(Stack, int /*layer*/, const float* /*rows x dModel*/, int /*rows*/) {}
-    // The stack's output after its final norm where it has one (the encoder's is what cross-attention reads).
-    virtual void onStackOutput(Stack, const float* /*rows x dModel*/, int /*rows*/) {}
-};
+class SegmentDriver;
 
 class EncoderDecoderModel final : public AttentionModel {
 public:
@@ -44,40 +26,21 @@ public:
     const ModelInfo& info() const override { return m_info; }
     const Seq2SeqConfig& config() const { return m_config; }
 
-    // A single-stream run does not describe this model: both refuse with a message naming what to use instead.
+    // Error(BadInput) without RunOptions::source (naming where a source comes from), or for a source the vocabulary
+    // or the positions do not hold.
     std::unique_ptr<RunState> newState(const RunOptions& options) const override;
+    // Target tokens at the run's next positions: the encoder first when the run has not read its source yet.
     void forwardSegment(RunState& state, std::span<const std::int32_t> ids, AttentionObserver& observer) const override;
+    std::unique_ptr<RunState> resumeWithin(const RunState& segmentEnd, int keep) const override;
     // The decoder's final norm and read-out (the logit lens over decoder layers).
     bool readOut(const float* hidden, int rows, std::vector<float>& logits) const override;
-
-    // The encoder's output and, per decoder layer, the cross-attention's keys and values of it.
-    struct Encoded {
-        std::vector<std::int32_t> ids;
-        RowMatrix hidden;                    // [S, dModel]
-        std::vector<RowMatrix> crossK, crossV; // per decoder layer, [S, heads * dHead]
-    };
-    // Runs the encoder over `source` (ids checked against the vocabulary and the position limit).
-    std::shared_ptr<const Encoded> encode(std::span<const std::int32_t> source, SiteObserver& observer,
-                                          const StopToken* stop = nullptr) const;
-
-    // The decoder's place in a target: the encoder output it reads and every earlier target token's keys and values.
-    struct DecoderState {
-        std::shared_ptr<const Encoded> encoded;
-        int position = 0;                    // target tokens already decoded
-        std::vector<RowMatrix> selfK, selfV; // per layer, [position, heads * dHead]
-        std::size_t bytes() const;
-    };
-    DecoderState startDecoder(std::shared_ptr<const Encoded> encoded) const;
-    // Decodes `ids` at the state's next positions (teacher forcing: the whole target; generation: one token), extends
-    // the cache, and returns the logits [ids, vocab] when asked (`logits` non-null).
-    void decode(DecoderState& state, std::span<const std::int32_t> ids, SiteObserver& observer,
-                std::vector<float>* logits, const StopToken* stop = nullptr) const;
 
     // T5's relative-position bucket of key offset `offset` (key position minus query position) in a stack; -1 for
     // families without buckets.
     int positionBucket(Stack stack, int offset) const;
     // The bias added to head n's score at that offset (0 without buckets).
     float positionBiasAt(Stack stack, int head, int offset) const;
+    float positionBiasAt(int site, int head, int offset) const override;
     // The longest stream the positions allow (learned / sinusoidal tables); T5 has no architectural limit.
     int maxStreamTokens() const;
     // The site index of a decoder layer's self- or cross-attention, or an encoder layer's.
@@ -99,7 +62,22 @@ private:
         std::optional<WeightView> posEmb, relBias; // learned positions [rows, C]; T5's bias [buckets, heads]
         std::optional<Norm> embNorm, finalNorm;
     };
+    // The encoder's output and, per decoder layer, the cross-attention's keys and values of it.
+    struct Encoded {
+        RowMatrix hidden;                      // [S, dModel]
+        std::vector<RowMatrix> crossK, crossV; // per decoder layer, [S, heads * dHead]
+        std::size_t bytes() const;
+    };
+    class State;
+    // A learned position bias over klen keys (every offset its queries can have: width 2 klen - 1), with each offset's
+    // bucket (what the reference dump names).
+    struct BiasTable {
+        std::vector<float> values;
+        std::vector<std::int32_t> buckets;
+        PositionBias bias;
+    };
 
+    void describe(std::string source);
     void loadStack(Stack stack, StackWeights& out) const;
     void embed(Stack stack, std::span<const std::int32_t> ids, int firstPosition, RowMatrix& x) const;
     void norm(const RowMatrix& x, const Norm& n, RowMatrix& out) const;
@@ -107,18 +85,29 @@ private:
     void feedForward(const RowMatrix& x, const Layer& L, RowMatrix& out) const;
     // What a sub-layer reads: the stream itself (post-norm), or its norm in `normed` (pre-norm).
     const RowMatrix& sublayerInput(const RowMatrix& x, const Norm& n, RowMatrix& normed) const;
-    // A site's score inputs: its rule's scale, queries and keys [rows, heads * dHead], the queries' visible spans.
+    // A site's score inputs: its rule's scale, queries [rows, heads * dHead], keys, the queries' visible spans.
     ScoreInputs siteInputs(int site, int qlen, int klen, int mlen, const float* queries, const float* keys,
                            const VisibleSpan* spans) const;
     // A sub-layer's output added to the residual stream, normalised after the sum when the family is post-norm.
     void addResidual(RowMatrix& x, const RowMatrix& sublayer, const Norm& n) const;
     // The feed-forward sub-layer with its norm where the family puts it (`normed`, `out`: scratch).
     void feedForwardBlock(RowMatrix& x, const Layer& L, RowMatrix& normed, RowMatrix& out) const;
-    // The position-bias table of a self-attention over klen keys (every offset its queries can have: width 2 klen - 1).
-    void biasTable(Stack stack, int klen, std::vector<float>& table, PositionBias& bias) const;
-    // One attention sub-layer: scores, softmax and values for every head, the site reported, the output projected.
-    void attend(int site, ScoreInputs& in, const float* values, const Linear& o, SiteObserver& observer,
-                RowMatrix& out) const;
+    BiasTable biasTable(Stack stack, int klen) const;
+    // One attention sub-layer: scores, softmax and values for every head into `heads` [qlen, heads * dHead], with what
+    // the observer wants of it in `view`; the caller reports the site once its layer's output is known.
+    void attend(ScoreInputs& in, const float* values, SegmentDriver& drive, LayerView& view, RowMatrix& heads) const;
+
+    // The encoder over the run's source, every site reported, then the source stream; the cross keys and values.
+    std::shared_ptr<const Encoded> encode(const std::vector<std::int32_t>& source, SegmentDriver& drive,
+                                          AttentionObserver& observer) const;
+    void encoderLayer(int l, RowMatrix& x, std::span<const VisibleSpan> spans, const BiasTable* bias,
+                      SegmentDriver& drive) const;
+    // Decoder layer l over the segment's rows `y` [T, C] after P cached target tokens.
+    void decoderLayer(int l, State& st, RowMatrix& y, int P, std::span<const VisibleSpan> selfSpans,
+                      const BiasTable* bias, SegmentDriver& drive) const;
+    // The decoder's output rows: final norm, then (for logits) the tied read-out's scale, the head and its bias.
+    void finalNorm(RowMatrix& y) const;
+    void logitsOf(RowMatrix y, std::vector<float>& logits) const;
     void checkStream(std::span<const std::int32_t> ids, int first, const char* what) const;
 
     Seq2SeqConfig m_config;
@@ -128,8 +117,5 @@ private:
     std::optional<WeightView> m_logitsBias;
     StackWeights m_enc, m_dec;
 };
-
-// The model as an encoder-decoder model; Error(BadInput) naming it when it has one stream.
-const EncoderDecoderModel& asEncoderDecoder(const AttentionModel& model);
 
 } // namespace attnscope::core

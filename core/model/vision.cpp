@@ -186,7 +186,7 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
     m_info.can.image = true;
     for (int l = 0; l < c.layers; ++l)
         m_info.layerRules.push_back(LayerRule{1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true, {}});
-    describeSingleStream(c.layers, false, m_info.streams, m_info.sites, "image");
+    describeSingleStream(c.layers, false, m_info.heads, m_info.streams, m_info.sites, "image", false);
 }
 
 VisionModel::Grid VisionModel::gridOf(int height, int width) const

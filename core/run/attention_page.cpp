@@ -464,6 +464,111 @@ std::string pageHtml(nlohmann::json data, const std::string& title)
 
 } // namespace
 
+namespace {
+
+// The page's tokens of one stream: the segment stream's from the segment's first memory token on, a read stream's all.
+struct PageStream {
+    int offset = 0; // the stream's position of the page's token 0
+    nlohmann::json tokens = nlohmann::json::array();
+};
+
+std::vector<PageStream> pageStreams(const TextCapture& capture, int segment)
+{
+    const ModelInfo& info = capture.model;
+    const auto& seg = capture.segment(segment);
+    std::vector<PageStream> out(info.streams.size());
+    for (int k = 0; k < static_cast<int>(info.streams.size()); ++k) {
+        const bool segments = k == info.segmentStream();
+        const auto& tokens = capture.streamTokens(k);
+        PageStream& p = out[static_cast<std::size_t>(k)];
+        p.offset = segments ? static_cast<int>(seg.firstPosition) - seg.mlen : 0;
+        const int end = segments ? static_cast<int>(seg.firstPosition) + seg.qlen : static_cast<int>(tokens.size());
+        for (int t = p.offset; t < end; ++t)
+            p.tokens.push_back(tokens[static_cast<std::size_t>(t)].text);
+    }
+    return out;
+}
+
+// The site keys of a model in the order a page lists them: cross-attention first (what a class watches), then the
+// others as the model has them.
+std::vector<std::string> siteKeys(const ModelInfo& info)
+{
+    std::vector<std::string> keys;
+    for (const auto& s : info.sites)
+        if (std::find(keys.begin(), keys.end(), s.key()) == keys.end())
+            keys.push_back(s.key());
+    std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) { return k == "cross"; });
+    return keys;
+}
+
+// One kind of site (every layer of it the page shows): its streams, the positions of its rows and columns in the
+// page's streams, and each layer's heads packed. Null when none of its layers is chosen.
+nlohmann::json pageSite(const TextCapture& capture, int segment, const std::string& key, const std::vector<int>& chosen,
+                        const std::vector<int>& chosenHeads, const std::vector<PageStream>& streams)
+{
+    const ModelInfo& info = capture.model;
+    nlohmann::json site, cells = nlohmann::json::array();
+    std::vector<int> layers;
+    for (int i = 0; i < info.siteCount(); ++i) {
+        const auto& s = info.site(i);
+        if (s.key() != key || std::find(chosen.begin(), chosen.end(), s.layer) == chosen.end())
+            continue;
+        AttentionGrid placed;
+        placeGrid(capture, segment, i, placed);
+        if (layers.empty()) {
+            const int rowOffset = streams[static_cast<std::size_t>(placed.rowStream)].offset;
+            const int colOffset = streams[static_cast<std::size_t>(placed.colStream)].offset;
+            nlohmann::json rows = nlohmann::json::array(), cols = nlohmann::json::array();
+            for (int t : placed.rowTokens)
+                rows.push_back(t - rowOffset);
+            for (int t : placed.colTokens)
+                cols.push_back(t - colOffset);
+            site["rowStream"] = placed.rowStream;
+            site["colStream"] = placed.colStream;
+            site["causal"] = s.causal;
+            site["rowPos"] = rows;
+            site["colPos"] = cols;
+        }
+        layers.push_back(s.layer);
+        const auto heads = chosenOf(chosenHeads, s.heads, std::max(s.heads, info.heads), "head");
+        site["heads"] = numbersFrom1(heads);
+        nlohmann::json byHead = nlohmann::json::array();
+        for (int h : heads)
+            byHead.push_back(packCells(attentionGrid(capture, segment, i, {h}).values));
+        cells.push_back(byHead);
+    }
+    if (layers.empty())
+        return nullptr;
+    site["key"] = key;
+    site["label"] = key == "self" ? "layer" : key == "cross" ? "cross-attention layer" : key + " layer";
+    site["layers"] = numbersFrom1(layers);
+    site["cells"] = cells;
+    return site;
+}
+
+// A vision capture's picture and the places of its patches (tokens named r<row>c<col>, from 1).
+nlohmann::json pageImage(const TextCapture& capture, const nlohmann::json& tokens, const PageOptions& o)
+{
+    const Image8 picture = pagePicture(*capture.image, o.picture);
+    nlohmann::json patches = nlohmann::json::array();
+    int rows = 0, cols = 0;
+    static const std::regex patch("r([0-9]+)c([0-9]+)");
+    for (std::size_t t = 0; t < tokens.size(); ++t) {
+        std::smatch m;
+        const std::string name = tokens[t].get<std::string>();
+        if (std::regex_match(name, m, patch)) {
+            const int r = std::stoi(m[1]), c = std::stoi(m[2]);
+            rows = std::max(rows, r);
+            cols = std::max(cols, c);
+            patches.push_back({t, r, c});
+        }
+    }
+    return {{"width", picture.width}, {"height", picture.height}, {"rgb", base64(picture.rgb)},
+            {"patches", patches}, {"gridRows", rows}, {"gridCols", cols}};
+}
+
+} // namespace
+
 std::string attentionPageHtml(const TextCapture& capture, const std::string& modelName, const PageOptions& o)
 {
     const ModelInfo& info = capture.model;
@@ -471,115 +576,32 @@ std::string attentionPageHtml(const TextCapture& capture, const std::string& mod
     const int segment = o.segment < 0 ? segments - 1 : o.segment;
     if (segment < 0 || segment >= segments)
         throw Error(ErrorCode::BadInput, "segment " + std::to_string(segment + 1) + " does not exist (" + std::to_string(segments) + ")");
-    const auto layers = chosenOf(o.layers, info.layers, info.layers, "layer");
-    const auto heads = chosenOf(o.heads, info.heads, info.heads, "head");
-
-    // The stream: the tokens the segment's rows and columns reach (its memory, then its own).
-    const auto& seg = capture.segment(segment);
-    const auto first = static_cast<int>(seg.firstPosition) - seg.mlen;
-    nlohmann::json tokens = nlohmann::json::array();
-    for (int t = first; t < seg.firstPosition + seg.qlen; ++t)
-        tokens.push_back(capture.tokens[static_cast<std::size_t>(t)].text);
-    nlohmann::json site;
-    site["key"] = "self";
-    site["label"] = "layer";
-    site["rowStream"] = 0;
-    site["colStream"] = 0;
-    site["causal"] = info.can.causal;
-    site["rowPos"] = countingFrom(seg.mlen, seg.qlen);
-    site["colPos"] = countingFrom(0, seg.klen);
-    site["layers"] = numbersFrom1(layers);
-    site["heads"] = numbersFrom1(heads);
-    nlohmann::json cells = nlohmann::json::array();
-    for (int l : layers) {
-        nlohmann::json byHead = nlohmann::json::array();
-        for (int h : heads)
-            byHead.push_back(packCells(attentionGrid(capture, segment, l, {h}).values));
-        cells.push_back(byHead);
-    }
-    site["cells"] = cells;
-    nlohmann::json data;
-    data["model"] = modelName;
-    data["streams"] = {{{"name", "text"}, {"tokens", tokens}}};
-    data["sites"] = {site};
-    if (capture.image) { // the patches' places: tokens named r<row>c<col>, from 1
-        const Image8 picture = pagePicture(*capture.image, o.picture);
-        nlohmann::json patches = nlohmann::json::array();
-        int rows = 0, cols = 0;
-        static const std::regex patch("r([0-9]+)c([0-9]+)");
-        for (std::size_t t = 0; t < tokens.size(); ++t) {
-            std::smatch m;
-            const std::string name = tokens[t].get<std::string>();
-            if (std::regex_match(name, m, patch)) {
-                const int r = std::stoi(m[1]), c = std::stoi(m[2]);
-                rows = std::max(rows, r);
-                cols = std::max(cols, c);
-                patches.push_back({t, r, c});
-            }
-        }
-        data["image"] = {{"width", picture.width}, {"height", picture.height}, {"rgb", base64(picture.rgb)},
-                         {"patches", patches}, {"gridRows", rows}, {"gridCols", cols}};
-    }
-    const std::string title = o.title.empty() ? modelName + " · " + std::to_string(capture.tokens.size()) + " tokens" : o.title;
-    return pageHtml(std::move(data), title);
-}
-
-std::string translationPageHtml(const Translation& run, const ModelInfo& info, const std::vector<std::string>& sourceTokens,
-                                const std::vector<std::string>& targetTokens, const std::string& modelName,
-                                const PageOptions& o)
-{
     int most = 0;
     for (const auto& s : info.sites)
         most = std::max(most, s.layer + 1);
     const auto chosen = chosenOf(o.layers, most, most, "layer");
+    const auto streams = pageStreams(capture, segment);
     nlohmann::json sites = nlohmann::json::array();
-    for (const char* key : {"cross", "encoder", "decoder"}) { // cross-attention first: what a class watches
-        nlohmann::json site;
-        std::vector<int> layers;
-        nlohmann::json cells = nlohmann::json::array();
-        const SiteAttention* shape = nullptr;
-        for (std::size_t i = 0; i < info.sites.size(); ++i) {
-            const auto& s = info.sites[i];
-            if (std::string(s.key()) != key)
-                continue;
-            if (std::find(chosen.begin(), chosen.end(), s.layer) == chosen.end())
-                continue;
-            const SiteAttention& a = run.sites[i];
-            shape = &a;
-            layers.push_back(s.layer);
-            site["rowStream"] = s.queryStream;
-            site["colStream"] = s.keyStream;
-            site["causal"] = s.causal;
-            const auto heads = chosenOf(o.heads, a.heads, a.heads, "head");
-            site["heads"] = numbersFrom1(heads);
-            nlohmann::json byHead = nlohmann::json::array();
-            const auto per = static_cast<std::ptrdiff_t>(a.rows) * a.cols;
-            for (int h : heads)
-                byHead.push_back(packCells(std::vector<float>(a.p.begin() + per * h, a.p.begin() + per * (h + 1))));
-            cells.push_back(byHead);
-        }
-        if (!shape)
-            continue;
-        site["key"] = key;
-        site["label"] = std::string(key) == "cross" ? "cross-attention layer" : std::string(key) + " layer";
-        site["rowPos"] = countingFrom(0, shape->rows);
-        site["colPos"] = countingFrom(0, shape->cols);
-        site["layers"] = numbersFrom1(layers);
-        site["cells"] = cells;
-        sites.push_back(site);
-    }
+    for (const auto& key : siteKeys(info))
+        if (auto site = pageSite(capture, segment, key, chosen, o.heads, streams); !site.is_null())
+            sites.push_back(std::move(site));
     if (sites.empty())
         throw Error(ErrorCode::BadInput, "no site has the chosen layers");
-    nlohmann::json data;
+    nlohmann::json data, named = nlohmann::json::array();
     data["model"] = modelName;
-    nlohmann::json streams = nlohmann::json::array();
-    for (const auto& s : info.streams)
-        streams.push_back({{"name", s.name}, {"tokens", s.name == "source" ? sourceTokens : targetTokens}});
-    data["streams"] = streams;
+    for (std::size_t k = 0; k < streams.size(); ++k)
+        named.push_back({{"name", info.streams[k].name}, {"tokens", streams[k].tokens}});
+    data["streams"] = named;
     data["sites"] = sites;
-    const std::string title = o.title.empty() ? modelName + " · " + std::to_string(sourceTokens.size()) + " source tokens, " +
-                                                    std::to_string(targetTokens.size()) + " target tokens"
-                                              : o.title;
+    if (capture.image)
+        data["image"] = pageImage(capture, streams[0].tokens, o);
+    std::string title = o.title;
+    if (title.empty()) {
+        title = modelName;
+        for (std::size_t k = 0; k < streams.size(); ++k)
+            title += (k == 0 ? " · " : ", ") + std::to_string(capture.streamTokens(static_cast<int>(k)).size()) +
+                     (streams.size() > 1 ? " " + info.streams[k].name : "") + " tokens";
+    }
     return pageHtml(std::move(data), title);
 }
 

@@ -8,7 +8,6 @@
 
 #include "image/preprocess.h"
 #include "run/text_capture.h"
-#include "run/translation.h"
 
 #include <memory>
 #include <string>
@@ -26,13 +25,9 @@ struct PageOptions {
     std::shared_ptr<const Image8> picture;
 };
 
-// The page of a captured text or picture. Error(BadInput) for a layer, head or segment that does not exist.
+// The page of a captured text, picture or translation: every site kind the model has (an encoder-decoder model's
+// cross-attention first, then its encoder and decoder) with the chosen layers it has, over every stream's tokens.
+// Error(BadInput) for a layer, head or segment that does not exist.
 std::string attentionPageHtml(const TextCapture& capture, const std::string& modelName, const PageOptions& options = {});
-
-// The page of an encoder-decoder model's run: every site (encoder, decoder, cross-attention) with its layers (the
-// chosen ones that the stack has), the source and target tokens, and the alignment of the cross-attention.
-std::string translationPageHtml(const Translation& run, const ModelInfo& info, const std::vector<std::string>& sourceTokens,
-                                const std::vector<std::string>& targetTokens, const std::string& modelName,
-                                const PageOptions& options = {});
 
 } // namespace attnscope::core

@@ -8,20 +8,20 @@
 
 namespace attnscope::core {
 
-LayerAttention layerAttention(const AttentionModel& model, const TextCapture& capture, int segment, int layer, bool raw)
+LayerAttention layerAttention(const AttentionModel& model, const TextCapture& capture, int segment, int site, bool raw)
 {
-    if (layer < 0 || layer >= capture.model.layers)
-        throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist: layers are 1 .. " +
-                                             std::to_string(capture.model.layers));
+    if (site < 0 || site >= capture.model.siteCount())
+        throw Error(ErrorCode::BadInput, "layer " + std::to_string(site + 1) + " does not exist: layers are 1 .. " +
+                                             std::to_string(capture.model.siteCount()));
     struct Keep final : AttentionObserver {
-        int layer = 0;
+        int site = 0;
         bool raw = false;
         StopToken stop;
         LayerAttention out;
         bool wantScores() const override { return raw; }
         void onLayer(const LayerView& v) override
         {
-            if (v.layer != layer)
+            if (v.site != site)
                 return;
             const float* src = raw ? v.scores : v.attnProb;
             if (!src)
@@ -32,14 +32,17 @@ LayerAttention layerAttention(const AttentionModel& model, const TextCapture& ca
             const auto per = static_cast<std::size_t>(v.qlen) * v.klen;
             out.values.assign(src, src + per * static_cast<std::size_t>(v.heads));
             if (raw) // masked keys: NaN, not the forward's 0
-                for (std::size_t h = 0; h < static_cast<std::size_t>(v.heads); ++h)
-                    for (std::size_t i = 0; i < per; ++i)
-                        if (v.mask[i])
-                            out.values[h * per + i] = std::nanf("");
-            stop.requestStop(); // the layers after this one are not needed
+                for (int i = 0; i < v.qlen; ++i) {
+                    const VisibleSpan span = v.inputs.spans[i];
+                    for (int j = 0; j < v.klen; ++j)
+                        if (j < span.lo || j >= span.lo + span.len)
+                            for (std::size_t h = 0; h < static_cast<std::size_t>(v.heads); ++h)
+                                out.values[h * per + static_cast<std::size_t>(i) * v.klen + j] = std::nanf("");
+                }
+            stop.requestStop(); // the sites after this one are not needed
         }
     } keep;
-    keep.layer = layer;
+    keep.site = site;
     keep.raw = raw;
     try {
         rerunSegment(model, capture, segment, keep, &keep.stop);

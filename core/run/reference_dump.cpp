@@ -1,6 +1,7 @@
 // reference_dump: input.json parsing and a capture observer that names tensors like the reference data.
 #include "run/reference_dump.h"
 
+#include "analysis/token_predictions.h"
 #include "model/run_limits.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -30,13 +31,31 @@ std::vector<std::int32_t> jsonIdList(const nlohmann::json& v, const std::string&
 
 namespace {
 
+// Where the reference names a site's tensors: "layer{l}." in a model of one stack, "encoder.layer{l}." and
+// "decoder.layer{l}." in an encoder-decoder model (whose attention is "attn_prob", "self_attn_prob", "cross_attn_prob").
+std::string stackPrefix(Stack stack)
+{
+    return stack == Stack::Encoder ? "encoder." : stack == Stack::Decoder ? "decoder." : "";
+}
+
+// The stack whose sites read a stream's tokens as queries.
+Stack stackOfStream(const ModelInfo& info, int stream)
+{
+    for (const auto& site : info.sites)
+        if (site.queryStream == stream)
+            return site.stack;
+    return Stack::Only;
+}
+
 class DumpObserver final : public AttentionObserver {
 public:
     DumpObserver(const ModelInfo& info, std::vector<OutputTensor>& out)
-        : m_relative(info.can.decomposition == ScoreDecomposition::RelativeTerms)
+        : m_info(info)
+        , m_relative(info.can.decomposition == ScoreDecomposition::RelativeTerms)
         , m_rotary(info.can.decomposition == ScoreDecomposition::RotaryBands)
         , m_fixedTerms(info.fixedTerms)
         , m_encoder(!info.can.causal)
+        , m_segmentStack(stackOfStream(info, info.segmentStream()))
         , m_out(out)
     {
     }
@@ -47,7 +66,8 @@ public:
     void onSegment(const SegmentView& s) override
     {
         m_segPrefix = m_relative ? "seg" + std::to_string(s.segment) + "." : "";
-        add(m_encoder ? "embeddings" : "embedding", {s.qlen, s.dModel}, s.embedding); // as the references name it
+        // As the references name it: "embeddings" for encoders, "decoder.embedding" in an encoder-decoder model.
+        add(stackPrefix(m_segmentStack) + (m_encoder ? "embeddings" : "embedding"), {s.qlen, s.dModel}, s.embedding);
         if (s.posEmb)
             add("pos_emb", {s.klen, s.dModel}, s.posEmb);
         if (m_relative) {
@@ -60,7 +80,8 @@ public:
 
     void onLayer(const LayerView& l) override
     {
-        const std::string p = "layer" + std::to_string(l.layer) + ".";
+        const AttentionSite& site = m_info.site(l.site);
+        const std::string p = stackPrefix(site.stack) + "layer" + std::to_string(l.layer) + ".";
         const Shape probShape{l.heads, l.qlen, l.klen};
         if (m_rotary) {
             const auto& in = l.inputs;
@@ -68,7 +89,8 @@ public:
             addHeadMajor(p + "k_rot", in.keys, l.klen, l.kvHeads, l.headDim);
             add(p + "attn_scores", probShape, l.scores);
         }
-        add(p + "attn_prob", probShape, l.attnProb);
+        const char* prob = site.stack != Stack::Decoder ? "attn_prob" : site.kind == SiteKind::Cross ? "cross_attn_prob" : "self_attn_prob";
+        add(p + prob, probShape, l.attnProb);
         static const char* termNames[4] = {"term_a", "term_b", "term_c", "term_d"};
         for (int t = 0; t < 4; ++t)
             if (l.terms[t]) // a model's named terms under the reference's names (DeepSeek's score_rope, score_nope)
@@ -76,10 +98,14 @@ public:
                     probShape, l.terms[t]);
         if (l.memsIn && l.mlen > 0)
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
-        add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
-        add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+        if (site.stack == Stack::Only) // one output per layer; an encoder-decoder layer's sites share theirs
+            add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
+        if (l.hidden)
+            add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
         if (l.inputs.sinks)
             add(p + "sinks", {l.heads}, l.inputs.sinks);
+        if (l.inputs.positionBias && l.layer == 0 && l.mlen == 0 && l.qlen == l.klen)
+            addPositionTables(stackPrefix(site.stack), *l.inputs.positionBias, l.heads, l.qlen);
         if (l.routerLogits) { // a mixture-of-experts layer's routing
             add(p + "router_logits", {l.qlen, l.experts}, l.routerLogits);
             add(p + "router_probs", {l.qlen, l.experts}, l.routerProbs);
@@ -91,10 +117,22 @@ public:
         }
     }
 
+    // A read stream (an encoder-decoder model's source): its embedding and its stack's output.
+    void onStream(const StreamView& v) override
+    {
+        const std::string p = stackPrefix(stackOfStream(m_info, v.stream));
+        add(p + "embedding", {v.rows, v.dModel}, v.embedding);
+        add(p + "last_hidden_state", {v.rows, v.dModel}, v.output);
+    }
+
     void onSegmentEnd(const SegmentEndView& e) override
     {
         if (e.lnF) {
-            add(m_rotary ? "norm" : m_encoder ? "mlm_transform" : "ln_f", {e.qlen, e.dModel}, e.lnF);
+            const char* name = m_segmentStack == Stack::Decoder ? "decoder.last_hidden_state"
+                               : m_rotary                       ? "norm"
+                               : m_encoder                      ? "mlm_transform"
+                                                                : "ln_f";
+            add(name, {e.qlen, e.dModel}, e.lnF);
             add("logits", {e.qlen, e.vocab}, e.logits);
         }
     }
@@ -110,19 +148,169 @@ private:
         m_out.push_back({m_segPrefix + name, {heads, rows, d}, std::move(out)});
     }
 
+    // T5's buckets and biases over n x n positions of a stack, as its first layer's score used them.
+    void addPositionTables(const std::string& prefix, const PositionBias& bias, int heads, int n)
+    {
+        OutputTensor bucket{prefix + "position_bucket", {n, n}, std::vector<float>(static_cast<std::size_t>(n) * n)};
+        OutputTensor values{prefix + "position_bias", {heads, n, n}, std::vector<float>(static_cast<std::size_t>(heads) * n * n)};
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                if (bias.buckets)
+                    bucket.data[static_cast<std::size_t>(i) * n + j] = static_cast<float>(bias.buckets[bias.center + j - i]);
+                for (int h = 0; h < heads; ++h)
+                    values.data[(static_cast<std::size_t>(h) * n + i) * n + j] = bias.at(h, j - i);
+            }
+        if (bias.buckets)
+            m_out.push_back(std::move(bucket));
+        m_out.push_back(std::move(values));
+    }
+
     void add(const std::string& name, const Shape& shape, const float* data)
     {
         const auto n = static_cast<std::size_t>(shapeNumel(shape));
         m_out.push_back({m_segPrefix + name, shape, std::vector<float>(data, data + n)});
     }
 
+    const ModelInfo& m_info;
     bool m_relative;
     bool m_rotary;
     std::optional<BandSplit> m_fixedTerms;
     bool m_encoder;
+    Stack m_segmentStack;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
 };
+
+} // namespace
+
+namespace {
+
+// Transformer-XL's input: "segments" (a list of id lists), or "token_ids" cut by "segment_length" / "tgt_len"; its memory
+// length, same_length and clamp_len.
+void readRelativeRun(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile,
+                     ReferenceRun& run)
+{
+    auto& segments = run.segments;
+    if (const auto it = input.find("segments"); it != input.end()) {
+        if (!it->is_array())
+            throw Error(ErrorCode::BadInput, "must be a list of segments", inputFile, "segments");
+        for (const auto& s : *it)
+            segments.push_back(jsonIdList(s, inputFile, "segments"));
+    } else if (const auto ids = input.find("token_ids"); ids != input.end()) {
+        const auto all = jsonIdList(*ids, inputFile, "token_ids");
+        int len = model.info().defaultSegmentLen;
+        for (const char* key : {"segment_length", "tgt_len"})
+            if (const auto l = input.find(key); l != input.end() && l->is_number_integer()) {
+                len = checkedSegmentLength(l->get<long long>(), model.info().maxSegmentLen, inputFile, key);
+                break;
+            }
+        for (std::size_t b = 0; b < all.size(); b += static_cast<std::size_t>(len))
+            segments.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(b),
+                                  all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), b + len)));
+    } else {
+        throw Error(ErrorCode::BadInput, "needs \"segments\" or \"token_ids\"", inputFile);
+    }
+    auto intKey = [&](const char* key) -> std::optional<int> {
+        const auto it = input.find(key);
+        if (it == input.end() || it->is_null())
+            return std::nullopt;
+        if (!it->is_number_integer())
+            throw Error(ErrorCode::BadInput, "must be an integer", inputFile, key);
+        return it->get<int>();
+    };
+    if (const auto m = intKey("mem_len"))
+        run.options.memLen = checkedMemoryLength(*m, inputFile, "mem_len");
+    run.options.clampLen = intKey("clamp_len");
+    if (const auto it = input.find("same_length"); it != input.end() && !it->is_null()) {
+        if (!it->is_boolean())
+            throw Error(ErrorCode::BadInput, "must be true or false", inputFile, "same_length");
+        run.options.sameLength = it->get<bool>();
+    }
+}
+
+// An encoder-decoder model's input: "input_ids" the source (read whole), "decoder_input_ids" the target from the
+// decoder start token (the one segment); an attention_mask must be all 1.
+void readSourceAndTarget(const nlohmann::json& input, const std::string& inputFile, ReferenceRun& run)
+{
+    for (const char* key : {"input_ids", "decoder_input_ids"})
+        if (!input.contains(key))
+            throw Error(ErrorCode::BadInput, "an encoder-decoder input needs \"input_ids\" (the source) and "
+                                             "\"decoder_input_ids\" (the target, from the decoder start token)",
+                        inputFile, key);
+    auto source = jsonIdList(input["input_ids"], inputFile, "input_ids");
+    run.segments.push_back(jsonIdList(input["decoder_input_ids"], inputFile, "decoder_input_ids"));
+    if (input.contains("attention_mask")) {
+        const auto& mask = input["attention_mask"];
+        if (!mask.is_array() || mask.size() != source.size() ||
+            std::any_of(mask.begin(), mask.end(), [](const nlohmann::json& m) { return !(m.is_number() && m == 1); }))
+            throw Error(ErrorCode::BadInput, "padding is not supported: attention_mask must be all 1, one per source token",
+                        inputFile, "attention_mask");
+    }
+    run.options.source = std::make_shared<const std::vector<std::int32_t>>(std::move(source));
+}
+
+// One sequence: "token_ids", or the encoders' Hugging Face names: "input_ids" with "token_type_ids" and
+// "attention_mask"; positions 0 .. T-1 and batch 1.
+void readOneSequence(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile,
+                     ReferenceRun& run)
+{
+    const char* idsKey = input.contains("token_ids") ? "token_ids" : "input_ids";
+    const auto ids = input.find(idsKey);
+    if (ids == input.end())
+        throw Error(ErrorCode::BadInput, "needs \"token_ids\" or \"input_ids\"", inputFile);
+    run.segments.push_back(jsonIdList(*ids, inputFile, idsKey));
+    const std::size_t n = run.segments.front().size();
+    auto perToken = [&](const char* key) -> std::vector<std::int32_t> {
+        const auto it = input.find(key);
+        if (it == input.end() || it->is_null())
+            return {};
+        auto v = jsonIdList(*it, inputFile, key);
+        if (v.size() != n)
+            throw Error(ErrorCode::BadInput, "has " + std::to_string(v.size()) + " entries for " + std::to_string(n) +
+                                                 " tokens", inputFile, key);
+        return v;
+    };
+    if (!model.info().can.causal) {
+        run.options.tokenTypes = perToken("token_type_ids");
+        for (const auto m : perToken("attention_mask")) {
+            if (m > 1)
+                throw Error(ErrorCode::BadInput, "must hold 1 (a token) or 0 (padding)", inputFile, "attention_mask");
+            run.options.padding.push_back(m == 0 ? 1 : 0);
+        }
+    } else if (input.contains("attention_mask") || input.contains("token_type_ids")) {
+        throw Error(ErrorCode::BadInput, "attention_mask and token_type_ids are for encoders; this model is causal",
+                    inputFile);
+    }
+    // Causal models run one sequence from position 0; other positions are not a run this dump can make.
+    if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array() && model.info().can.causal) {
+        const auto p = jsonIdList(*pos, inputFile, "positions");
+        for (std::size_t t = 0; t < p.size(); ++t)
+            if (p.size() != n || p[t] != static_cast<std::int32_t>(t))
+                throw Error(ErrorCode::BadInput, "must be 0, 1, ..., T-1 for the T token ids", inputFile, "positions");
+    }
+    if (const auto b = input.find("batch"); b != input.end() && !(b->is_number_integer() && b->get<std::int64_t>() == 1))
+        throw Error(ErrorCode::BadInput, "only batch 1 is supported", inputFile, "batch");
+}
+
+// The run fits the memory: its activations, and every token's logits the dump keeps.
+void checkReferenceRunFits(const AttentionModel& model, const ReferenceRun& run, const std::string& inputFile)
+{
+    if (run.segments.empty())
+        throw Error(ErrorCode::BadInput, "no tokens to run", inputFile);
+    std::size_t longest = 0, total = 0;
+    for (const auto& s : run.segments) {
+        if (s.empty())
+            throw Error(ErrorCode::BadInput, "a segment is empty", inputFile);
+        longest = std::max(longest, s.size());
+        total += s.size();
+    }
+    checkRunFits(model.info(), run.options.memLen.value_or(model.info().defaultMemLen),
+                 static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)), true, "the run of " + inputFile);
+    if (!model.info().hasRelativeTerms) // logits of every token are dumped: the read-out's array and the dump's copy
+        checkFits(logitsBytes(model.info(), total), "the logits of " + std::to_string(total) + " tokens over a vocabulary of " +
+                                                        std::to_string(model.info().vocabSize),
+                  "use fewer tokens", inputFile);
+}
 
 } // namespace
 
@@ -130,106 +318,16 @@ ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::js
 {
     if (!input.is_object())
         throw Error(ErrorCode::BadInput, "input is not a JSON object", inputFile);
-    const bool relative = model.info().hasRelativeTerms;
     ReferenceRun run;
-    auto& segments = run.segments;
-    auto& options = run.options;
-    if (relative) {
-        if (const auto it = input.find("segments"); it != input.end()) {
-            if (!it->is_array())
-                throw Error(ErrorCode::BadInput, "must be a list of segments", inputFile, "segments");
-            for (const auto& s : *it)
-                segments.push_back(jsonIdList(s, inputFile, "segments"));
-        } else if (const auto ids = input.find("token_ids"); ids != input.end()) {
-            const auto all = jsonIdList(*ids, inputFile, "token_ids");
-            int len = model.info().defaultSegmentLen;
-            for (const char* key : {"segment_length", "tgt_len"})
-                if (const auto l = input.find(key); l != input.end() && l->is_number_integer()) {
-                    len = checkedSegmentLength(l->get<long long>(), model.info().maxSegmentLen, inputFile, key);
-                    break;
-                }
-            for (std::size_t b = 0; b < all.size(); b += static_cast<std::size_t>(len))
-                segments.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(b),
-                                      all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), b + len)));
-        } else {
-            throw Error(ErrorCode::BadInput, "needs \"segments\" or \"token_ids\"", inputFile);
-        }
-        auto intKey = [&](const char* key) -> std::optional<int> {
-            const auto it = input.find(key);
-            if (it == input.end() || it->is_null())
-                return std::nullopt;
-            if (!it->is_number_integer())
-                throw Error(ErrorCode::BadInput, "must be an integer", inputFile, key);
-            return it->get<int>();
-        };
-        if (const auto m = intKey("mem_len"))
-            options.memLen = checkedMemoryLength(*m, inputFile, "mem_len");
-        options.clampLen = intKey("clamp_len");
-        if (const auto it = input.find("same_length"); it != input.end() && !it->is_null()) {
-            if (!it->is_boolean())
-                throw Error(ErrorCode::BadInput, "must be true or false", inputFile, "same_length");
-            options.sameLength = it->get<bool>();
-        }
-    } else {
-        // "token_ids", or the encoders' Hugging Face names: "input_ids" with "token_type_ids" and "attention_mask".
-        const char* idsKey = input.contains("token_ids") ? "token_ids" : "input_ids";
-        const auto ids = input.find(idsKey);
-        if (ids == input.end())
-            throw Error(ErrorCode::BadInput, "needs \"token_ids\" or \"input_ids\"", inputFile);
-        segments.push_back(jsonIdList(*ids, inputFile, idsKey));
-        const std::size_t n = segments.front().size();
-        auto perToken = [&](const char* key) -> std::vector<std::int32_t> {
-            const auto it = input.find(key);
-            if (it == input.end() || it->is_null())
-                return {};
-            auto v = jsonIdList(*it, inputFile, key);
-            if (v.size() != n)
-                throw Error(ErrorCode::BadInput, "has " + std::to_string(v.size()) + " entries for " + std::to_string(n) +
-                                                     " tokens", inputFile, key);
-            return v;
-        };
-        if (!model.info().can.causal) {
-            options.tokenTypes = perToken("token_type_ids");
-            for (const auto m : perToken("attention_mask")) {
-                if (m > 1)
-                    throw Error(ErrorCode::BadInput, "must hold 1 (a token) or 0 (padding)", inputFile, "attention_mask");
-                options.padding.push_back(m == 0 ? 1 : 0);
-            }
-        } else if (input.contains("attention_mask") || input.contains("token_type_ids")) {
-            throw Error(ErrorCode::BadInput, "attention_mask and token_type_ids are for encoders; this model is causal",
-                        inputFile);
-        }
-        // Causal models run one sequence from position 0; other positions are not a run this dump can make.
-        if (const auto pos = input.find("positions"); pos != input.end() && pos->is_array() && model.info().can.causal) {
-            const auto p = jsonIdList(*pos, inputFile, "positions");
-            for (std::size_t t = 0; t < p.size(); ++t)
-                if (p.size() != segments.front().size() || p[t] != static_cast<std::int32_t>(t))
-                    throw Error(ErrorCode::BadInput, "must be 0, 1, ..., T-1 for the T token ids", inputFile, "positions");
-        }
-        if (const auto b = input.find("batch"); b != input.end() && !(b->is_number_integer() && b->get<std::int64_t>() == 1))
-            throw Error(ErrorCode::BadInput, "only batch 1 is supported", inputFile, "batch");
-    }
-    if (segments.empty())
-        throw Error(ErrorCode::BadInput, "no tokens to run", inputFile);
-    for (const auto& s : segments)
-        if (s.empty())
-            throw Error(ErrorCode::BadInput, "a segment is empty", inputFile);
-
-    std::size_t longest = 0;
-    for (const auto& seg : segments)
-        longest = std::max(longest, seg.size());
-    checkRunFits(model.info(), options.memLen.value_or(model.info().defaultMemLen), static_cast<int>(std::min<std::size_t>(longest, kMaxSegmentLength)),
-                 true, "the run of " + inputFile);
-    if (!model.info().hasRelativeTerms) { // logits of every token are dumped: the read-out's array and the dump's copy
-        std::size_t total = 0;
-        for (const auto& seg : segments)
-            total += seg.size();
-        checkFits(logitsBytes(model.info(), total), "the logits of " + std::to_string(total) + " tokens over a vocabulary of " +
-                                                        std::to_string(model.info().vocabSize),
-                  "use fewer tokens", inputFile);
-    }
+    if (model.info().hasRelativeTerms)
+        readRelativeRun(model, input, inputFile, run);
+    else if (model.info().typedReadStream() >= 0)
+        readSourceAndTarget(input, inputFile, run);
+    else
+        readOneSequence(model, input, inputFile, run);
+    checkReferenceRunFits(model, run, inputFile);
     if (model.info().fixedTerms)
-        options.bands = model.info().fixedTerms;
+        run.options.bands = model.info().fixedTerms;
     return run;
 }
 
@@ -246,6 +344,63 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
             throw Error(e.code(), e.message(), inputFile, e.key());
         throw;
     }
+    return out;
+}
+
+namespace {
+// Each forward of a greedy generation, in the layout of generation.safetensors: step{s}.layer{l}.self_attn [heads,
+// s + 1] and step{s}.layer{l}.cross_attn [heads, S] (the new token's row of a decoder's sites), step{s}.logits.
+class StepObserver final : public AttentionObserver {
+public:
+    StepObserver(const ModelInfo& info, std::vector<OutputTensor>& out)
+        : m_info(info)
+        , m_out(out)
+    {
+    }
+    bool wantLogits() const override { return true; }
+    void onLayer(const LayerView& l) override
+    {
+        const AttentionSite& site = m_info.site(l.site);
+        if (site.queryStream != m_info.segmentStream())
+            return; // the encoder runs once, before the first step
+        const int last = l.qlen - 1; // the new token's row
+        OutputTensor t{"step" + std::to_string(m_step) + ".layer" + std::to_string(l.layer) +
+                           (site.kind == SiteKind::Cross ? ".cross_attn" : ".self_attn"),
+                       {l.heads, l.klen},
+                       std::vector<float>(static_cast<std::size_t>(l.heads) * l.klen)};
+        for (int h = 0; h < l.heads; ++h)
+            std::copy_n(l.attnProb + (static_cast<std::size_t>(h) * l.qlen + last) * l.klen, l.klen,
+                        t.data.begin() + static_cast<std::ptrdiff_t>(h) * l.klen);
+        m_out.push_back(std::move(t));
+    }
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        const float* row = e.logits + static_cast<std::size_t>(e.qlen - 1 - e.firstLogitRow) * e.vocab;
+        m_out.push_back({"step" + std::to_string(m_step) + ".logits", {e.vocab}, std::vector<float>(row, row + e.vocab)});
+        ++m_step;
+    }
+
+private:
+    const ModelInfo& m_info;
+    std::vector<OutputTensor>& m_out;
+    int m_step = 0;
+};
+} // namespace
+
+std::vector<OutputTensor> dumpGeneration(const AttentionModel& model, const nlohmann::json& input,
+                                         const std::string& inputFile, int steps, std::vector<std::int32_t>* generated)
+{
+    const ReferenceRun run = parseReferenceInput(model, input, inputFile);
+    const TokenStream& target = model.info().streams.at(static_cast<std::size_t>(model.info().segmentStream()));
+    if (target.startToken < 0)
+        throw Error(ErrorCode::BadInput, "a generation from the decoder start token needs an encoder-decoder model",
+                    model.info().source);
+    std::vector<OutputTensor> out;
+    StepObserver steps_(model.info(), out);
+    const std::int32_t start[1] = {target.startToken};
+    const auto g = generateTokens(model, start, steps, Sampling{}, 0, nullptr, GenerationRun{run.options, &steps_});
+    if (generated)
+        *generated = g.ids;
     return out;
 }
 

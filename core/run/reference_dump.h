@@ -26,7 +26,18 @@ struct ReferenceRun {
 };
 ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile);
 
+// Every tensor of the run under the reference's names. An encoder-decoder model's input is "input_ids" (the source)
+// and "decoder_input_ids" (the target from the decoder start token); its tensors encoder.embedding,
+// encoder.layer{l}.attn_prob / hidden, encoder.last_hidden_state, decoder.embedding, decoder.layer{l}.self_attn_prob /
+// cross_attn_prob / hidden, decoder.last_hidden_state, logits, and for T5 {encoder,decoder}.position_bucket / _bias.
 std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
                                         const std::string& inputFile);
+
+// An encoder-decoder model's greedy generation of `steps` tokens from the decoder start token, with the input's source,
+// in the layout of generation.safetensors: step{s}.layer{l}.self_attn [heads, s + 1], step{s}.layer{l}.cross_attn
+// [heads, S], step{s}.logits [vocab]. `generated` receives the new ids.
+std::vector<OutputTensor> dumpGeneration(const AttentionModel& model, const nlohmann::json& input,
+                                         const std::string& inputFile, int steps,
+                                         std::vector<std::int32_t>* generated = nullptr);
 
 } // namespace attnscope::core

@@ -11,17 +11,18 @@
 
 namespace attnscope::core {
 
-std::size_t LayerRecord::bytes() const
+std::size_t SiteRecord::bytes() const
 {
     return queries.bytes() + keys.bytes() + relative.bytes() + (u.capacity() + v.capacity()) * sizeof(float) +
-           spans.capacity() * sizeof(VisibleSpan);
+           spans.capacity() * sizeof(VisibleSpan) +
+           (positionBias ? positionBias->values.capacity() * sizeof(float) : 0);
 }
 
 std::size_t SegmentCapture::bytes() const
 {
     std::size_t b = spans.capacity() * sizeof(VisibleSpan);
-    for (const auto& l : layers)
-        b += l.bytes();
+    for (const auto& r : sites)
+        b += r.bytes();
     return b;
 }
 
@@ -42,19 +43,40 @@ int TextCapture::segmentOfToken(int position) const
     return s;
 }
 
-ScoreInputs TextCapture::inputs(int s, int layer) const
+const SiteRecord& TextCapture::record(int s, int site) const
 {
     const auto& seg = segment(s);
-    if (layer < 0 || layer >= static_cast<int>(seg.layers.size()))
-        throw Error(ErrorCode::BadInput, "layer " + std::to_string(layer + 1) + " does not exist");
-    const auto& r = seg.layers[static_cast<std::size_t>(layer)];
-    ScoreInputs in = ScoreInputs::ofShape(seg.qlen, seg.klen, seg.mlen, model.heads, model.kvHeads, model.dHead);
-    // The layer's score rule as the model computed it: scale, soft-cap.
-    const bool ruled = static_cast<std::size_t>(layer) < model.layerRules.size();
-    in.scale = ruled ? model.layerRules[static_cast<std::size_t>(layer)].scale : scoreScale;
-    in.softCap = ruled ? model.layerRules[static_cast<std::size_t>(layer)].softCap : 0.0f;
-    if (ruled && !model.layerRules[static_cast<std::size_t>(layer)].sinks.empty())
-        in.sinks = model.layerRules[static_cast<std::size_t>(layer)].sinks.data();
+    if (site < 0 || site >= static_cast<int>(seg.sites.size()))
+        throw Error(ErrorCode::BadInput, (model.sites.size() == static_cast<std::size_t>(model.layers) ? "layer " : "site ") +
+                                             std::to_string(site + 1) + " does not exist");
+    if (seg.sites[static_cast<std::size_t>(site)].present)
+        return seg.sites[static_cast<std::size_t>(site)];
+    for (const auto& other : segments) // a site over a read stream: recorded where the run read it
+        if (other->sites.size() > static_cast<std::size_t>(site) && other->sites[static_cast<std::size_t>(site)].present)
+            return other->sites[static_cast<std::size_t>(site)];
+    throw Error(ErrorCode::BadInput, model.site(site).label() + " was not run for this text");
+}
+
+const std::vector<Token>& TextCapture::streamTokens(int stream) const
+{
+    if (stream == model.segmentStream() || stream < 0 || stream >= static_cast<int>(streams.size()))
+        return tokens;
+    return streams[static_cast<std::size_t>(stream)].tokens;
+}
+
+ScoreInputs TextCapture::inputs(int s, int site) const
+{
+    const auto& seg = segment(s);
+    const auto& r = record(s, site);
+    const auto at = static_cast<std::size_t>(site);
+    const int heads = at < model.sites.size() && model.sites[at].heads > 0 ? model.sites[at].heads : model.heads;
+    ScoreInputs in = ScoreInputs::ofShape(r.qlen, r.klen, r.mlen, heads, model.kvHeads, model.dHead);
+    // The site's score rule as the model computed it: scale, soft-cap, sinks.
+    const bool ruled = at < model.layerRules.size();
+    in.scale = ruled ? model.layerRules[at].scale : scoreScale;
+    in.softCap = ruled ? model.layerRules[at].softCap : 0.0f;
+    if (ruled && !model.layerRules[at].sinks.empty())
+        in.sinks = model.layerRules[at].sinks.data();
     in.queries = RowSource::paged(r.queries);
     in.keys = RowSource::paged(r.keys);
     if (r.relative.rows() > 0) {
@@ -63,6 +85,8 @@ ScoreInputs TextCapture::inputs(int s, int layer) const
         in.v = r.v.data();
     }
     in.spans = r.spans.empty() ? seg.spans.data() : r.spans.data();
+    if (r.positionBias)
+        in.positionBias = &r.positionBias->view;
     return in;
 }
 
@@ -79,8 +103,9 @@ std::size_t TextCapture::bytes() const
 
 namespace {
 
-// Copies what each layer's scores came from into a SegmentCapture. Resuming segment s after `keep` tokens, the
-// old segment's first `keep` query rows and the keys the resumed run saw as cached are shared, not copied.
+// Copies what each site's scores came from into a SegmentCapture. Resuming segment s after `keep` tokens, the old
+// segment's first `keep` query rows, the keys the resumed run saw as cached and the keys of a read stream (the same
+// source) are shared, not copied; the sites over a read stream, which the resumed run does not run again, are kept.
 class RecordObserver final : public AttentionObserver {
 public:
     struct Resume {
@@ -88,8 +113,11 @@ public:
         int keep = 0;
     };
     // `nextToken`: keep each segment's last row's logits (a causal model with a next-token head).
-    RecordObserver(std::function<void(int layer, int qlen, const SegmentCapture& current)> layerDone, bool nextToken)
-        : m_layerDone(std::move(layerDone))
+    RecordObserver(const ModelInfo& info, std::function<void(int site, int qlen, const SegmentCapture& current)> layerDone,
+                   bool nextToken)
+        : m_info(info)
+        , m_segmentStream(info.segmentStream())
+        , m_layerDone(std::move(layerDone))
         , m_nextToken(nextToken)
     {
     }
@@ -102,12 +130,16 @@ public:
     void onSegment(const SegmentView& s) override
     {
         m_seg = std::make_shared<SegmentCapture>();
+        m_seg->sites.resize(m_info.sites.size());
         auto spans = spansOfMask(s.mask, s.qlen, s.klen);
         if (const SegmentCapture* old = m_resume.segment) {
             m_seg->firstPosition = old->firstPosition;
             m_seg->mlen = old->mlen;
             m_seg->qlen = m_resume.keep + s.qlen;
             m_seg->spans.assign(old->spans.begin(), old->spans.begin() + m_resume.keep);
+            for (std::size_t k = 0; k < m_info.sites.size() && k < old->sites.size(); ++k)
+                if (!overSegments(static_cast<int>(k)))
+                    m_seg->sites[k] = old->sites[k];
         } else {
             m_seg->firstPosition = s.firstPosition;
             m_seg->mlen = s.mlen;
@@ -118,44 +150,17 @@ public:
     }
     void onLayer(const LayerView& l) override
     {
-        const auto& in = l.inputs;
-        const int qWidth = in.heads * in.headDim, kWidth = in.kvHeads * in.headDim;
-        LayerRecord r;
-        int keysFrom = 0;
-        if (const SegmentCapture* old = m_resume.segment) {
-            const auto& o = old->layers[static_cast<std::size_t>(l.layer)];
-            r.queries = o.queries.prefix(m_resume.keep);
-            r.keys = o.keys.prefix(in.mlen); // the cached keys: the same rows at the same positions
-            keysFrom = in.mlen;
-        } else {
-            r.queries = RowPages(qWidth);
-            r.keys = RowPages(kWidth);
-        }
-        // A layer whose keys differ from the segment's (a sliding layer among global ones) keeps its own spans.
-        const std::size_t newFrom = m_seg->spans.size() - static_cast<std::size_t>(in.qlen);
-        const bool own = !std::equal(in.spans, in.spans + in.qlen, m_seg->spans.begin() + static_cast<std::ptrdiff_t>(newFrom),
-                                     [](const VisibleSpan& a, const VisibleSpan& b) { return a.lo == b.lo && a.len == b.len; });
-        const bool ownBefore = m_resume.segment && !m_resume.segment->layers[static_cast<std::size_t>(l.layer)].spans.empty();
-        if (own || ownBefore) {
-            if (const SegmentCapture* old = m_resume.segment) {
-                const auto& o = old->layers[static_cast<std::size_t>(l.layer)];
-                const auto& from = o.spans.empty() ? old->spans : o.spans;
-                r.spans.assign(from.begin(), from.begin() + m_resume.keep);
-            }
-            r.spans.insert(r.spans.end(), in.spans, in.spans + in.qlen);
-        }
-        r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
-        r.keys.append(in.keys.row(keysFrom), in.keys.stride, in.klen - keysFrom);
-        if (in.relativeTerms()) {
-            r.relative = RowPages(qWidth);
-            r.relative.append(in.relative.row(0), in.relative.stride, in.klen);
-            r.u.assign(in.u, in.u + qWidth);
-            r.v.assign(in.v, in.v + qWidth);
-        }
-        m_seg->layers.push_back(std::move(r));
-        m_scale = in.scale;
-        if (m_layerDone)
-            m_layerDone(l.layer, l.qlen, *m_seg);
+        const auto k = static_cast<std::size_t>(l.site);
+        const SiteRecord* old = m_resume.segment ? &m_resume.segment->sites[k] : nullptr;
+        SiteRecord r = overSegments(l.site) ? segmentSite(l, old) : readSite(l);
+        appendRelative(l.inputs, r);
+        if (l.inputs.positionBias)
+            r.positionBias = copyBias(*l.inputs.positionBias, l.inputs.heads);
+        r.present = true;
+        m_seg->sites[k] = std::move(r);
+        m_scale = l.inputs.scale;
+        if (m_layerDone && overSegments(l.site))
+            m_layerDone(l.site, l.qlen, *m_seg);
     }
     void onSegmentEnd(const SegmentEndView& e) override
     {
@@ -172,6 +177,82 @@ public:
     float scale() const { return m_scale; }
 
 private:
+    // The site's queries are the segment stream's tokens (every site of a single-stream model).
+    bool overSegments(int site) const { return m_info.site(site).queryStream == m_segmentStream; }
+    bool keysFromSegments(int site) const { return m_info.site(site).keyStream == m_segmentStream; }
+
+    // A site whose rows are the segment's: the segment's shape, its kept rows shared when it resumes.
+    SiteRecord segmentSite(const LayerView& l, const SiteRecord* old) const
+    {
+        const auto& in = l.inputs;
+        SiteRecord r;
+        r.qlen = m_seg->qlen;
+        r.klen = in.klen;
+        r.mlen = keysFromSegments(l.site) ? m_seg->mlen : in.mlen;
+        int keysFrom = 0;
+        if (old) {
+            r.queries = old->queries.prefix(m_resume.keep);
+            // Cached keys are the same rows at the same positions; a read stream's keys are all the same.
+            keysFrom = keysFromSegments(l.site) ? in.mlen : in.klen;
+            r.keys = old->keys.prefix(keysFrom);
+        } else {
+            r.queries = RowPages(in.heads * in.headDim);
+            r.keys = RowPages(in.kvHeads * in.headDim);
+        }
+        r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
+        if (keysFrom < in.klen)
+            r.keys.append(in.keys.row(keysFrom), in.keys.stride, in.klen - keysFrom);
+        // A site whose keys differ from the segment's (a sliding layer among global ones, cross-attention) keeps its
+        // own spans.
+        const std::size_t newFrom = m_seg->spans.size() - static_cast<std::size_t>(in.qlen);
+        const bool own = !std::equal(in.spans, in.spans + in.qlen, m_seg->spans.begin() + static_cast<std::ptrdiff_t>(newFrom),
+                                     [](const VisibleSpan& a, const VisibleSpan& b) { return a.lo == b.lo && a.len == b.len; });
+        if (own || (old && !old->spans.empty())) {
+            if (old) {
+                const auto& from = old->spans.empty() ? m_resume.segment->spans : old->spans;
+                r.spans.assign(from.begin(), from.begin() + m_resume.keep);
+            }
+            r.spans.insert(r.spans.end(), in.spans, in.spans + in.qlen);
+        }
+        return r;
+    }
+    // A site over a read stream (an encoder's self-attention): its own shape and spans.
+    static SiteRecord readSite(const LayerView& l)
+    {
+        const auto& in = l.inputs;
+        SiteRecord r;
+        r.qlen = in.qlen;
+        r.klen = in.klen;
+        r.mlen = in.mlen;
+        r.queries = RowPages(in.heads * in.headDim);
+        r.keys = RowPages(in.kvHeads * in.headDim);
+        r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
+        r.keys.append(in.keys.row(0), in.keys.stride, in.klen);
+        r.spans.assign(in.spans, in.spans + in.qlen);
+        return r;
+    }
+    static void appendRelative(const ScoreInputs& in, SiteRecord& r)
+    {
+        if (!in.relativeTerms())
+            return;
+        const int width = in.heads * in.headDim;
+        r.relative = RowPages(width);
+        r.relative.append(in.relative.row(0), in.relative.stride, in.klen);
+        r.u.assign(in.u, in.u + width);
+        r.v.assign(in.v, in.v + width);
+    }
+    static std::shared_ptr<const PositionBiasTable> copyBias(const PositionBias& b, int heads)
+    {
+        auto t = std::make_shared<PositionBiasTable>();
+        t->values.assign(b.table, b.table + static_cast<std::size_t>(heads) * b.width);
+        if (b.buckets)
+            t->buckets.assign(b.buckets, b.buckets + b.width);
+        t->view = PositionBias{t->values.data(), b.width, b.center, t->buckets.empty() ? nullptr : t->buckets.data()};
+        return t;
+    }
+
+    const ModelInfo& m_info;
+    int m_segmentStream = 0;
     std::function<void(int, int, const SegmentCapture&)> m_layerDone;
     bool m_nextToken = false, m_lastSegment = true;
     std::vector<float> m_lastLogits;
@@ -180,15 +261,30 @@ private:
     float m_scale = 1.0f;
 };
 
+// The ids of the run's read source (an encoder-decoder model's), from the capture's streams; null when there is none.
+std::shared_ptr<const std::vector<std::int32_t>> sourceOf(const ModelInfo& info, const std::vector<StreamText>& streams)
+{
+    for (std::size_t k = 0; k < streams.size() && k < info.streams.size(); ++k)
+        if (info.streams[k].role == StreamRole::Read && !streams[k].tokens.empty())
+            return std::make_shared<const std::vector<std::int32_t>>(idsOf(streams[k].tokens));
+    return nullptr;
+}
+
 std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
 {
     auto opt = [](const auto& v) { return v ? std::to_string(static_cast<int>(*v)) : std::string("-"); };
     // An encoder's token types and padding live in its run state: a capture made with others cannot be resumed.
     const std::string types(reinterpret_cast<const char*>(o.run.tokenTypes.data()), o.run.tokenTypes.size() * sizeof(std::int32_t));
     const std::string padding(o.run.padding.begin(), o.run.padding.end());
+    // A source read beside the segments (an encoder-decoder model's) is part of every state: another one cannot resume.
+    std::string source;
+    for (const auto& stream : o.streams)
+        for (const auto& t : stream.tokens)
+            source += std::to_string(t.id) + ",";
     return "segment=" + std::to_string(segmentLen) + " memory=" + std::to_string(memLen) +
            " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen) +
-           " types=" + std::to_string(std::hash<std::string>{}(types)) + " padding=" + std::to_string(std::hash<std::string>{}(padding));
+           " types=" + std::to_string(std::hash<std::string>{}(types)) + " padding=" + std::to_string(std::hash<std::string>{}(padding)) +
+           " source=" + std::to_string(std::hash<std::string>{}(source));
 }
 
 // Refuses, before running, a text whose records would not fit beside the model's weights.
@@ -249,6 +345,7 @@ std::shared_ptr<const TextCapture> partialCapture(const TextCapture& sofar, cons
     p->tokenTypes = sofar.tokenTypes;
     p->image = sofar.image;
     p->padding = sofar.padding;
+    p->streams = sofar.streams;
     return p;
 }
 
@@ -272,6 +369,11 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     out->tokenTypes = options.run.tokenTypes; // what reruns of its segments must read again
     out->image = options.run.image;
     out->padding = options.run.padding;
+    out->streams = options.streams;
+    out->streams.resize(info.streams.size());
+    RunOptions run = options.run;
+    if (!run.source)
+        run.source = sourceOf(info, out->streams);
     checkSize(info, tokens.size(), out->segmentLen, out->memLen, options);
 
     std::vector<std::int32_t> ids = idsOf(tokens);
@@ -313,24 +415,27 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
         out->reusedTokens = firstToRun * S + resumeKeep;
     }
     if (!state)
-        state = model.newState(options.run);
-    state->stop = options.run.stop;
+        state = model.newState(run);
+    state->stop = run.stop;
 
-    // Progress in token-layers of the part that runs.
-    const double work = static_cast<double>(T - out->reusedTokens) * info.layers;
+    // Progress in token-sites of the part that runs (the sites over the segment stream).
+    int segmentSites = 0;
+    for (const auto& site : info.sites)
+        segmentSites += site.queryStream == info.segmentStream() ? 1 : 0;
+    const double work = static_cast<double>(T - out->reusedTokens) * segmentSites;
     double done = 0;
     int running = firstToRun; // the segment the observer records
-    RecordObserver observer([&](int layer, int qlen, const SegmentCapture& current) {
+    RecordObserver observer(info, [&](int site, int qlen, const SegmentCapture& current) {
         done += qlen;
         if (options.progress && work > 0)
             options.progress(std::min(1.0, done / work));
         if (options.layerDone)
-            options.layerDone(running, layer, [&] { return partialCapture(*out, current, observer.scale()); });
+            options.layerDone(running, site, [&] { return partialCapture(*out, current, observer.scale()); });
     }, info.can.causal && info.can.nextTokenLoss);
     if (resumeKeep > 0)
         observer.resumeNext({prev->segments[static_cast<std::size_t>(firstToRun)].get(), resumeKeep});
     for (int s = firstToRun; s < segments; ++s) {
-        if (options.run.stop && options.run.stop->stopRequested())
+        if (run.stop && run.stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "run cancelled");
         running = s;
         observer.setLastSegment(s + 1 == segments);
@@ -371,7 +476,7 @@ std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, cons
                                                 std::string text, const CaptureOptions& options)
 {
     // The tokens the model sees by default (Llama-family tokenizers add BOS; its span is empty).
-    auto tokens = tokenizer.encodeWithSpecial(text);
+    auto tokens = streamTokens(model.info(), model.info().segmentStream(), tokenizer, text);
     return captureImpl(model, std::move(tokens), options, std::move(text));
 }
 
@@ -406,6 +511,7 @@ RunOptions TextCapture::runOptions() const
     options.tokenTypes = tokenTypes;
     options.padding = padding;
     options.image = image;
+    options.source = sourceOf(model, streams);
     return options;
 }
 
@@ -415,6 +521,65 @@ std::shared_ptr<const TextCapture> captureTextPair(const AttentionModel& model, 
     auto enc = tokenizer.encodePairWithSpecial(a, b, a.size() + 1);
     options.run.tokenTypes = enc.typeIds;
     return captureImpl(model, std::move(enc.tokens), options, a + "\n" + b, static_cast<int>(enc.secondText));
+}
+
+std::vector<Token> streamTokens(const ModelInfo& info, int stream, const Tokenizer& tokenizer, std::string_view text)
+{
+    const TokenStream& row = info.streams.at(static_cast<std::size_t>(stream));
+    if (row.role == StreamRole::Read && tokenizer.encode(text).empty())
+        throw Error(ErrorCode::BadInput, "the " + row.name + " tokenizes to nothing: type a sentence to translate");
+    if (row.startToken < 0)
+        return tokenizer.encodeWithSpecial(text);
+    std::vector<Token> tokens{Token{row.startToken, tokenizer.pieceOf(row.startToken), 0, 0}};
+    auto rest = tokenizer.encode(text);
+    tokens.insert(tokens.end(), rest.begin(), rest.end());
+    return tokens;
+}
+
+std::vector<StreamText> typedSource(const ModelInfo& info, const Tokenizer& tokenizer, const std::string& text)
+{
+    const int stream = info.typedReadStream();
+    if (stream < 0)
+        return {};
+    std::vector<StreamText> streams(info.streams.size());
+    streams[static_cast<std::size_t>(stream)] = StreamText{text, streamTokens(info, stream, tokenizer, text)};
+    return streams;
+}
+
+std::shared_ptr<const TextCapture> writeGreedily(const AttentionModel& model, std::vector<Token> tokens, int count,
+                                                 const Tokenizer& tokenizer, CaptureOptions options,
+                                                 const std::function<void(const std::shared_ptr<const TextCapture>&, int)>& step,
+                                                 std::string text)
+{
+    const auto& info = model.info();
+    const std::int32_t end = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
+    std::shared_ptr<const TextCapture> capture = captureImpl(model, tokens, options, text);
+    for (int written = 0; written < count && static_cast<int>(tokens.size()) < info.maxSegmentLen; ++written) {
+        const auto& logits = capture->lastLogits;
+        if (logits.empty())
+            break;
+        const auto id = static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        if (id == end) // the last row writes the end: the stream is complete (finishedWriting)
+            break;
+        if (step)
+            step(capture, written);
+        // The written text grows with the token's own: its span is there, so it reads as a word, not a special token.
+        const std::string piece = tokenizer.textOf(id);
+        tokens.push_back(Token{id, tokenizer.pieceOf(id), text.size(), text.size() + piece.size()});
+        text += piece;
+        options.previous = capture;
+        capture = captureImpl(model, tokens, options, text);
+    }
+    return capture;
+}
+
+bool finishedWriting(const TextCapture& capture)
+{
+    const auto& info = capture.model;
+    const std::int32_t end = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
+    const auto& logits = capture.lastLogits;
+    return end >= 0 && !logits.empty() &&
+           std::max_element(logits.begin(), logits.end()) - logits.begin() == static_cast<std::ptrdiff_t>(end);
 }
 
 } // namespace attnscope::core

@@ -22,9 +22,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ._attnscope import Capture, Error, Model, Scan, Translation, load_scan, merge_scans
+from ._attnscope import Capture, Error, Model, Scan, load_scan, merge_scans
 
-__all__ = ["Capture", "Error", "Model", "Scan", "Translation", "load", "load_scan", "merge_scans", "show"]
+__all__ = ["Capture", "Error", "Model", "Scan", "load", "load_scan", "merge_scans", "show"]
 
 
 def load(path):

@@ -519,8 +519,8 @@ def cases_with(key):
 def test_every_site_of_an_encoder_decoder_model(folder, spec):
     m = attnscope.load(folder)
     t = m.run(ids=spec["input_ids"], target_ids=spec["decoder_input_ids"])
-    assert isinstance(t, attnscope.Translation)
-    assert t.ids == spec["input_ids"] and t.target_ids == spec["decoder_input_ids"] and t.typed == len(t.target_ids)
+    assert isinstance(t, attnscope.Capture)  # one capture for every model: the target, its source a stream of it
+    assert t.source_ids == spec["input_ids"] and t.ids == spec["decoder_input_ids"] and t.written == 0
     cpp, expected = dump(folder), read_safetensors(folder / "expected.safetensors")
     layers = {s: max(x["layer"] for x in t.sites if x["name"] == s) for s in ("encoder", "decoder", "cross")}
     names = {"encoder": "encoder.layer{}.attn_prob", "decoder": "decoder.layer{}.self_attn_prob",
@@ -536,7 +536,7 @@ def test_every_site_of_an_encoder_decoder_model(folder, spec):
     generation = folder / "generation.json"
     if generation.is_file():  # greedy, as the reference's generate() wrote it
         g = json.loads(generation.read_text())
-        ids = m.run(ids=spec["input_ids"], max_new_tokens=g["max_new_tokens"]).target_ids
+        ids = m.run(ids=spec["input_ids"], max_new_tokens=g["max_new_tokens"]).ids
         assert ids == g["sequences"][:len(ids)] and len(ids) >= 2
     with pytest.raises(attnscope.Error, match="encoder.*decoder.*cross"):
         t.attention(1, site="self")

@@ -11,7 +11,6 @@
 #include "ui/session.h"
 #include "export/data_export.h"
 #include "headless/headless_export.h"
-#include "views/translation_views.h"
 #include "views/grid_builder.h"
 #include "views/analysis_figures.h"
 #include "views/thumbnails.h"
@@ -100,7 +99,7 @@ TEST_CASE("a text's grid on screen comes before its other layers are done, equal
     c.setPreviewAfter(0); // a test model is fast: every run counts as slow
     loadInto(c, caseDir("llama-gqa"));
     app::ViewSelection sel;
-    sel.layer = 0;
+    sel.site = 0;
     sel.heads = {1};
     QSignalSpy preview(&c, &app::ComputeController::gridPreviewReady);
     QSignalSpy ready(&c, &app::ComputeController::textReady);
@@ -119,7 +118,7 @@ TEST_CASE("a text's grid on screen comes before its other layers are done, equal
         CHECK((early->values[i] == finished->values[i] || (std::isnan(early->values[i]) && std::isnan(finished->values[i]))));
 
     // The last layer's grid is the finished text's: no preview for it.
-    sel.layer = c.model()->info().layers - 1;
+    sel.site = c.model()->info().layers - 1;
     preview.clear();
     QSignalSpy again(&c, &app::ComputeController::textReady);
     c.runText(QStringLiteral("1 2 3 4 5 6 7 8 9 10 11"), {}, 0, -1, sel);
@@ -234,8 +233,6 @@ TEST_CASE("cancel reaches every kind of job in the job table", "[app][controller
     heldAndCancelled(QString::fromStdString(bert.string()), QStringLiteral("the [MASK] was"), [&] { c.requestMaskedFills(); });
     heldAndCancelled(caseDir("qwen3moe-tiny"), QStringLiteral("2 3 4 5"), [&] { c.requestRouting(-1); });
     heldAndCancelled(caseDir("vit-tiny"), QStringLiteral("image.png"), [&] { c.requestImageRollout(); });
-    heldAndCancelled(caseDir("t5-tiny"), {},
-                     [&] { c.requestTranslation(QStringLiteral("2 3 4"), {}, true); });
     for (const auto& row : app::kJobKinds) {
         INFO("job kind " << row.name);
         CHECK(cancelled[row.kind] == 1);
@@ -254,7 +251,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     REQUIRE(ready.wait(10000));
     settle(c);
     REQUIRE(w.grid()->data());
-    CHECK(w.selection().layer == 0);
+    CHECK(w.selection().site == 0);
     CHECK(w.selection().heads == std::vector<int>{0});
 
     w.grid()->setFocus();
@@ -264,7 +261,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     QTest::keyClick(w.grid(), Qt::Key_Left); // wraps to the last head
     CHECK(w.selection().heads == std::vector<int>{3});
     QTest::keyClick(w.grid(), Qt::Key_Down);
-    CHECK(w.selection().layer == 1);
+    CHECK(w.selection().site == 1);
     QTest::keyClick(w.grid(), Qt::Key_A);
     CHECK(w.selection().heads.empty());
     settle(c);
@@ -283,7 +280,7 @@ TEST_CASE("main window: keys step heads and layers, A averages, exports match th
     REQUIRE(w.exportDataTo(csv).isEmpty());
     const auto& capture = *w.result()->capture;
     const int seg = static_cast<int>(capture.segments.size()) - 1;
-    const auto expected = core::attentionGrid(capture, seg, w.selection().layer, w.selection().heads);
+    const auto expected = core::attentionGrid(capture, seg, w.selection().site, w.selection().heads);
     QFile f(csv);
     REQUIRE(f.open(QIODevice::ReadOnly));
     const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
@@ -493,7 +490,7 @@ TEST_CASE("a saved session reopens identically, and stepping reveals one token a
     REQUIRE(ready.wait(10000));
     settle(c);
     CHECK(w.textEdit()->toPlainText() == "3 1 4 1 5 9 2 6 5 3 5 8");
-    CHECK(w.selection().layer == 1);
+    CHECK(w.selection().site == 1);
     CHECK(w.selection().heads == std::vector<int>{2});
     CHECK(w.selection().terms.label() == "a+d");
     CHECK(w.relposPanel()->rowOrder() == 2);
@@ -565,38 +562,55 @@ TEST_CASE("every file the app writes fails loudly on a full disk and keeps the o
     CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("translation grids: pieces merge into words by their own spelling, every site and the all-layers mean",
+TEST_CASE("translation grids through the one grid builder: every site, the all-layers mean, whole words",
           "[app][seq2seq]")
 {
-    const QString sp = QString::fromUtf8("\xE2\x96\x81");
-    CHECK(app::wordsOfPieces({sp + "Hel", "lo", sp + "world", ",", sp + "again", "</s>"}) ==
-          std::vector<int>{0, 0, 1, 2, 3, 4});
-    CHECK(app::wordsOfPieces({"2026", "-", "11", "-", "26", "</s>"}) == std::vector<int>{0, 1, 2, 3, 4, 5});
-    CHECK(app::wordsOfPieces({"un", "##aff", "##able", "[SEP]"}) == std::vector<int>{0, 0, 0, 1});
-
     // A translation of marian-tiny's reference source: every site has a grid with the streams' tokens, and the
     // all-layers entry is the mean of the decoder layers' cross-attention.
     const auto bundle = app::loadBundle(QString::fromStdString((test::testdataDir() / "marian-tiny").string()), {});
-    const auto& m = core::asEncoderDecoder(*bundle->loaded.model);
+    const auto& info = bundle->info();
     const auto input = core::readJsonFile((test::testdataDir() / "marian-tiny" / "input.json").string());
     const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
     const auto target = input["decoder_input_ids"].get<std::vector<std::int32_t>>();
-    const auto r = app::describeTranslation(bundle, core::teacherForce(m, source, target), false);
-    const auto& info = bundle->info();
-    for (int s = 0; s <= app::allCrossSites(info); ++s) {
-        const auto g = app::translationGrid(*r, s, -1);
+    auto tokensOf = [](const std::vector<std::int32_t>& ids) {
+        std::vector<core::Token> out;
+        for (auto id : ids)
+            out.push_back({id, std::to_string(id), 0, 0});
+        return out;
+    };
+    core::CaptureOptions o;
+    o.streams.resize(info.streams.size());
+    o.streams[static_cast<std::size_t>(info.typedReadStream())].tokens = tokensOf(source);
+    const auto capture = core::captureText(*bundle->loaded.model, tokensOf(target), o);
+    auto grid = [&](int site, int head, bool average = false, bool words = false) {
+        app::ViewSelection s;
+        s.site = site;
+        s.siteAverage = average;
+        s.heads = head < 0 ? std::vector<int>{} : std::vector<int>{head};
+        s.wholeWords = words;
+        return app::buildGrid(*capture, bundle->displayName, s, nullptr, {}, bundle->targetTokenizer.get());
+    };
+    std::vector<int> cross;
+    for (int s = 0; s < info.siteCount(); ++s) {
+        const auto g = grid(s, -1);
         REQUIRE(g);
-        const bool encoder = s < app::allCrossSites(info) && info.sites[static_cast<std::size_t>(s)].stack == core::Stack::Encoder;
+        const bool encoder = info.site(s).stack == core::Stack::Encoder;
         CHECK(g->rows == static_cast<int>(encoder ? source.size() : target.size()));
+        CHECK(g->cols == static_cast<int>(info.site(s).keyStream == 0 ? source.size() : target.size()));
+        if (info.site(s).kind == core::SiteKind::Cross)
+            cross.push_back(s);
     }
-    const auto all = app::translationGrid(*r, app::allCrossSites(info), 0);
-    const auto last = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 1, core::SiteKind::Cross), 0);
-    const auto first = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 0, core::SiteKind::Cross), 0);
+    REQUIRE(cross.size() == 2);
+    const auto all = grid(cross.back(), 0, true), last = grid(cross.back(), 0), first = grid(cross.front(), 0);
+    CHECK(all->title.contains("mean of all"));
     for (int i = 0; i < all->rows; ++i)
         for (int j = 0; j < all->cols; ++j)
             REQUIRE(all->at(i, j) == Approx((first->at(i, j) + last->at(i, j)) / 2).margin(1e-6));
+    // A decoder's rows are labelled by what they write: the next target token (the last row: its prediction).
+    CHECK(last->rowLabels.front() == QStringLiteral("→ ") + QString::number(target[1]));
+    CHECK(last->rowAxis.contains("writes"));
     // Rows of a whole-word grid still sum to 1 (attention to a word is summed over its pieces).
-    const auto words = app::translationGrid(*r, m.siteOf(core::Stack::Decoder, 1, core::SiteKind::Cross), 0, true);
+    const auto words = grid(cross.back(), 0, false, true);
     for (int i = 0; i < words->rows; ++i) {
         double sum = 0;
         for (int j = 0; j < words->cols; ++j)
@@ -615,7 +629,7 @@ TEST_CASE("a model with attention sinks shows each row's sink share as a last co
         tokens.push_back(core::Token{id.get<std::int32_t>(), std::to_string(id.get<int>()), 0, 0});
     const auto capture = core::captureText(*bundle->loaded.model, tokens, {});
     app::ViewSelection s;
-    s.layer = 1;
+    s.site = 1;
     s.heads = {2};
     const auto g = app::buildGrid(*capture, bundle->displayName, s);
     REQUIRE(g);

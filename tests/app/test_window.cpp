@@ -156,9 +156,9 @@ TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][
         key(Qt::Key_Right);
         CHECK(w.selection().heads == std::vector<int>{2});
         key(Qt::Key_Down);
-        CHECK(w.selection().layer == 1);
+        CHECK(w.selection().site == 1);
         key(Qt::Key_Up);
-        CHECK(w.selection().layer == 0);
+        CHECK(w.selection().site == 0);
         key(Qt::Key_A);
         CHECK(w.selection().heads.empty());
         key(Qt::Key_A);
@@ -182,7 +182,7 @@ TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][
         REQUIRE(QTest::qWaitFor([] { return QApplication::activePopupWidget() != nullptr; }, 2000));
         const QString before = colours->view()->currentIndex().data().toString();
         key(Qt::Key_Down);
-        CHECK(w.selection().layer == 0); // not stepped
+        CHECK(w.selection().site == 0); // not stepped
         CHECK(colours->view()->currentIndex().data().toString() != before);
         colours->hidePopup();
     }
@@ -191,9 +191,9 @@ TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][
         w.setSelection(1, {0});
         w.headsPanel()->layerBox()->setFocus();
         key(Qt::Key_Up);
-        CHECK(w.selection().layer == 0);
+        CHECK(w.selection().site == 0);
         key(Qt::Key_Down);
-        CHECK(w.selection().layer == 1);
+        CHECK(w.selection().site == 1);
         key(Qt::Key_Right);
         CHECK(w.selection().heads == std::vector<int>{1});
     }
@@ -203,7 +203,7 @@ TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][
         auto* overview = w.headOverview();
         w.dock("headDock")->raise();
         QTest::mouseClick(overview, Qt::LeftButton, Qt::NoModifier, overview->cellRect(1, 2).center());
-        CHECK(w.selection().layer == 1);
+        CHECK(w.selection().site == 1);
         CHECK(w.selection().heads == std::vector<int>{2});
         CHECK(QApplication::focusWidget() == overview);
         key(Qt::Key_Right);
@@ -215,7 +215,7 @@ TEST_CASE("arrow keys step heads wherever the focus does not need them", "[app][
         w.setPresentation(true);
         QApplication::processEvents();
         key(Qt::Key_Down);
-        CHECK(w.selection().layer == 1);
+        CHECK(w.selection().site == 1);
         w.setPresentation(false);
     }
 }
@@ -358,7 +358,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     Window win("gpt2-tiny", ids(5));
     REQUIRE(win.w.openSession(session + ".attnscope").isEmpty());
     settle(win.c);
-    CHECK(win.w.selection().layer == 1);
+    CHECK(win.w.selection().site == 1);
     CHECK(win.w.selection().heads == std::vector<int>{2});
     REQUIRE(win.w.relposPanel()->scan());
     CHECK(win.w.relposPanel()->scan()->tokens == 200);
@@ -379,7 +379,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     QByteArray wrong = text;
     wrong.replace("\"layer\": 1", "\"layer\": \"one\"");
     test::writeBytes(tmp / "wrong.attnscope", wrong.toStdString());
-    CHECK(win.w.openSession(QString::fromStdString((tmp / "wrong.attnscope").string())).contains("selection.layer"));
+    CHECK(win.w.openSession(QString::fromStdString((tmp / "wrong.attnscope").string())).contains("selection.site"));
 }
 
 TEST_CASE("the paper figures open in windows of their own with a readable size", "[app][window][figures]")
@@ -619,7 +619,7 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     QTest::mouseClick(atlas->table()->viewport(), Qt::LeftButton, {},
                       atlas->table()->visualItemRect(atlas->table()->item(row, 1)).center());
     settle(win.c);
-    CHECK(w.selection().layer == layer);
+    CHECK(w.selection().site == layer);
     CHECK(w.selection().heads == std::vector<int>{head});
     // The table exports as CSV with a line per head.
     test::TempDir tmp;
@@ -652,7 +652,7 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     CHECK(ablation.grids.front()->cols == 8);
     emit windows.front()->cellClicked(0, 2, 6);
     settle(win.c);
-    CHECK(w.selection().layer == 2);
+    CHECK(w.selection().site == 2);
     CHECK(w.selection().heads == std::vector<int>{6});
     windows.front()->close();
     QApplication::processEvents();
@@ -677,7 +677,7 @@ TEST_CASE("the head atlas, rollout and ablation views: computed off the GUI thre
     }
     emit windows.front()->cellClicked(0, 1, 3);
     settle(win.c);
-    CHECK(w.selection().layer == 1);
+    CHECK(w.selection().site == 1);
     CHECK(w.selection().heads == std::vector<int>{3});
 }
 
@@ -1067,8 +1067,8 @@ TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, 
     settle(c);
     auto* head = w.findChild<QComboBox*>(QStringLiteral("siteHeadBox"));
     REQUIRE(head);
-    head->setCurrentIndex(1); // head 1
-    QApplication::processEvents();
+    head->setCurrentIndex(1); // head 1: its grid comes from the compute thread, as every grid does
+    settle(c);
     const auto grid = w.grid()->data();
     REQUIRE(grid);
     core::SafetensorsFile expected((dir / "expected.safetensors").string());
@@ -1081,7 +1081,7 @@ TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, 
             REQUIRE(grid->at(i, j) == Approx(cross[static_cast<std::size_t>(i) * S + j]).margin(1e-5));
     // The encoder's first layer through the Heads dock's first row.
     w.setSelection(0, {2});
-    QApplication::processEvents();
+    settle(c);
     REQUIRE(w.grid()->data());
     CHECK(w.grid()->data()->title.contains("encoder layer 1"));
     CHECK(w.grid()->data()->rows == static_cast<int>(input["input_ids"].size()));
@@ -1104,6 +1104,30 @@ TEST_CASE("an encoder-decoder model opens in the Translation tab: typed target, 
         CHECK(w2.grid()->data()->rows == T); // the typed target, read as typed
         auto* box = w2.findChild<QLineEdit*>(QStringLiteral("targetBox"));
         CHECK(box->text() == target.trimmed());
+    }
+    {
+        // A session of the previous release: its Translation tab's entry past the sites is every decoder layer's
+        // cross-attention averaged.
+        const QString old = QString::fromStdString((tmp / "old.attnscope").string());
+        QFile f(old);
+        REQUIRE(f.open(QIODevice::WriteOnly));
+        const int sites = static_cast<int>(c.model()->info().sites.size());
+        f.write(QStringLiteral("{\"format\": \"attnscope-session/1\", \"model\": \"%1\", \"text\": \"\", "
+                               "\"translation\": {\"source\": \"%2\", \"target\": \"\"}, "
+                               "\"selection\": {\"layer\": %3, \"heads\": []}}")
+                    .arg(caseDir("marian-tiny"), source.trimmed())
+                    .arg(sites)
+                    .toUtf8());
+        f.close();
+        app::ComputeController c3{{}};
+        app::MainWindow w3{&c3, {}};
+        w3.resize(1280, 800);
+        w3.show();
+        REQUIRE(w3.openSession(old).isEmpty());
+        settle(c3);
+        QApplication::processEvents();
+        REQUIRE(w3.grid()->data());
+        CHECK(w3.grid()->data()->title.contains("cross-attention, mean of all decoder layers"));
     }
     // Back to a one-text model: the Text tab returns, the Translation tab goes.
     w.openModel(caseDir("gpt2-tiny"));
@@ -1184,7 +1208,7 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
         QSignalSpy pair(&win.c, &app::ComputeController::promptPairReady);
         emit p->view()->cellClicked(0, 1, 2);
         REQUIRE((pair.count() > 0 || pair.wait(10000)));
-        CHECK(win.w.selection().layer == 1);
+        CHECK(win.w.selection().site == 1);
         CHECK(win.w.selection().heads == std::vector<int>{2});
         const auto f = pair.takeFirst().at(0).value<app::FigurePtr>();
         REQUIRE(f->grids.size() == 2);

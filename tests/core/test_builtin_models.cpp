@@ -10,7 +10,8 @@
 #include "analysis/rollout.h"
 #include "run/image_capture.h"
 #include "util/text_file.h"
-#include "run/translation.h"
+#include "analysis/attention_grid.h"
+#include "run/text_capture.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
 
@@ -237,8 +238,16 @@ TEST_CASE("the built-in encoder-decoder rewrites dates, its cross-attention foll
           "[builtin][seq2seq]")
 {
     const auto m = core::loadModel("builtin:dates-en", builtinDirs());
-    const auto& model = core::asEncoderDecoder(*m.model);
+    const auto& info = m.model->info();
     const auto tok = core::loadModelTokenizer(m);
+    const auto target = core::loadModelTargetTokenizer(m);
+    const std::int32_t end = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
+    // The window's translation: the source read beside the target, the target written greedily through the cache.
+    auto translate = [&](const std::string& source) {
+        core::CaptureOptions o;
+        o.streams = core::typedSource(info, *tok, source);
+        return core::writeGreedily(*m.model, core::streamTokens(info, info.segmentStream(), *target, ""), 10, *target, o);
+    };
     // What a date means decides the expected output, not this program: day, month and year in ISO order.
     const std::vector<std::pair<std::string, std::string>> dates = {
         {"the 26th of November, 2026", "2026 - 11 - 26"}, {"March 3, 1999", "1999 - 03 - 03"},
@@ -246,41 +255,29 @@ TEST_CASE("the built-in encoder-decoder rewrites dates, its cross-attention foll
         {"31.12.2099", "2099 - 12 - 31"},                 {"the 2nd of february, 1931", "1931 - 02 - 02"}};
     for (const auto& [source, expected] : dates) {
         INFO(source);
-        std::vector<std::int32_t> ids;
-        for (const auto& t : core::sourceTokens(*tok, source))
-            ids.push_back(t.id);
-        const std::int32_t start[1] = {model.config().decoderStart};
-        core::GenerateOptions g;
-        g.maxNewTokens = 10;
-        const auto t = core::generate(model, ids, start, g);
-        CHECK(t.finished);
+        const auto c = translate(source);
+        CHECK(core::finishedWriting(*c)); // it ended the sentence: its last row writes the end token
         std::string written;
-        for (std::size_t i = 1; i < t.target.size(); ++i)
-            if (t.target[i] != model.config().eos)
-                written += (written.empty() ? "" : " ") + tok->pieceOf(t.target[i]);
+        for (std::size_t i = 1; i < c->tokens.size(); ++i)
+            if (c->tokens[i].id != end)
+                written += (written.empty() ? "" : " ") + target->pieceOf(c->tokens[i].id);
         CHECK(written == expected);
     }
     // "the 26th of November, 2026": the year is written first but read last. Averaged over every decoder layer's
     // cross-attention heads, the row that writes the year looks at the year, the month's row at "November", the day's
     // at "26th".
-    const std::string source = "the 26th of November, 2026";
-    const auto srcTokens = core::sourceTokens(*tok, source);
-    std::vector<std::int32_t> ids;
-    for (const auto& t : srcTokens)
-        ids.push_back(t.id);
-    const std::int32_t start[1] = {model.config().decoderStart};
-    core::GenerateOptions g;
-    g.maxNewTokens = 10;
-    const auto t = core::generate(model, ids, start, g);
-    const auto& sites = m.model->info().sites;
+    const auto c = translate("the 26th of November, 2026");
+    int cross = 0;
+    for (int s = 0; s < info.siteCount(); ++s)
+        cross = info.site(s).kind == core::SiteKind::Cross ? s : cross;
+    const auto mean = core::attentionGridOfSites(*c, 0, core::sitesLike(info, cross), {}, {});
+    const auto& source = c->streamTokens(info.typedReadStream());
     auto mostRead = [&](int row) {
-        std::vector<double> mass(ids.size(), 0.0);
-        for (std::size_t k = 0; k < sites.size(); ++k)
-            if (sites[k].kind == core::SiteKind::Cross)
-                for (int h = 0; h < t.sites[k].heads; ++h)
-                    for (std::size_t j = 0; j < ids.size(); ++j)
-                        mass[j] += t.sites[k].at(h, row, static_cast<int>(j));
-        return srcTokens[static_cast<std::size_t>(std::max_element(mass.begin(), mass.end()) - mass.begin())].text;
+        int best = 0;
+        for (int j = 1; j < mean.cols; ++j)
+            if (mean.at(row, j) > mean.at(row, best))
+                best = j;
+        return source[static_cast<std::size_t>(best)].text;
     };
     // Row i writes target token i + 1: "2026" (row 0), "-", "11" (row 2), "-", "26" (row 4).
     CHECK(mostRead(0) == "2026");

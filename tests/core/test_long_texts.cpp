@@ -563,8 +563,8 @@ TEST_CASE("an edit at the end shares the unchanged pages of the previous capture
     const auto after = core::captureText(model, tokensOf(ids), opt);
     CHECK(after->reusedTokens == 300);
     for (int l = 0; l < model.info().layers; ++l) {
-        const auto& a = before->segment(0).layers[static_cast<std::size_t>(l)];
-        const auto& b = after->segment(0).layers[static_cast<std::size_t>(l)];
+        const auto& a = before->segment(0).sites[static_cast<std::size_t>(l)];
+        const auto& b = after->segment(0).sites[static_cast<std::size_t>(l)];
         // Full pages (rows 0..255) are the same memory; the partial last page was copied before it was written.
         CHECK(a.queries.row(0) == b.queries.row(0));
         CHECK(a.keys.row(255) == b.keys.row(255));
@@ -604,7 +604,8 @@ TEST_CASE("a layer's grid from the partial capture handed on when it is done equ
             const auto p = partial();
             REQUIRE(p->tokens.size() == in.ids.size());
             REQUIRE(p->segments.size() == static_cast<std::size_t>(segment) + 1);
-            REQUIRE(p->segment(segment).layers.size() == static_cast<std::size_t>(layer) + 1);
+            const auto& sites = p->segment(segment).sites;
+            REQUIRE(std::count_if(sites.begin(), sites.end(), [](const core::SiteRecord& r) { return r.present; }) == layer + 1);
             requireSameGrids(*p, *whole, segment, layer);
         };
         core::captureText(model, tokensOf(in.ids), opt);

@@ -1,10 +1,13 @@
-// Encoder-decoder models (T5, BART, Marian) against the reference data: every site's probabilities, hidden states,
-// logits, T5's position buckets and biases, and a greedy generation through the decoder's cache, from safetensors,
-// PyTorch and GGUF files.
+// Encoder-decoder models (T5, BART, Marian) against the reference data, through the one run every model has (the
+// source read beside the target's segments): every site's probabilities, hidden states, logits, T5's position buckets
+// and biases, and a greedy generation through the decoder's cache, from safetensors, PyTorch and GGUF files.
+#include "analysis/attention_grid.h"
+#include "analysis/logit_lens.h"
+#include "analysis/rollout.h"
 #include "model/model_loader.h"
 #include "model/seq2seq.h"
-#include "run/translation.h"
-#include "analysis/seq2seq_lens.h"
+#include "run/reference_dump.h"
+#include "run/text_capture.h"
 #include "io/safetensors.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -50,10 +53,9 @@ TEST_CASE("encoder-decoder models reproduce their reference outputs (teacher for
             DYNAMIC_SECTION(fs::relative(spec, dir.parent_path()).string())
             {
                 const auto loaded = core::loadModel(spec);
-                const auto& model = core::asEncoderDecoder(*loaded.model);
                 const auto inputPath = (dir / "input.json").string();
                 checkAgainst(dir / "expected.safetensors",
-                             core::dumpSeq2Seq(model, core::readJsonFile(inputPath), inputPath));
+                             core::dumpReference(*loaded.model, core::readJsonFile(inputPath), inputPath));
             }
         }
 }
@@ -67,13 +69,12 @@ TEST_CASE("encoder-decoder greedy generation through the cache matches the refer
             DYNAMIC_SECTION(fs::relative(spec, dir.parent_path()).string())
             {
                 const auto loaded = core::loadModel(spec);
-                const auto& model = core::asEncoderDecoder(*loaded.model);
-                const auto input = core::readJsonFile((dir / "input.json").string());
+                const auto inputPath = (dir / "input.json").string();
                 const auto gen = core::readJsonFile((dir / "generation.json").string());
                 const auto expectedIds = gen["generated_ids"].get<std::vector<std::int32_t>>();
-                const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
                 std::vector<std::int32_t> ids;
-                const auto out = core::dumpGeneration(model, source, static_cast<int>(expectedIds.size()), &ids);
+                const auto out = core::dumpGeneration(*loaded.model, core::readJsonFile(inputPath), inputPath,
+                                                      static_cast<int>(expectedIds.size()), &ids);
                 CHECK(ids == expectedIds);
                 // A GGUF of a tied T5 reads out as Hugging Face does (scaled by d_model^-1/2), so logits match too.
                 checkAgainst(dir / "generation.safetensors", out);
@@ -81,6 +82,24 @@ TEST_CASE("encoder-decoder greedy generation through the cache matches the refer
         }
     }
 }
+
+namespace {
+// Tokens of ids (the reference folders have no tokenizer files), and a capture of a target with its source.
+std::vector<core::Token> tokensOf(const std::vector<std::int32_t>& ids)
+{
+    std::vector<core::Token> out;
+    for (auto id : ids)
+        out.push_back({id, std::to_string(id), 0, 0});
+    return out;
+}
+core::CaptureOptions withSource(const core::ModelInfo& info, const std::vector<std::int32_t>& source)
+{
+    core::CaptureOptions o;
+    o.streams.resize(info.streams.size());
+    o.streams[static_cast<std::size_t>(info.typedReadStream())].tokens = tokensOf(source);
+    return o;
+}
+} // namespace
 
 TEST_CASE("encoder-decoder sites: encoder self, decoder self (causal) and cross per layer, over two streams", "[seq2seq]")
 {
@@ -105,47 +124,64 @@ TEST_CASE("encoder-decoder sites: encoder self, decoder self (causal) and cross 
     CHECK(info.sites[3].label() == "decoder layer 1 cross-attention");
     CHECK(info.can.encoderDecoder);
 
+    CHECK(info.streams[0].role == core::StreamRole::Read);
+    CHECK(info.streams[1].role == core::StreamRole::Segments);
+    CHECK(info.segmentStream() == 1);
+    CHECK(info.typedReadStream() == 0);
+
     // A teacher-forced run keeps every site; the cross site's rows are target tokens, its columns source tokens.
     const auto input = core::readJsonFile((cases[0] / "input.json").string());
     const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
     const auto target = input["decoder_input_ids"].get<std::vector<std::int32_t>>();
-    const auto t = core::teacherForce(core::asEncoderDecoder(*loaded.model), source, target);
-    REQUIRE(t.sites.size() == info.sites.size());
-    CHECK(t.sites[3].rows == static_cast<int>(target.size()));
-    CHECK(t.sites[3].cols == static_cast<int>(source.size()));
-    CHECK(t.sites[0].rows == static_cast<int>(source.size()));
-    CHECK(t.sites[2].cols == static_cast<int>(target.size()));
-    CHECK(t.sites[2].at(0, 0, 1) == 0.0f); // causal: the first target row sees only itself
+    const auto t = core::captureText(*loaded.model, tokensOf(target), withSource(info, source));
+    CHECK(t->record(0, 3).qlen == static_cast<int>(target.size()));
+    CHECK(t->record(0, 3).klen == static_cast<int>(source.size()));
+    CHECK(t->record(0, 0).qlen == static_cast<int>(source.size()));
+    CHECK(t->record(0, 2).klen == static_cast<int>(target.size()));
+    CHECK(std::isnan(core::attentionGrid(*t, 0, 2, {0}).at(0, 1))); // causal: the first target row sees only itself
+    const auto cross = core::attentionGrid(*t, 0, 3, {0});
+    CHECK(cross.rowStream == 1);
+    CHECK(cross.colStream == 0);
 
-    // Generation after a typed prefix continues it: its rows equal a teacher-forced run over the whole result.
-    core::GenerateOptions g;
-    g.maxNewTokens = 5;
-    g.stopAtEos = false;
-    const auto gen = core::generate(core::asEncoderDecoder(*loaded.model), source,
-                                    std::span(target).first(3), g);
-    REQUIRE(gen.target.size() == 8);
-    const auto again = core::teacherForce(core::asEncoderDecoder(*loaded.model), source, gen.target);
-    for (std::size_t k = 0; k < info.sites.size(); ++k) {
-        REQUIRE(gen.sites[k].p.size() == again.sites[k].p.size());
-        for (std::size_t i = 0; i < gen.sites[k].p.size(); ++i)
-            REQUIRE(gen.sites[k].p[i] == Approx(again.sites[k].p[i]).margin(2e-6));
+    // Generation after a typed prefix continues it through the cache: every site's grid equals a run over the whole
+    // result at once.
+    std::vector<core::Token> prefix = tokensOf(std::vector<std::int32_t>(target.begin(), target.begin() + 3));
+    auto grown = core::captureText(*loaded.model, prefix, withSource(info, source));
+    for (int step = 0; step < 5; ++step) { // continued a token at a time from the previous capture (resumeWithin)
+        prefix.push_back({target[static_cast<std::size_t>(3 + step)], "x", 0, 0});
+        auto o = withSource(info, source);
+        o.previous = grown;
+        grown = core::captureText(*loaded.model, prefix, o);
+        CHECK(grown->reusedTokens == 3 + step);
     }
+    const auto again = core::captureText(*loaded.model, prefix, withSource(info, source));
+    for (int k = 0; k < info.siteCount(); ++k)
+        for (int h = 0; h < info.heads; ++h) {
+            const auto a = core::attentionGrid(*grown, 0, k, {h}), b = core::attentionGrid(*again, 0, k, {h});
+            REQUIRE(a.values.size() == b.values.size());
+            for (std::size_t i = 0; i < a.values.size(); ++i)
+                REQUIRE((std::isnan(a.values[i]) ? std::isnan(b.values[i]) : a.values[i] == Approx(b.values[i]).margin(2e-6)));
+        }
 }
 
-TEST_CASE("an encoder-decoder model refuses a single-stream run and bad streams by name", "[seq2seq][errors]")
+TEST_CASE("an encoder-decoder model refuses a run without a source and bad streams by name", "[seq2seq][errors]")
 {
     const auto cases = test::seq2seqReferenceCases("bart");
     REQUIRE(cases.size() == 1);
     const auto loaded = core::loadModel(cases[0].string());
+    const auto& info = loaded.model->info();
     CHECK_THROWS_WITH(loaded.model->newState({}), Catch::Contains("encoder-decoder") && Catch::Contains("--source"));
-    const auto& m = core::asEncoderDecoder(*loaded.model);
-    core::SiteObserver none;
+    auto run = [&](const std::vector<std::int32_t>& source) {
+        return core::captureText(*loaded.model, tokensOf({2}), withSource(info, source));
+    };
     const std::vector<std::int32_t> tooLong(100, 5); // max_position_embeddings 64
-    CHECK_THROWS_WITH(m.encode(tooLong, none), Catch::Contains("100 tokens") && Catch::Contains("max_position_embeddings"));
-    const std::vector<std::int32_t> outside{3, 150};
-    CHECK_THROWS_WITH(m.encode(outside, none), Catch::Contains("150"));
-    const std::vector<std::int32_t> empty;
-    CHECK_THROWS_WITH(m.encode(empty, none), Catch::Contains("source is empty"));
+    CHECK_THROWS_WITH(run(tooLong), Catch::Contains("100 tokens") && Catch::Contains("max_position_embeddings"));
+    CHECK_THROWS_WITH(run({3, 150}), Catch::Contains("150"));
+    CHECK_THROWS_WITH(loaded.model->newState([] {
+        core::RunOptions o;
+        o.source = std::make_shared<const std::vector<std::int32_t>>();
+        return o;
+    }()), Catch::Contains("source"));
 }
 
 TEST_CASE("a T5 GGUF file reads text with its own SentencePiece Unigram vocabulary", "[seq2seq][gguf][tokenizer]")
@@ -178,34 +214,40 @@ TEST_CASE("encoder rollout and the decoder's logit lens of a translation", "[seq
         DYNAMIC_SECTION(dir.filename().string())
         {
             const auto loaded = core::loadModel(dir.string());
-            const auto& m = core::asEncoderDecoder(*loaded.model);
+            const auto& info = loaded.model->info();
             const auto input = core::readJsonFile((dir / "input.json").string());
             const auto source = input["input_ids"].get<std::vector<std::int32_t>>();
             const auto target = input["decoder_input_ids"].get<std::vector<std::int32_t>>();
-            const auto t = core::teacherForce(m, source, target);
+            const auto t = core::captureText(*loaded.model, tokensOf(target), withSource(info, source));
             // The last layer's lens is the model's own read-out: its top token and the reference logits' argmax agree.
-            const auto lens = core::decoderLogitLens(m, t);
-            REQUIRE(lens.layers == m.config().decLayers);
+            const auto lens = core::logitLens(*loaded.model, *t, 0);
+            int decoderLayers = 0;
+            for (const auto& site : info.sites)
+                decoderLayers += site.kind == core::SiteKind::Cross ? 1 : 0;
+            REQUIRE(lens.layers == decoderLayers);
             REQUIRE(lens.positions == static_cast<int>(target.size()));
             core::SafetensorsFile expected((dir / "expected.safetensors").string());
             const auto logits = core::readAsFloat(expected, *expected.find("logits"));
-            const int V = loaded.model->info().vocabSize;
+            const int V = info.vocabSize;
             for (int p = 0; p < lens.positions; ++p) {
                 const float* row = logits.data() + static_cast<std::size_t>(p) * V;
                 CHECK(lens.at(lens.layers - 1, p).front().id == std::max_element(row, row + V) - row);
             }
-            // Rollout mixes the residual in: rows sum to 1, and nothing is negative.
-            const auto r = core::encoderRollout(loaded.model->info(), t);
-            const std::size_t S = source.size();
-            REQUIRE(r.size() == S * S);
-            for (std::size_t i = 0; i < S; ++i) {
+            // Rollout over the encoder's layers mixes the residual in: rows sum to 1, and nothing is negative.
+            const auto r = core::attentionRollout(*t, 0, nullptr, {}, info.typedReadStream());
+            const int S = static_cast<int>(source.size());
+            REQUIRE(r.rows == S);
+            REQUIRE(r.cols == S);
+            for (int i = 0; i < S; ++i) {
                 double sum = 0;
-                for (std::size_t j = 0; j < S; ++j) {
-                    CHECK(r[i * S + j] >= 0);
-                    sum += r[i * S + j];
+                for (int j = 0; j < S; ++j) {
+                    CHECK(r.at(i, j) >= 0);
+                    sum += r.at(i, j);
                 }
                 CHECK(sum == Approx(1.0).margin(1e-5));
             }
+            // The decoder's layers read the source too: no rollout of the target alone, said by name.
+            CHECK_THROWS_WITH(core::attentionRollout(*t, 0), Catch::Contains("cross-attention"));
         }
     }
 }

@@ -12,7 +12,7 @@ namespace attnscope::fuzz {
 inline void runFewTokens(const core::AttentionModel& model)
 {
     const auto& info = model.info();
-    if (info.can.encoderDecoder || info.can.image || info.vocabSize < 1)
+    if (!info.readsOneText() || info.vocabSize < 1)
         return; // their inputs are a source and target, or pixels: loading checked their tensors
     struct Quiet final : core::AttentionObserver {
         void onLayer(const core::LayerView&) override {}
