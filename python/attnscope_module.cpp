@@ -13,7 +13,7 @@
 #include "analysis/token_predictions.h"
 #include "builtin_paths.h"
 #include "model/model_loader.h"
-#include "run/attention_page.h"
+#include "export/attention_page.h"
 #include "run/layer_attention.h"
 #include "run/patch_prompts.h"
 #include "model/run_limits.h"
@@ -511,7 +511,7 @@ public:
         return file;
     }
 
-    // The self-contained page (run/attention_page.h) of these layers and heads (from 1; None: all).
+    // The self-contained page (export/attention_page.h) of these layers and heads (from 1; None: all).
     std::string html(std::optional<std::vector<int>> layers, std::optional<std::vector<int>> heads) const
     {
         PageOptions o = pageOptions(layers, heads);

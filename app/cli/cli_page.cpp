@@ -3,9 +3,9 @@
 
 #include "cli_attention.h"
 #include "model/model_loader.h"
-#include "run/attention_page.h"
+#include "export/attention_page.h"
 #include "run/image_capture.h"
-#include "analysis/token_predictions.h"
+#include "run/generation.h"
 #include "run/text_capture.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

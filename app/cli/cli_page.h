@@ -1,4 +1,4 @@
-// attnscope-cli page: a self-contained interactive HTML page of a text's attention (run/attention_page.h).
+// attnscope-cli page: a self-contained interactive HTML page of a text's attention (export/attention_page.h).
 #pragma once
 
 #include "cli_args.h"

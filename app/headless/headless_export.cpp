@@ -10,7 +10,7 @@
 #include "attention/rotary_bands.h"
 
 #include "attention_grid_view.h"
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 #include "export/data_export.h"
 #include "export/figure_export.h"
 #include "figures/paper_figure_view.h"
@@ -22,7 +22,7 @@
 #include "views/analysis_figures.h"
 #include "views/patching_figures.h"
 #include "run/patch_prompts.h"
-#include "run/attention_page.h"
+#include "export/attention_page.h"
 #include "views/paper_figures.h"
 
 #include "analysis/atlas_recipe.h"

@@ -4,7 +4,7 @@
 // matrix as a figure.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QWidget>
 

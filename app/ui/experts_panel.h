@@ -4,7 +4,7 @@
 // the answer for layer steps, and says what failed.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 #include "grid_data.h"
 #include "views/view_selection.h"
 

@@ -3,7 +3,7 @@
 
 #include "attention_grid_view.h"
 #include "export/data_export.h"
-#include "run/attention_page.h"
+#include "export/attention_page.h"
 #include "ui/analysis_launcher.h"
 #include "ui/display_panel.h"
 #include "ui/relpos_panel.h"

@@ -4,7 +4,7 @@
 // the new token runs); the next logits continue the run until it has written what was asked or the user edits.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QObject>
 #include <functional>

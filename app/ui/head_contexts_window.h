@@ -3,7 +3,7 @@
 // statistic), each token shaded by the head's attention from the query. Exports the documented JSON folder.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QWidget>
 

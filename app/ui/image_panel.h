@@ -5,7 +5,7 @@
 // picture's own shape.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 #include "image_overlay_view.h"
 #include "views/view_selection.h"
 

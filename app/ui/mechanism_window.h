@@ -3,7 +3,7 @@
 // exportable as a figure. Wires itself to the compute controller; the main window tells it which head and query.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QWidget>
 

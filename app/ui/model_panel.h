@@ -1,7 +1,7 @@
 // The Model dock: what the loaded model is (family, shape, position scheme, weights, tokenizer, where it came from).
 #pragma once
 
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 
 #include <QWidget>
 

@@ -3,7 +3,7 @@
 // Wires itself to the compute controller; the main window only opens it and hears which head to select.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QWidget>
 

@@ -3,7 +3,7 @@
 // token that actually follows marked). Draws what it is handed; owns no model state.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QWidget>
 

@@ -7,7 +7,7 @@
 #include "attention/attention_math.h"
 #include "attention/rotary_bands.h"
 #include "model/attention_model.h"
-#include "compute/results.h"
+#include "data/results.h"
 
 #include <QElapsedTimer>
 #include <QWidget>

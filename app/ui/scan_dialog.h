@@ -2,7 +2,7 @@
 // memory and segment lengths, a token limit, and whether to also profile the score terms.
 #pragma once
 
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 
 #include <QString>
 #include <optional>

@@ -3,7 +3,7 @@
 // type-checked here; values that depend on the model (layer, heads, segment) are checked when they are applied.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 #include "ui/display_panel.h"
 #include "views/view_selection.h"
 

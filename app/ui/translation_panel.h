@@ -3,7 +3,7 @@
 // ranked (the Heads dock shows every site's heads). It shows what it is given and emits what the user asks for.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 #include "grid_data.h"
 
 #include <QWidget>

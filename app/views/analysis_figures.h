@@ -8,7 +8,7 @@
 #include "analysis/head_atlas.h"
 #include "analysis/logit_lens.h"
 #include "analysis/logit_attribution.h"
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 #include "views/paper_figures.h"
 
 namespace attnscope::app {

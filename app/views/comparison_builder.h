@@ -2,7 +2,7 @@
 #pragma once
 
 #include "comparison_data.h"
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 
 #include <vector>
 

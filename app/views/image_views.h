@@ -3,7 +3,7 @@
 #pragma once
 
 #include "analysis/attention_grid.h"
-#include "compute/results.h"
+#include "data/results.h"
 #include "image_overlay_data.h"
 
 #include <QString>

@@ -9,13 +9,6 @@
 
 namespace attnscope::app {
 
-QString PaperFigure::fileStem() const
-{
-    if (name.isEmpty())
-        return QStringLiteral("fig%1").arg(number);
-    return name.toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
-}
-
 PaperFigure paperFigureFromScan(int number, const core::ScanResult& scan, const QString& what)
 {
     PaperFigure f;

@@ -2,7 +2,7 @@
 // the residual stream, or layer.head x positions per position), and one head's attention on both prompts side by side.
 #pragma once
 
-#include "compute/results.h"
+#include "data/results.h"
 #include "views/paper_figures.h"
 
 namespace attnscope::app {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/attention_model.h"
+#include "run/generation.h"
 #include "run/text_capture.h"
 #include "tokenize/tokenizer.h"
 
@@ -11,29 +12,6 @@
 #include <vector>
 
 namespace attnscope::core {
-
-// An observer that keeps the last segment's logits [qlen, vocab] (and nothing else: no probabilities).
-class KeptLogits final : public AttentionObserver {
-public:
-    bool wantLogits() const override { return true; }
-    bool wantProbabilities() const override { return false; }
-    void onLayer(const LayerView&) override {}
-    void onSegmentEnd(const SegmentEndView& e) override
-    {
-        if (!e.logits)
-            return;
-        vocab = e.vocab;
-        rows = e.qlen;
-        logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen) * e.vocab);
-    }
-    std::vector<float> logits;
-    int vocab = 0, rows = 0;
-};
-
-struct TokenPrediction {
-    std::int32_t id = 0;
-    double probability = 0; // softmax of the logits, in double
-};
 
 // The k most probable tokens at each of `positions` (0-based, within `ids`), most probable first. `ids` run as one
 // segment with `options` (an encoder's token types and padding). Throws Error(BadInput) when the model has no head
@@ -62,47 +40,6 @@ std::vector<MaskedFill> maskedFills(const AttentionModel& model, const TextCaptu
 // newest kept state). Throws Error(BadInput) when the model does not predict next tokens or the position is out of range.
 std::vector<float> nextTokenLogits(const AttentionModel& model, const TextCapture& capture, int position,
                                    const StopToken* stop = nullptr);
-// The k most probable tokens of `logits` at `temperature` (> 0), and the probability and rank (0-based) of `actual`
-// (-1: none).
-struct Distribution {
-    std::vector<TokenPrediction> top;
-    double actualProbability = 0;
-    int actualRank = -1;
-};
-Distribution distributionOf(std::span<const float> logits, double temperature, int k, std::int32_t actual = -1);
-
-// How generation picks a token: the most probable (greedy), or a sample of softmax(logits / temperature) restricted to
-// the topK most probable (0: all) and to the smallest set whose probability reaches topP (1: all).
-struct Sampling {
-    bool greedy = true;
-    double temperature = 1.0;
-    int topK = 0;
-    double topP = 1.0;
-    // Ids never chosen (controlTokenIds: <unk>, <eos>, ... unless the user asks for them), sorted or not.
-    std::vector<std::int32_t> excluded;
-};
-std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
-
-// Generation: `count` new tokens after `prompt`, each chosen from the logits after the last (chooseToken), through the
-// key/value cache: the prompt runs once, then one token at a time continues the segment (resumeWithin), as the app's
-// capture does. Stops early at the model's context. Returns the new ids with each one's probability at the temperature.
-struct Generated {
-    std::vector<std::int32_t> ids;
-    std::vector<double> probabilities;
-    bool finished = false; // the last id is GenerationRun::stopAt
-};
-// What a generation runs with besides its prompt: the run's options (an encoder-decoder model's source), an observer
-// that sees every forward (the prompt's, then each new token's), or null, and the token that ends it when written (a
-// translation's end token; -1: none, only the count or the context ends it).
-struct GenerationRun {
-    RunOptions options;
-    AttentionObserver* observer = nullptr;
-    std::int32_t stopAt = -1;
-};
-Generated generateTokens(const AttentionModel& model, std::span<const std::int32_t> prompt, int count,
-                         const Sampling& sampling, std::uint64_t seed, const StopToken* stop = nullptr,
-                         const GenerationRun& run = {});
-
 double maskedTokenLoss(const AttentionModel& model, std::span<const std::int32_t> ids, const RunOptions& options,
                        std::span<const std::int32_t> labels);
 

@@ -1,7 +1,7 @@
 // reference_dump: input.json parsing and a capture observer that names tensors like the reference data.
 #include "run/reference_dump.h"
 
-#include "analysis/token_predictions.h"
+#include "run/generation.h"
 #include "model/run_limits.h"
 #include "util/error.h"
 #include "util/text_file.h"

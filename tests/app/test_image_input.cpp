@@ -2,7 +2,7 @@
 // intermediates and the pixel values must be the processor's exactly.
 #include "analysis/image_dump.h"
 #include "analysis/rollout.h"
-#include "compute/results.h"
+#include "data/results.h"
 #include "image/image_capture.h"
 #include "model/model_loader.h"
 #include "views/image_views.h"

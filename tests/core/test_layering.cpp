@@ -1,5 +1,6 @@
 // Architecture rules, checked on the sources: core/ has no Qt; widgets/ only draw (no model code); the compute side
-// of the app (compute/, views/) never reaches up into the window (ui/).
+// of the app (compute/, views/) never reaches up into the window (ui/), and the views never into the compute layer;
+// a run of a model (core/run/) never needs an analysis (core/analysis/).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -54,6 +55,18 @@ TEST_CASE("app/compute and app/views include nothing from app/ui", "[layering]")
     const std::regex uiInclude(R"(^\s*#\s*include\s*"ui/)");
     CHECK(checkIncludes(kSource / "app" / "compute", uiInclude) > 3);
     CHECK(checkIncludes(kSource / "app" / "views", uiInclude) > 3);
+}
+
+TEST_CASE("app/views include nothing from app/compute: what both share is plain data in app/data", "[layering]")
+{
+    const std::regex computeInclude(R"(^\s*#\s*include\s*"compute/)");
+    CHECK(checkIncludes(kSource / "app" / "views", computeInclude) > 3);
+}
+
+TEST_CASE("core/run includes nothing from core/analysis", "[layering]")
+{
+    const std::regex analysisInclude(R"(^\s*#\s*include\s*"analysis/)");
+    CHECK(checkIncludes(kSource / "core" / "run", analysisInclude) > 3);
 }
 
 namespace {

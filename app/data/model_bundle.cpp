@@ -1,5 +1,5 @@
 // loadBundle: model + tokenizer from one spec.
-#include "compute/model_bundle.h"
+#include "data/model_bundle.h"
 
 #include "model/model_loader.h"
 #include "tokenize/tokenizer.h"

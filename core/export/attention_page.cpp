@@ -2,7 +2,7 @@
 // as a byte) pairs, row-major over [queries, keys]; those bytes are Huffman-coded (a canonical code per head, its 256
 // code lengths stored in front) and base64'd. The page's script undoes both. Diffuse heads, whose pairs are nearly all
 // "no zeros, value 1", shrink about fivefold, so every head of a 12-layer, 512-token text stays a few MB.
-#include "run/attention_page.h"
+#include "export/attention_page.h"
 
 #include "analysis/attention_grid.h"
 #include "util/error.h"
