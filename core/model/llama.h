@@ -59,13 +59,25 @@ private:
         std::vector<float> logits, probs, weights; // [rows, experts], [rows, experts], [rows, used]
         std::vector<std::int32_t> ids;             // [rows, used], chosen experts in descending order
     };
-    void mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const;
+    class State;
+    struct Segment;
+
+    // Reading the weights: a layer's attention and feed-forward by the family's tensor-name table (model/
+    // tensor_names.h), then the row orders and norm offsets a file needs to be read as Hugging Face's.
+    void loadLayer(const DecoderNames& names, int layer);
+    void loadAttention(const DecoderNames& names, int layer, Layer& L);
+    void loadFeedForward(const DecoderNames& names, int layer, Layer& L);
     void loadExperts(const DecoderNames& names, int layer, Layer& L);
+    void loadSharedExpert(const DecoderNames& names, int layer, Layer& L);
+    void loadExpertStacks(const DecoderNames& names, int layer, Layer& L);
+    // A stack [experts, rows, cols] as one view per expert, read in place (the whole stack's values checked once).
+    std::vector<WeightView> expertSlices(const WeightView& stack, const Shape& one, Layer& L) const;
     // gpt-oss's Hugging Face MXFP4 experts (*_blocks / *_scales) packed as ggml MXFP4 stacks; false when the file
     // stores them dense.
     bool loadMxfp4Experts(const DecoderNames& names, int layer, Layer& L);
     void loadLatentAttention(const DecoderNames& names, int layer, Layer& L);
-    class State;
+    // The model's self-description: shape, positions in words, capabilities, every layer's score rule, its sites.
+    void describe(std::string source);
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
     WeightView weight(const TensorName& name, int layer, const Shape& shape) const;
     WeightView optionalWeight(const TensorName& name, int layer, const Shape& shape, bool wanted) const;
@@ -77,13 +89,24 @@ private:
     void splitQkv(const WeightView& fused, WeightView& q, WeightView& k, WeightView& v);
     // GGUF (architecture llama) q/k rows back into the Hugging Face order: HF row n*d + j*d/2 + i = GGUF row n*d + 2i + j.
     WeightView hfOrder(const WeightView& w, int heads);
-    struct RotaryTable {
-        std::vector<float> cos, sin; // [positions, headDim / 2]
-    };
-    RotaryTable rotaryTable(int positions, const std::vector<float>& frequencies) const;
     // A float vector plus `offset` (Gemma's 1 + w norms), as a copy of our own.
     WeightView withOffset(const WeightView& w, float offset);
-    void rotate(const RotaryTable& table, float* x, int rows, std::ptrdiff_t stride, int heads, int firstPosition) const;
+
+    // The forward, block by block (model/llama_blocks.cpp): each quirk at the line where it acts.
+    void embed(std::span<const std::int32_t> ids, RowMatrix& x) const;
+    // One layer's attention over the segment's rows `x`: what it adds to the residual stream into `out`, its score
+    // inputs and heads' outputs into the layer view.
+    void attentionBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // The queries, new keys and values of `in` (latent attention: keys and values expanded from every cached row).
+    void projectQkv(int layer, Segment& f, State& st, const RowMatrix& in) const;
+    // The layer's score inputs over the segment's rows and every key the cache holds.
+    ScoreInputs scoreInputs(int layer, const Segment& f, const State& st) const;
+    // One layer's feed-forward (a SwiGLU, GeGLU or GELU MLP, or the mixture of experts) of `in` into `out`.
+    void feedForwardBlock(int layer, const RowMatrix& in, RowMatrix& out, Routing& route) const;
+    void mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix& out, Routing& route) const;
+    // The router's choice for every row (the experts' weights, ids and which rows each expert takes).
+    std::vector<std::vector<int>> route(const RowMatrix& in, const Layer& L, Routing& route) const;
+    void runExpert(int expert, const RowMatrix& rows, const Layer& L, RowMatrix& down) const;
     // The family's norm: RMSNorm, or LayerNorm with its bias (GPT-NeoX).
     void familyNorm(const RowMatrix& in, const WeightView& w, const WeightView& b, RowMatrix& out) const;
     // Final norm, unembedding and Gemma 2's logit cap of residual-stream rows.
