@@ -9,15 +9,15 @@
 
 namespace attnscope::core {
 
-namespace {
-
-class EncoderState final : public RunState {
+class EncoderModel::EncoderState final : public RunState {
 public:
     std::vector<std::int32_t> tokenTypes;
     std::vector<std::uint8_t> padding;
     std::unique_ptr<RunState> clone() const override { return std::make_unique<EncoderState>(*this); }
     std::size_t bytes() const override { return tokenTypes.size() * sizeof(std::int32_t) + padding.size(); }
 };
+
+namespace {
 
 // A norm's weight or bias under its name or the legacy LayerNorm.gamma / .beta of Google-converted BERT checkpoints.
 std::string normPart(const Checkpoint& w, const std::string& base, bool weight)
@@ -144,15 +144,8 @@ void EncoderModel::activate(RowMatrix& x) const
     }
 }
 
-void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
+std::pair<int, int> EncoderModel::realTokens(const EncoderState& st, int T) const
 {
-    auto& st = static_cast<EncoderState&>(baseState);
-    const int T = static_cast<int>(ids.size());
-    const int C = m_config.hidden, H = m_config.nHead, d = C / H;
-    SegmentDriver::checkIds(ids, m_config.vocabSize);
-    SegmentDriver::checkLength(T, m_config.maxTokens(), "the model's " + std::to_string(m_config.maxTokens()) +
-                                                            " positions (max_position_embeddings)");
-    SegmentDriver run(st, observer, *m_weights);
     const auto first = static_cast<std::size_t>(st.tokensSeen);
     auto perToken = [&](const auto& v, const char* what) {
         if (!v.empty() && v.size() < first + static_cast<std::size_t>(T))
@@ -161,26 +154,30 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
     };
     perToken(st.tokenTypes, "token types");
     perToken(st.padding, "padding marks");
-
-    // The real tokens: one run [lo, lo + len); every query sees exactly those keys.
     int lo = 0, hi = T;
-    if (!st.padding.empty()) {
-        const std::uint8_t* pad = st.padding.data() + first;
-        while (lo < T && pad[lo])
-            ++lo;
-        while (hi > lo && pad[hi - 1])
-            --hi;
-        for (int t = lo; t < hi; ++t)
-            if (pad[t])
-                throw Error(ErrorCode::BadInput, "padding at position " + std::to_string(t + 1) +
-                                                     " lies between real tokens: the real tokens of a text must be one "
-                                                     "run (padding at the start or the end)");
-        if (lo == hi)
-            throw Error(ErrorCode::BadInput, "every token of the segment is padding: no key to attend to");
-    }
+    if (st.padding.empty())
+        return {lo, hi};
+    const std::uint8_t* pad = st.padding.data() + first;
+    while (lo < T && pad[lo])
+        ++lo;
+    while (hi > lo && pad[hi - 1])
+        --hi;
+    for (int t = lo; t < hi; ++t)
+        if (pad[t])
+            throw Error(ErrorCode::BadInput, "padding at position " + std::to_string(t + 1) +
+                                                 " lies between real tokens: the real tokens of a text must be one "
+                                                 "run (padding at the start or the end)");
+    if (lo == hi)
+        throw Error(ErrorCode::BadInput, "every token of the segment is padding: no key to attend to");
+    return {lo, hi};
+}
 
-    RowMatrix x(T, C);
-    RowVector row(C);
+void EncoderModel::embed(const EncoderState& st, std::span<const std::int32_t> ids, RowMatrix& x) const
+{
+    const int T = static_cast<int>(ids.size());
+    const auto first = static_cast<std::size_t>(st.tokensSeen);
+    x.resize(T, m_config.hidden);
+    RowVector row(m_config.hidden);
     const auto pos = positionIds(ids);
     for (int t = 0; t < T; ++t) {
         const int id = ids[static_cast<std::size_t>(t)];
@@ -202,55 +199,38 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         }
     }
     layerNormRows(x, m_embNorm.w, m_embNorm.b, m_config.layerNormEps, x);
+}
 
+void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
+{
+    auto& st = static_cast<EncoderState&>(baseState);
+    const int T = static_cast<int>(ids.size()), C = m_config.hidden;
+    SegmentDriver::checkIds(ids, m_config.vocabSize);
+    SegmentDriver::checkLength(T, m_config.maxTokens(), "the model's " + std::to_string(m_config.maxTokens()) +
+                                                            " positions (max_position_embeddings)");
+    SegmentDriver run(st, observer, *m_weights);
+    // The real tokens: one run [lo, hi); every query sees exactly those keys.
+    const auto [lo, hi] = realTokens(st, T);
+    RowMatrix x;
+    embed(st, ids, x);
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * T, 0);
-    std::vector<VisibleSpan> spans(static_cast<std::size_t>(T), VisibleSpan{lo, hi - lo});
+    const std::vector<VisibleSpan> spans(static_cast<std::size_t>(T), VisibleSpan{lo, hi - lo});
     for (int i = 0; i < T; ++i)
         for (int j = 0; j < T; ++j)
             mask[static_cast<std::size_t>(i) * T + j] = j < lo || j >= hi;
-
     SegmentView sv;
     sv.embedding = x.data();
     sv.mask = mask.data();
     run.begin({T, 0, C}, sv);
-
-    const AttentionCapture keep = run.kept(H);
-    RowMatrix q, k, v, heads(T, C), attnOut, inner, ffn;
-    auto project = [](const RowMatrix& in, const Linear& L, RowMatrix& out) {
-        multiplyTransposed(in, L.w, out);
-        out.rowwise() += asVector(L.b);
-    };
+    const AttentionCapture keep = run.kept(m_config.nHead);
+    LayerRows rows;
     for (int l = 0; l < m_config.nLayer; ++l) {
         run.checkStop();
-        const auto& L = m_layers[static_cast<std::size_t>(l)];
-        project(x, L.q, q);
-        project(x, L.k, k);
-        project(x, L.v, v);
-        ScoreInputs in = ScoreInputs::ofShape(T, T, 0, H, H, d);
-        in.queries = RowSource::strided(q.data(), C);
-        in.keys = RowSource::strided(k.data(), C);
-        in.spans = spans.data();
-        attendAllHeads(in, v.data(), C, heads.data(), C, keep);
-        project(heads, L.o, attnOut);
-        attnOut += x;
-        layerNormRows(attnOut, L.attnNorm.w, L.attnNorm.b, m_config.layerNormEps, attnOut);
-        project(attnOut, L.ffnIn, inner);
-        activate(inner);
-        project(inner, L.ffnOut, ffn);
-        ffn += attnOut;
-        layerNormRows(ffn, L.ffnNorm.w, L.ffnNorm.b, m_config.layerNormEps, x);
-
         LayerView lv;
-        lv.heads = H;
-        lv.inputs = in;
+        layerBlock(l, spans, keep, x, rows, lv);
         lv.mask = mask.data();
-        lv.kvHeads = H;
-        lv.headDim = d;
-        lv.attnOutput = attnOut.data();
-        lv.hidden = x.data();
         run.layerDone(l, lv);
     }
-
     RowMatrix transformed, logits;
     run.end([&](SegmentEndView& ev) {
         if (!m_head)
@@ -261,6 +241,43 @@ void EncoderModel::forwardSegment(RunState& baseState, std::span<const std::int3
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
     });
+}
+
+void EncoderModel::layerBlock(int l, const std::vector<VisibleSpan>& spans, const AttentionCapture& keep, RowMatrix& x,
+                              LayerRows& rows, LayerView& lv) const
+{
+    const int T = static_cast<int>(x.rows()), C = m_config.hidden, H = m_config.nHead, d = C / H;
+    const auto& L = m_layers[static_cast<std::size_t>(l)];
+    auto project = [](const RowMatrix& in, const Linear& p, RowMatrix& out) {
+        multiplyTransposed(in, p.w, out);
+        out.rowwise() += asVector(p.b);
+    };
+    RowMatrix &q = rows.q, &k = rows.k, &v = rows.v, &attnOut = rows.attnOut, inner, ffn;
+    RowMatrix& heads = rows.heads;
+    heads.resize(T, C);
+    project(x, L.q, q);
+    project(x, L.k, k);
+    project(x, L.v, v);
+    ScoreInputs in = ScoreInputs::ofShape(T, T, 0, H, H, d);
+    in.queries = RowSource::strided(q.data(), C);
+    in.keys = RowSource::strided(k.data(), C);
+    in.spans = spans.data();
+    attendAllHeads(in, v.data(), C, heads.data(), C, keep);
+    // Post-LayerNorm blocks: each sub-layer's output joins the stream, then the sum is normed.
+    project(heads, L.o, attnOut);
+    attnOut += x;
+    layerNormRows(attnOut, L.attnNorm.w, L.attnNorm.b, m_config.layerNormEps, attnOut);
+    project(attnOut, L.ffnIn, inner);
+    activate(inner);
+    project(inner, L.ffnOut, ffn);
+    ffn += attnOut;
+    layerNormRows(ffn, L.ffnNorm.w, L.ffnNorm.b, m_config.layerNormEps, x);
+    lv.heads = H;
+    lv.inputs = in;
+    lv.kvHeads = H;
+    lv.headDim = d;
+    lv.attnOutput = attnOut.data();
+    lv.hidden = x.data();
 }
 
 void EncoderModel::headRows(const RowMatrix& x, RowMatrix& transformed, RowMatrix& logits) const

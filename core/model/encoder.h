@@ -46,6 +46,18 @@ private:
         Norm norm;
         WeightView decoder, bias;
     };
+    class EncoderState;
+    // A layer's rows the layer view points into until it is handed on.
+    struct LayerRows {
+        RowMatrix q, k, v, heads, attnOut;
+    };
+    // The run of real tokens [lo, hi) of a segment (padding at the start or the end); Error(BadInput) otherwise.
+    std::pair<int, int> realTokens(const EncoderState& st, int T) const;
+    // Word, position (RoBERTa's counted after padding) and token-type embeddings, then their LayerNorm.
+    void embed(const EncoderState& st, std::span<const std::int32_t> ids, RowMatrix& x) const;
+    // One post-LayerNorm block over every row of `x` (each query sees the spans' keys), `x` replaced by its output.
+    void layerBlock(int l, const std::vector<VisibleSpan>& spans, const AttentionCapture& keep, RowMatrix& x,
+                    LayerRows& rows, LayerView& view) const;
     void activate(RowMatrix& x) const;
     void headRows(const RowMatrix& x, RowMatrix& transformed, RowMatrix& logits) const;
 

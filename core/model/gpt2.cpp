@@ -10,15 +10,13 @@
 
 namespace attnscope::core {
 
-namespace {
-class GPT2State final : public RunState {
+class GPT2Model::GPT2State final : public RunState {
 public:
     std::optional<RunOptions::HeadRef> ablate;
     KvCache cache; // keys and values [rows, C] per layer; only a resumed segment starts with rows in it
     std::unique_ptr<RunState> clone() const override { return std::make_unique<GPT2State>(*this); }
     std::size_t bytes() const override { return cache.bytes(); }
 };
-} // namespace
 
 GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weights, std::string source)
     : m_config(std::move(config))
@@ -106,102 +104,55 @@ std::unique_ptr<RunState> GPT2Model::resumeWithin(const RunState& segmentEnd, in
     return st;
 }
 
+void GPT2Model::embed(std::span<const std::int32_t> ids, int firstPosition, RowMatrix& x) const
+{
+    const int T = static_cast<int>(ids.size());
+    x.resize(T, m_config.nEmbd);
+    RowVector position(m_config.nEmbd);
+    for (int t = 0; t < T; ++t) {
+        weightRow(m_wte, ids[static_cast<std::size_t>(t)], x.row(t).data());
+        weightRow(m_wpe, firstPosition + t, position.data());
+        x.row(t) += position;
+    }
+}
+
 void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
 {
     auto& st = static_cast<GPT2State&>(baseState);
-    const int T = static_cast<int>(ids.size());
-    const int C = m_config.nEmbd, H = m_config.nHead, hs = C / H;
+    const int T = static_cast<int>(ids.size()), C = m_config.nEmbd;
     SegmentDriver::checkIds(ids, m_config.vocabSize);
     const int m = st.cache.begin(0); // positions are absolute: nothing carries over, except into a resumed segment
-    const int K = m + T;
-    SegmentDriver::checkLength(K, m_config.nPositions,
+    SegmentDriver::checkLength(m + T, m_config.nPositions,
                                "the model's " + std::to_string(m_config.nPositions) + " positions (n_positions)");
     SegmentDriver run(st, observer, *m_weights);
-
-    RowMatrix x(T, C);
-    RowVector position(C);
-    for (int t = 0; t < T; ++t) {
-        weightRow(m_wte, ids[static_cast<std::size_t>(t)], x.row(t).data());
-        weightRow(m_wpe, m + t, position.data());
-        x.row(t) += position;
-    }
-    std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * K, 0);
-    std::vector<VisibleSpan> spans(static_cast<std::size_t>(T));
-    for (int i = 0; i < T; ++i) {
-        spans[static_cast<std::size_t>(i)] = {0, m + i + 1};
-        for (int j = m + i + 1; j < K; ++j)
-            mask[static_cast<std::size_t>(i) * K + j] = 1;
-    }
-
+    RowMatrix x;
+    embed(ids, m, x);
+    Frame f{causalVisibility(T, m), {}, st.intervene, m, {}, {}, {}};
     SegmentView sv;
     sv.embedding = x.data();
-    sv.mask = mask.data();
+    sv.mask = f.seen.mask.data();
     run.begin({T, m, C}, sv);
+    f.keep = run.kept(m_config.nHead); // buffers of the segment's shape: after begin
 
-    const AttentionCapture keep = run.kept(H);
-    RowMatrix a, qkv(T, 3 * C), kNew(T, C), vNew(T, C), heads(T, C), attnOut(T, C), h, ff;
-    Intervention* hooks = st.intervene;
-    auto hook = [&](Activation what, int l, float* data, std::ptrdiff_t stride, int groups, int width) {
-        hooks->onActivation(what, l, {data, T, stride, groups, width, m});
-    };
-    for (int l = hooks ? hooks->firstLayer() : 0; l < m_config.nLayer; ++l) {
+    RowMatrix a, h, ff;
+    for (int l = f.hooks ? f.hooks->firstLayer() : 0; l < m_config.nLayer; ++l) {
         run.checkStop();
         const auto& L = m_layers[static_cast<std::size_t>(l)];
-        if (hooks)
-            hook(Activation::Residual, l, x.data(), C, 1, C);
-        layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
-        multiply(a, L.attnW, qkv);
-        qkv.rowwise() += asVector(L.attnB);
-        kNew = qkv.middleCols(C, C);
-        vNew = qkv.middleCols(2 * C, C);
-        if (hooks) {
-            hook(Activation::Queries, l, qkv.data(), 3 * C, H, hs);
-            hook(Activation::Keys, l, kNew.data(), C, H, hs);
-            hook(Activation::Values, l, vNew.data(), C, H, hs);
-        }
-        st.cache.append(l, kNew.data(), vNew.data(), T);
-
-        ScoreInputs in = ScoreInputs::ofShape(T, K, m, H, H, hs);
-        in.queries = RowSource::strided(qkv.data(), 3 * C);
-        in.keys = RowSource::strided(st.cache.keys(l), C);
-        in.spans = spans.data();
-        attendAllHeads(in, st.cache.values(l), C, heads.data(), C, keep);
-        if (hooks) {
-            hooks->onAttention(l, in, st.cache.values(l), C, {heads.data(), T, C, H, hs, m});
-            hook(Activation::HeadOutputs, l, heads.data(), C, H, hs);
-        }
-        if (st.ablate && st.ablate->layer == l)
-            heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * hs, hs).setZero();
-        multiply(heads, L.projW, attnOut);
-        attnOut.rowwise() += asVector(L.projB);
-        x += attnOut;
-        layerNormRows(x, L.ln2W, L.ln2B, m_config.layerNormEps, a);
-        multiply(a, L.fcW, h);
-        h.rowwise() += asVector(L.fcB);
-        switch (m_config.activation) {
-        case GPT2Config::Activation::GeluNew: geluNewInPlace(h); break;
-        case GPT2Config::Activation::Gelu: geluErfInPlace(h); break;
-        case GPT2Config::Activation::Relu: h = h.cwiseMax(0.0f); break;
-        }
-        multiply(h, L.mlpProjW, ff);
-        ff.rowwise() += asVector(L.mlpProjB);
-        x += ff;
-
+        if (f.hooks)
+            f.hooks->onActivation(Activation::Residual, l, {x.data(), T, C, 1, C, m});
         LayerView lv;
-        lv.heads = H;
-        lv.inputs = in;
-        lv.mask = mask.data();
-        lv.kvHeads = H;
-        lv.headDim = hs;
-        lv.attnOutput = attnOut.data();
-        lv.headMix = heads.data();
+        layerNormRows(x, L.ln1W, L.ln1B, m_config.layerNormEps, a);
+        attentionBlock(l, f, st, a, lv);
+        x += f.attnOut;
+        layerNormRows(x, L.ln2W, L.ln2B, m_config.layerNormEps, a);
+        mlpBlock(L, a, ff);
+        x += ff;
         lv.hidden = x.data();
         run.layerDone(l, lv);
     }
     st.cache.finish();
-    if (hooks)
-        hook(Activation::Residual, m_config.nLayer, x.data(), C, 1, C);
-
+    if (f.hooks)
+        f.hooks->onActivation(Activation::Residual, m_config.nLayer, {x.data(), T, C, 1, C, m});
     RowMatrix lnF, logits;
     run.end([&](SegmentEndView& ev) {
         RowMatrix tail;
@@ -210,6 +161,56 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         ev.logits = logits.data();
         ev.vocab = m_config.vocabSize;
     });
+}
+
+void GPT2Model::attentionBlock(int l, Frame& f, GPT2State& st, const RowMatrix& a, LayerView& lv) const
+{
+    const auto& L = m_layers[static_cast<std::size_t>(l)];
+    const int T = static_cast<int>(a.rows()), C = m_config.nEmbd, H = m_config.nHead, hs = C / H, m = f.m;
+    multiply(a, L.attnW, f.qkv);
+    f.qkv.rowwise() += asVector(L.attnB);
+    RowMatrix kNew = f.qkv.middleCols(C, C), vNew = f.qkv.middleCols(2 * C, C); // the hooks may replace them
+    if (f.hooks) {
+        f.hooks->onActivation(Activation::Queries, l, {f.qkv.data(), T, 3 * C, H, hs, m});
+        f.hooks->onActivation(Activation::Keys, l, {kNew.data(), T, C, H, hs, m});
+        f.hooks->onActivation(Activation::Values, l, {vNew.data(), T, C, H, hs, m});
+    }
+    st.cache.append(l, kNew.data(), vNew.data(), T);
+    ScoreInputs in = ScoreInputs::ofShape(T, m + T, m, H, H, hs);
+    in.queries = RowSource::strided(f.qkv.data(), 3 * C);
+    in.keys = RowSource::strided(st.cache.keys(l), C);
+    in.spans = f.seen.spans.data();
+    f.heads.resize(T, C);
+    attendAllHeads(in, st.cache.values(l), C, f.heads.data(), C, f.keep);
+    if (f.hooks) {
+        f.hooks->onAttention(l, in, st.cache.values(l), C, {f.heads.data(), T, C, H, hs, m});
+        f.hooks->onActivation(Activation::HeadOutputs, l, {f.heads.data(), T, C, H, hs, m});
+    }
+    if (st.ablate && st.ablate->layer == l)
+        f.heads.middleCols(static_cast<Eigen::Index>(st.ablate->head) * hs, hs).setZero();
+    multiply(f.heads, L.projW, f.attnOut);
+    f.attnOut.rowwise() += asVector(L.projB);
+    lv.heads = H;
+    lv.inputs = in;
+    lv.mask = f.seen.mask.data();
+    lv.kvHeads = H;
+    lv.headDim = hs;
+    lv.attnOutput = f.attnOut.data();
+    lv.headMix = f.heads.data();
+}
+
+void GPT2Model::mlpBlock(const Layer& L, const RowMatrix& a, RowMatrix& out) const
+{
+    RowMatrix h;
+    multiply(a, L.fcW, h);
+    h.rowwise() += asVector(L.fcB);
+    switch (m_config.activation) {
+    case GPT2Config::Activation::GeluNew: geluNewInPlace(h); break;
+    case GPT2Config::Activation::Gelu: geluErfInPlace(h); break;
+    case GPT2Config::Activation::Relu: h = h.cwiseMax(0.0f); break;
+    }
+    multiply(h, L.mlpProjW, out);
+    out.rowwise() += asVector(L.mlpProjB);
 }
 
 void GPT2Model::readOutRows(const RowMatrix& x, RowMatrix& lnF, RowMatrix& logits) const

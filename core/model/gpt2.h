@@ -5,6 +5,7 @@
 #include "model/attention_model.h"
 #include "model/config.h"
 #include "model/nn_ops.h"
+#include "model/segment_driver.h"
 
 namespace attnscope::core {
 
@@ -29,6 +30,19 @@ private:
     struct Layer {
         WeightView ln1W, ln1B, attnW, attnB, projW, projB, ln2W, ln2B, fcW, fcB, mlpProjW, mlpProjB;
     };
+    // One segment's frame: the causal visibility, the observer's buffers, the hooks, and the layer's working rows.
+    struct Frame {
+        Visibility seen;
+        AttentionCapture keep;
+        Intervention* hooks = nullptr;
+        int m = 0; // cached keys before the segment (a resumed segment)
+        RowMatrix qkv, heads, attnOut;
+    };
+    class GPT2State;
+    void embed(std::span<const std::int32_t> ids, int firstPosition, RowMatrix& x) const;
+    // The attention of layer l over the normed rows `a` into f.attnOut (c_proj's output, before the residual add).
+    void attentionBlock(int l, Frame& f, GPT2State& st, const RowMatrix& a, LayerView& view) const;
+    void mlpBlock(const Layer& L, const RowMatrix& a, RowMatrix& out) const;
     // ln_f and the tied unembedding of residual-stream rows: the segment's end and readOut.
     void readOutRows(const RowMatrix& x, RowMatrix& lnF, RowMatrix& logits) const;
     GPT2Config m_config;

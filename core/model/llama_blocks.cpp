@@ -13,20 +13,6 @@ namespace attnscope::core {
 
 namespace {
 
-// Query i (position m + i) sees key j when j <= m + i and, on a sliding layer, m + i - j < window.
-Visibility visibleKeys(int q, int m, int window)
-{
-    const int k = m + q;
-    Visibility v{std::vector<std::uint8_t>(static_cast<std::size_t>(q) * k, 0), std::vector<VisibleSpan>(static_cast<std::size_t>(q))};
-    for (int i = 0; i < q; ++i) {
-        const int lo = window > 0 ? std::max(0, m + i - window + 1) : 0;
-        v.spans[static_cast<std::size_t>(i)] = {lo, m + i - lo + 1};
-        for (int j = 0; j < k; ++j)
-            v.mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
-    }
-    return v;
-}
-
 // out = x / sqrt(mean(x^2) + eps) * w, row by row: the same arithmetic as the grouped norm, on a copy.
 void rmsNormRows(const RowMatrix& x, const WeightView& w, float eps, RowMatrix& out)
 {
@@ -58,9 +44,9 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     f.m = st.cache.begin(st.memLen);
     f.k = f.m + q;
     f.mixed = !c.slidingLayers.empty() && c.slidingWindow > 0;
-    f.global = visibleKeys(q, f.m, f.mixed ? 0 : c.slidingWindow);
+    f.global = causalVisibility(q, f.m, f.mixed ? 0 : c.slidingWindow);
     if (f.mixed)
-        f.local = visibleKeys(q, f.m, c.slidingWindow);
+        f.local = causalVisibility(q, f.m, c.slidingWindow);
     SegmentView sv;
     sv.embedding = x.data();
     sv.mask = f.global.mask.data();

@@ -23,12 +23,6 @@ public:
     std::size_t bytes() const override { return cache.bytes(); }
 };
 
-// The keys a query sees: spans per query and the mask [q, k] the observer reads (1 = masked).
-struct Visibility {
-    std::vector<std::uint8_t> mask;
-    std::vector<VisibleSpan> spans;
-};
-
 struct LlamaModel::Segment {
     int q = 0, m = 0, k = 0; // new tokens, cached ones before them, keys
     // Every layer slides alike (Mistral) or none does: one visibility; Gemma mixes them: `global` is the segment's

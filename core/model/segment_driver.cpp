@@ -1,12 +1,26 @@
 // The frame of one segment's forward, shared by every family (see segment_driver.h).
 #include "model/segment_driver.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
 #include "util/stop_token.h"
 
 namespace attnscope::core {
+
+Visibility causalVisibility(int q, int m, int window)
+{
+    const int k = m + q;
+    Visibility v{std::vector<std::uint8_t>(static_cast<std::size_t>(q) * k, 0), std::vector<VisibleSpan>(static_cast<std::size_t>(q))};
+    for (int i = 0; i < q; ++i) {
+        const int lo = window > 0 ? std::max(0, m + i - window + 1) : 0;
+        v.spans[static_cast<std::size_t>(i)] = {lo, m + i - lo + 1};
+        for (int j = 0; j < k; ++j)
+            v.mask[static_cast<std::size_t>(i) * k + j] = (j < lo || j > m + i) ? 1 : 0;
+    }
+    return v;
+}
 
 SegmentDriver::SegmentDriver(RunState& state, AttentionObserver& observer, const Checkpoint& weights)
     : m_state(state), m_observer(observer), m_weights(weights), m_wantProbabilities(observer.wantProbabilities()),

@@ -18,6 +18,14 @@
 
 namespace attnscope::core {
 
+// The keys each query of a causal segment sees: query i (position m + i) sees key j when j <= m + i and, with a sliding
+// window, m + i - j < window. Spans per query, and the mask [q, m + q] the observer reads (1 = masked).
+struct Visibility {
+    std::vector<std::uint8_t> mask;
+    std::vector<VisibleSpan> spans;
+};
+Visibility causalVisibility(int q, int m, int window = 0);
+
 class SegmentDriver {
 public:
     // The segment's shape as the observer sees it: qlen new tokens after mlen remembered or cached ones.

@@ -55,32 +55,8 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     const Checkpoint& w = *m_weights;
     const std::string prefix = detectPrefix(w, TransfoXLNames::prefix, TransfoXLNames::qkv);
     auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
-    const std::int64_t d = c.dModel, HD = static_cast<std::int64_t>(c.nHead) * c.dHead;
-
-    // Adaptive input: with div_val 1 one table covers the whole vocabulary (the reference ignores cutoffs).
-    std::vector<int> bounds{0};
-    if (c.divVal > 1)
-        bounds.insert(bounds.end(), c.cutoffs.begin(), c.cutoffs.end());
-    bounds.push_back(c.vocabSize);
-    std::int64_t divPow = 1; // div_val ^ cluster: the width stops at 1 long before this could overflow
-    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
-        Cluster cl;
-        cl.lo = bounds[i];
-        cl.hi = bounds[i + 1];
-        const int dEmb = static_cast<int>(std::max<std::int64_t>(1, c.dEmbed / divPow));
-        divPow = std::min<std::int64_t>(divPow * c.divVal, std::int64_t(1) << 32);
-        cl.table = w.get(name(TransfoXLNames::embTable, static_cast<int>(i)), {cl.hi - cl.lo, dEmb});
-        const std::string proj = name(TransfoXLNames::embProj, static_cast<int>(i));
-        if (w.has(proj))
-            cl.proj = w.get(proj, {d, dEmb});
-        else if (dEmb != c.dModel)
-            throw Error(ErrorCode::MissingTensor,
-                        "needed because the cluster's embedding width " + std::to_string(dEmb) +
-                            " differs from d_model " + std::to_string(c.dModel),
-                        w.source(), proj);
-        m_clusters.push_back(cl);
-    }
-
+    const std::int64_t d = c.dModel;
+    loadAdaptiveInput(prefix);
     const std::string invFreq = name(TransfoXLNames::invFreq);
     m_invFreq.resize(static_cast<std::size_t>(c.dModel / 2));
     if (w.has(invFreq)) {
@@ -92,26 +68,9 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
                 static_cast<float>(1.0 / std::pow(10000.0, static_cast<double>(2 * k) / c.dModel));
     }
 
-    const Shape biasShape{c.nHead, c.dHead};
     const bool tiedPresent = w.has(name(TransfoXLNames::rwBiasTied));
-    for (int l = 0; l < c.nLayer; ++l) {
-        Layer L;
-        L.qkv = w.get(name(TransfoXLNames::qkv, l), {3 * HD, d});
-        L.rNet = w.get(name(TransfoXLNames::rNet, l), {HD, d});
-        L.oNet = w.get(name(TransfoXLNames::oNet, l), {d, HD});
-        L.lnAttnW = w.getFloat(name(TransfoXLNames::lnAttnW, l), {d});
-        L.lnAttnB = w.getFloat(name(TransfoXLNames::lnAttnB, l), {d});
-        L.ff1W = w.get(name(TransfoXLNames::ff1W, l), {c.dInner, d});
-        L.ff1B = w.getFloat(name(TransfoXLNames::ff1B, l), {c.dInner});
-        L.ff2W = w.get(name(TransfoXLNames::ff2W, l), {d, c.dInner});
-        L.ff2B = w.getFloat(name(TransfoXLNames::ff2B, l), {d});
-        L.lnFfW = w.getFloat(name(TransfoXLNames::lnFfW, l), {d});
-        L.lnFfB = w.getFloat(name(TransfoXLNames::lnFfB, l), {d});
-        const bool perLayer = c.untieR || !tiedPresent;
-        L.rwBias = w.getFloat(perLayer ? name(TransfoXLNames::rwBiasLayer, l) : name(TransfoXLNames::rwBiasTied), biasShape);
-        L.rrBias = w.getFloat(perLayer ? name(TransfoXLNames::rrBiasLayer, l) : name(TransfoXLNames::rrBiasTied), biasShape);
-        m_layers.push_back(L);
-    }
+    for (int l = 0; l < c.nLayer; ++l)
+        m_layers.push_back(loadLayer(prefix, l, c.untieR || !tiedPresent));
 
     m_info.family = ModelFamily::TransfoXL;
     m_info.source = std::move(source);
@@ -137,6 +96,62 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
                              LayerRule{1.0f / std::sqrt(static_cast<float>(c.dHead)), 0.0f, 0, true, {}});
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
+}
+
+void TransfoXLModel::loadAdaptiveInput(const std::string& prefix)
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
+    const std::int64_t d = c.dModel;
+    // Adaptive input: with div_val 1 one table covers the whole vocabulary (the reference ignores cutoffs).
+    std::vector<int> bounds{0};
+    if (c.divVal > 1)
+        bounds.insert(bounds.end(), c.cutoffs.begin(), c.cutoffs.end());
+    bounds.push_back(c.vocabSize);
+    std::int64_t divPow = 1; // div_val ^ cluster: the width stops at 1 long before this could overflow
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+        Cluster cl;
+        cl.lo = bounds[i];
+        cl.hi = bounds[i + 1];
+        const int dEmb = static_cast<int>(std::max<std::int64_t>(1, c.dEmbed / divPow));
+        divPow = std::min<std::int64_t>(divPow * c.divVal, std::int64_t(1) << 32);
+        cl.table = w.get(name(TransfoXLNames::embTable, static_cast<int>(i)), {cl.hi - cl.lo, dEmb});
+        const std::string proj = name(TransfoXLNames::embProj, static_cast<int>(i));
+        if (w.has(proj))
+            cl.proj = w.get(proj, {d, dEmb});
+        else if (dEmb != c.dModel)
+            throw Error(ErrorCode::MissingTensor,
+                        "needed because the cluster's embedding width " + std::to_string(dEmb) +
+                            " differs from d_model " + std::to_string(c.dModel),
+                        w.source(), proj);
+        m_clusters.push_back(cl);
+    }
+
+}
+
+TransfoXLModel::Layer TransfoXLModel::loadLayer(const std::string& prefix, int l, bool perLayerBiases) const
+{
+    const auto& c = m_config;
+    const Checkpoint& w = *m_weights;
+    auto name = [&](const char* pattern, int i = -1) { return tensorName(prefix, pattern, i); };
+    const std::int64_t d = c.dModel, HD = static_cast<std::int64_t>(c.nHead) * c.dHead;
+    const Shape biasShape{c.nHead, c.dHead};
+    Layer L;
+    L.qkv = w.get(name(TransfoXLNames::qkv, l), {3 * HD, d});
+    L.rNet = w.get(name(TransfoXLNames::rNet, l), {HD, d});
+    L.oNet = w.get(name(TransfoXLNames::oNet, l), {d, HD});
+    L.lnAttnW = w.getFloat(name(TransfoXLNames::lnAttnW, l), {d});
+    L.lnAttnB = w.getFloat(name(TransfoXLNames::lnAttnB, l), {d});
+    L.ff1W = w.get(name(TransfoXLNames::ff1W, l), {c.dInner, d});
+    L.ff1B = w.getFloat(name(TransfoXLNames::ff1B, l), {c.dInner});
+    L.ff2W = w.get(name(TransfoXLNames::ff2W, l), {d, c.dInner});
+    L.ff2B = w.getFloat(name(TransfoXLNames::ff2B, l), {d});
+    L.lnFfW = w.getFloat(name(TransfoXLNames::lnFfW, l), {d});
+    L.lnFfB = w.getFloat(name(TransfoXLNames::lnFfB, l), {d});
+    L.rwBias = w.getFloat(perLayerBiases ? name(TransfoXLNames::rwBiasLayer, l) : name(TransfoXLNames::rwBiasTied), biasShape);
+    L.rrBias = w.getFloat(perLayerBiases ? name(TransfoXLNames::rrBiasLayer, l) : name(TransfoXLNames::rrBiasTied), biasShape);
+    return L;
 }
 
 void TransfoXLModel::loadOutputSoftmax(const std::string& prefix)
@@ -412,6 +427,30 @@ void TransfoXLModel::feedForward(int l, const RowMatrix& y, RowMatrix& out) cons
         layerNormRows(sum, L.lnFfW, L.lnFfB, m_config.layerNormEps, out);
 }
 
+std::vector<std::uint8_t> TransfoXLModel::segmentMask(const State& st, int q, int mlen) const
+{
+    // [q, k]: no future keys; with same_length every query sees the same number of keys.
+    const int k = mlen + q;
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
+    const int excess = k - st.memLen;
+    const int shift = excess > 0 ? q - excess : q;
+    for (int i = 0; i < q; ++i)
+        for (int j = 0; j < k; ++j)
+            mask[static_cast<std::size_t>(i) * k + j] = (j > i + mlen || (st.sameLength && j <= i - shift)) ? 1 : 0;
+    return mask;
+}
+
+void TransfoXLModel::remember(State& st, int l, const RowMatrix& layerInput) const
+{
+    // The next segment's memory: the newest memLen rows (keys and values already hold this segment's).
+    StageScope timed(Stage::Copies);
+    const auto li = static_cast<std::size_t>(l);
+    st.kMem[li].keepLast(st.memLen);
+    st.vMem[li].keepLast(st.memLen);
+    st.mems[li].append(layerInput.bottomRows(std::min<Eigen::Index>(layerInput.rows(), st.memLen)), st.memLen);
+    st.mems[li].keepLast(st.memLen);
+}
+
 void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids,
                                     AttentionObserver& observer) const
 {
@@ -433,15 +472,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
                 w.reserve(room);
     }
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
-    // Mask [q, k]: no future keys; with same_length every query sees the same number of keys.
-    std::vector<std::uint8_t> mask(static_cast<std::size_t>(q) * k, 0);
-    const int excess = k - st.memLen;
-    const int shift = excess > 0 ? q - excess : q;
-    for (int i = 0; i < q; ++i)
-        for (int j = 0; j < k; ++j)
-            mask[static_cast<std::size_t>(i) * k + j] =
-                (j > i + mlen || (st.sameLength && j <= i - shift)) ? 1 : 0;
-
+    const std::vector<std::uint8_t> mask = segmentMask(st, q, mlen);
     RowMatrix x = embed(ids);
     // Row p: distance k-1-p, as the reference lays it out; copied from the state's table (computed once per state,
     // not per segment: a sine and a cosine per element were 2% of a corpus scan).
@@ -473,7 +504,6 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         const auto li = static_cast<std::size_t>(l);
         const ScoreInputs in = attention(st, l, x, mlen, spans, keep, buf);
         feedForward(l, buf.attnOut, hidden);
-
         LayerView lv;
         lv.heads = m_config.nHead;
         lv.inputs = in;
@@ -487,13 +517,7 @@ void TransfoXLModel::forwardSegment(RunState& baseState, std::span<const std::in
         lv.attnOutput = buf.attnOut.data();
         lv.hidden = hidden.data();
         run.layerDone(l, lv);
-
-        // The next segment's memory: the newest memLen rows (keys and values already hold this segment's).
-        StageScope timed(Stage::Copies);
-        st.kMem[li].keepLast(st.memLen);
-        st.vMem[li].keepLast(st.memLen);
-        st.mems[li].append(x.bottomRows(std::min<Eigen::Index>(x.rows(), st.memLen)), st.memLen);
-        st.mems[li].keepLast(st.memLen);
+        remember(st, l, x);
         x = std::move(hidden);
         hidden = RowMatrix();
     }

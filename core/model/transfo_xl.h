@@ -53,6 +53,12 @@ private:
     ScoreInputs attention(State& st, int layer, const RowMatrix& x, int mlen, const std::vector<VisibleSpan>& spans,
                           const AttentionCapture& keep, LayerBuffers& buf) const;
     void feedForward(int layer, const RowMatrix& y, RowMatrix& out) const;
+    // The segment's mask [q, mlen + q] (1 = masked): no future keys, and with same_length as many keys for each query.
+    std::vector<std::uint8_t> segmentMask(const State& st, int q, int mlen) const;
+    // Layer l's memory for the next segment from this segment's input rows of the layer.
+    void remember(State& st, int layer, const RowMatrix& layerInput) const;
+    void loadAdaptiveInput(const std::string& prefix); // the embedding clusters and their projections
+    Layer loadLayer(const std::string& prefix, int layer, bool perLayerBiases) const;
     void loadOutputSoftmax(const std::string& prefix);
     void logProbabilities(const RowMatrix& x, RowMatrix& out) const;
     // The layer's projected relative encodings, rows 0 .. at least maxDistance (grown for segments of segmentLen).

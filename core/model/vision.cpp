@@ -107,10 +107,6 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
         const std::string n = tensorName("", pattern, l);
         return Norm{m_weights->getFloat(name(n + ".weight"), {D}), m_weights->getFloat(name(n + ".bias"), {D})};
     };
-    auto linear = [&](const char* pattern, int l, std::int64_t out, std::int64_t in) {
-        const std::string n = tensorName("", pattern, l);
-        return Linear{m_weights->get(name(n + ".weight"), {out, in}), m_weights->getFloat(name(n + ".bias"), {out})};
-    };
     // Class token [1, 1, D] (CLIP: [D]); position table [1, positions, D] (CLIP: an embedding [positions, D]).
     const bool clip = c.family == ModelFamily::ClipVision;
     m_cls = m_weights->getFloat(name(N.cls), clip ? Shape{D} : Shape{1, 1, D});
@@ -127,22 +123,47 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
         m_preNorm = norm(N.preNorm, -1);
     if (c.finalNorm)
         m_finalNorm = norm(N.finalNorm, -1);
-    for (int l = 0; l < c.layers; ++l) {
-        Layer L;
-        L.norm1 = norm(N.norm1, l);
-        L.norm2 = norm(N.norm2, l);
-        L.q = linear(N.q, l, D, D);
-        L.k = linear(N.k, l, D, D);
-        L.v = linear(N.v, l, D, D);
-        L.o = linear(N.o, l, D, D);
-        L.fc1 = linear(N.fc1, l, c.ffn, D);
-        L.fc2 = linear(N.fc2, l, D, c.ffn);
-        if (c.layerScale) {
-            L.scale1 = m_weights->getFloat(name(tensorName("", N.scale1, l)), {D});
-            L.scale2 = m_weights->getFloat(name(tensorName("", N.scale2, l)), {D});
-        }
-        m_layers.push_back(std::move(L));
+    for (int l = 0; l < c.layers; ++l)
+        m_layers.push_back(loadLayer(N, l));
+    loadReadOuts(N);
+    describe(std::move(source));
+}
+
+VisionModel::Layer VisionModel::loadLayer(const VisionNames& N, int l) const
+{
+    const auto& c = m_config;
+    const std::int64_t D = c.hidden;
+    auto norm = [&](const char* pattern, int layer) {
+        const std::string n = tensorName("", pattern, layer);
+        return Norm{m_weights->getFloat(name(n + ".weight"), {D}), m_weights->getFloat(name(n + ".bias"), {D})};
+    };
+    auto linear = [&](const char* pattern, int layer, std::int64_t out, std::int64_t in) {
+        const std::string n = tensorName("", pattern, layer);
+        return Linear{m_weights->get(name(n + ".weight"), {out, in}), m_weights->getFloat(name(n + ".bias"), {out})};
+    };
+    Layer L;
+    L.norm1 = norm(N.norm1, l);
+    L.norm2 = norm(N.norm2, l);
+    L.q = linear(N.q, l, D, D);
+    L.k = linear(N.k, l, D, D);
+    L.v = linear(N.v, l, D, D);
+    L.o = linear(N.o, l, D, D);
+    L.fc1 = linear(N.fc1, l, c.ffn, D);
+    L.fc2 = linear(N.fc2, l, D, c.ffn);
+    if (c.layerScale) {
+        L.scale1 = m_weights->getFloat(name(tensorName("", N.scale1, l)), {D});
+        L.scale2 = m_weights->getFloat(name(tensorName("", N.scale2, l)), {D});
     }
+    return L;
+}
+
+void VisionModel::loadReadOuts(const VisionNames& N)
+{
+    const std::int64_t D = m_config.hidden;
+    auto linear = [&](const char* pattern, int layer, std::int64_t out, std::int64_t in) {
+        const std::string n = tensorName("", pattern, layer);
+        return Linear{m_weights->get(name(n + ".weight"), {out, in}), m_weights->getFloat(name(n + ".bias"), {out})};
+    };
     // Read-outs the file may have: ViT's pooler, CLIP's projection, DeiT's classifiers (absolute names besides the
     // pooler, which lives under the prefix).
     if (N.pooler && m_weights->has(name(std::string(N.pooler) + ".weight")))
@@ -162,7 +183,11 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
         m_clsHead = head(N.clsHead);
         m_distHead = head(N.distHead);
     }
+}
 
+void VisionModel::describe(std::string source)
+{
+    const auto& c = m_config;
     m_info.family = c.family;
     m_info.source = std::move(source);
     m_info.layers = c.layers;
@@ -307,20 +332,20 @@ std::vector<OutputTensor> VisionModel::outputs(const PixelValues& pixels, Attent
     return extra;
 }
 
-void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::vector<OutputTensor>* extra,
-                      RunState& counters) const
+namespace {
+// Keeps a non-layer tensor for the dump when the caller wants them (`extra` non-null).
+void keepTensor(std::vector<OutputTensor>* extra, const std::string& n, const Shape& shape, const float* data)
+{
+    if (extra)
+        extra->push_back({n, shape, std::vector<float>(data, data + shapeNumel(shape))});
+}
+} // namespace
+
+RowMatrix VisionModel::embedPatches(const PixelValues& px, const Grid& grid, std::vector<OutputTensor>* extra) const
 {
     const auto& c = m_config;
-    const Grid grid = gridOf(px.height, px.width);
-    if (px.data.size() != static_cast<std::size_t>(3) * px.height * px.width)
-        throw Error(ErrorCode::BadInput, "pixel values hold " + std::to_string(px.data.size()) + " numbers for a 3 x " +
-                                             std::to_string(px.height) + " x " + std::to_string(px.width) + " image");
-    const int D = c.hidden, H = c.heads, d = D / H, p = c.patch, patches = grid.rows * grid.cols;
+    const int D = c.hidden, p = c.patch, patches = grid.rows * grid.cols;
     const int lead = 1 + (c.distillationToken ? 1 : 0), R = c.registers, T = lead + R + patches;
-    auto keep = [&](const std::string& n, const Shape& shape, const float* data) {
-        if (extra)
-            extra->push_back({n, shape, std::vector<float>(data, data + shapeNumel(shape))});
-    };
     // Each patch's (channel, y, x) values as a row, times the convolution's [D, 3 p p] weights.
     RowMatrix rows(patches, 3 * p * p), patchEmbeds;
     for (int r = 0; r < grid.rows; ++r)
@@ -334,9 +359,9 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
     multiplyTransposed(rows, m_patchW, patchEmbeds);
     if (m_patchB)
         patchEmbeds.rowwise() += asVector(m_patchB);
-    keep("patch_embeds", {patches, D}, patchEmbeds.data());
+    keepTensor(extra, "patch_embeds", {patches, D}, patchEmbeds.data());
     const RowMatrix pos = positionTable(grid);
-    keep("pos_embed", {pos.rows(), D}, pos.data());
+    keepTensor(extra, "pos_embed", {pos.rows(), D}, pos.data());
     // [CLS, DIST?] + patches, plus positions; registers (no position) after CLS.
     RowMatrix x(T, D);
     x.row(0) = ConstVectorMap(m_cls.floats(), D) + pos.row(0);
@@ -345,12 +370,24 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
     for (int r = 0; r < R; ++r)
         x.row(lead + r) = ConstVectorMap(m_registers.floats() + static_cast<std::size_t>(r) * D, D);
     x.bottomRows(patches) = patchEmbeds + pos.bottomRows(patches);
-    keep("embedding", {T, D}, x.data());
+    keepTensor(extra, "embedding", {T, D}, x.data());
     if (c.preNorm) {
         layerNormRows(x, m_preNorm.w, m_preNorm.b, c.eps, x);
-        keep("pre_layrnorm", {T, D}, x.data());
+        keepTensor(extra, "pre_layrnorm", {T, D}, x.data());
     }
+    return x;
+}
 
+void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::vector<OutputTensor>* extra,
+                      RunState& counters) const
+{
+    const auto& c = m_config;
+    const Grid grid = gridOf(px.height, px.width);
+    if (px.data.size() != static_cast<std::size_t>(3) * px.height * px.width)
+        throw Error(ErrorCode::BadInput, "pixel values hold " + std::to_string(px.data.size()) + " numbers for a 3 x " +
+                                             std::to_string(px.height) + " x " + std::to_string(px.width) + " image");
+    RowMatrix x = embedPatches(px, grid, extra);
+    const int T = static_cast<int>(x.rows()), D = c.hidden;
     SegmentDriver drive(counters, observer, *m_weights);
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * T, 0);
     const std::vector<VisibleSpan> spans(static_cast<std::size_t>(T), VisibleSpan{0, T});
@@ -358,83 +395,100 @@ void VisionModel::run(const PixelValues& px, AttentionObserver& observer, std::v
     sv.embedding = x.data();
     sv.mask = mask.data();
     drive.begin({T, 0, D}, sv);
-    const AttentionCapture kept = drive.kept(H);
-    RowMatrix a, q, k, v, heads(T, D), attnOut, inner, ffn;
-    auto project = [](const RowMatrix& in, const Linear& L, RowMatrix& out) { linear(in, L.w, L.b, out); };
+    const AttentionCapture kept = drive.kept(c.heads);
+    LayerRows rows;
     for (int l = 0; l < c.layers; ++l) {
         drive.checkStop();
-        const Layer& L = m_layers[static_cast<std::size_t>(l)];
-        layerNormRows(x, L.norm1.w, L.norm1.b, c.eps, a);
-        project(a, L.q, q);
-        project(a, L.k, k);
-        project(a, L.v, v);
-        ScoreInputs in = ScoreInputs::ofShape(T, T, 0, H, H, d);
-        in.queries = RowSource::strided(q.data(), D);
-        in.keys = RowSource::strided(k.data(), D);
-        in.spans = spans.data();
-        attendAllHeads(in, v.data(), D, heads.data(), D, kept);
-        project(heads, L.o, attnOut);
-        if (L.scale1)
-            attnOut.array().rowwise() *= asVector(L.scale1).array();
-        x += attnOut;
-        layerNormRows(x, L.norm2.w, L.norm2.b, c.eps, a);
-        project(a, L.fc1, inner);
-        gelu(inner, c.quickGelu);
-        project(inner, L.fc2, ffn);
-        if (L.scale2)
-            ffn.array().rowwise() *= asVector(L.scale2).array();
-        x += ffn;
-
         LayerView lv;
-        lv.heads = H;
-        lv.inputs = in;
+        encoderBlock(l, spans, kept, x, rows, lv);
         lv.mask = mask.data();
-        lv.kvHeads = H;
-        lv.headDim = d;
-        lv.attnOutput = attnOut.data();
-        lv.headMix = heads.data();
-        lv.hidden = x.data();
         drive.layerDone(l, lv);
     }
     drive.end([](SegmentEndView&) {});
-    if (!extra)
-        return;
+    if (extra)
+        readOuts(x, *extra);
+}
+
+void VisionModel::encoderBlock(int l, const std::vector<VisibleSpan>& spans, const AttentionCapture& kept, RowMatrix& x,
+                               LayerRows& rows, LayerView& lv) const
+{
+    const auto& c = m_config;
+    const int T = static_cast<int>(x.rows()), D = c.hidden, H = c.heads, d = D / H;
+    const Layer& L = m_layers[static_cast<std::size_t>(l)];
+    auto project = [](const RowMatrix& in, const Linear& p, RowMatrix& out) { linear(in, p.w, p.b, out); };
+    RowMatrix a, inner, ffn;
+    // Pre-norm blocks; DINOv2 scales each branch by its LayerScale before it joins the stream.
+    layerNormRows(x, L.norm1.w, L.norm1.b, c.eps, a);
+    project(a, L.q, rows.q);
+    project(a, L.k, rows.k);
+    project(a, L.v, rows.v);
+    ScoreInputs in = ScoreInputs::ofShape(T, T, 0, H, H, d);
+    in.queries = RowSource::strided(rows.q.data(), D);
+    in.keys = RowSource::strided(rows.k.data(), D);
+    in.spans = spans.data();
+    rows.heads.resize(T, D);
+    attendAllHeads(in, rows.v.data(), D, rows.heads.data(), D, kept);
+    project(rows.heads, L.o, rows.attnOut);
+    if (L.scale1)
+        rows.attnOut.array().rowwise() *= asVector(L.scale1).array();
+    x += rows.attnOut;
+    layerNormRows(x, L.norm2.w, L.norm2.b, c.eps, a);
+    project(a, L.fc1, inner);
+    gelu(inner, c.quickGelu);
+    project(inner, L.fc2, ffn);
+    if (L.scale2)
+        ffn.array().rowwise() *= asVector(L.scale2).array();
+    x += ffn;
+    lv.heads = H;
+    lv.inputs = in;
+    lv.kvHeads = H;
+    lv.headDim = d;
+    lv.attnOutput = rows.attnOut.data();
+    lv.headMix = rows.heads.data();
+    lv.hidden = x.data();
+}
+
+void VisionModel::readOuts(const RowMatrix& x, std::vector<OutputTensor>& extra) const
+{
+    const auto& c = m_config;
+    const int T = static_cast<int>(x.rows()), D = c.hidden;
+    auto project = [](const RowMatrix& in, const Linear& p, RowMatrix& out) { linear(in, p.w, p.b, out); };
     RowMatrix last = x;
     if (c.finalNorm)
         layerNormRows(x, m_finalNorm.w, m_finalNorm.b, c.eps, last);
-    keep("last_hidden_state", {T, D}, last.data());
+    keepTensor(&extra, "last_hidden_state", {T, D}, last.data());
     const RowMatrix cls = last.topRows(1);
     if (m_pooler.w) { // ViT: tanh(dense(CLS))
         RowMatrix pooled;
         project(cls, m_pooler, pooled);
         pooled = pooled.array().tanh().matrix();
-        keep("pooler_output", {D}, pooled.data());
+        keepTensor(&extra, "pooler_output", {D}, pooled.data());
     } else if (c.family == ModelFamily::Dinov2 || c.family == ModelFamily::Dinov2Registers) {
-        keep("pooler_output", {D}, cls.data());
+        keepTensor(&extra, "pooler_output", {D}, cls.data());
     } else if (c.family == ModelFamily::ClipVision) { // post_layernorm of the CLS row, then the projection
         RowMatrix pooled;
         const Norm post{m_weights->getFloat(name("post_layernorm.weight"), {D}), m_weights->getFloat(name("post_layernorm.bias"), {D})};
         layerNormRows(cls, post.w, post.b, c.eps, pooled);
-        keep("pooler_output", {D}, pooled.data());
+        keepTensor(&extra, "pooler_output", {D}, pooled.data());
         if (m_projection) {
             RowMatrix embeds;
             multiplyTransposed(pooled, m_projection, embeds);
-            keep("image_embeds", {embeds.cols()}, embeds.data());
+            keepTensor(&extra, "image_embeds", {embeds.cols()}, embeds.data());
         }
     }
     if (m_classifier.w) { // ViTForImageClassification: the classes from the CLS row
         RowMatrix logits;
         project(cls, m_classifier, logits);
-        keep("logits", {logits.cols()}, logits.data());
+        keepTensor(&extra, "logits", {logits.cols()}, logits.data());
     }
     if (m_clsHead.w) { // DeiT: a classifier on CLS, one on the distillation token, and their mean
         RowMatrix clsLogits, distLogits;
         project(cls, m_clsHead, clsLogits);
         project(last.middleRows(1, 1), m_distHead, distLogits);
         const RowMatrix mean = (clsLogits + distLogits) / 2.0f;
-        keep("cls_logits", {clsLogits.cols()}, clsLogits.data());
-        keep("distillation_logits", {distLogits.cols()}, distLogits.data());
-        keep("logits", {mean.cols()}, mean.data());
+        keepTensor(&extra, "cls_logits", {clsLogits.cols()}, clsLogits.data());
+        keepTensor(&extra, "distillation_logits", {distLogits.cols()}, distLogits.data());
+        keepTensor(&extra, "logits", {mean.cols()}, mean.data());
     }
 }
 

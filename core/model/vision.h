@@ -10,6 +10,7 @@
 #include "model/attention_model.h"
 #include "model/config.h"
 #include "model/nn_ops.h"
+#include "model/tensor_names.h"
 
 #include <memory>
 #include <string>
@@ -58,9 +59,23 @@ private:
         WeightView scale1, scale2; // DINOv2's LayerScale (empty otherwise)
     };
     class State;
+    // A layer's rows the layer view points into until it is handed on.
+    struct LayerRows {
+        RowMatrix q, k, v, heads, attnOut;
+    };
+    Layer loadLayer(const VisionNames& names, int layer) const;
+    void loadReadOuts(const VisionNames& names); // the pooler, projection and classifiers a file may have
+    void describe(std::string source);
     // Runs the image as one segment (`counters` advance); `extra` (may be null) receives the non-layer tensors.
     void run(const PixelValues& pixels, AttentionObserver& observer, std::vector<OutputTensor>* extra,
              RunState& counters) const;
+    // The special tokens and the patches with their positions, [tokens, hidden] (CLIP: after its pre-norm).
+    RowMatrix embedPatches(const PixelValues& pixels, const Grid& grid, std::vector<OutputTensor>* extra) const;
+    // One pre-norm block over every token, `x` replaced by its output.
+    void encoderBlock(int l, const std::vector<VisibleSpan>& spans, const AttentionCapture& kept, RowMatrix& x,
+                      LayerRows& rows, LayerView& view) const;
+    // The final norm and the read-outs the file has (pooler, projection, classifiers), into `extra`.
+    void readOuts(const RowMatrix& x, std::vector<OutputTensor>& extra) const;
     // The position table for a grid, [1 + rows * cols, hidden] (class row first; DeiT: 2 + ...).
     RowMatrix positionTable(const Grid& grid) const;
     std::string name(const std::string& relative) const; // the checkpoint's name of a tensor of this family
