@@ -318,7 +318,7 @@ TEST_CASE("presentation mode: full screen, the text and stepping stay, fonts gro
     CHECK(visibleAfter.join(',').toStdString() == visibleBefore.join(',').toStdString());
 }
 
-TEST_CASE("presentation mode keeps a predicting model's Predictions beside the grid; leaving puts them back in the tabs",
+TEST_CASE("presentation mode keeps a predicting model's Predictions beside the grid, leaving puts them back in the tabs",
           "[app][window][presentation]")
 {
     Window win("gpt2-tiny", ids(8));
@@ -336,7 +336,7 @@ TEST_CASE("presentation mode keeps a predicting model's Predictions beside the g
     CHECK(w.dockWidgetArea(predictions) == Qt::BottomDockWidgetArea);
 }
 
-TEST_CASE("a session round trip restores the view and the corpus scan; bad values are refused or corrected",
+TEST_CASE("a session round trip restores the view and the corpus scan, bad values are refused or corrected",
           "[app][window][session]")
 {
     test::TempDir tmp;
@@ -379,7 +379,7 @@ TEST_CASE("a session round trip restores the view and the corpus scan; bad value
     QByteArray wrong = text;
     wrong.replace("\"layer\": 1", "\"layer\": \"one\"");
     test::writeBytes(tmp / "wrong.attnscope", wrong.toStdString());
-    CHECK(win.w.openSession(QString::fromStdString((tmp / "wrong.attnscope").string())).contains("selection.site"));
+    CHECK(win.w.openSession(QString::fromStdString((tmp / "wrong.attnscope").string())).contains("selection.layer"));
 }
 
 TEST_CASE("the paper figures open in windows of their own with a readable size", "[app][window][figures]")
@@ -496,7 +496,7 @@ TEST_CASE("texts come from files, drops and the scan dialog's typed path", "[app
     CHECK_FALSE(app::askScanSettings(&win.w, win.c.model()->info()));
 }
 
-TEST_CASE("a pair clicked in the text view is shown in the grid; Help opens the bundled guide", "[app][window]")
+TEST_CASE("a pair clicked in the text view is shown in the grid, Help opens the bundled guide", "[app][window]")
 {
     Window win("txl-tiny", ids(12));
     auto* table = win.w.textView()->pairsTable();
@@ -745,7 +745,7 @@ TEST_CASE("Query-Key Space enlarges into a square window of its own and goes bac
     CHECK_FALSE(enlarge->isChecked());
 }
 
-TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its row in the grid", "[app][window][qk]")
+TEST_CASE("Query-Key Space follows the selected head, a clicked token locks its row in the grid", "[app][window][qk]")
 {
     Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8 9 7"));
     auto& w = win.w;
@@ -825,7 +825,7 @@ TEST_CASE("Query-Key Space follows the selected head; a clicked token locks its 
     REQUIRE(QTest::qWaitFor([&] { return panel->view()->data()->title.contains("layer 2 · head 3"); }, 30000));
 }
 
-TEST_CASE("Generate 10 appends the greedy continuation; regenerating from a token cuts the text there and generates "
+TEST_CASE("Generate 10 appends the greedy continuation, regenerating from a token cuts the text there and generates "
           "as many again",
           "[app][window][generate]")
 {
@@ -884,7 +884,7 @@ TEST_CASE("Generate 10 appends the greedy continuation; regenerating from a toke
     CHECK(sawBefore);
 }
 
-TEST_CASE("the Heads dock takes the height its thumbnails need; the Display dock under it gets the rest", "[app][window][layout]")
+TEST_CASE("the Heads dock takes the height its thumbnails need, the Display dock under it gets the rest", "[app][window][layout]")
 {
     Window win("gpt2-tiny", QStringLiteral("3 14 15 9 26 5 35 8 9 7"));
     auto& w = win.w;

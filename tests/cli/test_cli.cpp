@@ -220,7 +220,7 @@ TEST_CASE("attnscope-cli tokenize: real tokenizers, with and without --special, 
     CHECK(ids[0] == 1); // tokenizer.ggml.bos_token_id
 }
 
-TEST_CASE("attnscope-cli tokenize: sentence pairs and token types; a BERT folder's vocab.txt is WordPiece",
+TEST_CASE("attnscope-cli tokenize: sentence pairs and token types, a BERT folder's vocab.txt is WordPiece",
           "[cli][tokenizer][encoders]")
 {
     for (const char* name : {"bert-uncased", "roberta"}) {
@@ -273,7 +273,7 @@ TEST_CASE("attnscope-cli dump and info take GGUF files", "[cli][gguf]")
     CHECK(info["parameters"] == 91584);
 }
 
-TEST_CASE("attnscope-cli scans a Llama-family model in chunks and with a sliding window; heads shows sink rates",
+TEST_CASE("attnscope-cli scans a Llama-family model in chunks and with a sliding window, heads shows sink rates",
           "[cli][scan]")
 {
     test::TempDir tmp;

@@ -85,7 +85,7 @@ void forEachPredictingCase(Body&& body)
 }
 } // namespace
 
-TEST_CASE("rotary bands: each band's raw scores sum to the dumped scores; all bands are the full attention exactly",
+TEST_CASE("rotary bands: each band's raw scores sum to the dumped scores, all bands are the full attention exactly",
           "[analyses][bands][reference]")
 {
     for (const auto& dir : test::referenceCases("llama")) {
@@ -529,7 +529,7 @@ TEST_CASE("next-token logits after an edit equal a fresh capture's: a text cut s
     });
 }
 
-TEST_CASE("the logit lens's last layer is the model's own prediction; earlier layers read through the same read-out",
+TEST_CASE("the logit lens's last layer is the model's own prediction, earlier layers read through the same read-out",
           "[analyses][lens]")
 {
     forEachPredictingCase([&](const core::LoadedModel& loaded, std::vector<std::int32_t> ids) {
@@ -556,7 +556,7 @@ TEST_CASE("the logit lens's last layer is the model's own prediction; earlier la
     CHECK_THROWS_WITH(core::logitLens(*txl.model, *capture, 0), Catch::Contains("Transformer-XL"));
 }
 
-TEST_CASE("direct logit attribution: the shares sum to the model's own logit; a head's part is what ablating it removes",
+TEST_CASE("direct logit attribution: the shares sum to the model's own logit, a head's part is what ablating it removes",
           "[analyses][dla]")
 {
     for (const auto& dir : casesWithoutMemory()) {
@@ -716,7 +716,7 @@ TEST_CASE("greedy generation through the key/value cache equals greedy generatio
     });
 }
 
-TEST_CASE("surprisal is -log2 of the reference logits' probability of each next token; perplexity their mean",
+TEST_CASE("surprisal is -log2 of the reference logits' probability of each next token, perplexity their mean",
           "[analyses][surprisal]")
 {
     int withLogits = 0; // cases whose reference has logits (each is checked in a section of its own)

@@ -267,7 +267,7 @@ TEST_CASE("head contexts: the ablation effect is each head's zeroed loss over th
     CHECK_THROWS_WITH(headContexts(*bert.model, randomTokens(20, 50, 4), o), Catch::Contains("language-model head"));
 }
 
-TEST_CASE("head contexts in shards, merged in any order, equal one run; a shard not of its windows is refused",
+TEST_CASE("head contexts in shards, merged in any order, equal one run, a shard not of its windows is refused",
           "[head-contexts][shards]")
 {
     const auto loaded = loadModel((test::testdataDir() / "llama-gqa").string());

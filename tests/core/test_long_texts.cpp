@@ -514,7 +514,7 @@ TEST_CASE("the text profile of a capture equals a scan of the same text, sinks i
     }
 }
 
-TEST_CASE("sink counts survive save, load and merge; GPT-2 refuses a sliding window with the reason", "[long][scan]")
+TEST_CASE("sink counts survive save, load and merge, GPT-2 refuses a sliding window with the reason", "[long][scan]")
 {
     const auto loaded = core::loadModel((test::testdataDir() / "gpt2-tiny").string());
     const auto ids = randomIds(40, loaded.model->info().vocabSize, 9);
@@ -649,7 +649,7 @@ TEST_CASE("an edited text's partial captures (the unchanged prefix reused) give 
     CHECK(checked == 2 * model.info().layers);
 }
 
-TEST_CASE("a row window keeps the newest rows through growth, compaction and reserved room; a copy holds only them", "[long]")
+TEST_CASE("a row window keeps the newest rows through growth, compaction and reserved room, a copy holds only them", "[long]")
 {
     core::RowWindow w(3);
     std::vector<float> all; // every row appended, row r = (r, r + 0.5, r + 0.25)

@@ -247,7 +247,7 @@ TEST_CASE("a pickled torch.nn.Module (the original Transformer-XL release) is wa
     }
 }
 
-TEST_CASE("folders: safetensors first, then pytorch_model.bin, then a lone checkpoint; a bare .bin needs its config",
+TEST_CASE("folders: safetensors first, then pytorch_model.bin, then a lone checkpoint, a bare .bin needs its config",
           "[pytorch]")
 {
     test::TempDir tmp;

@@ -203,7 +203,7 @@ TEST_CASE("silent wrong results are refused: NaN weights, token ids past 32 bits
                Catch::Contains("4294967297") && Catch::Contains("in.json"));
 }
 
-TEST_CASE("checkpoints with integer buffers load; empty tensors read without touching memory", "[reliability][model]")
+TEST_CASE("checkpoints with integer buffers load, empty tensors read without touching memory", "[reliability][model]")
 {
     test::TempDir tmp;
     const auto folder = copyCase(tmp, "gpt2-tiny");

@@ -276,7 +276,7 @@ TEST_CASE("vector export draws few cells as rectangles and many as a lossless im
     CHECK(img.height() % 300 == 0);
 }
 
-TEST_CASE("grid view: dragging pans without selecting; a click selects", "[widgets]")
+TEST_CASE("grid view: dragging pans without selecting, a click selects", "[widgets]")
 {
     AttentionGridView view;
     show(view, sampleGrid());
