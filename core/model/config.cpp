@@ -1,6 +1,8 @@
 // config.json parsing with a message per missing or out-of-range key.
 #include "model/config.h"
 
+#include "model/config_reader.h"
+#include "model/decoder_families.h"
 #include "model/families.h"
 
 #include "io/gguf.h"
@@ -26,142 +28,7 @@ float LlamaConfig::scoreScale() const
 
 namespace {
 
-constexpr long long kMaxConfigInt = 100'000'000; // no size or count of a model comes near it
-
-// A GGUF metadata count that must be from 1 to kMaxConfigInt.
-int ggufPositive(const GgufFile& g, const std::string& key)
-{
-    const auto v = g.uint(key);
-    if (v < 1 || v > static_cast<std::uint64_t>(kMaxConfigInt))
-        throw Error(ErrorCode::BadConfig,
-                    "value " + std::to_string(v) + " is outside 1 .. " + std::to_string(kMaxConfigInt), g.path(), key);
-    return static_cast<int>(v);
-}
-
-class Reader {
-public:
-    Reader(const nlohmann::json& j, const std::string& file)
-        : m_j(j)
-        , m_file(file)
-    {
-    }
-
-    int positiveInt(const char* key) const { return intAtLeast(key, 1); }
-
-    int intAtLeast(const char* key, int minimum) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            throw Error(ErrorCode::BadConfig, "required key is missing", m_file, key);
-        return checkedInt(*it, key, minimum);
-    }
-
-    int intOr(const char* key, int fallback, int minimum) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return fallback;
-        return checkedInt(*it, key, minimum);
-    }
-
-    bool boolOr(const char* key, bool fallback) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return fallback;
-        if (!it->is_boolean())
-            throw Error(ErrorCode::BadConfig, "must be true or false, got " + jsonPreview(*it), m_file, key);
-        return it->get<bool>();
-    }
-
-    float floatOr(const char* key, float fallback) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return fallback;
-        if (!it->is_number() || it->get<double>() <= 0)
-            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + jsonPreview(*it), m_file, key);
-        return it->get<float>();
-    }
-
-    std::vector<int> intList(const char* key) const
-    {
-        std::vector<int> out;
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return out;
-        if (!it->is_array())
-            throw Error(ErrorCode::BadConfig, "must be a list of integers, got " + jsonPreview(*it), m_file, key);
-        for (const auto& v : *it)
-            out.push_back(checkedInt(v, key, 1));
-        return out;
-    }
-
-    double doubleOr(const char* key, double fallback) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return fallback;
-        if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>()))
-            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + jsonPreview(*it), m_file, key);
-        return it->get<double>();
-    }
-
-    const nlohmann::json* object(const char* key) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return nullptr;
-        if (!it->is_object())
-            throw Error(ErrorCode::BadConfig, "must be an object or null, got " + jsonPreview(*it), m_file, key);
-        return &*it;
-    }
-
-    std::string stringOr(const char* key, const std::string& fallback) const
-    {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null())
-            return fallback;
-        if (!it->is_string())
-            throw Error(ErrorCode::BadConfig, "must be a string, got " + jsonPreview(*it), m_file, key);
-        return it->get<std::string>();
-    }
-
-    [[noreturn]] void fail(const std::string& key, const std::string& msg) const
-    {
-        throw Error(ErrorCode::BadConfig, msg, m_file, key);
-    }
-    const std::string& file() const { return m_file; }
-
-private:
-    int checkedInt(const nlohmann::json& v, const char* key, int minimum) const
-    {
-        if (!v.is_number_integer())
-            throw Error(ErrorCode::BadConfig, "must be an integer, got " + jsonPreview(v), m_file, key);
-        const auto x = v.get<long long>();
-        if (x < minimum || x > kMaxConfigInt) // the bound it passed, not always the minimum
-            throw Error(ErrorCode::BadConfig,
-                        "value " + std::to_string(x) + (x < minimum ? " is below the minimum " + std::to_string(minimum)
-                                                                    : " is above the maximum " + std::to_string(kMaxConfigInt)),
-                        m_file, key);
-        return static_cast<int>(x);
-    }
-
-    const nlohmann::json& m_j;
-    const std::string& m_file;
-};
-
-// A layer count checked before anything is sized by it (num_hidden_layers 1e8 reserved 1e8 layer records).
-constexpr int kMaxLayers = 4096;
-int layerCount(int n, const Reader& r, const char* key)
-{
-    if (n > kMaxLayers)
-        r.fail(key, std::to_string(n) + " layers is more than any model has (at most " + std::to_string(kMaxLayers) +
-                        " are read)");
-    return n;
-}
-
-TransfoXLConfig parseTransfoXL(const Reader& r)
+TransfoXLConfig parseTransfoXL(const ConfigReader& r)
 {
     TransfoXLConfig c;
     c.vocabSize = r.positiveInt("vocab_size");
@@ -195,7 +62,7 @@ TransfoXLConfig parseTransfoXL(const Reader& r)
     return c;
 }
 
-GPT2Config parseGPT2(const Reader& r)
+GPT2Config parseGPT2(const ConfigReader& r)
 {
     GPT2Config c;
     c.vocabSize = r.positiveInt("vocab_size");
@@ -221,29 +88,11 @@ GPT2Config parseGPT2(const Reader& r)
     return c;
 }
 
-// layer_types: "sliding_attention" or "full_attention" for every layer (true: sliding). Anything else is refused: an
-// unknown kind read as full attention would show a model's attention wrongly without a word.
-std::vector<bool> slidingLayersOf(const Reader& r, const nlohmann::json& j, int layers)
-{
-    const auto& list = j.at("layer_types");
-    if (!list.is_array() || static_cast<int>(list.size()) != layers)
-        r.fail("layer_types", "must list \"sliding_attention\" or \"full_attention\" for each of the " +
-                                  std::to_string(layers) + " layers, got " + jsonPreview(list));
-    std::vector<bool> sliding;
-    for (const auto& t : list) {
-        if (!t.is_string() || (t != "sliding_attention" && t != "full_attention"))
-            r.fail("layer_types", "layer " + std::to_string(sliding.size() + 1) + " is " + jsonPreview(t) +
-                                      "; attnscope knows \"sliding_attention\" and \"full_attention\"");
-        sliding.push_back(t == "sliding_attention");
-    }
-    return sliding;
-}
-
 // rope_scaling: null, {rope_type|type: default|linear|llama3, factor, low_freq_factor, high_freq_factor,
 // original_max_position_embeddings}.
-void parseRopeScaling(const Reader& r, const nlohmann::json& j, const std::string& file, RopeConfig& rope)
+void parseRopeScaling(const ConfigReader& r, const nlohmann::json& j, const std::string& file, RopeConfig& rope)
 {
-    const Reader s(j, file);
+    const ConfigReader s(j, file);
     const bool typed = j.contains("rope_type") || j.contains("type");
     if (!typed && !j.empty()) // a factor without a kind would be dropped without a word
         r.fail("rope_scaling", "gives no rope_type (default, linear, llama3, longrope or yarn) for " + jsonPreview(j));
@@ -372,65 +221,8 @@ void checkLongRope(LlamaConfig& c, const std::string& file, const std::string& k
     }
 }
 
-// What a rotary decoder family changes in the Llama block (the same for config.json and GGUF).
-void setDecoderQuirks(LlamaConfig& c)
-{
-    if (c.family == ModelFamily::Qwen3 || c.family == ModelFamily::Qwen3Moe) {
-        c.qkNorm = LlamaConfig::QkNorm::PerHead;
-    } else if (c.family == ModelFamily::Olmoe) {
-        c.qkNorm = LlamaConfig::QkNorm::Whole; // over the whole projection, with the usual pre-norms
-    } else if (c.family == ModelFamily::GptOss) {
-        c.attentionSinks = true;
-        c.routerBias = c.softmaxOverChosen = c.expertBiases = true;
-        c.qkvBias = c.oBias = true;
-        if (c.swigluLimit <= 0)
-            c.swigluLimit = 7.0f; // llama.cpp's constants (it reads no key)
-        c.swigluAlpha = 1.702f;
-        // Even layers slide unless the file lists its layer types (Hugging Face's default, llama.cpp's pattern).
-        if (c.slidingLayers.empty() && c.slidingWindow > 0)
-            for (int l = 0; l < c.nLayer; ++l)
-                c.slidingLayers.push_back(l % 2 == 0);
-    } else if (c.family == ModelFamily::Granite) {
-        // Granite-MoE: Hugging Face weighs the chosen experts by a softmax over their logits: the renormalised
-        // probabilities, as llama.cpp computes them. Its experts' (and shared expert's) input_linear holds gate rows,
-        // then up rows; llama.cpp's converter splits them into two tensors. Dense Granite's MLP is Llama's.
-        c.normTopK = true;
-        c.fusedGateUp = !c.fromGguf && c.experts > 0;
-    } else if (c.family == ModelFamily::SmolLM3) {
-        // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
-        if (c.noRopeLayers.empty())
-            for (int l = 0; l < c.nLayer; ++l)
-                c.noRopeLayers.push_back((l + 1) % 4 == 0);
-    } else if (c.family == ModelFamily::Olmo2) {
-        c.qkNorm = LlamaConfig::QkNorm::Whole;
-        c.preNorms = false;
-        c.postNorms = true;
-    } else if (c.family == ModelFamily::Gemma2 || c.family == ModelFamily::Gemma3) {
-        c.postNorms = true;
-        c.embeddingScale = static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
-        c.normOffset = c.fromGguf ? 0.0f : 1.0f;
-        c.mlp = LlamaConfig::Mlp::GatedGeluTanh;
-        if (c.family == ModelFamily::Gemma3)
-            c.qkNorm = LlamaConfig::QkNorm::PerHead;
-        // llama.cpp's fixed patterns when a file does not list its layer types: Gemma 2 alternates (even layers
-        // slide), Gemma 3 has five local layers to one global one.
-        if (c.slidingLayers.empty() && c.slidingWindow > 0)
-            for (int l = 0; l < c.nLayer; ++l)
-                c.slidingLayers.push_back(c.family == ModelFamily::Gemma2 ? l % 2 == 0 : l % 6 < 5);
-    } else if (c.family == ModelFamily::Phi3) {
-        c.qkv = LlamaConfig::Qkv::Blocks; // qkv_proj / attn_qkv: [q; k; v] rows
-        c.fusedGateUp = true;              // gate_up_proj / ffn_up: gate rows, then up rows
-    } else if (c.family == ModelFamily::GptNeoX) {
-        c.norm = LlamaConfig::Norm::Layer;
-        c.mlp = LlamaConfig::Mlp::Gelu;
-        c.qkvBias = c.oBias = c.mlpBias = true;
-        if (c.qkv == LlamaConfig::Qkv::Separate)
-            c.qkv = LlamaConfig::Qkv::PerHead; // Hugging Face's query_key_value (GGUF set Blocks already)
-    }
-}
-
 // The keys every decoder's config.json spells alike: vocabulary, widths, heads, layers.
-LlamaConfig decoderShape(const Reader& r, const std::string& type, const std::string& file)
+LlamaConfig decoderShape(const ConfigReader& r, const std::string& type, const std::string& file)
 {
     LlamaConfig c;
     c.modelType = type;
@@ -443,8 +235,78 @@ LlamaConfig decoderShape(const Reader& r, const std::string& type, const std::st
     return c;
 }
 
+const DecoderFamily& decoderFamilyOf(ModelFamily id)
+{
+    const FamilyRow& row = familyRow(id);
+    if (!row.decoder)
+        throw Error(ErrorCode::UnknownModelType, std::string(row.name) + " is not read as a rotary decoder");
+    return *row.decoder;
+}
+
+// The keys the Llama-family config.json files share: head counts and sizes, norm epsilon, rotary base, context, tying
+// (untied unless the family says otherwise), biases and the activation the family's MLP computes.
+void readCommonDecoderKeys(const ConfigReader& r, const DecoderFamily& family, LlamaConfig& c)
+{
+    c.nKvHead = r.intOr("num_key_value_heads", c.nHead, 1);
+    c.headDim = r.intOr("head_dim", c.hidden / c.nHead, 1);
+    c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
+    c.rope.theta = r.doubleOr("rope_theta", 10000.0);
+    c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", false);
+    c.qkvBias = c.oBias = r.boolOr("attention_bias", false);
+    c.mlpBias = r.boolOr("mlp_bias", false);
+    const std::string act = r.stringOr(family.activationKey, family.activation);
+    if (act != family.activation)
+        r.fail(family.activationKey, "\"" + act + "\" is not supported (" + family.activationNote + " use " +
+                                         family.activation + ")");
+}
+
+// The head layout, checked after the family's own keys (which may set the head size): key/value heads sharing the
+// query heads evenly, an even head size named by the keys it came from (the file may not give head_dim at all).
+void checkHeadShape(const ConfigReader& r, const nlohmann::json& j, const LlamaConfig& c)
+{
+    if (c.nHead % c.nKvHead != 0)
+        r.fail("num_key_value_heads", std::to_string(c.nHead) + " attention heads cannot be shared evenly by " +
+                                          std::to_string(c.nKvHead) + " key/value heads");
+    if (!j.contains("head_dim") && !c.latentAttention() && c.hidden % c.nHead != 0)
+        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(c.nHead) + " (give head_dim)");
+    if (c.headDim % 2 == 0)
+        return;
+    if (c.latentAttention())
+        r.fail("qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim = " + std::to_string(c.headDim) +
+                                       " dimensions per head; must be even");
+    if (j.contains("head_dim"))
+        r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
+    r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " / num_attention_heads " + std::to_string(c.nHead) +
+                              " gives heads of " + std::to_string(c.headDim) +
+                              " dimensions; rotary embeddings rotate pairs, so it must be even (or give head_dim)");
+}
+
+// A Llama-family config.json: the shared keys, the family's own (its row of decoder_families), the head layout, rope
+// scaling, then the family's quirks and the numbers' ranges.
+LlamaConfig parseLlama(const ConfigReader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    LlamaConfig c = decoderShape(r, type, file);
+    const DecoderFamily& family = decoderFamilyOf(c.family);
+    readCommonDecoderKeys(r, family, c);
+    if (family.jsonKeys)
+        family.jsonKeys(r, j, c);
+    checkHeadShape(r, j, c);
+    if (const auto* rs = r.object("rope_scaling"))
+        parseRopeScaling(r, *rs, file, c.rope);
+    if (c.rotated() < 2 || c.rotated() % 2 != 0 || c.rotated() > c.headDim)
+        r.fail("partial_rotary_factor", "rotates " + std::to_string(c.rotated()) + " of " + std::to_string(c.headDim) +
+                                            " dimensions of each head; must be an even number of at least 2");
+    if (family.quirks)
+        family.quirks(c);
+    checkLongRope(c, file, "rope_scaling");
+    checkDecoderNumbers(c, file, false);
+    return c;
+}
+
 // GPT-NeoX / Pythia config.json: its own key names (rotary_pct, rotary_emb_base, use_parallel_residual, layer_norm_eps).
-LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::string& file)
+LlamaConfig parseGptNeoX(const ConfigReader& r, const std::string& type, const std::string& file)
 {
     LlamaConfig c = decoderShape(r, type, file);
     c.nKvHead = c.nHead;
@@ -464,261 +326,49 @@ LlamaConfig parseGptNeoX(const Reader& r, const std::string& type, const std::st
     c.parallelResidual = r.boolOr("use_parallel_residual", true);
     c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
     c.tieEmbeddings = r.boolOr("tie_word_embeddings", false);
-    const std::string act = r.stringOr("hidden_act", "gelu");
-    if (act != "gelu")
-        r.fail("hidden_act", "\"" + act + "\" is not supported (GPT-NeoX models here use the exact, erf GELU: \"gelu\")");
-    setDecoderQuirks(c);
+    const DecoderFamily& family = decoderFamilyOf(c.family);
+    if (const std::string act = r.stringOr(family.activationKey, family.activation); act != family.activation)
+        r.fail(family.activationKey, "\"" + act + "\" is not supported (" + family.activationNote + ")");
+    family.quirks(c);
     checkDecoderNumbers(c, file, false);
     return c;
 }
 
-// A router's size: `countKey` experts (each family names it differently), num_experts_per_tok of them per token.
-void readExpertCount(const Reader& r, LlamaConfig& c, const char* countKey)
+// The rope factor tensors: Phi-3's LongRoPE (long and short lists) and Llama 3's frequency divisors.
+void readGgufRopeFactors(const GgufFile& g, LlamaConfig& c)
 {
-    c.experts = r.positiveInt(countKey);
-    c.expertsUsed = r.positiveInt("num_experts_per_tok");
-    if (c.expertsUsed > c.experts)
-        r.fail("num_experts_per_tok", "chooses more experts than the " + std::to_string(c.experts) + " there are");
-}
-
-// DeepSeek-V2's latent attention and experts (its config.json keys; DeepSeek's modeling code's semantics).
-void parseDeepseek(const Reader& r, const nlohmann::json& j, LlamaConfig& c)
-{
-    auto& m = c.mla;
-    m.kvRank = r.positiveInt("kv_lora_rank");
-    m.qRank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null() ? r.positiveInt("q_lora_rank") : 0;
-    m.nopeDim = r.positiveInt("qk_nope_head_dim");
-    m.ropeDim = r.positiveInt("qk_rope_head_dim");
-    m.valueDim = r.positiveInt("v_head_dim");
-    if (m.ropeDim % 2 != 0)
-        r.fail("qk_rope_head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
-    c.headDim = m.nopeDim + m.ropeDim;
-    c.rotaryDims = m.ropeDim;
-    c.nKvHead = c.nHead; // every head has its own content key; the rotary key is shared by construction
-    if (j.contains("n_routed_experts") && !j["n_routed_experts"].is_null()) {
-        readExpertCount(r, c, "n_routed_experts");
-        c.expertFfn = r.positiveInt("moe_intermediate_size");
-        const int shared = j.contains("n_shared_experts") && !j["n_shared_experts"].is_null() ? r.intOr("n_shared_experts", 0, 0) : 0;
-        c.sharedFfn = shared * c.expertFfn;
-        c.denseLayers = r.intOr("first_k_dense_replace", 0, 0);
-        c.moeEvery = r.intOr("moe_layer_freq", 1, 1);
-        c.normTopK = r.boolOr("norm_topk_prob", false);
-        // DeepSeek-V2's code scales the chosen weights only when it does not renormalise them.
-        c.routedScale = c.normTopK ? 1.0f : r.floatOr("routed_scaling_factor", 1.0f);
-        if (const std::string f = r.stringOr("scoring_func", "softmax"); f != "softmax")
-            r.fail("scoring_func", "\"" + f + "\" routing is not supported (DeepSeek-V2 routes by softmax)");
-        const std::string method = r.stringOr("topk_method", "greedy");
-        if (method == "group_limited_greedy") {
-            c.expertGroups = j.contains("n_group") && !j["n_group"].is_null() ? r.intOr("n_group", 1, 1) : 1;
-            c.groupsUsed = j.contains("topk_group") && !j["topk_group"].is_null() ? r.intOr("topk_group", 1, 1) : c.expertGroups;
-            if (c.experts % c.expertGroups != 0)
-                r.fail("n_group", std::to_string(c.experts) + " experts do not form " + std::to_string(c.expertGroups) + " equal groups");
-            if (c.groupsUsed > c.expertGroups || c.groupsUsed * (c.experts / c.expertGroups) < c.expertsUsed)
-                r.fail("topk_group", "the " + std::to_string(c.groupsUsed) + " groups chosen cannot hold " +
-                                         std::to_string(c.expertsUsed) + " experts");
-        } else if (method != "greedy") {
-            r.fail("topk_method", "\"" + method + "\" is not supported (greedy and group_limited_greedy are)");
-        }
+    auto key = [&](const std::string& k) { return c.modelType + "." + k; };
+    auto floats = [&](const GgufTensor* t, const char* name) {
+        if (!t || t->type != GgmlType::F32 || t->dims.size() != 1)
+            throw Error(ErrorCode::ShapeMismatch, "must be a 1-D F32 tensor", g.path(), name);
+        std::vector<float> v(static_cast<std::size_t>(t->dims[0]));
+        std::memcpy(v.data(), g.bytes(*t), v.size() * sizeof(float));
+        return v;
+    };
+    if (const auto* lf = g.find("rope_factors_long.weight")) {
+        c.rope.scaling = RopeConfig::Scaling::LongRope;
+        c.rope.longFactors = floats(lf, "rope_factors_long.weight");
+        c.rope.shortFactors = floats(g.find("rope_factors_short.weight"), "rope_factors_short.weight");
+        c.rope.originalMaxPositions = g.numberOr(key("rope.scaling.original_context_length")).value_or(c.maxPositions);
+        c.rope.attentionFactor = g.numberOr(key("rope.scaling.attn_factor")).value_or(0.0);
+    } else if (const auto orig = g.numberOr(key("rope.scaling.original_context_length"))) {
+        c.rope.originalMaxPositions = *orig;
+    }
+    if (const auto* f = g.find("rope_freqs.weight")) {
+        if (f->type != GgmlType::F32 || f->dims.size() != 1 || f->dims[0] != c.headDim / 2)
+            throw Error(ErrorCode::ShapeMismatch, "must be F32 of " + std::to_string(c.headDim / 2) + " frequencies",
+                        g.path(), "rope_freqs.weight");
+        c.rope.freqDivisors.resize(static_cast<std::size_t>(c.headDim / 2));
+        std::memcpy(c.rope.freqDivisors.data(), g.bytes(*f), c.rope.freqDivisors.size() * sizeof(float));
     }
 }
 
-LlamaConfig parseLlama(const Reader& r, const nlohmann::json& j, const std::string& file, const std::string& type)
+// Rotary embeddings' extent and scaling as llama.cpp writes them: the rotated dimensions, YaRN or linear scaling,
+// Phi-3's LongRoPE factor tensors, Llama 3's frequency divisors.
+void readGgufRope(const GgufFile& g, LlamaConfig& c)
 {
-    LlamaConfig c = decoderShape(r, type, file);
-    c.nKvHead = r.intOr("num_key_value_heads", c.nHead, 1);
-    c.headDim = r.intOr("head_dim", c.hidden / c.nHead, 1);
-    c.rmsNormEps = r.floatOr("rms_norm_eps", 1e-6f);
-    c.rope.theta = r.doubleOr("rope_theta", 10000.0);
-    c.maxPositions = r.intOr("max_position_embeddings", 2048, 1);
-    c.tieEmbeddings = r.boolOr("tie_word_embeddings", type == "smollm3"); // SmolLM3's class ties by default
-    const bool attentionBias = r.boolOr("attention_bias", false);
-    c.qkvBias = attentionBias || type == "qwen2";
-    c.oBias = attentionBias && type != "qwen2";
-    c.mlpBias = r.boolOr("mlp_bias", false);
-    if (type == "mistral" || type == "phi3" || type == "mixtral")
-        c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
-    if (type == "mixtral") { // a softmax router over every expert, the chosen ones' weights renormalised
-        readExpertCount(r, c, "num_local_experts");
-        c.expertFfn = c.intermediate;
-        c.normTopK = true;
-    }
-    if (type == "granite" || type == "granitemoe" || type == "granitemoeshared") {
-        // Granite's attention takes its head size from the width alone (a head_dim key is not read).
-        if (c.hidden % c.nHead != 0)
-            r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
-                                      std::to_string(c.nHead));
-        c.headDim = c.hidden / c.nHead;
-        if (type != "granite") { // Granite-MoE
-            readExpertCount(r, c, "num_local_experts");
-            c.expertFfn = c.intermediate;
-        }
-        if (type == "granitemoeshared") // GraniteMoe's own class has no shared expert, whatever the file says
-            c.sharedFfn = r.intOr("shared_intermediate_size", 0, 0);
-        c.embeddingScale = r.floatOr("embedding_multiplier", 1.0f);
-        c.attentionScale = r.doubleOr("attention_multiplier", 1.0); // the config class's default: 1, not 1/sqrt(d)
-        c.residualScale = r.floatOr("residual_multiplier", 1.0f);
-        c.logitScale = r.floatOr("logits_scaling", 1.0f);
-    }
-    if (type == "phi3") {
-        const double factor = r.doubleOr("partial_rotary_factor", 1.0);
-        if (!(factor > 0.0 && factor <= 1.0))
-            r.fail("partial_rotary_factor", "must be in (0, 1]");
-        c.rotaryDims = static_cast<int>(c.headDim * factor);
-        c.rope.originalMaxPositions = r.doubleOr("original_max_position_embeddings", c.maxPositions);
-    }
-    else if (type == "qwen2" && r.boolOr("use_sliding_window", false))
-        c.slidingWindow = r.intOr("sliding_window", 0, 0);
-    const bool gemma = type == "gemma2" || type == "gemma3_text" || type == "gemma3";
-    const std::string act = r.stringOr(gemma ? "hidden_activation" : "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
-    if (act != (gemma ? "gelu_pytorch_tanh" : "silu"))
-        r.fail(gemma ? "hidden_activation" : "hidden_act",
-               "\"" + act + "\" is not supported (" + (gemma ? "Gemma models use gelu_pytorch_tanh" : "Llama-family models use silu") + ")");
-    if (gemma) {
-        c.tieEmbeddings = r.boolOr("tie_word_embeddings", true);
-        c.slidingWindow = r.intOr("sliding_window", 0, 0);
-        c.queryPreAttnScalar = r.doubleOr("query_pre_attn_scalar", c.headDim);
-        c.attnSoftCap = r.floatOr("attn_logit_softcapping", 0.0f);
-        c.finalSoftCap = r.floatOr("final_logit_softcapping", 0.0f);
-        c.localRopeTheta = r.doubleOr("rope_local_base_freq", 0.0);
-        if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
-            c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
-        } else if (const int pattern = r.intOr("sliding_window_pattern", 0, 0); pattern > 0) {
-            for (int l = 0; l < c.nLayer; ++l)
-                c.slidingLayers.push_back((l + 1) % pattern != 0);
-        }
-    }
-    if (type == "gpt_oss") {
-        c.experts = r.positiveInt("num_local_experts");
-        c.expertsUsed = r.intOr("num_experts_per_tok", r.intOr("experts_per_token", 4, 1), 1);
-        c.expertFfn = c.intermediate;
-        c.slidingWindow = r.intOr("sliding_window", 0, 0);
-        c.swigluLimit = r.floatOr("swiglu_limit", 7.0f);
-        if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null())
-            c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
-    }
-    if (type == "qwen3_moe" || type == "olmoe") {
-        readExpertCount(r, c, "num_experts");
-        c.expertFfn = type == "qwen3_moe" ? r.positiveInt("moe_intermediate_size") : c.intermediate;
-        c.normTopK = r.boolOr("norm_topk_prob", false);
-        if (r.intOr("decoder_sparse_step", 1, 1) != 1)
-            r.fail("decoder_sparse_step", "dense layers between the sparse ones are not supported (1: every layer has experts)");
-        if (const auto it = j.find("mlp_only_layers"); it != j.end() && it->is_array() && !it->empty())
-            r.fail("mlp_only_layers", "dense layers among the sparse ones are not supported");
-        if (r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
-            r.fail("shared_expert_intermediate_size", "shared experts are not supported yet");
-    }
-    if (type == "deepseek_v2")
-        parseDeepseek(r, j, c);
-    if (type == "smollm3") {
-        if (const auto it = j.find("no_rope_layers"); it != j.end() && !it->is_null()) {
-            if (!it->is_array() || static_cast<int>(it->size()) != c.nLayer)
-                r.fail("no_rope_layers", "must list a 0 or 1 for each of the " + std::to_string(c.nLayer) + " layers");
-            for (const auto& v : *it) // 1: the layer uses rotary positions, 0: it does not (NoPE)
-                c.noRopeLayers.push_back(v.is_number_integer() && v.get<int>() == 0);
-        } else {
-            const int interval = r.intOr("no_rope_layer_interval", 4, 1);
-            for (int l = 0; l < c.nLayer; ++l)
-                c.noRopeLayers.push_back((l + 1) % interval == 0);
-        }
-    }
-    if (c.nHead % c.nKvHead != 0)
-        r.fail("num_key_value_heads", std::to_string(c.nHead) + " attention heads cannot be shared evenly by " +
-                                          std::to_string(c.nKvHead) + " key/value heads");
-    if (!j.contains("head_dim") && !c.latentAttention() && c.hidden % c.nHead != 0)
-        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
-                                  std::to_string(c.nHead) + " (give head_dim)");
-    if (c.headDim % 2 != 0) { // named by the keys the width came from: the file may not give head_dim at all
-        if (c.latentAttention())
-            r.fail("qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim = " + std::to_string(c.headDim) +
-                                           " dimensions per head; must be even");
-        else if (j.contains("head_dim"))
-            r.fail("head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
-        else
-            r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " / num_attention_heads " +
-                                      std::to_string(c.nHead) + " gives heads of " + std::to_string(c.headDim) +
-                                      " dimensions; rotary embeddings rotate pairs, so it must be even (or give head_dim)");
-    }
-    if (const auto* rs = r.object("rope_scaling"))
-        parseRopeScaling(r, *rs, file, c.rope);
-    if (c.rotated() < 2 || c.rotated() % 2 != 0 || c.rotated() > c.headDim)
-        r.fail("partial_rotary_factor", "rotates " + std::to_string(c.rotated()) + " of " + std::to_string(c.headDim) +
-                                            " dimensions of each head; must be an even number of at least 2");
-    setDecoderQuirks(c);
-    checkLongRope(c, file, "rope_scaling");
-    checkDecoderNumbers(c, file, false);
-    return c;
-}
-
-} // namespace
-
-namespace {
-// DeepSeek-V2 as llama.cpp writes it: the latent sizes, the head sizes before absorption (key_length_mla; older files
-// give them as key_length), one shared rotary key (head_count_kv 1, read as a key per head), leading dense blocks,
-// shared experts, the routed weights' scale and YaRN's softmax factor from its log multiplier.
-void ggufDeepseek(const GgufFile& g, LlamaConfig& c)
-{
-    const std::string a = "deepseek2.";
-    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
-    auto& m = c.mla;
-    m.kvRank = positive(a + "attention.kv_lora_rank");
-    m.qRank = g.value(a + "attention.q_lora_rank") ? positive(a + "attention.q_lora_rank") : 0;
-    const bool mlaKeys = g.value(a + "attention.key_length_mla") != nullptr;
-    const int keyLength = positive(a + (mlaKeys ? "attention.key_length_mla" : "attention.key_length"));
-    m.valueDim = positive(a + (mlaKeys ? "attention.value_length_mla" : "attention.value_length"));
-    m.ropeDim = positive(a + "rope.dimension_count");
-    if (m.ropeDim % 2 != 0 || m.ropeDim >= keyLength)
-        throw Error(ErrorCode::BadConfig,
-                    "a rotary part of " + std::to_string(m.ropeDim) + " dimensions does not fit keys of " + std::to_string(keyLength),
-                    g.path(), a + "rope.dimension_count");
-    m.nopeDim = keyLength - m.ropeDim;
-    c.headDim = keyLength;
-    c.rotaryDims = m.ropeDim;
-    c.nKvHead = c.nHead;
-    if (c.experts > 0) {
-        c.denseLayers = g.value(a + "leading_dense_block_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "leading_dense_block_count"), 100'000)) : 0;
-        c.sharedFfn = g.value(a + "expert_shared_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "expert_shared_count"), 1'000)) * c.expertFfn : 0;
-        c.routedScale = static_cast<float>(g.numberOr(a + "expert_weights_scale").value_or(1.0));
-        c.normTopK = g.boolOr(a + "expert_weights_norm").value_or(false);
-        if (const auto f = g.uintOr(a + "expert_gating_func"); f && *f != 1)
-            throw Error(ErrorCode::BadConfig, "routing by sigmoid (DeepSeek-V3) is not supported; DeepSeek-V2 routes by softmax (1)",
-                        g.path(), a + "expert_gating_func");
-    }
-    if (c.rope.scaling == RopeConfig::Scaling::Yarn) {
-        // llama.cpp assumes mscale == mscale_all_dim: cos and sin are left as they are, the softmax scale takes
-        // (1 + log_multiplier ln factor)^2 (the multiplier is 0.1 mscale_all_dim).
-        c.rope.attentionFactor = 1.0;
-        const double m0 = 1.0 + g.numberOr(a + "rope.scaling.yarn_log_multiplier").value_or(0.0) * std::log(c.rope.factor);
-        c.rope.scoreFactor = m0 * m0;
-    }
-}
-} // namespace
-
-LlamaConfig ggufDecoderConfig(const GgufFile& g)
-{
-    const std::string arch = g.string("general.architecture");
+    const std::string arch = c.modelType;
     auto key = [&](const std::string& k) { return arch + "." + k; };
-    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
-    LlamaConfig c;
-    c.modelType = arch;
-    c.family = familyOfGgufArchitecture(arch, g.path()).id;
-    c.fromGguf = true;
-    c.ggufInterleavedQK = arch == "llama"; // llama.cpp's converter undoes Hugging Face's permutation for llama only
-    c.nLayer = positive(key("block_count"));
-    if (c.nLayer > kMaxLayers)
-        throw Error(ErrorCode::BadConfig,
-                    std::to_string(c.nLayer) + " layers is more than any model has (at most " + std::to_string(kMaxLayers) +
-                        " are read)",
-                    g.path(), key("block_count"));
-    c.hidden = positive(key("embedding_length"));
-    c.intermediate = positive(key("feed_forward_length"));
-    c.nHead = positive(key("attention.head_count"));
-    c.nKvHead = g.value(key("attention.head_count_kv")) ? positive(key("attention.head_count_kv")) : c.nHead;
-    c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;
-    c.maxPositions = g.value(key("context_length")) ? positive(key("context_length")) : 2048;
-    c.rmsNormEps = static_cast<float>(
-        g.numberOr(key("attention.layer_norm_rms_epsilon")).value_or(g.numberOr(key("attention.layer_norm_epsilon")).value_or(1e-5)));
-    if (const auto parallel = g.boolOr(key("use_parallel_residual")))
-        c.parallelResidual = *parallel;
     c.rope.theta = g.numberOr(key("rope.freq_base")).value_or(10000.0);
     if (const auto dims = g.uintOr(key("rope.dimension_count")); dims && *dims != static_cast<std::uint64_t>(c.headDim)) {
         if (*dims < 2 || *dims > static_cast<std::uint64_t>(c.headDim) || *dims % 2 != 0)
@@ -747,47 +397,60 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
         c.rope.scaling = RopeConfig::Scaling::Linear;
         c.rope.factor = g.number(key("rope.scaling.factor"));
     }
-    if (const auto* lf = g.find("rope_factors_long.weight")) { // Phi-3's LongRoPE, as llama.cpp stores it
-        const auto* sf = g.find("rope_factors_short.weight");
-        auto floats = [&](const GgufTensor* t, const char* name) {
-            if (!t || t->type != GgmlType::F32 || t->dims.size() != 1)
-                throw Error(ErrorCode::ShapeMismatch, "must be a 1-D F32 tensor", g.path(), name);
-            std::vector<float> v(static_cast<std::size_t>(t->dims[0]));
-            std::memcpy(v.data(), g.bytes(*t), v.size() * sizeof(float));
-            return v;
-        };
-        c.rope.scaling = RopeConfig::Scaling::LongRope;
-        c.rope.longFactors = floats(lf, "rope_factors_long.weight");
-        c.rope.shortFactors = floats(sf, "rope_factors_short.weight");
-        c.rope.originalMaxPositions = g.numberOr(key("rope.scaling.original_context_length")).value_or(c.maxPositions);
-        c.rope.attentionFactor = g.numberOr(key("rope.scaling.attn_factor")).value_or(0.0);
-    } else if (const auto orig = g.numberOr(key("rope.scaling.original_context_length"))) {
-        c.rope.originalMaxPositions = *orig;
-    }
-    if (const auto* f = g.find("rope_freqs.weight")) {
-        if (f->type != GgmlType::F32 || f->dims.size() != 1 || f->dims[0] != c.headDim / 2)
-            throw Error(ErrorCode::ShapeMismatch, "must be F32 of " + std::to_string(c.headDim / 2) + " frequencies",
-                        g.path(), "rope_freqs.weight");
-        c.rope.freqDivisors.resize(static_cast<std::size_t>(c.headDim / 2));
-        std::memcpy(c.rope.freqDivisors.data(), g.bytes(*f), c.rope.freqDivisors.size() * sizeof(float));
-    }
+    readGgufRopeFactors(g, c);
+}
+
+// The sizes llama.cpp writes under the architecture's prefix: layers, widths, heads, context, norm epsilon.
+void readGgufShape(const GgufFile& g, LlamaConfig& c)
+{
+    auto key = [&](const std::string& k) { return c.modelType + "." + k; };
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
+    c.nLayer = positive(key("block_count"));
+    if (c.nLayer > kMaxLayers)
+        throw Error(ErrorCode::BadConfig,
+                    std::to_string(c.nLayer) + " layers is more than any model has (at most " + std::to_string(kMaxLayers) +
+                        " are read)",
+                    g.path(), key("block_count"));
+    c.hidden = positive(key("embedding_length"));
+    c.intermediate = positive(key("feed_forward_length"));
+    c.nHead = positive(key("attention.head_count"));
+    c.nKvHead = g.value(key("attention.head_count_kv")) ? positive(key("attention.head_count_kv")) : c.nHead;
+    c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;
+    c.maxPositions = g.value(key("context_length")) ? positive(key("context_length")) : 2048;
+    c.rmsNormEps = static_cast<float>(
+        g.numberOr(key("attention.layer_norm_rms_epsilon")).value_or(g.numberOr(key("attention.layer_norm_epsilon")).value_or(1e-5)));
+    if (const auto parallel = g.boolOr(key("use_parallel_residual")))
+        c.parallelResidual = *parallel;
+}
+
+// What the tensors themselves say: the vocabulary (token_embd's rows), tying (no output.weight), biases and fused q/k/v.
+void readGgufTensorFacts(const GgufFile& g, LlamaConfig& c)
+{
     const auto* embd = g.find("token_embd.weight");
     if (!embd)
         throw Error(ErrorCode::MissingTensor, "tensor not found in the file", g.path(), "token_embd.weight");
     if (embd->dims.size() != 2)
         throw Error(ErrorCode::ShapeMismatch, "must be 2-D", g.path(), "token_embd.weight");
     c.vocabSize = static_cast<int>(embd->dims[1]);
-    if (const auto v = g.uintOr(key("vocab_size")); v && *v != static_cast<std::uint64_t>(c.vocabSize))
+    const std::string vocabKey = c.modelType + ".vocab_size";
+    if (const auto v = g.uintOr(vocabKey); v && *v != static_cast<std::uint64_t>(c.vocabSize))
         throw Error(ErrorCode::BadConfig,
                     "says " + std::to_string(*v) + " tokens but token_embd.weight has " + std::to_string(c.vocabSize),
-                    g.path(), key("vocab_size"));
+                    g.path(), vocabKey);
     c.tieEmbeddings = g.find("output.weight") == nullptr;
     c.qkvBias = g.find("blk.0.attn_q.bias") != nullptr || g.find("blk.0.attn_qkv.bias") != nullptr;
     if (g.find("blk.0.attn_qkv.weight"))
         c.qkv = LlamaConfig::Qkv::Blocks; // llama.cpp's converter stores fused q/k/v as [q; k; v] row blocks
     c.oBias = g.find("blk.0.attn_output.bias") != nullptr;
     c.mlpBias = g.find("blk.0.ffn_up.bias") != nullptr;
-    // Gemma: soft-capping and the sliding layers' rotary base (query_pre_attn_scalar is not written: head_dim).
+}
+
+// Keys llama.cpp writes for whichever architecture has them: soft caps and the sliding layers' rotary base (Gemma;
+// query_pre_attn_scalar is not written: head_dim), the window, and a router's size.
+void readGgufOptionalKeys(const GgufFile& g, LlamaConfig& c)
+{
+    auto key = [&](const std::string& k) { return c.modelType + "." + k; };
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
     if (const auto cap = g.numberOr(key("attn_logit_softcapping")))
         c.attnSoftCap = static_cast<float>(*cap);
     if (const auto cap = g.numberOr(key("final_logit_softcapping")))
@@ -796,47 +459,54 @@ LlamaConfig ggufDecoderConfig(const GgufFile& g)
     if (const auto w = g.uintOr(key("attention.sliding_window")))
         c.slidingWindow = static_cast<int>(std::min<std::uint64_t>(*w, 100'000'000));
     if (const auto e = g.uintOr(key("expert_count")); e && *e > 0) {
-        // llama.cpp's MoE graphs: Qwen3-MoE always renormalises the chosen experts' weights, OLMoE never does.
         c.experts = positive(key("expert_count"));
         c.expertsUsed = positive(key("expert_used_count"));
         if (c.expertsUsed > c.experts)
             throw Error(ErrorCode::BadConfig, "chooses more experts than there are", g.path(), key("expert_used_count"));
         c.expertFfn = g.value(key("expert_feed_forward_length")) ? positive(key("expert_feed_forward_length")) : c.intermediate;
-        c.normTopK = arch == "qwen3moe" || arch == "llama"; // llama with experts: Mixtral, weights renormalised
     }
-    if (arch == "smollm3" || arch == "granite" || arch == "granitemoe")
-        c.ggufInterleavedQK = true; // their converters permute q/k rows as for Llama
-    if (c.family == ModelFamily::Granite) {
-        // Granite's multipliers and shared expert as llama.cpp writes them (its graph takes a missing or zero
-        // attention scale as 1/sqrt(head size) and a missing residual scale as 1).
-        if (const auto v = g.numberOr(key("attention.scale")); v && *v != 0)
-            c.attentionScale = *v;
-        c.embeddingScale = static_cast<float>(g.numberOr(key("embedding_scale")).value_or(1.0));
-        if (const auto v = g.numberOr(key("residual_scale")); v && *v != 0)
-            c.residualScale = static_cast<float>(*v);
-        c.logitScale = static_cast<float>(g.number(key("logit_scale")));
-        if (const auto s = g.uintOr(key("expert_shared_feed_forward_length")))
-            c.sharedFfn = static_cast<int>(std::min<std::uint64_t>(*s, 10'000'000));
-    }
-    if (arch == "deepseek2")
-        ggufDeepseek(g, c);
+}
+
+void checkGgufHeads(const GgufFile& g, const LlamaConfig& c)
+{
+    auto key = [&](const std::string& k) { return c.modelType + "." + k; };
     if (c.nHead % c.nKvHead != 0)
         throw Error(ErrorCode::BadConfig, "cannot share " + std::to_string(c.nHead) + " heads evenly", g.path(),
                     key("attention.head_count_kv"));
-    if (c.headDim % 2 != 0) {
-        if (g.value(key("attention.key_length")))
-            throw Error(ErrorCode::BadConfig, "head size " + std::to_string(c.headDim) + " must be even", g.path(),
-                        key("attention.key_length"));
-        throw Error(ErrorCode::BadConfig,
-                    "embedding length " + std::to_string(c.hidden) + " / " + std::to_string(c.nHead) +
-                        " heads gives heads of " + std::to_string(c.headDim) + " dimensions; must be even",
-                    g.path(), key("embedding_length"));
-    }
-    setDecoderQuirks(c);
+    if (c.headDim % 2 == 0)
+        return;
+    if (g.value(key("attention.key_length")))
+        throw Error(ErrorCode::BadConfig, "head size " + std::to_string(c.headDim) + " must be even", g.path(),
+                    key("attention.key_length"));
+    throw Error(ErrorCode::BadConfig,
+                "embedding length " + std::to_string(c.hidden) + " / " + std::to_string(c.nHead) + " heads gives heads of " +
+                    std::to_string(c.headDim) + " dimensions; must be even",
+                g.path(), key("embedding_length"));
+}
+
+} // namespace
+
+LlamaConfig ggufDecoderConfig(const GgufFile& g)
+{
+    LlamaConfig c;
+    c.modelType = g.string("general.architecture");
+    c.family = familyOfGgufArchitecture(c.modelType, g.path()).id;
+    c.fromGguf = true;
+    const DecoderFamily& family = decoderFamilyOf(c.family);
+    readGgufShape(g, c);
+    readGgufRope(g, c);
+    readGgufTensorFacts(g, c);
+    readGgufOptionalKeys(g, c);
+    if (family.ggufKeys)
+        family.ggufKeys(g, c);
+    checkGgufHeads(g, c);
+    if (family.quirks)
+        family.quirks(c);
     checkLongRope(c, g.path(), "rope_factors_short.weight");
     checkDecoderNumbers(c, g.path(), true);
     return c;
 }
+
 
 ModelConfig parseModelConfig(const nlohmann::json& json, const std::string& file)
 {
@@ -858,10 +528,10 @@ ModelConfig ggufModelConfig(const GgufFile& g)
 
 TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::string& file)
 {
-    return parseTransfoXL(Reader(json, file));
+    return parseTransfoXL(ConfigReader(json, file));
 }
 
-GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) { return parseGPT2(Reader(json, file)); }
+GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) { return parseGPT2(ConfigReader(json, file)); }
 
 namespace {
 // What Gemma 3's configuration class fills in where a config.json is silent (transformers' Gemma3TextConfig): a
@@ -893,30 +563,33 @@ nlohmann::json withGemma3TextDefaults(const nlohmann::json& given)
 
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
-    const ModelFamily family = familyOfModelType(modelType, file).id;
-    if (family == ModelFamily::GptNeoX)
-        return parseGptNeoX(Reader(json, file), modelType, file);
-    if (family == ModelFamily::Gemma3) {
-        // A multimodal Gemma 3 (model_type gemma3) is read as its text model: its text_config; the vision tower is
-        // left unread.
-        const nlohmann::json* text = &json;
-        if (modelType == "gemma3") {
-            const auto it = json.find("text_config");
-            if (it == json.end() || !it->is_object())
-                throw Error(ErrorCode::BadConfig,
-                            "a multimodal Gemma 3 config (model_type gemma3) needs a \"text_config\" object: the text "
-                            "model's settings",
-                            file, "text_config");
-            text = &*it;
-        }
-        const nlohmann::json merged = withGemma3TextDefaults(*text);
-        return parseLlama(Reader(merged, file), merged, file, modelType);
+    return parseLlama(ConfigReader(json, file), json, file, modelType);
+}
+
+LlamaConfig parseGptNeoXConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    return parseGptNeoX(ConfigReader(json, file), modelType, file);
+}
+
+// A multimodal Gemma 3 (model_type gemma3) is read as its text model: its text_config; the vision tower is left unread.
+LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    const nlohmann::json* text = &json;
+    if (modelType == "gemma3") {
+        const auto it = json.find("text_config");
+        if (it == json.end() || !it->is_object())
+            throw Error(ErrorCode::BadConfig,
+                        "a multimodal Gemma 3 config (model_type gemma3) needs a \"text_config\" object: the text "
+                        "model's settings",
+                        file, "text_config");
+        text = &*it;
     }
-    return parseLlama(Reader(json, file), json, file, modelType);
+    const nlohmann::json merged = withGemma3TextDefaults(*text);
+    return parseLlama(ConfigReader(merged, file), merged, file, modelType);
 }
 
 namespace {
-EncoderConfig::Activation encoderActivation(const Reader& r, const char* key)
+EncoderConfig::Activation encoderActivation(const ConfigReader& r, const char* key)
 {
     const std::string act = r.stringOr(key, "gelu");
     if (act == "gelu")
@@ -931,7 +604,7 @@ EncoderConfig::Activation encoderActivation(const Reader& r, const char* key)
 
 EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
-    const Reader r(json, file);
+    const ConfigReader r(json, file);
     EncoderConfig c;
     c.family = familyOfModelType(modelType, file).id;
     c.vocabSize = r.positiveInt("vocab_size");
@@ -972,7 +645,7 @@ EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& 
 }
 
 namespace {
-Seq2SeqConfig::Activation seq2seqActivation(const Reader& r, const char* key, const std::string& name)
+Seq2SeqConfig::Activation seq2seqActivation(const ConfigReader& r, const char* key, const std::string& name)
 {
     if (name == "relu")
         return Seq2SeqConfig::Activation::Relu;
@@ -987,7 +660,7 @@ Seq2SeqConfig::Activation seq2seqActivation(const Reader& r, const char* key, co
 
 // T5 / Flan-T5: RMS norms before each sub-layer and after each stack, relative-position buckets, no score scaling, no
 // biases; v1.0's ReLU feed-forward and tied read-out scaled by dModel^-1/2, v1.1's gated GELU and untied head.
-void parseT5(const Reader& r, Seq2SeqConfig& c)
+void parseT5(const ConfigReader& r, Seq2SeqConfig& c)
 {
     c.dModel = r.positiveInt("d_model");
     c.heads = r.positiveInt("num_heads");
@@ -1015,7 +688,7 @@ void parseT5(const Reader& r, Seq2SeqConfig& c)
 // BART, mBART and Marian: learned (offset 2) or sinusoidal positions, LayerNorm with bias, biases everywhere, scores
 // scaled by dHead^-1/2, the tied read-out plus final_logits_bias; post-norm (BART, Marian) or pre-norm with a norm
 // after each stack (mBART).
-void parseBartLike(const Reader& r, const std::string& type, Seq2SeqConfig& c)
+void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig& c)
 {
     c.dModel = r.positiveInt("d_model");
     c.heads = r.positiveInt("encoder_attention_heads");
@@ -1063,7 +736,7 @@ void parseBartLike(const Reader& r, const std::string& type, Seq2SeqConfig& c)
 
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
-    const Reader r(json, file);
+    const ConfigReader r(json, file);
     Seq2SeqConfig c;
     c.family = familyOfModelType(modelType, file).id;
     c.vocabSize = r.positiveInt("vocab_size");
@@ -1138,7 +811,7 @@ VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& fi
     const nlohmann::json& j = type == "clip" && json.contains("vision_config") && json["vision_config"].is_object()
                                   ? json["vision_config"]
                                   : json;
-    const Reader r(j, file);
+    const ConfigReader r(j, file);
     VisionConfig c;
     c.family = familyOfModelType(type, file).id;
     c.hidden = r.positiveInt("hidden_size");

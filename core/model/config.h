@@ -263,6 +263,8 @@ ModelConfig ggufModelConfig(const GgufFile& file);
 TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::string& file);
 GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file);
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+LlamaConfig parseGptNeoXConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig ggufDecoderConfig(const GgufFile& file);
 EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);

@@ -1,6 +1,8 @@
 // The family table's rows.
 #include "model/families.h"
 
+#include "model/decoder_families.h"
+
 #include "io/checkpoint.h"
 #include "io/gguf.h"
 #include "model/encoder.h"
@@ -56,6 +58,14 @@ ModelConfig encoderJson(const nlohmann::json& j, const std::string& file, const 
 {
     return parseEncoderConfig(j, file, type);
 }
+ModelConfig gptNeoXJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseGptNeoXConfig(j, file, type);
+}
+ModelConfig gemma3Json(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseGemma3Config(j, file, type);
+}
 ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
 ModelConfig seq2seqJson(const nlohmann::json& j, const std::string& file, const std::string& type)
 {
@@ -87,20 +97,20 @@ const std::vector<FamilyRow>& familyTable()
     static const std::vector<FamilyRow> rows = {
         {ModelFamily::TransfoXL, "Transformer-XL", {"transfo-xl"}, {}, transfoXLJson, nullptr, buildTransfoXL},
         {ModelFamily::GPT2, "GPT-2", {"gpt2"}, {}, gpt2Json, nullptr, buildGPT2},
-        {ModelFamily::Llama, "Llama", {"llama", "mistral", "qwen2"}, {"llama", "qwen2"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Qwen3, "Qwen3", {"qwen3"}, {"qwen3"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Qwen3Moe, "Qwen3-MoE", {"qwen3_moe"}, {"qwen3moe"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Olmoe, "OLMoE", {"olmoe"}, {"olmoe"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::SmolLM3, "SmolLM3", {"smollm3"}, {"smollm3"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::GptOss, "gpt-oss", {"gpt_oss"}, {"gpt-oss"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Mixtral, "Mixtral", {"mixtral"}, {}, decoderJson, nullptr, buildDecoder}, // GGUF: llama with experts
-        {ModelFamily::Granite, "Granite", {"granite", "granitemoe", "granitemoeshared"}, {"granite", "granitemoe"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::DeepseekV2, "DeepSeek-V2", {"deepseek_v2"}, {"deepseek2"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text", "gemma3"}, {"gemma3"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder},
-        {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, decoderJson, decoderGguf, buildDecoder},
+        {ModelFamily::Llama, "Llama", {"llama", "mistral", "qwen2"}, {"llama", "qwen2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kLlamaFamily},
+        {ModelFamily::Qwen3, "Qwen3", {"qwen3"}, {"qwen3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen3Family},
+        {ModelFamily::Qwen3Moe, "Qwen3-MoE", {"qwen3_moe"}, {"qwen3moe"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen3MoeFamily},
+        {ModelFamily::Olmoe, "OLMoE", {"olmoe"}, {"olmoe"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kOlmoeFamily},
+        {ModelFamily::SmolLM3, "SmolLM3", {"smollm3"}, {"smollm3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kSmolLM3Family},
+        {ModelFamily::GptOss, "gpt-oss", {"gpt_oss"}, {"gpt-oss"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptOssFamily},
+        {ModelFamily::Mixtral, "Mixtral", {"mixtral"}, {}, decoderJson, nullptr, buildDecoder, VocabTxt::WordList, &kMixtralFamily}, // GGUF: llama with experts
+        {ModelFamily::Granite, "Granite", {"granite", "granitemoe", "granitemoeshared"}, {"granite", "granitemoe"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGraniteFamily},
+        {ModelFamily::DeepseekV2, "DeepSeek-V2", {"deepseek_v2"}, {"deepseek2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kDeepseekFamily},
+        {ModelFamily::Olmo2, "OLMo 2", {"olmo2"}, {"olmo2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kOlmo2Family},
+        {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGemma2Family},
+        {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text", "gemma3"}, {"gemma3"}, gemma3Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kGemma3Family},
+        {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kPhi3Family},
+        {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, gptNeoXJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptNeoXFamily},
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
         {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},
         {ModelFamily::DistilBert, "DistilBERT", {"distilbert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},

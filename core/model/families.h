@@ -17,6 +17,7 @@ namespace attnscope::core {
 
 class Checkpoint;
 class GgufFile;
+struct DecoderFamily;
 
 struct FamilyRow {
     ModelFamily id;
@@ -32,6 +33,8 @@ struct FamilyRow {
                                              std::string source);
     // What a vocab.txt in the model's folder is (BERT's WordPiece vocabulary or a word list).
     VocabTxt vocabTxt = VocabTxt::WordList;
+    // A rotary decoder's tensor names, own keys and quirks (model/decoder_families.h); null for the other kinds.
+    const DecoderFamily* decoder = nullptr;
 };
 
 const std::vector<FamilyRow>& familyTable();

@@ -2,6 +2,9 @@
 #include "model/tensor_names.h"
 
 #include "io/checkpoint.h"
+#include "model/decoder_families.h"
+#include "model/families.h"
+#include "util/error.h"
 
 namespace attnscope::core {
 
@@ -163,23 +166,66 @@ DecoderNames deepseekNames()
     return n;
 }
 
+const DecoderNames& llamaDecoderNames()
+{
+    static const DecoderNames names = llamaNames();
+    return names;
+}
+
+const DecoderNames& olmo2DecoderNames()
+{
+    static const DecoderNames names = olmo2Names();
+    return names;
+}
+
+const DecoderNames& gptNeoXDecoderNames()
+{
+    static const DecoderNames names = gptNeoXNames();
+    return names;
+}
+
+const DecoderNames& phi3DecoderNames()
+{
+    static const DecoderNames names = phi3Names();
+    return names;
+}
+
+const DecoderNames& gemmaDecoderNames()
+{
+    static const DecoderNames names = gemmaNames();
+    return names;
+}
+
+const DecoderNames& gptOssDecoderNames()
+{
+    static const DecoderNames names = gptOssNames();
+    return names;
+}
+
+const DecoderNames& deepseekDecoderNames()
+{
+    static const DecoderNames names = deepseekNames();
+    return names;
+}
+
+const DecoderNames& mixtralDecoderNames()
+{
+    static const DecoderNames names = mixtralNames();
+    return names;
+}
+
+const DecoderNames& graniteDecoderNames()
+{
+    static const DecoderNames names = graniteNames();
+    return names;
+}
+
 const DecoderNames& decoderNames(ModelFamily family)
 {
-    static const DecoderNames llama = llamaNames(), olmo2 = olmo2Names(), neox = gptNeoXNames(), phi3 = phi3Names(),
-                              gemma = gemmaNames(), gptOss = gptOssNames(), deepseek = deepseekNames(),
-                              mixtral = mixtralNames(), granite = graniteNames();
-    switch (family) {
-    case ModelFamily::Granite: return granite;
-    case ModelFamily::Mixtral: return mixtral;
-    case ModelFamily::DeepseekV2: return deepseek;
-    case ModelFamily::GptOss: return gptOss;
-    case ModelFamily::Gemma2:
-    case ModelFamily::Gemma3: return gemma;
-    case ModelFamily::Phi3: return phi3;
-    case ModelFamily::Olmo2: return olmo2;
-    case ModelFamily::GptNeoX: return neox;
-    default: return llama; // Llama, Mistral, Qwen2, Qwen3
-    }
+    const FamilyRow& row = familyRow(family);
+    if (!row.decoder)
+        throw Error(ErrorCode::UnknownModelType, std::string(row.name) + " has no rotary decoder's tensor names");
+    return row.decoder->names();
 }
 
 const VisionNames& visionNames(ModelFamily family)

@@ -89,8 +89,18 @@ struct DecoderNames {
     TensorName sharedGate, sharedUp, sharedDown, sharedGateUp;
     TensorName qA, qANorm, qB, kvA, kvANorm, kvB, kB, vB;
 };
-// The table of the family (model/families.h decides which family a file is).
+// The table of the family (its row's DecoderFamily::names; model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);
+// Each table, built once: Llama's (Llama, Mistral, Qwen2, Qwen3, Qwen3-MoE, OLMoE, SmolLM3) and those that differ.
+const DecoderNames& llamaDecoderNames();
+const DecoderNames& olmo2DecoderNames();
+const DecoderNames& gptNeoXDecoderNames();
+const DecoderNames& phi3DecoderNames();
+const DecoderNames& gemmaDecoderNames();
+const DecoderNames& gptOssDecoderNames();
+const DecoderNames& deepseekDecoderNames();
+const DecoderNames& mixtralDecoderNames();
+const DecoderNames& graniteDecoderNames();
 
 // Encoders (BERT, RoBERTa, DistilBERT), Hugging Face names of the base model, relative to the family's prefix
 // ("bert.", "roberta.", "distilbert.": present in *ForMaskedLM / *ForPreTraining files, absent in *Model files). Norm

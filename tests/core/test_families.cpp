@@ -184,7 +184,7 @@ TEST_CASE("Gemma 3's text settings a config leaves out take its configuration cl
     }
 }
 
-TEST_CASE("Granite's and Granite-MoE's configs as their configuration classes read them; GGUF as llama.cpp reads it",
+TEST_CASE("Granite's and Granite-MoE's configs as their configuration classes read them, GGUF as llama.cpp reads it",
           "[families][granite]")
 {
     // IBM's granite-3.0-3b-a800m config.json (a head_dim key added: Granite's attention does not read it).
@@ -241,14 +241,25 @@ TEST_CASE("Granite's and Granite-MoE's configs as their configuration classes re
     }
 
     // More experts chosen than there are: refused by the key (the check every MoE family's reader shares).
-    for (const char* type : {"granitemoe", "mixtral", "olmoe"}) {
+    for (const char* type : {"granitemoe", "mixtral", "olmoe", "gpt_oss"}) {
         auto bad = config;
         bad["model_type"] = type;
         bad["num_experts"] = 40;
         bad["num_experts_per_tok"] = 41;
         CHECK_THROWS_WITH(core::parseModelConfig(bad, "config.json"),
-                          Catch::Contains("num_experts_per_tok") && Catch::Contains("chooses more experts than the 40"));
+                          Catch::Contains("num_experts_per_tok") && Catch::Contains("chooses 41 experts per token, more than the 40"));
     }
+    // gpt-oss's original key for the count (the SIGSEGV of issue 59: it was read without the check), and its default.
+    auto gptOss = config;
+    gptOss["model_type"] = "gpt_oss";
+    gptOss.erase("num_experts_per_tok");
+    gptOss["experts_per_token"] = 41;
+    CHECK_THROWS_WITH(core::parseModelConfig(gptOss, "config.json"),
+                      Catch::Contains("experts_per_token") && Catch::Contains("more than the 40"));
+    gptOss.erase("experts_per_token");
+    CHECK(std::get<core::LlamaConfig>(core::parseModelConfig(gptOss, "config.json")).expertsUsed == 4);
+    gptOss["num_local_experts"] = 3;
+    CHECK_THROWS_WITH(core::parseModelConfig(gptOss, "config.json"), Catch::Contains("chooses 4 experts per token"));
 
     // The GGUF: multipliers under llama.cpp's keys, experts split by its converter, the read-out tied.
     const auto dir = test::projectDataDir() / "reference" / "granitemoe-tiny";

@@ -1,0 +1,327 @@
+// The decoder families' own keys and quirks (decoder_families.h): one function of each kind per family that needs it.
+#include "model/decoder_families.h"
+
+#include "io/gguf.h"
+
+#include <cmath>
+
+namespace attnscope::core {
+
+namespace {
+
+// ---- Llama, Mistral, Qwen2: the sliding window Mistral and Qwen2 may have, Qwen2's q/k/v biases without o_proj's.
+void llamaKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    if (c.modelType == "qwen2") {
+        c.qkvBias = true;
+        c.oBias = false;
+        if (r.boolOr("use_sliding_window", false))
+            c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    }
+    if (c.modelType == "mistral")
+        c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
+}
+
+void llamaGguf(const GgufFile& g, LlamaConfig& c)
+{
+    // llama.cpp's converter undoes Hugging Face's permutation of q/k rows for llama; with experts it is Mixtral, whose
+    // weights are renormalised.
+    c.ggufInterleavedQK = g.string("general.architecture") == "llama";
+    if (c.experts > 0)
+        c.normTopK = c.ggufInterleavedQK;
+}
+
+// ---- Qwen3, Qwen3-MoE, OLMoE, OLMo 2: q/k norms.
+void qwen3Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
+
+// A sparse mixture in every layer (Qwen3-MoE, OLMoE): dense layers between and shared experts are refused by name.
+void sparseMoeKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    readExpertCount(r, c, "num_experts");
+    c.expertFfn = c.modelType == "qwen3_moe" ? r.positiveInt("moe_intermediate_size") : c.intermediate;
+    c.normTopK = r.boolOr("norm_topk_prob", false);
+    if (r.intOr("decoder_sparse_step", 1, 1) != 1)
+        r.fail("decoder_sparse_step", "dense layers between the sparse ones are not supported (1: every layer has experts)");
+    if (const auto it = j.find("mlp_only_layers"); it != j.end() && it->is_array() && !it->empty())
+        r.fail("mlp_only_layers", "dense layers among the sparse ones are not supported");
+    if (r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
+        r.fail("shared_expert_intermediate_size", "shared experts are not supported yet");
+}
+
+void qwen3MoeGguf(const GgufFile&, LlamaConfig& c) { c.normTopK = true; } // llama.cpp's graph always renormalises
+void olmoeQuirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::Whole; } // over the whole projection
+void olmo2Quirks(LlamaConfig& c)
+{
+    c.qkNorm = LlamaConfig::QkNorm::Whole;
+    c.preNorms = false;
+    c.postNorms = true;
+}
+
+// ---- SmolLM3: NoPE layers, tied embeddings by default.
+void smolLM3Keys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", true); // SmolLM3's class ties by default
+    if (const auto it = j.find("no_rope_layers"); it != j.end() && !it->is_null()) {
+        if (!it->is_array() || static_cast<int>(it->size()) != c.nLayer)
+            r.fail("no_rope_layers", "must list a 0 or 1 for each of the " + std::to_string(c.nLayer) + " layers");
+        for (const auto& v : *it) // 1: the layer uses rotary positions, 0: it does not (NoPE)
+            c.noRopeLayers.push_back(v.is_number_integer() && v.get<int>() == 0);
+    } else {
+        const int interval = r.intOr("no_rope_layer_interval", 4, 1);
+        for (int l = 0; l < c.nLayer; ++l)
+            c.noRopeLayers.push_back((l + 1) % interval == 0);
+    }
+}
+
+void interleavedQkGguf(const GgufFile&, LlamaConfig& c) { c.ggufInterleavedQK = true; } // converted as Llama's rows
+
+void smolLM3Quirks(LlamaConfig& c)
+{
+    // NoPE every fourth layer unless the file lists them (llama.cpp hard-codes this default).
+    if (c.noRopeLayers.empty())
+        for (int l = 0; l < c.nLayer; ++l)
+            c.noRopeLayers.push_back((l + 1) % 4 == 0);
+}
+
+// ---- gpt-oss: sinks, biases everywhere, a clamped SwiGLU, alternating sliding layers, a softmax over the chosen.
+void gptOssKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    // Hugging Face's num_experts_per_tok, or the original release's experts_per_token; 4 when neither is given.
+    const bool ownKey = !r.has("num_experts_per_tok") && r.has("experts_per_token");
+    readExpertCount(r, c, "num_local_experts", ownKey ? "experts_per_token" : "num_experts_per_tok", 4);
+    c.expertFfn = c.intermediate;
+    c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    c.swigluLimit = r.floatOr("swiglu_limit", 7.0f);
+    if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null())
+        c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
+}
+
+void gptOssQuirks(LlamaConfig& c)
+{
+    c.attentionSinks = true;
+    c.routerBias = c.softmaxOverChosen = c.expertBiases = true;
+    c.qkvBias = c.oBias = true;
+    if (c.swigluLimit <= 0)
+        c.swigluLimit = 7.0f; // llama.cpp's constants (it reads no key)
+    c.swigluAlpha = 1.702f;
+    // Even layers slide unless the file lists its layer types (Hugging Face's default, llama.cpp's pattern).
+    if (c.slidingLayers.empty() && c.slidingWindow > 0)
+        for (int l = 0; l < c.nLayer; ++l)
+            c.slidingLayers.push_back(l % 2 == 0);
+}
+
+// ---- Mixtral: a softmax router over every expert, the chosen ones' weights renormalised.
+void mixtralKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
+    readExpertCount(r, c, "num_local_experts");
+    c.expertFfn = c.intermediate;
+    c.normTopK = true;
+}
+
+// ---- Granite 3 (dense and MoE): the multipliers, the head size from the width alone, the shared expert.
+void graniteKeys(const ConfigReader& r, const nlohmann::json&, LlamaConfig& c)
+{
+    if (c.hidden % c.nHead != 0) // a head_dim key is not read
+        r.fail("hidden_size", "hidden_size " + std::to_string(c.hidden) + " is not divisible by num_attention_heads " +
+                                  std::to_string(c.nHead));
+    c.headDim = c.hidden / c.nHead;
+    if (c.modelType != "granite") { // Granite-MoE
+        readExpertCount(r, c, "num_local_experts");
+        c.expertFfn = c.intermediate;
+    }
+    if (c.modelType == "granitemoeshared") // GraniteMoe's own class has no shared expert, whatever the file says
+        c.sharedFfn = r.intOr("shared_intermediate_size", 0, 0);
+    c.embeddingScale = r.floatOr("embedding_multiplier", 1.0f);
+    c.attentionScale = r.doubleOr("attention_multiplier", 1.0); // the config class's default: 1, not 1/sqrt(d)
+    c.residualScale = r.floatOr("residual_multiplier", 1.0f);
+    c.logitScale = r.floatOr("logits_scaling", 1.0f);
+}
+
+void graniteGguf(const GgufFile& g, LlamaConfig& c)
+{
+    // Granite's multipliers and shared expert as llama.cpp writes them (its graph takes a missing or zero attention
+    // scale as 1/sqrt(head size) and a missing residual scale as 1).
+    const std::string a = g.string("general.architecture") + ".";
+    c.ggufInterleavedQK = true;
+    if (const auto v = g.numberOr(a + "attention.scale"); v && *v != 0)
+        c.attentionScale = *v;
+    c.embeddingScale = static_cast<float>(g.numberOr(a + "embedding_scale").value_or(1.0));
+    if (const auto v = g.numberOr(a + "residual_scale"); v && *v != 0)
+        c.residualScale = static_cast<float>(*v);
+    c.logitScale = static_cast<float>(g.number(a + "logit_scale"));
+    if (const auto s = g.uintOr(a + "expert_shared_feed_forward_length"))
+        c.sharedFfn = static_cast<int>(std::min<std::uint64_t>(*s, 10'000'000));
+}
+
+void graniteQuirks(LlamaConfig& c)
+{
+    // Granite-MoE: Hugging Face weighs the chosen experts by a softmax over their logits: the renormalised
+    // probabilities, as llama.cpp computes them. Its experts' (and shared expert's) input_linear holds gate rows, then
+    // up rows; llama.cpp's converter splits them into two tensors. Dense Granite's MLP is Llama's.
+    c.normTopK = true;
+    c.fusedGateUp = !c.fromGguf && c.experts > 0;
+}
+
+// ---- DeepSeek-V2: latent attention, dense first layers, routed and shared experts.
+// DeepSeek-V2's latent attention and experts (its config.json keys; DeepSeek's modeling code's semantics).
+void deepseekKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    auto& m = c.mla;
+    m.kvRank = r.positiveInt("kv_lora_rank");
+    m.qRank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null() ? r.positiveInt("q_lora_rank") : 0;
+    m.nopeDim = r.positiveInt("qk_nope_head_dim");
+    m.ropeDim = r.positiveInt("qk_rope_head_dim");
+    m.valueDim = r.positiveInt("v_head_dim");
+    if (m.ropeDim % 2 != 0)
+        r.fail("qk_rope_head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
+    c.headDim = m.nopeDim + m.ropeDim;
+    c.rotaryDims = m.ropeDim;
+    c.nKvHead = c.nHead; // every head has its own content key; the rotary key is shared by construction
+    if (j.contains("n_routed_experts") && !j["n_routed_experts"].is_null()) {
+        readExpertCount(r, c, "n_routed_experts");
+        c.expertFfn = r.positiveInt("moe_intermediate_size");
+        const int shared = j.contains("n_shared_experts") && !j["n_shared_experts"].is_null() ? r.intOr("n_shared_experts", 0, 0) : 0;
+        c.sharedFfn = shared * c.expertFfn;
+        c.denseLayers = r.intOr("first_k_dense_replace", 0, 0);
+        c.moeEvery = r.intOr("moe_layer_freq", 1, 1);
+        c.normTopK = r.boolOr("norm_topk_prob", false);
+        // DeepSeek-V2's code scales the chosen weights only when it does not renormalise them.
+        c.routedScale = c.normTopK ? 1.0f : r.floatOr("routed_scaling_factor", 1.0f);
+        if (const std::string f = r.stringOr("scoring_func", "softmax"); f != "softmax")
+            r.fail("scoring_func", "\"" + f + "\" routing is not supported (DeepSeek-V2 routes by softmax)");
+        const std::string method = r.stringOr("topk_method", "greedy");
+        if (method == "group_limited_greedy") {
+            c.expertGroups = j.contains("n_group") && !j["n_group"].is_null() ? r.intOr("n_group", 1, 1) : 1;
+            c.groupsUsed = j.contains("topk_group") && !j["topk_group"].is_null() ? r.intOr("topk_group", 1, 1) : c.expertGroups;
+            if (c.experts % c.expertGroups != 0)
+                r.fail("n_group", std::to_string(c.experts) + " experts do not form " + std::to_string(c.expertGroups) + " equal groups");
+            if (c.groupsUsed > c.expertGroups || c.groupsUsed * (c.experts / c.expertGroups) < c.expertsUsed)
+                r.fail("topk_group", "the " + std::to_string(c.groupsUsed) + " groups chosen cannot hold " +
+                                         std::to_string(c.expertsUsed) + " experts");
+        } else if (method != "greedy") {
+            r.fail("topk_method", "\"" + method + "\" is not supported (greedy and group_limited_greedy are)");
+        }
+    }
+}
+
+
+// DeepSeek-V2 as llama.cpp writes it: the latent sizes, the head sizes before absorption (key_length_mla; older files
+// give them as key_length), one shared rotary key (head_count_kv 1, read as a key per head), leading dense blocks,
+// shared experts, the routed weights' scale and YaRN's softmax factor from its log multiplier.
+void deepseekGguf(const GgufFile& g, LlamaConfig& c)
+{
+    const std::string a = "deepseek2.";
+    auto positive = [&](const std::string& k) { return ggufPositive(g, k); };
+    auto& m = c.mla;
+    m.kvRank = positive(a + "attention.kv_lora_rank");
+    m.qRank = g.value(a + "attention.q_lora_rank") ? positive(a + "attention.q_lora_rank") : 0;
+    const bool mlaKeys = g.value(a + "attention.key_length_mla") != nullptr;
+    const int keyLength = positive(a + (mlaKeys ? "attention.key_length_mla" : "attention.key_length"));
+    m.valueDim = positive(a + (mlaKeys ? "attention.value_length_mla" : "attention.value_length"));
+    m.ropeDim = positive(a + "rope.dimension_count");
+    if (m.ropeDim % 2 != 0 || m.ropeDim >= keyLength)
+        throw Error(ErrorCode::BadConfig,
+                    "a rotary part of " + std::to_string(m.ropeDim) + " dimensions does not fit keys of " + std::to_string(keyLength),
+                    g.path(), a + "rope.dimension_count");
+    m.nopeDim = keyLength - m.ropeDim;
+    c.headDim = keyLength;
+    c.rotaryDims = m.ropeDim;
+    c.nKvHead = c.nHead;
+    if (c.experts > 0) {
+        c.denseLayers = g.value(a + "leading_dense_block_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "leading_dense_block_count"), 100'000)) : 0;
+        c.sharedFfn = g.value(a + "expert_shared_count") ? static_cast<int>(std::min<std::uint64_t>(g.uint(a + "expert_shared_count"), 1'000)) * c.expertFfn : 0;
+        c.routedScale = static_cast<float>(g.numberOr(a + "expert_weights_scale").value_or(1.0));
+        c.normTopK = g.boolOr(a + "expert_weights_norm").value_or(false);
+        if (const auto f = g.uintOr(a + "expert_gating_func"); f && *f != 1)
+            throw Error(ErrorCode::BadConfig, "routing by sigmoid (DeepSeek-V3) is not supported; DeepSeek-V2 routes by softmax (1)",
+                        g.path(), a + "expert_gating_func");
+    }
+    if (c.rope.scaling == RopeConfig::Scaling::Yarn) {
+        // llama.cpp assumes mscale == mscale_all_dim: cos and sin are left as they are, the softmax scale takes
+        // (1 + log_multiplier ln factor)^2 (the multiplier is 0.1 mscale_all_dim).
+        c.rope.attentionFactor = 1.0;
+        const double m0 = 1.0 + g.numberOr(a + "rope.scaling.yarn_log_multiplier").value_or(0.0) * std::log(c.rope.factor);
+        c.rope.scoreFactor = m0 * m0;
+    }
+}
+
+// ---- Gemma 2 / 3: GeGLU, post norms, sqrt(hidden) embeddings, (1 + w) norms, soft caps, sliding layers.
+void gemmaKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", true);
+    c.slidingWindow = r.intOr("sliding_window", 0, 0);
+    c.queryPreAttnScalar = r.doubleOr("query_pre_attn_scalar", c.headDim);
+    c.attnSoftCap = r.floatOr("attn_logit_softcapping", 0.0f);
+    c.finalSoftCap = r.floatOr("final_logit_softcapping", 0.0f);
+    c.localRopeTheta = r.doubleOr("rope_local_base_freq", 0.0);
+    if (const auto lt = j.find("layer_types"); lt != j.end() && !lt->is_null()) {
+        c.slidingLayers = slidingLayersOf(r, j, c.nLayer);
+    } else if (const int pattern = r.intOr("sliding_window_pattern", 0, 0); pattern > 0) {
+        for (int l = 0; l < c.nLayer; ++l)
+            c.slidingLayers.push_back((l + 1) % pattern != 0);
+    }
+}
+
+void gemmaQuirks(LlamaConfig& c, bool gemma3)
+{
+    c.postNorms = true;
+    c.embeddingScale = static_cast<float>(std::sqrt(static_cast<double>(c.hidden)));
+    c.normOffset = c.fromGguf ? 0.0f : 1.0f;
+    c.mlp = LlamaConfig::Mlp::GatedGeluTanh;
+    if (gemma3)
+        c.qkNorm = LlamaConfig::QkNorm::PerHead;
+    // llama.cpp's fixed patterns when a file does not list its layer types: Gemma 2 alternates (even layers slide),
+    // Gemma 3 has five local layers to one global one.
+    if (c.slidingLayers.empty() && c.slidingWindow > 0)
+        for (int l = 0; l < c.nLayer; ++l)
+            c.slidingLayers.push_back(gemma3 ? l % 6 < 5 : l % 2 == 0);
+}
+void gemma2Quirks(LlamaConfig& c) { gemmaQuirks(c, false); }
+void gemma3Quirks(LlamaConfig& c) { gemmaQuirks(c, true); }
+
+// ---- Phi-3: fused qkv and gate/up, partial rotary, LongRoPE's original context.
+void phi3Keys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    const double factor = r.doubleOr("partial_rotary_factor", 1.0);
+    if (!(factor > 0.0 && factor <= 1.0))
+        r.fail("partial_rotary_factor", "must be in (0, 1]");
+    c.rotaryDims = static_cast<int>(c.headDim * factor);
+    c.rope.originalMaxPositions = r.doubleOr("original_max_position_embeddings", c.maxPositions);
+    c.slidingWindow = j.contains("sliding_window") && j["sliding_window"].is_null() ? 0 : r.intOr("sliding_window", 0, 0);
+}
+
+void phi3Quirks(LlamaConfig& c)
+{
+    c.qkv = LlamaConfig::Qkv::Blocks; // qkv_proj / attn_qkv: [q; k; v] rows
+    c.fusedGateUp = true;              // gate_up_proj / ffn_up: gate rows, then up rows
+}
+
+// ---- GPT-NeoX / Pythia: LayerNorm, GELU MLP, biases, per-head fused query_key_value.
+void gptNeoXQuirks(LlamaConfig& c)
+{
+    c.norm = LlamaConfig::Norm::Layer;
+    c.mlp = LlamaConfig::Mlp::Gelu;
+    c.qkvBias = c.oBias = c.mlpBias = true;
+    if (c.qkv == LlamaConfig::Qkv::Separate)
+        c.qkv = LlamaConfig::Qkv::PerHead; // Hugging Face's query_key_value (GGUF set Blocks already)
+}
+
+} // namespace
+
+const DecoderFamily kLlamaFamily{llamaDecoderNames, llamaKeys, llamaGguf, nullptr};
+const DecoderFamily kQwen3Family{llamaDecoderNames, nullptr, nullptr, qwen3Quirks};
+const DecoderFamily kQwen3MoeFamily{llamaDecoderNames, sparseMoeKeys, qwen3MoeGguf, qwen3Quirks};
+const DecoderFamily kOlmoeFamily{llamaDecoderNames, sparseMoeKeys, nullptr, olmoeQuirks};
+const DecoderFamily kSmolLM3Family{llamaDecoderNames, smolLM3Keys, interleavedQkGguf, smolLM3Quirks};
+const DecoderFamily kGptOssFamily{gptOssDecoderNames, gptOssKeys, nullptr, gptOssQuirks};
+const DecoderFamily kMixtralFamily{mixtralDecoderNames, mixtralKeys, nullptr, nullptr};
+const DecoderFamily kGraniteFamily{graniteDecoderNames, graniteKeys, graniteGguf, graniteQuirks};
+const DecoderFamily kDeepseekFamily{deepseekDecoderNames, deepseekKeys, deepseekGguf, nullptr};
+const DecoderFamily kOlmo2Family{olmo2DecoderNames, nullptr, nullptr, olmo2Quirks};
+const DecoderFamily kGemma2Family{gemmaDecoderNames, gemmaKeys, nullptr, gemma2Quirks, "hidden_activation", "gelu_pytorch_tanh", "Gemma models"};
+const DecoderFamily kGemma3Family{gemmaDecoderNames, gemmaKeys, nullptr, gemma3Quirks, "hidden_activation", "gelu_pytorch_tanh", "Gemma models"};
+const DecoderFamily kPhi3Family{phi3DecoderNames, phi3Keys, nullptr, phi3Quirks};
+const DecoderFamily kGptNeoXFamily{gptNeoXDecoderNames, nullptr, nullptr, gptNeoXQuirks, "hidden_act", "gelu", "GPT-NeoX models (the exact, erf GELU)"};
+
+} // namespace attnscope::core
