@@ -396,8 +396,10 @@ void AttentionGridView::rebuild()
 
 void AttentionGridView::updateColours()
 {
-    // Always the map the user chose (the Display dock names it); raw scores only get a range symmetric around 0.
-    m_map->setGradient(makeGradient(m_colourMap));
+    // The map the user chose (the Display dock names it); raw scores only get a range symmetric around 0. A signed
+    // implicit map is drawn in the diverging colours whatever is chosen: its sign is what it says.
+    const bool signedWeights = m_data && m_data->signedWeights && !isDiverging(m_colourMap);
+    m_map->setGradient(makeGradient(signedWeights ? ColourMap::RedBlue : m_colourMap));
     m_plot->axisRect()->setBackground(QBrush(QColor(250, 250, 250))); // masked cells: near-white, not colour
 }
 

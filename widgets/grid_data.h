@@ -27,6 +27,7 @@ struct GridData {
     QString valueLabel = QStringLiteral("attention");
     QString rowAxis, colAxis;  // axis titles; empty: query tokens / key (attended-to) tokens
     bool diverging = false;    // raw scores: symmetric colour range around 0
+    bool signedWeights = false; // an implicit map's signed weights: the diverging colours too (with `diverging`)
     bool fromZero = false;     // values that are no probabilities (a divergence): colour range 0 .. their maximum
     int labelChars = 0;        // tick labels longer than this are elided (0: the view's default for token labels)
     QStringList cellTexts;     // [rows * cols] when cells show words instead of their values (the logit lens's tokens)

@@ -71,19 +71,25 @@ QString siteTitle(const core::ModelInfo& info, int site, bool average, bool stre
 
 QString selectionTitle(const QString& modelName, const ViewSelection& s, const core::ModelInfo& info)
 {
-    const int headsInLayer = s.site >= 0 && s.site < info.siteCount() ? info.site(s.site).heads : info.heads;
+    const bool known = s.site >= 0 && s.site < info.siteCount();
+    const int headsInLayer = known ? info.site(s.site).heads : info.heads;
+    // What one grid of the site is, by its kind: a head, a convolution's channel.
+    const core::MixerRow& kind = core::mixerRow(known ? info.site(s.site).mixer : core::Mixer::Softmax);
+    const QString noun = QString::fromUtf8(kind.headNoun), nouns = noun + QStringLiteral("s");
+    const QString mean = kind.aggregate == core::HeadAggregate::MeanMagnitude ? QObject::tr("mean magnitude of")
+                                                                               : QObject::tr("average of");
     QString heads;
     if (headsInLayer == 1)
-        heads = QObject::tr("head 1");
+        heads = QObject::tr("%1 1").arg(noun);
     else if (s.heads.empty() || static_cast<int>(s.heads.size()) == headsInLayer)
-        heads = QObject::tr("average of all %1 heads").arg(headsInLayer);
+        heads = QObject::tr("%1 all %2 %3").arg(mean).arg(headsInLayer).arg(nouns);
     else if (s.heads.size() == 1)
-        heads = QObject::tr("head %1").arg(s.heads.front() + 1);
+        heads = QObject::tr("%1 %2").arg(noun).arg(s.heads.front() + 1);
     else {
         QStringList l;
         for (int h : s.heads)
             l << QString::number(h + 1);
-        heads = QObject::tr("average of heads %1").arg(l.join(QStringLiteral(", ")));
+        heads = QObject::tr("%1 %2 %3").arg(mean, nouns, l.join(QStringLiteral(", ")));
     }
     // The axes say which streams a site reads: the title names only the site.
     QString t = QObject::tr("%1 · %2 · %3").arg(modelName, siteTitle(info, s.site, s.siteAverage, false), heads);
@@ -222,6 +228,21 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
 namespace {
 void addSinkColumn(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d);
 
+// A site whose grid is an implicit map (a convolution's): signed, so a colour range symmetric around 0 and a label
+// that says so and names what the map multiplies; several channels at once are their mean magnitude, from 0.
+void labelImplicitMap(const core::ModelInfo& model, const ViewSelection& s, widgets::GridData& d)
+{
+    const core::MixerRow& kind = core::mixerRow(model.site(s.site).mixer);
+    if (kind.probabilities)
+        return;
+    const bool several = s.heads.size() != 1 && model.site(s.site).heads > 1;
+    const bool magnitudes = several && kind.aggregate == core::HeadAggregate::MeanMagnitude;
+    const QString what = QObject::tr("implicit map of the %1 over %2").arg(QString::fromUtf8(kind.name), QString::fromUtf8(kind.values));
+    d.valueLabel = magnitudes ? QObject::tr("mean |weight|: %1").arg(what) : QObject::tr("signed weight: %1").arg(what);
+    d.diverging = d.signedWeights = !magnitudes;
+    d.fromZero = magnitudes;
+}
+
 std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                                             int segment, core::AttentionGrid grid, const Axes& axes)
 {
@@ -274,6 +295,7 @@ std::shared_ptr<widgets::GridData> fillGrid(const core::TextCapture& capture, co
     else
         d->valueLabel = parts.isEmpty() ? QObject::tr("attention probability") : QObject::tr("softmax of %1").arg(parts);
     d->diverging = s.terms.raw;
+    labelImplicitMap(capture.model, s, *d);
     addSinkColumn(capture.model, s, *d);
     return d;
 }

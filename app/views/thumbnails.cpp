@@ -36,11 +36,20 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
             t->windows.push_back(std::max(0, r.window));
     // Rows say which site they are where a model has several kinds ("E1", "D1 self", "D1 cross"), and layers without
     // positions (SmolLM3's NoPE layers) are named so.
+    // A hybrid's rows name their kind ("L1 conv"): a row of channels is no row of attention heads.
     const bool noPositions = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return !r.positions; });
-    if (info.streams.size() > 1 || noPositions)
+    const bool hybrid = std::any_of(info.sites.begin(), info.sites.end(),
+                                    [](const core::AttentionSite& a) { return a.mixer != core::Mixer::Softmax; });
+    auto rowLabel = [&](int site) {
+        const core::AttentionSite& a = info.site(site);
+        QString label = QString::fromStdString(a.shortLabel());
+        if (a.mixer != core::Mixer::Softmax)
+            return label + QStringLiteral(" ") + QString::fromUtf8(core::mixerRow(a.mixer).key);
+        return label + (rules[static_cast<std::size_t>(site)].positions ? QString() : QStringLiteral(" NoPE"));
+    };
+    if (info.streams.size() > 1 || noPositions || hybrid)
         for (int site = 0; site < t->layers; ++site)
-            t->rowLabels << QString::fromStdString(info.site(site).shortLabel()) +
-                                (rules[static_cast<std::size_t>(site)].positions ? QString() : QStringLiteral(" NoPE"));
+            t->rowLabels << rowLabel(site);
     t->images.resize(static_cast<std::size_t>(t->layers) * t->heads);
     // A learned sink takes what a row's probabilities leave: measured on the sampled rows of the full attention.
     const bool sinks = terms.isFull() && !terms.raw &&
@@ -54,6 +63,7 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
         // Nearest-neighbour sampling: only the sampled query rows are computed, so a long text's thumbnails cost
         // maxSide rows per head, not the whole grid.
         const int w = std::min(in.klen, maxSide), hgt = std::min(in.qlen, maxSide), klen = in.klen;
+        const bool signedValues = terms.raw || !core::mixerRow(in.mixer).probabilities; // a score or an implicit map
         std::vector<int> rows(static_cast<std::size_t>(hgt));
         for (int y = 0; y < hgt; ++y)
             rows[static_cast<std::size_t>(y)] = static_cast<int>(static_cast<std::int64_t>(y) * in.qlen / hgt);
@@ -62,7 +72,7 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
             std::vector<float> values(static_cast<std::size_t>(hgt) * klen);
             core::headAttentionRows(in, h, terms, rows, values.data(), klen, std::numeric_limits<float>::quiet_NaN());
             float maxAbs = 1e-9f;
-            if (terms.raw)
+            if (signedValues)
                 for (float v : values)
                     if (!std::isnan(v))
                         maxAbs = std::max(maxAbs, std::abs(v));
@@ -85,7 +95,7 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
                     const float v = values[static_cast<std::size_t>(y) * klen + static_cast<std::size_t>(x) * klen / w];
                     QRgb c = qRgb(235, 235, 235);
                     if (!std::isnan(v))
-                        c = terms.raw ? widgets::colourAt(widgets::ColourMap::RedBlue, 0.5 + 0.5 * v / maxAbs).rgb()
+                        c = signedValues ? widgets::colourAt(widgets::ColourMap::RedBlue, 0.5 + 0.5 * v / maxAbs).rgb()
                                       : widgets::colourAt(widgets::ColourMap::Viridis, std::sqrt(std::max(0.0f, v))).rgb();
                     line[x] = c;
                 }

@@ -40,6 +40,20 @@ std::vector<std::uint8_t> topFractionMask(const std::vector<float>& values, int 
     return out;
 }
 
+namespace {
+// The top fraction of each row: of the probabilities, or of a signed map's magnitudes (a strong negative weight reads
+// as much as a positive one).
+std::vector<std::uint8_t> highlightOf(const AttentionGrid& g, const MixerRow& kind, double fraction, bool raw)
+{
+    if (kind.probabilities)
+        return topFractionMask(g.values, g.rows, g.cols, fraction, !raw);
+    std::vector<float> magnitude(g.values.size());
+    for (std::size_t c = 0; c < magnitude.size(); ++c)
+        magnitude[c] = std::abs(g.values[c]);
+    return topFractionMask(magnitude, g.rows, g.cols, fraction, false);
+}
+} // namespace
+
 void placeGrid(const TextCapture& capture, int segment, int site, AttentionGrid& g)
 {
     const auto& seg = capture.segment(segment);
@@ -102,23 +116,35 @@ AttentionGrid attentionGrid(const TextCapture& capture, int segment, int site, c
         if (options.stop && options.stop->stopRequested() && k + 1 < heads.size())
             throw Error(ErrorCode::Cancelled, "grid cancelled");
     };
-    g.values.resize(cells);
-    headAttention(in, heads.front(), terms, g.values.data(), g.cols, nan);
-    headDone(0);
-    if (heads.size() > 1) {
-        std::vector<float> one(cells);
-        for (std::size_t k = 1; k < heads.size(); ++k) {
-            headAttention(in, heads[k], terms, one.data(), g.cols, nan);
-            for (std::size_t c = 0; c < cells; ++c)
-                g.values[c] += one[c];
-            headDone(k);
+    // A signed map's heads (a convolution's channels) would cancel in a plain mean: its row says how they combine.
+    const MixerRow& kind = mixerRow(in.mixer);
+    const bool magnitudes = heads.size() > 1 && kind.aggregate == HeadAggregate::MeanMagnitude;
+    auto addHead = [&](std::size_t k, float* into, bool first) {
+        float* one = into;
+        std::vector<float> scratch;
+        if (!first) {
+            scratch.resize(cells);
+            one = scratch.data();
         }
+        headAttention(in, heads[k], terms, one, g.cols, nan);
+        if (magnitudes)
+            for (std::size_t c = 0; c < cells; ++c)
+                one[c] = std::abs(one[c]);
+        if (!first)
+            for (std::size_t c = 0; c < cells; ++c)
+                into[c] += one[c];
+        headDone(k);
+    };
+    g.values.resize(cells);
+    for (std::size_t k = 0; k < heads.size(); ++k)
+        addHead(k, g.values.data(), k == 0);
+    if (heads.size() > 1) {
         const float inv = 1.0f / static_cast<float>(heads.size());
         for (auto& v : g.values)
             v *= inv;
     }
 
-    g.highlight = topFractionMask(g.values, g.rows, g.cols, options.topFraction, !terms.raw);
+    g.highlight = highlightOf(g, kind, options.topFraction, terms.raw);
     if (options.highlightMemoryOnly)
         restrictHighlightToMemory(g);
     return g;

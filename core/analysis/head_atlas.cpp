@@ -18,6 +18,9 @@
 namespace attnscope::core {
 
 namespace {
+
+// The atlas describes attention heads: a convolution's channels or a scan's heads have no distribution to describe.
+bool attentionSite(const TextCapture& capture, int site) { return capture.model.site(site).mixer == Mixer::Softmax; }
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void checkStop(const StopToken* stop)
@@ -110,6 +113,8 @@ std::vector<TokenAttention> tokenAttentionScores(const TextCapture& capture, con
         const auto keyPos = [&](int j) { return static_cast<std::size_t>(seg.firstPosition - seg.mlen + j); };
         for (int l = 0; l < L; ++l) {
             checkStop(stop);
+            if (!attentionSite(capture, l))
+                continue;
             const ScoreInputs in = capture.inputs(s, l);
 #pragma omp parallel for schedule(dynamic)
             for (int h = 0; h < H; ++h) {
@@ -228,6 +233,8 @@ void addHighNormAttention(const AttentionModel& model, const TextCapture& captur
                 high.push_back(j);
         if (high.empty())
             continue;
+        if (!attentionSite(capture, l))
+            continue;
         const ScoreInputs in = capture.inputs(0, l);
         std::vector<float> probs(static_cast<std::size_t>(seg.qlen) * seg.klen);
         for (int h = 0; h < H; ++h) {
@@ -343,7 +350,7 @@ std::vector<double> duplicateTokenScores(const TextCapture& capture, const StopT
         }
         for (int l = 0; l < L; ++l) {
             checkStop(stop);
-            if (!rows.empty()) {
+            if (!rows.empty() && attentionSite(capture, l)) {
                 const ScoreInputs in = capture.inputs(s, l);
 #pragma omp parallel for schedule(dynamic)
                 for (int h = 0; h < H; ++h) {

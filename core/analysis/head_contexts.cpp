@@ -92,7 +92,11 @@ void runWindow(const AttentionModel& model, std::span<const std::int32_t> ids, c
             : fn(f)
         {
         }
-        void onLayer(const LayerView& v) override { fn(v); }
+        void onLayer(const LayerView& v) override
+        {
+            if (v.attnProb) // attention sites only: a convolution's or a scan's map is not a distribution
+                fn(v);
+        }
     } each(fn);
     RunOptions options;
     options.memLen = 0;

@@ -84,6 +84,10 @@ HeadExplanation explainHead(const AttentionModel& model, const std::vector<std::
             if (done || v.layer != e.layer || !mine(v))
                 return;
             done = true;
+            if (v.inputs.mixer != Mixer::Softmax)
+                throw Error(ErrorCode::BadInput, "layer " + std::to_string(v.layer + 1) + " mixes tokens by a " +
+                                                     mixerRow(v.inputs.mixer).name +
+                                                     ", not attention: a head's explanation reads attention heads");
             const int i = static_cast<int>(e.position - first), k = v.klen, h = e.head;
             const ScoreInputs& in = v.inputs;
             e.segment = v.segment;

@@ -29,14 +29,17 @@ public:
     }
     void onLayer(const LayerView& l) override
     {
-        if (m_row >= l.qlen || !l.headMix || !l.attnOutput)
+        // A layer that mixes by other means than attention heads (a delta rule) counts as one part, its whole output.
+        const bool heads = l.inputs.mixer == Mixer::Softmax;
+        if (m_row >= l.qlen || (heads && !l.headMix) || !l.attnOutput)
             throw Error(ErrorCode::BadInput, "this model does not show its heads' outputs (Transformer-XL's adaptive "
                                              "softmax has no single unembedding to read them through): no direct "
                                              "logit attribution");
         auto row = [&](const float* p, int width) {
             return std::vector<float>(p + static_cast<std::size_t>(m_row) * width, p + static_cast<std::size_t>(m_row + 1) * width);
         };
-        layers.push_back({row(l.headMix, l.heads * l.inputs.vDim()), row(l.attnOutput, l.dModel), row(l.hidden, l.dModel)});
+        layers.push_back({heads ? row(l.headMix, l.heads * l.inputs.vDim()) : std::vector<float>{},
+                          row(l.attnOutput, l.dModel), row(l.hidden, l.dModel)});
     }
     struct Layer {
         std::vector<float> headMix, attnOutput, hidden;
@@ -111,10 +114,13 @@ LogitAttribution logitAttribution(const AttentionModel& model, const TextCapture
         if (stop && stop->stopRequested())
             throw Error(ErrorCode::Cancelled, "logit attribution cancelled");
         const auto& L = obs.layers[static_cast<std::size_t>(l)];
-        if (!model.headParts(l, L.headMix.data(), parts))
-            throw Error(ErrorCode::BadInput, family + " does not split its attention by head");
         std::vector<float> rest(L.attnOutput); // the attention's output less its heads' parts: its bias
-        for (int h = 0; h < a.heads; ++h) {
+        if (L.headMix.empty()) { // a layer of convolutions or a delta rule: no heads' parts, its whole output
+            a.head.insert(a.head.end(), static_cast<std::size_t>(a.heads), 0.0);
+        } else if (!model.headParts(l, L.headMix.data(), parts)) {
+            throw Error(ErrorCode::BadInput, family + " does not split its attention by head");
+        }
+        for (int h = 0; h < a.heads && !L.headMix.empty(); ++h) {
             const float* part = parts.data() + static_cast<std::size_t>(h) * C;
             a.head.push_back(dot(direction, part));
             for (int i = 0; i < C; ++i)

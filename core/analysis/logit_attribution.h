@@ -24,7 +24,9 @@ struct LogitAttribution {
     double cappedLogit = 0;     // after the model's soft cap (Gemma 2), what its softmax reads; = logit without one
     double embedding = 0;       // the embedding's share (token and absolute position embeddings)
     std::vector<double> head;   // [layers * heads], layer-major: each head's share
-    std::vector<double> attentionBias; // [layers]: what the attention adds beyond its heads (the output bias)
+    // [layers]: what the attention adds beyond its heads (the output bias); a layer that mixes without attention heads
+    // (a convolution, a delta rule): its whole output.
+    std::vector<double> attentionBias;
     std::vector<double> mlp;    // [layers]: each feed-forward block's share
     double constant = 0;        // the final norm's bias and the unembedding's, read out
     double headShare(int layer, int h) const { return head[static_cast<std::size_t>(layer) * heads + h]; }

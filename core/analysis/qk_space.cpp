@@ -33,6 +33,9 @@ QkVectors headQkVectors(const TextCapture& capture, int segment, int site, int h
     checkHead(capture.model.siteCount(), capture.model.site(std::clamp(site, 0, capture.model.siteCount() - 1)).heads,
               site, head);
     const ScoreInputs in = capture.inputs(segment, site);
+    if (in.mixer != Mixer::Softmax)
+        throw Error(ErrorCode::BadInput, capture.model.site(site).label() + " mixes tokens by a " + mixerRow(in.mixer).name +
+                                             ": it has no query and key vectors to embed");
     AttentionGrid placed;
     placeGrid(capture, segment, site, placed);
     QkVectors v;

@@ -100,6 +100,8 @@ public:
 
     void onLayer(const LayerView& l) override
     {
+        if (l.inputs.mixer != Mixer::Softmax) // profiles of attention: a convolution's band has no softmax to average
+            return;
         StageScope timed(Stage::Profiles);
         const int blocks = (l.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows;
         if (sumsRowsAsComputed()) {

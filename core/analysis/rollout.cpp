@@ -20,6 +20,9 @@ std::vector<int> rolloutSites(const ModelInfo& info, int stream)
         const AttentionSite& site = info.site(s);
         if (site.queryStream != stream)
             continue;
+        if (site.mixer != Mixer::Softmax) // rows of a signed map are no distribution to multiply through
+            throw Error(ErrorCode::BadInput, "attention rollout multiplies attention layers; " + site.label() +
+                                                 " mixes tokens by a " + mixerRow(site.mixer).name);
         if (!site.sameStream())
             throw Error(ErrorCode::BadInput, "attention rollout follows one stream through its layers: the " +
                                                  info.streams[static_cast<std::size_t>(stream)].name + "'s layers also read the " +

@@ -2,6 +2,8 @@
 // rows only multiplies the keys its rows can see (causal blocks stop at their last row's key).
 #include "attention/attention_scores.h"
 
+#include "attention/implicit_maps.h"
+
 #include "util/error.h"
 #include "util/stage_timer.h"
 
@@ -270,6 +272,12 @@ void checkHead(const ScoreInputs& in, int head)
 void headAttention(const ScoreInputs& in, int head, const TermSelection& sel, float* out, std::ptrdiff_t ld, float masked)
 {
     checkHead(in, head);
+    if (in.mixer != Mixer::Softmax) { // an implicit map: no softmax, no terms, raw and full alike
+#pragma omp parallel for schedule(static) if (static_cast<double>(in.qlen) * in.klen > 1e6)
+        for (int i = 0; i < in.qlen; ++i)
+            implicitMapRow(in, head, i, out + static_cast<std::ptrdiff_t>(i) * ld, masked);
+        return;
+    }
     const int blocks = (in.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows;
     // Blocks are independent: long texts split them across threads.
 #pragma omp parallel if (blocks > 1 && static_cast<double>(in.qlen) * in.klen * in.headDim > 2e6)
@@ -289,6 +297,11 @@ void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel
                        float* out, std::ptrdiff_t ld, float masked)
 {
     checkHead(in, head);
+    if (in.mixer != Mixer::Softmax) {
+        for (std::size_t k = 0; k < rows.size(); ++k)
+            implicitMapRow(in, head, rows[k], out + static_cast<std::ptrdiff_t>(k) * ld, masked);
+        return;
+    }
     HeadScores hs(in, head, !sel.covers(in.termCount()));
     // Runs of consecutive wanted rows are computed together; nothing else is.
     for (std::size_t k = 0; k < rows.size();) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "attention/attention_math.h"
+#include "attention/mixer.h"
 #include "attention/rotary_bands.h"
 #include "attention/row_pages.h"
 #include "util/float_scratch.h"
@@ -64,6 +65,23 @@ struct ScoreInputs {
     // gpt-oss: a learned logit per head [heads] in every softmax's denominator, with no value (null: none).
     const float* sinks = nullptr;
     float sinkOf(int head) const { return sinks ? sinks[head] : -std::numeric_limits<float>::infinity(); }
+    // What mixes the tokens: softmax attention, or a kind whose grid is an implicit map (attention/implicit_maps.h),
+    // computed from the same rows: queries and keys hold the map's two sides.
+    Mixer mixer = Mixer::Softmax;
+    // A short convolution: queries are C [qlen, channels], keys are B [klen, channels] (headDim 1, a channel per
+    // head), and each channel's taps [heads, convWidth], oldest first: M[i, j] = C_i taps[width - 1 - (i - j)] B_j.
+    const float* convTaps = nullptr;
+    int convWidth = 0;
+    // A gated delta rule: queries are qhat / sqrt(dk) per key head [qlen, kvHeads * headDim]; keys are khat per key
+    // head, then each value head's write strength beta, then its log decay g (alpha = exp g): [klen, kvHeads * headDim
+    // + 2 heads]. M[i, j] = beta_j khat_j . (prod_{t = j+1..i} alpha_t (I - beta_t khat_t khat_t^T)) q_i.
+    // With `heuristicMap` the delta rule's map without its key removal (I - beta khat khat^T): the approximation
+    // TransformerLens documents, shown beside the exact map, never instead of it.
+    bool heuristicMap = false;
+    // Row widths where they are not heads * headDim and kvHeads * headDim (0: those): an implicit map's own rows.
+    int queryCols = 0, keyCols = 0;
+    int queryWidth() const { return queryCols > 0 ? queryCols : heads * headDim; }
+    int keyWidth() const { return keyCols > 0 ? keyCols : kvHeads * headDim; }
 
     // The shape of a layer's scores, scale 1/sqrt(headDim) as every family computes it (sources left empty).
     static ScoreInputs ofShape(int qlen, int klen, int mlen, int heads, int kvHeads, int headDim);

@@ -29,6 +29,9 @@ struct LayerRule {
     int window = 0;
     bool positions = true; // false: a NoPE layer (SmolLM3): no rotary positions, only the causal mask orders keys
     std::vector<float> sinks; // gpt-oss: each head's learned sink logit in the softmax's denominator (empty: none)
+    // A short-convolution site (Mixer::ShortConv): each channel's taps [channels, window], oldest first; `window` is
+    // its width (the keys it reaches).
+    std::vector<float> convTaps;
 };
 
 // What analyses, scans, limits and views may do with a model: read these, never the family's name.
@@ -181,6 +184,16 @@ struct LayerView {
     const float* routerProbs = nullptr;
     const std::int32_t* expertIds = nullptr;
     const float* expertWeights = nullptr;
+    // A mixer's own intermediate rows under the reference's names (a short convolution's conv_B, conv_C, conv_x and
+    // conv_out; a delta rule's qhat, khat, beta, g; a gated attention's attn_gate), [qlen, cols] each. inputs.mixer
+    // says the site's kind.
+    struct NamedRows {
+        const char* name = nullptr;
+        int cols = 0;
+        const float* data = nullptr;
+        int groups = 1; // > 1: the reference's shape is [qlen, groups, cols / groups] (per head)
+    };
+    std::vector<NamedRows> parts;
 };
 
 // End of a segment (GPT-2 only fills lnF/logits, and only when the observer asks).

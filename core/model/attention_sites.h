@@ -7,8 +7,10 @@
 // Two tables make a model's description, so a new kind of input or of token mixing is a row, not a branch:
 // - the stream roles (kStreamRoles): how a stream reaches the run (typed and cut into segments; read whole beside the
 //   segments, as a source sentence or a picture is) and what one of its tokens is;
-// - the mixer rows (kMixerRows): what mixes a site's tokens (softmax attention today) and what its grid is.
+// - the mixer rows (attention/mixer.h): what mixes a site's tokens and what its grid is.
 #pragma once
+
+#include "attention/mixer.h"
 
 #include <array>
 #include <cstdint>
@@ -23,20 +25,6 @@ enum class Stack { Only, Encoder, Decoder };
 // Self-attention (queries and keys from one stream) or cross-attention (queries from the target, keys from the source).
 enum class SiteKind { Self, Cross };
 
-// What mixes a site's tokens. Every kind is exactly linear in its values per head, so each has a token-to-token grid:
-// softmax attention's probabilities; the others' implicit maps (signed, rows need not sum to 1).
-enum class Mixer { Softmax };
-
-struct MixerRow {
-    Mixer mixer;
-    const char* key;    // one word for pages, Python and command lines: "attention"
-    const char* name;   // as a label reads it: "attention"
-    bool probabilities; // its grid is a probability per row (colour from 0; rows sum to 1 with what they see)
-};
-inline constexpr std::array kMixerRows{
-    MixerRow{Mixer::Softmax, "attention", "attention", true},
-};
-inline const MixerRow& mixerRow(Mixer m) { return kMixerRows[static_cast<std::size_t>(m)]; }
 
 // How a stream reaches a run: its tokens are the run's segments (the text, a decoder's target), or it is read whole
 // beside them through RunOptions (a source sentence, a picture's patches), the same for every segment.
@@ -65,6 +53,9 @@ struct AttentionSite {
     bool positionBias = false;
     Mixer mixer = Mixer::Softmax;
     int heads = 0; // the site's heads (its grids per head); ModelInfo::heads unless its mixer has other heads
+    // The width of the rows its map is computed from, where they are not the model's attention heads (0: ModelInfo's
+    // kvHeads and dHead): a short convolution's channels are its heads, each one number wide.
+    int kvHeads = 0, headDim = 0;
 
     // Queries and keys from one stream and keys at distances from their query (what relative-position profiles, the
     // previous-token score and rollout read).

@@ -400,6 +400,32 @@ void readGgufRope(const GgufFile& g, LlamaConfig& c)
     readGgufRopeFactors(g, c);
 }
 
+// Key/value heads: one number, or in a hybrid model's file one per layer (0 where a layer has no attention; the
+// family's row says what mixes those), of which the attention layers must agree.
+int ggufKeyValueHeads(const GgufFile& g, const std::string& key, const LlamaConfig& c)
+{
+    const GgufValue* v = g.value(key);
+    if (!v)
+        return c.nHead;
+    if (v->kind != GgufValue::Kind::Array)
+        return ggufPositive(g, key);
+    if (v->ints.size() != static_cast<std::size_t>(c.nLayer))
+        throw Error(ErrorCode::BadConfig,
+                    "holds " + std::to_string(v->arraySize()) + " integers for " + std::to_string(c.nLayer) + " layers",
+                    g.path(), key);
+    std::int64_t heads = 0;
+    for (const std::int64_t n : v->ints) {
+        if (n < 0 || n > c.nHead || (n > 0 && heads > 0 && n != heads))
+            throw Error(ErrorCode::BadConfig, "the attention layers' key/value heads must be one number from 1 to " +
+                                                  std::to_string(c.nHead) + " (0: a layer without attention)",
+                        g.path(), key);
+        heads = std::max(heads, n);
+    }
+    if (heads == 0)
+        throw Error(ErrorCode::BadConfig, "no layer has attention", g.path(), key);
+    return static_cast<int>(heads);
+}
+
 // The sizes llama.cpp writes under the architecture's prefix: layers, widths, heads, context, norm epsilon.
 void readGgufShape(const GgufFile& g, LlamaConfig& c)
 {
@@ -414,7 +440,7 @@ void readGgufShape(const GgufFile& g, LlamaConfig& c)
     c.hidden = positive(key("embedding_length"));
     c.intermediate = positive(key("feed_forward_length"));
     c.nHead = positive(key("attention.head_count"));
-    c.nKvHead = g.value(key("attention.head_count_kv")) ? positive(key("attention.head_count_kv")) : c.nHead;
+    c.nKvHead = ggufKeyValueHeads(g, key("attention.head_count_kv"), c);
     c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;
     c.maxPositions = g.value(key("context_length")) ? positive(key("context_length")) : 2048;
     c.rmsNormEps = static_cast<float>(
@@ -571,21 +597,34 @@ LlamaConfig parseGptNeoXConfig(const nlohmann::json& json, const std::string& fi
     return parseGptNeoX(ConfigReader(json, file), modelType, file);
 }
 
-// A multimodal Gemma 3 (model_type gemma3) is read as its text model: its text_config; the vision tower is left unread.
+namespace {
+// A multimodal folder's config (model_type `wrapper`) read as its text model's: its text_config (the vision tower is
+// left unread); the config itself otherwise.
+const nlohmann::json& textConfigOf(const nlohmann::json& json, const std::string& file, const std::string& modelType,
+                                   const char* wrapper, const char* family)
+{
+    if (modelType != wrapper)
+        return json;
+    const auto it = json.find("text_config");
+    if (it == json.end() || !it->is_object())
+        throw Error(ErrorCode::BadConfig,
+                    std::string("a multimodal ") + family + " config (model_type " + wrapper +
+                        ") needs a \"text_config\" object: the text model's settings",
+                    file, "text_config");
+    return *it;
+}
+} // namespace
+
 LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
-    const nlohmann::json* text = &json;
-    if (modelType == "gemma3") {
-        const auto it = json.find("text_config");
-        if (it == json.end() || !it->is_object())
-            throw Error(ErrorCode::BadConfig,
-                        "a multimodal Gemma 3 config (model_type gemma3) needs a \"text_config\" object: the text "
-                        "model's settings",
-                        file, "text_config");
-        text = &*it;
-    }
-    const nlohmann::json merged = withGemma3TextDefaults(*text);
+    const nlohmann::json merged = withGemma3TextDefaults(textConfigOf(json, file, modelType, "gemma3", "Gemma 3"));
     return parseLlama(ConfigReader(merged, file), merged, file, modelType);
+}
+
+LlamaConfig parseQwen35Config(const nlohmann::json& json, const std::string& file, const std::string& modelType)
+{
+    const nlohmann::json& text = textConfigOf(json, file, modelType, "qwen3_5", "Qwen3.5");
+    return parseLlama(ConfigReader(text, file), text, file, modelType);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // architecture uses is decided by the family table (model/families.h).
 #pragma once
 
+#include "attention/mixer.h"
+
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <variant>
@@ -12,7 +14,8 @@ namespace attnscope::core {
 // A family's identity; its name and everything else about it is its row in model/families.h.
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
-    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision
+    Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
+    Lfm2, Qwen35
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -167,6 +170,29 @@ struct LlamaConfig {
     {
         return noRopeLayers.empty() || !noRopeLayers[static_cast<std::size_t>(layer)];
     }
+    // Hybrid models: what mixes each layer's tokens (LFM2's layer_types: a short convolution or attention); empty:
+    // attention in every layer. A short convolution reaches convWidth tokens (the current one and convWidth - 1
+    // before it: LFM2's conv_L_cache).
+    std::vector<Mixer> layerMixers;
+    int convWidth = 0;
+    // Gated DeltaNet layers (Mixer::DeltaRule, Qwen3.5): key heads and value heads (a multiple of them; value head h
+    // reads key head h / (valueHeads / keyHeads)), their sizes, and the causal convolution over q, k and v.
+    struct DeltaNet {
+        int keyHeads = 0, valueHeads = 0, keyDim = 0, valueDim = 0, convWidth = 0;
+        int keyWidth() const { return keyHeads * keyDim; }
+        int valueWidth() const { return valueHeads * valueDim; }
+        int convChannels() const { return 2 * keyWidth() + valueWidth(); }
+    } deltaNet;
+    // llama.cpp's qwen35 files keep the value heads tiled (GGUF head p is Hugging Face head (p % Hk) R + p / Hk,
+    // R = Hv / Hk): read back into Hugging Face's order, so a head shown is the same head whichever file opened it.
+    bool ggufTiledValueHeads = false;
+    // Qwen3.5's attention: each head's output times sigmoid of a gate projected beside its query (q_proj's rows per
+    // head: the query's, then the gate's).
+    bool attnOutputGate = false;
+    Mixer mixer(int layer) const
+    {
+        return layerMixers.empty() ? Mixer::Softmax : layerMixers[static_cast<std::size_t>(layer)];
+    }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
     float scoreScale() const; // model/config.cpp
@@ -265,6 +291,8 @@ GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file);
 LlamaConfig parseDecoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig parseGptNeoXConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+// Qwen3.5's text model (qwen3_5_text), or that of a multimodal qwen3_5 folder (its text_config).
+LlamaConfig parseQwen35Config(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 LlamaConfig ggufDecoderConfig(const GgufFile& file);
 EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);

@@ -2,8 +2,11 @@
 #include "model/decoder_families.h"
 
 #include "io/gguf.h"
+#include "util/error.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace attnscope::core {
 
@@ -307,6 +310,180 @@ void gptNeoXQuirks(LlamaConfig& c)
         c.qkv = LlamaConfig::Qkv::PerHead; // Hugging Face's query_key_value (GGUF set Blocks already)
 }
 
+// Short convolutions are a few taps wide (LFM2: 3); a header asking for thousands is not a model.
+constexpr int kMaxConvWidth = 256;
+
+// ---- LFM2: short-convolution layers among the attention layers, per-head q/k norms, its own norm epsilon key and FFN
+// width rule, tied embeddings by default.
+// Its feed-forward width as the model computes it from intermediate_size (block_ff_dim in older files): two thirds,
+// times block_ffn_dim_multiplier, rounded up to a multiple of block_multiple_of, when block_auto_adjust_ff_dim.
+int lfm2FeedForwardWidth(const ConfigReader& r)
+{
+    int ff = r.has("block_ff_dim") ? r.positiveInt("block_ff_dim") : r.positiveInt("intermediate_size");
+    if (!r.boolOr("block_auto_adjust_ff_dim", false))
+        return ff;
+    ff = static_cast<int>(2.0 * ff / 3.0);
+    if (r.has("block_ffn_dim_multiplier"))
+        ff = static_cast<int>(r.doubleOr("block_ffn_dim_multiplier", 1.0) * ff);
+    const int multiple = r.intOr("block_multiple_of", 1, 1);
+    return std::max(1, multiple * ((ff + multiple - 1) / multiple));
+}
+
+// Which layers convolve: layer_types ("conv" / "full_attention"), or in older files full_attn_idxs (the attention
+// layers; every other layer convolves).
+std::vector<Mixer> lfm2LayerMixers(const ConfigReader& r, const nlohmann::json& j, int layers)
+{
+    std::vector<Mixer> mixers(static_cast<std::size_t>(layers), Mixer::ShortConv);
+    if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
+        if (it->size() != mixers.size())
+            r.fail("layer_types", "names " + std::to_string(it->size()) + " layers; the model has " + std::to_string(layers));
+        for (std::size_t l = 0; l < mixers.size(); ++l) {
+            const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
+            if (t != "conv" && t != "full_attention")
+                r.fail("layer_types", "entry " + std::to_string(l) + " must be \"conv\" or \"full_attention\"");
+            mixers[l] = t == "conv" ? Mixer::ShortConv : Mixer::Softmax;
+        }
+        return mixers;
+    }
+    const auto it = j.find("full_attn_idxs");
+    if (it == j.end() || !it->is_array())
+        r.fail("layer_types", "required key is missing (or full_attn_idxs): which layers are attention");
+    for (const auto& v : *it) {
+        if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= layers)
+            r.fail("full_attn_idxs", "must list layer numbers from 0 to " + std::to_string(layers - 1));
+        mixers[static_cast<std::size_t>(v.get<long long>())] = Mixer::Softmax;
+    }
+    return mixers;
+}
+
+void lfm2Keys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    c.rmsNormEps = r.floatOr("norm_eps", 1e-5f);
+    c.tieEmbeddings = r.boolOr("tie_word_embeddings", true);
+    c.intermediate = lfm2FeedForwardWidth(r);
+    c.layerMixers = lfm2LayerMixers(r, j, c.nLayer);
+    c.convWidth = r.intOr("conv_L_cache", 3, 1);
+    if (c.convWidth > kMaxConvWidth)
+        r.fail("conv_L_cache", "a convolution of " + std::to_string(c.convWidth) + " taps; at most " +
+                                   std::to_string(kMaxConvWidth) + " are read");
+    // A bias would make the convolution affine, not linear in its values: the map would no longer be exact.
+    if (r.boolOr("conv_bias", false))
+        r.fail("conv_bias", "convolutions with biases are not supported (the published LFM2 models have none)");
+}
+
+// GGUF: the attention layers are those with key/value heads (attention.head_count_kv is a per-layer array; 0: a
+// convolution), the width shortconv.l_cache; the FFN width was worked out by the converter.
+void lfm2Gguf(const GgufFile& g, LlamaConfig& c)
+{
+    const std::string arch = c.modelType + ".";
+    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
+    const GgufValue* kv = g.value(arch + "attention.head_count_kv");
+    if (kv && kv->kind == GgufValue::Kind::Array)
+        for (std::size_t l = 0; l < c.layerMixers.size() && l < kv->ints.size(); ++l)
+            if (kv->ints[l] == 0)
+                c.layerMixers[l] = Mixer::ShortConv;
+    c.convWidth = ggufPositive(g, arch + "shortconv.l_cache");
+    if (c.convWidth > kMaxConvWidth)
+        throw Error(ErrorCode::BadConfig, "a convolution of " + std::to_string(c.convWidth) + " taps; at most " +
+                                              std::to_string(kMaxConvWidth) + " are read",
+                    g.path(), arch + "shortconv.l_cache");
+}
+
+void lfm2Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
+
+// ---- Qwen3.5: Gated DeltaNet layers among gated attention layers, (1 + w) norms but the delta rule's gated norm,
+// partial rotary embeddings (mRoPE sections, which text positions make plain rotary), per-head q/k norms.
+// Which layers run the delta rule: layer_types, else every layer but each full_attention_interval-th.
+std::vector<Mixer> qwen35LayerMixers(const ConfigReader& r, const nlohmann::json& j, int layers)
+{
+    std::vector<Mixer> mixers(static_cast<std::size_t>(layers), Mixer::DeltaRule);
+    if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
+        if (it->size() != mixers.size())
+            r.fail("layer_types", "names " + std::to_string(it->size()) + " layers; the model has " + std::to_string(layers));
+        for (std::size_t l = 0; l < mixers.size(); ++l) {
+            const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
+            if (t != "linear_attention" && t != "full_attention")
+                r.fail("layer_types", "entry " + std::to_string(l) + " must be \"linear_attention\" or \"full_attention\"");
+            mixers[l] = t == "linear_attention" ? Mixer::DeltaRule : Mixer::Softmax;
+        }
+        return mixers;
+    }
+    const int interval = r.intOr("full_attention_interval", 4, 1);
+    for (int l = 0; l < layers; ++l)
+        if ((l + 1) % interval == 0)
+            mixers[static_cast<std::size_t>(l)] = Mixer::Softmax;
+    return mixers;
+}
+
+void checkDeltaNet(const LlamaConfig& c, const std::function<void(const char*, const std::string&)>& fail)
+{
+    const auto& d = c.deltaNet;
+    if (d.valueHeads % d.keyHeads != 0)
+        fail("linear_num_value_heads", std::to_string(d.valueHeads) + " value heads cannot share " +
+                                           std::to_string(d.keyHeads) + " key heads evenly");
+    if (d.convWidth > kMaxConvWidth)
+        fail("linear_conv_kernel_dim", "a convolution of " + std::to_string(d.convWidth) + " taps; at most " +
+                                           std::to_string(kMaxConvWidth) + " are read");
+}
+
+void qwen35Keys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    auto& d = c.deltaNet;
+    d.keyHeads = r.positiveInt("linear_num_key_heads");
+    d.valueHeads = r.positiveInt("linear_num_value_heads");
+    d.keyDim = r.positiveInt("linear_key_head_dim");
+    d.valueDim = r.positiveInt("linear_value_head_dim");
+    d.convWidth = r.positiveInt("linear_conv_kernel_dim");
+    checkDeltaNet(c, [&](const char* key, const std::string& what) { r.fail(key, what); });
+    c.layerMixers = qwen35LayerMixers(r, j, c.nLayer);
+    c.attnOutputGate = r.boolOr("attn_output_gate", true);
+    c.normOffset = 1.0f; // Hugging Face stores w of (1 + w); llama.cpp's converter adds the 1
+    // transformers 5 keeps the rotary settings in rope_parameters; earlier files at the top.
+    const nlohmann::json* rope = r.object("rope_parameters");
+    const ConfigReader ropeKeys(rope ? *rope : j, r.file());
+    c.rope.theta = rope ? ropeKeys.doubleOr("rope_theta", c.rope.theta) : c.rope.theta;
+    const std::string type = rope ? ropeKeys.stringOr("rope_type", "default") : "default";
+    if (type != "default")
+        r.fail("rope_parameters", "rope_type \"" + type + "\" is not supported (Qwen3.5 uses \"default\")");
+    const double factor = rope && rope->contains("partial_rotary_factor") ? ropeKeys.doubleOr("partial_rotary_factor", 0.25)
+                                                                          : r.doubleOr("partial_rotary_factor", 0.25);
+    if (!(factor > 0.0 && factor <= 1.0))
+        r.fail("partial_rotary_factor", "must be in (0, 1]");
+    c.rotaryDims = static_cast<int>(c.headDim * factor);
+}
+
+// GGUF: the pattern from full_attention_interval (llama.cpp's converter writes no layer_types), the delta rule's
+// sizes from the ssm keys, the value heads tiled.
+void qwen35Gguf(const GgufFile& g, LlamaConfig& c)
+{
+    const std::string a = c.modelType + ".";
+    auto& d = c.deltaNet;
+    d.convWidth = ggufPositive(g, a + "ssm.conv_kernel");
+    d.keyDim = d.valueDim = ggufPositive(g, a + "ssm.state_size");
+    d.keyHeads = ggufPositive(g, a + "ssm.group_count");
+    d.valueHeads = ggufPositive(g, a + "ssm.time_step_rank");
+    checkDeltaNet(c, [&](const char* key, const std::string& what) {
+        throw Error(ErrorCode::BadConfig, what + " (" + key + ")", g.path(), a + "ssm.time_step_rank");
+    });
+    if (const auto inner = g.uintOr(a + "ssm.inner_size"); inner && *inner != static_cast<std::uint64_t>(d.valueWidth()))
+        throw Error(ErrorCode::BadConfig,
+                    "says " + std::to_string(*inner) + " but " + std::to_string(d.valueHeads) + " value heads of " +
+                        std::to_string(d.valueDim) + " make " + std::to_string(d.valueWidth()),
+                    g.path(), a + "ssm.inner_size");
+    const auto interval = g.uintOr(a + "full_attention_interval").value_or(4);
+    if (interval < 1)
+        throw Error(ErrorCode::BadConfig, "must be at least 1", g.path(), a + "full_attention_interval");
+    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::DeltaRule);
+    for (int l = 0; l < c.nLayer; ++l)
+        if (static_cast<std::uint64_t>(l + 1) % interval == 0)
+            c.layerMixers[static_cast<std::size_t>(l)] = Mixer::Softmax;
+    c.ggufTiledValueHeads = true;
+    c.attnOutputGate = true;
+    c.qkv = LlamaConfig::Qkv::Separate; // attn_qkv is the delta rule's projection here, not a fused attention one
+}
+
+void qwen35Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
+
 } // namespace
 
 const DecoderFamily kLlamaFamily{llamaDecoderNames, llamaKeys, llamaGguf, nullptr};
@@ -322,6 +499,8 @@ const DecoderFamily kOlmo2Family{olmo2DecoderNames, nullptr, nullptr, olmo2Quirk
 const DecoderFamily kGemma2Family{gemmaDecoderNames, gemmaKeys, nullptr, gemma2Quirks, "hidden_activation", "gelu_pytorch_tanh", "Gemma models"};
 const DecoderFamily kGemma3Family{gemmaDecoderNames, gemmaKeys, nullptr, gemma3Quirks, "hidden_activation", "gelu_pytorch_tanh", "Gemma models"};
 const DecoderFamily kPhi3Family{phi3DecoderNames, phi3Keys, nullptr, phi3Quirks};
+const DecoderFamily kLfm2Family{lfm2DecoderNames, lfm2Keys, lfm2Gguf, lfm2Quirks};
+const DecoderFamily kQwen35Family{qwen35DecoderNames, qwen35Keys, qwen35Gguf, qwen35Quirks};
 const DecoderFamily kGptNeoXFamily{gptNeoXDecoderNames, nullptr, nullptr, gptNeoXQuirks, "hidden_act", "gelu", "GPT-NeoX models (the exact, erf GELU)"};
 
 } // namespace attnscope::core

@@ -66,6 +66,10 @@ ModelConfig gemma3Json(const nlohmann::json& j, const std::string& file, const s
 {
     return parseGemma3Config(j, file, type);
 }
+ModelConfig qwen35Json(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseQwen35Config(j, file, type);
+}
 ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
 ModelConfig seq2seqJson(const nlohmann::json& j, const std::string& file, const std::string& type)
 {
@@ -110,6 +114,8 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Gemma2, "Gemma 2", {"gemma2"}, {"gemma2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGemma2Family},
         {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text", "gemma3"}, {"gemma3"}, gemma3Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kGemma3Family},
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kPhi3Family},
+        {ModelFamily::Qwen35, "Qwen3.5", {"qwen3_5_text", "qwen3_5"}, {"qwen35"}, qwen35Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen35Family},
+        {ModelFamily::Lfm2, "LFM2", {"lfm2"}, {"lfm2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kLfm2Family},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, gptNeoXJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptNeoXFamily},
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
         {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},

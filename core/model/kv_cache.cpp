@@ -25,10 +25,16 @@ KvCache::KvCache(int layers, int width)
 }
 
 KvCache::KvCache(int layers, int keyWidth, int valueWidth)
-    : m_width(keyWidth)
-    , m_valueWidth(valueWidth)
-    , m_k(static_cast<std::size_t>(layers))
-    , m_v(static_cast<std::size_t>(layers))
+    : KvCache(std::vector<int>(static_cast<std::size_t>(layers), keyWidth),
+              std::vector<int>(static_cast<std::size_t>(layers), valueWidth))
+{
+}
+
+KvCache::KvCache(std::vector<int> keyWidths, std::vector<int> valueWidths)
+    : m_width(std::move(keyWidths))
+    , m_valueWidth(std::move(valueWidths))
+    , m_k(m_width.size())
+    , m_v(m_width.size())
 {
 }
 
@@ -39,11 +45,12 @@ int KvCache::begin(int carry)
         return m_k.empty() ? 0 : rows(0);
     }
     for (std::size_t l = 0; l < m_k.size(); ++l) {
-        const std::size_t have = m_k[l].size() / static_cast<std::size_t>(m_width);
+        const auto width = static_cast<std::size_t>(m_width[l]), valueWidth = static_cast<std::size_t>(m_valueWidth[l]);
+        const std::size_t have = m_k[l].size() / width;
         const std::size_t keep = std::min<std::size_t>(have, static_cast<std::size_t>(std::max(0, carry)));
         const std::size_t drop = have - keep;
-        m_k[l].erase(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(drop * static_cast<std::size_t>(m_width)));
-        m_v[l].erase(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(drop * static_cast<std::size_t>(m_valueWidth)));
+        m_k[l].erase(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(drop * width));
+        m_v[l].erase(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(drop * valueWidth));
     }
     m_segmentStart = m_k.empty() ? 0 : rows(0);
     return m_segmentStart;
@@ -51,15 +58,17 @@ int KvCache::begin(int carry)
 
 void KvCache::append(int layer, const float* keys, const float* values, int q)
 {
-    const std::size_t n = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_width);
-    const std::size_t nv = static_cast<std::size_t>(q) * static_cast<std::size_t>(m_valueWidth);
-    auto& k = m_k[static_cast<std::size_t>(layer)];
-    auto& v = m_v[static_cast<std::size_t>(layer)];
-    const std::size_t rows = k.size() / static_cast<std::size_t>(m_width) + static_cast<std::size_t>(q);
-    reserveRows(k, rows, static_cast<std::size_t>(m_width));
+    const auto l = static_cast<std::size_t>(layer);
+    const auto width = static_cast<std::size_t>(m_width[l]), valueWidth = static_cast<std::size_t>(m_valueWidth[l]);
+    const std::size_t n = static_cast<std::size_t>(q) * width;
+    const std::size_t nv = static_cast<std::size_t>(q) * valueWidth;
+    auto& k = m_k[l];
+    auto& v = m_v[l];
+    const std::size_t rows = k.size() / width + static_cast<std::size_t>(q);
+    reserveRows(k, rows, width);
     k.insert(k.end(), keys, keys + n);
     if (nv > 0) {
-        reserveRows(v, rows, static_cast<std::size_t>(m_valueWidth));
+        reserveRows(v, rows, valueWidth);
         v.insert(v.end(), values, values + nv);
     }
 }
@@ -79,15 +88,17 @@ KvCache KvCache::resumedAt(int keep) const
     out.m_valueWidth = m_valueWidth;
     out.m_segmentStart = m_segmentStart;
     out.m_resumed = true;
-    const std::size_t n = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_width);
-    const auto rows = static_cast<std::size_t>(m_segmentStart + keep) + 1; // room for the typed token
+    const auto kept = static_cast<std::size_t>(m_segmentStart + keep);
+    const auto rows = kept + 1; // room for the typed token
     for (std::size_t l = 0; l < m_k.size(); ++l) {
+        const auto width = static_cast<std::size_t>(m_width[l]), valueWidth = static_cast<std::size_t>(m_valueWidth[l]);
         out.m_k.emplace_back();
         out.m_v.emplace_back();
-        reserveRows(out.m_k.back(), rows, static_cast<std::size_t>(m_width));
-        reserveRows(out.m_v.back(), rows, static_cast<std::size_t>(m_valueWidth));
+        reserveRows(out.m_k.back(), rows, width);
+        reserveRows(out.m_v.back(), rows, valueWidth);
+        const std::size_t n = kept * width;
         out.m_k.back().assign(m_k[l].begin(), m_k[l].begin() + static_cast<std::ptrdiff_t>(n));
-        const std::size_t nv = static_cast<std::size_t>(m_segmentStart + keep) * static_cast<std::size_t>(m_valueWidth);
+        const std::size_t nv = kept * valueWidth;
         out.m_v.back().assign(m_v[l].begin(), m_v[l].begin() + static_cast<std::ptrdiff_t>(nv));
     }
     return out;

@@ -14,6 +14,8 @@ public:
     // Keys and values of different widths; valueWidth 0 keeps no values (DeepSeek's MLA caches one latent row per
     // token, passed as the key, and expands keys and values from it).
     KvCache(int layers, int keyWidth, int valueWidth);
+    // Each layer its own widths (a hybrid model: a convolution layer keeps other rows than an attention layer).
+    KvCache(std::vector<int> keyWidths, std::vector<int> valueWidths);
 
     // Start of a segment: keep only the newest `carry` rows, unless the cache was cut to resume inside a segment.
     // Returns the rows the segment sees before its own tokens.
@@ -23,7 +25,11 @@ public:
     void append(int layer, const float* keys, const float* values, int q);
     const float* keys(int layer) const { return m_k[static_cast<std::size_t>(layer)].data(); }
     const float* values(int layer) const { return m_v[static_cast<std::size_t>(layer)].data(); }
-    int rows(int layer) const { return static_cast<int>(m_k[static_cast<std::size_t>(layer)].size() / static_cast<std::size_t>(m_width)); }
+    int rows(int layer) const
+    {
+        const auto l = static_cast<std::size_t>(layer);
+        return static_cast<int>(m_k[l].size() / static_cast<std::size_t>(m_width[l]));
+    }
     // End of a segment: remembers where it began, for resumedAt.
     void finish();
     // A copy holding the last segment's cached rows and its first `keep` tokens, marked to continue that segment.
@@ -34,8 +40,8 @@ public:
     std::size_t bytes() const;
 
 private:
-    int m_width = 0;      // of a key row
-    int m_valueWidth = 0; // of a value row
+    std::vector<int> m_width;      // of a key row, per layer
+    std::vector<int> m_valueWidth; // of a value row, per layer
     int m_segmentStart = 0;  // rows cached before the current / last segment
     int m_segmentTokens = 0; // tokens of the last finished segment
     bool m_resumed = false;

@@ -151,7 +151,12 @@ void LlamaModel::loadLayer(const DecoderNames& N, int l)
     Layer L;
     L.attnNorm = optionalWeight(N.attnNorm, l, {C}, c.preNorms);
     L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, c.preNorms && layerNorm);
-    loadAttention(N, l, L);
+    if (c.mixer(l) == Mixer::ShortConv)
+        loadShortConv(N, l, L);
+    else if (c.mixer(l) == Mixer::DeltaRule)
+        loadDeltaNet(N, l, L);
+    else
+        loadAttention(N, l, L);
     L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, c.preNorms);
     L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, c.preNorms && layerNorm);
     L.attnPostNorm = optionalWeight(N.attnPostNorm, l, {C}, c.postNorms);
@@ -170,6 +175,16 @@ void LlamaModel::loadAttention(const DecoderNames& N, int l, Layer& L)
     const std::int64_t VD = static_cast<std::int64_t>(c.nHead) * c.valueDim(); // the heads' outputs, o_proj's input
     if (c.latentAttention()) {
         loadLatentAttention(N, l, L);
+    } else if (c.qkv == LlamaConfig::Qkv::Separate && c.attnOutputGate) {
+        // Qwen3.5: per head the query's d rows, then its gate's d rows.
+        const WeightView qg = weight(N.q, l, {2 * QD, C});
+        std::vector<std::int32_t> queryRows, gateRows;
+        for (std::int64_t r = 0; r < 2 * QD; ++r)
+            (r % (2 * D) < D ? queryRows : gateRows).push_back(static_cast<std::int32_t>(r));
+        L.q = rowsOf(qg, queryRows);
+        L.qGate = rowsOf(qg, gateRows);
+        L.k = weight(N.k, l, {KD, C});
+        L.v = weight(N.v, l, {KD, C});
     } else if (c.qkv == LlamaConfig::Qkv::Separate) {
         L.q = weight(N.q, l, {QD, C});
         L.k = weight(N.k, l, {KD, C});
@@ -220,6 +235,78 @@ void LlamaModel::loadFeedForward(const DecoderNames& N, int l, Layer& L)
     L.gateBias = optionalWeight(N.gateBias, l, {c.intermediate}, gated && c.mlpBias);
     L.upBias = optionalWeight(N.upBias, l, {c.intermediate}, c.mlpBias);
     L.downBias = optionalWeight(N.downBias, l, {C}, c.mlpBias);
+}
+
+void LlamaModel::loadShortConv(const DecoderNames& N, int l, Layer& L)
+{
+    const auto& c = m_config;
+    const std::int64_t C = c.hidden, W = c.convWidth;
+    L.convIn = weight(N.convIn, l, {3 * C, C});
+    // Hugging Face's Conv1d weight [channels, 1, width]; llama.cpp's {width, channels}: the same numbers, row-major.
+    const char* taps = c.fromGguf ? N.convTaps.gguf : N.convTaps.hf;
+    const std::string name = placedName(m_textPlace, tensorName("", taps, l));
+    L.convTaps = c.fromGguf ? m_weights->getFloat(name, {C, W}) : m_weights->getFloat(name, {C, 1, W});
+    L.convTaps.shape = {C, W};
+    L.convOut = weight(N.convOut, l, {C, C});
+}
+
+std::vector<int> LlamaModel::fileValueHeads() const
+{
+    const auto& d = m_config.deltaNet;
+    std::vector<int> fileHead(static_cast<std::size_t>(d.valueHeads));
+    const int ratio = d.valueHeads / d.keyHeads;
+    for (int h = 0; h < d.valueHeads; ++h) // GGUF head (h % R) Hk + h / R holds Hugging Face head h
+        fileHead[static_cast<std::size_t>(h)] = m_config.ggufTiledValueHeads ? (h % ratio) * d.keyHeads + h / ratio : h;
+    return fileHead;
+}
+
+WeightView LlamaModel::valueHeadRows(const WeightView& w, int width, const std::vector<int>& fileHead)
+{
+    std::vector<std::int32_t> rows;
+    for (int p : fileHead)
+        for (int e = 0; e < width; ++e)
+            rows.push_back(p * width + e);
+    return rowsOf(w, rows);
+}
+
+void LlamaModel::loadDeltaNet(const DecoderNames& N, int l, Layer& L)
+{
+    const auto& c = m_config;
+    const auto& d = c.deltaNet;
+    const std::int64_t C = c.hidden, KW = d.keyWidth(), VW = d.valueWidth(), Hv = d.valueHeads, K = d.convWidth;
+    const std::int64_t CD = d.convChannels();
+    const std::vector<int> fileHead = fileValueHeads();
+    // q | k rows as stored, the v rows (and every per-value-head tensor) in Hugging Face's head order.
+    std::vector<std::int32_t> qkvRows;
+    for (std::int64_t r = 0; r < 2 * KW; ++r)
+        qkvRows.push_back(static_cast<std::int32_t>(r));
+    for (int p : fileHead)
+        for (int e = 0; e < d.valueDim; ++e)
+            qkvRows.push_back(static_cast<std::int32_t>(2 * KW + p * d.valueDim + e));
+    L.dQkv = rowsOf(weight(N.deltaQkv, l, {CD, C}), qkvRows);
+    L.dZ = valueHeadRows(weight(N.deltaZ, l, {VW, C}), d.valueDim, fileHead);
+    L.dB = valueHeadRows(weight(N.deltaB, l, {Hv, C}), 1, fileHead);
+    L.dA = valueHeadRows(weight(N.deltaA, l, {Hv, C}), 1, fileHead);
+    const char* taps = c.fromGguf ? N.deltaConv.gguf : N.deltaConv.hf;
+    const std::string name = placedName(m_textPlace, tensorName("", taps, l));
+    const WeightView conv = c.fromGguf ? m_weights->getFloat(name, {CD, K}) : m_weights->getFloat(name, {CD, 1, K});
+    std::vector<float> ordered(static_cast<std::size_t>(CD * K));
+    for (std::int64_t r = 0; r < CD; ++r) // the taps of channel r, read from its row in the file
+        std::copy_n(conv.floats() + static_cast<std::int64_t>(qkvRows[static_cast<std::size_t>(r)]) * K, K,
+                    ordered.begin() + r * K);
+    m_owned.push_back(std::move(ordered));
+    L.dConvTaps = WeightView::ofFloats(m_owned.back().data(), {CD, K});
+    L.dDtBias = valueHeadRows(weight(N.deltaDtBias, l, {Hv}), 1, fileHead);
+    // The decay rate -exp(A_log): Hugging Face stores A_log, llama.cpp's converter the rate itself.
+    const WeightView decay = valueHeadRows(weight(N.deltaDecay, l, {Hv}), 1, fileHead);
+    std::vector<float> rate(decay.floats(), decay.floats() + Hv);
+    if (!c.fromGguf)
+        for (float& v : rate)
+            v = -std::exp(v);
+    m_owned.push_back(std::move(rate));
+    L.dDecay = WeightView::ofFloats(m_owned.back().data(), {Hv});
+    L.dNorm = weight(N.deltaNorm, l, {d.valueDim});
+    L.dOut = weight(N.deltaOut, l, {C, VW});
 }
 
 void LlamaModel::loadLatentAttention(const DecoderNames& N, int l, Layer& L)
@@ -319,6 +406,21 @@ std::string mechanicsText(const LlamaConfig& c)
              ", block outputs x" + formatNumber(c.residualScale) + ", logits / " + formatNumber(c.logitScale);
     if (c.finalSoftCap > 0)
         s += ", logits soft-capped at " + formatNumber(c.finalSoftCap);
+    std::string conv; // a hybrid's short-convolution layers, numbered from 1
+    for (int l = 0; l < c.nLayer; ++l)
+        if (c.mixer(l) == Mixer::ShortConv)
+            conv += (conv.empty() ? "" : ", ") + std::to_string(l + 1);
+    if (!conv.empty())
+        s += ", short convolutions of width " + std::to_string(c.convWidth) + " in layers " + conv;
+    std::string delta;
+    for (int l = 0; l < c.nLayer; ++l)
+        if (c.mixer(l) == Mixer::DeltaRule)
+            delta += (delta.empty() ? "" : ", ") + std::to_string(l + 1);
+    if (!delta.empty())
+        s += ", gated delta rule (" + std::to_string(c.deltaNet.valueHeads) + " value heads over " +
+             std::to_string(c.deltaNet.keyHeads) + " key heads) in layers " + delta;
+    if (c.attnOutputGate)
+        s += ", attention output gates";
     return s;
 }
 
@@ -357,7 +459,9 @@ void LlamaModel::describe(std::string source)
     m_info.can.causal = true;
     m_info.can.canCarryKeys = true;
     m_info.can.nextTokenLoss = true;
-    m_info.can.interventions = true;
+    // Patching recomputes attention heads from their probabilities; a gated head's gate, a convolution's or a delta
+    // rule's state it does not: those models are not patched rather than patched wrongly.
+    m_info.can.interventions = c.layerMixers.empty() && !c.attnOutputGate;
     m_info.can.decomposition = ScoreDecomposition::RotaryBands;
     m_info.can.experts = c.experts;
     if (c.latentAttention()) // its score is a rotary term plus a content term, shown as two fixed bands
@@ -366,12 +470,56 @@ void LlamaModel::describe(std::string source)
     // Gemma scales by query_pre_attn_scalar^-1/2 and soft-caps; sliding layers carry their window. DeepSeek's YaRN
     // multiplies it by its mscale squared (RopeConfig::scoreFactor, 1 elsewhere).
     for (int l = 0; l < c.nLayer; ++l) {
-        LayerRule rule{c.scoreScale(), c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l), {}};
-        if (const WeightView& sk = m_layers[static_cast<std::size_t>(l)].sinks)
-            rule.sinks.assign(sk.floats(), sk.floats() + sk.numel());
+        const Layer& L = m_layers[static_cast<std::size_t>(l)];
+        LayerRule rule{c.scoreScale(), c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l), {}, {}};
+        if (L.sinks)
+            rule.sinks.assign(L.sinks.floats(), L.sinks.floats() + L.sinks.numel());
+        if (L.convTaps) { // a convolution's map reaches its width; its taps make the map with B and C
+            rule = LayerRule{1.0f, 0.0f, c.convWidth, false, {}, {}};
+            rule.convTaps.assign(L.convTaps.floats(), L.convTaps.floats() + L.convTaps.numel());
+        }
+        if (c.mixer(l) == Mixer::DeltaRule) // no rotary positions: order comes from the decays
+            rule = LayerRule{1.0f / std::sqrt(static_cast<float>(c.deltaNet.keyDim)), 0.0f, 0, false, {}, {}};
         m_info.layerRules.push_back(std::move(rule));
     }
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
+    // A convolution layer's site: its channels are its heads, each one number wide (C and B per channel). A delta-rule
+    // layer's: its value heads, reading key heads of the key size.
+    for (auto& site : m_info.sites) {
+        site.mixer = c.mixer(site.layer);
+        if (site.mixer == Mixer::ShortConv) {
+            site.heads = site.kvHeads = c.hidden;
+            site.headDim = 1;
+        } else if (site.mixer == Mixer::DeltaRule) {
+            site.heads = c.deltaNet.valueHeads;
+            site.kvHeads = c.deltaNet.keyHeads;
+            site.headDim = c.deltaNet.keyDim;
+        }
+    }
+}
+
+KvCache LlamaModel::newCache() const
+{
+    const auto& c = m_config;
+    // Latent attention caches one compressed row per token and expands keys and values from it.
+    if (c.latentAttention())
+        return KvCache(c.nLayer, m_latent.cacheWidth(), 0);
+    // A convolution layer keeps B (its map's keys) and B * x (what it convolves) of every row.
+    std::vector<int> widths(static_cast<std::size_t>(c.nLayer), c.nKvHead * c.headDim);
+    std::vector<int> valueWidths = widths;
+    const auto& d = c.deltaNet;
+    for (int l = 0; l < c.nLayer; ++l) {
+        const auto at = static_cast<std::size_t>(l);
+        if (c.mixer(l) == Mixer::ShortConv)
+            widths[at] = valueWidths[at] = c.hidden;
+        // A delta-rule layer: khat, beta and g of every row (its map's keys), and the rows before the convolution
+        // with the convolved v (what the next rows convolve, and the values the rule writes).
+        if (c.mixer(l) == Mixer::DeltaRule) {
+            widths[at] = d.keyWidth() + 2 * d.valueHeads;
+            valueWidths[at] = d.convChannels() + d.valueWidth();
+        }
+    }
+    return KvCache(widths, valueWidths);
 }
 
 std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
@@ -383,7 +531,7 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     st->ablate = options.ablate;
     st->intervene = options.intervene;
     if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
-                       st->ablate->head >= m_config.nHead))
+                       st->ablate->head >= m_info.site(st->ablate->layer).heads))
         throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
                                              std::to_string(st->ablate->layer + 1) + " to ablate");
     checkedMemoryLength(st->memLen, "", "");
@@ -392,9 +540,7 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     if (st->bands && st->bands->pairs != m_config.rotated() / 2)
         throw Error(ErrorCode::BadInput, "frequency bands of " + std::to_string(st->bands->pairs) +
                                              " pairs do not fit heads of " + std::to_string(m_config.rotated() / 2) + " pairs");
-    // Latent attention caches one compressed row per token and expands keys and values from it.
-    st->cache = m_config.latentAttention() ? KvCache(m_config.nLayer, m_latent.cacheWidth(), 0)
-                                           : KvCache(m_config.nLayer, m_config.nKvHead * m_config.headDim);
+    st->cache = newCache();
     return st;
 }
 
@@ -436,9 +582,13 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 {
     const auto& c = m_config;
     const auto& L = m_layers[static_cast<std::size_t>(layer)];
-    const int H = c.nHead, d = c.valueDim();
+    if (c.mixer(layer) == Mixer::DeltaRule) // its heads reach out_proj through the gated norm, not one by one
+        return false;
+    // A convolution layer's heads are its channels, one number each, through out_proj.
+    const bool conv = c.mixer(layer) == Mixer::ShortConv;
+    const int H = conv ? c.hidden : c.nHead, d = conv ? 1 : c.valueDim();
     RowMatrix parts;
-    multiplyTransposed(headSlices(headMixRow, H, d), L.o, parts); // [H, hidden]: o_proj of each head alone
+    multiplyTransposed(headSlices(headMixRow, H, d), conv ? L.convOut : L.o, parts); // [H, hidden]: each head alone
     if (L.attnPostNorm) {
         // The post-attention norm's factor at this position: 1 / rms of the whole projected output (with its bias).
         RowVector whole = parts.colwise().sum();

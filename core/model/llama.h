@@ -8,6 +8,7 @@
 
 #include "io/checkpoint.h"
 #include "model/attention_model.h"
+#include "model/kv_cache.h"
 #include "model/config.h"
 #include "model/latent_attention.h"
 #include "model/nn_ops.h"
@@ -53,6 +54,15 @@ private:
         WeightView sinks; // gpt-oss: [heads]
         WeightView sharedGate, sharedUp, sharedDown; // DeepSeek's shared expert (empty otherwise)
         LatentWeights mla;                           // DeepSeek's latent attention (empty otherwise)
+        // A short-convolution layer (LFM2) instead of attention: in_proj [3 hidden, hidden] (B | C | x), the taps
+        // [hidden, width] as floats, oldest first, and out_proj.
+        WeightView convIn, convTaps, convOut;
+        // Qwen3.5's attention output gate: the gate rows of q_proj (q keeps the query rows).
+        WeightView qGate;
+        // A Gated DeltaNet layer (Qwen3.5) instead of attention, its value heads in Hugging Face's order: the q | k | v
+        // projection, z, b and a, the convolution's taps [channels, width] as floats, dt's bias and -exp(A_log) per
+        // value head as floats, the gated norm's weight and out_proj (whose input columns stay in the file's order).
+        WeightView dQkv, dZ, dB, dA, dConvTaps, dDtBias, dDecay, dNorm, dOut;
     };
     // A mixture-of-experts feed-forward of the rows `in` into `out`; the router's numbers into `route`.
     struct Routing {
@@ -76,6 +86,14 @@ private:
     // stores them dense.
     bool loadMxfp4Experts(const DecoderNames& names, int layer, Layer& L);
     void loadLatentAttention(const DecoderNames& names, int layer, Layer& L);
+    void loadShortConv(const DecoderNames& names, int layer, Layer& L);
+    void loadDeltaNet(const DecoderNames& names, int layer, Layer& L);
+    // A qwen35 GGUF's tiled value heads: the file's head of each Hugging Face head (identity for other files).
+    std::vector<int> fileValueHeads() const;
+    // A float copy of a per-value-head tensor's rows (`width` numbers each) in Hugging Face's head order.
+    WeightView valueHeadRows(const WeightView& w, int width, const std::vector<int>& fileHead);
+    // An empty cache with each layer's rows (attention: keys and values; a convolution: B and B * x).
+    KvCache newCache() const;
     // The model's self-description: shape, positions in words, capabilities, every layer's score rule, its sites.
     void describe(std::string source);
     // A weight by its table entry (Hugging Face or GGUF name), checked against `shape`.
@@ -97,6 +115,13 @@ private:
     // One layer's attention over the segment's rows `x`: what it adds to the residual stream into `out`, its score
     // inputs and heads' outputs into the layer view.
     void attentionBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // A short-convolution layer (LFM2) in place of attention: y = C * conv(B * x) of the normed rows, out_proj of it
+    // into `out`; its map's inputs (C as queries, B as keys, the taps) and its parts into the layer view.
+    void shortConvBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // A Gated DeltaNet layer (Qwen3.5, model/llama_delta.cpp): the convolution over q, k and v, their normed heads, the
+    // decayed delta rule over every cached row, the gated norm and out_proj into `out`; the map's inputs (q, khat, beta,
+    // g) and its parts into the layer view.
+    void deltaRuleBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
     // The queries, new keys and values of `in` (latent attention: keys and values expanded from every cached row).
     void projectQkv(int layer, Segment& f, State& st, const RowMatrix& in) const;
     // The layer's score inputs over the segment's rows and every key the cache holds.

@@ -47,6 +47,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     f.global = causalVisibility(q, f.m, f.mixed ? 0 : c.slidingWindow);
     if (f.mixed)
         f.local = causalVisibility(q, f.m, c.slidingWindow);
+    if (c.convWidth > 0) // a convolution's output row reads its own and the width - 1 rows before it
+        f.conv = causalVisibility(q, f.m, c.convWidth);
     SegmentView sv;
     sv.embedding = x.data();
     sv.mask = f.global.mask.data();
@@ -67,7 +69,12 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         if (f.hooks)
             hook(f.hooks, Activation::Residual, l, x, 1, c.hidden, f.m);
         LayerView lv;
-        attentionBlock(l, f, st, x, attnOut, lv);
+        if (c.mixer(l) == Mixer::ShortConv)
+            shortConvBlock(l, f, st, x, attnOut, lv);
+        else if (c.mixer(l) == Mixer::DeltaRule)
+            deltaRuleBlock(l, f, st, x, attnOut, lv);
+        else
+            attentionBlock(l, f, st, x, attnOut, lv);
         // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
         RowMatrix h = x + attnOut;
         Routing route;
@@ -125,6 +132,13 @@ void LlamaModel::attentionBlock(int l, Segment& f, State& st, const RowMatrix& x
     const float* values = c.latentAttention() ? f.V.data() : st.cache.values(l);
     f.heads.resize(f.q, H * dv);
     attendAllHeads(in, values, KV * dv, f.heads.data(), H * dv, keep);
+    if (L.qGate) { // Qwen3.5: each head's output times sigmoid of its gate, before o_proj
+        StageScope timed(Stage::Projections);
+        linear(L.attnNorm ? f.a : x, L.qGate, WeightView{}, f.gate);
+        f.gate.array() = 1.0f / (1.0f + (-f.gate.array()).exp());
+        f.heads.array() *= f.gate.array();
+        lv.parts = {{"attn_gate", H * dv, f.gate.data()}};
+    }
     if (f.hooks) {
         f.hooks->onAttention(l, in, values, KV * dv, {f.heads.data(), f.q, H * dv, H, dv, f.m});
         hook(f.hooks, Activation::HeadOutputs, l, f.heads, H, dv, f.m);
@@ -149,6 +163,66 @@ void LlamaModel::attentionBlock(int l, Segment& f, State& st, const RowMatrix& x
     lv.kvHeads = KV;
     lv.headDim = d;
     lv.headMix = f.heads.data();
+}
+
+void LlamaModel::shortConvBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const
+{
+    const auto& c = m_config;
+    const auto& L = m_layers[static_cast<std::size_t>(l)];
+    const int C = c.hidden, W = c.convWidth;
+    {
+        StageScope timed(Stage::Norms);
+        familyNorm(x, L.attnNorm, L.attnNormBias, f.a);
+    }
+    RowMatrix p;
+    {
+        StageScope timed(Stage::Projections);
+        linear(f.a, L.convIn, WeightView{}, p);
+    }
+    // in_proj's rows in the order B, C, x: B and x are interchangeable in the output, not in the map (B is the key
+    // side, x the value it weighs).
+    f.convB = p.leftCols(C);
+    f.convC = p.middleCols(C, C);
+    f.convX = p.rightCols(C);
+    const RowMatrix bx = f.convB.cwiseProduct(f.convX);
+    st.cache.append(l, f.convB.data(), bx.data(), f.q);
+    // Causal depthwise convolution over every cached row: tap k reads the row width - 1 - k before the current one.
+    const float* rows = st.cache.values(l);
+    const float* taps = L.convTaps.floats();
+    f.convOut.setZero(f.q, C);
+    for (int i = 0; i < f.q; ++i)
+        for (int k = 0; k < W; ++k) {
+            const int row = f.m + i - (W - 1) + k;
+            if (row < 0)
+                continue;
+            const float* in = rows + static_cast<std::ptrdiff_t>(row) * C;
+            float* o = f.convOut.row(i).data();
+            for (int ch = 0; ch < C; ++ch)
+                o[ch] += taps[static_cast<std::ptrdiff_t>(ch) * W + k] * in[ch];
+        }
+    f.heads = f.convC.cwiseProduct(f.convOut); // each channel's output: its map times x (a channel is a head)
+    if (st.ablate && st.ablate->layer == l)
+        f.heads.col(st.ablate->head).setZero();
+    {
+        StageScope timed(Stage::Projections);
+        linear(f.heads, L.convOut, WeightView{}, out);
+    }
+    if (c.residualScale != 1.0f)
+        out *= c.residualScale;
+    ScoreInputs in = ScoreInputs::ofShape(f.q, f.k, f.m, C, C, 1);
+    in.mixer = Mixer::ShortConv;
+    in.queries = RowSource::strided(f.convC.data(), C);
+    in.keys = RowSource::strided(st.cache.keys(l), C);
+    in.spans = f.conv.spans.data();
+    in.convTaps = m_info.layerRules[static_cast<std::size_t>(l)].convTaps.data();
+    in.convWidth = W;
+    lv.heads = lv.kvHeads = C;
+    lv.headDim = 1;
+    lv.inputs = in;
+    lv.mask = f.conv.mask.data();
+    lv.headMix = f.heads.data();
+    lv.parts = {{"conv_B", C, f.convB.data()}, {"conv_C", C, f.convC.data()}, {"conv_x", C, f.convX.data()},
+                {"conv_out", C, f.convOut.data()}};
 }
 
 void LlamaModel::projectQkv(int l, Segment& f, State& st, const RowMatrix& in) const

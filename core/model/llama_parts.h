@@ -36,6 +36,13 @@ struct LlamaModel::Segment {
     Intervention* hooks = nullptr;
     // A layer's rows: normed input, queries, new keys and values, every key (rotated) and value, the heads' outputs.
     RowMatrix a, Q, Knew, Vnew, K, V, heads;
+    // Short-convolution layers: the band each query reaches (its width), and the block's parts as the reference
+    // names them (B, C, x of in_proj and the convolution's output), kept for the layer view.
+    Visibility conv;
+    RowMatrix convB, convC, convX, convOut;
+    // Gated DeltaNet layers: the conv output, the unscaled L2-normed q and k, beta, g, the rule's output and the gated
+    // norm's (out_proj's input); Qwen3.5's attention: its output gate.
+    RowMatrix deltaConv, qhat, khat, beta, g, core, normed, gate;
 };
 
 } // namespace attnscope::core

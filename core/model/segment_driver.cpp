@@ -101,11 +101,13 @@ void SegmentDriver::siteDone(LayerView& view)
 {
     view.segment = m_state.segmentsDone;
     view.dModel = m_shape.dModel;
-    if (m_probabilities) {
+    // Probabilities and scores are softmax attention's: a site of another kind has its implicit map (from inputs).
+    const bool softmax = view.inputs.mixer == Mixer::Softmax;
+    if (m_probabilities && softmax) {
         view.attnProb = m_probabilities->data();
         view.rowEntropy = m_entropy.data();
     }
-    if (m_scores)
+    if (m_scores && softmax)
         view.scores = m_scores->data();
     m_weights.throwIfDamaged(); // an observer never sees what a truncated file gave
     throwIfNotFinite(view.hidden, view.qlen, view.layer);

@@ -220,6 +220,56 @@ const DecoderNames& graniteDecoderNames()
     return names;
 }
 
+namespace {
+// LFM2: its own names for the final norm (embedding_norm, though it acts after the last layer), the block norms, the
+// attention's output and q/k norms and the SwiGLU (w1 gate, w3 up, w2 down); the short-convolution blocks.
+DecoderNames lfm2Names()
+{
+    DecoderNames n = llamaNames();
+    n.norm = {"model.embedding_norm.weight", "token_embd_norm.weight"};
+    n.attnNorm = {"model.layers.{l}.operator_norm.weight", "blk.{l}.attn_norm.weight"};
+    n.o = {"model.layers.{l}.self_attn.out_proj.weight", "blk.{l}.attn_output.weight"};
+    n.qNorm = {"model.layers.{l}.self_attn.q_layernorm.weight", "blk.{l}.attn_q_norm.weight"};
+    n.kNorm = {"model.layers.{l}.self_attn.k_layernorm.weight", "blk.{l}.attn_k_norm.weight"};
+    n.ffnNorm = {"model.layers.{l}.ffn_norm.weight", "blk.{l}.ffn_norm.weight"};
+    n.gate = {"model.layers.{l}.feed_forward.w1.weight", "blk.{l}.ffn_gate.weight"};
+    n.up = {"model.layers.{l}.feed_forward.w3.weight", "blk.{l}.ffn_up.weight"};
+    n.down = {"model.layers.{l}.feed_forward.w2.weight", "blk.{l}.ffn_down.weight"};
+    n.convIn = {"model.layers.{l}.conv.in_proj.weight", "blk.{l}.shortconv.in_proj.weight"};
+    n.convTaps = {"model.layers.{l}.conv.conv.weight", "blk.{l}.shortconv.conv.weight"};
+    n.convOut = {"model.layers.{l}.conv.out_proj.weight", "blk.{l}.shortconv.out_proj.weight"};
+    return n;
+}
+// Qwen3.5: Llama's names, the norm after attention as llama.cpp calls it, and the Gated DeltaNet layers'.
+DecoderNames qwen35Names()
+{
+    DecoderNames n = llamaNames();
+    n.ffnNorm = {"model.layers.{l}.post_attention_layernorm.weight", "blk.{l}.post_attention_norm.weight"};
+    n.deltaQkv = {"model.layers.{l}.linear_attn.in_proj_qkv.weight", "blk.{l}.attn_qkv.weight"};
+    n.deltaZ = {"model.layers.{l}.linear_attn.in_proj_z.weight", "blk.{l}.attn_gate.weight"};
+    n.deltaB = {"model.layers.{l}.linear_attn.in_proj_b.weight", "blk.{l}.ssm_beta.weight"};
+    n.deltaA = {"model.layers.{l}.linear_attn.in_proj_a.weight", "blk.{l}.ssm_alpha.weight"};
+    n.deltaConv = {"model.layers.{l}.linear_attn.conv1d.weight", "blk.{l}.ssm_conv1d.weight"};
+    n.deltaDtBias = {"model.layers.{l}.linear_attn.dt_bias", "blk.{l}.ssm_dt.bias"};
+    n.deltaDecay = {"model.layers.{l}.linear_attn.A_log", "blk.{l}.ssm_a"};
+    n.deltaNorm = {"model.layers.{l}.linear_attn.norm.weight", "blk.{l}.ssm_norm.weight"};
+    n.deltaOut = {"model.layers.{l}.linear_attn.out_proj.weight", "blk.{l}.ssm_out.weight"};
+    return n;
+}
+} // namespace
+
+const DecoderNames& qwen35DecoderNames()
+{
+    static const DecoderNames names = qwen35Names();
+    return names;
+}
+
+const DecoderNames& lfm2DecoderNames()
+{
+    static const DecoderNames names = lfm2Names();
+    return names;
+}
+
 const DecoderNames& decoderNames(ModelFamily family)
 {
     const FamilyRow& row = familyRow(family);

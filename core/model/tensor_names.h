@@ -88,6 +88,12 @@ struct DecoderNames {
     // Granite-MoE's shared expert keeps its gate and up rows in one tensor (sharedGateUp, gate rows first).
     TensorName sharedGate, sharedUp, sharedDown, sharedGateUp;
     TensorName qA, qANorm, qB, kvA, kvANorm, kvB, kB, vB;
+    // LFM2's short-convolution blocks: in_proj (B | C | x rows), the depthwise taps ([channels, 1, width]; GGUF
+    // {width, channels}) and out_proj.
+    TensorName convIn, convTaps, convOut;
+    // Gated DeltaNet layers (Qwen3.5): q | k | v projection, the norm's gate z, write strength b and decay a
+    // projections, the convolution over q | k | v, dt's bias, A_log (GGUF: -exp(A_log)), the gated norm, out_proj.
+    TensorName deltaQkv, deltaZ, deltaB, deltaA, deltaConv, deltaDtBias, deltaDecay, deltaNorm, deltaOut;
 };
 // The table of the family (its row's DecoderFamily::names; model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);
@@ -101,6 +107,8 @@ const DecoderNames& gptOssDecoderNames();
 const DecoderNames& deepseekDecoderNames();
 const DecoderNames& mixtralDecoderNames();
 const DecoderNames& graniteDecoderNames();
+const DecoderNames& lfm2DecoderNames();
+const DecoderNames& qwen35DecoderNames();
 
 // Encoders (BERT, RoBERTa, DistilBERT), Hugging Face names of the base model, relative to the family's prefix
 // ("bert.", "roberta.", "distilbert.": present in *ForMaskedLM / *ForPreTraining files, absent in *Model files). Norm

@@ -23,6 +23,11 @@ LayerAttention layerAttention(const AttentionModel& model, const TextCapture& ca
         {
             if (v.site != site)
                 return;
+            if (v.inputs.mixer != Mixer::Softmax) { // an implicit map: computed from the site's inputs, raw or not
+                keepImplicitMap(v);
+                stop.requestStop();
+                return;
+            }
             const float* src = raw ? v.scores : v.attnProb;
             if (!src)
                 throw Error(ErrorCode::BadInput, "this model gives no raw scores (its score is not one dot product)");
@@ -40,6 +45,17 @@ LayerAttention layerAttention(const AttentionModel& model, const TextCapture& ca
                                 out.values[h * per + static_cast<std::size_t>(i) * v.klen + j] = std::nanf("");
                 }
             stop.requestStop(); // the sites after this one are not needed
+        }
+        void keepImplicitMap(const LayerView& v)
+        {
+            out.heads = v.heads;
+            out.queries = v.qlen;
+            out.keys = v.klen;
+            const auto per = static_cast<std::size_t>(v.qlen) * v.klen;
+            out.values.assign(per * static_cast<std::size_t>(v.heads), 0.0f);
+            for (int h = 0; h < v.heads; ++h)
+                headAttention(v.inputs, h, {}, out.values.data() + per * static_cast<std::size_t>(h), v.klen,
+                              raw ? std::nanf("") : 0.0f);
         }
     } keep;
     keep.site = site;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace attnscope::core {
 
@@ -83,6 +84,10 @@ public:
         const AttentionSite& site = m_info.site(l.site);
         const std::string p = stackPrefix(site.stack) + "layer" + std::to_string(l.layer) + ".";
         const Shape probShape{l.heads, l.qlen, l.klen};
+        if (l.inputs.mixer != Mixer::Softmax) {
+            addImplicitSite(p, l);
+            return;
+        }
         if (m_rotary) {
             const auto& in = l.inputs;
             addHeadMajor(p + "q_rot", in.queries, l.qlen, l.heads, l.headDim);
@@ -91,6 +96,7 @@ public:
         }
         const char* prob = site.stack != Stack::Decoder ? "attn_prob" : site.kind == SiteKind::Cross ? "cross_attn_prob" : "self_attn_prob";
         add(p + prob, probShape, l.attnProb);
+        addParts(p, l);
         static const char* termNames[4] = {"term_a", "term_b", "term_c", "term_d"};
         for (int t = 0; t < 4; ++t)
             if (l.terms[t]) // a model's named terms under the reference's names (DeepSeek's score_rope, score_nope)
@@ -98,8 +104,10 @@ public:
                     probShape, l.terms[t]);
         if (l.memsIn && l.mlen > 0)
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
-        if (site.stack == Stack::Only) // one output per layer; an encoder-decoder layer's sites share theirs
+        if (site.stack == Stack::Only) { // one output per layer; an encoder-decoder layer's sites share theirs
             add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
+            add(p + "mixer_out", {l.qlen, l.dModel}, l.attnOutput); // the hybrid references' name for it
+        }
         if (l.hidden)
             add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
         if (l.inputs.sinks)
@@ -138,6 +146,44 @@ public:
     }
 
 private:
+    // A site whose grid is an implicit map: the mixer's parts, its map per head (masked entries 0), the aggregate its
+    // row declares, the layer's output before the residual add and after it.
+    void addImplicitSite(const std::string& p, const LayerView& l)
+    {
+        addParts(p, l);
+        const auto per = static_cast<std::size_t>(l.qlen) * l.klen;
+        auto mapsOf = [&](const ScoreInputs& in) {
+            std::vector<float> maps(per * static_cast<std::size_t>(l.heads));
+            for (int h = 0; h < l.heads; ++h)
+                headAttention(in, h, {}, maps.data() + per * static_cast<std::size_t>(h), l.klen, 0.0f);
+            return maps;
+        };
+        std::vector<float> maps = mapsOf(l.inputs);
+        if (mixerRow(l.inputs.mixer).heuristic) { // the approximation shown beside the exact map
+            ScoreInputs heuristic = l.inputs;
+            heuristic.heuristicMap = true;
+            m_out.push_back({m_segPrefix + p + "heuristic_attn", {l.heads, l.qlen, l.klen}, mapsOf(heuristic)});
+        }
+        if (mixerRow(l.inputs.mixer).aggregate == HeadAggregate::MeanMagnitude) {
+            std::vector<float> mean(per, 0.0f);
+            for (std::size_t k = 0; k < maps.size(); ++k)
+                mean[k % per] += std::abs(maps[k]) / static_cast<float>(l.heads);
+            m_out.push_back({m_segPrefix + p + "implicit_attn_absmean", {l.qlen, l.klen}, std::move(mean)});
+        }
+        m_out.push_back({m_segPrefix + p + "implicit_attn", {l.heads, l.qlen, l.klen}, std::move(maps)});
+        add(p + "mixer_out", {l.qlen, l.dModel}, l.attnOutput);
+        if (l.hidden)
+            add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+    }
+
+    // The mixer's own intermediate rows, [qlen, cols] or per head [qlen, groups, cols / groups].
+    void addParts(const std::string& p, const LayerView& l)
+    {
+        for (const auto& part : l.parts)
+            add(p + part.name, part.groups > 1 ? Shape{l.qlen, part.groups, part.cols / part.groups} : Shape{l.qlen, part.cols},
+                part.data);
+    }
+
     // Rows of `heads` head vectors as [heads, rows, d], the reference's layout.
     void addHeadMajor(const std::string& name, const RowSource& x, int rows, int heads, int d)
     {

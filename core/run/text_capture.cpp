@@ -69,14 +69,23 @@ ScoreInputs TextCapture::inputs(int s, int site) const
     const auto& seg = segment(s);
     const auto& r = record(s, site);
     const auto at = static_cast<std::size_t>(site);
-    const int heads = at < model.sites.size() && model.sites[at].heads > 0 ? model.sites[at].heads : model.heads;
-    ScoreInputs in = ScoreInputs::ofShape(r.qlen, r.klen, r.mlen, heads, model.kvHeads, model.dHead);
+    const AttentionSite& where = model.site(site);
+    const int heads = where.heads > 0 ? where.heads : model.heads;
+    ScoreInputs in = ScoreInputs::ofShape(r.qlen, r.klen, r.mlen, heads, where.kvHeads > 0 ? where.kvHeads : model.kvHeads,
+                                          where.headDim > 0 ? where.headDim : model.dHead);
+    in.mixer = where.mixer;
+    in.queryCols = r.queries.width(); // an implicit map's rows may be wider or narrower than its heads'
+    in.keyCols = r.keys.width();
     // The site's score rule as the model computed it: scale, soft-cap, sinks.
     const bool ruled = at < model.layerRules.size();
     in.scale = ruled ? model.layerRules[at].scale : scoreScale;
     in.softCap = ruled ? model.layerRules[at].softCap : 0.0f;
     if (ruled && !model.layerRules[at].sinks.empty())
         in.sinks = model.layerRules[at].sinks.data();
+    if (ruled && !model.layerRules[at].convTaps.empty()) {
+        in.convTaps = model.layerRules[at].convTaps.data();
+        in.convWidth = model.layerRules[at].window;
+    }
     in.queries = RowSource::paged(r.queries);
     in.keys = RowSource::paged(r.keys);
     if (r.relative.rows() > 0) {
@@ -196,8 +205,8 @@ private:
             keysFrom = keysFromSegments(l.site) ? in.mlen : in.klen;
             r.keys = old->keys.prefix(keysFrom);
         } else {
-            r.queries = RowPages(in.heads * in.headDim);
-            r.keys = RowPages(in.kvHeads * in.headDim);
+            r.queries = RowPages(in.queryWidth());
+            r.keys = RowPages(in.keyWidth());
         }
         r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
         if (keysFrom < in.klen)
@@ -224,8 +233,8 @@ private:
         r.qlen = in.qlen;
         r.klen = in.klen;
         r.mlen = in.mlen;
-        r.queries = RowPages(in.heads * in.headDim);
-        r.keys = RowPages(in.kvHeads * in.headDim);
+        r.queries = RowPages(in.queryWidth());
+        r.keys = RowPages(in.keyWidth());
         r.queries.append(in.queries.row(0), in.queries.stride, in.qlen);
         r.keys.append(in.keys.row(0), in.keys.stride, in.klen);
         r.spans.assign(in.spans, in.spans + in.qlen);

@@ -171,6 +171,12 @@ TEST_CASE("attention rollout equals the product of the dumped layers' mean atten
             const auto& info = loaded.model->info();
             const auto ids = caseIds(dir);
             const int T = static_cast<int>(ids.size());
+            if (std::any_of(info.sites.begin(), info.sites.end(),
+                            [](const core::AttentionSite& s) { return s.mixer != core::Mixer::Softmax; })) {
+                // A hybrid's convolutions and delta rules have signed maps, no distributions to multiply: refused.
+                CHECK_THROWS_WITH(core::attentionRollout(*oneSegment(*loaded.model, ids), 0), Catch::Contains("mixes tokens by"));
+                continue;
+            }
             const auto dump = core::dumpReference(*loaded.model, nlohmann::json{{"token_ids", ids}}, "case");
             // R = A'_L ... A'_1 in double, from the dumped probabilities.
             std::vector<double> R(static_cast<std::size_t>(T) * T, 0.0);
@@ -545,7 +551,10 @@ TEST_CASE("the logit lens's last layer is the model's own prediction, earlier la
             const auto& last = lens.at(L - 1, p);
             REQUIRE(last.size() == 3);
             for (int i = 0; i < 3; ++i)
-                CHECK(last[static_cast<std::size_t>(i)].probability == Approx(d.top[static_cast<std::size_t>(i)].probability).margin(1e-6));
+                // The lens reads every row at once, the next-token logits one row: the products may round the last
+                // bit apart, which large logits (LFM2's reach 25) turn into 1e-6 of a probability.
+                CHECK(last[static_cast<std::size_t>(i)].probability ==
+                      Approx(d.top[static_cast<std::size_t>(i)].probability).margin(1e-6).epsilon(1e-4));
             CHECK(lens.actualRank[static_cast<std::size_t>(L - 1) * T + p] == d.actualRank);
         }
         CHECK(lens.actualRank[static_cast<std::size_t>(T) - 1] == -1); // nothing follows the last token

@@ -29,7 +29,16 @@ TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's a
         for (const auto& s : run.segments)
             tokens += static_cast<std::int64_t>(s.size());
         ++cases;
-        for (const auto& [layer, head, position] : {std::tuple{0, 0, tokens / 2}, std::tuple{info.layers - 1, info.heads - 1, tokens - 1}}) {
+        // The first and the last attention layer (a hybrid's others mix by convolutions or a delta rule, refused).
+        int firstLayer = 0, lastLayer = info.layers - 1;
+        while (info.site(firstLayer).mixer != Mixer::Softmax)
+            ++firstLayer;
+        while (info.site(lastLayer).mixer != Mixer::Softmax)
+            --lastLayer;
+        if (firstLayer > 0)
+            CHECK_THROWS_WITH(explainHead(model, run.segments, run.options, 0, 0, tokens - 1), Catch::Contains("not attention"));
+        for (const auto& [layer, head, position] :
+             {std::tuple{firstLayer, 0, tokens / 2}, std::tuple{lastLayer, info.heads - 1, tokens - 1}}) {
             INFO("layer " << layer + 1 << " head " << head + 1 << " position " << position + 1);
             const auto e = explainHead(model, run.segments, run.options, layer, head, position);
             REQUIRE(e.scores.size() == e.probs.size());
@@ -111,8 +120,8 @@ TEST_CASE("explain: softmax(scores) is the row, and the row is the reference's a
                     logits = &t;
             if (logits && !e.next.empty() && info.can.causal && logits->shape.size() == 2 && layer == info.layers - 1) {
                 const auto V = logits->shape[1];
-                const float* z = logits->data.data() + row * V;
-                CHECK(e.next.front().id == std::max_element(z, z + V) - z);
+                const float* zs = logits->data.data() + row * V;
+                CHECK(e.next.front().id == std::max_element(zs, zs + V) - zs);
                 ++predictions;
             }
             if (!e.queryUnrotated.empty()) {

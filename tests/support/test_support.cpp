@@ -160,6 +160,10 @@ Tolerance toleranceFor(const std::string& name)
         return {1e-5, 0};
     if (last == "router_probs" || last == "expert_weights")
         return {1e-5, 0};
+    // The hybrid references' own: a convolution's mean magnitude, the delta rule's heuristic map, write strengths and
+    // a gated attention's gate (their READMEs); the exact maps keep the default below.
+    if (last == "implicit_attn_absmean" || last == "heuristic_attn" || last == "beta" || last == "attn_gate")
+        return {1e-5, 0};
     if (last == "expert_ids")
         return {0, 0};
     if (last == "position_bias")
