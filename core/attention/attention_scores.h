@@ -75,6 +75,10 @@ struct ScoreInputs {
     // A gated delta rule: queries are qhat / sqrt(dk) per key head [qlen, kvHeads * headDim]; keys are khat per key
     // head, then each value head's write strength beta, then its log decay g (alpha = exp g): [klen, kvHeads * headDim
     // + 2 heads]. M[i, j] = beta_j khat_j . (prod_{t = j+1..i} alpha_t (I - beta_t khat_t khat_t^T)) q_i.
+    // A Mamba-2 scan: queries are C per group [qlen, kvHeads * headDim] (a group per key head, the state's size as
+    // headDim); keys are B per group, then each head's dt: [klen, kvHeads * headDim + heads]; stateDecay is A per head
+    // (negative). M[i, j] = C_i . B_j exp(A sum_{t = j+1..i} dt_t) dt_j.
+    const float* stateDecay = nullptr;
     // With `heuristicMap` the delta rule's map without its key removal (I - beta khat khat^T): the approximation
     // TransformerLens documents, shown beside the exact map, never instead of it.
     bool heuristicMap = false;

@@ -50,6 +50,26 @@ void deltaRuleRow(const ScoreInputs& in, int h, int i, const VisibleSpan& span, 
     }
 }
 
+// A state-space head h: walking back from query i, the decay exp(A sum dt) grows by each key's dt after it is used.
+void stateSpaceRow(const ScoreInputs& in, int h, int i, const VisibleSpan& span, float* out)
+{
+    const int n = in.headDim, g = in.keyHead(h);
+    const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(g) * n, dtCol = static_cast<std::ptrdiff_t>(in.kvHeads) * n + h;
+    const float* c = in.queries.row(i) + off;
+    const double a = in.stateDecay[h];
+    double later = 0; // sum of dt over the keys after j, up to i
+    const int last = std::min(span.lo + span.len, i + in.mlen + 1) - 1;
+    for (int j = last; j >= span.lo; --j) {
+        const float* key = in.keys.row(j);
+        double dot = 0;
+        for (int e = 0; e < n; ++e)
+            dot += static_cast<double>(c[e]) * key[off + e];
+        const double dt = key[dtCol];
+        out[j] = static_cast<float>(dot * std::exp(a * later) * dt);
+        later += dt;
+    }
+}
+
 } // namespace
 
 void implicitMapRow(const ScoreInputs& in, int head, int i, float* out, float masked)
@@ -65,6 +85,11 @@ void implicitMapRow(const ScoreInputs& in, int head, int i, float* out, float ma
         return;
     case Mixer::DeltaRule:
         deltaRuleRow(in, head, i, span, out);
+        return;
+    case Mixer::StateSpace:
+        if (!in.stateDecay)
+            throw Error(ErrorCode::Internal, "a state-space site without its decay rates");
+        stateSpaceRow(in, head, i, span, out);
         return;
     case Mixer::Softmax:
         break;

@@ -14,6 +14,7 @@ enum class Mixer {
     Softmax,   // attention: softmax over scaled q.k (the scores' arithmetic is attention_scores.h)
     ShortConv, // a causal depthwise convolution gated on both sides (LFM2): y = C * conv(B * x), one map per channel
     DeltaRule, // a gated delta rule (Gated DeltaNet: Qwen3.5, Qwen3-Next): a decayed state written and erased along k
+    StateSpace, // a Mamba-2 scan (Granite 4.0-H, Nemotron-H): a state decayed by exp(A dt) and written with dt x B^T
 };
 
 // How one grid stands for several heads of the site (the "all heads" view).
@@ -40,6 +41,8 @@ inline constexpr std::array kMixerRows{
              "the x chunk of in_proj"},
     MixerRow{Mixer::DeltaRule, "delta", "delta rule", "head", false, HeadAggregate::Mean,
              "the values v after the convolution", true},
+    MixerRow{Mixer::StateSpace, "ssm", "state-space scan", "head", false, HeadAggregate::Mean,
+             "the head's x channels after the convolution (its D skip beside the map)"},
 };
 inline const MixerRow& mixerRow(Mixer m) { return kMixerRows[static_cast<std::size_t>(m)]; }
 

@@ -400,14 +400,6 @@ nlohmann::json numbersFrom1(const std::vector<int>& zeroBased)
     return out;
 }
 
-nlohmann::json countingFrom(int from, int n)
-{
-    nlohmann::json out = nlohmann::json::array();
-    for (int i = 0; i < n; ++i)
-        out.push_back(from + i);
-    return out;
-}
-
 // The picture as the page draws it: the one given, else the pixel values stretched per channel; at most 320 pixels a
 // side (nearest pixels), so a large picture does not outweigh the attention.
 Image8 pagePicture(const PixelValues& px, const std::shared_ptr<const Image8>& given)

@@ -32,6 +32,18 @@ struct LayerRule {
     // A short-convolution site (Mixer::ShortConv): each channel's taps [channels, window], oldest first; `window` is
     // its width (the keys it reaches).
     std::vector<float> convTaps;
+    // A state-space site (Mixer::StateSpace): each head's A = -exp(A_log), the decay rate its map needs.
+    std::vector<float> stateDecay;
+
+    static LayerRule of(float scale, float softCap = 0.0f, int window = 0, bool positions = true)
+    {
+        LayerRule r;
+        r.scale = scale;
+        r.softCap = softCap;
+        r.window = window;
+        r.positions = positions;
+        return r;
+    }
 };
 
 // What analyses, scans, limits and views may do with a model: read these, never the family's name.
@@ -171,6 +183,7 @@ struct LayerView {
     int headDim = 0;
     const float* memsIn = nullptr;      // [mlen, dModel] or null
     const float* attnOutput = nullptr;  // [qlen, dModel], family-specific (see the model headers)
+    float outputScale = 1.0f;           // a factor attnOutput already carries (Granite's residual multiplier)
     // Dot-product decoders: the heads' outputs before the output projection, [qlen, heads * dv] (head h in columns
     // h * dv .., dv = inputs.vDim()): what AttentionModel::headParts splits the attention output by.
     const float* headMix = nullptr;

@@ -15,7 +15,7 @@ namespace attnscope::core {
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
     Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
-    Lfm2, Qwen35
+    Lfm2, Qwen35, GraniteHybrid, Qwen3Next
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -183,9 +183,23 @@ struct LlamaConfig {
         int valueWidth() const { return valueHeads * valueDim; }
         int convChannels() const { return 2 * keyWidth() + valueWidth(); }
     } deltaNet;
+    // Mamba-2 layers (Mixer::StateSpace, Granite 4.0-H): heads of headDim channels reading groups of B and C of the
+    // state's size (head h reads group h / (heads / groups)), the convolution over x | B | C (with a bias or not), and
+    // the gated norm over normGroups runs of channels (1: all of them, as Hugging Face's Granite norms).
+    struct Mamba2 {
+        int heads = 0, headDim = 0, groups = 0, state = 0, convWidth = 0, normGroups = 1;
+        bool convBias = false;
+        int inner() const { return heads * headDim; }
+        int convChannels() const { return inner() + 2 * groups * state; }
+    } mamba;
     // llama.cpp's qwen35 files keep the value heads tiled (GGUF head p is Hugging Face head (p % Hk) R + p / Hk,
     // R = Hv / Hk): read back into Hugging Face's order, so a head shown is the same head whichever file opened it.
     bool ggufTiledValueHeads = false;
+    // Qwen3-Next's fused projections, grouped per key head: in_proj_qkvz (q | k | v | z of each key head's value
+    // heads; Hugging Face files only, llama.cpp's converter splits them) and in_proj_ba (b | a of each key head).
+    bool groupedQkvz = false, groupedBa = false;
+    // Qwen3-Next: the shared expert's output times sigmoid of its own gate (a number per token).
+    bool sharedExpertGate = false;
     // Qwen3.5's attention: each head's output times sigmoid of a gate projected beside its query (q_proj's rows per
     // head: the query's, then the gate's).
     bool attnOutputGate = false;

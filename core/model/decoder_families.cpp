@@ -38,18 +38,24 @@ void llamaGguf(const GgufFile& g, LlamaConfig& c)
 void qwen3Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
 
 // A sparse mixture in every layer (Qwen3-MoE, OLMoE): dense layers between and shared experts are refused by name.
-void sparseMoeKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+// `ffnKey`: the experts' width (null: intermediate_size); `shared`: the family reads a shared expert of its own.
+void readSparseMoe(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c, const char* ffnKey, bool shared)
 {
     readExpertCount(r, c, "num_experts");
-    c.expertFfn = c.modelType == "qwen3_moe" ? r.positiveInt("moe_intermediate_size") : c.intermediate;
+    c.expertFfn = ffnKey ? r.positiveInt(ffnKey) : c.intermediate;
     c.normTopK = r.boolOr("norm_topk_prob", false);
     if (r.intOr("decoder_sparse_step", 1, 1) != 1)
         r.fail("decoder_sparse_step", "dense layers between the sparse ones are not supported (1: every layer has experts)");
     if (const auto it = j.find("mlp_only_layers"); it != j.end() && it->is_array() && !it->empty())
         r.fail("mlp_only_layers", "dense layers among the sparse ones are not supported");
-    if (r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
-        r.fail("shared_expert_intermediate_size", "shared experts are not supported yet");
+    if (!shared && r.intOr("shared_expert_intermediate_size", 0, 0) > 0)
+        r.fail("shared_expert_intermediate_size", "shared experts are not supported in this family");
 }
+void qwen3MoeKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    readSparseMoe(r, j, c, "moe_intermediate_size", false);
+}
+void olmoeKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c) { readSparseMoe(r, j, c, nullptr, false); }
 
 void qwen3MoeGguf(const GgufFile&, LlamaConfig& c) { c.normTopK = true; } // llama.cpp's graph always renormalises
 void olmoeQuirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::Whole; } // over the whole projection
@@ -484,12 +490,118 @@ void qwen35Gguf(const GgufFile& g, LlamaConfig& c)
 
 void qwen35Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
 
+// ---- Qwen3-Next: Qwen3.5's layers with fused grouped projections, experts in every layer with a gated shared one.
+void qwen3NextKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    qwen35Keys(r, j, c);
+    readSparseMoe(r, j, c, "moe_intermediate_size", true);
+    c.sharedFfn = r.intOr("shared_expert_intermediate_size", 0, 0);
+    c.sharedExpertGate = c.sharedFfn > 0;
+    c.groupedQkvz = c.groupedBa = true;
+}
+
+// GGUF: qwen35's keys but the value heads in Hugging Face's order; the converter split in_proj_qkvz into attn_qkv
+// and attn_gate, kept ssm_ba grouped; llama.cpp's graph always renormalises the chosen experts.
+void qwen3NextGguf(const GgufFile& g, LlamaConfig& c)
+{
+    qwen35Gguf(g, c);
+    c.ggufTiledValueHeads = false;
+    c.groupedBa = true;
+    c.normTopK = true;
+    const std::string a = c.modelType + ".";
+    if (const auto s = g.uintOr(a + "expert_shared_feed_forward_length"))
+        c.sharedFfn = static_cast<int>(std::min<std::uint64_t>(*s, 10'000'000));
+    c.sharedExpertGate = c.sharedFfn > 0;
+}
+
+// ---- Granite 4.0-H: Mamba-2 layers among NoPE attention layers, Granite's multipliers and experts with a shared MLP.
+void checkMamba(const LlamaConfig& c, const std::function<void(const char*, const std::string&)>& fail)
+{
+    const auto& m = c.mamba;
+    if (m.heads % m.groups != 0)
+        fail("mamba_n_groups", std::to_string(m.heads) + " heads cannot share " + std::to_string(m.groups) + " groups evenly");
+    if (m.convWidth > kMaxConvWidth)
+        fail("mamba_d_conv", "a convolution of " + std::to_string(m.convWidth) + " taps; at most " +
+                                 std::to_string(kMaxConvWidth) + " are read");
+}
+
+void graniteHybridKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    graniteKeys(r, j, c);
+    c.sharedFfn = r.intOr("shared_intermediate_size", 0, 0);
+    auto& m = c.mamba;
+    m.heads = r.positiveInt("mamba_n_heads");
+    m.headDim = r.positiveInt("mamba_d_head");
+    m.state = r.positiveInt("mamba_d_state");
+    m.groups = r.intOr("mamba_n_groups", 1, 1);
+    m.convWidth = r.intOr("mamba_d_conv", 4, 1);
+    m.convBias = r.boolOr("mamba_conv_bias", true);
+    m.normGroups = 1; // GraniteMoeHybridRMSNormGated: over every channel, whatever the groups
+    checkMamba(c, [&](const char* key, const std::string& what) { r.fail(key, what); });
+    if (r.intOr("mamba_expand", 2, 1) * c.hidden != m.inner())
+        r.fail("mamba_expand", "mamba_expand x hidden_size must equal mamba_n_heads x mamba_d_head (" +
+                                   std::to_string(m.inner()) + ")");
+    if (r.boolOr("mamba_proj_bias", false))
+        r.fail("mamba_proj_bias", "Mamba projections with biases are not supported (the published models have none)");
+    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
+    const auto it = j.find("layer_types");
+    if (it == j.end() || !it->is_array() || it->size() != c.layerMixers.size())
+        r.fail("layer_types", "must name every layer \"mamba\" or \"attention\"");
+    for (std::size_t l = 0; l < c.layerMixers.size(); ++l) {
+        const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
+        if (t != "mamba" && t != "attention")
+            r.fail("layer_types", "entry " + std::to_string(l) + " must be \"mamba\" or \"attention\"");
+        c.layerMixers[l] = t == "mamba" ? Mixer::StateSpace : Mixer::Softmax;
+    }
+    const std::string positions = r.stringOr("position_embedding_type", "nope");
+    if (positions != "nope" && positions != "rope")
+        r.fail("position_embedding_type", "must be \"nope\" or \"rope\"");
+    if (positions == "nope") // positions reach attention only through the causal mask and the scans
+        c.noRopeLayers.assign(static_cast<std::size_t>(c.nLayer), true);
+    if (c.experts == 0)
+        r.fail("num_local_experts", "a Granite 4.0-H without experts is not supported yet");
+}
+
+// GGUF: Mamba layers have no key/value heads; llama.cpp applies rotary positions only when rope.scaling.finetuned is
+// true, which its converter never writes for these models. The gated norm is read as the Hugging Face model defines it
+// (over every channel; llama.cpp's graph norms each group apart, the same for one group, as every published model has).
+void graniteHybridGguf(const GgufFile& g, LlamaConfig& c)
+{
+    graniteGguf(g, c);
+    const std::string a = c.modelType + ".";
+    auto& m = c.mamba;
+    m.convWidth = ggufPositive(g, a + "ssm.conv_kernel");
+    m.state = ggufPositive(g, a + "ssm.state_size");
+    m.groups = ggufPositive(g, a + "ssm.group_count");
+    m.heads = ggufPositive(g, a + "ssm.time_step_rank");
+    const int inner = ggufPositive(g, a + "ssm.inner_size");
+    if (inner % m.heads != 0)
+        throw Error(ErrorCode::BadConfig, "cannot split " + std::to_string(inner) + " channels into " +
+                                              std::to_string(m.heads) + " heads", g.path(), a + "ssm.inner_size");
+    m.headDim = inner / m.heads;
+    m.convBias = g.find("blk.0.ssm_conv1d.bias") != nullptr;
+    m.normGroups = 1;
+    checkMamba(c, [&](const char* key, const std::string& what) {
+        throw Error(ErrorCode::BadConfig, what + " (" + key + ")", g.path(), a + "ssm.group_count");
+    });
+    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
+    const GgufValue* kv = g.value(a + "attention.head_count_kv");
+    if (kv && kv->kind == GgufValue::Kind::Array)
+        for (std::size_t l = 0; l < c.layerMixers.size() && l < kv->ints.size(); ++l)
+            if (kv->ints[l] == 0)
+                c.layerMixers[l] = Mixer::StateSpace;
+    if (!g.boolOr(a + "rope.scaling.finetuned").value_or(false))
+        c.noRopeLayers.assign(static_cast<std::size_t>(c.nLayer), true);
+    if (c.experts == 0)
+        throw Error(ErrorCode::BadConfig, "a Granite 4.0-H without experts is not supported yet", g.path(), a + "expert_count");
+}
+
 } // namespace
 
 const DecoderFamily kLlamaFamily{llamaDecoderNames, llamaKeys, llamaGguf, nullptr};
 const DecoderFamily kQwen3Family{llamaDecoderNames, nullptr, nullptr, qwen3Quirks};
-const DecoderFamily kQwen3MoeFamily{llamaDecoderNames, sparseMoeKeys, qwen3MoeGguf, qwen3Quirks};
-const DecoderFamily kOlmoeFamily{llamaDecoderNames, sparseMoeKeys, nullptr, olmoeQuirks};
+const DecoderFamily kQwen3MoeFamily{llamaDecoderNames, qwen3MoeKeys, qwen3MoeGguf, qwen3Quirks};
+const DecoderFamily kOlmoeFamily{llamaDecoderNames, olmoeKeys, nullptr, olmoeQuirks};
 const DecoderFamily kSmolLM3Family{llamaDecoderNames, smolLM3Keys, interleavedQkGguf, smolLM3Quirks};
 const DecoderFamily kGptOssFamily{gptOssDecoderNames, gptOssKeys, nullptr, gptOssQuirks};
 const DecoderFamily kMixtralFamily{mixtralDecoderNames, mixtralKeys, nullptr, nullptr};
@@ -501,6 +613,8 @@ const DecoderFamily kGemma3Family{gemmaDecoderNames, gemmaKeys, nullptr, gemma3Q
 const DecoderFamily kPhi3Family{phi3DecoderNames, phi3Keys, nullptr, phi3Quirks};
 const DecoderFamily kLfm2Family{lfm2DecoderNames, lfm2Keys, lfm2Gguf, lfm2Quirks};
 const DecoderFamily kQwen35Family{qwen35DecoderNames, qwen35Keys, qwen35Gguf, qwen35Quirks};
+const DecoderFamily kQwen3NextFamily{qwen3NextDecoderNames, qwen3NextKeys, qwen3NextGguf, qwen35Quirks};
+const DecoderFamily kGraniteHybridFamily{graniteHybridDecoderNames, graniteHybridKeys, graniteHybridGguf, graniteQuirks};
 const DecoderFamily kGptNeoXFamily{gptNeoXDecoderNames, nullptr, nullptr, gptNeoXQuirks, "hidden_act", "gelu", "GPT-NeoX models (the exact, erf GELU)"};
 
 } // namespace attnscope::core

@@ -99,7 +99,7 @@ EncoderModel::EncoderModel(EncoderConfig config, std::shared_ptr<const Checkpoin
     m_info.can.maskedTokens = m_head.has_value();
     m_info.can.tokenTypes = c.typeVocabSize;
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
-                             LayerRule{1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true, {}, {}});
+                             LayerRule::of(1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true));
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
 }
 

@@ -121,6 +121,7 @@ void LlamaModel::loadSharedExpert(const DecoderNames& N, int l, Layer& L)
         L.sharedUp = weight(N.sharedUp, l, {c.sharedFfn, c.hidden});
     }
     L.sharedDown = weight(N.sharedDown, l, {c.hidden, c.sharedFfn});
+    L.sharedExpertGate = optionalWeight(N.sharedExpertGate, l, {1, c.hidden}, c.sharedExpertGate);
 }
 
 void LlamaModel::loadExpertStacks(const DecoderNames& N, int l, Layer& L)
@@ -291,12 +292,20 @@ void LlamaModel::mixtureOfExperts(const RowMatrix& in, const Layer& L, RowMatrix
             out.row(t) += w * down.row(static_cast<Eigen::Index>(i));
         }
     }
-    if (L.sharedGate) { // DeepSeek: the shared expert runs on every token, unweighted
-        RowMatrix gate, up;
+    if (L.sharedGate) { // DeepSeek: the shared expert runs on every token, unweighted; Qwen3-Next: gated
+        RowMatrix gate, up, shared;
         multiplyTransposed(in, L.sharedGate, gate);
         multiplyTransposed(in, L.sharedUp, up);
         gate.array() = gate.array() / (1.0f + (-gate.array()).exp()) * up.array();
-        multiplyTransposed(gate, L.sharedDown, out, true);
+        multiplyTransposed(gate, L.sharedDown, shared);
+        if (L.sharedExpertGate) {
+            RowMatrix factor;
+            multiplyTransposed(in, L.sharedExpertGate, factor); // [T, 1]
+            factor.array() = 1.0f / (1.0f + (-factor.array()).exp());
+            routing.sharedGate.assign(factor.data(), factor.data() + factor.size());
+            shared.array().colwise() *= factor.col(0).array();
+        }
+        out += shared;
     }
 }
 

@@ -115,6 +115,8 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Gemma3, "Gemma 3", {"gemma3_text", "gemma3"}, {"gemma3"}, gemma3Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kGemma3Family},
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kPhi3Family},
         {ModelFamily::Qwen35, "Qwen3.5", {"qwen3_5_text", "qwen3_5"}, {"qwen35"}, qwen35Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen35Family},
+        {ModelFamily::Qwen3Next, "Qwen3-Next", {"qwen3_next"}, {"qwen3next"}, qwen35Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen3NextFamily},
+        {ModelFamily::GraniteHybrid, "Granite 4.0-H", {"granitemoehybrid"}, {"granitehybrid"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGraniteHybridFamily},
         {ModelFamily::Lfm2, "LFM2", {"lfm2"}, {"lfm2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kLfm2Family},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, gptNeoXJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptNeoXFamily},
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},

@@ -68,7 +68,7 @@ GPT2Model::GPT2Model(GPT2Config config, std::shared_ptr<const Checkpoint> weight
     m_info.can.nextTokenLoss = true; // absolute positions: canCarryKeys stays false
     m_info.can.interventions = true;
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
-                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.nEmbd / c.nHead)), 0.0f, 0, true, {}, {}});
+                             LayerRule::of(1.0f / std::sqrt(static_cast<float>(c.nEmbd / c.nHead)), 0.0f, 0, true));
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
 }
 

@@ -155,6 +155,8 @@ void LlamaModel::loadLayer(const DecoderNames& N, int l)
         loadShortConv(N, l, L);
     else if (c.mixer(l) == Mixer::DeltaRule)
         loadDeltaNet(N, l, L);
+    else if (c.mixer(l) == Mixer::StateSpace)
+        loadMamba(N, l, L);
     else
         loadAttention(N, l, L);
     L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, c.preNorms);
@@ -242,11 +244,7 @@ void LlamaModel::loadShortConv(const DecoderNames& N, int l, Layer& L)
     const auto& c = m_config;
     const std::int64_t C = c.hidden, W = c.convWidth;
     L.convIn = weight(N.convIn, l, {3 * C, C});
-    // Hugging Face's Conv1d weight [channels, 1, width]; llama.cpp's {width, channels}: the same numbers, row-major.
-    const char* taps = c.fromGguf ? N.convTaps.gguf : N.convTaps.hf;
-    const std::string name = placedName(m_textPlace, tensorName("", taps, l));
-    L.convTaps = c.fromGguf ? m_weights->getFloat(name, {C, W}) : m_weights->getFloat(name, {C, 1, W});
-    L.convTaps.shape = {C, W};
+    L.convTaps = convolutionTaps(N.convTaps, l, C, W);
     L.convOut = weight(N.convOut, l, {C, C});
 }
 
@@ -259,6 +257,37 @@ std::vector<int> LlamaModel::fileValueHeads() const
         fileHead[static_cast<std::size_t>(h)] = m_config.ggufTiledValueHeads ? (h % ratio) * d.keyHeads + h / ratio : h;
     return fileHead;
 }
+
+namespace {
+// Where Qwen3-Next's grouped projections keep each row: per key head kh, in_proj_qkvz holds q (dk), k (dk), then
+// v and z of its R value heads (R dv each), and in_proj_ba b then a of them (R each); value head kh R + j.
+struct GroupedDeltaRows {
+    std::vector<std::int32_t> qkv, z, b, a;
+};
+GroupedDeltaRows groupedDeltaRows(const LlamaConfig::DeltaNet& d)
+{
+    GroupedDeltaRows out;
+    const int R = d.valueHeads / d.keyHeads, block = 2 * d.keyDim + 2 * R * d.valueDim;
+    auto at = [&](int kh, int offset) { return static_cast<std::int32_t>(kh * block + offset); };
+    for (int part = 0; part < 2; ++part) // q of every key head, then k of every key head
+        for (int kh = 0; kh < d.keyHeads; ++kh)
+            for (int e = 0; e < d.keyDim; ++e)
+                out.qkv.push_back(at(kh, part * d.keyDim + e));
+    for (int kh = 0; kh < d.keyHeads; ++kh)
+        for (int e = 0; e < R * d.valueDim; ++e) {
+            out.qkv.push_back(at(kh, 2 * d.keyDim + e)); // v: the value heads in order kh R + j
+        }
+    for (int kh = 0; kh < d.keyHeads; ++kh)
+        for (int e = 0; e < R * d.valueDim; ++e)
+            out.z.push_back(at(kh, 2 * d.keyDim + R * d.valueDim + e));
+    for (int kh = 0; kh < d.keyHeads; ++kh)
+        for (int j = 0; j < R; ++j) {
+            out.b.push_back(static_cast<std::int32_t>(kh * 2 * R + j));
+            out.a.push_back(static_cast<std::int32_t>(kh * 2 * R + R + j));
+        }
+    return out;
+}
+} // namespace
 
 WeightView LlamaModel::valueHeadRows(const WeightView& w, int width, const std::vector<int>& fileHead)
 {
@@ -283,13 +312,25 @@ void LlamaModel::loadDeltaNet(const DecoderNames& N, int l, Layer& L)
     for (int p : fileHead)
         for (int e = 0; e < d.valueDim; ++e)
             qkvRows.push_back(static_cast<std::int32_t>(2 * KW + p * d.valueDim + e));
-    L.dQkv = rowsOf(weight(N.deltaQkv, l, {CD, C}), qkvRows);
-    L.dZ = valueHeadRows(weight(N.deltaZ, l, {VW, C}), d.valueDim, fileHead);
-    L.dB = valueHeadRows(weight(N.deltaB, l, {Hv, C}), 1, fileHead);
-    L.dA = valueHeadRows(weight(N.deltaA, l, {Hv, C}), 1, fileHead);
-    const char* taps = c.fromGguf ? N.deltaConv.gguf : N.deltaConv.hf;
-    const std::string name = placedName(m_textPlace, tensorName("", taps, l));
-    const WeightView conv = c.fromGguf ? m_weights->getFloat(name, {CD, K}) : m_weights->getFloat(name, {CD, 1, K});
+    if (c.groupedQkvz) { // Qwen3-Next's in_proj_qkvz: the rows of each key head together
+        const GroupedDeltaRows rows = groupedDeltaRows(d);
+        const WeightView qkvz = weight(N.deltaQkv, l, {CD + VW, C});
+        L.dQkv = rowsOf(qkvz, rows.qkv);
+        L.dZ = rowsOf(qkvz, rows.z);
+    } else {
+        L.dQkv = rowsOf(weight(N.deltaQkv, l, {CD, C}), qkvRows);
+        L.dZ = valueHeadRows(weight(N.deltaZ, l, {VW, C}), d.valueDim, fileHead);
+    }
+    if (c.groupedBa) { // in_proj_ba / ssm_ba: b then a of each key head's value heads
+        const GroupedDeltaRows rows = groupedDeltaRows(d);
+        const WeightView ba = weight(N.deltaB, l, {2 * Hv, C});
+        L.dB = rowsOf(ba, rows.b);
+        L.dA = rowsOf(ba, rows.a);
+    } else {
+        L.dB = valueHeadRows(weight(N.deltaB, l, {Hv, C}), 1, fileHead);
+        L.dA = valueHeadRows(weight(N.deltaA, l, {Hv, C}), 1, fileHead);
+    }
+    const WeightView conv = convolutionTaps(N.deltaConv, l, CD, K);
     std::vector<float> ordered(static_cast<std::size_t>(CD * K));
     for (std::int64_t r = 0; r < CD; ++r) // the taps of channel r, read from its row in the file
         std::copy_n(conv.floats() + static_cast<std::int64_t>(qkvRows[static_cast<std::size_t>(r)]) * K, K,
@@ -307,6 +348,44 @@ void LlamaModel::loadDeltaNet(const DecoderNames& N, int l, Layer& L)
     L.dDecay = WeightView::ofFloats(m_owned.back().data(), {Hv});
     L.dNorm = weight(N.deltaNorm, l, {d.valueDim});
     L.dOut = weight(N.deltaOut, l, {C, VW});
+}
+
+WeightView LlamaModel::convolutionTaps(const TensorName& name, int l, std::int64_t channels, std::int64_t width) const
+{
+    const char* pattern = m_config.fromGguf ? name.gguf : name.hf;
+    const std::string tensor = placedName(m_textPlace, tensorName("", pattern, l));
+    WeightView taps = m_config.fromGguf ? m_weights->getFloat(tensor, {channels, width})
+                                        : m_weights->getFloat(tensor, {channels, 1, width});
+    taps.shape = {channels, width};
+    return taps;
+}
+
+void LlamaModel::loadMamba(const DecoderNames& N, int l, Layer& L)
+{
+    const auto& c = m_config;
+    const auto& m = c.mamba;
+    const std::int64_t C = c.hidden, H = m.heads, I = m.inner(), CD = m.convChannels();
+    L.mIn = weight(N.mambaIn, l, {I + CD + H, C});
+    L.mConvTaps = convolutionTaps(N.mambaConv, l, CD, m.convWidth);
+    L.mConvBias = optionalWeight(N.mambaConvBias, l, {CD}, m.convBias);
+    L.mDtBias = weight(N.mambaDtBias, l, {H});
+    // A = -exp(A_log): Hugging Face stores A_log, llama.cpp's converter A itself ({1, heads}).
+    // GGUF keeps A and D as {1, heads}: [heads, 1] row-major.
+    const WeightView decay = c.fromGguf ? m_weights->getFloat(placedName(m_textPlace, tensorName("", N.mambaDecay.gguf, l)), {H, 1})
+                                        : weight(N.mambaDecay, l, {H});
+    std::vector<float> rate(decay.floats(), decay.floats() + H);
+    if (!c.fromGguf)
+        for (float& v : rate)
+            v = -std::exp(v);
+    m_owned.push_back(std::move(rate));
+    L.mDecay = WeightView::ofFloats(m_owned.back().data(), {H});
+    L.mSkip = c.fromGguf ? m_weights->getFloat(placedName(m_textPlace, tensorName("", N.mambaSkip.gguf, l)), {H, 1})
+                         : weight(N.mambaSkip, l, {H});
+    // The norm's weight: [inner] in Hugging Face files, {inner / groups, groups} in llama.cpp's (the same numbers).
+    L.mNorm = c.fromGguf ? m_weights->getFloat(placedName(m_textPlace, tensorName("", N.mambaNorm.gguf, l)),
+                                               {m.groups, I / m.groups})
+                         : weight(N.mambaNorm, l, {I});
+    L.mOut = weight(N.mambaOut, l, {C, I});
 }
 
 void LlamaModel::loadLatentAttention(const DecoderNames& N, int l, Layer& L)
@@ -421,6 +500,13 @@ std::string mechanicsText(const LlamaConfig& c)
              std::to_string(c.deltaNet.keyHeads) + " key heads) in layers " + delta;
     if (c.attnOutputGate)
         s += ", attention output gates";
+    std::string scans;
+    for (int l = 0; l < c.nLayer; ++l)
+        if (c.mixer(l) == Mixer::StateSpace)
+            scans += (scans.empty() ? "" : ", ") + std::to_string(l + 1);
+    if (!scans.empty())
+        s += ", Mamba-2 scans (" + std::to_string(c.mamba.heads) + " heads, " + std::to_string(c.mamba.groups) +
+             (c.mamba.groups == 1 ? " group" : " groups") + ", state " + std::to_string(c.mamba.state) + ") in layers " + scans;
     return s;
 }
 
@@ -471,15 +557,19 @@ void LlamaModel::describe(std::string source)
     // multiplies it by its mscale squared (RopeConfig::scoreFactor, 1 elsewhere).
     for (int l = 0; l < c.nLayer; ++l) {
         const Layer& L = m_layers[static_cast<std::size_t>(l)];
-        LayerRule rule{c.scoreScale(), c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l), {}, {}};
+        LayerRule rule = LayerRule::of(c.scoreScale(), c.attnSoftCap, c.slides(l) ? c.slidingWindow : 0, c.rotates(l));
         if (L.sinks)
             rule.sinks.assign(L.sinks.floats(), L.sinks.floats() + L.sinks.numel());
         if (L.convTaps) { // a convolution's map reaches its width; its taps make the map with B and C
-            rule = LayerRule{1.0f, 0.0f, c.convWidth, false, {}, {}};
+            rule = LayerRule::of(1.0f, 0.0f, c.convWidth, false);
             rule.convTaps.assign(L.convTaps.floats(), L.convTaps.floats() + L.convTaps.numel());
         }
         if (c.mixer(l) == Mixer::DeltaRule) // no rotary positions: order comes from the decays
-            rule = LayerRule{1.0f / std::sqrt(static_cast<float>(c.deltaNet.keyDim)), 0.0f, 0, false, {}, {}};
+            rule = LayerRule::of(1.0f / std::sqrt(static_cast<float>(c.deltaNet.keyDim)), 0.0f, 0, false);
+        if (L.mDecay) { // a scan's map decays by each head's A
+            rule = LayerRule::of(1.0f, 0.0f, 0, false);
+            rule.stateDecay.assign(L.mDecay.floats(), L.mDecay.floats() + L.mDecay.numel());
+        }
         m_info.layerRules.push_back(std::move(rule));
     }
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
@@ -494,6 +584,10 @@ void LlamaModel::describe(std::string source)
             site.heads = c.deltaNet.valueHeads;
             site.kvHeads = c.deltaNet.keyHeads;
             site.headDim = c.deltaNet.keyDim;
+        } else if (site.mixer == Mixer::StateSpace) { // heads reading groups of B and C
+            site.heads = c.mamba.heads;
+            site.kvHeads = c.mamba.groups;
+            site.headDim = c.mamba.state;
         }
     }
 }
@@ -517,6 +611,11 @@ KvCache LlamaModel::newCache() const
         if (c.mixer(l) == Mixer::DeltaRule) {
             widths[at] = d.keyWidth() + 2 * d.valueHeads;
             valueWidths[at] = d.convChannels() + d.valueWidth();
+        }
+        // A scan: B and dt of every row (its map's keys), and xBC before the convolution with x after it.
+        if (c.mixer(l) == Mixer::StateSpace) {
+            widths[at] = c.mamba.groups * c.mamba.state + c.mamba.heads;
+            valueWidths[at] = c.mamba.convChannels() + c.mamba.inner();
         }
     }
     return KvCache(widths, valueWidths);
@@ -582,7 +681,7 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 {
     const auto& c = m_config;
     const auto& L = m_layers[static_cast<std::size_t>(layer)];
-    if (c.mixer(layer) == Mixer::DeltaRule) // its heads reach out_proj through the gated norm, not one by one
+    if (c.mixer(layer) == Mixer::DeltaRule || c.mixer(layer) == Mixer::StateSpace) // through a gated norm, not one by one
         return false;
     // A convolution layer's heads are its channels, one number each, through out_proj.
     const bool conv = c.mixer(layer) == Mixer::ShortConv;

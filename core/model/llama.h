@@ -53,6 +53,7 @@ private:
         std::vector<WeightView> expertStacks;
         WeightView sinks; // gpt-oss: [heads]
         WeightView sharedGate, sharedUp, sharedDown; // DeepSeek's shared expert (empty otherwise)
+        WeightView sharedExpertGate;                 // Qwen3-Next: [1, hidden], sigmoid of it scales the shared expert
         LatentWeights mla;                           // DeepSeek's latent attention (empty otherwise)
         // A short-convolution layer (LFM2) instead of attention: in_proj [3 hidden, hidden] (B | C | x), the taps
         // [hidden, width] as floats, oldest first, and out_proj.
@@ -63,11 +64,15 @@ private:
         // projection, z, b and a, the convolution's taps [channels, width] as floats, dt's bias and -exp(A_log) per
         // value head as floats, the gated norm's weight and out_proj (whose input columns stay in the file's order).
         WeightView dQkv, dZ, dB, dA, dConvTaps, dDtBias, dDecay, dNorm, dOut;
+        // A Mamba-2 layer (Granite 4.0-H) instead of attention: in_proj (z | xBC | dt), the taps [channels, width] and
+        // bias, dt's bias, A = -exp(A_log) and D per head (floats), the gated norm's weight, out_proj.
+        WeightView mIn, mConvTaps, mConvBias, mDtBias, mDecay, mSkip, mNorm, mOut;
     };
     // A mixture-of-experts feed-forward of the rows `in` into `out`; the router's numbers into `route`.
     struct Routing {
         std::vector<float> logits, probs, weights; // [rows, experts], [rows, experts], [rows, used]
         std::vector<std::int32_t> ids;             // [rows, used], chosen experts in descending order
+        std::vector<float> sharedGate;             // [rows]: Qwen3-Next's shared expert's factor (empty: none)
     };
     class State;
     struct Segment;
@@ -88,6 +93,10 @@ private:
     void loadLatentAttention(const DecoderNames& names, int layer, Layer& L);
     void loadShortConv(const DecoderNames& names, int layer, Layer& L);
     void loadDeltaNet(const DecoderNames& names, int layer, Layer& L);
+    void loadMamba(const DecoderNames& names, int layer, Layer& L);
+    // A convolution's taps as [channels, width] floats, from Hugging Face's [channels, 1, width] or GGUF's
+    // {width, channels}.
+    WeightView convolutionTaps(const TensorName& name, int layer, std::int64_t channels, std::int64_t width) const;
     // A qwen35 GGUF's tiled value heads: the file's head of each Hugging Face head (identity for other files).
     std::vector<int> fileValueHeads() const;
     // A float copy of a per-value-head tensor's rows (`width` numbers each) in Hugging Face's head order.
@@ -122,6 +131,9 @@ private:
     // decayed delta rule over every cached row, the gated norm and out_proj into `out`; the map's inputs (q, khat, beta,
     // g) and its parts into the layer view.
     void deltaRuleBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // A Mamba-2 layer (Granite 4.0-H, model/llama_mamba.cpp): the convolution over x | B | C, dt, the scan over every
+    // cached row, the gated norm and out_proj into `out`; the map's inputs (C, B, dt, A) and its parts into the view.
+    void stateSpaceBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
     // The queries, new keys and values of `in` (latent attention: keys and values expanded from every cached row).
     void projectQkv(int layer, Segment& f, State& st, const RowMatrix& in) const;
     // The layer's score inputs over the segment's rows and every key the cache holds.

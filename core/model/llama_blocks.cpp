@@ -73,6 +73,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             shortConvBlock(l, f, st, x, attnOut, lv);
         else if (c.mixer(l) == Mixer::DeltaRule)
             deltaRuleBlock(l, f, st, x, attnOut, lv);
+        else if (c.mixer(l) == Mixer::StateSpace)
+            stateSpaceBlock(l, f, st, x, attnOut, lv);
         else
             attentionBlock(l, f, st, x, attnOut, lv);
         // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
@@ -81,6 +83,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         feedForwardBlock(l, c.parallelResidual ? x : h, ff, route);
         x = h + ff;
         lv.attnOutput = attnOut.data();
+        lv.outputScale = c.residualScale;
         lv.hidden = x.data();
         if (c.routes(l)) {
             lv.experts = c.experts;
@@ -89,6 +92,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             lv.routerProbs = route.probs.data();
             lv.expertIds = route.ids.data();
             lv.expertWeights = route.weights.data();
+            if (!route.sharedGate.empty()) // Qwen3-Next's shared expert's factor, under the reference's name
+                lv.parts.push_back({"shared_expert_gate", 1, route.sharedGate.data()});
         }
         run.layerDone(l, lv);
     }

@@ -99,7 +99,7 @@ void EncoderDecoderModel::describe(std::string source)
         m_info.sites.push_back(AttentionSite{Stack::Decoder, l, SiteKind::Cross, 1, 0, false, false, Mixer::Softmax, H});
     }
     const float scale = c.scaleScores ? 1.0f / std::sqrt(static_cast<float>(c.dHead)) : 1.0f;
-    m_info.layerRules.assign(m_info.sites.size(), LayerRule{scale, 0.0f, 0, true, {}, {}});
+    m_info.layerRules.assign(m_info.sites.size(), LayerRule::of(scale, 0.0f, 0, true));
 }
 
 void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const

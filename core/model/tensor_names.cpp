@@ -256,7 +256,47 @@ DecoderNames qwen35Names()
     n.deltaOut = {"model.layers.{l}.linear_attn.out_proj.weight", "blk.{l}.ssm_out.weight"};
     return n;
 }
+// Granite 4.0-H: Granite-MoE's names and the Mamba-2 layers'.
+DecoderNames graniteHybridNames()
+{
+    DecoderNames n = graniteNames();
+    n.mambaIn = {"model.layers.{l}.mamba.in_proj.weight", "blk.{l}.ssm_in.weight"};
+    n.mambaConv = {"model.layers.{l}.mamba.conv1d.weight", "blk.{l}.ssm_conv1d.weight"};
+    n.mambaConvBias = {"model.layers.{l}.mamba.conv1d.bias", "blk.{l}.ssm_conv1d.bias"};
+    n.mambaDtBias = {"model.layers.{l}.mamba.dt_bias", "blk.{l}.ssm_dt.bias"};
+    n.mambaDecay = {"model.layers.{l}.mamba.A_log", "blk.{l}.ssm_a"};
+    n.mambaSkip = {"model.layers.{l}.mamba.D", "blk.{l}.ssm_d"};
+    n.mambaNorm = {"model.layers.{l}.mamba.norm.weight", "blk.{l}.ssm_norm.weight"};
+    n.mambaOut = {"model.layers.{l}.mamba.out_proj.weight", "blk.{l}.ssm_out.weight"};
+    return n;
+}
+// Qwen3-Next: Qwen3.5's names with the fused grouped projections, and Qwen3-MoE's experts with a gated shared one.
+DecoderNames qwen3NextNames()
+{
+    DecoderNames n = qwen35Names();
+    n.deltaQkv = {"model.layers.{l}.linear_attn.in_proj_qkvz.weight", "blk.{l}.attn_qkv.weight"};
+    n.deltaZ = {nullptr, "blk.{l}.attn_gate.weight"}; // in in_proj_qkvz in Hugging Face files
+    n.deltaB = {"model.layers.{l}.linear_attn.in_proj_ba.weight", "blk.{l}.ssm_ba.weight"};
+    n.deltaA = {};
+    n.sharedGate = {"model.layers.{l}.mlp.shared_expert.gate_proj.weight", "blk.{l}.ffn_gate_shexp.weight"};
+    n.sharedUp = {"model.layers.{l}.mlp.shared_expert.up_proj.weight", "blk.{l}.ffn_up_shexp.weight"};
+    n.sharedDown = {"model.layers.{l}.mlp.shared_expert.down_proj.weight", "blk.{l}.ffn_down_shexp.weight"};
+    n.sharedExpertGate = {"model.layers.{l}.mlp.shared_expert_gate.weight", "blk.{l}.ffn_gate_inp_shexp.weight"};
+    return n;
+}
 } // namespace
+
+const DecoderNames& qwen3NextDecoderNames()
+{
+    static const DecoderNames names = qwen3NextNames();
+    return names;
+}
+
+const DecoderNames& graniteHybridDecoderNames()
+{
+    static const DecoderNames names = graniteHybridNames();
+    return names;
+}
 
 const DecoderNames& qwen35DecoderNames()
 {

@@ -94,6 +94,11 @@ struct DecoderNames {
     // Gated DeltaNet layers (Qwen3.5): q | k | v projection, the norm's gate z, write strength b and decay a
     // projections, the convolution over q | k | v, dt's bias, A_log (GGUF: -exp(A_log)), the gated norm, out_proj.
     TensorName deltaQkv, deltaZ, deltaB, deltaA, deltaConv, deltaDtBias, deltaDecay, deltaNorm, deltaOut;
+    // Mamba-2 layers (Granite 4.0-H): in_proj (z | xBC | dt), the convolution's taps and bias, dt's bias, A_log
+    // (GGUF: -exp(A_log)), the skip D, the gated norm and out_proj.
+    TensorName mambaIn, mambaConv, mambaConvBias, mambaDtBias, mambaDecay, mambaSkip, mambaNorm, mambaOut;
+    // Qwen3-Next: the shared expert's gate [1, hidden].
+    TensorName sharedExpertGate;
 };
 // The table of the family (its row's DecoderFamily::names; model/families.h decides which family a file is).
 const DecoderNames& decoderNames(ModelFamily family);
@@ -109,6 +114,8 @@ const DecoderNames& mixtralDecoderNames();
 const DecoderNames& graniteDecoderNames();
 const DecoderNames& lfm2DecoderNames();
 const DecoderNames& qwen35DecoderNames();
+const DecoderNames& graniteHybridDecoderNames();
+const DecoderNames& qwen3NextDecoderNames();
 
 // Encoders (BERT, RoBERTa, DistilBERT), Hugging Face names of the base model, relative to the family's prefix
 // ("bert.", "roberta.", "distilbert.": present in *ForMaskedLM / *ForPreTraining files, absent in *Model files). Norm

@@ -94,7 +94,7 @@ TransfoXLModel::TransfoXLModel(TransfoXLConfig config, std::shared_ptr<const Che
     loadOutputSoftmax(prefix);
     m_info.can.nextTokenLoss = !m_out.empty(); // only with the checkpoint's adaptive softmax
     m_info.layerRules.assign(static_cast<std::size_t>(c.nLayer),
-                             LayerRule{1.0f / std::sqrt(static_cast<float>(c.dHead)), 0.0f, 0, true, {}, {}});
+                             LayerRule::of(1.0f / std::sqrt(static_cast<float>(c.dHead)), 0.0f, 0, true));
     describeSingleStream(m_info.layers, m_info.can.causal, m_info.heads, m_info.streams, m_info.sites);
 }
 

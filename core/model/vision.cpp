@@ -210,7 +210,7 @@ void VisionModel::describe(std::string source)
     m_info.can.causal = false;
     m_info.can.image = true;
     for (int l = 0; l < c.layers; ++l)
-        m_info.layerRules.push_back(LayerRule{1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true, {}, {}});
+        m_info.layerRules.push_back(LayerRule::of(1.0f / std::sqrt(static_cast<float>(m_info.dHead)), 0.0f, 0, true));
     describeSingleStream(c.layers, false, m_info.heads, m_info.streams, m_info.sites, "image", false);
 }
 

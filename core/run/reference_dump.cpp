@@ -106,7 +106,7 @@ public:
             add(p + "mems_in", {l.mlen, l.dModel}, l.memsIn);
         if (site.stack == Stack::Only) { // one output per layer; an encoder-decoder layer's sites share theirs
             add(p + "attn_output", {l.qlen, l.dModel}, l.attnOutput);
-            add(p + "mixer_out", {l.qlen, l.dModel}, l.attnOutput); // the hybrid references' name for it
+            addMixerOut(p, l);
         }
         if (l.hidden)
             add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
@@ -114,15 +114,7 @@ public:
             add(p + "sinks", {l.heads}, l.inputs.sinks);
         if (l.inputs.positionBias && l.layer == 0 && l.mlen == 0 && l.qlen == l.klen)
             addPositionTables(stackPrefix(site.stack), *l.inputs.positionBias, l.heads, l.qlen);
-        if (l.routerLogits) { // a mixture-of-experts layer's routing
-            add(p + "router_logits", {l.qlen, l.experts}, l.routerLogits);
-            add(p + "router_probs", {l.qlen, l.experts}, l.routerProbs);
-            add(p + "expert_weights", {l.qlen, l.expertsUsed}, l.expertWeights);
-            std::vector<float> ids(static_cast<std::size_t>(l.qlen) * l.expertsUsed);
-            for (std::size_t i = 0; i < ids.size(); ++i)
-                ids[i] = static_cast<float>(l.expertIds[i]);
-            add(p + "expert_ids", {l.qlen, l.expertsUsed}, ids.data());
-        }
+        addRouting(p, l);
     }
 
     // A read stream (an encoder-decoder model's source): its embedding and its stack's output.
@@ -171,9 +163,35 @@ private:
             m_out.push_back({m_segPrefix + p + "implicit_attn_absmean", {l.qlen, l.klen}, std::move(mean)});
         }
         m_out.push_back({m_segPrefix + p + "implicit_attn", {l.heads, l.qlen, l.klen}, std::move(maps)});
-        add(p + "mixer_out", {l.qlen, l.dModel}, l.attnOutput);
+        addMixerOut(p, l);
         if (l.hidden)
             add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
+        addRouting(p, l);
+    }
+
+    // A mixture-of-experts layer's routing.
+    void addRouting(const std::string& p, const LayerView& l)
+    {
+        if (!l.routerLogits)
+            return;
+        add(p + "router_logits", {l.qlen, l.experts}, l.routerLogits);
+        add(p + "router_probs", {l.qlen, l.experts}, l.routerProbs);
+        add(p + "expert_weights", {l.qlen, l.expertsUsed}, l.expertWeights);
+        std::vector<float> ids(static_cast<std::size_t>(l.qlen) * l.expertsUsed);
+        for (std::size_t i = 0; i < ids.size(); ++i)
+            ids[i] = static_cast<float>(l.expertIds[i]);
+        add(p + "expert_ids", {l.qlen, l.expertsUsed}, ids.data());
+    }
+
+    // The hybrid references' mixer_out: the mixer's output before the residual multiplier the forward folds in.
+    void addMixerOut(const std::string& p, const LayerView& l)
+    {
+        const auto n = static_cast<std::size_t>(l.qlen) * l.dModel;
+        std::vector<float> out(l.attnOutput, l.attnOutput + n);
+        if (l.outputScale != 1.0f)
+            for (float& v : out)
+                v /= l.outputScale;
+        m_out.push_back({m_segPrefix + p + "mixer_out", {l.qlen, l.dModel}, std::move(out)});
     }
 
     // The mixer's own intermediate rows, [qlen, cols] or per head [qlen, groups, cols / groups].

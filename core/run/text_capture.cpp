@@ -82,6 +82,8 @@ ScoreInputs TextCapture::inputs(int s, int site) const
     in.softCap = ruled ? model.layerRules[at].softCap : 0.0f;
     if (ruled && !model.layerRules[at].sinks.empty())
         in.sinks = model.layerRules[at].sinks.data();
+    if (ruled && !model.layerRules[at].stateDecay.empty())
+        in.stateDecay = model.layerRules[at].stateDecay.data();
     if (ruled && !model.layerRules[at].convTaps.empty()) {
         in.convTaps = model.layerRules[at].convTaps.data();
         in.convWidth = model.layerRules[at].window;

@@ -51,6 +51,15 @@ const core::OutputTensor& tensor(const std::vector<core::OutputTensor>& all, con
     throw std::logic_error("unreachable");
 }
 
+// The last layer whose heads attend (a hybrid's last layer may be a convolution or a scan).
+int lastAttentionLayer(const core::ModelInfo& info)
+{
+    int l = info.layers - 1;
+    while (l > 0 && info.site(l).mixer != core::Mixer::Softmax)
+        --l;
+    return l;
+}
+
 // The ids captured as one segment.
 std::shared_ptr<const core::TextCapture> oneSegment(const core::AttentionModel& model, const std::vector<std::int32_t>& ids)
 {
@@ -239,7 +248,7 @@ TEST_CASE("ablating a head equals a forward whose output projection ignores that
                 continue; // ablation measures next-token loss: encoders refuse it (tested with the encoders)
             const bool gpt2 = info.family == core::ModelFamily::GPT2;
             const auto ids = caseIds(dir);
-            const int layer = info.layers - 1, head = info.heads / 2, d = info.valueDim();
+            const int layer = lastAttentionLayer(info), head = info.heads / 2, d = info.valueDim();
             // The same weights with the head's slice of the output projection zeroed.
             test::TempDir tmp;
             auto weights = test::loadAll((dir / "model.safetensors").string());
@@ -594,20 +603,23 @@ TEST_CASE("direct logit attribution: the shares sum to the model's own logit, a 
             // Each head's part, checked against ablation where the attention output is linear in the heads (no
             // norm after it): zeroing head h of layer l lowers layer l's attention output by exactly that head's
             // part, so its share of the final logit read through the same direction is the difference.
-            const int p = T - 1, l = info.layers - 1;
+            const int p = T - 1, l = lastAttentionLayer(info);
             const auto a = core::logitAttribution(*loaded.model, *capture, p);
             struct Last final : core::AttentionObserver {
+                int layer = 0;
                 bool wantProbabilities() const override { return false; }
                 void onLayer(const core::LayerView& v) override
                 {
-                    attn.assign(v.attnOutput + static_cast<std::size_t>(v.qlen - 1) * v.dModel,
-                                v.attnOutput + static_cast<std::size_t>(v.qlen) * v.dModel);
+                    if (v.layer == layer) // the layer's attention output; the final stream for the direction
+                        attn.assign(v.attnOutput + static_cast<std::size_t>(v.qlen - 1) * v.dModel,
+                                    v.attnOutput + static_cast<std::size_t>(v.qlen) * v.dModel);
                     hidden.assign(v.hidden + static_cast<std::size_t>(v.qlen - 1) * v.dModel,
                                   v.hidden + static_cast<std::size_t>(v.qlen) * v.dModel);
                 }
                 std::vector<float> attn, hidden;
             };
             Last full;
+            full.layer = l;
             loaded.model->run({ids}, {}, full);
             std::vector<float> direction;
             double constant = 0;
@@ -617,6 +629,7 @@ TEST_CASE("direct logit attribution: the shares sum to the model's own logit, a 
                 core::RunOptions o;
                 o.ablate = core::RunOptions::HeadRef{l, h};
                 Last ablated;
+                ablated.layer = l;
                 loaded.model->run({ids}, o, ablated);
                 double removed = 0;
                 for (std::size_t i = 0; i < direction.size(); ++i)

@@ -13,10 +13,28 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <random>
 
 using namespace attnscope;
+
+namespace {
+std::vector<float> softmaxRows(std::vector<float> v, std::size_t width)
+{
+    for (std::size_t r = 0; r < v.size() / width; ++r) {
+        float* row = v.data() + r * width;
+        const float top = *std::max_element(row, row + width);
+        double sum = 0;
+        for (std::size_t k = 0; k < width; ++k)
+            sum += std::exp(static_cast<double>(row[k] - top));
+        for (std::size_t k = 0; k < width; ++k)
+            row[k] = static_cast<float>(std::exp(static_cast<double>(row[k] - top)) / sum);
+    }
+    return v;
+}
+} // namespace
 
 TEST_CASE("a text's expert routing, recomputed from its capture, is the reference's", "[experts][reference]")
 {
@@ -39,11 +57,14 @@ TEST_CASE("a text's expert routing, recomputed from its capture, is the referenc
             REQUIRE(r.layers == loaded.model->info().layers);
             for (int l = 0; l < r.layers; ++l) {
                 const auto* routed = expected.find("layer" + std::to_string(l) + ".router_probs");
-                if (!routed) { // a dense layer among the routed ones (DeepSeek's first): no routing to show
+                const auto* logits = expected.find("layer" + std::to_string(l) + ".router_logits");
+                if (!routed && !logits) { // a dense layer among the routed ones (DeepSeek's first): no routing to show
                     CHECK(r.probs[static_cast<std::size_t>(l)].empty());
                     continue;
                 }
-                const auto probs = core::readAsFloat(expected, *routed);
+                // Some references give the router's logits only (Granite 4.0-H): their softmax per token.
+                const auto probs = routed ? core::readAsFloat(expected, *routed) : softmaxRows(core::readAsFloat(expected, *logits),
+                                                                                             static_cast<std::size_t>(logits->shape[1]));
                 const auto chosen = core::readAsFloat(expected, *expected.find("layer" + std::to_string(l) + ".expert_ids"));
                 REQUIRE(probs.size() == r.probs[static_cast<std::size_t>(l)].size());
                 for (std::size_t i = 0; i < probs.size(); ++i)
@@ -59,7 +80,8 @@ TEST_CASE("a text's expert routing, recomputed from its capture, is the referenc
                 double sum = 0;
                 for (int e = 0; e < load.experts; ++e)
                     sum += load.share[static_cast<std::size_t>(l) * load.experts + e];
-                const bool routed = expected.find("layer" + std::to_string(l) + ".router_probs") != nullptr;
+                const bool routed = expected.find("layer" + std::to_string(l) + ".router_probs") != nullptr ||
+                                    expected.find("layer" + std::to_string(l) + ".router_logits") != nullptr;
                 CHECK(sum == Approx(routed ? load.used : 0));
             }
         }

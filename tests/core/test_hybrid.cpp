@@ -63,9 +63,11 @@ std::vector<HybridCase> hybridCases()
 
 // What a site's map multiplies and what it must give, from the reference's own tensors of layer l, both
 // [T, heads, width]: a short convolution's x and C * conv_out (width 1, a channel per head); a delta rule's
-// convolved v (the last value-width channels of conv_out) and core_out.
+// convolved v (the last value-width channels of conv_out) and core_out; a scan's x (the first channels of conv_out)
+// and ssm_out.
 struct Reconstruction {
     int width = 1;
+    bool skip = false; // the output also holds D_h x_i (a scan's skip), one number per head, outside the map
     std::vector<float> values, output;
 };
 Reconstruction targetOf(core::Mixer mixer, const std::vector<core::OutputTensor>& ref, const std::string& p, int heads)
@@ -80,6 +82,20 @@ Reconstruction targetOf(core::Mixer mixer, const std::vector<core::OutputTensor>
         r.output.resize(c->data.size());
         for (std::size_t k = 0; k < r.output.size(); ++k)
             r.output[k] = c->data[k] * conv->data[k];
+        return r;
+    }
+    if (mixer == core::Mixer::StateSpace) { // x: the first heads x width channels of conv_out; ssm_out has D x too
+        const auto* conv = find(ref, p + "conv_out");
+        const auto* ssm = find(ref, p + "ssm_out");
+        REQUIRE((conv && ssm));
+        r.width = static_cast<int>(ssm->shape[2]);
+        r.skip = true;
+        const auto T = static_cast<std::size_t>(ssm->shape[0]), channels = static_cast<std::size_t>(conv->shape[1]);
+        const std::size_t inner = static_cast<std::size_t>(heads * r.width);
+        for (std::size_t t = 0; t < T; ++t)
+            r.values.insert(r.values.end(), conv->data.begin() + static_cast<std::ptrdiff_t>(t * channels),
+                            conv->data.begin() + static_cast<std::ptrdiff_t>(t * channels + inner));
+        r.output = ssm->data;
         return r;
     }
     REQUIRE(mixer == core::Mixer::DeltaRule);
@@ -101,7 +117,7 @@ Reconstruction targetOf(core::Mixer mixer, const std::vector<core::OutputTensor>
 TEST_CASE("a hybrid's implicit maps reconstruct each mixer's output from the reference's own values", "[hybrid][reference]")
 {
     const auto cases = hybridCases();
-    REQUIRE(cases.size() >= 2); // lfm2-tiny and qwen35-tiny at least
+    REQUIRE(cases.size() >= 4); // lfm2-tiny, qwen35-tiny, qwen3next-tiny and granite4h-tiny at least
     for (const auto& hc : cases) {
         DYNAMIC_SECTION(hc.dir.filename().string())
         {
@@ -118,16 +134,30 @@ TEST_CASE("a hybrid's implicit maps reconstruct each mixer's output from the ref
                 const int H = static_cast<int>(map->shape[0]), T = static_cast<int>(map->shape[1]);
                 const Reconstruction target = targetOf(site.mixer, ref, p, H);
                 const auto W = static_cast<std::size_t>(target.width);
+                auto at = [&](const std::vector<float>& v, int t, int h, std::size_t e) {
+                    return static_cast<double>(v[(static_cast<std::size_t>(t) * H + h) * W + e]);
+                };
                 double worst = 0;
-                for (int h = 0; h < H; ++h)
+                for (int h = 0; h < H; ++h) {
+                    // What the map leaves of each output: nothing, or (a scan) one multiple of x_i per head.
+                    std::vector<double> rest(static_cast<std::size_t>(T) * W);
+                    double rx = 0, xx = 0;
                     for (int i = 0; i < T; ++i)
                         for (std::size_t e = 0; e < W; ++e) {
                             double y = 0;
                             for (int j = 0; j < T; ++j)
                                 y += static_cast<double>(map->data[(static_cast<std::size_t>(h) * T + i) * T + j]) *
-                                     target.values[(static_cast<std::size_t>(j) * H + h) * W + e];
-                            worst = std::max(worst, std::abs(y - target.output[(static_cast<std::size_t>(i) * H + h) * W + e]));
+                                     at(target.values, j, h, e);
+                            const double r = at(target.output, i, h, e) - y;
+                            rest[static_cast<std::size_t>(i) * W + e] = r;
+                            rx += r * at(target.values, i, h, e);
+                            xx += at(target.values, i, h, e) * at(target.values, i, h, e);
                         }
+                    const double skip = target.skip && xx > 0 ? rx / xx : 0.0;
+                    for (int i = 0; i < T; ++i)
+                        for (std::size_t e = 0; e < W; ++e)
+                            worst = std::max(worst, std::abs(rest[static_cast<std::size_t>(i) * W + e] - skip * at(target.values, i, h, e)));
+                }
                 INFO(site.label() << ": largest reconstruction error " << worst);
                 CHECK(worst < 1e-4);
             }
