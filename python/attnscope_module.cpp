@@ -107,11 +107,13 @@ int layerIndex(const ModelInfo& info, int layer)
                                              std::to_string(info.layers));
     return layer - 1;
 }
-int headIndex(const ModelInfo& info, int head)
+// A head of `site` (its own count: a convolution's channels), or with site -1 of the model's attention.
+int headIndex(const ModelInfo& info, int head, int site = -1)
 {
-    if (head < 1 || head > info.heads)
+    const int heads = site >= 0 && site < info.siteCount() ? info.site(site).heads : info.heads;
+    if (head < 1 || head > heads)
         throw Error(ErrorCode::BadInput, "head " + std::to_string(head) + " does not exist: heads are 1 .. " +
-                                             std::to_string(info.heads));
+                                             std::to_string(heads));
     return head - 1;
 }
 
@@ -234,7 +236,7 @@ public:
     {
         const int index = siteIndex(layer, site);
         if (head)
-            headIndex(m_capture->model, *head);
+            headIndex(m_capture->model, *head, index);
         const int s = segmentIndex(segment);
         // The site's probabilities as the forward pass computes them (the numbers `attnscope-cli dump` writes).
         LayerAttention keep;
@@ -355,7 +357,7 @@ public:
     py::dict terms(int layer, int head, std::optional<int> segment) const
     {
         const auto& info = m_capture->model;
-        const int l = layerIndex(info, layer), h = headIndex(info, head), s = segmentIndex(segment);
+        const int l = layerIndex(info, layer), h = headIndex(info, head, l), s = segmentIndex(segment);
         std::optional<BandSplit> split;
         std::vector<std::string> names;
         if (info.hasRelativeTerms) {
@@ -402,7 +404,7 @@ public:
     py::dict explain(int layer, int head, int position) const
     {
         const auto& info = m_capture->model;
-        const int l = layerIndex(info, layer), h = headIndex(info, head);
+        const int l = layerIndex(info, layer), h = headIndex(info, head, l);
         const auto tokens = static_cast<int>(m_capture->tokens.size());
         if (position < 1 || position > tokens)
             throw Error(ErrorCode::BadInput, "position " + std::to_string(position) + " does not exist: tokens are 1 .. " +

@@ -464,8 +464,9 @@ void imageExport(const QCommandLineParser& p, const ModelBundlePtr& bundle)
         throw core::Error(core::ErrorCode::BadInput, "--layer must be 1 .. " + std::to_string(info.layers));
     const bool avg = p.value("head") == QLatin1String("avg");
     const int head = avg ? 0 : p.value("head").toInt() - 1;
-    if (head < 0 || head >= info.heads)
-        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(info.heads) + " or avg");
+    const int heads = layer < info.siteCount() ? info.site(layer).heads : info.heads; // a convolution: its channels
+    if (head < 0 || head >= heads)
+        throw core::Error(core::ErrorCode::BadInput, "--head must be 1 .. " + std::to_string(heads) + " or avg");
     int query = 0;
     if (p.isSet("query")) {
         query = -1;

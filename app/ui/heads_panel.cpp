@@ -5,6 +5,7 @@
 #include "ui/key_router.h"
 
 #include <QCheckBox>
+#include <algorithm>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -21,6 +22,7 @@ HeadsPanel::HeadsPanel(QWidget* parent)
     , m_average(new QCheckBox(tr("Average of the layer's heads (A)"), this))
     , m_groups(new QLabel(this))
     , m_overview(new widgets::HeadOverviewView(this))
+    , m_headLabel(new QLabel(tr("Head"), this))
 {
     for (QSpinBox* sb : {m_layer, m_head, m_segment})
         sb->setRange(1, 1);
@@ -36,7 +38,7 @@ HeadsPanel::HeadsPanel(QWidget* parent)
     auto* top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Layer"), this));
     top->addWidget(m_layer, 1);
-    top->addWidget(new QLabel(tr("Head"), this));
+    top->addWidget(m_headLabel);
     top->addWidget(m_head, 1);
     auto* form = new QFormLayout;
     form->addRow(top);
@@ -60,6 +62,8 @@ HeadsPanel::HeadsPanel(QWidget* parent)
             emit segmentChosen(v - 1);
     });
     connect(m_overview, &widgets::HeadOverviewView::headClicked, this, [this](int layer, int head, bool additive) {
+        if (layer >= 0 && layer < static_cast<int>(m_sites.size()) && head >= m_sites[static_cast<std::size_t>(layer)].heads)
+            return; // a blank cell: this layer has fewer heads than the widest
         std::vector<int> heads{head};
         if (additive && layer == m_shown.site && !m_shown.heads.empty()) {
             heads = m_shown.heads;
@@ -75,29 +79,49 @@ HeadsPanel::HeadsPanel(QWidget* parent)
     });
 }
 
-void HeadsPanel::setModelShape(int layers, int heads, int kvHeads)
+void HeadsPanel::setModelShape(const core::ModelInfo& info)
 {
     const QSignalBlocker a(m_layer), b(m_head);
-    m_layer->setRange(1, std::max(1, layers));
-    m_head->setRange(1, std::max(1, heads));
-    // Grouped-query attention: say which query heads share a key/value head (the overview brackets them too).
-    if (kvHeads > 0 && kvHeads < heads) {
+    m_layer->setRange(1, std::max(1, info.siteCount()));
+    // Grouped-query attention of a one-stream model: say which query heads share a key/value head (the overview
+    // brackets them too).
+    const int heads = info.heads, kvHeads = info.readsOneText() ? info.kvHeads : 0;
+    const bool grouped = kvHeads > 0 && kvHeads < heads;
+    if (grouped) {
         const int g = heads / kvHeads;
         m_groups->setText(tr("%1 query heads share %2 key/value heads: heads %3 use kv head 1, and so on (groups of %4)")
                               .arg(heads)
                               .arg(kvHeads)
                               .arg(g == 1 ? QStringLiteral("1") : QStringLiteral("1–%1").arg(g))
                               .arg(g));
-        m_groups->show();
-    } else {
-        m_groups->hide();
     }
+    m_sites.clear();
+    for (const auto& site : info.sites) {
+        const auto& kind = core::mixerRow(site.mixer);
+        const QString noun = QString::fromUtf8(kind.headNoun);
+        m_sites.push_back({site.heads > 0 ? site.heads : heads, noun.left(1).toUpper() + noun.mid(1),
+                           grouped && site.mixer == core::Mixer::Softmax});
+    }
+    showSiteShape(m_shown.site);
+}
+
+// The head box's range and name, and the grouped-query note, for the site on screen.
+void HeadsPanel::showSiteShape(int site)
+{
+    if (m_sites.empty())
+        return;
+    const SiteShape& shape = m_sites[static_cast<std::size_t>(std::clamp(site, 0, static_cast<int>(m_sites.size()) - 1))];
+    const QSignalBlocker b(m_head);
+    m_head->setRange(1, std::max(1, shape.heads));
+    m_headLabel->setText(shape.noun);
+    m_groups->setVisible(shape.grouped);
 }
 
 void HeadsPanel::setSelection(const ViewSelection& s)
 {
     m_shown = s;
     m_updating = true;
+    showSiteShape(s.site);
     m_layer->setValue(s.site + 1);
     if (!s.heads.empty())
         m_head->setValue(s.heads.front() + 1);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "thumbnail_data.h"
+#include "model/attention_model.h"
 #include "views/view_selection.h"
 
 #include <QWidget>
@@ -22,7 +23,9 @@ class HeadsPanel : public QWidget {
 public:
     explicit HeadsPanel(QWidget* parent = nullptr);
 
-    void setModelShape(int layers, int heads, int kvHeads);
+    // The model's sites (a row each) and what each one's grids are (heads; a convolution's channels), for the
+    // spin boxes' ranges and the grouped-query note.
+    void setModelShape(const core::ModelInfo& info);
     void setSelection(const ViewSelection& selection); // shows it without emitting
     void setSegments(int count, int shown);            // 0-based shown segment
     void setThumbnails(widgets::HeadThumbnailsPtr thumbnails);
@@ -43,8 +46,17 @@ private:
     QCheckBox* m_average;
     QLabel* m_groups;
     widgets::HeadOverviewView* m_overview;
+    QLabel* m_headLabel;
     ViewSelection m_shown;
     bool m_updating = false;
+    // Per site: its grids' count and noun, and whether the grouped-query note applies (attention sites).
+    struct SiteShape {
+        int heads = 1;
+        QString noun;
+        bool grouped = false;
+    };
+    std::vector<SiteShape> m_sites;
+    void showSiteShape(int site);
 };
 
 } // namespace attnscope::app

@@ -85,7 +85,7 @@ void StreamController::onModelLoaded(const ModelBundlePtr& m)
     m_selection->startModel();
     p.grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));
     p.heads->setThumbnails(nullptr);
-    p.heads->setModelShape(m->info().layers, m->info().heads, m->info().kvHeads);
+    p.heads->setModelShape(m->info());
     m_docks->fitHeadsOnNextThumbnails();
     p.heads->setSelection(m_selection->selection());
     p.heads->setSegments(1, 0);
@@ -195,7 +195,7 @@ void StreamController::showStreams(const ModelBundlePtr& m)
     m_docks->dock("textDock")->hide();
     m_docks->show("translationDock");
     p.translation->setModel(m);
-    p.heads->setModelShape(m->info().siteCount(), m->info().heads, 0);
+    p.heads->setModelShape(m->info());
     m_selection->showSite(p.translation->site()); // the last decoder layer's cross-attention, every head
     p.grid->setPlaceholder(tr("Translating with %1…").arg(m->displayName));
     // A session's typed target is read as typed; otherwise the model writes its own.

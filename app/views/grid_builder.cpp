@@ -52,6 +52,8 @@ QString componentsLabel(const core::ModelInfo& info, const ViewSelection& s, boo
 QString siteTitle(const core::ModelInfo& info, int site, bool average, bool streams)
 {
     const auto& s = info.site(site);
+    if (info.streams.size() == 1 && s.mixer != core::Mixer::Softmax) // a hybrid's layer says what mixes it
+        return QObject::tr("layer %1 (%2)").arg(s.layer + 1).arg(QString::fromUtf8(core::mixerRow(s.mixer).name));
     if (info.streams.size() == 1)
         return QObject::tr("layer %1").arg(s.layer + 1);
     const QString rows = QString::fromStdString(info.streams[static_cast<std::size_t>(s.queryStream)].name);
@@ -237,8 +239,10 @@ void labelImplicitMap(const core::ModelInfo& model, const ViewSelection& s, widg
         return;
     const bool several = s.heads.size() != 1 && model.site(s.site).heads > 1;
     const bool magnitudes = several && kind.aggregate == core::HeadAggregate::MeanMagnitude;
-    const QString what = QObject::tr("implicit map of the %1 over %2").arg(QString::fromUtf8(kind.name), QString::fromUtf8(kind.values));
-    d.valueLabel = magnitudes ? QObject::tr("mean |weight|: %1").arg(what) : QObject::tr("signed weight: %1").arg(what);
+    // Short enough for the colour bar at 1280x800: the kind is in the title, the values here.
+    const QString values = QString::fromUtf8(kind.values);
+    d.valueLabel = magnitudes ? QObject::tr("mean |weight| of %1 (exact map)").arg(values)
+                              : QObject::tr("signed weight of %1 (exact map)").arg(values);
     d.diverging = d.signedWeights = !magnitudes;
     d.fromZero = magnitudes;
 }

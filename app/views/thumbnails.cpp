@@ -26,8 +26,13 @@ widgets::HeadThumbnailsPtr makeThumbnails(const core::TextCapture& capture, cons
     const int seg = selection.segment < 0 ? autoSegment(capture) : selection.segment;
     const auto& info = capture.model;
     t->layers = info.siteCount(); // a row per site: a single-stream model's layers
+    // A column per head of the widest site (a hybrid's scans may have more heads than its attention; a convolution's
+    // channels are summed up in their grid, not each shown); a row with fewer heads leaves its last cells blank.
     t->heads = info.heads;
-    t->kvHeads = info.streams.size() == 1 ? info.kvHeads : 0;
+    for (const auto& site : info.sites)
+        if (core::mixerRow(site.mixer).aggregate == core::HeadAggregate::Mean)
+            t->heads = std::clamp(site.heads, t->heads, 32);
+    t->kvHeads = info.streams.size() == 1 && t->heads == info.heads ? info.kvHeads : 0;
     const auto& rules = info.layerRules;
     const bool local = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window > 0; });
     const bool global = std::any_of(rules.begin(), rules.end(), [](const core::LayerRule& r) { return r.window <= 0; });

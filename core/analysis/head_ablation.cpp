@@ -79,7 +79,7 @@ AblationResult headAblation(const AttentionModel& model, std::span<const std::in
         progress(1, total);
     try {
         for (int l = 0; l < r.layers; ++l)
-            for (int h = 0; h < r.heads; ++h) {
+            for (int h = 0; h < r.heads && info.site(l).mixer == Mixer::Softmax; ++h) { // other kinds stay NaN
                 r.loss[static_cast<std::size_t>(l) * r.heads + h] = nextTokenLoss(model, ids, segmentLen, RunOptions::HeadRef{l, h}, stop);
                 if (progress)
                     progress(2 + l * r.heads + h, total);

@@ -91,6 +91,10 @@ void implicitMapRow(const ScoreInputs& in, int head, int i, float* out, float ma
             throw Error(ErrorCode::Internal, "a state-space site without its decay rates");
         stateSpaceRow(in, head, i, span, out);
         return;
+    case Mixer::None: // each token its own: 1 on the diagonal
+        for (int j = span.lo; j < span.lo + span.len; ++j)
+            out[j] = j == i + in.mlen ? 1.0f : 0.0f;
+        return;
     case Mixer::Softmax:
         break;
     }

@@ -15,6 +15,7 @@ enum class Mixer {
     ShortConv, // a causal depthwise convolution gated on both sides (LFM2): y = C * conv(B * x), one map per channel
     DeltaRule, // a gated delta rule (Gated DeltaNet: Qwen3.5, Qwen3-Next): a decayed state written and erased along k
     StateSpace, // a Mamba-2 scan (Granite 4.0-H, Nemotron-H): a state decayed by exp(A dt) and written with dt x B^T
+    None,       // no token mixing (Nemotron-H's MLP blocks): each token reads itself, the identity
 };
 
 // How one grid stands for several heads of the site (the "all heads" view).
@@ -38,11 +39,12 @@ struct MixerRow {
 inline constexpr std::array kMixerRows{
     MixerRow{Mixer::Softmax, "attention", "attention", "head", true, HeadAggregate::Mean, "the values v"},
     MixerRow{Mixer::ShortConv, "conv", "short convolution", "channel", false, HeadAggregate::MeanMagnitude,
-             "the x chunk of in_proj"},
+             "in_proj's x"},
     MixerRow{Mixer::DeltaRule, "delta", "delta rule", "head", false, HeadAggregate::Mean,
-             "the values v after the convolution", true},
+             "v after the convolution", true},
     MixerRow{Mixer::StateSpace, "ssm", "state-space scan", "head", false, HeadAggregate::Mean,
-             "the head's x channels after the convolution (its D skip beside the map)"},
+             "x after the convolution"},
+    MixerRow{Mixer::None, "mlp", "MLP block (no token mixing)", "head", true, HeadAggregate::Mean, "the token itself"},
 };
 inline const MixerRow& mixerRow(Mixer m) { return kMixerRows[static_cast<std::size_t>(m)]; }
 

@@ -426,6 +426,28 @@ int ggufKeyValueHeads(const GgufFile& g, const std::string& key, const LlamaConf
     return static_cast<int>(heads);
 }
 
+// A width llama.cpp writes as one number, or per layer in a hybrid's file (0 where a layer has none): the largest.
+int ggufLargestCount(const GgufFile& g, const std::string& key, int layers)
+{
+    const GgufValue* v = g.value(key);
+    if (!v || v->kind != GgufValue::Kind::Array)
+        return ggufPositive(g, key);
+    if (v->ints.size() != static_cast<std::size_t>(layers))
+        throw Error(ErrorCode::BadConfig,
+                    "holds " + std::to_string(v->arraySize()) + " integers for " + std::to_string(layers) + " layers",
+                    g.path(), key);
+    std::int64_t largest = 0;
+    for (const std::int64_t n : v->ints) {
+        if (n < 0 || n > kMaxConfigInt)
+            throw Error(ErrorCode::BadConfig, "value " + std::to_string(n) + " is outside 0 .. " + std::to_string(kMaxConfigInt),
+                        g.path(), key);
+        largest = std::max(largest, n);
+    }
+    if (largest == 0)
+        throw Error(ErrorCode::BadConfig, "no layer has one", g.path(), key);
+    return static_cast<int>(largest);
+}
+
 // The sizes llama.cpp writes under the architecture's prefix: layers, widths, heads, context, norm epsilon.
 void readGgufShape(const GgufFile& g, LlamaConfig& c)
 {
@@ -438,7 +460,7 @@ void readGgufShape(const GgufFile& g, LlamaConfig& c)
                         " are read)",
                     g.path(), key("block_count"));
     c.hidden = positive(key("embedding_length"));
-    c.intermediate = positive(key("feed_forward_length"));
+    c.intermediate = ggufLargestCount(g, key("feed_forward_length"), c.nLayer);
     c.nHead = positive(key("attention.head_count"));
     c.nKvHead = ggufKeyValueHeads(g, key("attention.head_count_kv"), c);
     c.headDim = g.value(key("attention.key_length")) ? positive(key("attention.key_length")) : c.hidden / c.nHead;

@@ -15,7 +15,7 @@ namespace attnscope::core {
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
     Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
-    Lfm2, Qwen35, GraniteHybrid, Qwen3Next
+    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -118,7 +118,8 @@ struct LlamaConfig {
     // GPT-NeoX: LayerNorm with bias (eps in rmsNormEps), a GELU (erf) MLP without gate, attention and MLP both reading
     // the layer input (parallel residual) unless use_parallel_residual is false, biases on every projection.
     enum class Norm { Rms, Layer } norm = Norm::Rms;
-    enum class Mlp { GatedSilu, Gelu, GatedGeluTanh } mlp = Mlp::GatedSilu; // GatedGeluTanh: Gemma's GeGLU
+    // GatedGeluTanh: Gemma's GeGLU; ReluSquared: Nemotron-H's down(relu(up x)^2), no gate.
+    enum class Mlp { GatedSilu, Gelu, GatedGeluTanh, ReluSquared } mlp = Mlp::GatedSilu;
     bool parallelResidual = false;
     // Fused q/k/v: one [3 heads headDim, hidden] tensor, as [q; k; v] row blocks (GGUF attn_qkv) or per head
     // [q_n; k_n; v_n] (GPT-NeoX's query_key_value). Read through row orders, never copied.
@@ -207,6 +208,10 @@ struct LlamaConfig {
     {
         return layerMixers.empty() ? Mixer::Softmax : layerMixers[static_cast<std::size_t>(layer)];
     }
+    // Nemotron-H's blocks have one part each: a mixer (Mamba-2 or attention) or an MLP (Mixer::None); which layers run
+    // a feed-forward block (empty: every layer after its mixer).
+    std::vector<bool> ffnLayers;
+    bool hasFfn(int layer) const { return ffnLayers.empty() || ffnLayers[static_cast<std::size_t>(layer)]; }
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
     float scoreScale() const; // model/config.cpp

@@ -514,7 +514,6 @@ void qwen3NextGguf(const GgufFile& g, LlamaConfig& c)
     c.sharedExpertGate = c.sharedFfn > 0;
 }
 
-// ---- Granite 4.0-H: Mamba-2 layers among NoPE attention layers, Granite's multipliers and experts with a shared MLP.
 void checkMamba(const LlamaConfig& c, const std::function<void(const char*, const std::string&)>& fail)
 {
     const auto& m = c.mamba;
@@ -524,6 +523,90 @@ void checkMamba(const LlamaConfig& c, const std::function<void(const char*, cons
         fail("mamba_d_conv", "a convolution of " + std::to_string(m.convWidth) + " taps; at most " +
                                  std::to_string(kMaxConvWidth) + " are read");
 }
+
+// ---- Nemotron-H: blocks of one part (M a Mamba-2 scan, * attention without positions, - a squared-ReLU MLP), the
+// scan's gated norm per group.
+void nemotronHBlocks(LlamaConfig& c, const std::string& pattern, const std::function<void(const std::string&)>& fail)
+{
+    if (pattern.size() != static_cast<std::size_t>(c.nLayer))
+        fail("names " + std::to_string(pattern.size()) + " blocks; the model has " + std::to_string(c.nLayer) + " layers");
+    c.layerMixers.assign(pattern.size(), Mixer::None);
+    c.ffnLayers.assign(pattern.size(), false);
+    for (std::size_t l = 0; l < pattern.size(); ++l) {
+        const char b = pattern[l];
+        if (b != 'M' && b != '*' && b != '-')
+            fail("block " + std::to_string(l) + " is '" + std::string(1, b) + "'; blocks are M (Mamba-2), * (attention), - (MLP)");
+        c.layerMixers[l] = b == 'M' ? Mixer::StateSpace : b == '*' ? Mixer::Softmax : Mixer::None;
+        c.ffnLayers[l] = b == '-';
+    }
+}
+
+void nemotronHKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
+{
+    c.rmsNormEps = r.floatOr("layer_norm_epsilon", r.floatOr("rms_norm_eps", 1e-5f));
+    if (!r.has("head_dim") && r.has("attention_head_dim")) // NVIDIA's remote code's spelling
+        c.headDim = r.positiveInt("attention_head_dim");
+    auto& m = c.mamba;
+    m.heads = r.positiveInt("mamba_num_heads");
+    m.headDim = r.positiveInt("mamba_head_dim");
+    m.state = r.positiveInt("ssm_state_size");
+    m.groups = r.intOr("n_groups", 1, 1);
+    m.convWidth = r.intOr("conv_kernel", 4, 1);
+    m.convBias = r.boolOr("use_conv_bias", true);
+    m.normGroups = m.groups; // Nemotron-H norms each group's channels apart
+    checkMamba(c, [&](const char* key, const std::string& what) { r.fail(key, what); });
+    if (r.boolOr("mamba_proj_bias", false) || r.boolOr("use_bias", false) || r.boolOr("mlp_bias", false))
+        r.fail("use_bias", "projections with biases are not supported (the published models have none)");
+    std::string pattern = r.stringOr("hybrid_override_pattern", "");
+    if (const auto it = j.find("layers_block_type"); pattern.empty() && it != j.end() && it->is_array()) {
+        for (const auto& t : *it) { // newer configs: a list of block names
+            const std::string name = t.is_string() ? t.get<std::string>() : std::string();
+            pattern += name == "mamba" ? 'M' : name == "attention" ? '*' : name == "mlp" ? '-' : '?';
+        }
+    }
+    nemotronHBlocks(c, pattern, [&](const std::string& what) { r.fail("hybrid_override_pattern", what); });
+    c.noRopeLayers.assign(static_cast<std::size_t>(c.nLayer), true);
+}
+
+// GGUF: attention blocks have key/value heads, MLP blocks a feed-forward width, Mamba blocks neither.
+void nemotronHGguf(const GgufFile& g, LlamaConfig& c)
+{
+    const std::string a = c.modelType + ".";
+    auto& m = c.mamba;
+    m.convWidth = ggufPositive(g, a + "ssm.conv_kernel");
+    m.state = ggufPositive(g, a + "ssm.state_size");
+    m.groups = ggufPositive(g, a + "ssm.group_count");
+    m.heads = ggufPositive(g, a + "ssm.time_step_rank");
+    const int inner = ggufPositive(g, a + "ssm.inner_size");
+    if (inner % m.heads != 0)
+        throw Error(ErrorCode::BadConfig, "cannot split " + std::to_string(inner) + " channels into " +
+                                              std::to_string(m.heads) + " heads", g.path(), a + "ssm.inner_size");
+    m.headDim = inner / m.heads;
+    m.convBias = g.find("blk.0.ssm_conv1d.bias") != nullptr;
+    m.normGroups = m.groups;
+    checkMamba(c, [&](const char* key, const std::string& what) {
+        throw Error(ErrorCode::BadConfig, what + " (" + key + ")", g.path(), a + "ssm.group_count");
+    });
+    auto perLayer = [&](const std::string& key) {
+        std::vector<std::int64_t> v(static_cast<std::size_t>(c.nLayer), 0);
+        if (const GgufValue* x = g.value(a + key); x && x->kind == GgufValue::Kind::Array)
+            for (std::size_t l = 0; l < v.size() && l < x->ints.size(); ++l)
+                v[l] = x->ints[l];
+        return v;
+    };
+    const auto kv = perLayer("attention.head_count_kv"), ffn = perLayer("feed_forward_length");
+    std::string pattern;
+    for (int l = 0; l < c.nLayer; ++l)
+        pattern += kv[static_cast<std::size_t>(l)] > 0 ? '*' : ffn[static_cast<std::size_t>(l)] > 0 ? '-' : 'M';
+    nemotronHBlocks(c, pattern, [&](const std::string& what) {
+        throw Error(ErrorCode::BadConfig, what, g.path(), a + "attention.head_count_kv");
+    });
+    c.noRopeLayers.assign(static_cast<std::size_t>(c.nLayer), true);
+}
+
+void nemotronHQuirks(LlamaConfig& c) { c.mlp = LlamaConfig::Mlp::ReluSquared; }
+
+// ---- Granite 4.0-H: Mamba-2 layers among NoPE attention layers, Granite's multipliers and experts with a shared MLP.
 
 void graniteHybridKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
 {
@@ -614,6 +697,8 @@ const DecoderFamily kPhi3Family{phi3DecoderNames, phi3Keys, nullptr, phi3Quirks}
 const DecoderFamily kLfm2Family{lfm2DecoderNames, lfm2Keys, lfm2Gguf, lfm2Quirks};
 const DecoderFamily kQwen35Family{qwen35DecoderNames, qwen35Keys, qwen35Gguf, qwen35Quirks};
 const DecoderFamily kQwen3NextFamily{qwen3NextDecoderNames, qwen3NextKeys, qwen3NextGguf, qwen35Quirks};
+const DecoderFamily kNemotronHFamily{nemotronHDecoderNames, nemotronHKeys, nemotronHGguf, nemotronHQuirks,
+                                     "mlp_hidden_act", "relu2", "Nemotron-H models (squared ReLU)"};
 const DecoderFamily kGraniteHybridFamily{graniteHybridDecoderNames, graniteHybridKeys, graniteHybridGguf, graniteQuirks};
 const DecoderFamily kGptNeoXFamily{gptNeoXDecoderNames, nullptr, nullptr, gptNeoXQuirks, "hidden_act", "gelu", "GPT-NeoX models (the exact, erf GELU)"};
 

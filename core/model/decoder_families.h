@@ -30,6 +30,7 @@ struct DecoderFamily {
 
 extern const DecoderFamily kLlamaFamily, kQwen3Family, kQwen3MoeFamily, kOlmoeFamily, kSmolLM3Family, kGptOssFamily,
     kMixtralFamily, kGraniteFamily, kDeepseekFamily, kOlmo2Family, kGemma2Family, kGemma3Family, kPhi3Family,
-    kGptNeoXFamily, kLfm2Family, kQwen35Family, kGraniteHybridFamily, kQwen3NextFamily;
+    kGptNeoXFamily, kLfm2Family, kQwen35Family, kGraniteHybridFamily, kQwen3NextFamily,
+    kNemotronHFamily;
 
 } // namespace attnscope::core

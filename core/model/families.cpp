@@ -116,6 +116,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Phi3, "Phi-3", {"phi3"}, {"phi3"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kPhi3Family},
         {ModelFamily::Qwen35, "Qwen3.5", {"qwen3_5_text", "qwen3_5"}, {"qwen35"}, qwen35Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen35Family},
         {ModelFamily::Qwen3Next, "Qwen3-Next", {"qwen3_next"}, {"qwen3next"}, qwen35Json, decoderGguf, buildDecoder, VocabTxt::WordList, &kQwen3NextFamily},
+        {ModelFamily::NemotronH, "Nemotron-H", {"nemotron_h"}, {"nemotron_h"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kNemotronHFamily},
         {ModelFamily::GraniteHybrid, "Granite 4.0-H", {"granitemoehybrid"}, {"granitehybrid"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGraniteHybridFamily},
         {ModelFamily::Lfm2, "LFM2", {"lfm2"}, {"lfm2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kLfm2Family},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, gptNeoXJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptNeoXFamily},

@@ -149,21 +149,24 @@ void LlamaModel::loadLayer(const DecoderNames& N, int l)
     const std::int64_t C = c.hidden;
     const bool layerNorm = c.norm == LlamaConfig::Norm::Layer;
     Layer L;
-    L.attnNorm = optionalWeight(N.attnNorm, l, {C}, c.preNorms);
-    L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, c.preNorms && layerNorm);
+    // Nemotron-H's blocks have a mixer or an MLP: each with its norm only.
+    const bool mixes = c.mixer(l) != Mixer::None, ffn = c.hasFfn(l);
+    L.attnNorm = optionalWeight(N.attnNorm, l, {C}, c.preNorms && mixes);
+    L.attnNormBias = optionalWeight(N.attnNormBias, l, {C}, c.preNorms && mixes && layerNorm);
     if (c.mixer(l) == Mixer::ShortConv)
         loadShortConv(N, l, L);
     else if (c.mixer(l) == Mixer::DeltaRule)
         loadDeltaNet(N, l, L);
     else if (c.mixer(l) == Mixer::StateSpace)
         loadMamba(N, l, L);
-    else
+    else if (mixes) // attention (an MLP block has no mixer to read)
         loadAttention(N, l, L);
-    L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, c.preNorms);
-    L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, c.preNorms && layerNorm);
+    L.ffnNorm = optionalWeight(N.ffnNorm, l, {C}, c.preNorms && ffn);
+    L.ffnNormBias = optionalWeight(N.ffnNormBias, l, {C}, c.preNorms && ffn && layerNorm);
     L.attnPostNorm = optionalWeight(N.attnPostNorm, l, {C}, c.postNorms);
     L.ffnPostNorm = optionalWeight(N.ffnPostNorm, l, {C}, c.postNorms);
-    loadFeedForward(N, l, L);
+    if (ffn)
+        loadFeedForward(N, l, L);
     if (c.normOffset != 0) // Gemma's (1 + w), on every RMSNorm weight
         for (WeightView* w : {&L.attnNorm, &L.ffnNorm, &L.attnPostNorm, &L.ffnPostNorm, &L.qNorm, &L.kNorm})
             *w = withOffset(*w, c.normOffset);
@@ -222,7 +225,7 @@ void LlamaModel::loadFeedForward(const DecoderNames& N, int l, Layer& L)
 {
     const auto& c = m_config;
     const std::int64_t C = c.hidden;
-    const bool gated = c.mlp != LlamaConfig::Mlp::Gelu;
+    const bool gated = c.mlp != LlamaConfig::Mlp::Gelu && c.mlp != LlamaConfig::Mlp::ReluSquared;
     if (c.routes(l)) {
         loadExperts(N, l, L);
         return;
@@ -500,6 +503,12 @@ std::string mechanicsText(const LlamaConfig& c)
              std::to_string(c.deltaNet.keyHeads) + " key heads) in layers " + delta;
     if (c.attnOutputGate)
         s += ", attention output gates";
+    std::string mlps;
+    for (int l = 0; l < c.nLayer; ++l)
+        if (c.mixer(l) == Mixer::None)
+            mlps += (mlps.empty() ? "" : ", ") + std::to_string(l + 1);
+    if (!mlps.empty())
+        s += ", MLP blocks without token mixing in layers " + mlps;
     std::string scans;
     for (int l = 0; l < c.nLayer; ++l)
         if (c.mixer(l) == Mixer::StateSpace)
@@ -584,6 +593,8 @@ void LlamaModel::describe(std::string source)
             site.heads = c.deltaNet.valueHeads;
             site.kvHeads = c.deltaNet.keyHeads;
             site.headDim = c.deltaNet.keyDim;
+        } else if (site.mixer == Mixer::None) { // an MLP block: one identity grid
+            site.heads = site.kvHeads = site.headDim = 1;
         } else if (site.mixer == Mixer::StateSpace) { // heads reading groups of B and C
             site.heads = c.mamba.heads;
             site.kvHeads = c.mamba.groups;
@@ -617,6 +628,8 @@ KvCache LlamaModel::newCache() const
             widths[at] = c.mamba.groups * c.mamba.state + c.mamba.heads;
             valueWidths[at] = c.mamba.convChannels() + c.mamba.inner();
         }
+        if (c.mixer(l) == Mixer::None) // an MLP block: one placeholder key per row, for its identity grid's shape
+            widths[at] = 1, valueWidths[at] = 0;
     }
     return KvCache(widths, valueWidths);
 }
@@ -681,7 +694,7 @@ bool LlamaModel::headParts(int layer, const float* headMixRow, std::vector<float
 {
     const auto& c = m_config;
     const auto& L = m_layers[static_cast<std::size_t>(layer)];
-    if (c.mixer(layer) == Mixer::DeltaRule || c.mixer(layer) == Mixer::StateSpace) // through a gated norm, not one by one
+    if (c.mixer(layer) != Mixer::Softmax && c.mixer(layer) != Mixer::ShortConv) // a gated norm, or no heads at all
         return false;
     // A convolution layer's heads are its channels, one number each, through out_proj.
     const bool conv = c.mixer(layer) == Mixer::ShortConv;

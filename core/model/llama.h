@@ -124,6 +124,8 @@ private:
     // One layer's attention over the segment's rows `x`: what it adds to the residual stream into `out`, its score
     // inputs and heads' outputs into the layer view.
     void attentionBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // An MLP block's mixer (Nemotron-H): nothing to add, the identity as its site's map.
+    void identityBlock(int layer, Segment& f, State& st, RowMatrix& out, LayerView& view) const;
     // A short-convolution layer (LFM2) in place of attention: y = C * conv(B * x) of the normed rows, out_proj of it
     // into `out`; its map's inputs (C as queries, B as keys, the taps) and its parts into the layer view.
     void shortConvBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;

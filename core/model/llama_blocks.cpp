@@ -69,7 +69,9 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         if (f.hooks)
             hook(f.hooks, Activation::Residual, l, x, 1, c.hidden, f.m);
         LayerView lv;
-        if (c.mixer(l) == Mixer::ShortConv)
+        if (c.mixer(l) == Mixer::None)
+            identityBlock(l, f, st, attnOut, lv);
+        else if (c.mixer(l) == Mixer::ShortConv)
             shortConvBlock(l, f, st, x, attnOut, lv);
         else if (c.mixer(l) == Mixer::DeltaRule)
             deltaRuleBlock(l, f, st, x, attnOut, lv);
@@ -80,7 +82,10 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
         RowMatrix h = x + attnOut;
         Routing route;
-        feedForwardBlock(l, c.parallelResidual ? x : h, ff, route);
+        if (c.hasFfn(l))
+            feedForwardBlock(l, c.parallelResidual ? x : h, ff, route);
+        else // Nemotron-H's mixer blocks: no feed-forward after the mixer
+            ff.setZero(h.rows(), h.cols());
         x = h + ff;
         lv.attnOutput = attnOut.data();
         lv.outputScale = c.residualScale;
@@ -168,6 +173,23 @@ void LlamaModel::attentionBlock(int l, Segment& f, State& st, const RowMatrix& x
     lv.kvHeads = KV;
     lv.headDim = d;
     lv.headMix = f.heads.data();
+}
+
+void LlamaModel::identityBlock(int l, Segment& f, State& st, RowMatrix& out, LayerView& lv) const
+{
+    // An MLP block mixes no tokens: its site's grid is the identity, keys one placeholder number a row.
+    out.setZero(f.q, m_config.hidden);
+    const RowMatrix placeholder = RowMatrix::Zero(f.q, 1);
+    st.cache.append(l, placeholder.data(), nullptr, f.q);
+    ScoreInputs in = ScoreInputs::ofShape(f.q, f.k, f.m, 1, 1, 1);
+    in.mixer = Mixer::None;
+    f.Q = placeholder;
+    in.queries = RowSource::strided(f.Q.data(), 1);
+    in.keys = RowSource::strided(st.cache.keys(l), 1);
+    in.spans = f.global.spans.data();
+    lv.heads = lv.kvHeads = lv.headDim = 1;
+    lv.inputs = in;
+    lv.mask = f.global.mask.data();
 }
 
 void LlamaModel::shortConvBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const
@@ -317,6 +339,10 @@ void LlamaModel::feedForwardBlock(int l, const RowMatrix& x, RowMatrix& out, Rou
         linear(in, L.up, L.upBias, hUp);
         geluNewInPlace(hGate);
         hGate.array() *= hUp.array();
+        linear(hGate, L.down, L.downBias, out);
+    } else if (c.mlp == LlamaConfig::Mlp::ReluSquared) { // Nemotron-H: down(relu(up x)^2)
+        linear(in, L.up, L.upBias, hGate);
+        hGate.array() = hGate.array().max(0.0f).square();
         linear(hGate, L.down, L.downBias, out);
     } else { // GPT-NeoX: gelu(up)
         linear(in, L.up, L.upBias, hGate);

@@ -284,7 +284,37 @@ DecoderNames qwen3NextNames()
     n.sharedExpertGate = {"model.layers.{l}.mlp.shared_expert_gate.weight", "blk.{l}.ffn_gate_inp_shexp.weight"};
     return n;
 }
+// Nemotron-H: the published checkpoints' backbone names; one norm a block, whatever its part.
+DecoderNames nemotronHNames()
+{
+    DecoderNames n;
+    n.embed = {"backbone.embeddings.weight", "token_embd.weight"};
+    n.norm = {"backbone.norm_f.weight", "output_norm.weight"};
+    n.lmHead = {"lm_head.weight", "output.weight"};
+    n.attnNorm = n.ffnNorm = {"backbone.layers.{l}.norm.weight", "blk.{l}.attn_norm.weight"};
+    n.q = {"backbone.layers.{l}.mixer.q_proj.weight", "blk.{l}.attn_q.weight"};
+    n.k = {"backbone.layers.{l}.mixer.k_proj.weight", "blk.{l}.attn_k.weight"};
+    n.v = {"backbone.layers.{l}.mixer.v_proj.weight", "blk.{l}.attn_v.weight"};
+    n.o = {"backbone.layers.{l}.mixer.o_proj.weight", "blk.{l}.attn_output.weight"};
+    n.up = {"backbone.layers.{l}.mixer.up_proj.weight", "blk.{l}.ffn_up.weight"};
+    n.down = {"backbone.layers.{l}.mixer.down_proj.weight", "blk.{l}.ffn_down.weight"};
+    n.mambaIn = {"backbone.layers.{l}.mixer.in_proj.weight", "blk.{l}.ssm_in.weight"};
+    n.mambaConv = {"backbone.layers.{l}.mixer.conv1d.weight", "blk.{l}.ssm_conv1d.weight"};
+    n.mambaConvBias = {"backbone.layers.{l}.mixer.conv1d.bias", "blk.{l}.ssm_conv1d.bias"};
+    n.mambaDtBias = {"backbone.layers.{l}.mixer.dt_bias", "blk.{l}.ssm_dt.bias"};
+    n.mambaDecay = {"backbone.layers.{l}.mixer.A_log", "blk.{l}.ssm_a"};
+    n.mambaSkip = {"backbone.layers.{l}.mixer.D", "blk.{l}.ssm_d"};
+    n.mambaNorm = {"backbone.layers.{l}.mixer.norm.weight", "blk.{l}.ssm_norm.weight"};
+    n.mambaOut = {"backbone.layers.{l}.mixer.out_proj.weight", "blk.{l}.ssm_out.weight"};
+    return n;
+}
 } // namespace
+
+const DecoderNames& nemotronHDecoderNames()
+{
+    static const DecoderNames names = nemotronHNames();
+    return names;
+}
 
 const DecoderNames& qwen3NextDecoderNames()
 {

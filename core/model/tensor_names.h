@@ -116,6 +116,7 @@ const DecoderNames& lfm2DecoderNames();
 const DecoderNames& qwen35DecoderNames();
 const DecoderNames& graniteHybridDecoderNames();
 const DecoderNames& qwen3NextDecoderNames();
+const DecoderNames& nemotronHDecoderNames();
 
 // Encoders (BERT, RoBERTa, DistilBERT), Hugging Face names of the base model, relative to the family's prefix
 // ("bert.", "roberta.", "distilbert.": present in *ForMaskedLM / *ForPreTraining files, absent in *Model files). Norm

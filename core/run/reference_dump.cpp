@@ -69,6 +69,7 @@ public:
         m_segPrefix = m_relative ? "seg" + std::to_string(s.segment) + "." : "";
         // As the references name it: "embeddings" for encoders, "decoder.embedding" in an encoder-decoder model.
         add(stackPrefix(m_segmentStack) + (m_encoder ? "embeddings" : "embedding"), {s.qlen, s.dModel}, s.embedding);
+        m_layerInput.assign(s.embedding, s.embedding + static_cast<std::size_t>(s.qlen) * s.dModel);
         if (s.posEmb)
             add("pos_emb", {s.klen, s.dModel}, s.posEmb);
         if (m_relative) {
@@ -115,6 +116,7 @@ public:
         if (l.inputs.positionBias && l.layer == 0 && l.mlen == 0 && l.qlen == l.klen)
             addPositionTables(stackPrefix(site.stack), *l.inputs.positionBias, l.heads, l.qlen);
         addRouting(p, l);
+        keepLayerOutput(l);
     }
 
     // A read stream (an encoder-decoder model's source): its embedding and its stack's output.
@@ -167,6 +169,14 @@ private:
         if (l.hidden)
             add(p + "hidden", {l.qlen, l.dModel}, l.hidden);
         addRouting(p, l);
+        keepLayerOutput(l);
+    }
+
+    // The residual stream entering the next layer (an MLP block's mixer_out is what it adds to it).
+    void keepLayerOutput(const LayerView& l)
+    {
+        if (l.hidden)
+            m_layerInput.assign(l.hidden, l.hidden + static_cast<std::size_t>(l.qlen) * l.dModel);
     }
 
     // A mixture-of-experts layer's routing.
@@ -188,6 +198,9 @@ private:
     {
         const auto n = static_cast<std::size_t>(l.qlen) * l.dModel;
         std::vector<float> out(l.attnOutput, l.attnOutput + n);
+        if (l.inputs.mixer == Mixer::None && l.hidden && m_layerInput.size() == n) // an MLP block: what it added
+            for (std::size_t k = 0; k < n; ++k)
+                out[k] = l.hidden[k] - m_layerInput[k];
         if (l.outputScale != 1.0f)
             for (float& v : out)
                 v /= l.outputScale;
@@ -243,6 +256,7 @@ private:
     Stack m_segmentStack;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
+    std::vector<float> m_layerInput; // the residual stream entering the current layer
 };
 
 } // namespace
