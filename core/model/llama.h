@@ -124,6 +124,10 @@ private:
     // One layer's attention over the segment's rows `x`: what it adds to the residual stream into `out`, its score
     // inputs and heads' outputs into the layer view.
     void attentionBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // The layer's token mixing by its kind: attention, a convolution, a delta rule, a scan, none (an MLP block).
+    void mixerBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;
+    // A mixture-of-experts layer's routing (and Qwen3-Next's shared expert's gate) into its view.
+    void showRouting(const Routing& route, LayerView& view) const;
     // An MLP block's mixer (Nemotron-H): nothing to add, the identity as its site's map.
     void identityBlock(int layer, Segment& f, State& st, RowMatrix& out, LayerView& view) const;
     // A short-convolution layer (LFM2) in place of attention: y = C * conv(B * x) of the normed rows, out_proj of it

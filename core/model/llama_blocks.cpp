@@ -69,16 +69,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         if (f.hooks)
             hook(f.hooks, Activation::Residual, l, x, 1, c.hidden, f.m);
         LayerView lv;
-        if (c.mixer(l) == Mixer::None)
-            identityBlock(l, f, st, attnOut, lv);
-        else if (c.mixer(l) == Mixer::ShortConv)
-            shortConvBlock(l, f, st, x, attnOut, lv);
-        else if (c.mixer(l) == Mixer::DeltaRule)
-            deltaRuleBlock(l, f, st, x, attnOut, lv);
-        else if (c.mixer(l) == Mixer::StateSpace)
-            stateSpaceBlock(l, f, st, x, attnOut, lv);
-        else
-            attentionBlock(l, f, st, x, attnOut, lv);
+        mixerBlock(l, f, st, x, attnOut, lv);
         // Sequential residual: the MLP reads the attention's sum; parallel (GPT-NeoX): both read the layer input.
         RowMatrix h = x + attnOut;
         Routing route;
@@ -90,16 +81,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         lv.attnOutput = attnOut.data();
         lv.outputScale = c.residualScale;
         lv.hidden = x.data();
-        if (c.routes(l)) {
-            lv.experts = c.experts;
-            lv.expertsUsed = c.expertsUsed;
-            lv.routerLogits = route.logits.data();
-            lv.routerProbs = route.probs.data();
-            lv.expertIds = route.ids.data();
-            lv.expertWeights = route.weights.data();
-            if (!route.sharedGate.empty()) // Qwen3-Next's shared expert's factor, under the reference's name
-                lv.parts.push_back({"shared_expert_gate", 1, route.sharedGate.data()});
-        }
+        if (c.routes(l))
+            showRouting(route, lv);
         run.layerDone(l, lv);
     }
     st.cache.finish();
@@ -113,6 +96,30 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
         ev.logits = logits.data();
         ev.vocab = c.vocabSize;
     });
+}
+
+void LlamaModel::mixerBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const
+{
+    switch (m_config.mixer(l)) {
+    case Mixer::None: identityBlock(l, f, st, out, lv); return;
+    case Mixer::ShortConv: shortConvBlock(l, f, st, x, out, lv); return;
+    case Mixer::DeltaRule: deltaRuleBlock(l, f, st, x, out, lv); return;
+    case Mixer::StateSpace: stateSpaceBlock(l, f, st, x, out, lv); return;
+    case Mixer::Softmax: break;
+    }
+    attentionBlock(l, f, st, x, out, lv);
+}
+
+void LlamaModel::showRouting(const Routing& route, LayerView& lv) const
+{
+    lv.experts = m_config.experts;
+    lv.expertsUsed = m_config.expertsUsed;
+    lv.routerLogits = route.logits.data();
+    lv.routerProbs = route.probs.data();
+    lv.expertIds = route.ids.data();
+    lv.expertWeights = route.weights.data();
+    if (!route.sharedGate.empty()) // Qwen3-Next's shared expert's factor, under the reference's name
+        lv.parts.push_back({"shared_expert_gate", 1, route.sharedGate.data()});
 }
 
 void LlamaModel::embed(std::span<const std::int32_t> ids, RowMatrix& x) const

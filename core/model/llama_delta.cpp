@@ -6,6 +6,7 @@
 #include "model/llama.h"
 
 #include "model/llama_parts.h"
+#include "model/recurrent_parts.h"
 #include "util/stage_timer.h"
 
 #include <cmath>
@@ -13,9 +14,6 @@
 namespace attnscope::core {
 
 namespace {
-
-float silu(float v) { return v / (1.0f + std::exp(-v)); }
-float softplus(float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); }
 
 // Each head of `rows` ([n, heads * d]) divided by sqrt(|head|^2 + 1e-6), Hugging Face's l2norm.
 void l2NormHeads(RowMatrix& rows, int heads, int d)
@@ -27,6 +25,58 @@ void l2NormHeads(RowMatrix& rows, int heads, int d)
         }
 }
 
+// beta = sigmoid(b) and g = -exp(A_log) softplus(a + dt_bias), per row and value head.
+void deltaGates(const RowMatrix& b, const RowMatrix& a, const float* decay, const float* dtBias, RowMatrix& beta,
+                RowMatrix& g)
+{
+    beta.resize(b.rows(), b.cols());
+    g.resize(b.rows(), b.cols());
+    for (Eigen::Index i = 0; i < b.rows(); ++i)
+        for (Eigen::Index h = 0; h < b.cols(); ++h) {
+            beta(i, h) = 1.0f / (1.0f + std::exp(-b(i, h)));
+            g(i, h) = decay[h] * softplus(a(i, h) + dtBias[h]);
+        }
+}
+
+// The rule per value head over every cached row (keys: khat | beta | g, values: the unconvolved rows | v) from a zero
+// state; the outputs of the segment's rows (from m on) into `core` [q, Hv * dv].
+void runDeltaRule(const LlamaConfig::DeltaNet& d, const float* keys, const float* values, int k, int m,
+                  const RowMatrix& queries, RowMatrix& core)
+{
+    const int Hk = d.keyHeads, Hv = d.valueHeads, dk = d.keyDim, dv = d.valueDim, KW = d.keyWidth();
+    const int keyRow = KW + 2 * Hv, valueRow = d.convChannels() + d.valueWidth(), CD = d.convChannels();
+    core.setZero(queries.rows(), d.valueWidth());
+    StageScope timed(Stage::Attention);
+#pragma omp parallel for schedule(static) if (static_cast<double>(k) * Hv * dk * dv > 1e6)
+    for (int h = 0; h < Hv; ++h) {
+        const int kh = h / (Hv / Hk);
+        Eigen::MatrixXf S = Eigen::MatrixXf::Zero(dk, dv);
+        for (int t = 0; t < k; ++t) {
+            const float* keyRowT = keys + static_cast<std::ptrdiff_t>(t) * keyRow;
+            const Eigen::Map<const Eigen::VectorXf> kt(keyRowT + kh * dk, dk);
+            const float beta = keyRowT[KW + h], alpha = std::exp(keyRowT[KW + Hv + h]);
+            const Eigen::Map<const Eigen::VectorXf> v(values + static_cast<std::ptrdiff_t>(t) * valueRow + CD + h * dv, dv);
+            S *= alpha;
+            const Eigen::VectorXf u = beta * (v - S.transpose() * kt);
+            S.noalias() += kt * u.transpose();
+            if (t >= m) {
+                const Eigen::Map<const Eigen::VectorXf> q(queries.row(t - m).data() + kh * dk, dk);
+                core.row(t - m).segment(h * dv, dv) = (S.transpose() * q).transpose();
+            }
+        }
+    }
+}
+
+// out_proj's input columns in the file's head order (a qwen35 GGUF's tiled heads), from Hugging Face's.
+RowMatrix inFileOrder(const RowMatrix& heads, const std::vector<int>& fileHead, int dv)
+{
+    RowMatrix filed(heads.rows(), heads.cols());
+    for (std::size_t h = 0; h < fileHead.size(); ++h)
+        filed.middleCols(static_cast<Eigen::Index>(fileHead[h]) * dv, dv) =
+            heads.middleCols(static_cast<Eigen::Index>(h) * dv, dv);
+    return filed;
+}
+
 } // namespace
 
 void LlamaModel::deltaRuleBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const
@@ -34,7 +84,7 @@ void LlamaModel::deltaRuleBlock(int l, Segment& f, State& st, const RowMatrix& x
     const auto& c = m_config;
     const auto& d = c.deltaNet;
     const auto& L = m_layers[static_cast<std::size_t>(l)];
-    const int Hk = d.keyHeads, Hv = d.valueHeads, dk = d.keyDim, dv = d.valueDim, K = d.convWidth;
+    const int Hk = d.keyHeads, Hv = d.valueHeads, dk = d.keyDim, dv = d.valueDim;
     const int KW = d.keyWidth(), VW = d.valueWidth(), CD = d.convChannels();
     const int keyRow = KW + 2 * Hv, valueRow = CD + VW; // the cache's rows (llama.cpp's newCache)
     {
@@ -50,85 +100,30 @@ void LlamaModel::deltaRuleBlock(int l, Segment& f, State& st, const RowMatrix& x
         linear(f.a, L.dA, WeightView{}, a);
     }
     // The causal convolution reads the unconvolved rows the cache holds before this segment's.
-    const float* cachedRows = st.cache.values(l);
-    const float* taps = L.dConvTaps.floats();
-    f.deltaConv.resize(f.q, CD);
-    for (int i = 0; i < f.q; ++i)
-        for (int ch = 0; ch < CD; ++ch) {
-            float sum = 0.0f;
-            for (int s = 0; s < K; ++s) {
-                const int row = f.m + i - (K - 1) + s; // in the whole run's rows
-                if (row < 0)
-                    continue;
-                sum += taps[static_cast<std::ptrdiff_t>(ch) * K + s] *
-                       (row < f.m ? cachedRows[static_cast<std::ptrdiff_t>(row) * valueRow + ch] : mixed(row - f.m, ch));
-            }
-            f.deltaConv(i, ch) = silu(sum);
-        }
+    convolveWithSilu({L.dConvTaps.floats(), nullptr, d.convWidth, CD}, st.cache.values(l), valueRow, f.m, mixed, 0,
+                     f.deltaConv);
     f.qhat = f.deltaConv.leftCols(KW);
     f.khat = f.deltaConv.middleCols(KW, KW);
     l2NormHeads(f.qhat, Hk, dk);
     l2NormHeads(f.khat, Hk, dk);
-    f.beta.resize(f.q, Hv);
-    f.g.resize(f.q, Hv);
-    for (int i = 0; i < f.q; ++i)
-        for (int h = 0; h < Hv; ++h) {
-            f.beta(i, h) = 1.0f / (1.0f + std::exp(-b(i, h)));
-            f.g(i, h) = L.dDecay.floats()[h] * softplus(a(i, h) + L.dDtBias.floats()[h]);
-        }
+    deltaGates(b, a, L.dDecay.floats(), L.dDtBias.floats(), f.beta, f.g);
     // The cache: khat | beta | g (the map's keys), and the unconvolved rows | convolved v (the next rows' convolution,
-    // the values the rule writes).
+    // the values the rule writes). The map's queries carry the rule's 1/sqrt(dk).
     RowMatrix keys(f.q, keyRow), values(f.q, valueRow);
     keys << f.khat, f.beta, f.g;
     values << mixed, f.deltaConv.rightCols(VW);
     st.cache.append(l, keys.data(), values.data(), f.q);
-    // The map's queries carry the rule's 1/sqrt(dk).
-    RowMatrix queries = f.qhat / std::sqrt(static_cast<float>(dk));
-    const float* K_ = st.cache.keys(l);
-    const float* V_ = st.cache.values(l);
-    f.core.setZero(f.q, VW);
-    {
-        StageScope timed(Stage::Attention);
-#pragma omp parallel for schedule(static) if (static_cast<double>(f.k) * Hv * dk * dv > 1e6)
-        for (int h = 0; h < Hv; ++h) {
-            const int kh = h / (Hv / Hk);
-            Eigen::MatrixXf S = Eigen::MatrixXf::Zero(dk, dv);
-            for (int t = 0; t < f.k; ++t) {
-                const float* keyRowT = K_ + static_cast<std::ptrdiff_t>(t) * keyRow;
-                const Eigen::Map<const Eigen::VectorXf> k(keyRowT + kh * dk, dk);
-                const float beta = keyRowT[KW + h], alpha = std::exp(keyRowT[KW + Hv + h]);
-                const Eigen::Map<const Eigen::VectorXf> v(V_ + static_cast<std::ptrdiff_t>(t) * valueRow + CD + h * dv, dv);
-                S *= alpha;
-                const Eigen::VectorXf u = beta * (v - S.transpose() * k);
-                S.noalias() += k * u.transpose();
-                if (t >= f.m) {
-                    const Eigen::Map<const Eigen::VectorXf> q(queries.row(t - f.m).data() + kh * dk, dk);
-                    f.core.row(t - f.m).segment(h * dv, dv) = (S.transpose() * q).transpose();
-                }
-            }
-        }
-    }
+    f.Q = f.qhat / std::sqrt(static_cast<float>(dk));
+    runDeltaRule(d, st.cache.keys(l), st.cache.values(l), f.k, f.m, f.Q, f.core);
     // The gated RMSNorm per value head: plain w, times silu(z).
-    f.normed.resize(f.q, VW);
-    const float* w = L.dNorm.floats();
-    for (int i = 0; i < f.q; ++i)
-        for (int h = 0; h < Hv; ++h) {
-            const auto o = f.core.row(i).segment(h * dv, dv);
-            const float inv = 1.0f / std::sqrt(o.squaredNorm() / static_cast<float>(dv) + c.rmsNormEps);
-            for (int e = 0; e < dv; ++e)
-                f.normed(i, h * dv + e) = o(e) * inv * w[e] * silu(z(i, h * dv + e));
-        }
+    f.normed = f.core;
+    rmsNormRuns(f.normed, Hv, L.dNorm.floats(), false, c.rmsNormEps);
+    f.normed.array() *= z.array() / (1.0f + (-z.array()).exp());
     if (st.ablate && st.ablate->layer == l)
         f.normed.middleCols(static_cast<Eigen::Index>(st.ablate->head) * dv, dv).setZero();
     {
-        // out_proj's input columns are in the file's head order (a qwen35 GGUF's tiled heads).
         StageScope timed(Stage::Projections);
-        const std::vector<int> fileHead = fileValueHeads();
-        RowMatrix filed(f.q, VW);
-        for (int h = 0; h < Hv; ++h)
-            filed.middleCols(static_cast<Eigen::Index>(fileHead[static_cast<std::size_t>(h)]) * dv, dv) =
-                f.normed.middleCols(static_cast<Eigen::Index>(h) * dv, dv);
-        linear(filed, L.dOut, WeightView{}, out);
+        linear(inFileOrder(f.normed, fileValueHeads(), dv), L.dOut, WeightView{}, out);
     }
     if (c.residualScale != 1.0f)
         out *= c.residualScale;
@@ -136,9 +131,8 @@ void LlamaModel::deltaRuleBlock(int l, Segment& f, State& st, const RowMatrix& x
     in.mixer = Mixer::DeltaRule;
     in.queryCols = KW;
     in.keyCols = keyRow;
-    f.Q = std::move(queries); // kept for the layer view (the map's queries)
     in.queries = RowSource::strided(f.Q.data(), KW);
-    in.keys = RowSource::strided(K_, keyRow);
+    in.keys = RowSource::strided(st.cache.keys(l), keyRow);
     in.spans = f.global.spans.data();
     lv.heads = Hv;
     lv.kvHeads = Hk;

@@ -8,6 +8,7 @@
 #include "model/llama.h"
 
 #include "model/llama_parts.h"
+#include "model/recurrent_parts.h"
 #include "util/stage_timer.h"
 
 #include <cmath>
@@ -15,8 +16,45 @@
 namespace attnscope::core {
 
 namespace {
-float silu(float v) { return v / (1.0f + std::exp(-v)); }
-float softplus(float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); }
+
+// dt = softplus(dt_raw + dt_bias) per row and head, from in_proj's last columns (from `column` on).
+RowMatrix stepSizes(const RowMatrix& p, int column, int heads, const float* dtBias)
+{
+    RowMatrix dt(p.rows(), heads);
+    for (Eigen::Index i = 0; i < p.rows(); ++i)
+        for (int h = 0; h < heads; ++h)
+            dt(i, h) = softplus(p(i, column + h) + dtBias[h]);
+    return dt;
+}
+
+// The scan per head over every cached row (keys: B | dt, values: the unconvolved rows | x) from a zero state; the
+// outputs y + D x of the segment's rows (from m on) into `core` [q, heads * headDim]. C (the queries) per group.
+void runScan(const LlamaConfig::Mamba2& s, const float* keys, const float* values, int k, int m, const RowMatrix& C,
+             const float* A, const float* D, RowMatrix& core)
+{
+    const int H = s.heads, P = s.headDim, G = s.groups, N = s.state, GN = G * N, CD = s.convChannels();
+    const int keyRow = GN + H, valueRow = CD + s.inner();
+    core.resize(C.rows(), s.inner());
+    StageScope timed(Stage::Attention);
+#pragma omp parallel for schedule(static) if (static_cast<double>(k) * H * P * N > 1e6)
+    for (int h = 0; h < H; ++h) {
+        const int g = h / (H / G);
+        Eigen::MatrixXf S = Eigen::MatrixXf::Zero(P, N);
+        for (int t = 0; t < k; ++t) {
+            const float* keyRowT = keys + static_cast<std::ptrdiff_t>(t) * keyRow;
+            const Eigen::Map<const Eigen::VectorXf> b(keyRowT + g * N, N);
+            const float dt = keyRowT[GN + h];
+            const Eigen::Map<const Eigen::VectorXf> xt(values + static_cast<std::ptrdiff_t>(t) * valueRow + CD + h * P, P);
+            S *= std::exp(dt * A[h]);
+            S.noalias() += (dt * xt) * b.transpose();
+            if (t >= m) {
+                const Eigen::Map<const Eigen::VectorXf> cq(C.row(t - m).data() + g * N, N);
+                core.row(t - m).segment(h * P, P) = (S * cq + D[h] * xt).transpose();
+            }
+        }
+    }
+}
+
 } // namespace
 
 void LlamaModel::stateSpaceBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const
@@ -24,7 +62,7 @@ void LlamaModel::stateSpaceBlock(int l, Segment& f, State& st, const RowMatrix& 
     const auto& c = m_config;
     const auto& s = c.mamba;
     const auto& L = m_layers[static_cast<std::size_t>(l)];
-    const int H = s.heads, P = s.headDim, G = s.groups, N = s.state, K = s.convWidth;
+    const int H = s.heads, P = s.headDim, G = s.groups, N = s.state;
     const int I = s.inner(), GN = G * N, CD = s.convChannels();
     const int keyRow = GN + H, valueRow = CD + I; // the cache's rows (llama.cpp's newCache)
     {
@@ -37,69 +75,20 @@ void LlamaModel::stateSpaceBlock(int l, Segment& f, State& st, const RowMatrix& 
         linear(f.a, L.mIn, WeightView{}, p);
     }
     // in_proj's columns: the gate z, then x | B | C before the convolution, then dt.
-    const float* cachedRows = st.cache.values(l);
-    const float* taps = L.mConvTaps.floats();
-    const float* bias = L.mConvBias ? L.mConvBias.floats() : nullptr;
-    f.deltaConv.resize(f.q, CD);
-    for (int i = 0; i < f.q; ++i)
-        for (int ch = 0; ch < CD; ++ch) {
-            float sum = bias ? bias[ch] : 0.0f;
-            for (int k = 0; k < K; ++k) {
-                const int row = f.m + i - (K - 1) + k;
-                if (row < 0)
-                    continue;
-                sum += taps[static_cast<std::ptrdiff_t>(ch) * K + k] *
-                       (row < f.m ? cachedRows[static_cast<std::ptrdiff_t>(row) * valueRow + ch] : p(row - f.m, I + ch));
-            }
-            f.deltaConv(i, ch) = silu(sum);
-        }
-    f.g.resize(f.q, H); // dt
-    for (int i = 0; i < f.q; ++i)
-        for (int h = 0; h < H; ++h)
-            f.g(i, h) = softplus(p(i, I + CD + h) + L.mDtBias.floats()[h]);
+    convolveWithSilu({L.mConvTaps.floats(), L.mConvBias ? L.mConvBias.floats() : nullptr, s.convWidth, CD},
+                     st.cache.values(l), valueRow, f.m, p, I, f.deltaConv);
+    f.g = stepSizes(p, I + CD, H, L.mDtBias.floats());
     // The cache: B | dt (the map's keys), and xBC before the convolution | x after it.
     RowMatrix keys(f.q, keyRow), values(f.q, valueRow);
     keys << f.deltaConv.middleCols(I, GN), f.g;
     values << p.middleCols(I, CD), f.deltaConv.leftCols(I);
     st.cache.append(l, keys.data(), values.data(), f.q);
     f.Q = f.deltaConv.rightCols(GN); // C: the map's queries
-    const float* K_ = st.cache.keys(l);
-    const float* V_ = st.cache.values(l);
-    const float* A = L.mDecay.floats();
-    f.core.resize(f.q, I);
-    {
-        StageScope timed(Stage::Attention);
-#pragma omp parallel for schedule(static) if (static_cast<double>(f.k) * H * P * N > 1e6)
-        for (int h = 0; h < H; ++h) {
-            const int g = h / (H / G);
-            Eigen::MatrixXf S = Eigen::MatrixXf::Zero(P, N);
-            for (int t = 0; t < f.k; ++t) {
-                const float* keyRowT = K_ + static_cast<std::ptrdiff_t>(t) * keyRow;
-                const Eigen::Map<const Eigen::VectorXf> b(keyRowT + g * N, N);
-                const float dt = keyRowT[GN + h];
-                const Eigen::Map<const Eigen::VectorXf> xt(V_ + static_cast<std::ptrdiff_t>(t) * valueRow + CD + h * P, P);
-                S *= std::exp(dt * A[h]);
-                S.noalias() += (dt * xt) * b.transpose();
-                if (t >= f.m) {
-                    const Eigen::Map<const Eigen::VectorXf> cq(f.Q.row(t - f.m).data() + g * N, N);
-                    f.core.row(t - f.m).segment(h * P, P) = (S * cq + L.mSkip.floats()[h] * xt).transpose();
-                }
-            }
-        }
-    }
+    runScan(s, st.cache.keys(l), st.cache.values(l), f.k, f.m, f.Q, L.mDecay.floats(), L.mSkip.floats(), f.core);
     // The gated RMSNorm: the gate first, then the norm over each of normGroups runs of channels, times w.
-    f.normed.resize(f.q, I);
-    const float* w = L.mNorm.floats();
-    const int width = I / s.normGroups;
-    for (int i = 0; i < f.q; ++i) {
-        for (int ch = 0; ch < I; ++ch)
-            f.normed(i, ch) = f.core(i, ch) * silu(p(i, ch));
-        for (int ng = 0; ng < s.normGroups; ++ng) {
-            auto run = f.normed.row(i).segment(static_cast<Eigen::Index>(ng) * width, width);
-            run *= 1.0f / std::sqrt(run.squaredNorm() / static_cast<float>(width) + c.rmsNormEps);
-        }
-        f.normed.row(i).array() *= Eigen::Map<const Eigen::ArrayXf>(w, I).transpose();
-    }
+    const auto gate = p.leftCols(I).array();
+    f.normed = (f.core.array() * gate / (1.0f + (-gate).exp())).matrix();
+    rmsNormRuns(f.normed, s.normGroups, L.mNorm.floats(), true, c.rmsNormEps);
     if (st.ablate && st.ablate->layer == l)
         f.normed.middleCols(static_cast<Eigen::Index>(st.ablate->head) * P, P).setZero();
     {
@@ -113,7 +102,7 @@ void LlamaModel::stateSpaceBlock(int l, Segment& f, State& st, const RowMatrix& 
     in.queryCols = GN;
     in.keyCols = keyRow;
     in.queries = RowSource::strided(f.Q.data(), GN);
-    in.keys = RowSource::strided(K_, keyRow);
+    in.keys = RowSource::strided(st.cache.keys(l), keyRow);
     in.spans = f.global.spans.data();
     in.stateDecay = m_info.layerRules[static_cast<std::size_t>(l)].stateDecay.data();
     lv.heads = H;
