@@ -25,6 +25,7 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     , m_splitLabel(new QLabel(tr("Band split"), this))
     , m_raw(new QCheckBox(tr("Raw scores (before softmax)"), this))
     , m_uncapped(new QCheckBox(tr("Before the soft cap"), this))
+    , m_heuristic(new QCheckBox(tr("Heuristic map (TransformerLens's approximation)"), this))
     , m_colourMap(new QComboBox(this))
     , m_normalisation(new QComboBox(this))
     , m_values(new QCheckBox(tr("Values in cells"), this))
@@ -93,6 +94,12 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     m_uncapped->hide();
     form->addRow(m_uncapped);
     connect(m_uncapped, &QCheckBox::toggled, this, &DisplayPanel::emitTerms);
+    m_heuristic->setObjectName(QStringLiteral("heuristicMap"));
+    m_heuristic->setToolTip(tr("Delta-rule layers: the map without the rule's erasure along each key, as TransformerLens "
+                               "documents it. An approximation: it does not reconstruct the layer's output"));
+    m_heuristic->hide();
+    form->addRow(m_heuristic);
+    connect(m_heuristic, &QCheckBox::toggled, this, &DisplayPanel::emitTerms);
     m_words = new QCheckBox(tr("Whole words"), this);
     m_words->setObjectName(QStringLiteral("wholeWords"));
     m_words->setToolTip(tr("Merge the subword pieces of a word: attention to a word is summed over its pieces, "
@@ -148,12 +155,27 @@ void DisplayPanel::emitTerms()
 
 core::TermSelection DisplayPanel::terms() const
 {
-    return {m_termBox[0]->isChecked(), m_termBox[1]->isChecked(), m_termBox[2]->isChecked(), m_termBox[3]->isChecked(),
-            m_raw->isChecked(), m_raw->isChecked() && !m_uncapped->isHidden() && m_uncapped->isChecked()};
+    core::TermSelection t;
+    t.a = m_termBox[0]->isChecked();
+    t.b = m_termBox[1]->isChecked();
+    t.c = m_termBox[2]->isChecked();
+    t.d = m_termBox[3]->isChecked();
+    t.raw = m_raw->isChecked();
+    t.uncapped = t.raw && !m_uncapped->isHidden() && m_uncapped->isChecked();
+    t.heuristic = !m_heuristic->isHidden() && m_heuristic->isChecked();
+    return t;
 }
 
 void DisplayPanel::setModel(const core::ModelInfo& model)
 {
+    // The heuristic map's box only where some layer has one (a delta rule).
+    const bool heuristic = std::any_of(model.sites.begin(), model.sites.end(),
+                                       [](const core::AttentionSite& s) { return core::mixerRow(s.mixer).heuristic; });
+    m_heuristic->setVisible(heuristic);
+    if (!heuristic) {
+        const QSignalBlocker block(m_heuristic);
+        m_heuristic->setChecked(false);
+    }
     const bool predicts = model.can.causal && model.can.nextTokenLoss;
     m_surprisal->setEnabled(predicts);
     if (!predicts) {
@@ -277,6 +299,10 @@ void DisplayPanel::setTerms(const core::TermSelection& t)
     {
         const QSignalBlocker block(m_uncapped);
         m_uncapped->setChecked(t.uncapped);
+    }
+    {
+        const QSignalBlocker block(m_heuristic);
+        m_heuristic->setChecked(t.heuristic);
     }
     if (m_raw->isChecked() != t.raw)
         m_raw->setChecked(t.raw); // switches the colour map along, and re-emits the (same) terms

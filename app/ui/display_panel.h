@@ -74,7 +74,8 @@ private:
     std::optional<core::BandSplit> m_bands;
     std::vector<float> m_frequencies;
     QCheckBox* m_raw;
-    QCheckBox* m_uncapped; // raw scores before the soft cap (shown for models that cap them)
+    QCheckBox* m_uncapped;
+    QCheckBox* m_heuristic; // a delta rule's heuristic map instead of its exact one // raw scores before the soft cap (shown for models that cap them)
     QComboBox* m_colourMap;
     QComboBox* m_normalisation;
     QCheckBox* m_values;

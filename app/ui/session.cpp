@@ -149,6 +149,8 @@ const std::vector<SessionKey>& keys()
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.raw); }},
         {"selection.terms.uncapped", [](const SessionState& s) { return QJsonValue(s.selection.terms.uncapped); },
          [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.uncapped); }},
+        {"selection.terms.heuristic", [](const SessionState& s) { return QJsonValue(s.selection.terms.heuristic); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.selection.terms.heuristic); }},
         {"view.colourMap", [](const SessionState& s) { return QJsonValue(widgets::colourMapName(s.display.colourMap)); },
          [](SessionState& s, const QJsonValue& v) -> QString {
              QString name;

@@ -98,8 +98,10 @@ QString selectionTitle(const QString& modelName, const ViewSelection& s, const c
     const QString parts = componentsLabel(info, s, false);
     if (!parts.isEmpty())
         t += QStringLiteral(" · ") + parts;
-    if (s.terms.raw)
+    if (s.terms.raw && kind.probabilities)
         t += s.terms.uncapped && info.softCapsScores() ? QObject::tr(" · raw scores before the soft cap") : QObject::tr(" · raw scores");
+    if (s.terms.heuristic && kind.heuristic)
+        t += QObject::tr(" · TransformerLens's heuristic map");
     return t;
 }
 
@@ -241,8 +243,9 @@ void labelImplicitMap(const core::ModelInfo& model, const ViewSelection& s, widg
     const bool magnitudes = several && kind.aggregate == core::HeadAggregate::MeanMagnitude;
     // Short enough for the colour bar at 1280x800: the kind is in the title, the values here.
     const QString values = QString::fromUtf8(kind.values);
-    d.valueLabel = magnitudes ? QObject::tr("mean |weight| of %1 (exact map)").arg(values)
-                              : QObject::tr("signed weight of %1 (exact map)").arg(values);
+    const QString map = kind.heuristic && s.terms.heuristic ? QObject::tr("heuristic map, not exact") : QObject::tr("exact map");
+    d.valueLabel = magnitudes ? QObject::tr("mean |weight| of %1 (%2)").arg(values, map)
+                              : QObject::tr("signed weight of %1 (%2)").arg(values, map);
     d.diverging = d.signedWeights = !magnitudes;
     d.fromZero = magnitudes;
 }

@@ -16,6 +16,9 @@ struct TermSelection {
     bool raw = false; // the chosen terms' sum before softmax (scores, not probabilities)
     // With raw: the scores before the model's soft cap (Gemma 2's cap * tanh(s / cap)); no effect without a cap.
     bool uncapped = false;
+    // A delta rule's heuristic map (TransformerLens's approximation, without the erasure) in place of its exact map;
+    // no effect on other kinds (mixer.h: MixerRow::heuristic).
+    bool heuristic = false;
     bool isFull() const { return a && b && c && d; }
     // Every one of the first `count` terms (or bands) is on: the full score, whatever the rest say.
     bool covers(int count) const

@@ -262,6 +262,14 @@ void writeRow(const HeadScores& hs, const ScoreInputs& in, int i, const TermSele
         softmaxInPlace(row + lo, len, nullptr, sel.covers(in.termCount()) ? in.sinkOf(hs.head()) : -std::numeric_limits<float>::infinity());
 }
 
+// The map a selection asks for: the exact one, or where the kind has one and the selection says so its heuristic.
+ScoreInputs withMap(const ScoreInputs& in, const TermSelection& sel)
+{
+    ScoreInputs map = in;
+    map.heuristicMap = in.heuristicMap || (sel.heuristic && mixerRow(in.mixer).heuristic);
+    return map;
+}
+
 void checkHead(const ScoreInputs& in, int head)
 {
     if (head < 0 || head >= in.heads)
@@ -273,9 +281,10 @@ void headAttention(const ScoreInputs& in, int head, const TermSelection& sel, fl
 {
     checkHead(in, head);
     if (in.mixer != Mixer::Softmax) { // an implicit map: no softmax, no terms, raw and full alike
+        const ScoreInputs map = withMap(in, sel);
 #pragma omp parallel for schedule(static) if (static_cast<double>(in.qlen) * in.klen > 1e6)
         for (int i = 0; i < in.qlen; ++i)
-            implicitMapRow(in, head, i, out + static_cast<std::ptrdiff_t>(i) * ld, masked);
+            implicitMapRow(map, head, i, out + static_cast<std::ptrdiff_t>(i) * ld, masked);
         return;
     }
     const int blocks = (in.qlen + HeadScores::kBlockRows - 1) / HeadScores::kBlockRows;
@@ -298,8 +307,9 @@ void headAttentionRows(const ScoreInputs& in, int head, const TermSelection& sel
 {
     checkHead(in, head);
     if (in.mixer != Mixer::Softmax) {
+        const ScoreInputs map = withMap(in, sel);
         for (std::size_t k = 0; k < rows.size(); ++k)
-            implicitMapRow(in, head, rows[k], out + static_cast<std::ptrdiff_t>(k) * ld, masked);
+            implicitMapRow(map, head, rows[k], out + static_cast<std::ptrdiff_t>(k) * ld, masked);
         return;
     }
     HeadScores hs(in, head, !sel.covers(in.termCount()));

@@ -358,6 +358,9 @@ TEST_CASE("a session round trip restores the view and the corpus scan, bad value
     Window win("gpt2-tiny", ids(5));
     REQUIRE(win.w.openSession(session + ".attnscope").isEmpty());
     settle(win.c);
+    // The session's model loads and its text runs before the selection is put back: under a loaded machine the last
+    // step can come after the compute lanes are idle, so wait for it (and fail below if it never comes).
+    QTest::qWaitFor([&] { return win.w.selection().site == 1 && win.c.idle(); }, 20000);
     CHECK(win.w.selection().site == 1);
     CHECK(win.w.selection().heads == std::vector<int>{2});
     REQUIRE(win.w.relposPanel()->scan());

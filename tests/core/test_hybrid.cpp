@@ -195,6 +195,24 @@ TEST_CASE("a capture's grid of a hybrid layer is its implicit map, several heads
                                 CHECK(std::abs(g.at(i, j) - at(h, i, j)) <= 1e-5 + 1e-5 * std::abs(at(h, i, j)));
                         }
                 }
+                // The heuristic map where the kind has one (TransformerLens's, without the delta rule's erasure): the
+                // reference's heuristic_attn, and far from the exact map.
+                if (core::mixerRow(site.mixer).heuristic) {
+                    const auto* heuristic = find(ref, "layer" + std::to_string(site.layer) + ".heuristic_attn");
+                    REQUIRE(heuristic);
+                    core::TermSelection approx;
+                    approx.heuristic = true;
+                    const auto g = core::attentionGrid(*capture, 0, s, {1}, approx);
+                    double toHeuristic = 0, toExact = 0;
+                    for (int i = 0; i < T; ++i)
+                        for (int j = 0; j <= i; ++j) {
+                            const float want = heuristic->data[(static_cast<std::size_t>(1) * T + i) * T + j];
+                            toHeuristic = std::max(toHeuristic, static_cast<double>(std::abs(g.at(i, j) - want)));
+                            toExact = std::max(toExact, static_cast<double>(std::abs(g.at(i, j) - at(1, i, j))));
+                        }
+                    CHECK(toHeuristic <= 1e-5);
+                    CHECK(toExact > 1e-3);
+                }
                 const bool magnitudes = core::mixerRow(site.mixer).aggregate == core::HeadAggregate::MeanMagnitude;
                 const auto all = core::attentionGrid(*capture, 0, s, {});
                 for (int i = 0; i < T; ++i)
