@@ -9,6 +9,7 @@
 #include "util/checked_size.h"
 #include "util/message_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -435,6 +436,12 @@ namespace {
 // The position scheme and the family's other mechanics in words, for the Model dock and `info`.
 std::string positionsText(const LlamaConfig& c)
 {
+    // Granite 4.0-H, Nemotron-H: no layer rotates; order comes from the causal mask and the recurrent layers.
+    const bool noRotation = !c.noRopeLayers.empty() &&
+                            std::all_of(c.noRopeLayers.begin(), c.noRopeLayers.end(), [](bool nope) { return nope; });
+    if (noRotation)
+        return std::string("no positions (NoPE): order from the causal mask") +
+               (c.layerMixers.empty() ? "" : " and the recurrent layers") + ", context " + std::to_string(c.maxPositions);
     std::string pos = "rotary (theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ")";
     if (c.rope.scaling == RopeConfig::Scaling::Llama3 || !c.rope.freqDivisors.empty())
         pos += ", llama3 frequency scaling";
