@@ -256,9 +256,10 @@ void TextAttentionView::setData(GridDataPtr grid)
     m_table->setRowCount(0);
     if (!m_data)
         return;
-    // Raw scores are not shares of attention: say "score" and print them as they are.
-    const bool scores = m_data->diverging;
-    m_table->setHorizontalHeaderLabels({tr("from"), tr("to"), scores ? tr("score") : tr("strength %")});
+    // Raw scores and an implicit map's weights are not shares of attention: say what they are, print them as they are.
+    const bool weights = m_data->signedWeights || (m_data->fromZero && !m_data->diverging);
+    const bool scores = m_data->diverging || weights;
+    m_table->setHorizontalHeaderLabels({tr("from"), tr("to"), weights ? tr("weight") : scores ? tr("score") : tr("strength %")});
     const auto pairs = strongestPairs(*m_data, 20, true);
     m_table->setRowCount(static_cast<int>(pairs.size()));
     for (int i = 0; i < static_cast<int>(pairs.size()); ++i) {
