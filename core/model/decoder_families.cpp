@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 namespace attnscope::core {
 
@@ -316,6 +317,43 @@ void gptNeoXQuirks(LlamaConfig& c)
         c.qkv = LlamaConfig::Qkv::PerHead; // Hugging Face's query_key_value (GGUF set Blocks already)
 }
 
+// A hybrid's layer_types list, each layer named by one of `names` (the mixer beside the name); nothing when the file
+// gives no list.
+std::optional<std::vector<Mixer>> layerTypesOf(const ConfigReader& r, const nlohmann::json& j, int layers,
+                                               std::initializer_list<std::pair<const char*, Mixer>> names)
+{
+    const auto it = j.find("layer_types");
+    if (it == j.end() || !it->is_array())
+        return std::nullopt;
+    std::string allowed;
+    for (const auto& [name, mixer] : names)
+        allowed += (allowed.empty() ? "\"" : " or \"") + std::string(name) + "\"";
+    if (it->size() != static_cast<std::size_t>(layers))
+        r.fail("layer_types", "names " + std::to_string(it->size()) + " layers; the model has " + std::to_string(layers));
+    std::vector<Mixer> mixers;
+    for (std::size_t l = 0; l < it->size(); ++l) {
+        const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
+        const auto known = std::find_if(names.begin(), names.end(), [&](const auto& n) { return t == n.first; });
+        if (known == names.end())
+            r.fail("layer_types", "entry " + std::to_string(l) + " must be " + allowed);
+        mixers.push_back(known->second);
+    }
+    return mixers;
+}
+
+// A hybrid GGUF's layers by their key/value heads (attention.head_count_kv per layer): attention where there are
+// some, `otherwise` where there are none.
+std::vector<Mixer> ggufMixersByKvHeads(const GgufFile& g, const LlamaConfig& c, Mixer otherwise)
+{
+    std::vector<Mixer> mixers(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
+    const GgufValue* kv = g.value(c.modelType + ".attention.head_count_kv");
+    if (kv && kv->kind == GgufValue::Kind::Array)
+        for (std::size_t l = 0; l < mixers.size() && l < kv->ints.size(); ++l)
+            if (kv->ints[l] == 0)
+                mixers[l] = otherwise;
+    return mixers;
+}
+
 // Short convolutions are a few taps wide (LFM2: 3); a header asking for thousands is not a model.
 constexpr int kMaxConvWidth = 256;
 
@@ -339,18 +377,9 @@ int lfm2FeedForwardWidth(const ConfigReader& r)
 // layers; every other layer convolves).
 std::vector<Mixer> lfm2LayerMixers(const ConfigReader& r, const nlohmann::json& j, int layers)
 {
+    if (auto listed = layerTypesOf(r, j, layers, {{"conv", Mixer::ShortConv}, {"full_attention", Mixer::Softmax}}))
+        return *listed;
     std::vector<Mixer> mixers(static_cast<std::size_t>(layers), Mixer::ShortConv);
-    if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
-        if (it->size() != mixers.size())
-            r.fail("layer_types", "names " + std::to_string(it->size()) + " layers; the model has " + std::to_string(layers));
-        for (std::size_t l = 0; l < mixers.size(); ++l) {
-            const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
-            if (t != "conv" && t != "full_attention")
-                r.fail("layer_types", "entry " + std::to_string(l) + " must be \"conv\" or \"full_attention\"");
-            mixers[l] = t == "conv" ? Mixer::ShortConv : Mixer::Softmax;
-        }
-        return mixers;
-    }
     const auto it = j.find("full_attn_idxs");
     if (it == j.end() || !it->is_array())
         r.fail("layer_types", "required key is missing (or full_attn_idxs): which layers are attention");
@@ -382,12 +411,7 @@ void lfm2Keys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
 void lfm2Gguf(const GgufFile& g, LlamaConfig& c)
 {
     const std::string arch = c.modelType + ".";
-    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
-    const GgufValue* kv = g.value(arch + "attention.head_count_kv");
-    if (kv && kv->kind == GgufValue::Kind::Array)
-        for (std::size_t l = 0; l < c.layerMixers.size() && l < kv->ints.size(); ++l)
-            if (kv->ints[l] == 0)
-                c.layerMixers[l] = Mixer::ShortConv;
+    c.layerMixers = ggufMixersByKvHeads(g, c, Mixer::ShortConv);
     c.convWidth = ggufPositive(g, arch + "shortconv.l_cache");
     if (c.convWidth > kMaxConvWidth)
         throw Error(ErrorCode::BadConfig, "a convolution of " + std::to_string(c.convWidth) + " taps; at most " +
@@ -402,18 +426,9 @@ void lfm2Quirks(LlamaConfig& c) { c.qkNorm = LlamaConfig::QkNorm::PerHead; }
 // Which layers run the delta rule: layer_types, else every layer but each full_attention_interval-th.
 std::vector<Mixer> qwen35LayerMixers(const ConfigReader& r, const nlohmann::json& j, int layers)
 {
+    if (auto listed = layerTypesOf(r, j, layers, {{"linear_attention", Mixer::DeltaRule}, {"full_attention", Mixer::Softmax}}))
+        return *listed;
     std::vector<Mixer> mixers(static_cast<std::size_t>(layers), Mixer::DeltaRule);
-    if (const auto it = j.find("layer_types"); it != j.end() && it->is_array()) {
-        if (it->size() != mixers.size())
-            r.fail("layer_types", "names " + std::to_string(it->size()) + " layers; the model has " + std::to_string(layers));
-        for (std::size_t l = 0; l < mixers.size(); ++l) {
-            const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
-            if (t != "linear_attention" && t != "full_attention")
-                r.fail("layer_types", "entry " + std::to_string(l) + " must be \"linear_attention\" or \"full_attention\"");
-            mixers[l] = t == "linear_attention" ? Mixer::DeltaRule : Mixer::Softmax;
-        }
-        return mixers;
-    }
     const int interval = r.intOr("full_attention_interval", 4, 1);
     for (int l = 0; l < layers; ++l)
         if ((l + 1) % interval == 0)
@@ -626,16 +641,10 @@ void graniteHybridKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConf
                                    std::to_string(m.inner()) + ")");
     if (r.boolOr("mamba_proj_bias", false))
         r.fail("mamba_proj_bias", "Mamba projections with biases are not supported (the published models have none)");
-    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
-    const auto it = j.find("layer_types");
-    if (it == j.end() || !it->is_array() || it->size() != c.layerMixers.size())
+    const auto listed = layerTypesOf(r, j, c.nLayer, {{"mamba", Mixer::StateSpace}, {"attention", Mixer::Softmax}});
+    if (!listed)
         r.fail("layer_types", "must name every layer \"mamba\" or \"attention\"");
-    for (std::size_t l = 0; l < c.layerMixers.size(); ++l) {
-        const std::string t = (*it)[l].is_string() ? (*it)[l].get<std::string>() : std::string();
-        if (t != "mamba" && t != "attention")
-            r.fail("layer_types", "entry " + std::to_string(l) + " must be \"mamba\" or \"attention\"");
-        c.layerMixers[l] = t == "mamba" ? Mixer::StateSpace : Mixer::Softmax;
-    }
+    c.layerMixers = *listed;
     const std::string positions = r.stringOr("position_embedding_type", "nope");
     if (positions != "nope" && positions != "rope")
         r.fail("position_embedding_type", "must be \"nope\" or \"rope\"");
@@ -667,12 +676,7 @@ void graniteHybridGguf(const GgufFile& g, LlamaConfig& c)
     checkMamba(c, [&](const char* key, const std::string& what) {
         throw Error(ErrorCode::BadConfig, what + " (" + key + ")", g.path(), a + "ssm.group_count");
     });
-    c.layerMixers.assign(static_cast<std::size_t>(c.nLayer), Mixer::Softmax);
-    const GgufValue* kv = g.value(a + "attention.head_count_kv");
-    if (kv && kv->kind == GgufValue::Kind::Array)
-        for (std::size_t l = 0; l < c.layerMixers.size() && l < kv->ints.size(); ++l)
-            if (kv->ints[l] == 0)
-                c.layerMixers[l] = Mixer::StateSpace;
+    c.layerMixers = ggufMixersByKvHeads(g, c, Mixer::StateSpace);
     if (!g.boolOr(a + "rope.scaling.finetuned").value_or(false))
         c.noRopeLayers.assign(static_cast<std::size_t>(c.nLayer), true);
     if (c.experts == 0)

@@ -343,15 +343,19 @@ void LlamaModel::loadDeltaNet(const DecoderNames& N, int l, Layer& L)
     L.dConvTaps = WeightView::ofFloats(m_owned.back().data(), {CD, K});
     L.dDtBias = valueHeadRows(weight(N.deltaDtBias, l, {Hv}), 1, fileHead);
     // The decay rate -exp(A_log): Hugging Face stores A_log, llama.cpp's converter the rate itself.
-    const WeightView decay = valueHeadRows(weight(N.deltaDecay, l, {Hv}), 1, fileHead);
-    std::vector<float> rate(decay.floats(), decay.floats() + Hv);
-    if (!c.fromGguf)
+    L.dDecay = decayRates(valueHeadRows(weight(N.deltaDecay, l, {Hv}), 1, fileHead));
+    L.dNorm = weight(N.deltaNorm, l, {d.valueDim});
+    L.dOut = weight(N.deltaOut, l, {C, VW});
+}
+
+WeightView LlamaModel::decayRates(const WeightView& stored)
+{
+    std::vector<float> rate(stored.floats(), stored.floats() + stored.numel());
+    if (!m_config.fromGguf) // Hugging Face stores A_log; llama.cpp's converter -exp(A_log) itself
         for (float& v : rate)
             v = -std::exp(v);
     m_owned.push_back(std::move(rate));
-    L.dDecay = WeightView::ofFloats(m_owned.back().data(), {Hv});
-    L.dNorm = weight(N.deltaNorm, l, {d.valueDim});
-    L.dOut = weight(N.deltaOut, l, {C, VW});
+    return WeightView::ofFloats(m_owned.back().data(), {stored.numel()});
 }
 
 WeightView LlamaModel::convolutionTaps(const TensorName& name, int l, std::int64_t channels, std::int64_t width) const
@@ -377,12 +381,7 @@ void LlamaModel::loadMamba(const DecoderNames& N, int l, Layer& L)
     // GGUF keeps A and D as {1, heads}: [heads, 1] row-major.
     const WeightView decay = c.fromGguf ? m_weights->getFloat(placedName(m_textPlace, tensorName("", N.mambaDecay.gguf, l)), {H, 1})
                                         : weight(N.mambaDecay, l, {H});
-    std::vector<float> rate(decay.floats(), decay.floats() + H);
-    if (!c.fromGguf)
-        for (float& v : rate)
-            v = -std::exp(v);
-    m_owned.push_back(std::move(rate));
-    L.mDecay = WeightView::ofFloats(m_owned.back().data(), {H});
+    L.mDecay = decayRates(decay);
     L.mSkip = c.fromGguf ? m_weights->getFloat(placedName(m_textPlace, tensorName("", N.mambaSkip.gguf, l)), {H, 1})
                          : weight(N.mambaSkip, l, {H});
     // The norm's weight: [inner] in Hugging Face files, {inner / groups, groups} in llama.cpp's (the same numbers).
@@ -474,6 +473,16 @@ std::string positionsText(const LlamaConfig& c)
     return pos;
 }
 
+// A hybrid's layers of one kind, numbered from 1 as people read them ("1, 2, 4"); empty: none.
+std::string layersWith(const LlamaConfig& c, Mixer kind)
+{
+    std::string out;
+    for (int l = 0; l < c.nLayer; ++l)
+        if (c.mixer(l) == kind)
+            out += (out.empty() ? "" : ", ") + std::to_string(l + 1);
+    return out;
+}
+
 // Latent attention, experts, soft caps and Granite's multipliers in words.
 std::string mechanicsText(const LlamaConfig& c)
 {
@@ -495,31 +504,19 @@ std::string mechanicsText(const LlamaConfig& c)
              ", block outputs x" + formatNumber(c.residualScale) + ", logits / " + formatNumber(c.logitScale);
     if (c.finalSoftCap > 0)
         s += ", logits soft-capped at " + formatNumber(c.finalSoftCap);
-    std::string conv; // a hybrid's short-convolution layers, numbered from 1
-    for (int l = 0; l < c.nLayer; ++l)
-        if (c.mixer(l) == Mixer::ShortConv)
-            conv += (conv.empty() ? "" : ", ") + std::to_string(l + 1);
+    const std::string conv = layersWith(c, Mixer::ShortConv);
     if (!conv.empty())
         s += ", short convolutions of width " + std::to_string(c.convWidth) + " in layers " + conv;
-    std::string delta;
-    for (int l = 0; l < c.nLayer; ++l)
-        if (c.mixer(l) == Mixer::DeltaRule)
-            delta += (delta.empty() ? "" : ", ") + std::to_string(l + 1);
+    const std::string delta = layersWith(c, Mixer::DeltaRule);
     if (!delta.empty())
         s += ", gated delta rule (" + std::to_string(c.deltaNet.valueHeads) + " value heads over " +
              std::to_string(c.deltaNet.keyHeads) + " key heads) in layers " + delta;
     if (c.attnOutputGate)
         s += ", attention output gates";
-    std::string mlps;
-    for (int l = 0; l < c.nLayer; ++l)
-        if (c.mixer(l) == Mixer::None)
-            mlps += (mlps.empty() ? "" : ", ") + std::to_string(l + 1);
+    const std::string mlps = layersWith(c, Mixer::None);
     if (!mlps.empty())
         s += ", MLP blocks without token mixing in layers " + mlps;
-    std::string scans;
-    for (int l = 0; l < c.nLayer; ++l)
-        if (c.mixer(l) == Mixer::StateSpace)
-            scans += (scans.empty() ? "" : ", ") + std::to_string(l + 1);
+    const std::string scans = layersWith(c, Mixer::StateSpace);
     if (!scans.empty())
         s += ", Mamba-2 scans (" + std::to_string(c.mamba.heads) + " heads, " + std::to_string(c.mamba.groups) +
              (c.mamba.groups == 1 ? " group" : " groups") + ", state " + std::to_string(c.mamba.state) + ") in layers " + scans;

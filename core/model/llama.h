@@ -97,6 +97,8 @@ private:
     // A convolution's taps as [channels, width] floats, from Hugging Face's [channels, 1, width] or GGUF's
     // {width, channels}.
     WeightView convolutionTaps(const TensorName& name, int layer, std::int64_t channels, std::int64_t width) const;
+    // A recurrent layer's decay rates A = -exp(A_log) per head, as floats of our own, from either file kind.
+    WeightView decayRates(const WeightView& stored);
     // A qwen35 GGUF's tiled value heads: the file's head of each Hugging Face head (identity for other files).
     std::vector<int> fileValueHeads() const;
     // A float copy of a per-value-head tensor's rows (`width` numbers each) in Hugging Face's head order.
