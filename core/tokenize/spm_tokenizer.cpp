@@ -1,6 +1,8 @@
 // SpmTokenizer: libsentencepiece's encoding, ids named as Hugging Face's slow T5 and Marian tokenizers name them.
 #include "tokenize/spm_tokenizer.h"
 
+#include "tokenize/spm_checks.h"
+
 #include "io/gguf.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -30,7 +32,10 @@ SpmTokenizer::SpmTokenizer(const std::string& modelFile, const std::string& voca
     std::error_code ec;
     if (!std::filesystem::is_regular_file(modelFile, ec))
         throw Error(ErrorCode::Io, "no such SentencePiece model file", modelFile);
-    const auto status = m_spm->Load(modelFile);
+    // Read and checked here, then handed over as bytes: the library trusts the file's charsmap and piece lengths.
+    const std::string bytes = readTextFile(modelFile);
+    checkSentencePieceModel(bytes, modelFile);
+    const auto status = m_spm->LoadFromSerializedProto(bytes);
     if (!status.ok())
         throw Error(ErrorCode::CorruptFile, "not a SentencePiece model: " + status.ToString(), modelFile);
     if (!vocabJson.empty()) {
@@ -99,8 +104,11 @@ std::unique_ptr<SpmTokenizer> SpmTokenizer::fromPieces(const Pieces& p, const st
     const std::size_t n = p.pieces.size();
     if (n == 0 || p.scores.size() != n || p.types.size() != n)
         throw Error(ErrorCode::CorruptFile, "a Unigram vocabulary needs one score and one type per piece", source);
+    if (!p.charsmap.empty())
+        checkPrecompiledCharsmap(p.charsmap, source, p.charsmapField);
     std::string model;
     for (std::size_t i = 0; i < n; ++i) {
+        checkPieceLength(p.pieces[i], i, source);
         if (p.types[i] < 1 || p.types[i] > 6)
             throw Error(ErrorCode::CorruptFile, "piece " + std::to_string(i) + " has type " + std::to_string(p.types[i]) +
                                                     " (SentencePiece's are 1 to 6)", source);
@@ -175,8 +183,10 @@ void readSpmSettings(const nlohmann::json& j, SpmTokenizer::Pieces& p, const std
         if (j.contains(list) && j[list].is_array())
             for (const auto& item : j[list])
                 readSpmSettings(item, p, file);
-    if (type == "Precompiled" && j.contains("precompiled_charsmap") && j["precompiled_charsmap"].is_string())
+    if (type == "Precompiled" && j.contains("precompiled_charsmap") && j["precompiled_charsmap"].is_string()) {
         p.charsmap = base64Decode(j["precompiled_charsmap"].get<std::string>(), file);
+        p.charsmapField = "normalizer.precompiled_charsmap";
+    }
     if (type == "Metaspace") {
         if (j.contains("prepend_scheme") && j["prepend_scheme"].is_string())
             p.addDummyPrefix = j["prepend_scheme"].get<std::string>() != "never";
@@ -275,6 +285,7 @@ std::unique_ptr<Tokenizer> t5TokenizerFromGguf(const GgufFile& g)
             throw Error(ErrorCode::BadConfig, "must be a list of bytes", g.path(), "tokenizer.ggml.precompiled_charsmap");
         for (const auto v : cm->ints)
             p.charsmap.push_back(static_cast<char>(v & 0xff));
+        p.charsmapField = "tokenizer.ggml.precompiled_charsmap";
     }
     p.addDummyPrefix = g.boolOr("tokenizer.ggml.add_space_prefix").value_or(true);
     p.removeExtraWhitespaces = g.boolOr("tokenizer.ggml.remove_extra_whitespaces").value_or(true);

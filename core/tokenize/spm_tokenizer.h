@@ -33,6 +33,7 @@ public:
         std::vector<float> scores;
         std::vector<int> types;
         std::string charsmap;
+        std::string charsmapField = "precompiled_charsmap"; // its key in the file, for messages
         bool addDummyPrefix = true;
         bool removeExtraWhitespaces = true;
     };

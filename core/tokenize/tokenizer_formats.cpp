@@ -2,6 +2,7 @@
 #include "tokenize/tokenizer_formats.h"
 
 #include "tokenize/bpe_model.h"
+#include "tokenize/proto_reader.h"
 #include "tokenize/wordpiece_model.h"
 
 #include "io/gguf.h"
@@ -409,73 +410,6 @@ TokenizerPipeline sentencePiecePipeline(std::vector<std::string> pieces, const s
     t.source = std::move(source);
     return t;
 }
-
-// Minimal protobuf wire-format reader (bounds-checked) for tokenizer.model.
-class ProtoReader {
-public:
-    ProtoReader(std::string_view bytes, const std::string& file, std::string what)
-        : m_b(bytes)
-        , m_file(file)
-        , m_what(std::move(what))
-    {
-    }
-    bool more() const { return m_pos < m_b.size(); }
-    [[noreturn]] void fail(const std::string& msg) const
-    {
-        throw Error(ErrorCode::CorruptFile, msg + " (at byte " + std::to_string(m_pos) + ")", m_file, m_what);
-    }
-    std::uint64_t varint()
-    {
-        std::uint64_t v = 0;
-        for (int shift = 0; shift < 64; shift += 7) {
-            if (!more())
-                fail("truncated varint");
-            const auto b = static_cast<unsigned char>(m_b[m_pos++]);
-            v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-            if (!(b & 0x80))
-                return v;
-        }
-        fail("varint too long");
-    }
-    std::string_view bytes()
-    {
-        const auto len = varint();
-        if (len > m_b.size() - m_pos)
-            fail("length " + std::to_string(len) + " runs past the end");
-        const auto s = m_b.substr(m_pos, len);
-        m_pos += len;
-        return s;
-    }
-    float fixed32()
-    {
-        if (m_b.size() - m_pos < 4)
-            fail("truncated 32-bit value");
-        float f;
-        std::memcpy(&f, m_b.data() + m_pos, 4);
-        m_pos += 4;
-        return f;
-    }
-    void skip(int wire)
-    {
-        switch (wire) {
-        case 0: varint(); break;
-        case 1:
-            if (m_b.size() - m_pos < 8)
-                fail("truncated 64-bit value");
-            m_pos += 8;
-            break;
-        case 2: bytes(); break;
-        case 5: fixed32(); break;
-        default: fail("unknown wire type " + std::to_string(wire));
-        }
-    }
-
-private:
-    std::string_view m_b;
-    std::size_t m_pos = 0;
-    const std::string& m_file;
-    std::string m_what;
-};
 
 // tokenizer.json's added_tokens into the pipeline; their contents name unused ids of the vocabulary.
 void readAddedTokens(const JsonAt& root, std::vector<std::string>& pieces, TokenizerPipeline& t)
