@@ -11,6 +11,7 @@
 #include "util/message_text.h"
 #include "util/text_file.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -719,6 +720,28 @@ Seq2SeqConfig::Activation seq2seqActivation(const ConfigReader& r, const char* k
     r.fail(key, "activation \"" + name + "\" is not supported (relu, gelu, gelu_new, swish / silu are)");
 }
 
+// The numbers an encoder-decoder's forward divides by, checked where they are read. T5's relative positions fall in
+// buckets: a stack reading both ways gives half of them to each side, each half exact for its first half of
+// distances and log-spaced from there up to the maximum distance, so there must be two exact buckets a side and the
+// maximum distance must lie past the decoder's exact ones (buckets / 2), or the spacing divides by zero or goes
+// negative. `keys` name the bucket count, the maximum distance and the epsilon as the file spells them.
+void checkSeq2SeqNumbers(const Seq2SeqConfig& c, const std::string& file, const std::array<std::string, 3>& keys)
+{
+    if (!(std::isfinite(c.eps) && c.eps >= 1e-30f && c.eps <= 1.0f))
+        throw Error(ErrorCode::BadConfig, "the norm epsilon must be a positive finite number of at most 1, got " +
+                                              formatNumber(c.eps), file, keys[2]);
+    if (c.positions != Seq2SeqConfig::Positions::RelativeBuckets)
+        return;
+    if (c.buckets < 4 || c.buckets > 1'000'000)
+        throw Error(ErrorCode::BadConfig, "T5's relative positions need from 4 to 1,000,000 buckets (two exact a side), got " +
+                                              std::to_string(c.buckets), file, keys[0]);
+    if (c.maxDistance <= c.buckets / 2)
+        throw Error(ErrorCode::BadConfig, "the maximum distance " + std::to_string(c.maxDistance) +
+                                              " must be above the " + std::to_string(c.buckets / 2) +
+                                              " exact buckets (the log-spaced ones reach from there to it)",
+                    file, keys[1]);
+}
+
 // T5 / Flan-T5: RMS norms before each sub-layer and after each stack, relative-position buckets, no score scaling, no
 // biases; v1.0's ReLU feed-forward and tied read-out scaled by dModel^-1/2, v1.1's gated GELU and untied head.
 void parseT5(const ConfigReader& r, Seq2SeqConfig& c)
@@ -808,6 +831,8 @@ Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& 
     for (auto [id, key] : {std::pair{c.pad, "pad_token_id"}, {c.eos, "eos_token_id"}, {c.decoderStart, "decoder_start_token_id"}})
         if (id >= c.vocabSize)
             r.fail(key, std::to_string(id) + " is not below vocab_size " + std::to_string(c.vocabSize));
+    checkSeq2SeqNumbers(c, file, {"relative_attention_num_buckets", "relative_attention_max_distance",
+                                   c.family == ModelFamily::T5 ? "layer_norm_epsilon" : "layer_norm_eps"});
     return c;
 }
 
@@ -854,6 +879,8 @@ Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& g)
         if (id < 0 || id >= c.vocabSize)
             throw Error(ErrorCode::BadConfig, std::to_string(id) + " is not below the vocabulary's " +
                                                   std::to_string(c.vocabSize) + " tokens", g.path(), key);
+    checkSeq2SeqNumbers(c, g.path(), {a + ".attention.relative_buckets_count", a + ".attention.relative_buckets_count",
+                                      a + ".attention.layer_norm_rms_epsilon"});
     return c;
 }
 

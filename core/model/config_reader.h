@@ -62,8 +62,8 @@ public:
         const auto it = m_j.find(key);
         if (it == m_j.end() || it->is_null())
             return fallback;
-        if (!it->is_number() || it->get<double>() <= 0)
-            throw Error(ErrorCode::BadConfig, "must be a positive number, got " + jsonPreview(*it), m_file, key);
+        if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<float>()))
+            throw Error(ErrorCode::BadConfig, "must be a positive finite number, got " + jsonPreview(*it), m_file, key);
         return it->get<float>();
     }
 

@@ -7,6 +7,7 @@
 #include "util/error.h"
 #include "util/stop_token.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -402,7 +403,9 @@ int EncoderDecoderModel::positionBucket(Stack stack, int offset) const
         const float far = std::log(static_cast<float>(n) / static_cast<float>(exact)) /
                           static_cast<float>(std::log(static_cast<double>(c.maxDistance) / exact)) *
                           static_cast<float>(buckets - exact);
-        return std::min(buckets - 1, exact + static_cast<int>(far));
+        // The config check keeps far finite and at least 0; the bound keeps the table's index in range regardless.
+        const float bounded = far > 0 ? std::min(far, static_cast<float>(buckets)) : 0.0f; // NaN too
+        return std::clamp(exact + static_cast<int>(bounded), 0, buckets - 1);
     };
     if (stack == Stack::Encoder) { // bidirectional: half the buckets for keys after the query
         const int half = c.buckets / 2;
