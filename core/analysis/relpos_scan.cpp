@@ -8,6 +8,7 @@
 
 #include <Eigen/Core>
 #include "util/error.h"
+#include "util/message_text.h"
 #include "util/stage_timer.h"
 #include "util/stop_token.h"
 
@@ -668,13 +669,18 @@ ScanResult mergeScanFiles(const std::vector<std::string>& paths)
     if (count > 0) {
         if (seen.size() != parts.size())
             throw Error(ErrorCode::BadInput, "cannot merge shards with results that are not shards of the same corpus");
-        std::string missing;
-        for (int k = 1; k <= count; ++k)
-            if (!seen.count(k))
-                missing += (missing.empty() ? "" : ", ") + std::to_string(k);
-        if (!missing.empty())
-            throw Error(ErrorCode::BadInput, "shards " + missing + " of " + std::to_string(count) +
-                                                 " are missing: a merge of some shards is not a scan of the corpus");
+        // The count is the file's own word: checked against the files given before anything counts up to it.
+        if (static_cast<std::size_t>(count) != parts.size()) {
+            std::vector<long long> missing;
+            for (int k = 1; k <= count && missing.size() < 5; ++k)
+                if (!seen.count(k))
+                    missing.push_back(k);
+            const auto absent = static_cast<long long>(count) - static_cast<long long>(seen.size());
+            throw Error(ErrorCode::BadInput, "shards " + someOf(missing, absent) + " of " + std::to_string(count) +
+                                                 " are missing (" + std::to_string(parts.size()) +
+                                                 " shard file(s) given; a merge of some shards is not a scan of the corpus)",
+                        seen.begin()->second);
+        }
     }
     ScanResult merged = std::move(parts.front());
     for (std::size_t i = 1; i < parts.size(); ++i) {

@@ -1,6 +1,7 @@
 // UTF-8 repair, excerpts and numbers for messages.
 #include "util/message_text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace attnscope::core {
@@ -45,6 +46,24 @@ std::size_t characterLength(std::string_view s, std::size_t i)
 
 } // namespace
 
+std::string bytesSpelled(std::string_view s)
+{
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        const auto n = characterLength(s, i);
+        if (n) {
+            out.append(s.substr(i, n));
+            i += n;
+        } else {
+            const auto b = static_cast<unsigned char>(s[i++]);
+            out += std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">";
+        }
+    }
+    return out;
+}
+
 std::string validUtf8(std::string_view s)
 {
     std::string out;
@@ -80,6 +99,20 @@ std::string formatNumber(double v)
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
+}
+
+std::string someOf(const std::vector<long long>& numbers, long long total)
+{
+    constexpr std::size_t kShown = 5;
+    std::string out;
+    for (std::size_t i = 0; i < numbers.size() && i < kShown; ++i)
+        out += (i ? ", " : "") + std::to_string(numbers[i]);
+    const long long named = static_cast<long long>(std::min(numbers.size(), kShown));
+    if (total < 0)
+        total = static_cast<long long>(numbers.size());
+    if (total > named)
+        out += " and " + std::to_string(total - named) + " more";
+    return out;
 }
 
 } // namespace attnscope::core
