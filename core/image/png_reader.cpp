@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace attnscope::core {
@@ -338,6 +339,12 @@ Image8 decodePng(std::span<const std::uint8_t> b, const std::string& name)
 
 Image8 readPng(const std::string& path)
 {
+    // Asked before it is opened: opening a FIFO blocks until a writer comes, and a folder has no size to read.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw Error(ErrorCode::Io, "is a folder, not a picture", path);
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+        throw Error(ErrorCode::Io, "not a regular file", path);
     std::ifstream f(path, std::ios::binary);
     if (!f)
         throw Error(ErrorCode::Io, "cannot open the picture", path);

@@ -4,6 +4,7 @@
 #include "util/error.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -178,6 +179,9 @@ std::int64_t GgufTensor::numel() const
 
 bool looksLikeGguf(const std::string& path)
 {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) // a FIFO would block the read
+        return false;
     std::ifstream in(path, std::ios::binary);
     char magic[4] = {};
     return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;

@@ -61,7 +61,10 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
 {
     if (isBuiltinSpec(spec)) {
         const std::string name = builtinName(spec);
-        for (const auto& dir : builtinDirs) {
+        // Only the names list-builtin prints: a folder's own name, never a path out of the built-in folders.
+        const bool plainName = !name.empty() && name != "." && name != ".." &&
+                               name.find_first_of("/\\") == std::string::npos;
+        for (const auto& dir : plainName ? builtinDirs : std::vector<std::string>{}) {
             const fs::path p = fs::path(dir) / name;
             if (fs::exists(p / "config.json"))
                 return p.string();
@@ -80,6 +83,9 @@ std::string resolveModelFolder(const std::string& spec, const std::vector<std::s
             throw Error(ErrorCode::Io, "the folder has no config.json (expected a Hugging Face model folder)", spec);
         return spec;
     }
+    // A FIFO or a device would block the first read (the GGUF magic's) for ever.
+    if (!fs::is_regular_file(spec, ec))
+        throw Error(ErrorCode::Io, "not a regular file", spec);
     if (fs::path(spec).filename() == "config.json")
         return fs::path(spec).parent_path().empty() ? std::string(".") : fs::path(spec).parent_path().string();
     if (looksLikeGguf(spec) || fs::path(spec).extension() == ".gguf")
