@@ -108,37 +108,70 @@ bool isUnigramJson(const std::string& path)
     }
 }
 
-// What a folder's tokenizer_config.json says its vocab.txt is (its tokenizer_class as the Hub writes it); nothing
-// when it names no class we know: config.json's model type (loadFolderTokenizer, through the family table) or the
-// caller's family decides. Exact class names: Bertweet's tokenizer, say, is BPE whatever its name begins with.
-std::optional<VocabTxt> declaredVocabTxt(const fs::path& folder)
+// The tokenizer_class a folder's tokenizer_config.json names ("Fast" dropped), empty when it names none.
+std::string declaredTokenizerClass(const fs::path& folder)
+{
+    const fs::path config = folder / "tokenizer_config.json";
+    std::error_code ec;
+    if (!fs::is_regular_file(config, ec))
+        return {};
+    const auto j = readJsonFile(config.string()); // a broken file is named, not skipped
+    const auto it = j.is_object() ? j.find("tokenizer_class") : j.end();
+    std::string cls = it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "Fast") == 0)
+        cls.resize(cls.size() - 4);
+    return cls;
+}
+
+// Whether a vocab.txt reads as BERT's WordPiece vocabulary by its content: its special tokens [CLS], [SEP] and [UNK]
+// as lines and continuation pieces "##..." among the first lines. A Transformer-XL word list has neither.
+bool looksLikeWordPieceVocab(const std::string& path)
+{
+    const std::string text = readTextFile(path);
+    std::set<std::string> specials;
+    std::size_t continuations = 0, lines = 0;
+    for (std::size_t at = 0; at < text.size() && lines < 200'000; ++lines) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string_view line(text.data() + at, end - at);
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
+        if (line == "[CLS]" || line == "[SEP]" || line == "[UNK]")
+            specials.insert(std::string(line));
+        continuations += line.size() > 2 && line.substr(0, 2) == "##";
+        at = end + 1;
+    }
+    return specials.size() == 3 && continuations > 0;
+}
+
+// What a vocab.txt is. tokenizer_config.json's class as the Hub writes it comes first (exact names: Bertweet's
+// tokenizer, say, is BPE whatever its name begins with); a class named that is neither BERT's nor Transformer-XL's
+// leaves it to `fallback` (config.json's model type through the family table, or the caller's family); with no class
+// named at all, the content tells BERT's vocabulary from a word list (the Hub's bert-base-uncased ships
+// {"do_lower_case": true} and nothing more), then `fallback`.
+VocabTxt vocabTxtKind(const std::string& path, VocabTxt fallback)
 {
     static const std::set<std::string> wordPieceClasses = {
         "BertTokenizer",        "DistilBertTokenizer",  "ElectraTokenizer",   "FunnelTokenizer",
         "LayoutLMTokenizer",    "LxmertTokenizer",      "MobileBertTokenizer", "SqueezeBertTokenizer",
         "ConvBertTokenizer",    "RetriBertTokenizer",   "DPRQuestionEncoderTokenizer",
         "DPRContextEncoderTokenizer", "DPRReaderTokenizer"};
-    const fs::path config = folder / "tokenizer_config.json";
-    std::error_code ec;
-    if (!fs::is_regular_file(config, ec))
-        return std::nullopt;
-    const auto j = readJsonFile(config.string()); // a broken file is named, not skipped
-    const auto it = j.is_object() ? j.find("tokenizer_class") : j.end();
-    std::string cls = it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-    if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "Fast") == 0)
-        cls.resize(cls.size() - 4);
+    const std::string cls = declaredTokenizerClass(fs::path(path).parent_path());
     if (wordPieceClasses.count(cls))
         return VocabTxt::WordPiece;
     if (cls == "TransfoXLTokenizer")
         return VocabTxt::WordList;
-    return std::nullopt;
+    if (cls.empty() && looksLikeWordPieceVocab(path))
+        return VocabTxt::WordPiece;
+    return fallback;
 }
 
 // The tokenizer of a folder or file, and in `file` the file it was read from.
 std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabTxt vocabTxt, std::string& file)
 {
     auto fromVocabTxt = [&](const std::string& path) -> std::unique_ptr<Tokenizer> {
-        const auto kind = declaredVocabTxt(fs::path(path).parent_path()).value_or(vocabTxt);
+        const auto kind = vocabTxtKind(path, vocabTxt);
         if (kind == VocabTxt::WordPiece)
             return tokenizerFromWordPieceVocab(path);
         return WordTokenizer::fromFile(path);
@@ -168,7 +201,7 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& folderOrFile, VocabT
                     folderOrFile);
     }
     if (!fs::is_directory(p, ec))
-        throw Error(ErrorCode::Io, "no such file or folder", folderOrFile);
+        throw Error(ErrorCode::Io, fs::exists(p, ec) ? "not a regular file" : "no such file or folder", folderOrFile);
     if (auto marian = marianTokenizer(folderOrFile, false)) { // OPUS-MT ships no tokenizer.json
         file = (p / "source.spm").string();
         return marian;

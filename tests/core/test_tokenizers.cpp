@@ -229,8 +229,18 @@ TEST_CASE("BERT's vocab.txt, read as its family says, is the same tokenizer as i
                 checkPairs(*tok, e.path() / "pairs.json");
         }
         ++folders;
-        // The same file as a word list is another tokenizer: the family decides, not the file name.
-        CHECK(core::loadTokenizer(tmp.path().string())->kind() == "word-level");
+        // With no class declared, the content tells it from a word list ([CLS], [SEP], [UNK] and ## pieces): the
+        // Hub's bert-base-uncased folder has only {"do_lower_case": true} beside its vocab.txt.
+        const auto byContent = core::loadTokenizer(tmp.path().string());
+        CHECK(byContent->kind() == "WordPiece");
+        DYNAMIC_SECTION("by content " << e.path().filename().string())
+        {
+            checkCases(*byContent, e.path() / "cases.json");
+        }
+        // A word list stays a word list: no special tokens, no continuation pieces.
+        test::TempDir words;
+        test::writeBytes(words / "vocab.txt", "the\n,\n.\nof\n<unk>\n<eos>\n##\n");
+        CHECK(core::loadTokenizer(words.path().string())->kind() == "word-level");
         // What the folder says comes first, with no family to ask (attnscope-cli tokenize --tokenizer folder):
         // tokenizer_config.json's class as the Hub writes it, then config.json's model type.
         nlohmann::json config = nlohmann::json::object();
