@@ -79,6 +79,28 @@ int requireInt(const nlohmann::json& j, const char* key, const std::string& file
         throw Error(ErrorCode::BadConfig, "needs a whole number \"" + std::string(key) + "\" from 1 to 8192", file, where);
     return it->get<int>();
 }
+// A size as Hugging Face's get_size_dict reads it: an object as written; a legacy integer the square of that side
+// (`defaultToSquare`) or the shortest edge; a [height, width] list.
+nlohmann::json sizeDict(const nlohmann::json& v, bool defaultToSquare)
+{
+    if (v.is_number_integer())
+        return defaultToSquare ? nlohmann::json{{"height", v}, {"width", v}} : nlohmann::json{{"shortest_edge", v}};
+    if (v.is_array() && v.size() == 2)
+        return nlohmann::json{{"height", v[0]}, {"width", v[1]}};
+    return v;
+}
+
+// Whether the processor reads an integer size as a square: ViT's and DeiT's (and the base class's) do; CLIP's and
+// Bit's (DINOv2's) keep the aspect and take it as the shortest edge.
+bool integerSizeIsSquare(const nlohmann::json& j)
+{
+    for (const char* key : {"image_processor_type", "feature_extractor_type"})
+        if (const auto it = j.find(key); it != j.end() && it->is_string()) {
+            const std::string type = it->get<std::string>();
+            return type.rfind("CLIP", 0) != 0 && type.rfind("Bit", 0) != 0;
+        }
+    return true;
+}
 } // namespace
 
 Image8 pillowResize(const Image8& in, int width, int height, int resample)
@@ -201,21 +223,24 @@ Preprocessor parsePreprocessor(const nlohmann::json& j, const std::string& file)
                     file, "resample");
     if (p.resize) {
         const auto it = j.find("size");
-        if (it == j.end() || !it->is_object())
-            throw Error(ErrorCode::BadConfig, "needs \"size\" ({height, width} or {shortest_edge})", file, "size");
-        if (it->contains("shortest_edge")) {
-            p.shortestEdge = requireInt(*it, "shortest_edge", file, "size");
+        const nlohmann::json size = it == j.end() ? nlohmann::json() : sizeDict(*it, integerSizeIsSquare(j));
+        if (!size.is_object())
+            throw Error(ErrorCode::BadConfig, "needs \"size\" ({height, width}, {shortest_edge} or a whole number)", file,
+                        "size");
+        if (size.contains("shortest_edge")) {
+            p.shortestEdge = requireInt(size, "shortest_edge", file, "size");
         } else {
-            p.height = requireInt(*it, "height", file, "size");
-            p.width = requireInt(*it, "width", file, "size");
+            p.height = requireInt(size, "height", file, "size");
+            p.width = requireInt(size, "width", file, "size");
         }
     }
     if (p.centerCrop) {
         const auto it = j.find("crop_size");
-        if (it == j.end() || !it->is_object())
-            throw Error(ErrorCode::BadConfig, "needs \"crop_size\" {height, width}", file, "crop_size");
-        p.cropHeight = requireInt(*it, "height", file, "crop_size");
-        p.cropWidth = requireInt(*it, "width", file, "crop_size");
+        const nlohmann::json crop = it == j.end() ? nlohmann::json() : sizeDict(*it, true); // a crop is square
+        if (!crop.is_object())
+            throw Error(ErrorCode::BadConfig, "needs \"crop_size\" ({height, width} or a whole number)", file, "crop_size");
+        p.cropHeight = requireInt(crop, "height", file, "crop_size");
+        p.cropWidth = requireInt(crop, "width", file, "crop_size");
     }
     if (const auto it = j.find("rescale_factor"); it != j.end() && it->is_number())
         p.rescaleFactor = it->get<double>();

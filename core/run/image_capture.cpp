@@ -16,6 +16,9 @@ std::shared_ptr<const TextCapture> capturePicture(const VisionModel& model, std:
     for (std::size_t i = 0; i < labels.size(); ++i)
         tokens.push_back(Token{static_cast<std::int32_t>(i), labels[i], 0, 0});
     options.run.image = std::move(pixels);
+    // A picture is one segment of as many tokens as its own patch grid makes (another size or aspect than the
+    // config's image_size, with positions interpolated), never the default segment of the config's size.
+    options.segmentLen = static_cast<int>(tokens.size());
     return captureText(model, std::move(tokens), options);
 }
 
