@@ -27,13 +27,17 @@
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/message_text.h"
+#include "util/stop_token.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
@@ -44,6 +48,34 @@ namespace py = pybind11;
 using namespace attnscope::core;
 
 namespace {
+
+// Runs `job` on a worker thread with the GIL released while this thread asks Python for signals every 100 ms:
+// Ctrl-C requests `stop`, the job ends at its next check of it (the core checks between segments and layers), and
+// the KeyboardInterrupt is raised here, within a second or two instead of after the whole computation.
+template <class Job>
+auto interruptible(StopToken& stop, Job job) -> decltype(job())
+{
+    auto done = std::async(std::launch::async, std::move(job));
+    bool interrupted = false;
+    {
+        py::gil_scoped_release free;
+        while (done.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+            py::gil_scoped_acquire hold;
+            if (!interrupted && PyErr_CheckSignals() != 0) { // the KeyboardInterrupt stays set until it is raised
+                interrupted = true;
+                stop.requestStop();
+            }
+        }
+    }
+    if (interrupted) {
+        try {
+            (void)done.get(); // a cancelled job's own error or partial result gives way to the interrupt
+        } catch (...) {
+        }
+        throw py::error_already_set();
+    }
+    return done.get();
+}
 
 // A float32 array over a vector it takes over, read-only.
 py::array_t<float> ownedArray(std::vector<float>&& data, std::vector<py::ssize_t> shape)
@@ -813,10 +845,12 @@ public:
     {
         const auto ids = promptOf(prompt);
         Sampling sampling;
-        sampling.greedy = temperature <= 0;
-        sampling.temperature = temperature > 0 ? temperature : 1.0;
+        sampling.greedy = temperature == 0;
+        sampling.temperature = sampling.greedy ? 1.0 : temperature;
         sampling.topK = topK;
         sampling.topP = topP;
+        checkSampling(sampling); // NaN, a negative temperature, top_k or top_p: refused by name
+
         if (!allowSpecial && m_tokenizer)
             sampling.excluded = controlTokenIds(*m_tokenizer);
         Generated g;
@@ -831,7 +865,7 @@ public:
             std::string text;
             for (auto id : g.ids)
                 text += m_tokenizer->textOf(id);
-            d["text"] = text;
+            d["text"] = bytesSpelled(text); // a last token that is part of a character: its bytes as <0xNN>
         }
         return d;
     }
@@ -854,11 +888,15 @@ public:
         c.segmentLen = segmentLen;
         c.maxTokens = maxTokens;
         c.terms = terms;
-        const ScanOptions o = scanOptionsFor(m_loaded->model->info(), c);
-        py::gil_scoped_release free;
+        ScanOptions o = scanOptionsFor(m_loaded->model->info(), c);
+        StopToken stop;
+        o.stop = &stop;
         const auto& model = *m_loaded->model;
-        return Scan(text ? scanText(model, *m_tokenizer, *text, o)
-                         : scanTextFile(model, *m_tokenizer, *textFile, o, shard ? shard->first : 1, shard ? shard->second : 1));
+        const Tokenizer& tokenizer = *m_tokenizer;
+        return Scan(interruptible(stop, [&] {
+            return text ? scanText(model, tokenizer, *text, o)
+                        : scanTextFile(model, tokenizer, *textFile, o, shard ? shard->first : 1, shard ? shard->second : 1);
+        }));
     }
 
     // Activation patching (analysis/activation_patching.h); prompts as texts or id lists, answers as ids or words.

@@ -72,6 +72,13 @@ int parseInt(const Args& a, const std::string& key, int fallback)
         "an integer");
 }
 
+double parseDouble(const Args& a, const std::string& key, double fallback)
+{
+    return parseNumber<double>(
+        a, key, fallback, [](const std::string& s, std::size_t* used) { return std::stod(s, used); },
+        [](double v) { return std::isfinite(v); }, "a number");
+}
+
 double parseNonNegative(const Args& a, const std::string& key, double fallback)
 {
     return parseNumber<double>(

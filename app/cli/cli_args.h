@@ -20,6 +20,8 @@ Args parseArgs(int argc, char** argv, const std::vector<std::string>& known, con
 const std::string& require(const Args& a, const std::string& key);
 // The option as an integer (all of it), `fallback` when absent.
 int parseInt(const Args& a, const std::string& key, int fallback);
+// The option as a finite number (a message naming the option and its text otherwise); `fallback` when absent.
+double parseDouble(const Args& a, const std::string& key, double fallback);
 // A number option that must be finite and >= 0.
 double parseNonNegative(const Args& a, const std::string& key, double fallback);
 // --shard I/N as (I, N); (1, 1) when absent. Error(BadInput) for anything but two numbers with a slash.

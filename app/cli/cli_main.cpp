@@ -21,6 +21,7 @@
 #include "tokenize/tokenizer.h"
 #include "util/cpu_features.h"
 #include "util/memory_info.h"
+#include "util/message_text.h"
 #include "util/error.h"
 #include "util/text_file.h"
 
@@ -588,18 +589,15 @@ Sampling samplingOf(const Args& a, const Tokenizer& tok, std::int32_t end)
     Sampling sampling;
     if (a.options.count("temperature")) {
         sampling.greedy = false;
-        sampling.temperature = std::stod(a.options.at("temperature"));
-        if (!(sampling.temperature > 0))
-            throw Error(ErrorCode::BadInput, "--temperature must be above 0");
+        sampling.temperature = parseDouble(a, "temperature", 1.0);
     }
     if (!a.has("allow-special"))
         for (const auto id : controlTokenIds(tok))
             if (id != end)
                 sampling.excluded.push_back(id);
     sampling.topK = parseInt(a, "top-k", 0);
-    sampling.topP = a.options.count("top-p") ? std::stod(a.options.at("top-p")) : 1.0;
-    if (sampling.topK < 0 || !(sampling.topP > 0 && sampling.topP <= 1))
-        throw Error(ErrorCode::BadInput, "--top-k must be 0 or more and --top-p in (0, 1]");
+    sampling.topP = parseDouble(a, "top-p", 1.0);
+    checkSampling(sampling, {"--temperature", "--top-k", "--top-p"});
     return sampling;
 }
 
@@ -637,7 +635,7 @@ int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
             if (!(g.finished && i + 1 == g.ids.size()))
                 text += targetTok->textOf(g.ids[i]);
         const auto first = text.find_first_not_of(' ');
-        out["text"] = first == std::string::npos ? std::string() : text.substr(first);
+        out["text"] = first == std::string::npos ? std::string() : bytesSpelled(text.substr(first));
         out["finished"] = g.finished;
         std::vector<std::int32_t> target = prompt;
         target.insert(target.end(), g.ids.begin(), g.ids.end());

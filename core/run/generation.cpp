@@ -3,6 +3,7 @@
 
 #include "model/nn_ops.h"
 #include "util/error.h"
+#include "util/message_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,9 +48,12 @@ Distribution distributionOf(std::span<const float> logits, double temperature, i
     std::vector<float> scaled; // a copy only at a temperature other than 1
     const float* s = logits.data();
     if (temperature != 1.0) {
+        // Shifted by the largest before the division, so a tiny temperature sends the others to -inf, never the
+        // largest to +inf (inf - inf was NaN: "p": null at 1e-300).
+        const float top = *std::max_element(logits.begin(), logits.end());
         scaled.resize(logits.size());
         for (std::size_t j = 0; j < logits.size(); ++j)
-            scaled[j] = static_cast<float>(logits[j] / temperature);
+            scaled[j] = static_cast<float>((static_cast<double>(logits[j]) - top) / temperature);
         s = scaled.data();
     }
     const double logZ = logSumExp(s, static_cast<std::size_t>(n));
@@ -66,6 +70,19 @@ Distribution distributionOf(std::span<const float> logits, double temperature, i
         d.actualRank = ahead;
     }
     return d;
+}
+
+void checkSampling(const Sampling& sampling, const std::array<const char*, 3>& names)
+{
+    if (!(sampling.temperature > 0) || !std::isfinite(sampling.temperature))
+        throw Error(ErrorCode::BadInput, std::string(names[0]) + " must be a positive finite number, got " +
+                                             formatNumber(sampling.temperature));
+    if (sampling.topK < 0)
+        throw Error(ErrorCode::BadInput, std::string(names[1]) + " must be 0 (all tokens) or more, got " +
+                                             std::to_string(sampling.topK));
+    if (!(sampling.topP > 0 && sampling.topP <= 1))
+        throw Error(ErrorCode::BadInput, std::string(names[2]) + " must be above 0 and at most 1, got " +
+                                             formatNumber(sampling.topP));
 }
 
 std::int32_t chooseToken(std::span<const float> allowedLogits, const Sampling& sampling, std::mt19937_64& rng)

@@ -5,6 +5,7 @@
 
 #include "model/attention_model.h"
 
+#include <array>
 #include <random>
 #include <span>
 #include <vector>
@@ -56,6 +57,9 @@ struct Sampling {
     std::vector<std::int32_t> excluded;
 };
 std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
+// Throws Error(BadInput) naming the setting unless the temperature is a positive finite number, topK 0 or more and
+// topP in (0, 1]: the one rule the CLI, Python and the window apply ("temperature", "top_k", "top_p" as `names` say).
+void checkSampling(const Sampling& sampling, const std::array<const char*, 3>& names = {"temperature", "top_k", "top_p"});
 
 // Generation: `count` new tokens after `prompt`, each chosen from the logits after the last (chooseToken), through the
 // key/value cache: the prompt runs once, then one token at a time continues the segment (resumeWithin), as the app's

@@ -2,6 +2,7 @@
 #include "tokenize/pipeline_tokenizer.h"
 
 #include "util/error.h"
+#include "util/message_text.h"
 
 #include <algorithm>
 
@@ -441,21 +442,7 @@ std::string PipelineTokenizer::display(const Token& t, std::string_view text) co
     if (t.end <= t.begin || (byteToken && t.end - t.begin != 1))
         return piece.empty() ? "<" + std::to_string(t.id) + ">" : piece;
     // The token's own characters from the text; bytes that are not whole characters shown as <0xNN>.
-    std::string out;
-    const std::string_view bytes = text.substr(t.begin, t.end - t.begin);
-    for (std::size_t i = 0; i < bytes.size();) {
-        std::size_t len;
-        const char32_t cp = decodeUtf8(bytes, i, len);
-        if (cp == 0xFFFD && len == 1) {
-            static const char* hex = "0123456789ABCDEF";
-            const auto b = static_cast<unsigned char>(bytes[i]);
-            out += std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">";
-        } else {
-            out.append(bytes.substr(i, len));
-        }
-        i += len;
-    }
-    return out;
+    return bytesSpelled(text.substr(t.begin, t.end - t.begin));
 }
 
 std::vector<Token> PipelineTokenizer::encodeText(std::string_view text) const
@@ -535,6 +522,11 @@ std::vector<Token> PipelineTokenizer::specialPrefix() const
 
 std::string PipelineTokenizer::pieceOf(std::int32_t id) const
 {
+    return bytesSpelled(pieceBytes(id)); // a byte-level piece may be part of a character
+}
+
+std::string PipelineTokenizer::pieceBytes(std::int32_t id) const
+{
     if (id < 0)
         return Tokenizer::pieceOf(id);
     const Token t = specialToken(id, 0);
@@ -560,7 +552,7 @@ std::string PipelineTokenizer::pieceOf(std::int32_t id) const
 
 std::string PipelineTokenizer::textOf(std::int32_t id) const
 {
-    std::string piece = pieceOf(id); // byte-level pieces come back as their bytes
+    std::string piece = pieceBytes(id); // byte-level pieces come back as their bytes
     if (m_p.kind == "WordPiece")
         return piece.rfind("##", 0) == 0 ? piece.substr(2) : " " + piece;
     if (piece.size() == 6 && piece.rfind("<0x", 0) == 0 && piece.back() == '>') // SentencePiece byte fallback

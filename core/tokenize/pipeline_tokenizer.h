@@ -83,6 +83,8 @@ public:
     std::vector<Token> specialPrefix() const override;
     std::vector<Token> specialSuffix() const override;
     std::vector<TemplateItem> pairTemplate() const override;
+    // A byte-level piece that is part of a character spells its bytes <0xNN> (valid UTF-8 for JSON and Python);
+    // textOf gives the bytes themselves, which join the next tokens' into the character.
     std::string pieceOf(std::int32_t id) const override;
     std::string textOf(std::int32_t id) const override;
     std::string kind() const override { return m_p.kind; }
@@ -98,6 +100,7 @@ private:
     void normalize(Piece& piece) const;
     std::vector<Piece> preTokenize(Piece piece, bool first) const;
     std::string display(const Token& t, std::string_view text) const;
+    std::string pieceBytes(std::int32_t id) const; // the piece as bytes (a byte-level piece mapped back)
     Token specialToken(int id, std::uint32_t at) const;
 
     TokenizerPipeline m_p;

@@ -268,7 +268,7 @@ def test_a_session_for_the_app_names_the_model_text_layer_and_head(tmp_path):
     assert path.endswith(".attnscope")
     s = json.loads(Path(path).read_text())
     assert s["format"] == "attnscope-session/1"
-    assert Path(s["model"]).is_absolute() and Path(s["model"]) == (TESTDATA / "gpt2-tiny").resolve()
+    assert Path(s["model"]).is_absolute() and Path(s["model"]).resolve() == (TESTDATA / "gpt2-tiny").resolve()
     assert s["selection"] == {"layer": 1, "heads": [2]}  # the app counts from 0
     assert s["text"]
     cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945")
@@ -610,3 +610,30 @@ def test_translation_and_picture_pages_draw_their_own_numbers(tmp_path):
     body = rendered(page, "head=2", tmp_path)
     assert body["data-rendered"] == "yes" and body["data-head"] == "2"
     assert abs(float(body["data-checksum"]) - checksum(cap.attention(2, head=2)[0])) < 1e-3
+
+
+def test_ctrl_c_stops_a_scan_within_seconds_not_after_it():
+    """A SIGINT during a long scan raises KeyboardInterrupt from inside the call (the core's stop token), so the
+    result is never assigned; before, the whole scan ran first and the interrupt came after it returned."""
+    import signal
+    import threading
+    m = attnscope.load("builtin:txl-wikitext2")
+    corpus = SOURCE.parent / "shared" / "data" / "wikitext-2" / "valid.txt"
+    if not corpus.exists():
+        pytest.skip("no WikiText-2 beside the project")
+    result = None
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    with pytest.raises(KeyboardInterrupt):
+        timer.start()
+        result = m.scan(text_file=str(corpus))
+    timer.join()
+    assert result is None
+
+
+def test_sampling_settings_are_refused_by_name():
+    m = attnscope.load(TESTDATA / "gpt2-tiny")
+    for kwargs, name in (({"temperature": float("nan")}, "temperature"), ({"temperature": -1.0}, "temperature"),
+                         ({"top_p": -0.5}, "top_p"), ({"top_p": float("nan")}, "top_p"), ({"top_k": -3}, "top_k")):
+        with pytest.raises(attnscope.Error, match=name):
+            m.generate([1, 2, 3], 2, **kwargs)
+    assert len(m.generate([1, 2, 3], 2, temperature=1e-300)["ids"]) == 2
