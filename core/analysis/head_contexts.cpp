@@ -8,7 +8,9 @@
 #include "model/run_limits.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/message_text.h"
 #include "util/stop_token.h"
+#include "util/text_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -499,7 +501,20 @@ HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<To
     if (shards.empty())
         throw Error(ErrorCode::BadInput, "no shards to merge");
     const int n = shards.front().shards;
-    std::vector<HeadContextValues*> byNumber(static_cast<std::size_t>(std::max(0, n)), nullptr);
+    // The count is the file's own word: nothing is sized by it before it matches the files given.
+    if (n < 1 || static_cast<std::size_t>(n) != shards.size()) {
+        std::vector<long long> first;
+        for (int k = 1; k <= n && first.size() < 5; ++k)
+            if (std::none_of(shards.begin(), shards.end(), [&](const HeadContextValues& v) { return v.shard == k; }))
+                first.push_back(k);
+        const std::string given = std::to_string(shards.size()) + " shard file(s) given";
+        throw Error(ErrorCode::BadInput,
+                    first.empty() ? "shard " + std::to_string(shards.front().shard) + " says there are " + std::to_string(n) +
+                                        " shards (" + given + ")"
+                                  : "shards " + someOf(first, n - static_cast<long long>(shards.size())) + " of " +
+                                        std::to_string(n) + " are missing (" + given + ")");
+    }
+    std::vector<HeadContextValues*> byNumber(static_cast<std::size_t>(n), nullptr);
     for (auto& v : shards) {
         const std::string which = "shard " + std::to_string(v.shard) + " of " + std::to_string(v.shards);
         if (v.layers != info.layers || v.heads != info.heads)
@@ -522,12 +537,6 @@ HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<To
             throw Error(ErrorCode::BadInput, which + " is given twice");
         byNumber[static_cast<std::size_t>(v.shard - 1)] = &v;
     }
-    std::string missing;
-    for (int i = 0; i < n; ++i)
-        if (!byNumber[static_cast<std::size_t>(i)])
-            missing += (missing.empty() ? "" : ", ") + std::to_string(i + 1);
-    if (!missing.empty())
-        throw Error(ErrorCode::BadInput, "shards " + missing + " of " + std::to_string(n) + " are missing");
     // The shards' positions in order are the whole text's: the same values a single run has, the metrics' sums added.
     // Each shard's values are let go once appended, so the merge holds the text's values about once.
     checkFits(static_cast<std::uint64_t>(static_cast<double>(info.layers) * info.heads * N * sizeof(float)),
@@ -565,18 +574,35 @@ HeadContexts headContexts(const AttentionModel& model, const std::vector<Token>&
     return finish(model, tokens, ids, o, v.values, v.means, stop, progress);
 }
 
+namespace {
+// An earlier run's folder (its index.json names the head files) may be replaced by a new one; any other is the user's.
+bool isHeadContextsFolder(const std::string& folder)
+{
+    try {
+        const auto j = readJsonFile((std::filesystem::path(folder) / "index.json").string());
+        return j.is_object() && j.contains("head_files") && j.contains("scatter");
+    } catch (const Error&) {
+        return false;
+    }
+}
+} // namespace
+
 std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::string& modelName, const std::string& dir)
 {
     namespace fs = std::filesystem;
+    // Written into a new folder that replaces DIR whole: a run killed mid-way or on a full disk leaves the earlier
+    // folder as it was, never a mix of its files and new ones.
+    AtomicFolder folder(dir, isHeadContextsFolder);
+    const fs::path staging(folder.staging());
     std::error_code ec;
-    fs::create_directories(fs::path(dir) / "heads", ec);
+    fs::create_directories(staging / "heads", ec);
     if (ec)
         throw Error(ErrorCode::Io, "cannot create the folder: " + ec.message(), dir);
     auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     std::vector<std::string> written;
-    auto write = [&](const fs::path& path, const nlohmann::ordered_json& j) {
-        writeFileAtomically(path.string(), j.dump() + "\n");
-        written.push_back(path.string());
+    auto write = [&](const fs::path& relative, const nlohmann::ordered_json& j) {
+        writeFileAtomically((staging / relative).string(), j.dump() + "\n");
+        written.push_back((fs::path(dir) / relative).string());
     };
     const auto& columns = headMetricColumns();
     nlohmann::ordered_json index;
@@ -591,7 +617,7 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
         index["metrics"].push_back(c.key);
     index["scatter"] = "scatter.json";
     index["head_files"] = "heads/L{layer}-H{head}.json";
-    write(fs::path(dir) / "index.json", index);
+    write("index.json", index);
     nlohmann::ordered_json scatter = nlohmann::ordered_json::array();
     for (int l = 0; l < r.layers; ++l)
         for (int h = 0; h < r.heads; ++h) {
@@ -603,7 +629,7 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
                 e[c.key] = number(m.*c.value);
             scatter.push_back(e);
         }
-    write(fs::path(dir) / "scatter.json", scatter);
+    write("scatter.json", scatter);
     for (int l = 0; l < r.layers; ++l)
         for (int h = 0; h < r.heads; ++h) {
             nlohmann::ordered_json head;
@@ -628,8 +654,9 @@ std::vector<std::string> writeHeadContexts(const HeadContexts& r, const std::str
                 e["grid"] = std::move(grid);
                 list.push_back(e);
             }
-            write(fs::path(dir) / "heads" / ("L" + std::to_string(l + 1) + "-H" + std::to_string(h + 1) + ".json"), head);
+            write(fs::path("heads") / ("L" + std::to_string(l + 1) + "-H" + std::to_string(h + 1) + ".json"), head);
         }
+    folder.commit();
     return written;
 }
 

@@ -30,4 +30,24 @@ private:
 // Writes `text` to `path` through an AtomicFile.
 void writeFileAtomically(const std::string& path, const std::string& text);
 
+// A folder of results written whole or not at all: files go into a fresh staging folder beside `path`, which
+// commit() swaps into place in one rename (the earlier folder is removed after). Without commit() the staging folder
+// is removed and an earlier folder stays as it was; one a killed process left is removed by the next writer.
+class AtomicFolder {
+public:
+    // Throws Error(Io) naming `path` when it is a file, or a folder that `replaceable` does not accept (a folder of
+    // the user's own is never swapped away).
+    AtomicFolder(std::string path, bool (*replaceable)(const std::string& folder));
+    ~AtomicFolder();
+    AtomicFolder(const AtomicFolder&) = delete;
+    AtomicFolder& operator=(const AtomicFolder&) = delete;
+
+    const std::string& staging() const { return m_staging; } // where the files are written
+    void commit();
+
+private:
+    std::string m_path, m_staging;
+    bool m_done = false;
+};
+
 } // namespace attnscope::core
