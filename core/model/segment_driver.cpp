@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "util/error.h"
 #include "util/stop_token.h"
@@ -139,6 +140,16 @@ void SegmentDriver::end(const std::function<void(SegmentEndView&)>& readOut)
     if (m_observer.wantLogits() || m_observer.wantLastLogits()) {
         view.firstLogitRow = m_observer.wantLogits() ? 0 : m_shape.qlen - 1;
         readOut(view);
+        // The final norm and the read-out can overflow where no layer did (a huge final norm weight): said here too.
+        const auto rows = static_cast<std::size_t>(m_shape.qlen - view.firstLogitRow);
+        for (const auto& [values, width, what] : {std::tuple{view.lnF, view.dModel, "final norm's output"},
+                                                  std::tuple{view.logits, view.vocab, "logits"}})
+            if (values && !std::all_of(values, values + rows * static_cast<std::size_t>(width),
+                                       [](float v) { return std::isfinite(v); }))
+                throw Error(ErrorCode::CorruptFile,
+                            std::string("the ") + what + " holds NaN or infinity: the weights give values float32 "
+                                                         "arithmetic cannot hold",
+                            m_weights.source());
     }
     m_weights.throwIfDamaged();
     m_observer.onSegmentEnd(view);
