@@ -170,45 +170,13 @@ const char* PipelineTokenizer::gpt2Pattern()
 PipelineTokenizer::PipelineTokenizer(TokenizerPipeline pipeline)
     : m_p(std::move(pipeline))
 {
-    m_addedTrie.emplace_back();
-    for (std::size_t i = 0; i < m_p.added.size(); ++i) {
-        const std::string& content = m_p.added[i].content;
-        if (content.empty())
-            continue;
-        int node = 0;
-        for (const char ch : content) {
-            const auto byte = static_cast<unsigned char>(ch);
-            auto& next = m_addedTrie[static_cast<std::size_t>(node)].next;
-            const auto it = std::lower_bound(next.begin(), next.end(), std::make_pair(byte, 0),
-                                             [](const auto& a, const auto& b) { return a.first < b.first; });
-            if (it != next.end() && it->first == byte) {
-                node = it->second;
-            } else {
-                const int child = static_cast<int>(m_addedTrie.size());
-                next.insert(it, {byte, child});
-                m_addedTrie.emplace_back();
-                node = child;
-            }
-        }
-        m_addedTrie[static_cast<std::size_t>(node)].tokens.push_back(i);
-    }
+    for (std::size_t i = 0; i < m_p.added.size(); ++i)
+        m_addedTrie.add(m_p.added[i].content, i);
 }
 
 void PipelineTokenizer::addedAt(std::string_view text, std::size_t pos, std::vector<std::size_t>& out) const
 {
-    out.clear();
-    int node = 0;
-    for (std::size_t i = pos; i < text.size(); ++i) {
-        const auto& next = m_addedTrie[static_cast<std::size_t>(node)].next;
-        const auto byte = static_cast<unsigned char>(text[i]);
-        const auto it = std::lower_bound(next.begin(), next.end(), std::make_pair(byte, 0),
-                                         [](const auto& a, const auto& b) { return a.first < b.first; });
-        if (it == next.end() || it->first != byte)
-            break;
-        node = it->second;
-        const auto& ending = m_addedTrie[static_cast<std::size_t>(node)].tokens;
-        out.insert(out.begin(), ending.begin(), ending.end()); // longer matches go first
-    }
+    m_addedTrie.matchesAt(text, pos, out);
 }
 
 int PipelineTokenizer::vocabSize() const

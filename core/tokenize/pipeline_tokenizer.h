@@ -11,6 +11,7 @@
 // vocabulary (tokenizer_formats.h). Immutable after construction; encode is thread-safe.
 #pragma once
 
+#include "tokenize/added_token_trie.h"
 #include "tokenize/subword_model.h"
 #include "tokenize/tokenizer.h"
 #include "tokenize/unicode_class.h"
@@ -104,13 +105,7 @@ private:
     Token specialToken(int id, std::uint32_t at) const;
 
     TokenizerPipeline m_p;
-    // Added tokens' contents in a byte trie, so finding the ones that start at a position costs the length of the
-    // longest, not the number of added tokens (20,000 added tokens made a 300 kB text take 9 s).
-    struct TrieNode {
-        std::vector<std::pair<unsigned char, int>> next; // sorted by byte
-        std::vector<std::size_t> tokens;                 // indices into m_p.added whose content ends here, in order
-    };
-    std::vector<TrieNode> m_addedTrie;
+    AddedTokenTrie m_addedTrie; // the added tokens' contents (indices into m_p.added)
     // Indices of the added tokens matching `text` at `pos`, longest content first (ties in their order).
     void addedAt(std::string_view text, std::size_t pos, std::vector<std::size_t>& out) const;
 };

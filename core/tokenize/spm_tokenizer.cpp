@@ -325,19 +325,18 @@ std::vector<Token> SpmTokenizer::encodeText(std::string_view text) const
     }
     // Added tokens first (longest match at each place), SentencePiece on the text between them.
     std::size_t from = offset;
-    for (std::size_t at = offset; at < text.size() && !m_added.empty();) {
-        bool matched = false;
-        for (const auto& [content, id] : m_added)
-            if (!content.empty() && text.compare(at, content.size(), content) == 0) {
-                encodePiece(text.substr(from, at - from), from, out);
-                out.push_back(Token{id, content, at, at + content.size()});
-                at += content.size();
-                from = at;
-                matched = true;
-                break;
-            }
-        if (!matched)
+    std::vector<std::size_t> matches;
+    for (std::size_t at = offset; at < text.size() && !m_addedTrie.empty();) {
+        m_addedTrie.matchesAt(text, at, matches);
+        if (matches.empty()) {
             ++at;
+            continue;
+        }
+        const auto& [content, id] = m_added[matches.front()]; // the longest
+        encodePiece(text.substr(from, at - from), from, out);
+        out.push_back(Token{id, content, at, at + content.size()});
+        at += content.size();
+        from = at;
     }
     encodePiece(text.substr(from), from, out);
     return out;
@@ -361,8 +360,10 @@ void SpmTokenizer::encodePiece(std::string_view text, std::size_t offset, std::v
 
 void SpmTokenizer::setAddedTokens(std::vector<std::pair<std::string, std::int32_t>> tokens)
 {
-    std::stable_sort(tokens.begin(), tokens.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
     m_added = std::move(tokens);
+    m_addedTrie = AddedTokenTrie();
+    for (std::size_t i = 0; i < m_added.size(); ++i)
+        m_addedTrie.add(m_added[i].first, i);
 }
 
 void SpmTokenizer::setSpecialIds(std::vector<std::int32_t> prefix, std::vector<std::int32_t> suffix)

@@ -5,6 +5,7 @@
 // the library encodes, this class names ids and keeps each piece's byte span in the text.
 #pragma once
 
+#include "tokenize/added_token_trie.h"
 #include "tokenize/tokenizer.h"
 
 #include <map>
@@ -66,7 +67,8 @@ private:
     std::int32_t m_unk = 0, m_eos = -1;
     bool m_mapped = false;
     std::optional<std::vector<std::int32_t>> m_prefix, m_suffix;
-    std::vector<std::pair<std::string, std::int32_t>> m_added; // longest first
+    std::vector<std::pair<std::string, std::int32_t>> m_added; // content and id, as given
+    AddedTokenTrie m_addedTrie;                                 // their contents (indices into m_added)
     void encodePiece(std::string_view text, std::size_t offset, std::vector<Token>& out) const;
 };
 
