@@ -160,8 +160,27 @@ private:
     {
         if (++m_nodes % kBudgetCheckEvery == 0)
             checkBudget();
+        if (m_nodes > kMaxValues)
+            corrupt("more than " + std::to_string(kMaxValues) + " values: more than any checkpoint or vocabulary "
+                    "pickle holds (a 70B model's has thousands, a 267,000-word vocabulary about 1.3 million)");
         return m_doc.make(k);
     }
+    // The values one opcode byte makes that never change (an empty tuple, None, True, False): one node each, shared,
+    // so a file of millions of them costs its stack, not a node per byte.
+    const PickleNode* shared(Kind k, std::int64_t value)
+    {
+        const PickleNode*& slot = k == Kind::Tuple ? m_emptyTuple : k == Kind::None ? m_none : m_bools[value != 0];
+        if (!slot) {
+            PickleNode* n = node(k);
+            n->integer = value;
+            slot = n;
+        }
+        return slot;
+    }
+    const PickleNode* m_emptyTuple = nullptr;
+    const PickleNode* m_none = nullptr;
+    const PickleNode* m_bools[2] = {nullptr, nullptr};
+    static constexpr std::size_t kMaxValues = std::size_t(1) << 22;
     // Values cost far more than the bytes that make them (one opcode byte: a node of ~150 bytes and its place in a
     // list). Every kBudgetCheckEvery values the cost so far is extrapolated to the whole pickle at the rate seen, and
     // refused with both figures before it is reached.
@@ -398,14 +417,9 @@ private:
         case '0': pop(); return;                              // POP
         case '1': popMark(); return;                          // POP_MARK
         case '2': push(top()); return;                        // DUP
-        case 'N': push(node(Kind::None)); return;
+        case 'N': push(shared(Kind::None, 0)); return;
         case 0x88:
-        case 0x89: { // NEWTRUE, NEWFALSE
-            PickleNode* b = node(Kind::Bool);
-            b->integer = op == 0x88;
-            push(b);
-            return;
-        }
+        case 0x89: push(shared(Kind::Bool, op == 0x88)); return; // NEWTRUE, NEWFALSE
         case 'I': push(decimal(line())); return;
         case 'L': push(decimal(line())); return;
         case 'J': push(integer(static_cast<std::int32_t>(le(4)))); return; // BININT
@@ -451,7 +465,7 @@ private:
         case 'C': { const auto n = le(1); push(text(Kind::Bytes, take(n), n)); return; }   // SHORT_BINBYTES
         case 0x8e:                                                                        // BINBYTES8
         case 0x96: { const auto n = le(8); push(text(Kind::Bytes, take(n), n)); return; }  // BYTEARRAY8
-        case ')': push(node(Kind::Tuple)); return;
+        case ')': push(shared(Kind::Tuple, 0)); return; // EMPTY_TUPLE
         case 't': push(container(Kind::Tuple, popMark())); return;
         case 0x85: { const auto* a = pop(); push(container(Kind::Tuple, {a})); return; }
         case 0x86: { const auto* b = pop(); const auto* a = pop(); push(container(Kind::Tuple, {a, b})); return; }

@@ -174,15 +174,24 @@ void graniteQuirks(LlamaConfig& c)
 }
 
 // ---- DeepSeek-V2: latent attention, dense first layers, routed and shared experts.
+constexpr int kMaxLatentWidth = 16384;
 // DeepSeek-V2's latent attention and experts (its config.json keys; DeepSeek's modeling code's semantics).
 void deepseekKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c)
 {
     auto& m = c.mla;
-    m.kvRank = r.positiveInt("kv_lora_rank");
-    m.qRank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null() ? r.positiveInt("q_lora_rank") : 0;
-    m.nopeDim = r.positiveInt("qk_nope_head_dim");
-    m.ropeDim = r.positiveInt("qk_rope_head_dim");
-    m.valueDim = r.positiveInt("v_head_dim");
+    // Widths bounded where they are read: buffers are sized by them before any weight's shape is compared (a
+    // qk_nope_head_dim of 1e8 allocated 2.1 GB first). DeepSeek-V2's are 512, 1536, 128, 64 and 128.
+    auto width = [&](const char* key) {
+        const int v = r.positiveInt(key);
+        if (v > kMaxLatentWidth)
+            r.fail(key, std::to_string(v) + " is wider than any model's (at most " + std::to_string(kMaxLatentWidth) + ")");
+        return v;
+    };
+    m.kvRank = width("kv_lora_rank");
+    m.qRank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null() ? width("q_lora_rank") : 0;
+    m.nopeDim = width("qk_nope_head_dim");
+    m.ropeDim = width("qk_rope_head_dim");
+    m.valueDim = width("v_head_dim");
     if (m.ropeDim % 2 != 0)
         r.fail("qk_rope_head_dim", "must be even (rotary embeddings rotate pairs of dimensions)");
     c.headDim = m.nopeDim + m.ropeDim;
@@ -192,7 +201,11 @@ void deepseekKeys(const ConfigReader& r, const nlohmann::json& j, LlamaConfig& c
         readExpertCount(r, c, "n_routed_experts");
         c.expertFfn = r.positiveInt("moe_intermediate_size");
         const int shared = j.contains("n_shared_experts") && !j["n_shared_experts"].is_null() ? r.intOr("n_shared_experts", 0, 0) : 0;
-        c.sharedFfn = shared * c.expertFfn;
+        const long long sharedFfn = static_cast<long long>(shared) * c.expertFfn; // 2^31 and past overflowed an int
+        if (sharedFfn > kMaxLatentWidth * 64LL)
+            r.fail("n_shared_experts", std::to_string(shared) + " shared experts of " + std::to_string(c.expertFfn) +
+                                           " (moe_intermediate_size) are wider than any model's");
+        c.sharedFfn = static_cast<int>(sharedFfn);
         c.denseLayers = r.intOr("first_k_dense_replace", 0, 0);
         c.moeEvery = r.intOr("moe_layer_freq", 1, 1);
         c.normTopK = r.boolOr("norm_topk_prob", false);

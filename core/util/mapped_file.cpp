@@ -116,6 +116,8 @@ MappedFile::MappedFile(const std::string& path)
     // Kept open to notice a write in place: the map shows the new bytes (a rename leaves this inode alone).
     m_fd = fd;
     m_modified = st.st_mtim;
+    m_changed = st.st_ctim;
+    m_links = static_cast<unsigned long>(st.st_nlink);
 }
 
 MappedFile::~MappedFile()
@@ -135,8 +137,12 @@ bool MappedFile::damaged() const noexcept
     struct stat st {};
     if (m_fd < 0 || ::fstat(m_fd, &st) != 0)
         return false;
-    return static_cast<std::size_t>(st.st_size) != m_size || st.st_mtim.tv_sec != m_modified.tv_sec ||
-           st.st_mtim.tv_nsec != m_modified.tv_nsec;
+    // The change time too: a write in place with its modification time put back (touch -d) still moves it. A rename
+    // over the file (or a new hard link) moves it as well but changes the link count, and leaves the bytes alone.
+    auto differs = [](const struct timespec& a, const struct timespec& b) { return a.tv_sec != b.tv_sec || a.tv_nsec != b.tv_nsec; };
+    const bool relinked = static_cast<unsigned long>(st.st_nlink) != m_links;
+    return static_cast<std::size_t>(st.st_size) != m_size || differs(st.st_mtim, m_modified) ||
+           (!relinked && differs(st.st_ctim, m_changed));
 }
 
 } // namespace attnscope::core

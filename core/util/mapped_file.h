@@ -37,7 +37,8 @@ private:
     std::size_t m_size = 0;
     int m_slot = -1; // registration in the SIGBUS handler's table, or -1
     int m_fd = -1;   // the file, open for as long as it is mapped
-    struct timespec m_modified {};
+    struct timespec m_modified {}, m_changed {}; // mtime, and ctime (which a writer cannot put back)
+    unsigned long m_links = 0;                   // a rename over the file changes its ctime through this
 };
 
 } // namespace attnscope::core

@@ -5,6 +5,7 @@
 #include "analysis/head_contexts.h"
 #include "analysis/image_dump.h"
 #include "analysis/relpos_scan.h"
+#include "io/pickle.h"
 #include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "model/model_loader.h"
@@ -18,6 +19,7 @@
 #include "util/message_text.h"
 #include "util/text_file.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -462,4 +464,68 @@ TEST_CASE("DINOv2 runs a picture at its own size and aspect: the tokens are the 
     for (const auto& t : core::dumpImage(*loaded.model, pixels))
         if (t.name == "layer0.attn_prob")
             CHECK(t.shape == core::Shape{3, 109, 109});
+}
+
+TEST_CASE("a pickle of millions of one-byte values costs its stack, and past any real pickle's count it is refused",
+          "[hostile][pytorch]")
+{
+    // 8 MB of EMPTY_TUPLE made a node of ~150 bytes per byte (a 20 MB file took 2.4 GB before its refusal): the
+    // immutable one-byte values (empty tuple, None, True, False) are one shared node each.
+    std::vector<std::uint8_t> tuples = {0x80, 2, '('};
+    tuples.insert(tuples.end(), 8'000'000, ')');
+    tuples.insert(tuples.end(), {'N', 0x88, 0x89, 'l', '.'});
+    {
+        core::PickleDocument doc;
+        core::unpickle(doc, tuples.data(), tuples.size(), "tuples.pkl");
+        REQUIRE(doc.root->items.size() == 8'000'003);
+        CHECK(doc.root->items[0] == doc.root->items[7'999'999]); // one shared empty tuple
+        CHECK(doc.root->items[8'000'001]->integer == 1); // True
+        CHECK(doc.root->items[8'000'002]->integer == 0); // False
+    }
+    // Mutable ones (empty lists) are values each, up to a count no checkpoint or vocabulary comes near.
+    std::vector<std::uint8_t> lists = {0x80, 2, '('};
+    lists.insert(lists.end(), 5'000'000, ']');
+    lists.insert(lists.end(), {'l', '.'});
+    core::PickleDocument doc;
+    CHECK_THAT(errorOf([&] { core::unpickle(doc, lists.data(), lists.size(), "lists.pkl"); }),
+               Catch::Contains("lists.pkl") && Catch::Contains("values: more than any checkpoint"));
+}
+
+TEST_CASE("DeepSeek's latent widths and shared experts are bounded where they are read", "[hostile][config]")
+{
+    const fs::path source = test::testdataDir() / "deepseek2-tiny";
+    const auto config = core::readJsonFile((source / "config.json").string());
+    test::TempDir tmp;
+    for (const auto& [key, value] : {std::pair{"qk_nope_head_dim", 100'000'000}, std::pair{"kv_lora_rank", 20'000},
+                                     std::pair{"n_shared_experts", 90'000'000}}) {
+        nlohmann::json j = config;
+        j[key] = value;
+        const fs::path dir = tmp / key;
+        fs::create_directories(dir);
+        fs::copy_file(source / "model.safetensors", dir / "model.safetensors");
+        test::writeBytes(dir / "config.json", j.dump());
+        CHECK_THAT(errorOf([&] { core::loadModel(dir.string()); }),
+                   Catch::Contains(key) && Catch::Contains("wider than any model's"));
+    }
+}
+
+TEST_CASE("a Unigram tokenizer's added tokens match longest first through the trie, many of them", "[hostile][tokenizer]")
+{
+    core::SpmTokenizer::Pieces p{{"<unk>", "\xE2\x96\x81" "a", "b", "\xE2\x96\x81"}, {0, -1, -2, -3}, {2, 1, 1, 1}, {}, {},
+                                 true, true};
+    auto t = core::SpmTokenizer::fromPieces(p, "tokenizer.json");
+    std::vector<std::pair<std::string, std::int32_t>> added;
+    for (int i = 0; i < 20'000; ++i)
+        added.emplace_back("<extra_" + std::to_string(i) + ">", 100 + i);
+    added.emplace_back("<x>", 50);
+    added.emplace_back("<x>y", 51);
+    t->setAddedTokens(added);
+    const auto tokens = t->encode("a <extra_123> b<x>y<x><extra_19999>");
+    std::vector<std::int32_t> ids;
+    for (const auto& tok : tokens)
+        ids.push_back(tok.id);
+    CHECK(std::count(ids.begin(), ids.end(), 223) == 1);
+    CHECK(std::count(ids.begin(), ids.end(), 51) == 1); // "<x>y" before "<x>"
+    CHECK(std::count(ids.begin(), ids.end(), 50) == 1);
+    CHECK(std::count(ids.begin(), ids.end(), 20'099) == 1);
 }

@@ -23,6 +23,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -316,6 +317,25 @@ TEST_CASE("mapped weights: a file replaced by a rename keeps working, a truncate
     }
     CHECK_THAT(errorOf([&] { core::dumpReference(*overwrittenModel.model, overwrittenInput, "input.json"); }),
                Catch::Contains(file) && Catch::Contains("written over"));
+
+    // The same with the modification time put back afterwards (touch -d, rsync -t): the change time still moved.
+    const auto retimed = copyCase(tmp, "olmo2-tiny");
+    const auto retimedModel = core::loadModel(retimed.string());
+    const auto retimedFile = (retimed / "model.safetensors").string();
+    struct stat before {};
+    REQUIRE(::stat(retimedFile.c_str(), &before) == 0);
+    ::usleep(20'000); // a change time the filesystem can tell apart
+    {
+        std::fstream f(retimedFile, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(fs::file_size(retimedFile) - 64));
+        const std::string junk(64, '\x7f');
+        f.write(junk.data(), 64);
+    }
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    REQUIRE(::utimensat(AT_FDCWD, retimedFile.c_str(), times, 0) == 0);
+    const auto retimedInput = core::readJsonFile((retimed / "input.json").string());
+    CHECK_THAT(errorOf([&] { core::dumpReference(*retimedModel.model, retimedInput, "input.json"); }),
+               Catch::Contains(retimedFile) && Catch::Contains("written over"));
 }
 
 TEST_CASE("a FIFO named like a model file is refused at once, not read forever", "[reliability][mmap]")
