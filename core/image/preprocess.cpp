@@ -252,8 +252,13 @@ Preprocessor parsePreprocessor(const nlohmann::json& j, const std::string& file)
             throw Error(ErrorCode::BadConfig, "must list 3 numbers (R, G, B)", file, key);
         for (int c = 0; c < 3; ++c) {
             const auto& v = (*it)[static_cast<std::size_t>(c)];
-            if (!v.is_number() || !std::isfinite(v.get<double>()) || (std::string(key) == "image_std" && v.get<double>() <= 0))
-                throw Error(ErrorCode::BadConfig, "must list finite numbers (standard deviations above 0)", file, key);
+            // Within what 8-bit pixels can mean: a standard deviation of 1e-300 made infinite pixel values that a
+            // run then blamed on the weights.
+            const bool isStd = std::string(key) == "image_std";
+            if (!v.is_number() || !std::isfinite(v.get<double>()) || std::abs(v.get<double>()) > 1e3 ||
+                (isStd && v.get<double>() < 1e-6))
+                throw Error(ErrorCode::BadConfig, "must list numbers of at most 1000 (standard deviations of at least 1e-6)",
+                            file, key);
             (std::string(key) == "image_mean" ? p.mean : p.std)[c] = static_cast<float>(v.get<double>());
         }
     }

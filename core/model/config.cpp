@@ -147,8 +147,15 @@ void parseRopeScaling(const ConfigReader& r, const nlohmann::json& j, const std:
         // scale times mscale_all_dim's squared (DeepSeek's modeling code and llama.cpp).
         auto mscaleOf = [&](double m) { return rope.factor > 1.0 ? 0.1 * m * std::log(rope.factor) + 1.0 : 1.0; };
         const double mscale = s.doubleOr("mscale", 0.0), mscaleAllDim = s.doubleOr("mscale_all_dim", 0.0);
+        // Bounded here, by key: 1e308 overflowed the cosines into infinity and was blamed on the weights.
+        for (const auto& [key, v] : {std::pair{"mscale", mscale}, std::pair{"mscale_all_dim", mscaleAllDim}})
+            if (v > 1e3)
+                r.fail("rope_scaling", std::string(key) + " must be at most 1000 (DeepSeek's are about 1), got " +
+                                           formatNumber(v));
         const double fromMscales = mscale > 0 && mscaleAllDim > 0 ? mscaleOf(mscale) / mscaleOf(mscaleAllDim) : mscaleOf(1.0);
         rope.attentionFactor = s.doubleOr("attention_factor", fromMscales);
+        if (rope.attentionFactor > 1e3)
+            r.fail("rope_scaling", "attention_factor must be at most 1000, got " + formatNumber(rope.attentionFactor));
         if (mscaleAllDim > 0)
             rope.scoreFactor = mscaleOf(mscaleAllDim) * mscaleOf(mscaleAllDim);
         return;

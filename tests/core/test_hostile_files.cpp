@@ -529,3 +529,22 @@ TEST_CASE("a Unigram tokenizer's added tokens match longest first through the tr
     CHECK(std::count(ids.begin(), ids.end(), 50) == 1);
     CHECK(std::count(ids.begin(), ids.end(), 20'099) == 1);
 }
+
+TEST_CASE("a preprocessor's or rope scaling's number that would overflow is blamed on its key, not on the weights",
+          "[hostile][config]")
+{
+    CHECK_THAT(errorOf([] {
+                   core::parsePreprocessor({{"size", {{"height", 32}, {"width", 32}}}, {"image_std", {1e-300, 0.5, 0.5}}},
+                                           "preprocessor_config.json");
+               }),
+               Catch::Contains("preprocessor_config.json") && Catch::Contains("image_std"));
+    const fs::path source = test::testdataDir() / "deepseek2-tiny";
+    auto j = core::readJsonFile((source / "config.json").string());
+    j["rope_scaling"] = {{"type", "yarn"}, {"factor", 40.0}, {"original_max_position_embeddings", 64}, {"mscale", 1e308},
+                         {"mscale_all_dim", 1.0}};
+    test::TempDir tmp;
+    fs::copy_file(source / "model.safetensors", tmp / "model.safetensors");
+    test::writeBytes(tmp / "config.json", j.dump());
+    CHECK_THAT(errorOf([&] { core::loadModel(tmp.path().string()); }),
+               Catch::Contains("config.json") && Catch::Contains("mscale must be at most 1000"));
+}
