@@ -224,7 +224,7 @@ HeadContexts finish(const AttentionModel& model, const std::vector<Token>& token
     const double shown = std::min<double>(W, static_cast<double>(o.contextBefore) + 1 + o.contextAfter);
     checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * (o.top + 10.0 * o.perDecile) * shown * shown * sizeof(float)),
               "the grids of " + std::to_string(static_cast<long long>(o.top) + 10LL * o.perDecile) + " contexts per head",
-              "ask for fewer contexts (--top, --per-decile)");
+              "ask for fewer contexts (--top, --per-decile)", model.info().source);
 
     // The chosen positions of every head: the top ones, then evenly spaced ones inside each tenth of the sorted values.
     r.contexts.resize(values.size());
@@ -443,7 +443,7 @@ HeadContextValues valuesOf(const AttentionModel& model, const std::vector<std::i
     checkFits(static_cast<std::uint64_t>(static_cast<double>(L) * H * positions * sizeof(float)),
               "head contexts of " + std::to_string(L) + " x " + std::to_string(H) + " heads over " +
                   std::to_string(positions) + " tokens",
-              "read fewer tokens (--max-tokens), or split the text into more shards");
+              "read fewer tokens (--max-tokens), or split the text into more shards", model.info().source);
     v.values.assign(static_cast<std::size_t>(L) * H, std::vector<float>(static_cast<std::size_t>(positions), std::nanf("")));
     v.means.resize(static_cast<std::size_t>(L) * H);
     auto windowIds = [&](int w) {
@@ -542,7 +542,7 @@ HeadContexts mergeHeadContexts(const AttentionModel& model, const std::vector<To
     checkFits(static_cast<std::uint64_t>(static_cast<double>(info.layers) * info.heads * N * sizeof(float)),
               "merging head contexts of " + std::to_string(info.layers) + " x " + std::to_string(info.heads) +
                   " heads over " + std::to_string(N) + " tokens",
-              "read fewer tokens (--max-tokens)");
+              "read fewer tokens (--max-tokens)", model.info().source);
     const std::size_t slots = static_cast<std::size_t>(info.layers) * info.heads;
     std::vector<std::vector<float>> values(slots);
     std::vector<Means> means(slots);

@@ -48,7 +48,7 @@ LogitLens logitLens(const AttentionModel& model, const TextCapture& capture, int
                   logitsBytes(info, static_cast<std::size_t>(seg.qlen)),
               "the logit lens over " + std::to_string(seg.qlen) + " tokens, " + std::to_string(info.layers) +
                   " layers and a vocabulary of " + std::to_string(info.vocabSize),
-              "use shorter segments");
+              "use shorter segments", info.source);
     HiddenObserver obs(info); // keeps the last segment's layer outputs
     rerunSegment(model, capture, segment, obs, stop);
     LogitLens lens;

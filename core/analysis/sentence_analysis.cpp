@@ -182,7 +182,7 @@ SentenceSuppression sentenceSuppression(const AttentionModel& model, const std::
     checkFits(logitsBytes(model.info(), ids.size(), 6),
               "attention suppression over " + std::to_string(ids.size()) + " tokens and a vocabulary of " +
                   std::to_string(model.info().vocabSize),
-              "use a shorter text");
+              "use a shorter text", model.info().source);
     int vocab = 0;
     const auto plain = logProbabilities(model, ids, nullptr, stop, vocab);
     r.effect.assign(static_cast<std::size_t>(r.sentences) * r.sentences, kNaN);

@@ -42,7 +42,7 @@ LogitsObserver runForLogits(const AttentionModel& model, std::span<const std::in
                                              std::to_string(model.info().maxSegmentLen) + " positions");
     checkFits(logitsBytes(model.info(), ids.size()), "the logits of " + std::to_string(ids.size()) +
                                                           " tokens over a vocabulary of " + std::to_string(model.info().vocabSize),
-              "use a shorter text");
+              "use a shorter text", model.info().source);
     LogitsObserver obs;
     model.run({std::vector<std::int32_t>(ids.begin(), ids.end())}, options, obs);
     if (obs.logits.empty())

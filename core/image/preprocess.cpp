@@ -167,7 +167,20 @@ std::pair<int, int> resizedSize(const Preprocessor& p, int height, int width)
     return tall ? std::pair{newLong, p.shortestEdge} : std::pair{p.shortestEdge, newLong};
 }
 
+static Image8 resizedAndCropped(const Image8& image, const Preprocessor& p); // the resize, then the crop
+
 Image8 preparedImage(const Image8& image, const Preprocessor& p)
+{
+    try {
+        return resizedAndCropped(image, p);
+    } catch (const Error& e) { // a size or crop the picture cannot take: the file that asked for it is named
+        if (!e.file().empty() || p.source.empty())
+            throw;
+        throw Error(e.code(), e.message(), p.source);
+    }
+}
+
+static Image8 resizedAndCropped(const Image8& image, const Preprocessor& p)
 {
     Image8 img = image;
     if (p.resize) {
@@ -208,6 +221,7 @@ Preprocessor parsePreprocessor(const nlohmann::json& j, const std::string& file)
     if (!j.is_object())
         throw Error(ErrorCode::BadConfig, "is not a JSON object", file);
     Preprocessor p;
+    p.source = file;
     auto flag = [&](const char* key, bool fallback) {
         const auto it = j.find(key);
         return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;

@@ -31,6 +31,7 @@ struct Preprocessor {
     double rescaleFactor = 1.0 / 255.0;
     bool normalize = true;
     float mean[3] = {0.5f, 0.5f, 0.5f}, std[3] = {0.5f, 0.5f, 0.5f};
+    std::string source; // the preprocessor_config.json it was read from, named when a picture cannot be prepared
 };
 
 // Reads preprocessor_config.json (Error(BadConfig) naming the file and key).

@@ -548,3 +548,15 @@ TEST_CASE("a preprocessor's or rope scaling's number that would overflow is blam
     CHECK_THAT(errorOf([&] { core::loadModel(tmp.path().string()); }),
                Catch::Contains("config.json") && Catch::Contains("mscale must be at most 1000"));
 }
+
+TEST_CASE("a crop a picture cannot take names the preprocessor file that asked for it", "[hostile][preprocessor]")
+{
+    const auto p = core::parsePreprocessor({{"do_resize", false}, {"do_center_crop", true}, {"crop_size", 64}},
+                                           "/models/x/preprocessor_config.json");
+    core::Image8 small;
+    small.width = 20;
+    small.height = 10;
+    small.rgb.assign(20 * 10 * 3, 0);
+    CHECK_THAT(errorOf([&] { core::preparedImage(small, p); }),
+               Catch::Contains("/models/x/preprocessor_config.json") && Catch::Contains("crop"));
+}

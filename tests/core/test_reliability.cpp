@@ -574,6 +574,7 @@ TEST_CASE("memory a text or a file sizes is estimated before it is allocated, an
         CHECK(message.find(what) != std::string::npos);
         CHECK(message.find("would need about") != std::string::npos);
         CHECK(message.find("more than half of the 1 KiB available") != std::string::npos);
+        CHECK(message.find("gpt2-tiny") != std::string::npos); // the model it was asked of (#59 item 16)
     };
     refused(errorOf([&] { core::topPredictions(model, ids, {}, last, 3); }), "logits of 16 tokens over a vocabulary of 50");
     refused(errorOf([&] { core::logitLens(model, *capture, 0, 3); }), "logit lens over 16 tokens");
