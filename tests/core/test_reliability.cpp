@@ -115,6 +115,14 @@ TEST_CASE("scan results: profiles of different shapes, non-finite sums and broke
             t.data64[0] = std::nan("");
     core::writeSafetensors(damaged, nan, md);
     CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }), Catch::Contains("relpos.full.sum") && Catch::Contains("non-finite"));
+    // A finite sum no corpus could give (1e308: merged or averaged it printed as inf).
+    auto huge = tensors;
+    for (auto& t : huge)
+        if (t.name == "relpos.full.sum")
+            t.data64[0] = 1e308;
+    core::writeSafetensors(damaged, huge, md);
+    CHECK_THAT(errorOf([&] { core::ScanResult::load(damaged); }),
+               Catch::Contains("relpos.full.sum") && Catch::Contains("impossibly large"));
     // Metadata that is not a number.
     auto md3 = md;
     md3["tokens"] = "abc";
