@@ -216,8 +216,12 @@ void PytorchFile::readZip()
         if (!entry)
             throw Error(ErrorCode::CorruptFile, "the pickle names storage '" + s.key + "', which the archive lacks",
                         file, prefix + "data/" + s.key);
+        if (s.elements > (std::uint64_t(1) << 50)) // its byte count would wrap ("needs 0 bytes")
+            throw Error(ErrorCode::CorruptFile,
+                        "storage of " + std::to_string(s.elements) + " elements is more than any checkpoint holds", file,
+                        entry->name);
         const std::uint64_t need = s.elements * dtypeSize(s.dtype);
-        if (s.elements > (std::uint64_t(1) << 50) || entry->size < need)
+        if (entry->size < need)
             throw Error(ErrorCode::CorruptFile,
                         "storage of " + std::to_string(s.elements) + " elements needs " + std::to_string(need) +
                             " bytes; the archive holds " + std::to_string(entry->size),
