@@ -838,7 +838,11 @@ int main(int argc, char** argv)
         std::cerr << "attnscope-cli: error: " << e.what() << "\n";
         return 1;
     } catch (const std::bad_alloc&) { // an allocation no estimate foresaw: say so in words, not "std::bad_alloc"
-        std::cerr << "attnscope-cli: error: out of memory: this " << command
+        std::string model; // the file it happened with, as every other message names one
+        for (int i = 1; i + 1 < argc; ++i)
+            if (std::string(argv[i]) == "--model")
+                model = argv[i + 1];
+        std::cerr << "attnscope-cli: error: " << (model.empty() ? "" : model + ": ") << "out of memory: this " << command
                   << " needed more memory than the machine could give (try a shorter text or fewer tokens)\n";
         return 1;
     } catch (const std::exception& e) {
