@@ -133,4 +133,24 @@ void checkSentencePieceModel(std::string_view modelProto, const std::string& fil
     }
 }
 
+std::string_view normalizerCharsmap(std::string_view modelProto, const std::string& file)
+{
+    ProtoReader top(modelProto, file, "ModelProto");
+    while (top.more()) {
+        const auto key = top.varint();
+        if ((key >> 3) != 3 || (key & 7) != 2) {
+            top.skip(static_cast<int>(key & 7));
+            continue;
+        }
+        ProtoReader n(top.bytes(), file, "normalizer_spec");
+        while (n.more()) {
+            const auto k = n.varint();
+            if ((k >> 3) == 2 && (k & 7) == 2)
+                return n.bytes();
+            n.skip(static_cast<int>(k & 7));
+        }
+    }
+    return {};
+}
+
 } // namespace attnscope::core

@@ -23,5 +23,7 @@ void checkPieceLength(std::string_view piece, std::size_t index, const std::stri
 // A serialized ModelProto (a .model / .spm file's bytes): every piece's length, and the normaliser's and the
 // denormaliser's charsmaps.
 void checkSentencePieceModel(std::string_view modelProto, const std::string& file);
+// normalizer_spec.precompiled_charsmap of a serialized ModelProto, a view into it (empty when it has none).
+std::string_view normalizerCharsmap(std::string_view modelProto, const std::string& file);
 
 } // namespace attnscope::core

@@ -12,7 +12,7 @@
 #include "run/generation.h"
 #include "run/image_capture.h"
 #include "test_support.h"
-#include "tokenize/proto_reader.h"
+#include "tokenize/spm_checks.h"
 #include "tokenize/spm_tokenizer.h"
 #include "tokenize/tokenizer.h"
 #include "util/error.h"
@@ -32,39 +32,23 @@ using namespace attnscope;
 namespace fs = std::filesystem;
 
 namespace {
-template <typename Fn>
-std::string errorOf(Fn&& fn)
+using test::errorOf;
+
+// A copy of reference case `source`'s weights beside `config` as its config.json, in tmp/name.
+fs::path caseWithConfig(const test::TempDir& tmp, const fs::path& source, const std::string& name, const nlohmann::json& config)
 {
-    try {
-        fn();
-    } catch (const core::Error& e) {
-        return e.what();
-    }
-    return "(no error)";
+    const fs::path dir = tmp / name;
+    fs::create_directories(dir);
+    fs::copy_file(source / "model.safetensors", dir / "model.safetensors");
+    test::writeBytes(dir / "config.json", config.dump());
+    return dir;
 }
 
 // Where normalizer_spec.precompiled_charsmap lies in a serialized ModelProto: {offset, length}.
 std::pair<std::size_t, std::size_t> charsmapSpan(const std::string& model)
 {
-    core::ProtoReader top(model, "model", "ModelProto");
-    while (top.more()) {
-        const auto key = top.varint();
-        if ((key >> 3) == 3 && (key & 7) == 2) {
-            const auto spec = top.bytes();
-            core::ProtoReader n(spec, "model", "normalizer_spec");
-            while (n.more()) {
-                const auto k = n.varint();
-                if ((k >> 3) == 2 && (k & 7) == 2) {
-                    const auto blob = n.bytes();
-                    return {static_cast<std::size_t>(blob.data() - model.data()), blob.size()};
-                }
-                n.skip(static_cast<int>(k & 7));
-            }
-        } else {
-            top.skip(static_cast<int>(key & 7));
-        }
-    }
-    return {0, 0};
+    const auto blob = core::normalizerCharsmap(model, "model");
+    return {static_cast<std::size_t>(blob.data() - model.data()), blob.size()};
 }
 
 void putUnit(std::string& bytes, std::size_t at, std::uint32_t unit) { std::memcpy(bytes.data() + at, &unit, 4); }
@@ -210,10 +194,7 @@ TEST_CASE("T5 bucket settings that divide by zero or index before the table are 
         nlohmann::json j = config;
         j["relative_attention_num_buckets"] = 32;
         j[c.key] = c.value;
-        const fs::path dir = tmp / (std::string(c.key) + std::to_string(c.value));
-        fs::create_directories(dir);
-        fs::copy_file(source / "model.safetensors", dir / "model.safetensors");
-        test::writeBytes(dir / "config.json", j.dump());
+        const fs::path dir = caseWithConfig(tmp, source, std::string(c.key) + std::to_string(c.value), j);
         CHECK_THAT(errorOf([&] { core::loadModel(dir.string()); }),
                    Catch::Contains("config.json") && Catch::Contains(c.key) && Catch::Contains(c.says));
     }
@@ -278,10 +259,7 @@ TEST_CASE("gpt-oss chooses no more experts per token than it has, whichever key 
         if (ownKey)
             j.erase("num_experts_per_tok");
         j[key] = 9;
-        const fs::path dir = tmp / key;
-        fs::create_directories(dir);
-        fs::copy_file(source / "model.safetensors", dir / "model.safetensors");
-        test::writeBytes(dir / "config.json", j.dump());
+        const fs::path dir = caseWithConfig(tmp, source, key, j);
         CHECK_THAT(errorOf([&] { core::loadModel(dir.string()); }),
                    Catch::Contains(key) && Catch::Contains("more than the 4 there are"));
     }
@@ -500,10 +478,7 @@ TEST_CASE("DeepSeek's latent widths and shared experts are bounded where they ar
                                      std::pair{"n_shared_experts", 90'000'000}}) {
         nlohmann::json j = config;
         j[key] = value;
-        const fs::path dir = tmp / key;
-        fs::create_directories(dir);
-        fs::copy_file(source / "model.safetensors", dir / "model.safetensors");
-        test::writeBytes(dir / "config.json", j.dump());
+        const fs::path dir = caseWithConfig(tmp, source, key, j);
         CHECK_THAT(errorOf([&] { core::loadModel(dir.string()); }),
                    Catch::Contains(key) && Catch::Contains("wider than any model's"));
     }

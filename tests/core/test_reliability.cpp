@@ -34,16 +34,7 @@ using namespace attnscope;
 namespace fs = std::filesystem;
 
 namespace {
-template <typename Fn>
-std::string errorOf(Fn&& fn)
-{
-    try {
-        fn();
-    } catch (const core::Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::errorOf;
 
 fs::path copyCase(const test::TempDir& tmp, const std::string& name)
 {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "io/safetensors.h"
+#include "util/error.h"
 
 #include <filesystem>
 #include <string>
@@ -69,6 +70,18 @@ public:
 private:
     unsigned long long m_cur = 0, m_max = 0;
 };
+
+// The message of the core::Error `fn` throws, or "(no error)": for checks on what a refusal says.
+template <typename Fn>
+std::string errorOf(Fn&& fn)
+{
+    try {
+        fn();
+    } catch (const core::Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
 
 // Writes a file from raw bytes (for corrupt-file tests).
 void writeBytes(const std::filesystem::path& p, const std::string& bytes);
