@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -180,9 +181,26 @@ Image8 preparedImage(const Image8& image, const Preprocessor& p)
     }
 }
 
+Image8 padToSquare(const Image8& in, const std::uint8_t colour[3])
+{
+    if (in.height == in.width)
+        return in;
+    const int side = std::max(in.height, in.width);
+    Image8 out;
+    out.height = out.width = side;
+    out.rgb.resize(static_cast<std::size_t>(side) * side * 3);
+    for (std::size_t i = 0; i < out.rgb.size(); i += 3)
+        std::copy_n(colour, 3, out.rgb.data() + i);
+    const int top = (side - in.height) / 2, left = (side - in.width) / 2;
+    for (int y = 0; y < in.height; ++y)
+        std::copy_n(in.rgb.data() + static_cast<std::size_t>(y) * in.width * 3, static_cast<std::size_t>(in.width) * 3,
+                    out.rgb.data() + (static_cast<std::size_t>(y + top) * side + left) * 3);
+    return out;
+}
+
 static Image8 resizedAndCropped(const Image8& image, const Preprocessor& p)
 {
-    Image8 img = image;
+    Image8 img = p.padToSquare ? padToSquare(image, p.padColour) : image;
     if (p.resize) {
         const auto [h, w] = resizedSize(p, img.height, img.width);
         // The longer side follows the picture's aspect: a 1 x 30,000 picture at shortest edge 8,192 would be huge.
@@ -214,6 +232,23 @@ PixelValues pixelValuesOf(const Image8& img, const Preprocessor& p)
                 px.data[(static_cast<std::size_t>(ch) * img.height + y) * img.width + x] = f;
             }
     return px;
+}
+
+// LlavaImageProcessor's do_pad (other processors' do_pad pads batches, which one picture never needs): the colour is
+// Python's int(x * 255) of each mean, in double as the processor computes it.
+static void readPadding(const nlohmann::json& j, Preprocessor& p)
+{
+    const auto type = j.find("image_processor_type");
+    const auto pad = j.find("do_pad");
+    if (type == j.end() || !type->is_string() || type->get<std::string>().rfind("LlavaImageProcessor", 0) != 0 ||
+        pad == j.end() || !pad->is_boolean() || !pad->get<bool>())
+        return;
+    p.padToSquare = true;
+    const auto mean = j.find("image_mean");
+    for (int c = 0; c < 3; ++c) {
+        const double m = mean != j.end() ? (*mean)[static_cast<std::size_t>(c)].get<double>() : p.mean[c];
+        p.padColour[c] = static_cast<std::uint8_t>(std::clamp(static_cast<int>(m * 255.0), 0, 255));
+    }
 }
 
 Preprocessor parsePreprocessor(const nlohmann::json& j, const std::string& file)
@@ -276,6 +311,7 @@ Preprocessor parsePreprocessor(const nlohmann::json& j, const std::string& file)
             (std::string(key) == "image_mean" ? p.mean : p.std)[c] = static_cast<float>(v.get<double>());
         }
     }
+    readPadding(j, p);
     return p;
 }
 

@@ -21,6 +21,10 @@ struct Image8 {
 };
 
 struct Preprocessor {
+    // LlavaImageProcessor's do_pad: the picture first padded to a square of its longer side, centred, with the colour
+    // int(255 * image_mean) (LLaVA-1.5's expand2square).
+    bool padToSquare = false;
+    std::uint8_t padColour[3] = {0, 0, 0};
     bool resize = true;
     // Either an exact size (height x width, the aspect ratio not kept) or the shorter side's length.
     int height = 0, width = 0, shortestEdge = 0;
@@ -42,6 +46,8 @@ Preprocessor readPreprocessor(const std::string& folder);
 // Pillow's Image.resize of an 8-bit image with resample 2 (bilinear) or 3 (bicubic): separable, horizontal pass
 // first into 8 bits, then vertical; each pass's filter widened by the scale when shrinking, 22-bit integer weights.
 Image8 pillowResize(const Image8& in, int width, int height, int resample);
+// The picture centred in a square of its longer side, the rest `colour` (offset (long - short) / 2).
+Image8 padToSquare(const Image8& in, const std::uint8_t colour[3]);
 // The centred height x width window (top = (H - height) / 2, left = (W - width) / 2).
 Image8 centerCrop(const Image8& in, int height, int width);
 // The picture the model sees: resized and cropped, still 8-bit (what an image view shows under its heat map).

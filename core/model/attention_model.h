@@ -114,6 +114,10 @@ struct ModelInfo {
     bool readsOneText() const { return streams.size() == 1 && streams.front().typed; }
     const AttentionSite& site(int s) const { return sites.at(static_cast<std::size_t>(s)); }
     int siteCount() const { return static_cast<int>(sites.size()); }
+    // A vision-language decoder: the prompt's placeholder for a picture (one per image row; RunOptions::image gives the
+    // picture) and how many rows a picture of the model's own size makes; -1 and 0 for every other model.
+    std::int32_t pictureToken = -1;
+    int pictureTokens = 0;
     float logitSoftCap = 0; // Gemma 2: the read-out's logits are cap * tanh(z / cap) (0: none)
     // Sites with a learned position bias: the largest distance it tells apart (T5's relative_attention_max_distance;
     // farther keys share the last bucket). 0: none.
@@ -264,6 +268,15 @@ struct RunOptions {
     // Encoder-decoder models: the source the decoder's segments read (ids as the model reads them, special tokens
     // included); the encoder runs on it once per run, in the first segment.
     std::shared_ptr<const std::vector<std::int32_t>> source;
+    // Decoders: embeddings that stand in for a placeholder token's own (a vision-language model's image rows): the
+    // k-th occurrence of `token` in the run is embedded as row k. A run with more occurrences than rows is refused.
+    struct PlacedRows {
+        std::int32_t token = -1;
+        int cols = 0;
+        std::vector<float> rows; // [count, cols]
+        int count() const { return cols > 0 ? static_cast<int>(rows.size() / static_cast<std::size_t>(cols)) : 0; }
+    };
+    std::shared_ptr<const PlacedRows> placed;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)
     // Reads or replaces activations as the forward computes them (Capabilities::interventions; newState refuses it
     // elsewhere). Not owned; must outlive the run.

@@ -590,30 +590,76 @@ TransfoXLConfig parseTransfoXLConfig(const nlohmann::json& json, const std::stri
 GPT2Config parseGPT2Config(const nlohmann::json& json, const std::string& file) { return parseGPT2(ConfigReader(json, file)); }
 
 namespace {
-// What Gemma 3's configuration class fills in where a config.json is silent (transformers' Gemma3TextConfig): a
-// multimodal folder's text_config often gives only the sizes and the window. Keys the file gives win, null included.
+// `given` over `defaults`: what a configuration class fills in where a config.json is silent. Keys the file gives
+// win, null included.
+nlohmann::json withDefaults(nlohmann::json defaults, const nlohmann::json& given)
+{
+    for (const auto& [key, value] : given.items())
+        defaults[key] = value;
+    return defaults;
+}
+
+// Gemma 3's (transformers' Gemma3TextConfig): a multimodal folder's text_config often gives only the sizes and the
+// window.
 nlohmann::json withGemma3TextDefaults(const nlohmann::json& given)
 {
-    nlohmann::json j = {{"vocab_size", 262208},
-                        {"hidden_size", 2304},
-                        {"intermediate_size", 9216},
-                        {"num_hidden_layers", 26},
-                        {"num_attention_heads", 8},
-                        {"num_key_value_heads", 4},
-                        {"head_dim", 256},
-                        {"hidden_activation", "gelu_pytorch_tanh"},
-                        {"max_position_embeddings", 131072},
-                        {"rms_norm_eps", 1e-6},
-                        {"tie_word_embeddings", true},
-                        {"rope_theta", 1000000.0},
-                        {"attention_bias", false},
-                        {"query_pre_attn_scalar", 256},
-                        {"sliding_window", 4096},
-                        {"rope_local_base_freq", 10000.0},
-                        {"sliding_window_pattern", 6}};
-    for (const auto& [key, value] : given.items())
-        j[key] = value;
-    return j;
+    return withDefaults({{"vocab_size", 262208},
+                         {"hidden_size", 2304},
+                         {"intermediate_size", 9216},
+                         {"num_hidden_layers", 26},
+                         {"num_attention_heads", 8},
+                         {"num_key_value_heads", 4},
+                         {"head_dim", 256},
+                         {"hidden_activation", "gelu_pytorch_tanh"},
+                         {"max_position_embeddings", 131072},
+                         {"rms_norm_eps", 1e-6},
+                         {"tie_word_embeddings", true},
+                         {"rope_theta", 1000000.0},
+                         {"attention_bias", false},
+                         {"query_pre_attn_scalar", 256},
+                         {"sliding_window", 4096},
+                         {"rope_local_base_freq", 10000.0},
+                         {"sliding_window_pattern", 6}},
+                        given);
+}
+
+// LlamaConfig's and CLIPVisionConfig's defaults: llava-hf's folders give only what differs from them (LLaVA-1.5-7B's
+// text_config names the vocabulary and the context, its vision_config the sizes).
+nlohmann::json withLlamaDefaults(const nlohmann::json& given)
+{
+    return withDefaults({{"vocab_size", 32000},
+                         {"hidden_size", 4096},
+                         {"intermediate_size", 11008},
+                         {"num_hidden_layers", 32},
+                         {"num_attention_heads", 32},
+                         {"max_position_embeddings", 2048},
+                         {"rms_norm_eps", 1e-6},
+                         {"rope_theta", 10000.0},
+                         {"tie_word_embeddings", false}},
+                        given);
+}
+
+nlohmann::json withClipVisionDefaults(const nlohmann::json& given)
+{
+    return withDefaults({{"hidden_size", 768},
+                         {"intermediate_size", 3072},
+                         {"num_hidden_layers", 12},
+                         {"num_attention_heads", 12},
+                         {"image_size", 224},
+                         {"patch_size", 32},
+                         {"hidden_act", "quick_gelu"},
+                         {"layer_norm_eps", 1e-5}},
+                        given);
+}
+
+// A nested object of a multimodal config (text_config, vision_config), or Error(BadConfig) naming it.
+const nlohmann::json& nestedConfig(const nlohmann::json& json, const std::string& file, const char* key,
+                                   const char* what)
+{
+    const auto it = json.find(key);
+    if (it == json.end() || !it->is_object())
+        throw Error(ErrorCode::BadConfig, std::string("needs a \"") + key + "\" object: " + what, file, key);
+    return *it;
 }
 } // namespace
 
@@ -649,6 +695,54 @@ LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& fil
 {
     const nlohmann::json merged = withGemma3TextDefaults(textConfigOf(json, file, modelType, "gemma3", "Gemma 3"));
     return parseLlama(ConfigReader(merged, file), merged, file, modelType);
+}
+
+LlamaConfig parseLlavaConfig(const nlohmann::json& json, const std::string& file, const std::string&)
+{
+    const ConfigReader top(json, file);
+    const nlohmann::json text = withLlamaDefaults(nestedConfig(json, file, "text_config", "the language model's settings"));
+    const std::string textType = text.contains("model_type") && text["model_type"].is_string()
+                                     ? text["model_type"].get<std::string>()
+                                     : "llama";
+    if (textType != "llama" && textType != "mistral" && textType != "qwen2")
+        top.fail("text_config", "a LLaVA language model of type \"" + textType + "\" is not supported (llama, "
+                                "mistral and qwen2 are)");
+    LlamaConfig c = parseLlama(ConfigReader(text, file), text, file, textType);
+    const nlohmann::json vision =
+        withClipVisionDefaults(nestedConfig(json, file, "vision_config", "the vision tower's settings"));
+    const std::string visionType = vision.contains("model_type") && vision["model_type"].is_string()
+                                       ? vision["model_type"].get<std::string>()
+                                       : "clip_vision_model";
+    if (visionType != "clip_vision_model")
+        top.fail("vision_config", "a LLaVA vision tower of type \"" + visionType + "\" is not supported "
+                                  "(clip_vision_model is)");
+    VisionLanguageConfig v;
+    v.tower = parseVisionConfig(vision, file, visionType);
+    v.tower.place = "vision_tower.";
+    if (json.contains("vision_feature_layer") && json["vision_feature_layer"].is_array())
+        top.fail("vision_feature_layer", "several feature layers (a list) are not supported; one layer is");
+    v.featureLayer = top.intOr("vision_feature_layer", -2, -v.tower.layers - 1);
+    if (v.featureLayer > v.tower.layers)
+        top.fail("vision_feature_layer", "the tower has hidden states 0 .. " + std::to_string(v.tower.layers) +
+                                             " (or -1 .. -" + std::to_string(v.tower.layers + 1) + "), not " +
+                                             std::to_string(v.featureLayer));
+    const std::string strategy = top.stringOr("vision_feature_select_strategy", "default");
+    if (strategy != "default" && strategy != "full")
+        top.fail("vision_feature_select_strategy", "\"" + strategy + "\" is not a strategy (default, full)");
+    v.dropClass = strategy == "default";
+    const int token = json.contains("image_token_id") ? top.intOr("image_token_id", 32000, 0)
+                                                      : top.intOr("image_token_index", 32000, 0);
+    if (token >= c.vocabSize)
+        top.fail("image_token_index", "the image token " + std::to_string(token) + " is outside the vocabulary of " +
+                                          std::to_string(c.vocabSize));
+    v.imageToken = token;
+    const std::string act = top.stringOr("projector_hidden_act", "gelu");
+    if (act != "gelu")
+        top.fail("projector_hidden_act", "\"" + act + "\" is not supported (gelu is)");
+    v.projectorBias = top.boolOr("multimodal_projector_bias", true);
+    v.projectorHidden = c.hidden;
+    c.vision = std::move(v);
+    return c;
 }
 
 LlamaConfig parseQwen35Config(const nlohmann::json& json, const std::string& file, const std::string& modelType)

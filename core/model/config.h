@@ -5,6 +5,8 @@
 #include "attention/mixer.h"
 
 #include <nlohmann/json_fwd.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -15,7 +17,7 @@ namespace attnscope::core {
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
     Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
-    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH
+    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH, Llava
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -69,6 +71,43 @@ struct RopeConfig {
     bool truncate = true;
     // DeepSeek's YaRN: the softmax scale is also multiplied by (0.1 mscale_all_dim ln factor + 1)^2 (1: no factor).
     double scoreFactor = 1.0;
+};
+
+struct VisionConfig {
+    ModelFamily family = ModelFamily::Vit;
+    int hidden = 0, heads = 0, layers = 0, ffn = 0;
+    int patch = 0, imageSize = 0, channels = 3;
+    float eps = 1e-12f;
+    bool quickGelu = false;         // CLIP: x sigmoid(1.702 x); others the exact erf GELU
+    bool distillationToken = false; // DeiT: a second special token after CLS, with a position of its own
+    int registers = 0;              // DINOv2 with registers: tokens after CLS without a position
+    bool layerScale = false;        // DINOv2: each branch times a learned per-channel lambda
+    bool preNorm = false;           // CLIP: a LayerNorm of the embeddings before layer 0 (pre_layrnorm)
+    bool finalNorm = true;          // a LayerNorm after the last layer (CLIP has none: post_layernorm on the CLS row)
+    bool patchBias = true;          // CLIP's patch convolution has no bias
+    // How the position table meets another patch grid: fixed (the image must be image_size square), torch's bicubic
+    // (DINOv2, A = -0.75, taps clamped), or the antialiased bicubic of DINOv2 with registers (a = -0.5, taps dropped).
+    enum class Positions { Fixed, Bicubic, AntialiasedBicubic } positions = Positions::Fixed;
+    std::vector<std::string> labels; // id2label in index order (an image classifier's classes), or empty
+    // Where a vision-language checkpoint keeps the tower ("vision_tower." in LLaVA's files), before the family's own
+    // prefix; empty for a tower on its own.
+    std::string place;
+    int specialTokens() const { return 1 + (distillationToken ? 1 : 0) + registers; }
+};
+
+// A vision-language decoder's picture side (LLaVA): the vision tower, which of its hidden states the decoder reads, and
+// the projector that makes them decoder embeddings; each image token of the prompt is replaced by one of them, in order.
+struct VisionLanguageConfig {
+    VisionConfig tower;
+    // Index into the tower's hidden states (0: the embeddings after its pre-norm, l + 1: layer l's output), negative
+    // from the end as the reference's vision_feature_layer.
+    int featureLayer = -2;
+    bool dropClass = true;          // vision_feature_select_strategy "default" (the CLS row dropped); "full" keeps it
+    std::int32_t imageToken = -1;   // image_token_index: the placeholder each image row replaces
+    bool projectorBias = true;      // multimodal_projector_bias
+    int projectorHidden = 0;        // linear_1's output (the decoder's hidden size in LLaVA-1.5)
+    // The tower's hidden-state index counted from 0 (Error-free: the parser checked it is in range).
+    int featureIndex() const { return featureLayer < 0 ? tower.layers + 1 + featureLayer : featureLayer; }
 };
 
 // Rotary decoders (Llama, Mistral, Qwen2, Qwen3, OLMo 2, GPT-NeoX, Phi-3): one configuration, the families' quirks as
@@ -215,6 +254,8 @@ struct LlamaConfig {
     bool fromGguf = false;
     bool ggufInterleavedQK = false; // GGUF q/k rows in Meta's interleaved order (architecture llama)
     float scoreScale() const; // model/config.cpp
+    // A vision-language decoder (LLaVA): the picture side; empty for a text model.
+    std::optional<VisionLanguageConfig> vision;
 };
 
 // Encoders (BERT, RoBERTa, DistilBERT): learned absolute positions, token types, post-LayerNorm blocks, bidirectional
@@ -273,24 +314,6 @@ struct Seq2SeqConfig {
 // Vision transformers (ViT, DeiT, DINOv2 with or without registers, CLIP's vision tower): an image cut into patches,
 // special tokens before them, pre-norm encoder blocks. The families' differences are these fields (model/config.cpp);
 // the arithmetic is model/vision.cpp.
-struct VisionConfig {
-    ModelFamily family = ModelFamily::Vit;
-    int hidden = 0, heads = 0, layers = 0, ffn = 0;
-    int patch = 0, imageSize = 0, channels = 3;
-    float eps = 1e-12f;
-    bool quickGelu = false;         // CLIP: x sigmoid(1.702 x); others the exact erf GELU
-    bool distillationToken = false; // DeiT: a second special token after CLS, with a position of its own
-    int registers = 0;              // DINOv2 with registers: tokens after CLS without a position
-    bool layerScale = false;        // DINOv2: each branch times a learned per-channel lambda
-    bool preNorm = false;           // CLIP: a LayerNorm of the embeddings before layer 0 (pre_layrnorm)
-    bool finalNorm = true;          // a LayerNorm after the last layer (CLIP has none: post_layernorm on the CLS row)
-    bool patchBias = true;          // CLIP's patch convolution has no bias
-    // How the position table meets another patch grid: fixed (the image must be image_size square), torch's bicubic
-    // (DINOv2, A = -0.75, taps clamped), or the antialiased bicubic of DINOv2 with registers (a = -0.5, taps dropped).
-    enum class Positions { Fixed, Bicubic, AntialiasedBicubic } positions = Positions::Fixed;
-    std::vector<std::string> labels; // id2label in index order (an image classifier's classes), or empty
-    int specialTokens() const { return 1 + (distillationToken ? 1 : 0) + registers; }
-};
 
 using ModelConfig = std::variant<TransfoXLConfig, GPT2Config, LlamaConfig, EncoderConfig, Seq2SeqConfig, VisionConfig>;
 
@@ -317,5 +340,7 @@ EncoderConfig parseEncoderConfig(const nlohmann::json& json, const std::string& 
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 Seq2SeqConfig ggufSeq2SeqConfig(const GgufFile& file);
 VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
+// LLaVA (model_type llava): the text_config's decoder with the vision_config's tower, the feature layer and projector.
+LlamaConfig parseLlavaConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType);
 
 } // namespace attnscope::core

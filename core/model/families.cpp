@@ -11,6 +11,7 @@
 #include "model/seq2seq.h"
 #include "model/transfo_xl.h"
 #include "model/vision.h"
+#include "model/vision_language.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,13 @@ std::shared_ptr<AttentionModel> buildGPT2(const ModelConfig& c, std::shared_ptr<
 }
 
 // Rotary decoders share one forward (model/llama.cpp); their quirks are fields of the configuration.
+// A decoder with a vision tower (LLaVA) reads a picture beside its prompt (model/vision_language.h).
 std::shared_ptr<AttentionModel> buildDecoder(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
 {
-    return std::make_shared<LlamaModel>(std::get<LlamaConfig>(c), std::move(w), std::move(source));
+    const auto& config = std::get<LlamaConfig>(c);
+    if (config.vision)
+        return std::make_shared<VisionLanguageModel>(config, std::move(w), std::move(source));
+    return std::make_shared<LlamaModel>(config, std::move(w), std::move(source));
 }
 
 std::shared_ptr<AttentionModel> buildEncoder(const ModelConfig& c, std::shared_ptr<const Checkpoint> w, std::string source)
@@ -69,6 +74,10 @@ ModelConfig gemma3Json(const nlohmann::json& j, const std::string& file, const s
 ModelConfig qwen35Json(const nlohmann::json& j, const std::string& file, const std::string& type)
 {
     return parseQwen35Config(j, file, type);
+}
+ModelConfig llavaJson(const nlohmann::json& j, const std::string& file, const std::string& type)
+{
+    return parseLlavaConfig(j, file, type);
 }
 ModelConfig decoderGguf(const GgufFile& g) { return ggufDecoderConfig(g); }
 ModelConfig seq2seqJson(const nlohmann::json& j, const std::string& file, const std::string& type)
@@ -119,6 +128,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::NemotronH, "Nemotron-H", {"nemotron_h"}, {"nemotron_h"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kNemotronHFamily},
         {ModelFamily::GraniteHybrid, "Granite 4.0-H", {"granitemoehybrid"}, {"granitehybrid"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGraniteHybridFamily},
         {ModelFamily::Lfm2, "LFM2", {"lfm2"}, {"lfm2"}, decoderJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kLfm2Family},
+        {ModelFamily::Llava, "LLaVA", {"llava"}, {}, llavaJson, nullptr, buildDecoder, VocabTxt::WordList, &kLlamaFamily},
         {ModelFamily::GptNeoX, "GPT-NeoX", {"gpt_neox"}, {"gptneox"}, gptNeoXJson, decoderGguf, buildDecoder, VocabTxt::WordList, &kGptNeoXFamily},
         {ModelFamily::Bert, "BERT", {"bert"}, {}, encoderJson, nullptr, buildEncoder, VocabTxt::WordPiece},
         {ModelFamily::Roberta, "RoBERTa", {"roberta"}, {}, encoderJson, nullptr, buildEncoder},

@@ -646,6 +646,10 @@ std::unique_ptr<RunState> LlamaModel::newState(const RunOptions& options) const
     st->bands = options.bands;
     st->ablate = options.ablate;
     st->intervene = options.intervene;
+    st->placed = options.placed;
+    if (st->placed && st->placed->cols != m_config.hidden)
+        throw Error(ErrorCode::BadInput, "placed rows of width " + std::to_string(st->placed->cols) +
+                                             " do not fit the decoder's hidden size " + std::to_string(m_config.hidden));
     if (st->ablate && (st->ablate->layer < 0 || st->ablate->layer >= m_config.nLayer || st->ablate->head < 0 ||
                        st->ablate->head >= m_info.site(st->ablate->layer).heads))
         throw Error(ErrorCode::BadInput, "no head " + std::to_string(st->ablate->head + 1) + " in layer " +
@@ -672,6 +676,10 @@ std::unique_ptr<RunState> LlamaModel::resumeWithin(const RunState& segmentEnd, i
     st->cache = end.cache.resumedAt(keep);
     st->tokensSeen = end.tokensSeen - end.cache.segmentTokens() + keep;
     st->segmentsDone = end.segmentsDone - 1;
+    st->placed = end.placed;
+    for (const auto p : end.placedAt) // rows placed before the cut stay taken
+        if (p < st->tokensSeen)
+            st->placedAt.push_back(p);
     return st;
 }
 

@@ -38,7 +38,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     SegmentDriver run(st, observer, *m_weights);
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     RowMatrix x;
-    embed(ids, x);
+    embed(ids, st, x);
     Segment f;
     f.q = q;
     f.m = st.cache.begin(st.memLen);
@@ -122,7 +122,7 @@ void LlamaModel::showRouting(const Routing& route, LayerView& lv) const
         lv.parts.push_back({"shared_expert_gate", 1, route.sharedGate.data()});
 }
 
-void LlamaModel::embed(std::span<const std::int32_t> ids, RowMatrix& x) const
+void LlamaModel::embed(std::span<const std::int32_t> ids, State& st, RowMatrix& x) const
 {
     const int q = static_cast<int>(ids.size());
     x.resize(q, m_config.hidden);
@@ -130,6 +130,23 @@ void LlamaModel::embed(std::span<const std::int32_t> ids, RowMatrix& x) const
         weightRow(m_embed, ids[static_cast<std::size_t>(t)], x.row(t).data());
     if (m_config.embeddingScale != 1.0f) // Gemma's sqrt(hidden) (rounded to float32 first, as the reference), Granite's
         x *= m_config.embeddingScale;
+    if (!st.placed)
+        return;
+    const auto& placed = *st.placed;
+    for (int t = 0; t < q; ++t) {
+        if (ids[static_cast<std::size_t>(t)] != placed.token)
+            continue;
+        const auto k = static_cast<int>(st.placedAt.size());
+        if (placed.count() == 0)
+            throw Error(ErrorCode::BadInput, "the prompt has an image placeholder (token " +
+                                                 std::to_string(placed.token) + ") but no picture came with it: open one");
+        if (k >= placed.count())
+            throw Error(ErrorCode::BadInput, "the prompt has more image tokens (id " + std::to_string(placed.token) +
+                                                 ") than the picture gives rows (" + std::to_string(placed.count()) +
+                                                 "): one image placeholder expands to exactly that many");
+        std::copy_n(placed.rows.data() + static_cast<std::size_t>(k) * placed.cols, placed.cols, x.row(t).data());
+        st.placedAt.push_back(st.tokensSeen + t);
+    }
 }
 
 void LlamaModel::attentionBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const

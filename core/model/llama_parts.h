@@ -19,6 +19,9 @@ public:
     std::optional<BandSplit> bands;
     std::optional<RunOptions::HeadRef> ablate;
     KvCache cache; // keys before rotation, and values, [rows, KV*d] per layer
+    // RunOptions::placed, and the run positions where its rows went so far (the k-th entry took row k).
+    std::shared_ptr<const RunOptions::PlacedRows> placed;
+    std::vector<std::int64_t> placedAt;
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
     std::size_t bytes() const override { return cache.bytes(); }
 };

@@ -81,6 +81,20 @@ AxisTaps antialiasedBicubic(int in, int out)
     return taps;
 }
 
+// Where the checkpoint keeps the tower's tensors: the family's prefix or none for a tower on its own; inside a
+// vision-language model at `place` (LLaVA: vision_tower.vision_model.*, transformers 4.52's model.vision_tower.*).
+// The first candidate when none has the probe, so a missing tensor is named as usual.
+std::string towerPrefix(const Checkpoint& weights, const std::string& place, const char* prefix, const std::string& probe)
+{
+    const std::vector<std::string> candidates = place.empty()
+                                                    ? std::vector<std::string>{prefix, ""}
+                                                    : std::vector<std::string>{place + prefix, "model." + place + prefix};
+    for (const auto& c : candidates)
+        if (weights.has(c + probe))
+            return c;
+    return place.empty() ? "" : candidates.front();
+}
+
 void gelu(RowMatrix& x, bool quick)
 {
     if (quick)
@@ -99,7 +113,7 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
     const auto& c = m_config;
     const VisionNames& N = visionNames(c.family);
     const std::int64_t D = c.hidden, P = c.patch;
-    m_prefix = detectPrefix(*m_weights, N.prefix, (N.patch + std::string(".weight")).c_str());
+    m_prefix = towerPrefix(*m_weights, c.place, N.prefix, N.patch + std::string(".weight"));
     m_gridSide = c.imageSize / c.patch;
     const std::int64_t positions = static_cast<std::int64_t>(m_gridSide) * m_gridSide + 1 + (c.distillationToken ? 1 : 0);
     auto vec = [&](const char* n, std::int64_t size) { return m_weights->getFloat(name(n), {size}); };

@@ -2,6 +2,7 @@
 #include "run/reference_dump.h"
 
 #include "run/generation.h"
+#include "run/picture_prompt.h"
 #include "model/run_limits.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -261,6 +262,11 @@ private:
 
 } // namespace
 
+std::unique_ptr<AttentionObserver> referenceObserver(const ModelInfo& info, std::vector<OutputTensor>& out)
+{
+    return std::make_unique<DumpObserver>(info, out);
+}
+
 namespace {
 
 // Transformer-XL's input: "segments" (a list of id lists), or "token_ids" cut by "segment_length" / "tgt_len"; its memory
@@ -412,6 +418,8 @@ ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::js
 std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohmann::json& input,
                                         const std::string& inputFile)
 {
+    if (model.info().pictureToken >= 0)
+        return dumpPicturePrompt(model, input, inputFile);
     const ReferenceRun run = parseReferenceInput(model, input, inputFile);
     std::vector<OutputTensor> out;
     DumpObserver observer(model.info(), out);

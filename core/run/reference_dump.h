@@ -6,6 +6,7 @@
 #include "model/attention_model.h"
 
 #include <nlohmann/json_fwd.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct ReferenceRun {
 };
 ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile);
 
-// Every tensor of the run under the reference's names. An encoder-decoder model's input is "input_ids" (the source)
+// The observer dumpReference runs with: every captured tensor under the reference's names, appended to `out`.
+std::unique_ptr<AttentionObserver> referenceObserver(const ModelInfo& info, std::vector<OutputTensor>& out);
+
+// Every tensor of the run under the reference's names (a vision-language model's: run/picture_prompt.h). An encoder-decoder model's input is "input_ids" (the source)
 // and "decoder_input_ids" (the target from the decoder start token); its tensors encoder.embedding,
 // encoder.layer{l}.attn_prob / hidden, encoder.last_hidden_state, decoder.embedding, decoder.layer{l}.self_attn_prob /
 // cross_attn_prob / hidden, decoder.last_hidden_state, logits, and for T5 {encoder,decoder}.position_bucket / _bias.

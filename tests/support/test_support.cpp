@@ -1,6 +1,8 @@
 // Test helpers implementation.
 #include "test_support.h"
 
+#include <cstring>
+
 #include <csignal>
 #include <sys/resource.h>
 
@@ -51,7 +53,7 @@ FileSizeLimit::~FileSizeLimit()
 fs::path projectDataDir() { return fs::path(ATTNSCOPE_SOURCE_DIR) / "tests" / "data"; }
 
 namespace {
-enum class CaseKind { OneStream, Seq2Seq, Image };
+enum class CaseKind { OneStream, Seq2Seq, Image, Picture };
 std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
 {
     static std::set<std::string> reported;
@@ -68,8 +70,10 @@ std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
             // Encoder-decoder and image cases have inputs and tensors of their own: seq2seqReferenceCases and
             // imageReferenceCases list them.
             const auto config = core::readModelConfig((e.path() / "config.json").string());
+            const auto* decoder = std::get_if<core::LlamaConfig>(&config);
             const CaseKind is = std::holds_alternative<core::Seq2SeqConfig>(config)  ? CaseKind::Seq2Seq
                                 : std::holds_alternative<core::VisionConfig>(config) ? CaseKind::Image
+                                : decoder && decoder->vision                         ? CaseKind::Picture
                                                                                      : CaseKind::OneStream;
             // A decoder whose case reads a picture too (a vision-language model) is a kind the core does not run
             // yet: its text model opens, but the case's inputs and tensors are the picture's and the prompt's.
@@ -98,6 +102,7 @@ std::vector<fs::path> casesOf(const std::string& prefix, CaseKind kind)
 std::vector<fs::path> referenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::OneStream); }
 std::vector<fs::path> seq2seqReferenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::Seq2Seq); }
 std::vector<fs::path> imageReferenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::Image); }
+std::vector<fs::path> pictureReferenceCases(const std::string& prefix) { return casesOf(prefix, CaseKind::Picture); }
 
 TempDir::TempDir()
 {
@@ -116,8 +121,30 @@ std::vector<core::OutputTensor> loadAll(const std::string& path)
 {
     core::SafetensorsFile f(path);
     std::vector<core::OutputTensor> out;
-    for (const auto& t : f.tensors())
+    for (const auto& t : f.tensors()) {
+        // The references' integer tensors (ids, 8-bit pictures) compared as the numbers they hold.
+        if (t.dtype == core::DType::U8 || t.dtype == core::DType::I64 || t.dtype == core::DType::I32) {
+            const auto n = static_cast<std::size_t>(core::shapeNumel(t.shape));
+            const std::uint8_t* b = f.bytes(t);
+            std::vector<float> v(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                if (t.dtype == core::DType::U8) {
+                    v[i] = b[i];
+                } else if (t.dtype == core::DType::I64) {
+                    std::int64_t x;
+                    std::memcpy(&x, b + 8 * i, 8);
+                    v[i] = static_cast<float>(x);
+                } else {
+                    std::int32_t x;
+                    std::memcpy(&x, b + 4 * i, 4);
+                    v[i] = static_cast<float>(x);
+                }
+            }
+            out.push_back({t.name, t.shape, std::move(v)});
+            continue;
+        }
         out.push_back({t.name, t.shape, core::readAsFloat(f, t)});
+    }
     return out;
 }
 

@@ -20,6 +20,8 @@ std::filesystem::path projectDataDir();
 std::vector<std::filesystem::path> referenceCases(const std::string& prefix = "");
 // The vision cases (their inputs are pixel values; tests/core/test_vision.cpp runs them).
 std::vector<std::filesystem::path> imageReferenceCases(const std::string& prefix = "");
+// The vision-language cases (a picture and a prompt; tests/core/test_vision_language.cpp runs them).
+std::vector<std::filesystem::path> pictureReferenceCases(const std::string& prefix = "");
 // The encoder-decoder reference cases (T5, BART, Marian), likewise.
 std::vector<std::filesystem::path> seq2seqReferenceCases(const std::string& prefix = "");
 

@@ -1,0 +1,115 @@
+// Vision-language decoders against the reference cases (Hugging Face's code on random weights): the picture prepared
+// from its PNG, the tower, the projector, the placeholders' rows in the decoder, every layer and the greedy steps.
+#include "image/preprocess.h"
+#include "model/model_loader.h"
+#include "model/vision_language.h"
+#include "run/picture_prompt.h"
+#include "run/reference_dump.h"
+#include "test_support.h"
+#include "util/error.h"
+#include "util/text_file.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace attnscope;
+
+TEST_CASE("vision-language decoders reproduce their reference tensors from the picture and the prompt",
+          "[vlm][reference]")
+{
+    const auto cases = test::pictureReferenceCases();
+    CHECK(!cases.empty()); // llava-tiny at least
+    for (const auto& dir : cases) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            REQUIRE(loaded.model->info().pictureToken >= 0);
+            const auto inputPath = (dir / "input.json").string();
+            const auto out = core::dumpReference(*loaded.model, core::readJsonFile(inputPath), inputPath);
+            std::vector<std::string> report;
+            const auto problems = test::referenceMismatches((dir / "expected.safetensors").string(), out, &report);
+            for (const auto& line : report)
+                UNSCOPED_INFO(line);
+            for (const auto& p : problems)
+                FAIL_CHECK(p);
+            CHECK(problems.empty());
+        }
+    }
+}
+
+TEST_CASE("a prompt with an image placeholder and no picture is refused by name", "[vlm]")
+{
+    for (const auto& dir : test::pictureReferenceCases()) {
+        const auto loaded = core::loadModel(dir.string());
+        const auto input = core::readJsonFile((dir / "input.json").string());
+        const auto ids = core::jsonIdList(input["input_ids"], "input.json", "input_ids");
+        struct Quiet final : core::AttentionObserver {
+            void onLayer(const core::LayerView&) override {}
+        } quiet;
+        const std::string message = test::errorOf([&] { loaded.model->run({ids}, {}, quiet); });
+        CHECK_THAT(message, Catch::Contains("no picture"));
+        // Without a placeholder it is its text model: the prompt's text runs.
+        std::vector<std::int32_t> text;
+        for (const auto id : ids)
+            if (id != loaded.model->info().pictureToken)
+                text.push_back(id);
+        CHECK_NOTHROW(loaded.model->run({text}, {}, quiet));
+    }
+}
+
+TEST_CASE("the picture's rows change what the prompt's tokens attend to", "[vlm]")
+{
+    // A second, different picture moves the decoder's attention: the rows really come from the pixels.
+    for (const auto& dir : test::pictureReferenceCases()) {
+        const auto loaded = core::loadModel(dir.string());
+        const auto inputPath = (dir / "input.json").string();
+        const auto input = core::readJsonFile(inputPath);
+        const auto prompt = core::picturePromptOf(*loaded.model, dir.string(), input, inputPath);
+        auto flipped = std::make_shared<core::PixelValues>(*prompt.pixels);
+        std::reverse(flipped->data.begin(), flipped->data.end());
+        struct LastLayer final : core::AttentionObserver {
+            std::vector<float> probs;
+            void onLayer(const core::LayerView& l) override
+            {
+                probs.assign(l.attnProb, l.attnProb + static_cast<std::size_t>(l.heads) * l.qlen * l.klen);
+            }
+        } a, b;
+        core::RunOptions options;
+        options.image = prompt.pixels;
+        loaded.model->run({prompt.expanded}, options, a);
+        options.image = flipped;
+        loaded.model->run({prompt.expanded}, options, b);
+        REQUIRE(a.probs.size() == b.probs.size());
+        double most = 0;
+        for (std::size_t i = 0; i < a.probs.size(); ++i)
+            most = std::max(most, static_cast<double>(std::abs(a.probs[i] - b.probs[i])));
+        CHECK(most > 1e-3);
+    }
+}
+
+TEST_CASE("LLaVA's processor pads a picture to a square of the mean colour, centred", "[vlm][preprocess]")
+{
+    // A 3-wide, 1-high picture becomes 3 x 3: one row of padding above and below (offset (3 - 1) / 2 = 1).
+    core::Image8 wide{1, 3, {10, 20, 30, 40, 50, 60, 70, 80, 90}};
+    const std::uint8_t colour[3] = {122, 116, 104};
+    const auto square = core::padToSquare(wide, colour);
+    REQUIRE(square.height == 3);
+    REQUIRE(square.width == 3);
+    const std::vector<std::uint8_t> expected{122, 116, 104, 122, 116, 104, 122, 116, 104, //
+                                             10,  20,  30,  40,  50,  60,  70,  80,  90,  //
+                                             122, 116, 104, 122, 116, 104, 122, 116, 104};
+    CHECK(square.rgb == expected);
+    // A 1-wide, 2-high picture: offset (2 - 1) / 2 = 0, the padding on the right.
+    core::Image8 tall{2, 1, {1, 2, 3, 4, 5, 6}};
+    const auto padded = core::padToSquare(tall, colour);
+    CHECK(padded.rgb == std::vector<std::uint8_t>{1, 2, 3, 122, 116, 104, 4, 5, 6, 122, 116, 104});
+    // The colour is Python's int(255 * mean) of the processor's image_mean; other processors' do_pad is not this.
+    const nlohmann::json llava = {{"image_processor_type", "LlavaImageProcessor"}, {"do_pad", true},
+                                  {"size", {{"shortest_edge", 28}}}, {"image_mean", {0.48145466, 0.4578275, 0.40821073}}};
+    const auto p = core::parsePreprocessor(llava, "preprocessor_config.json");
+    CHECK(p.padToSquare);
+    CHECK(std::vector<int>(p.padColour, p.padColour + 3) == std::vector<int>{122, 116, 104});
+    auto clip = llava;
+    clip["image_processor_type"] = "CLIPImageProcessor";
+    CHECK_FALSE(core::parsePreprocessor(clip, "preprocessor_config.json").padToSquare);
+}
