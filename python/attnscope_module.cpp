@@ -19,6 +19,7 @@
 #include "model/run_limits.h"
 #include "run/text_capture.h"
 #include "run/image_capture.h"
+#include "run/picture_prompt.h"
 #include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "model/seq2seq.h"
@@ -643,6 +644,10 @@ public:
         for (const auto& r : i.layerRules)
             cap = std::max(cap, r.softCap);
         d["soft_cap"] = cap; // 0: no layer soft-caps its scores
+        if (i.pictureToken >= 0) { // a vision-language model: its placeholder and a picture's image tokens
+            d["picture_token"] = i.pictureToken;
+            d["picture_tokens"] = i.pictureTokens;
+        }
         return d;
     }
     bool hasTokenizer() const { return static_cast<bool>(m_tokenizer); }
@@ -653,9 +658,18 @@ public:
                    std::optional<std::vector<std::int32_t>> targetIds, int maxNewTokens, std::optional<std::string> image,
                    std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> pixelValues,
                    std::optional<std::vector<std::int32_t>> tokenTypes, std::optional<std::vector<int>> attentionMask,
-                   std::optional<bool> sameLength, std::optional<int> clampLen) const
+                   std::optional<bool> sameLength, std::optional<int> clampLen,
+                   std::optional<std::vector<std::string>> images) const
     {
         const auto& can = m_loaded->model->info().can;
+        if (images) {
+            if (image || images->size() != 1)
+                throw Error(ErrorCode::BadInput, "give run() one picture: images=[\"file.png\"] (several pictures in "
+                                                 "one prompt are not read yet)");
+            image = images->front();
+        }
+        if (m_loaded->model->info().pictureToken >= 0 && image)
+            return py::cast(runPicturePrompt(text, ids, *image));
         if (can.image)
             return py::cast(runPicture(image, pixelValues, text.has_value() || ids.has_value()));
         if (image || pixelValues)
@@ -686,6 +700,45 @@ public:
                 o.run.padding.push_back(m == 0 ? 1 : 0);
         }
         return py::cast(runText(text, ids, o));
+    }
+
+    // A vision-language model's prompt (a text, or ids) with a picture: a placeholder is put where the text starts
+    // (after a BOS) when the prompt has none, and expanded to the picture's image tokens.
+    Capture runPicturePrompt(const std::optional<std::string>& text, const std::optional<std::vector<std::int32_t>>& ids,
+                             const std::string& image) const
+    {
+        if (text.has_value() == ids.has_value())
+            throw Error(ErrorCode::BadInput, "give run() a text or ids=[...] beside the picture, one of them");
+        const auto& model = *m_loaded->model;
+        std::vector<std::int32_t> promptIds;
+        if (ids) {
+            promptIds = *ids;
+        } else {
+            if (!m_tokenizer)
+                throw Error(ErrorCode::BadInput, model.info().source + " has no tokenizer files: give ids=[...]");
+            const auto tokens = m_tokenizer->encodeWithSpecial(*text);
+            promptIds = idsOf(tokens);
+            if (std::find(promptIds.begin(), promptIds.end(), model.info().pictureToken) == promptIds.end()) {
+                const bool bos = !tokens.empty() && tokens.front().begin == tokens.front().end;
+                promptIds.insert(promptIds.begin() + (bos ? 1 : 0), model.info().pictureToken);
+            }
+        }
+        PicturePrompt prompt;
+        std::shared_ptr<const TextCapture> capture;
+        {
+            py::gil_scoped_release free;
+            prompt = picturePrompt(model, m_loaded->folder, image, promptIds);
+            std::vector<Token> tokens;
+            for (const auto id : prompt.expanded)
+                tokens.push_back({id, id == model.info().pictureToken ? std::string("<image>")
+                                      : m_tokenizer                     ? m_tokenizer->pieceOf(id)
+                                                                        : "<" + std::to_string(id) + ">",
+                                  0, 0});
+            CaptureOptions o;
+            o.run.image = prompt.pixels;
+            capture = captureText(model, std::move(tokens), o);
+        }
+        return Capture(m_loaded, capture, m_spec, text.value_or(std::string()), m_tokenizer);
     }
 
     Capture runText(std::optional<std::string> text, std::optional<std::vector<std::int32_t>> ids,
@@ -1090,17 +1143,18 @@ PYBIND11_MODULE(_attnscope, m)
     py::class_<Model>(m, "Model", "A loaded model (weights memory-mapped as stored).")
         .def(py::init<const std::string&>(), py::arg("path"))
         .def_property_readonly("info", &Model::info,
-                               "dict: family, source, layers, heads, kv_heads, d_model, d_head, vocab_size, weights, soft_cap")
+                               "dict: family, source, layers, heads, kv_heads, d_model, d_head, vocab_size, weights, soft_cap "
+                               "(a vision-language model: picture_token, picture_tokens)")
         .def_property_readonly("has_tokenizer", &Model::hasTokenizer)
         .def("run", &Model::run, py::arg("text") = py::none(), py::kw_only(), py::arg("ids") = py::none(),
              py::arg("segment_length") = py::none(), py::arg("mem_len") = py::none(), py::arg("target") = py::none(),
              py::arg("target_ids") = py::none(), py::arg("max_new_tokens") = 32, py::arg("image") = py::none(),
              py::arg("pixel_values") = py::none(), py::arg("token_type_ids") = py::none(),
              py::arg("attention_mask") = py::none(), py::arg("same_length") = py::none(),
-             py::arg("clamp_len") = py::none(),
+             py::arg("clamp_len") = py::none(), py::arg("images") = py::none(),
              "run(text=None, *, ids=None, segment_length=None, mem_len=None, target=None, target_ids=None,\n"
              "    max_new_tokens=32, image=None, pixel_values=None, token_type_ids=None, attention_mask=None,\n"
-             "    same_length=None, clamp_len=None) -> Capture\n\n"
+             "    same_length=None, clamp_len=None, images=None) -> Capture\n\n"
              "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids, and\n"
              "returns a Capture that keeps the queries and keys (probabilities computed when attention() asks).\n"
              "An encoder-decoder model (T5, BART, Marian): the text or ids are the source; `target` (a text) or\n"
@@ -1108,7 +1162,9 @@ PYBIND11_MODULE(_attnscope, m)
              "them the model translates greedily up to max_new_tokens; the Capture's tokens are the target, its\n"
              "source_tokens the source, and attention(layer, site=...) every site. A vision model:\n"
              "image='file.png' (preprocessed as the model folder says) or pixel_values [3, H, W]; returns a\n"
-             "Capture whose tokens are CLS, registers and patches (r3c5: row 3, column 5). With ids, an encoder takes\n"
+             "Capture whose tokens are CLS, registers and patches (r3c5: row 3, column 5). A vision-language model\n"
+             "(LLaVA): text or ids with images=['file.png'] (or image=): the prompt's <image> placeholder (put where\n"
+             "the text starts when it has none) expanded to the picture's tokens, every decoder layer a site. With ids, an encoder takes\n"
              "token_type_ids (sentence A 0, B 1) and attention_mask (0: padding no query sees), and Transformer-XL\n"
              "same_length and clamp_len, as a reference's input.json gives them.")
         .def("predict", &Model::predict, py::arg("prompt"), py::arg("k") = 10,

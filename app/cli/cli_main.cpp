@@ -9,6 +9,7 @@
 #include "run/text_capture.h"
 #include "io/safetensors.h"
 #include "model/model_loader.h"
+#include "run/picture_prompt.h"
 #include "run/reference_dump.h"
 #include "model/seq2seq.h"
 #include "tokenize/spm_tokenizer.h"
@@ -69,6 +70,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli predict --model MODEL (--text TEXT | --text-file FILE) [--position I] [--top K] [--pair TEXT]
   attnscope-cli generate --model MODEL (--text TEXT | --text-file FILE) --max-new-tokens N
                      [--temperature T] [--top-k K] [--top-p P] [--seed S] [--allow-special]
+  attnscope-cli generate --model VISION-LANGUAGE (--image PICTURE.png --text PROMPT | --input INPUT.json)
+                     --max-new-tokens N [--temperature T] [--seed S]
   attnscope-cli generate --model ENCODER-DECODER --source TEXT [--text TARGET-START] [--max-new-tokens N]
                      [--temperature T] [--seed S]
   attnscope-cli predict --model ENCODER-DECODER --source TEXT [--text TARGET-SO-FAR] [--top K]
@@ -472,9 +475,40 @@ struct CliInput {
     RunOptions options;
     std::vector<Token> source; // the source's tokens as the model reads them; empty for one stream
 };
+// A vision-language model's picture and prompt: input.json's (--input: its picture and ids), or --image with --text
+// (a prompt without the placeholder gets one where the text starts, after a BOS). The placeholders are expanded to
+// the picture's image tokens.
+CliInput pictureInput(const Args& a, const LoadedModel& loaded, const Tokenizer& tok)
+{
+    const ModelInfo& info = loaded.model->info();
+    if (info.pictureToken < 0)
+        throw Error(ErrorCode::BadInput, std::string(a.options.count("image") ? "--image" : "--input") +
+                                             " is for vision-language models; this one reads text");
+    PicturePrompt prompt;
+    if (a.options.count("input")) {
+        const auto& path = a.options.at("input");
+        prompt = picturePromptOf(*loaded.model, loaded.folder, readJsonFile(path), path);
+    } else {
+        auto tokens = encodeForModel(tok, textArgument(a), std::nullopt).tokens;
+        std::vector<std::int32_t> ids = idsOf(tokens);
+        if (std::find(ids.begin(), ids.end(), info.pictureToken) == ids.end()) {
+            const bool bos = !tokens.empty() && tokens.front().begin == tokens.front().end;
+            ids.insert(ids.begin() + (bos ? 1 : 0), info.pictureToken);
+        }
+        prompt = picturePrompt(*loaded.model, loaded.folder, a.options.at("image"), std::move(ids));
+    }
+    CliInput in;
+    for (const auto id : prompt.expanded)
+        in.tokens.push_back({id, id == info.pictureToken ? std::string("<image>") : tok.pieceOf(id), 0, 0});
+    in.options.image = prompt.pixels;
+    return in;
+}
+
 CliInput cliInput(const Args& a, const LoadedModel& loaded, const Tokenizer& tok, const Tokenizer& targetTok)
 {
     const ModelInfo& info = loaded.model->info();
+    if (a.options.count("image") || a.options.count("input"))
+        return pictureInput(a, loaded, tok);
     CliInput in;
     const int read = info.typedReadStream();
     if (read < 0) {
@@ -805,7 +839,8 @@ int main(int argc, char** argv)
             return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position", "source"}), builtins);
         if (command == "generate")
             return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
-                                                      "top-k", "top-p", "seed", "source"}, {"allow-special"}),
+                                                      "top-k", "top-p", "seed", "source", "image", "input"},
+                                         {"allow-special"}),
                                builtins);
         if (command == "surprisal")
             return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);

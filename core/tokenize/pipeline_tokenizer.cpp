@@ -193,8 +193,8 @@ void PipelineTokenizer::normalize(Piece& piece) const
     for (const auto& step : m_p.normalizers) {
         switch (step.kind) {
         case NormalizerStep::Kind::Prepend: {
-            if (piece.empty())
-                break; // nothing to prepend to (an empty text stays empty)
+            if (piece.empty() || (step.atTextStart && piece.front().begin != 0))
+                break; // nothing to prepend to (an empty text stays empty), or not the text's first piece
             Piece added;
             for (char32_t c : step.text)
                 added.push_back({c, piece.front().begin, piece.front().begin});

@@ -39,6 +39,7 @@ struct NormalizerStep {
     std::shared_ptr<const UnicodeRegex> regex; // Replace with a regex pattern
     bool left = true, right = true; // Strip
     bool cleanText = true, chineseChars = true, stripAccents = true, lowercase = true; // Bert
+    bool atTextStart = false; // Prepend: only to the piece the text starts with (a slow Llama tokenizer, legacy false)
 };
 
 enum class SplitBehavior { Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous };

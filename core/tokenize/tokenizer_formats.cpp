@@ -11,6 +11,8 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include <map>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -356,6 +358,74 @@ void readAddFlags(const fs::path& dir, bool& addBos, bool& addEos)
     addEos = c.boolOr("add_eos_token", addEos);
 }
 
+// A slow tokenizer folder's added tokens past the SentencePiece model's pieces (added_tokens.json: {content: id};
+// tokenizer_config.json's added_tokens_decoder: {id: {content, special}}), as pieces of their own: LLaVA's <image> and
+// <pad>. Ids between are unused pieces; ids inside the model are the model's own pieces and stay as they are.
+void readSlowAddedTokens(const fs::path& dir, std::vector<std::string>& pieces, std::vector<float>& scores,
+                         std::vector<int>& types)
+{
+    std::map<long long, std::pair<std::string, bool>> extra; // id -> content, special
+    auto checkedId = [](long long id, const std::string& file, const std::string& key) {
+        if (id < 0 || id >= kMaxVocab)
+            throw Error(ErrorCode::BadConfig, "an added token's id must be 0 to " + std::to_string(kMaxVocab - 1), file,
+                        key);
+        return id;
+    };
+    if (const fs::path added = dir / "added_tokens.json"; fs::exists(added)) {
+        const auto j = readJsonFile(added.string());
+        if (!j.is_object())
+            throw Error(ErrorCode::BadConfig, "must map each added token to its id", added.string());
+        for (const auto& [content, id] : j.items()) {
+            if (!id.is_number_integer())
+                throw Error(ErrorCode::BadConfig, "must be an id", added.string(), content);
+            extra[checkedId(id.get<long long>(), added.string(), content)] = {content, true};
+        }
+    }
+    if (const fs::path cfg = dir / "tokenizer_config.json"; fs::exists(cfg)) {
+        const auto j = readJsonFile(cfg.string());
+        const auto decoder = j.is_object() ? j.find("added_tokens_decoder") : j.end();
+        if (j.is_object() && decoder != j.end() && decoder->is_object())
+            for (const auto& [key, token] : decoder->items()) {
+                char* end = nullptr;
+                const long long id = std::strtoll(key.c_str(), &end, 10);
+                if (key.empty() || *end != '\0' || !token.is_object() || !token.contains("content") ||
+                    !token["content"].is_string())
+                    throw Error(ErrorCode::BadConfig, "must map ids to {\"content\": ...}", cfg.string(),
+                                "added_tokens_decoder." + key);
+                const auto special = token.find("special");
+                extra[checkedId(id, cfg.string(), "added_tokens_decoder." + key)] = {
+                    token["content"].get<std::string>(), special == token.end() || !special->is_boolean() || special->get<bool>()};
+            }
+    }
+    enum { Control = 3, UserDefined = 4, Unused = 5 };
+    for (const auto& [id, token] : extra) {
+        if (id < static_cast<long long>(pieces.size()))
+            continue;
+        while (static_cast<long long>(pieces.size()) < id) {
+            pieces.push_back("<unused" + std::to_string(pieces.size()) + ">");
+            scores.push_back(0);
+            types.push_back(Unused);
+        }
+        pieces.push_back(token.first);
+        scores.push_back(0);
+        types.push_back(token.second ? Control : UserDefined);
+    }
+}
+
+// Whether a slow Llama tokenizer folder says legacy false: the text's first piece alone gets the "▁" prefix (none
+// after a special token), as transformers' LlamaTokenizer(legacy=False) encodes. Only a folder without a
+// tokenizer.json is read as the slow class: with one, Hugging Face uses that file's pipeline (the prefix before every
+// piece, as written there), which the model file then reproduces.
+bool slowTokenizerNotLegacy(const fs::path& dir)
+{
+    const fs::path cfg = dir / "tokenizer_config.json";
+    if (!fs::exists(cfg) || fs::exists(dir / "tokenizer.json"))
+        return false;
+    const auto j = readJsonFile(cfg.string());
+    const auto legacy = j.is_object() ? j.find("legacy") : j.end();
+    return j.is_object() && legacy != j.end() && legacy->is_boolean() && !legacy->get<bool>();
+}
+
 // The SentencePiece-style pipeline (Llama 2, Mistral): control, unknown and user pieces are added tokens; each piece of
 // text gets "▁" prepended and its spaces written as "▁"; BPE by score with byte fallback.
 TokenizerPipeline sentencePiecePipeline(std::vector<std::string> pieces, const std::vector<float>& scores,
@@ -613,9 +683,15 @@ std::unique_ptr<PipelineTokenizer> tokenizerFromSentencePiece(const std::string&
         if (*id && (**id < 0 || static_cast<std::size_t>(**id) >= pieces.size()))
             id->reset();
     bool addBos = true, addEos = false;
-    readAddFlags(fs::path(modelPath).parent_path(), addBos, addEos);
+    const fs::path dir = fs::path(modelPath).parent_path();
+    readAddFlags(dir, addBos, addEos);
+    readSlowAddedTokens(dir, pieces, scores, types);
     auto t = sentencePiecePipeline(std::move(pieces), scores, types, addDummyPrefix, escape, removeExtra, byteFallback,
                                    unkId, bosId, eosId, addBos, addEos, modelPath);
+    if (slowTokenizerNotLegacy(dir))
+        for (auto& step : t.normalizers)
+            if (step.kind == NormalizerStep::Kind::Prepend)
+                step.atTextStart = true;
     return std::make_unique<PipelineTokenizer>(std::move(t));
 }
 

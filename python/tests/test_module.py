@@ -517,9 +517,41 @@ def cases_with(key):
     for d in sorted(TESTDATA.iterdir()) if TESTDATA.is_dir() else []:
         if (d / "input.json").is_file() and (d / "expected.safetensors").is_file():
             spec = json.loads((d / "input.json").read_text())
-            if key in spec and opens(d):
+            # A vision-language case names its picture as {"file": ...} beside a prompt: picture_prompt_cases.
+            if key in spec and not isinstance(spec[key], dict) and opens(d):
                 out.append(pytest.param(d, spec, id=d.name))
     return out
+
+
+def picture_prompt_cases():
+    """Reference cases of a vision-language model: a picture and a prompt (input_ids with one placeholder)."""
+    out = []
+    for d in sorted(TESTDATA.iterdir()) if TESTDATA.is_dir() else []:
+        if (d / "input.json").is_file() and (d / "expected.safetensors").is_file():
+            spec = json.loads((d / "input.json").read_text())
+            if isinstance(spec.get("image"), dict) and "input_ids" in spec and opens(d) \
+                    and "picture_token" in attnscope.load(d).info:
+                out.append(pytest.param(d, spec, id=d.name))
+    return out
+
+
+@pytest.mark.parametrize("folder,spec", picture_prompt_cases())
+def test_a_picture_prompt_runs_every_decoder_layer(folder, spec):
+    m = attnscope.load(folder)
+    picture = str(folder / spec["image"]["file"])
+    cap = m.run(ids=spec["input_ids"], images=[picture])
+    expected = read_safetensors(folder / "expected.safetensors")
+    assert cap.ids == spec["input_ids_expanded"]  # the placeholder expanded to the picture's tokens, in place
+    assert cap.tokens.count("<image>") == m.info["picture_tokens"]
+    for layer in range(1, m.info["layers"] + 1):
+        name = f"layer{layer - 1}.attn_prob"
+        assert np.allclose(cap.attention(layer), expected[name], atol=1e-5), name
+    same = m.run(ids=spec["input_ids"], image=picture)
+    assert np.array_equal(same.attention(1), cap.attention(1))
+    with pytest.raises(attnscope.Error, match="no picture"):
+        m.run(ids=spec["input_ids"])
+    with pytest.raises(attnscope.Error, match="one picture"):
+        m.run(ids=spec["input_ids"], images=[picture, picture])
 
 
 @pytest.mark.parametrize("folder,spec", cases_with("decoder_input_ids"))

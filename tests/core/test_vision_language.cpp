@@ -5,6 +5,7 @@
 #include "model/vision_language.h"
 #include "run/picture_prompt.h"
 #include "run/reference_dump.h"
+#include "tokenize/tokenizer.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -112,4 +113,20 @@ TEST_CASE("LLaVA's processor pads a picture to a square of the mean colour, cent
     auto clip = llava;
     clip["image_processor_type"] = "CLIPImageProcessor";
     CHECK_FALSE(core::parsePreprocessor(clip, "preprocessor_config.json").padToSquare);
+}
+
+TEST_CASE("a picture prompt tokenizes as the reference's processor did, placeholder included", "[vlm][tokenizer]")
+{
+    // The reference's slow tokenizer (added tokens from added_tokens.json / tokenizer_config.json, legacy false: no
+    // prefix space after a special token) made input.json's input_ids from its prompt.
+    for (const auto& dir : test::pictureReferenceCases()) {
+        const auto input = core::readJsonFile((dir / "input.json").string());
+        if (!input.contains("prompt"))
+            continue;
+        const auto tok = core::loadTokenizer(dir.string());
+        std::vector<int> ids;
+        for (const auto& t : tok->encodeWithSpecial(input["prompt"].get<std::string>()))
+            ids.push_back(t.id);
+        CHECK(ids == input["input_ids"].get<std::vector<int>>());
+    }
 }
