@@ -710,24 +710,14 @@ public:
         if (text.has_value() == ids.has_value())
             throw Error(ErrorCode::BadInput, "give run() a text or ids=[...] beside the picture, one of them");
         const auto& model = *m_loaded->model;
-        std::vector<std::int32_t> promptIds;
-        if (ids) {
-            promptIds = *ids;
-        } else {
-            if (!m_tokenizer)
-                throw Error(ErrorCode::BadInput, model.info().source + " has no tokenizer files: give ids=[...]");
-            const auto tokens = m_tokenizer->encodeWithSpecial(*text);
-            promptIds = idsOf(tokens);
-            if (std::find(promptIds.begin(), promptIds.end(), model.info().pictureToken) == promptIds.end()) {
-                const bool bos = !tokens.empty() && tokens.front().begin == tokens.front().end;
-                promptIds.insert(promptIds.begin() + (bos ? 1 : 0), model.info().pictureToken);
-            }
-        }
+        if (text && !m_tokenizer)
+            throw Error(ErrorCode::BadInput, model.info().source + " has no tokenizer files: give ids=[...]");
         PicturePrompt prompt;
         std::shared_ptr<const TextCapture> capture;
         {
             py::gil_scoped_release free;
-            prompt = picturePrompt(model, m_loaded->folder, image, promptIds);
+            prompt = text ? picturePromptOfText(model, *m_tokenizer, m_loaded->folder, {image}, *text)
+                          : picturePrompt(model, m_loaded->folder, {image}, *ids);
             std::vector<Token> tokens;
             for (const auto id : prompt.expanded)
                 tokens.push_back({id, id == model.info().pictureToken ? std::string("<image>")
@@ -735,7 +725,7 @@ public:
                                                                         : "<" + std::to_string(id) + ">",
                                   0, 0});
             CaptureOptions o;
-            o.run.image = prompt.pixels;
+            o.run = prompt.runOptions();
             capture = captureText(model, std::move(tokens), o);
         }
         return Capture(m_loaded, capture, m_spec, text.value_or(std::string()), m_tokenizer);

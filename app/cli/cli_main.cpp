@@ -489,18 +489,12 @@ CliInput pictureInput(const Args& a, const LoadedModel& loaded, const Tokenizer&
         const auto& path = a.options.at("input");
         prompt = picturePromptOf(*loaded.model, loaded.folder, readJsonFile(path), path);
     } else {
-        auto tokens = encodeForModel(tok, textArgument(a), std::nullopt).tokens;
-        std::vector<std::int32_t> ids = idsOf(tokens);
-        if (std::find(ids.begin(), ids.end(), info.pictureToken) == ids.end()) {
-            const bool bos = !tokens.empty() && tokens.front().begin == tokens.front().end;
-            ids.insert(ids.begin() + (bos ? 1 : 0), info.pictureToken);
-        }
-        prompt = picturePrompt(*loaded.model, loaded.folder, a.options.at("image"), std::move(ids));
+        prompt = picturePromptOfText(*loaded.model, tok, loaded.folder, {a.options.at("image")}, textArgument(a));
     }
     CliInput in;
     for (const auto id : prompt.expanded)
         in.tokens.push_back({id, id == info.pictureToken ? std::string("<image>") : tok.pieceOf(id), 0, 0});
-    in.options.image = prompt.pixels;
+    in.options = prompt.runOptions();
     return in;
 }
 

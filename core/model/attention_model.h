@@ -265,6 +265,8 @@ struct RunOptions {
     std::vector<std::uint8_t> padding;
     // Vision transformers: the image the run's tokens are (its special tokens and patches); null for text.
     std::shared_ptr<const PixelValues> image;
+    // A vision-language model's further pictures, in prompt order after `image` (Gemma 3 reads several).
+    std::vector<std::shared_ptr<const PixelValues>> morePictures;
     // Encoder-decoder models: the source the decoder's segments read (ids as the model reads them, special tokens
     // included); the encoder runs on it once per run, in the first segment.
     std::shared_ptr<const std::vector<std::int32_t>> source;
@@ -275,6 +277,18 @@ struct RunOptions {
         int cols = 0;
         std::vector<float> rows; // [count, cols]
         int count() const { return cols > 0 ? static_cast<int>(rows.size() / static_cast<std::size_t>(cols)) : 0; }
+        // The rows of each picture in order (their sum is count()); with `bidirectional` a picture's tokens see each
+        // other both ways, later ones included (Gemma 3), the rest of the mask as the layer has it.
+        std::vector<int> perPicture;
+        bool bidirectional = false;
+        // The picture row k belongs to.
+        int pictureOf(int k) const
+        {
+            for (std::size_t p = 0; p < perPicture.size(); k -= perPicture[p], ++p)
+                if (k < perPicture[p])
+                    return static_cast<int>(p);
+            return 0;
+        }
     };
     std::shared_ptr<const PlacedRows> placed;
     const StopToken* stop = nullptr; // checked between segments and layers; throws Error(Cancelled)

@@ -691,10 +691,69 @@ const nlohmann::json& textConfigOf(const nlohmann::json& json, const std::string
 }
 } // namespace
 
+namespace {
+// SiglipVisionConfig's defaults, where Gemma 3's vision_config is silent.
+nlohmann::json withSiglipDefaults(const nlohmann::json& given)
+{
+    return withDefaults({{"hidden_size", 768},
+                         {"intermediate_size", 3072},
+                         {"num_hidden_layers", 12},
+                         {"num_attention_heads", 12},
+                         {"image_size", 224},
+                         {"patch_size", 16},
+                         {"hidden_act", "gelu_pytorch_tanh"},
+                         {"layer_norm_eps", 1e-6}},
+                        given);
+}
+
+// Gemma 3's picture side (Gemma3ForConditionalGeneration): a SigLIP tower, its normed output averaged to
+// mm_tokens_per_image cells, the soft-token norm and projection; <start_of_image> / <end_of_image> frame each
+// picture's tokens, which see each other both ways.
+VisionLanguageConfig gemma3Picture(const nlohmann::json& json, const std::string& file, int textHidden, int vocab)
+{
+    const ConfigReader top(json, file);
+    const nlohmann::json vision = withSiglipDefaults(nestedConfig(json, file, "vision_config", "the vision tower's settings"));
+    const std::string type = vision.contains("model_type") && vision["model_type"].is_string()
+                                 ? vision["model_type"].get<std::string>()
+                                 : "siglip_vision_model";
+    if (type != "siglip_vision_model")
+        top.fail("vision_config", "a Gemma 3 vision tower of type \"" + type + "\" is not supported "
+                                  "(siglip_vision_model is)");
+    VisionLanguageConfig v;
+    v.family = ModelFamily::Gemma3;
+    v.tower = parseVisionConfig(vision, file, type);
+    v.tower.place = "vision_tower.";
+    v.normedOutput = true;
+    v.dropClass = false;
+    const int side = v.tower.imageSize / v.tower.patch;
+    const int tokens = top.intOr("mm_tokens_per_image", 256, 1);
+    const int perSide = static_cast<int>(std::lround(std::sqrt(static_cast<double>(tokens))));
+    if (perSide * perSide != tokens || side % perSide != 0)
+        top.fail("mm_tokens_per_image", std::to_string(tokens) + " tokens are not a square grid that divides the " +
+                                            std::to_string(side) + " x " + std::to_string(side) + " patches");
+    v.poolKernel = side / perSide;
+    v.bidirectionalPicture = true;
+    auto token = [&](const char* key, const char* alias, int fallback) {
+        const int id = json.contains(alias) ? top.intOr(alias, fallback, 0) : top.intOr(key, fallback, 0);
+        if (id >= vocab)
+            top.fail(key, "token " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(vocab));
+        return id;
+    };
+    v.imageToken = token("image_token_index", "image_token_id", 262144);
+    v.beginToken = token("boi_token_index", "boi_token_id", 255999);
+    v.endToken = token("eoi_token_index", "eoi_token_id", 256000);
+    v.projectorHidden = textHidden;
+    return v;
+}
+} // namespace
+
 LlamaConfig parseGemma3Config(const nlohmann::json& json, const std::string& file, const std::string& modelType)
 {
     const nlohmann::json merged = withGemma3TextDefaults(textConfigOf(json, file, modelType, "gemma3", "Gemma 3"));
-    return parseLlama(ConfigReader(merged, file), merged, file, modelType);
+    LlamaConfig c = parseLlama(ConfigReader(merged, file), merged, file, modelType);
+    if (modelType == "gemma3" && json.contains("vision_config") && json["vision_config"].is_object())
+        c.vision = gemma3Picture(json, file, c.hidden, c.vocabSize);
+    return c;
 }
 
 LlamaConfig parseLlavaConfig(const nlohmann::json& json, const std::string& file, const std::string&)
@@ -1019,7 +1078,8 @@ VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& fi
                                  std::to_string(c.patch) + "-pixel patches");
     const bool dino = c.family == ModelFamily::Dinov2 || c.family == ModelFamily::Dinov2Registers;
     const bool clip = c.family == ModelFamily::ClipVision;
-    c.eps = r.floatOr("layer_norm_eps", clip ? 1e-5f : dino ? 1e-6f : 1e-12f);
+    const bool siglip = c.family == ModelFamily::SiglipVision;
+    c.eps = r.floatOr("layer_norm_eps", clip ? 1e-5f : dino || siglip ? 1e-6f : 1e-12f);
     if (dino) {
         c.ffn = c.hidden * r.intOr("mlp_ratio", 4, 1);
         if (r.boolOr("use_swiglu_ffn", false))
@@ -1032,10 +1092,11 @@ VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& fi
     } else {
         c.ffn = r.positiveInt("intermediate_size");
     }
-    const std::string act = r.stringOr("hidden_act", clip ? "quick_gelu" : "gelu");
-    if (act != "gelu" && act != "quick_gelu")
-        r.fail("hidden_act", "\"" + act + "\" is not supported (gelu and quick_gelu are)");
+    const std::string act = r.stringOr("hidden_act", clip ? "quick_gelu" : siglip ? "gelu_pytorch_tanh" : "gelu");
+    if (act != "gelu" && act != "quick_gelu" && act != "gelu_pytorch_tanh")
+        r.fail("hidden_act", "\"" + act + "\" is not supported (gelu, quick_gelu and gelu_pytorch_tanh are)");
     c.quickGelu = act == "quick_gelu";
+    c.tanhGelu = act == "gelu_pytorch_tanh";
     c.distillationToken = c.family == ModelFamily::Deit;
     if (const auto it = json.find("id2label"); it != json.end() && it->is_object() && it->size() <= 100000) {
         c.labels.assign(it->size(), std::string());
@@ -1049,6 +1110,7 @@ VisionConfig parseVisionConfig(const nlohmann::json& json, const std::string& fi
     c.preNorm = clip;
     c.finalNorm = !clip;
     c.patchBias = !clip;
+    c.classToken = !siglip;
     return c;
 }
 

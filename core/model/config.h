@@ -17,7 +17,7 @@ namespace attnscope::core {
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
     Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
-    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH, Llava
+    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH, Llava, SiglipVision
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -79,6 +79,8 @@ struct VisionConfig {
     int patch = 0, imageSize = 0, channels = 3;
     float eps = 1e-12f;
     bool quickGelu = false;         // CLIP: x sigmoid(1.702 x); others the exact erf GELU
+    bool tanhGelu = false;          // SigLIP: GELU's tanh approximation (gelu_pytorch_tanh)
+    bool classToken = true;         // SigLIP has none: its tokens are the patches alone
     bool distillationToken = false; // DeiT: a second special token after CLS, with a position of its own
     int registers = 0;              // DINOv2 with registers: tokens after CLS without a position
     bool layerScale = false;        // DINOv2: each branch times a learned per-channel lambda
@@ -92,17 +94,27 @@ struct VisionConfig {
     // Where a vision-language checkpoint keeps the tower ("vision_tower." in LLaVA's files), before the family's own
     // prefix; empty for a tower on its own.
     std::string place;
-    int specialTokens() const { return 1 + (distillationToken ? 1 : 0) + registers; }
+    int leadTokens() const { return (classToken ? 1 : 0) + (distillationToken ? 1 : 0); } // with a position each
+    int specialTokens() const { return leadTokens() + registers; }
 };
 
 // A vision-language decoder's picture side (LLaVA): the vision tower, which of its hidden states the decoder reads, and
 // the projector that makes them decoder embeddings; each image token of the prompt is replaced by one of them, in order.
 struct VisionLanguageConfig {
+    ModelFamily family = ModelFamily::Llava; // what the model is called (Gemma 3's is its text family)
     VisionConfig tower;
     // Index into the tower's hidden states (0: the embeddings after its pre-norm, l + 1: layer l's output), negative
     // from the end as the reference's vision_feature_layer.
     int featureLayer = -2;
     bool dropClass = true;          // vision_feature_select_strategy "default" (the CLS row dropped); "full" keeps it
+    bool normedOutput = false;      // Gemma 3: the tower's output after its final norm (featureLayer unused)
+    // Gemma 3's projector: the patch grid averaged over poolKernel x poolKernel cells, an RMSNorm (1 + w) with the
+    // tower's epsilon, then x W (mm_input_projection_weight, [tower, text]); 0: LLaVA's two-layer GELU projector.
+    int poolKernel = 0;
+    // Gemma 3: each picture's tokens attend to each other both ways (causal elsewhere), and the placeholder's run is
+    // framed by these tokens in the expanded prompt (-1: none).
+    bool bidirectionalPicture = false;
+    std::int32_t beginToken = -1, endToken = -1;
     std::int32_t imageToken = -1;   // image_token_index: the placeholder each image row replaces
     bool projectorBias = true;      // multimodal_projector_bias
     int projectorHidden = 0;        // linear_1's output (the decoder's hidden size in LLaVA-1.5)

@@ -141,6 +141,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::Dinov2, "DINOv2", {"dinov2"}, {}, visionJson, nullptr, buildVision},
         {ModelFamily::Dinov2Registers, "DINOv2 with registers", {"dinov2_with_registers"}, {}, visionJson, nullptr, buildVision},
         {ModelFamily::ClipVision, "CLIP vision", {"clip_vision_model", "clip"}, {}, visionJson, nullptr, buildVision},
+        {ModelFamily::SiglipVision, "SigLIP vision", {"siglip_vision_model"}, {}, visionJson, nullptr, buildVision},
     };
     return rows;
 }

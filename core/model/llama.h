@@ -124,7 +124,8 @@ private:
     // The forward, block by block (model/llama_blocks.cpp): each quirk at the line where it acts.
     // The segment's token embeddings; a placeholder of RunOptions::placed takes its next placed row instead (after
     // the embedding scale: Gemma's image rows are not scaled).
-    void embed(std::span<const std::int32_t> ids, State& st, RowMatrix& x) const;
+    // Returns, when the placed rows see their picture both ways, each row's picture (-1: not a placed row).
+    std::vector<int> embed(std::span<const std::int32_t> ids, State& st, RowMatrix& x) const;
     // One layer's attention over the segment's rows `x`: what it adds to the residual stream into `out`, its score
     // inputs and heads' outputs into the layer view.
     void attentionBlock(int layer, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& view) const;

@@ -25,6 +25,25 @@ void hook(Intervention* hooks, Activation what, int l, RowMatrix& rows, int grou
     hooks->onActivation(what, l, {rows.data(), static_cast<int>(rows.rows()), rows.cols(), groups, width, firstPosition});
 }
 
+// Each row of a picture sees every row of that picture (the keys after it too); `pictureOf` is each segment row's
+// picture or -1, `m` the cached keys before the segment.
+void seePicturesWhole(const std::vector<int>& pictureOf, int m, Visibility& v)
+{
+    const int q = static_cast<int>(pictureOf.size()), k = m + q;
+    for (int a = 0; a < q;) {
+        int b = a + 1;
+        while (b < q && pictureOf[static_cast<std::size_t>(b)] == pictureOf[static_cast<std::size_t>(a)])
+            ++b;
+        if (pictureOf[static_cast<std::size_t>(a)] >= 0)
+            for (int i = a; i < b; ++i) {
+                auto& span = v.spans[static_cast<std::size_t>(i)];
+                span.len = m + b - span.lo;
+                for (int j = m + i + 1; j < m + b; ++j)
+                    v.mask[static_cast<std::size_t>(i) * k + j] = 0;
+            }
+        a = b;
+    }
+}
 } // namespace
 
 void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_t> ids, AttentionObserver& observer) const
@@ -38,7 +57,7 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     SegmentDriver run(st, observer, *m_weights);
     std::optional<StageScope> embedding(std::in_place, Stage::Embedding);
     RowMatrix x;
-    embed(ids, st, x);
+    const std::vector<int> pictureOf = embed(ids, st, x);
     Segment f;
     f.q = q;
     f.m = st.cache.begin(st.memLen);
@@ -47,6 +66,11 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
     f.global = causalVisibility(q, f.m, f.mixed ? 0 : c.slidingWindow);
     if (f.mixed)
         f.local = causalVisibility(q, f.m, c.slidingWindow);
+    if (!pictureOf.empty()) { // Gemma 3: a picture's tokens see the whole picture, on every layer
+        seePicturesWhole(pictureOf, f.m, f.global);
+        if (f.mixed)
+            seePicturesWhole(pictureOf, f.m, f.local);
+    }
     if (c.convWidth > 0) // a convolution's output row reads its own and the width - 1 rows before it
         f.conv = causalVisibility(q, f.m, c.convWidth);
     SegmentView sv;
@@ -122,7 +146,7 @@ void LlamaModel::showRouting(const Routing& route, LayerView& lv) const
         lv.parts.push_back({"shared_expert_gate", 1, route.sharedGate.data()});
 }
 
-void LlamaModel::embed(std::span<const std::int32_t> ids, State& st, RowMatrix& x) const
+std::vector<int> LlamaModel::embed(std::span<const std::int32_t> ids, State& st, RowMatrix& x) const
 {
     const int q = static_cast<int>(ids.size());
     x.resize(q, m_config.hidden);
@@ -131,8 +155,9 @@ void LlamaModel::embed(std::span<const std::int32_t> ids, State& st, RowMatrix& 
     if (m_config.embeddingScale != 1.0f) // Gemma's sqrt(hidden) (rounded to float32 first, as the reference), Granite's
         x *= m_config.embeddingScale;
     if (!st.placed)
-        return;
+        return {};
     const auto& placed = *st.placed;
+    std::vector<int> pictureOf(placed.bidirectional ? static_cast<std::size_t>(q) : 0, -1);
     for (int t = 0; t < q; ++t) {
         if (ids[static_cast<std::size_t>(t)] != placed.token)
             continue;
@@ -146,7 +171,10 @@ void LlamaModel::embed(std::span<const std::int32_t> ids, State& st, RowMatrix& 
                                                  "): one image placeholder expands to exactly that many");
         std::copy_n(placed.rows.data() + static_cast<std::size_t>(k) * placed.cols, placed.cols, x.row(t).data());
         st.placedAt.push_back(st.tokensSeen + t);
+        if (placed.bidirectional)
+            pictureOf[static_cast<std::size_t>(t)] = placed.pictureOf(k);
     }
+    return pictureOf;
 }
 
 void LlamaModel::attentionBlock(int l, Segment& f, State& st, const RowMatrix& x, RowMatrix& out, LayerView& lv) const

@@ -393,7 +393,16 @@ const VisionNames& visionNames(ModelFamily family)
                                   "encoder.layers.{l}.self_attn.out_proj", nullptr, "encoder.layers.{l}.layer_norm2",
                                   "encoder.layers.{l}.mlp.fc1", "encoder.layers.{l}.mlp.fc2", nullptr,
                                   nullptr, "visual_projection.weight", nullptr, nullptr, nullptr};
+    static const VisionNames siglip = [] { // no class token, no pre-norm; post_layernorm over every token
+        VisionNames n = clip;
+        n.cls = nullptr;
+        n.preNorm = nullptr;
+        n.finalNorm = "post_layernorm";
+        n.projection = nullptr;
+        return n;
+    }();
     switch (family) {
+    case ModelFamily::SiglipVision: return siglip;
     case ModelFamily::Deit: return deit;
     case ModelFamily::Dinov2: return dinov2;
     case ModelFamily::Dinov2Registers: return registers;

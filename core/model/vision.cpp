@@ -115,15 +115,16 @@ VisionModel::VisionModel(VisionConfig config, std::shared_ptr<const Checkpoint> 
     const std::int64_t D = c.hidden, P = c.patch;
     m_prefix = towerPrefix(*m_weights, c.place, N.prefix, N.patch + std::string(".weight"));
     m_gridSide = c.imageSize / c.patch;
-    const std::int64_t positions = static_cast<std::int64_t>(m_gridSide) * m_gridSide + 1 + (c.distillationToken ? 1 : 0);
+    const std::int64_t positions = static_cast<std::int64_t>(m_gridSide) * m_gridSide + c.leadTokens();
     auto vec = [&](const char* n, std::int64_t size) { return m_weights->getFloat(name(n), {size}); };
     auto norm = [&](const char* pattern, int l) {
         const std::string n = tensorName("", pattern, l);
         return Norm{m_weights->getFloat(name(n + ".weight"), {D}), m_weights->getFloat(name(n + ".bias"), {D})};
     };
     // Class token [1, 1, D] (CLIP: [D]); position table [1, positions, D] (CLIP: an embedding [positions, D]).
-    const bool clip = c.family == ModelFamily::ClipVision;
-    m_cls = m_weights->getFloat(name(N.cls), clip ? Shape{D} : Shape{1, 1, D});
+    const bool clip = c.family == ModelFamily::ClipVision || c.family == ModelFamily::SiglipVision;
+    if (c.classToken)
+        m_cls = m_weights->getFloat(name(N.cls), clip ? Shape{D} : Shape{1, 1, D});
     if (N.dist)
         m_dist = m_weights->getFloat(name(N.dist), {1, 1, D});
     if (N.registers && c.registers > 0)
@@ -254,7 +255,9 @@ int VisionModel::tokenCount(int height, int width) const
 std::vector<std::string> VisionModel::tokenLabels(int height, int width) const
 {
     const Grid g = gridOf(height, width);
-    std::vector<std::string> out{"CLS"};
+    std::vector<std::string> out;
+    if (m_config.classToken)
+        out.emplace_back("CLS");
     if (m_config.distillationToken)
         out.emplace_back("DIST");
     for (int r = 0; r < m_config.registers; ++r)
@@ -277,7 +280,7 @@ std::unique_ptr<RunState> VisionModel::newState(const RunOptions& options) const
 RowMatrix VisionModel::positionTable(const Grid& grid) const
 {
     const auto& c = m_config;
-    const int D = c.hidden, g0 = m_gridSide, lead = 1 + (c.distillationToken ? 1 : 0);
+    const int D = c.hidden, g0 = m_gridSide, lead = c.leadTokens();
     const ConstMatrixMap table(m_pos.floats(), lead + g0 * g0, D);
     const bool same = grid.rows * grid.cols == g0 * g0 && grid.rows == grid.cols;
     if (c.positions == VisionConfig::Positions::Fixed || same)
@@ -359,7 +362,7 @@ RowMatrix VisionModel::embedPatches(const PixelValues& px, const Grid& grid, std
 {
     const auto& c = m_config;
     const int D = c.hidden, p = c.patch, patches = grid.rows * grid.cols;
-    const int lead = 1 + (c.distillationToken ? 1 : 0), R = c.registers, T = lead + R + patches;
+    const int lead = c.leadTokens(), R = c.registers, T = lead + R + patches;
     // Each patch's (channel, y, x) values as a row, times the convolution's [D, 3 p p] weights.
     RowMatrix rows(patches, 3 * p * p), patchEmbeds;
     for (int r = 0; r < grid.rows; ++r)
@@ -378,7 +381,8 @@ RowMatrix VisionModel::embedPatches(const PixelValues& px, const Grid& grid, std
     keepTensor(extra, "pos_embed", {pos.rows(), D}, pos.data());
     // [CLS, DIST?] + patches, plus positions; registers (no position) after CLS.
     RowMatrix x(T, D);
-    x.row(0) = ConstVectorMap(m_cls.floats(), D) + pos.row(0);
+    if (c.classToken)
+        x.row(0) = ConstVectorMap(m_cls.floats(), D) + pos.row(0);
     if (c.distillationToken)
         x.row(1) = ConstVectorMap(m_dist.floats(), D) + pos.row(1);
     for (int r = 0; r < R; ++r)
@@ -448,7 +452,10 @@ void VisionModel::encoderBlock(int l, const std::vector<VisibleSpan>& spans, con
     x += rows.attnOut;
     layerNormRows(x, L.norm2.w, L.norm2.b, c.eps, a);
     project(a, L.fc1, inner);
-    gelu(inner, c.quickGelu);
+    if (c.tanhGelu)
+        geluNewInPlace(inner);
+    else
+        gelu(inner, c.quickGelu);
     project(inner, L.fc2, ffn);
     if (L.scale2)
         ffn.array().rowwise() *= asVector(L.scale2).array();

@@ -59,17 +59,30 @@ VisionLanguageModel::VisionLanguageModel(LlamaConfig config, std::shared_ptr<con
     m_text = std::make_unique<LlamaModel>(std::move(textOnly), m_weights, source);
     const auto& v = *m_config.vision;
     m_tower = std::make_unique<VisionModel>(v.tower, m_weights, source);
-    const std::string place = m_weights->has("model.multi_modal_projector.linear_1.weight") ? "model." : "";
-    auto linearOf = [&](const char* name, std::int64_t out, std::int64_t in) {
-        const std::string n = place + "multi_modal_projector." + name;
-        Linear l;
-        l.w = m_weights->get(n + ".weight", {out, in});
-        if (v.projectorBias)
-            l.b = m_weights->getFloat(n + ".bias", {out});
-        return l;
-    };
-    m_project1 = linearOf("linear_1", v.projectorHidden, v.tower.hidden);
-    m_project2 = linearOf("linear_2", m_config.hidden, v.projectorHidden);
+    const std::string probe = v.poolKernel > 0 ? "multi_modal_projector.mm_input_projection_weight"
+                                               : "multi_modal_projector.linear_1.weight";
+    const std::string place = m_weights->has("model." + probe) ? "model.multi_modal_projector."
+                                                               : "multi_modal_projector.";
+    if (v.poolKernel > 0) {
+        const std::int64_t D = v.tower.hidden;
+        const WeightView norm = m_weights->getFloat(place + "mm_soft_emb_norm.weight", {D});
+        m_ownedNorm.assign(norm.floats(), norm.floats() + D);
+        for (float& w : m_ownedNorm)
+            w += 1.0f; // Gemma's norms scale by 1 + w
+        m_softNorm = WeightView::ofFloats(m_ownedNorm.data(), {D});
+        m_inputProjection = m_weights->get(place + "mm_input_projection_weight", {D, m_config.hidden});
+    } else {
+        auto linearOf = [&](const char* name, std::int64_t out, std::int64_t in) {
+            const std::string n = place + name;
+            Linear l;
+            l.w = m_weights->get(n + ".weight", {out, in});
+            if (v.projectorBias)
+                l.b = m_weights->getFloat(n + ".bias", {out});
+            return l;
+        };
+        m_project1 = linearOf("linear_1", v.projectorHidden, v.tower.hidden);
+        m_project2 = linearOf("linear_2", m_config.hidden, v.projectorHidden);
+    }
     describe(std::move(source));
 }
 
@@ -79,19 +92,25 @@ void VisionLanguageModel::describe(std::string source)
 {
     const auto& v = *m_config.vision;
     m_info = m_text->info();
-    m_info.family = ModelFamily::Llava;
+    m_info.family = v.family;
     m_info.source = std::move(source);
     m_info.parameterCount = m_weights->countElements([](const std::string&) { return true; });
     m_info.pictureToken = v.imageToken;
     m_info.pictureTokens = imageTokens(v.tower.imageSize, v.tower.imageSize);
     m_info.positions += "; a picture of " + std::to_string(v.tower.imageSize) + " x " +
                         std::to_string(v.tower.imageSize) + " pixels as " + std::to_string(m_info.pictureTokens) +
-                        " image tokens (a CLIP tower of " + std::to_string(v.tower.layers) + " layers)";
+                        " image tokens (a " + familyName(v.tower.family) + " tower of " +
+                        std::to_string(v.tower.layers) + " layers)";
 }
 
 int VisionLanguageModel::imageTokens(int height, int width) const
 {
-    return m_tower->tokenCount(height, width) - (picture().dropClass ? picture().tower.specialTokens() : 0);
+    const auto& v = picture();
+    if (v.poolKernel > 0) {
+        const auto grid = m_tower->gridOf(height, width);
+        return (grid.rows / v.poolKernel) * (grid.cols / v.poolKernel);
+    }
+    return m_tower->tokenCount(height, width) - (v.dropClass ? v.tower.specialTokens() : 0);
 }
 
 std::vector<std::int32_t> VisionLanguageModel::expandPlaceholders(const std::vector<std::int32_t>& ids, int height,
@@ -121,37 +140,73 @@ VisionLanguageModel::PictureRows VisionLanguageModel::pictureRows(const PixelVal
                                                                   AttentionObserver& towerObserver) const
 {
     const auto& v = picture();
-    FeatureTap tap(towerObserver, v.featureIndex());
-    m_tower->outputs(pixels, tap);
+    FeatureTap tap(towerObserver, v.normedOutput ? -1 : v.featureIndex());
     PictureRows out;
-    const int drop = v.dropClass ? v.tower.specialTokens() : 0;
-    out.features = tap.features.bottomRows(tap.features.rows() - drop);
-    RowMatrix hidden;
-    linear(out.features, m_project1.w, m_project1.b, hidden);
+    for (auto& t : m_tower->outputs(pixels, tap))
+        if (v.normedOutput && t.name == "last_hidden_state")
+            out.features = ConstMatrixMap(t.data.data(), t.shape[0], t.shape[1]);
+    if (!v.normedOutput) {
+        const int drop = v.dropClass ? v.tower.specialTokens() : 0;
+        out.features = tap.features.bottomRows(tap.features.rows() - drop);
+    }
+    if (v.poolKernel > 0) {
+        const auto grid = m_tower->gridOf(pixels.height, pixels.width);
+        out.embeds = projectPooled(out.features, grid.rows, grid.cols);
+    } else {
+        out.embeds = projectMlp(out.features);
+    }
+    return out;
+}
+
+RowMatrix VisionLanguageModel::projectMlp(const RowMatrix& features) const
+{
+    RowMatrix hidden, out;
+    linear(features, m_project1.w, m_project1.b, hidden);
     geluErfInPlace(hidden); // projector_hidden_act "gelu": the exact erf form
-    linear(hidden, m_project2.w, m_project2.b, out.embeds);
+    linear(hidden, m_project2.w, m_project2.b, out);
+    return out;
+}
+
+RowMatrix VisionLanguageModel::projectPooled(const RowMatrix& features, int gridRows, int gridCols) const
+{
+    const int k = picture().poolKernel, rows = gridRows / k, cols = gridCols / k;
+    const auto D = features.cols();
+    RowMatrix pooled = RowMatrix::Zero(static_cast<Eigen::Index>(rows) * cols, D);
+    for (int r = 0; r < rows * k; ++r)
+        for (int c = 0; c < cols * k; ++c)
+            pooled.row((r / k) * cols + c / k) += features.row(static_cast<Eigen::Index>(r) * gridCols + c);
+    pooled /= static_cast<float>(k * k);
+    rmsNormGroupsInPlace(pooled, 1, m_softNorm, picture().tower.eps);
+    RowMatrix out;
+    multiply(pooled, m_inputProjection, out); // x W: the weight is [tower, text], not transposed
     return out;
 }
 
 std::shared_ptr<const RunOptions::PlacedRows>
-VisionLanguageModel::placedRowsOf(const std::shared_ptr<const PixelValues>& pixels) const
+VisionLanguageModel::placedRowsOf(const std::vector<std::shared_ptr<const PixelValues>>& pictures) const
 {
     auto placed = std::make_shared<RunOptions::PlacedRows>();
     placed->token = picture().imageToken;
     placed->cols = m_config.hidden;
-    if (!pixels)
+    placed->bidirectional = picture().bidirectionalPicture;
+    if (pictures.empty())
         return placed; // no rows: a placeholder in the prompt is refused by name
     {
         const std::lock_guard<std::mutex> lock(m_cacheMutex);
-        const auto cached = m_cachedPicture.lock();
-        if (cached && cached == pixels)
+        bool same = m_cachedPictures.size() == pictures.size();
+        for (std::size_t p = 0; same && p < pictures.size(); ++p)
+            same = m_cachedPictures[p].lock() == pictures[p];
+        if (same)
             return m_cachedRows;
     }
     Quiet quiet;
-    const RowMatrix embeds = pictureRows(*pixels, quiet).embeds;
-    placed->rows.assign(embeds.data(), embeds.data() + embeds.size());
+    for (const auto& pixels : pictures) {
+        const RowMatrix embeds = pictureRows(*pixels, quiet).embeds;
+        placed->rows.insert(placed->rows.end(), embeds.data(), embeds.data() + embeds.size());
+        placed->perPicture.push_back(static_cast<int>(embeds.rows()));
+    }
     const std::lock_guard<std::mutex> lock(m_cacheMutex);
-    m_cachedPicture = pixels;
+    m_cachedPictures.assign(pictures.begin(), pictures.end());
     m_cachedRows = placed;
     return placed;
 }
@@ -159,8 +214,15 @@ VisionLanguageModel::placedRowsOf(const std::shared_ptr<const PixelValues>& pixe
 std::unique_ptr<RunState> VisionLanguageModel::newState(const RunOptions& options) const
 {
     RunOptions text = options;
+    std::vector<std::shared_ptr<const PixelValues>> pictures;
+    if (options.image)
+        pictures.push_back(options.image);
+    for (const auto& p : options.morePictures)
+        if (p)
+            pictures.push_back(p);
     text.image.reset();
-    text.placed = placedRowsOf(options.image);
+    text.morePictures.clear();
+    text.placed = placedRowsOf(pictures);
     return m_text->newState(text);
 }
 

@@ -1,7 +1,8 @@
-// A vision-language decoder (LLaVA-1.5): a picture read beside the prompt. The vision tower (model/vision.h) runs on
-// the run's picture (RunOptions::image); the hidden state the config names, without its CLS row, goes through the
+// A vision-language decoder (LLaVA-1.5, Gemma 3): pictures read beside the prompt. The vision tower (model/vision.h)
+// runs on each of the run's pictures (RunOptions::image, then morePictures); the hidden state the config names
+// (LLaVA: without its CLS row; Gemma 3: the normed output, averaged over cells of the patch grid) goes through the
 // projector; and the decoder (model/llama.h) embeds each image placeholder of the prompt as the next of those rows
-// (RunOptions::placed). The model's sites are the decoder's layers over the text stream, whose image tokens are the
+// (RunOptions::placed; Gemma 3's picture tokens see their whole picture). The model's sites are the decoder's layers over the text stream, whose image tokens are the
 // picture's patches in row-major order; the tower's own attention is read through pictureRows' observer. Without a
 // picture it is its text model (a prompt with a placeholder is then refused).
 #pragma once
@@ -57,7 +58,12 @@ private:
         WeightView w, b;
     };
     // The projector's rows for a picture, computed once per picture and shared by the runs that read it.
-    std::shared_ptr<const RunOptions::PlacedRows> placedRowsOf(const std::shared_ptr<const PixelValues>& pixels) const;
+    std::shared_ptr<const RunOptions::PlacedRows>
+    placedRowsOf(const std::vector<std::shared_ptr<const PixelValues>>& pictures) const;
+    // LLaVA's projector: linear_2(gelu(linear_1(x))).
+    RowMatrix projectMlp(const RowMatrix& features) const;
+    // Gemma 3's: the patch grid averaged over poolKernel x poolKernel cells, the soft-token norm, x W.
+    RowMatrix projectPooled(const RowMatrix& features, int gridRows, int gridCols) const;
     void describe(std::string source);
 
     LlamaConfig m_config;
@@ -65,9 +71,11 @@ private:
     std::unique_ptr<LlamaModel> m_text;
     std::unique_ptr<VisionModel> m_tower;
     Linear m_project1, m_project2;
+    WeightView m_softNorm, m_inputProjection; // Gemma 3: (1 + w) as floats, and [tower, text]
+    std::vector<float> m_ownedNorm;
     ModelInfo m_info;
     mutable std::mutex m_cacheMutex;
-    mutable std::weak_ptr<const PixelValues> m_cachedPicture;
+    mutable std::vector<std::weak_ptr<const PixelValues>> m_cachedPictures;
     mutable std::shared_ptr<const RunOptions::PlacedRows> m_cachedRows;
 };
 

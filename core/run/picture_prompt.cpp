@@ -6,6 +6,7 @@
 #include "model/vision_language.h"
 #include "run/generation.h"
 #include "run/reference_dump.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -26,29 +27,116 @@ const VisionLanguageModel& asVisionLanguage(const AttentionModel& model)
     return *vlm;
 }
 
-PicturePrompt picturePrompt(const AttentionModel& model, const std::string& modelFolder, const std::string& pngPath,
-                            std::vector<std::int32_t> ids)
+RunOptions PicturePrompt::runOptions() const
+{
+    RunOptions o;
+    if (!pictures.empty())
+        o.image = pictures.front();
+    o.morePictures.assign(pictures.begin() + (pictures.empty() ? 0 : 1), pictures.end());
+    return o;
+}
+
+namespace {
+// The placeholders of `expanded` are the pictures' tokens: as many in each run as its picture makes.
+void checkPictureTokens(const VisionLanguageModel& vlm, const PicturePrompt& prompt, const std::string& file)
+{
+    const std::int32_t token = vlm.picture().imageToken;
+    std::vector<int> runs;
+    for (std::size_t i = 0; i < prompt.expanded.size(); ++i)
+        if (prompt.expanded[i] == token) {
+            if (i == 0 || prompt.expanded[i - 1] != token)
+                runs.push_back(0);
+            ++runs.back();
+        }
+    std::vector<int> wanted;
+    for (const auto& p : prompt.pictures)
+        wanted.push_back(vlm.imageTokens(p->height, p->width));
+    // LLaVA's expansion puts adjacent pictures' tokens in one run: compare the totals then.
+    const bool framed = vlm.picture().beginToken >= 0;
+    const auto sum = [](const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 0); };
+    if (framed ? runs != wanted : sum(runs) != sum(wanted))
+        throw Error(ErrorCode::BadInput, "the prompt's image tokens (token " + std::to_string(token) + ", " +
+                                             std::to_string(sum(runs)) + " in " + std::to_string(runs.size()) +
+                                             " runs) do not fit " + std::to_string(prompt.pictures.size()) +
+                                             " picture(s) of " + std::to_string(sum(wanted)) +
+                                             " tokens: give one placeholder per picture",
+                    file);
+}
+} // namespace
+
+PicturePrompt picturePrompt(const AttentionModel& model, const std::string& modelFolder,
+                            const std::vector<std::string>& pngPaths, std::vector<std::int32_t> ids,
+                            std::vector<std::int32_t> expanded)
 {
     const VisionLanguageModel& vlm = asVisionLanguage(model);
+    if (pngPaths.empty())
+        throw Error(ErrorCode::BadInput, "a picture prompt needs a picture", model.info().source);
     const Preprocessor p = readPreprocessor(modelFolder);
-    const Image8 picture = readPng(pngPath);
-    PicturePrompt out;
     Preprocessor uncropped = p;
     uncropped.centerCrop = false;
-    out.resized = preparedImage(picture, uncropped);
-    out.prepared = preparedImage(picture, p);
-    auto pixels = std::make_shared<PixelValues>(pixelValuesOf(out.prepared, p));
-    out.expanded = vlm.expandPlaceholders(ids, pixels->height, pixels->width);
-    const int rows = vlm.imageTokens(pixels->height, pixels->width);
-    const auto placeholders = std::count(out.expanded.begin(), out.expanded.end(), vlm.picture().imageToken);
-    if (placeholders != rows)
-        throw Error(ErrorCode::BadInput, "the prompt has " + std::to_string(placeholders / rows) +
-                                             " image placeholders (token " + std::to_string(vlm.picture().imageToken) +
-                                             ") for one picture: give it exactly one",
-                    pngPath);
-    out.pixels = std::move(pixels);
+    PicturePrompt out;
+    for (const auto& path : pngPaths) {
+        const Image8 picture = readPng(path);
+        out.resized.push_back(preparedImage(picture, uncropped));
+        out.prepared.push_back(preparedImage(picture, p));
+        out.pictures.push_back(std::make_shared<const PixelValues>(pixelValuesOf(out.prepared.back(), p)));
+    }
+    if (expanded.empty()) {
+        if (vlm.picture().beginToken >= 0)
+            throw Error(ErrorCode::BadInput, "this model's processor frames each picture's tokens with text: give the "
+                                             "expanded ids (input_ids_expanded) or a text",
+                        model.info().source);
+        // LLaVA's tower takes one size: every placeholder expands alike.
+        expanded = vlm.expandPlaceholders(ids, out.pictures.front()->height, out.pictures.front()->width);
+    }
+    out.expanded = std::move(expanded);
     out.ids = std::move(ids);
+    checkPictureTokens(vlm, out, pngPaths.front());
     return out;
+}
+
+namespace {
+std::size_t countOf(const std::string& text, const std::string& piece)
+{
+    std::size_t n = 0;
+    for (auto at = text.find(piece); !piece.empty() && at != std::string::npos; at = text.find(piece, at + piece.size()))
+        ++n;
+    return n;
+}
+
+// Each `piece` of the text replaced by `with`.
+std::string replacedAll(const std::string& text, const std::string& piece, const std::string& with)
+{
+    std::string out;
+    std::size_t from = 0;
+    for (auto at = text.find(piece); at != std::string::npos; at = text.find(piece, from)) {
+        out += text.substr(from, at - from) + with;
+        from = at + piece.size();
+    }
+    return out + text.substr(from);
+}
+} // namespace
+
+PicturePrompt picturePromptOfText(const AttentionModel& model, const Tokenizer& tokenizer, const std::string& modelFolder,
+                                  const std::vector<std::string>& pngPaths, const std::string& text)
+{
+    const VisionLanguageModel& vlm = asVisionLanguage(model);
+    const auto& v = vlm.picture();
+    const bool framed = v.beginToken >= 0;
+    const std::string placeholder = tokenizer.pieceOf(framed ? v.beginToken : v.imageToken);
+    std::string typed = text;
+    if (countOf(typed, placeholder) == 0) // one per picture where the text starts
+        for (std::size_t p = 0; p < pngPaths.size(); ++p)
+            typed = placeholder + typed;
+    const auto ids = idsOf(tokenizer.encodeWithSpecial(typed));
+    if (!framed)
+        return picturePrompt(model, modelFolder, pngPaths, ids);
+    // The processor's text: each <start_of_image> written out with the picture's tokens.
+    std::string soft;
+    for (int k = 0; k < vlm.imageTokens(v.tower.imageSize, v.tower.imageSize); ++k)
+        soft += tokenizer.pieceOf(v.imageToken);
+    const std::string full = "\n\n" + placeholder + soft + tokenizer.pieceOf(v.endToken) + "\n\n";
+    return picturePrompt(model, modelFolder, pngPaths, ids, idsOf(tokenizer.encodeWithSpecial(replacedAll(typed, placeholder, full))));
 }
 
 PicturePrompt picturePromptOf(const AttentionModel& model, const std::string& modelFolder, const nlohmann::json& input,
@@ -56,16 +144,35 @@ PicturePrompt picturePromptOf(const AttentionModel& model, const std::string& mo
 {
     if (!input.is_object())
         throw Error(ErrorCode::BadInput, "input is not a JSON object", inputFile);
-    const auto image = input.find("image");
-    const nlohmann::json* file = image == input.end() ? nullptr : image->is_object() ? &(*image)["file"] : &*image;
-    if (!file || !file->is_string())
-        throw Error(ErrorCode::BadInput, "names no picture: \"image\" must be a PNG file beside it (or {\"file\": ...})",
-                    inputFile, "image");
+    const auto dir = std::filesystem::path(inputFile).parent_path();
+    std::vector<std::string> files;
+    auto addFile = [&](const nlohmann::json& entry, const char* key) {
+        const nlohmann::json* f = entry.is_object() && entry.contains("file") ? &entry["file"] : &entry;
+        if (!f->is_string())
+            throw Error(ErrorCode::BadInput, "must name a PNG file beside it (or {\"file\": ...})", inputFile, key);
+        files.push_back((dir / f->get<std::string>()).string());
+    };
+    if (const auto images = input.find("images"); images != input.end() && images->is_array()) {
+        for (const auto& entry : *images)
+            addFile(entry, "images");
+    } else if (const auto image = input.find("image"); image != input.end()) {
+        addFile(*image, "image");
+    } else {
+        throw Error(ErrorCode::BadInput, "names no picture: \"image\" or \"images\"", inputFile, "image");
+    }
     const auto ids = input.find("input_ids");
     if (ids == input.end())
-        throw Error(ErrorCode::BadInput, "needs \"input_ids\": the prompt with a placeholder for the picture", inputFile);
-    const auto path = std::filesystem::path(inputFile).parent_path() / file->get<std::string>();
-    return picturePrompt(model, modelFolder, path.string(), jsonIdList(*ids, inputFile, "input_ids"));
+        throw Error(ErrorCode::BadInput, "needs \"input_ids\": the prompt with a placeholder per picture", inputFile);
+    std::vector<std::int32_t> expanded;
+    if (asVisionLanguage(model).picture().beginToken >= 0 && input.contains("input_ids_expanded"))
+        expanded = jsonIdList(input["input_ids_expanded"], inputFile, "input_ids_expanded");
+    try {
+        return picturePrompt(model, modelFolder, files, jsonIdList(*ids, inputFile, "input_ids"), std::move(expanded));
+    } catch (const Error& e) {
+        if (e.file().empty() || e.file() == model.info().source)
+            throw Error(e.code(), e.message(), inputFile, e.key());
+        throw;
+    }
 }
 
 namespace {
@@ -158,6 +265,52 @@ void dumpTower(const VisionLanguageModel& vlm, const PixelValues& pixels, std::v
     }
 }
 
+// The pictures as the processor left them: 8-bit after the resize and the crop (the first picture's, or each one's
+// stacked when the input lists "images"), and the pixel values.
+void addPictures(const PicturePrompt& prompt, bool listed, std::vector<OutputTensor>& out)
+{
+    const auto& first = *prompt.pictures.front();
+    if (!listed) {
+        out.push_back(imageTensor("resized", prompt.resized.front()));
+        out.push_back(imageTensor("cropped", prompt.prepared.front()));
+        out.push_back({"pixel_values", {3, first.height, first.width}, first.data});
+        return;
+    }
+    const auto n = static_cast<std::int64_t>(prompt.pictures.size());
+    OutputTensor resized = imageTensor("resized", prompt.resized.front());
+    OutputTensor pixels{"pixel_values", {n, 3, first.height, first.width}, {}};
+    for (std::size_t p = 0; p < prompt.pictures.size(); ++p) {
+        if (p > 0)
+            resized.data.insert(resized.data.end(), prompt.resized[p].rgb.begin(), prompt.resized[p].rgb.end());
+        pixels.data.insert(pixels.data.end(), prompt.pictures[p]->data.begin(), prompt.pictures[p]->data.end());
+    }
+    if (n > 1)
+        resized.shape.insert(resized.shape.begin(), n);
+    out.push_back(std::move(resized));
+    out.push_back(std::move(pixels));
+}
+
+// The projector's input and output of every picture, stacked in prompt order.
+void addPictureRows(const VisionLanguageModel& vlm, const PicturePrompt& prompt, std::vector<OutputTensor>& out)
+{
+    struct Quiet final : AttentionObserver {
+        bool wantProbabilities() const override { return false; }
+        void onLayer(const LayerView&) override {}
+    } quiet;
+    OutputTensor features{"image_features", {0, 0}, {}}, embeds{"image_embeds", {0, 0}, {}};
+    for (const auto& picture : prompt.pictures) {
+        const auto rows = vlm.pictureRows(*picture, quiet);
+        auto stack = [](OutputTensor& t, const RowMatrix& m) {
+            t.data.insert(t.data.end(), m.data(), m.data() + m.size());
+            t.shape = {t.shape[0] + m.rows(), m.cols()};
+        };
+        stack(features, rows.features);
+        stack(embeds, rows.embeds);
+    }
+    out.push_back(std::move(features));
+    out.push_back(std::move(embeds));
+}
+
 int generationSteps(const nlohmann::json& input, const std::string& inputFile)
 {
     const auto g = input.find("generation");
@@ -176,23 +329,19 @@ std::vector<OutputTensor> dumpPicturePrompt(const AttentionModel& model, const n
 {
     const VisionLanguageModel& vlm = asVisionLanguage(model);
     const PicturePrompt prompt = picturePromptOf(model, model.info().source, input, inputFile);
-    std::vector<OutputTensor> out{imageTensor("resized", prompt.resized), imageTensor("cropped", prompt.prepared),
-                                  {"pixel_values", {3, prompt.pixels->height, prompt.pixels->width}, prompt.pixels->data}};
-    dumpTower(vlm, *prompt.pixels, out);
-    struct Quiet final : AttentionObserver {
-        bool wantProbabilities() const override { return false; }
-        void onLayer(const LayerView&) override {}
-    } quiet;
-    const auto rows = vlm.pictureRows(*prompt.pixels, quiet);
-    out.push_back(rowsTensor("image_features", rows.features));
-    out.push_back(rowsTensor("image_embeds", rows.embeds));
+    std::vector<OutputTensor> out;
+    addPictures(prompt, input.contains("images"), out);
+    dumpTower(vlm, *prompt.pictures.front(), out); // the first picture's tower, as the references record it
+    addPictureRows(vlm, prompt, out);
     out.push_back(idTensor("input_ids", prompt.ids));
     out.push_back(idTensor("input_ids_expanded", prompt.expanded));
-    std::vector<std::int32_t> positions(prompt.expanded.size());
+    std::vector<std::int32_t> positions(prompt.expanded.size()), types(prompt.expanded.size());
     std::iota(positions.begin(), positions.end(), 0);
     out.push_back(idTensor("position_ids", positions));
-    RunOptions options;
-    options.image = prompt.pixels;
+    for (std::size_t i = 0; i < types.size(); ++i)
+        types[i] = prompt.expanded[i] == vlm.picture().imageToken ? 1 : 0;
+    out.push_back(idTensor("token_type_ids", types));
+    const RunOptions options = prompt.runOptions();
     std::vector<OutputTensor> decoder;
     const auto dump = referenceObserver(model.info(), decoder);
     MaskTap masks(*dump, decoder);
