@@ -34,7 +34,7 @@ int main(int argc, char** argv)
         {"model", "Model folder, its config.json, a .gguf file, a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it, or builtin:NAME (default builtin:txl-wikitext2).", "MODEL"},
         {"text", "Text to analyse.", "TEXT"},
         {"text-file", "File with the text to analyse.", "FILE"},
-        {"image", "Vision models: the picture to look at (PNG, JPEG; default: the model folder's own).", "FILE"},
+        {"image", "Vision models: the picture to look at (PNG, JPEG; default: the model folder's own); vision-language models: the PNG read beside --text.", "FILE"},
         {"query", "Vision models, with --export: whose attention over the picture (CLS, a register such as REG1, or a "
                   "patch as r3c5; default CLS).", "TOKEN"},
         {"layer", "Layer to show, from 1.", "L", "1"},
@@ -89,8 +89,20 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "attnscope: %s\n", e.what());
         }
     }
-    if (p.isSet("image")) // a vision model's text box names its picture
-        text = QFileInfo(p.value("image")).absoluteFilePath();
+    if (p.isSet("image")) { // a vision model's text box names its picture
+        const QString picture = QFileInfo(p.value("image")).absoluteFilePath();
+        // A vision-language model reads it beside the typed prompt instead.
+        const QString prompt = text.isEmpty() ? QObject::tr("Describe the picture.") : text;
+        QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
+                         [&window, &compute, picture, prompt](const app::ModelBundlePtr& m) {
+                             if (m->info().pictureToken < 0)
+                                 return;
+                             compute.setPictures({picture});
+                             window.setText(prompt);
+                         },
+                         Qt::SingleShotConnection);
+        text = picture;
+    }
     if (text.isEmpty())
         text = app::builtinSampleText(dirs);
     window.setText(text);

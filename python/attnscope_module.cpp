@@ -718,12 +718,7 @@ public:
             py::gil_scoped_release free;
             prompt = text ? picturePromptOfText(model, *m_tokenizer, m_loaded->folder, {image}, *text)
                           : picturePrompt(model, m_loaded->folder, {image}, *ids);
-            std::vector<Token> tokens;
-            for (const auto id : prompt.expanded)
-                tokens.push_back({id, id == model.info().pictureToken ? std::string("<image>")
-                                      : m_tokenizer                     ? m_tokenizer->pieceOf(id)
-                                                                        : "<" + std::to_string(id) + ">",
-                                  0, 0});
+            std::vector<Token> tokens = pictureTokens(model, prompt, m_tokenizer.get());
             CaptureOptions o;
             o.run = prompt.runOptions();
             capture = captureText(model, std::move(tokens), o);

@@ -492,8 +492,7 @@ CliInput pictureInput(const Args& a, const LoadedModel& loaded, const Tokenizer&
         prompt = picturePromptOfText(*loaded.model, tok, loaded.folder, {a.options.at("image")}, textArgument(a));
     }
     CliInput in;
-    for (const auto id : prompt.expanded)
-        in.tokens.push_back({id, id == info.pictureToken ? std::string("<image>") : tok.pieceOf(id), 0, 0});
+    in.tokens = pictureTokens(*loaded.model, prompt, &tok);
     in.options = prompt.runOptions();
     return in;
 }

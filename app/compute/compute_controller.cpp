@@ -1,6 +1,8 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
 
+#include "run/picture_prompt.h"
+
 #include "image/image_capture.h"
 
 #include "util/error.h"
@@ -144,6 +146,7 @@ void ComputeController::loadModel(const QString& spec)
             invalidate(Lifetime::Model);
             m_model = std::move(m);
             m_text.reset();
+            m_pictures.clear();
             emit modelLoaded(m_model);
         },
         spec);
@@ -179,17 +182,38 @@ core::CaptureOptions captureOptionsOf(const ModelBundle& model, const TextReques
     return opt;
 }
 
+// A vision-language model's typed prompt with its pictures (PNG, read as the model folder's processor says): the
+// expanded tokens to capture, the pictures into the run options.
+std::vector<core::Token> picturePromptTokens(const ModelBundle& model, const TextRequest& request,
+                                             core::CaptureOptions& opt)
+{
+    std::vector<std::string> files;
+    for (const auto& f : request.pictures)
+        files.push_back(f.toStdString());
+    const auto prompt = core::picturePromptOfText(*model.loaded.model, *model.tokenizer, model.loaded.folder, files,
+                                                  request.text.toStdString());
+    const core::RunOptions pictures = prompt.runOptions();
+    opt.run.image = pictures.image;
+    opt.run.morePictures = pictures.morePictures;
+    return core::pictureTokens(*model.loaded.model, prompt, model.tokenizer.get());
+}
+
 } // namespace
 
-void ComputeController::runText(const TextRequest& request, std::optional<ViewSelection> preview)
+void ComputeController::runText(const TextRequest& given, std::optional<ViewSelection> preview)
 {
     if (!m_model) {
         emit jobFailed({JobKind::Text, jobName(JobKind::Text), tr("No model is loaded."), core::ErrorCode::BadInput});
         return;
     }
     const ModelBundlePtr model = m_model;
-    // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change).
-    const TextCapturePtr previous = m_text && m_text->model == model ? m_text->capture : nullptr;
+    TextRequest request = given;
+    if (request.pictures.isEmpty() && model->info().pictureToken >= 0)
+        request.pictures = m_pictures;
+    // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change);
+    // not across pictures, whose rows the prefix holds.
+    const TextCapturePtr previous =
+        m_text && m_text->model == model && request.pictures.isEmpty() ? m_text->capture : nullptr;
     submit<TextResult>(
         JobKind::Text, request.generate > 0 ? tr("Writing…") : tr("Computing attention…"),
         [this, model, request, previous, preview, previewAfter = m_previewAfterMs](const JobContext& ctx) {
@@ -233,11 +257,15 @@ void ComputeController::runText(const TextRequest& request, std::optional<ViewSe
                 result->image = std::move(image);
                 return std::shared_ptr<const TextResult>(result);
             }
+            std::optional<std::vector<core::Token>> pictureTokens;
+            if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
+                pictureTokens = picturePromptTokens(*model, request, opt);
             if (request.generate > 0) {
                 // Each written token reaches the window while the next is computed: the class sees it appear.
                 opt.layerDone = {};
-                auto tokens = core::streamTokens(m.info(), m.info().segmentStream(), *model->targetTokenizer,
-                                                 request.text.toStdString());
+                auto tokens = pictureTokens ? *pictureTokens
+                                            : core::streamTokens(m.info(), m.info().segmentStream(),
+                                                                 *model->targetTokenizer, request.text.toStdString());
                 const int typed = static_cast<int>(tokens.size());
                 result->capture = core::writeGreedily(
                     m, std::move(tokens), request.generate, *model->targetTokenizer, opt,
@@ -250,6 +278,8 @@ void ComputeController::runText(const TextRequest& request, std::optional<ViewSe
                     },
                     request.text.toStdString());
                 result->written = static_cast<int>(result->capture->tokens.size()) - typed;
+            } else if (pictureTokens) {
+                result->capture = core::captureText(m, std::move(*pictureTokens), opt);
             } else {
                 result->capture = request.secondText.isEmpty()
                                       ? core::captureText(m, *model->targetTokenizer, request.text.toStdString(), opt)

@@ -44,6 +44,9 @@ public:
     // The same with everything a text request can carry: an encoder-decoder model's source, and a greedy generation
     // after the text (each written token delivered as a textReady whose result is running).
     void runText(const TextRequest& request, std::optional<ViewSelection> preview = {});
+    // A vision-language model's pictures, read with every text run from now on (until another model opens).
+    void setPictures(const QStringList& files) { m_pictures = files; }
+    const QStringList& pictures() const { return m_pictures; }
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
     void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands
@@ -161,6 +164,7 @@ private:
 
     std::vector<std::string> m_builtinDirs;
     int m_previewAfterMs = 100;
+    QStringList m_pictures; // setPictures
     ModelBundlePtr m_model;
     TextResultPtr m_text;
     std::array<JobTracker, kJobKindCount> m_jobs; // one per row of the job table

@@ -17,6 +17,7 @@ struct TextRequest {
     int memLen = -1;    // -1: the model's default
     QString source;     // the source read beside the text (an encoder-decoder model's); empty: none
     int generate = 0;   // > 0: the model continues the text greedily, up to this many tokens, each step delivered
+    QStringList pictures; // a vision-language model's pictures (PNG files), read with the text; empty: the text alone
 };
 
 struct ScanRequest {

@@ -47,10 +47,24 @@ QString FileActions::openTextFile(const QString& path)
 void FileActions::openImage(const QString& path)
 {
     const auto& m = m_parts.compute->model();
+    if (m && m->info().pictureToken >= 0) { // a vision-language model: the picture beside the typed prompt
+        if (QFileInfo(path).suffix().compare(QLatin1String("png"), Qt::CaseInsensitive) != 0) {
+            QMessageBox::information(m_parts.window, tr("A PNG picture, please"),
+                                     tr("%1 reads PNG pictures beside its prompt; %2 is not one.")
+                                         .arg(m->displayName, QFileInfo(path).fileName()));
+            return;
+        }
+        m_parts.compute->setPictures({QFileInfo(path).absoluteFilePath()});
+        m_parts.status->show(tr("Picture %1 beside the prompt: its tokens are ▣r1c1 … in the grid")
+                                 .arg(QFileInfo(path).fileName()));
+        m_streams->requestRun();
+        return;
+    }
     if (!m || !m->info().can.image) {
         QMessageBox::information(m_parts.window, tr("Open a vision model first"),
                                  tr("%1 reads text. Pictures are for vision models (ViT, DeiT, DINOv2, CLIP's vision "
-                                    "tower, the built-in shapes-vit): open one, then the picture.")
+                                    "tower, the built-in shapes-vit) and vision-language models (LLaVA, Gemma 3): open "
+                                    "one, then the picture.")
                                      .arg(m ? m->displayName : tr("This model")));
         return;
     }

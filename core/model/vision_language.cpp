@@ -113,6 +113,13 @@ int VisionLanguageModel::imageTokens(int height, int width) const
     return m_tower->tokenCount(height, width) - (v.dropClass ? v.tower.specialTokens() : 0);
 }
 
+std::pair<int, int> VisionLanguageModel::imageGrid(int height, int width) const
+{
+    const auto grid = m_tower->gridOf(height, width);
+    const int k = std::max(1, picture().poolKernel);
+    return {grid.rows / k, grid.cols / k};
+}
+
 std::vector<std::int32_t> VisionLanguageModel::expandPlaceholders(const std::vector<std::int32_t>& ids, int height,
                                                                   int width) const
 {

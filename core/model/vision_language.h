@@ -49,6 +49,9 @@ public:
     PictureRows pictureRows(const PixelValues& pixels, AttentionObserver& towerObserver) const;
     // How many placeholders one picture of height x width pixels fills (Error(BadInput) when the tower cannot take it).
     int imageTokens(int height, int width) const;
+    // The grid those tokens fill, rows x columns, row-major (LLaVA's "full" strategy: the CLS then the patches, one
+    // row short of a grid: counted as the patch grid).
+    std::pair<int, int> imageGrid(int height, int width) const;
     // The prompt's ids with each placeholder expanded in place to a picture's imageTokens (a prompt whose placeholders
     // are already expanded is returned as it is).
     std::vector<std::int32_t> expandPlaceholders(const std::vector<std::int32_t>& ids, int height, int width) const;

@@ -95,6 +95,30 @@ PicturePrompt picturePrompt(const AttentionModel& model, const std::string& mode
     return out;
 }
 
+std::vector<Token> pictureTokens(const AttentionModel& model, const PicturePrompt& prompt, const Tokenizer* tokenizer)
+{
+    const VisionLanguageModel& vlm = asVisionLanguage(model);
+    std::vector<Token> out;
+    int picture = 0, cell = 0;
+    for (std::size_t i = 0; i < prompt.expanded.size(); ++i) {
+        const std::int32_t id = prompt.expanded[i];
+        if (id != vlm.picture().imageToken) {
+            out.push_back({id, tokenizer ? tokenizer->pieceOf(id) : "<" + std::to_string(id) + ">", 0, 0});
+            continue;
+        }
+        const auto& px = *prompt.pictures[static_cast<std::size_t>(std::min<int>(picture, static_cast<int>(prompt.pictures.size()) - 1))];
+        const auto grid = vlm.imageGrid(px.height, px.width);
+        const int r = cell / grid.second, c = cell % grid.second;
+        out.push_back({id, "\u25A3" + (picture > 0 ? std::to_string(picture + 1) + " " : std::string()) + "r" +
+                               std::to_string(r + 1) + "c" + std::to_string(c + 1), 0, 0});
+        if (++cell == grid.first * grid.second) {
+            cell = 0;
+            ++picture;
+        }
+    }
+    return out;
+}
+
 namespace {
 std::size_t countOf(const std::string& text, const std::string& piece)
 {

@@ -8,6 +8,7 @@
 #include "image/preprocess.h"
 #include "io/safetensors.h"
 #include "model/attention_model.h"
+#include "tokenize/tokenizer.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -33,6 +34,10 @@ struct PicturePrompt {
     RunOptions runOptions() const;
 };
 
+// The expanded prompt as tokens to capture: text tokens as `tokenizer` names them, each picture token by its cell of
+// the picture's grid ("▣r1c1", row-major; a second picture's "▣2 r1c1"). Null `tokenizer`: ids as <ID>.
+std::vector<Token> pictureTokens(const AttentionModel& model, const PicturePrompt& prompt, const Tokenizer* tokenizer);
+
 // PNG pictures prepared as the preprocessor_config.json in `modelFolder` says, with the prompt's ids expanded (LLaVA:
 // each <image> to the picture's tokens). A model whose processor frames the tokens with text (Gemma 3's "\n\n" around
 // <start_of_image> ... <end_of_image>) needs the expanded ids as its processor made them (`expanded`); they are
@@ -40,7 +45,6 @@ struct PicturePrompt {
 PicturePrompt picturePrompt(const AttentionModel& model, const std::string& modelFolder,
                             const std::vector<std::string>& pngPaths, std::vector<std::int32_t> ids,
                             std::vector<std::int32_t> expanded = {});
-class Tokenizer;
 // The same from a typed prompt: `text` tokenized (the tokenizer's BOS added) with one placeholder per picture where the
 // text has them, or one where the text starts when it has none: LLaVA's <image>, expanded to the picture's tokens;
 // Gemma 3's <start_of_image>, which its processor writes out as "\n\n<start_of_image>" + the picture's

@@ -542,7 +542,8 @@ def test_a_picture_prompt_runs_every_decoder_layer(folder, spec):
     cap = m.run(ids=spec["input_ids"], images=[picture])
     expected = read_safetensors(folder / "expected.safetensors")
     assert cap.ids == spec["input_ids_expanded"]  # the placeholder expanded to the picture's tokens, in place
-    assert cap.tokens.count("<image>") == m.info["picture_tokens"]
+    assert sum(t.startswith("\u25a3") for t in cap.tokens) == m.info["picture_tokens"]  # the picture's cells
+    assert cap.tokens[spec["image_tokens"]["first_position"]] == "\u25a3r1c1"
     for layer in range(1, m.info["layers"] + 1):
         name = f"layer{layer - 1}.attn_prob"
         assert np.allclose(cap.attention(layer), expected[name], atol=1e-5), name

@@ -4,7 +4,9 @@
 #include "model/model_loader.h"
 #include "model/llama.h"
 #include "model/vision_language.h"
+#include "run/layer_attention.h"
 #include "run/picture_prompt.h"
+#include "run/text_capture.h"
 #include "run/reference_dump.h"
 #include "tokenize/tokenizer.h"
 #include "test_support.h"
@@ -199,5 +201,35 @@ TEST_CASE("a picture prompt tokenizes and expands as the reference's processor d
         const auto prompt = core::picturePromptOfText(*loaded.model, *tok, dir.string(), files,
                                                       input["prompt"].get<std::string>());
         CHECK(prompt.expanded == input["input_ids_expanded"].get<std::vector<std::int32_t>>());
+    }
+}
+
+TEST_CASE("a captured picture prompt gives the reference's attention at every layer", "[vlm][capture]")
+{
+    // What the window, Python and the CLI's attention read: the capture of the expanded prompt with its pictures,
+    // each site recomputed from what the capture kept (Gemma 3's picture blocks included).
+    for (const auto& dir : test::pictureReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            const auto loaded = core::loadModel(dir.string());
+            const auto inputPath = (dir / "input.json").string();
+            const auto prompt = core::picturePromptOf(*loaded.model, dir.string(), core::readJsonFile(inputPath), inputPath);
+            core::CaptureOptions options;
+            options.run = prompt.runOptions();
+            options.segmentLen = static_cast<int>(prompt.expanded.size());
+            const auto capture = core::captureText(*loaded.model, core::pictureTokens(*loaded.model, prompt, nullptr), options);
+            REQUIRE(capture->tokens.size() == prompt.expanded.size());
+            const auto expected = test::loadAll((dir / "expected.safetensors").string());
+            for (int l = 0; l < loaded.model->info().siteCount(); ++l) {
+                const auto a = core::layerAttention(*loaded.model, *capture, 0, l);
+                const std::string name = "layer" + std::to_string(l) + ".attn_prob";
+                const auto e = std::find_if(expected.begin(), expected.end(), [&](const auto& t) { return t.name == name; });
+                REQUIRE(e != expected.end());
+                const core::OutputTensor got{name, {a.heads, a.queries, a.keys}, a.values};
+                const auto c = test::compare(*e, got, 3e-5, 0); // end to end: 3 x the tolerance, as above
+                INFO(c.describe(name));
+                CHECK(c.ok);
+            }
+        }
     }
 }
