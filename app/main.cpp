@@ -94,11 +94,11 @@ int main(int argc, char** argv)
         // A vision-language model reads it beside the typed prompt instead.
         const QString prompt = text.isEmpty() ? QObject::tr("Describe the picture.") : text;
         QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
-                         [&window, &compute, picture, prompt](const app::ModelBundlePtr& m) {
+                         [&window, picture, prompt](const app::ModelBundlePtr& m) {
                              if (m->info().pictureToken < 0)
                                  return;
-                             compute.setPictures({picture});
                              window.setText(prompt);
+                             window.files()->openImage(picture); // beside the prompt, with the Image dock
                          },
                          Qt::SingleShotConnection);
         text = picture;

@@ -1,6 +1,7 @@
 // ComputeController: the submit mechanism and one short job per request.
 #include "compute/compute_controller.h"
 
+#include "model/vision_language.h"
 #include "run/picture_prompt.h"
 
 #include "image/image_capture.h"
@@ -185,7 +186,7 @@ core::CaptureOptions captureOptionsOf(const ModelBundle& model, const TextReques
 // A vision-language model's typed prompt with its pictures (PNG, read as the model folder's processor says): the
 // expanded tokens to capture, the pictures into the run options.
 std::vector<core::Token> picturePromptTokens(const ModelBundle& model, const TextRequest& request,
-                                             core::CaptureOptions& opt)
+                                             core::CaptureOptions& opt, ImageCapture& shown)
 {
     std::vector<std::string> files;
     for (const auto& f : request.pictures)
@@ -195,6 +196,14 @@ std::vector<core::Token> picturePromptTokens(const ModelBundle& model, const Tex
     const core::RunOptions pictures = prompt.runOptions();
     opt.run.image = pictures.image;
     opt.run.morePictures = pictures.morePictures;
+    // The first picture as the model read it, and where its cells are among the tokens (the Image dock's overlay).
+    const auto& vlm = core::asVisionLanguage(*model.loaded.model);
+    const auto grid = vlm.imageGrid(prompt.pictures.front()->height, prompt.pictures.front()->width);
+    shown.seen = std::make_shared<const core::Image8>(prompt.prepared.front());
+    shown.rows = grid.first;
+    shown.cols = grid.second;
+    const auto first = std::find(prompt.expanded.begin(), prompt.expanded.end(), vlm.picture().imageToken);
+    shown.firstCell = static_cast<int>(first - prompt.expanded.begin());
     return core::pictureTokens(*model.loaded.model, prompt, model.tokenizer.get());
 }
 
@@ -258,8 +267,9 @@ void ComputeController::runText(const TextRequest& given, std::optional<ViewSele
                 return std::shared_ptr<const TextResult>(result);
             }
             std::optional<std::vector<core::Token>> pictureTokens;
+            auto picture = std::make_shared<ImageCapture>();
             if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
-                pictureTokens = picturePromptTokens(*model, request, opt);
+                pictureTokens = picturePromptTokens(*model, request, opt, *picture);
             if (request.generate > 0) {
                 // Each written token reaches the window while the next is computed: the class sees it appear.
                 opt.layerDone = {};
@@ -287,6 +297,10 @@ void ComputeController::runText(const TextRequest& given, std::optional<ViewSele
                                                               request.secondText.toStdString(), opt);
             }
             result->alignmentHeads = core::rankAlignmentHeads(*result->capture, 0);
+            if (pictureTokens) {
+                picture->capture = result->capture;
+                result->image = std::move(picture);
+            }
             return std::shared_ptr<const TextResult>(result);
         },
         [this](TextResultPtr r) {
@@ -322,7 +336,7 @@ void ComputeController::requestThumbnails(const ViewSelection& selection)
     submit<widgets::HeadThumbnails>(
         JobKind::Thumbnails, {},
         [text, selection](const JobContext&) {
-            return text->image ? makeImageThumbnails(*text->capture, text->image->rows, text->image->cols,
+            return text->image && !text->image->inPrompt() ? makeImageThumbnails(*text->capture, text->image->rows, text->image->cols,
                                                      text->image->specialTokens)
                                : makeThumbnails(*text->capture, selection);
         },

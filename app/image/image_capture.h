@@ -17,6 +17,11 @@ struct ImageCapture {
     std::shared_ptr<const core::Image8> seen; // the picture as the model read it (resized, cropped)
     int rows = 0, cols = 0;                   // its patch grid
     int specialTokens = 0;                    // tokens before the patches (CLS, DIST, registers)
+    // A vision-language model's picture inside the prompt: the capture token its first cell is (the cells follow
+    // row-major); -1 for a vision model, whose patches follow its special tokens.
+    int firstCell = -1;
+    bool inPrompt() const { return firstCell >= 0; }
+    int patchOffset() const { return inPrompt() ? firstCell : specialTokens; }
     QString prediction;                       // an image classifier's best class and probability, or empty
 };
 

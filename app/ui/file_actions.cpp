@@ -58,6 +58,7 @@ void FileActions::openImage(const QString& path)
         m_parts.status->show(tr("Picture %1 beside the prompt: its tokens are ▣r1c1 … in the grid")
                                  .arg(QFileInfo(path).fileName()));
         m_streams->requestRun();
+        showImageDock();
         return;
     }
     if (!m || !m->info().can.image) {
@@ -69,9 +70,17 @@ void FileActions::openImage(const QString& path)
         return;
     }
     m_streams->setText(QFileInfo(path).absoluteFilePath()); // the text box names the picture; the run follows
+    showImageDock();
+}
+
+void FileActions::showImageDock()
+{
     if (auto* dock = m_parts.window->findChild<QDockWidget*>(QStringLiteral("imageDock"))) {
         dock->show();
         dock->raise();
+        // The picture is what the run is about now: a good share of the width, as a vision model opens with.
+        if (dock->width() < m_parts.window->width() / 3)
+            m_parts.window->resizeDocks({dock}, {std::max(360, m_parts.window->width() * 2 / 5)}, Qt::Horizontal);
     }
 }
 

@@ -39,6 +39,7 @@ public:
     bool canExportPage() const;
 
 private:
+    void showImageDock(); // the Image dock in front
     WindowParts m_parts;
     SelectionController* m_selection;
     StreamController* m_streams;

@@ -57,7 +57,7 @@ ImagePanel::ImagePanel(QWidget* parent)
     connect(save, &QPushButton::clicked, this, &ImagePanel::saveRequested);
     connect(m_view, &widgets::ImageOverlayView::patchClicked, this, [this](int row, int col) {
         if (m_cols > 0)
-            emit queryChosen(m_specialCount + row * m_cols + col);
+            emit queryChosen(m_patchOffset + row * m_cols + col);
     });
     setMessage(tr("A vision model's picture shows here: click a patch to see where it looks"));
 }
@@ -78,6 +78,9 @@ void ImagePanel::setSpecialTokens(const QStringList& names)
         delete item;
     }
     m_specialCount = static_cast<int>(names.size());
+    // No buttons (a picture in a prompt, SigLIP): the row would be an empty "From"; the title names the query.
+    if (auto* label = m_specialRow->itemAt(0)->widget())
+        label->setVisible(!names.isEmpty());
     for (int i = 0; i < names.size(); ++i) {
         auto* b = new QPushButton(names[i]);
         b->setStyleSheet(QStringLiteral("padding: 2px 6px"));
@@ -96,6 +99,7 @@ void ImagePanel::attach(ComputeController* compute, std::function<ViewSelection(
     m_selection = std::move(selection);
     connect(this, &ImagePanel::queryChosen, this, [this](int token) {
         m_query = token;
+        m_clickedCell = token; // a picture in a prompt: the clicked cell's own attention until the text changes
         refresh();
     });
     connect(this, &ImagePanel::sourceChanged, this, &ImagePanel::refresh);
@@ -128,8 +132,11 @@ void ImagePanel::refresh()
     for (int t = 0; t < text->image->specialTokens; ++t)
         special << QString::fromStdString(cap.tokens[static_cast<std::size_t>(t)].text);
     setSpecialTokens(special);
+    m_patchOffset = text->image->patchOffset();
     if (m_query >= static_cast<int>(cap.tokens.size()))
         m_query = 0;
+    if (text->image->inPrompt()) // a picture in a prompt: where the newest word (or the one stepped to) looks
+        return showPromptPicture(*text);
     const auto chosen = static_cast<ImageSource>(source());
     if (chosen == ImageSource::Rollout && (!m_rollout || m_rollout->text != text)) {
         setMessage(tr("Computing the attention rollout…")); // on the compute thread: a big picture takes a second
@@ -142,6 +149,30 @@ void ImagePanel::refresh()
     const auto shown = oneHead || chosen != ImageSource::Head ? chosen : ImageSource::LayerMean;
     setData(imageOverlay(*text, selection.site, head, shown, m_query, m_rollout ? &m_rollout->rollout : nullptr,
                          text->model->displayName));
+}
+
+void ImagePanel::showPromptPicture(const TextResult& text)
+{
+    if (text.capture != m_promptCapture) { // a new prompt or answer: follow its words again
+        m_promptCapture = text.capture;
+        m_clickedCell = -1;
+    }
+    const ViewSelection selection = m_selection();
+    const int tokens = static_cast<int>(text.capture->tokens.size());
+    const int stepped = selection.revealRows > 0 ? std::min(selection.revealRows, tokens) : tokens;
+    const int query = m_clickedCell >= 0 ? m_clickedCell : stepped - 1;
+    const bool oneHead = selection.heads.size() == 1;
+    auto chosen = static_cast<ImageSource>(source());
+    if (chosen == ImageSource::SpecialTokens)
+        chosen = ImageSource::LayerMean; // a prompt has no special tokens' maps
+    if (chosen == ImageSource::Rollout && (!m_rollout || m_rollout->text.get() != &text)) {
+        setMessage(tr("Computing the attention rollout…"));
+        m_compute->requestImageRollout();
+        return;
+    }
+    const auto shown = oneHead || chosen != ImageSource::Head ? chosen : ImageSource::LayerMean;
+    setData(imageOverlay(text, selection.site, oneHead ? selection.heads.front() : 0, shown, query,
+                         m_rollout ? &m_rollout->rollout : nullptr, text.model->displayName));
 }
 
 void ImagePanel::save()

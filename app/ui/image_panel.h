@@ -46,6 +46,9 @@ protected:
 
 private:
     void save();
+    // A vision-language model's picture: the attention of the newest token (the stepped-to one while playing, or a
+    // clicked cell) over the picture's cells.
+    void showPromptPicture(const TextResult& text);
     ComputeController* m_compute = nullptr;
     std::function<ViewSelection()> m_selection;
     int m_query = 0;             // the token whose attention is shown (0: CLS)
@@ -57,6 +60,9 @@ private:
     QHBoxLayout* m_specialRow;
     int m_specialCount = 0;
     int m_cols = 0;
+    int m_patchOffset = 0;       // the token of the first patch (a vision model: after its special tokens)
+    int m_clickedCell = -1;      // a prompt's picture: the clicked cell's token, or -1 (follow the words)
+    std::shared_ptr<const core::TextCapture> m_promptCapture; // the prompt the clicked cell belongs to
 };
 
 } // namespace attnscope::app

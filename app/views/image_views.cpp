@@ -39,7 +39,7 @@ std::vector<float> attentionRow(const core::TextCapture& capture, int layer, int
 widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, int head, ImageSource source, int query,
                                           const core::AttentionGrid* rollout, const QString& modelName)
 {
-    if (source == ImageSource::SpecialTokens && result.image && result.capture && layer >= 0 &&
+    if (source == ImageSource::SpecialTokens && result.image && !result.image->inPrompt() && result.capture && layer >= 0 &&
         layer < result.capture->model.layers) {
         const auto& img = *result.image;
         auto d = std::make_shared<widgets::ImageOverlayData>();
@@ -64,7 +64,9 @@ widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, i
         return nullptr;
     const auto& img = *result.image;
     const auto& capture = *result.capture;
-    const int T = static_cast<int>(capture.tokens.size()), P = img.specialTokens;
+    const int T = static_cast<int>(capture.tokens.size()), P = img.patchOffset(), cells = img.rows * img.cols;
+    if (P + cells > T)
+        return nullptr;
     if (query < 0 || query >= T || layer < 0 || layer >= capture.model.layers)
         return nullptr;
     std::vector<float> row(static_cast<std::size_t>(T), 0.0f);
@@ -80,20 +82,26 @@ widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, i
     d->image = toQImage(*img.seen);
     d->rows = img.rows;
     d->cols = img.cols;
-    d->values.assign(row.begin() + P, row.end());
+    d->values.assign(row.begin() + P, row.begin() + P + cells);
     d->maxValue = std::max(1e-6f, *std::max_element(d->values.begin(), d->values.end()));
-    d->selectedPatch = query >= P ? query - P : -1;
-    // What the patches take of the row, and what the special tokens keep (registers and CLS often take the most).
+    d->selectedPatch = query >= P && query < P + cells ? query - P : -1;
+    // What the patches take of the row, and what the rest keeps (a vision model's registers and CLS often take the
+    // most; in a prompt, the text around the picture).
     double special = 0;
-    for (int j = 0; j < P; ++j)
-        special += row[static_cast<std::size_t>(j)];
+    for (int j = 0; j < T; ++j)
+        if (j < P || j >= P + cells)
+            special += row[static_cast<std::size_t>(j)];
     const QString from = QString::fromStdString(capture.tokens[static_cast<std::size_t>(query)].text);
     const QString what = source == ImageSource::Rollout ? QObject::tr("rollout")
                          : source == ImageSource::LayerMean
                              ? QObject::tr("layer %1 · mean of heads").arg(layer + 1)
                              : QObject::tr("layer %1 · head %2").arg(layer + 1).arg(head + 1);
     d->title = QObject::tr("%1 · %2 · from %3").arg(modelName, what, from);
-    d->subtitle = QObject::tr("special tokens take %1% of the row").arg(special * 100.0, 0, 'f', 0);
+    d->subtitle = img.inPrompt()
+                      ? QObject::tr("the picture takes %1% of the row, the text %2%")
+                            .arg((1.0 - special) * 100.0, 0, 'f', 0)
+                            .arg(special * 100.0, 0, 'f', 0)
+                      : QObject::tr("special tokens take %1% of the row").arg(special * 100.0, 0, 'f', 0);
     if (!img.prediction.isEmpty())
         d->subtitle += QObject::tr(" · the model sees: %1").arg(img.prediction);
     d->valueLabel = source == ImageSource::Rollout ? QObject::tr("rollout") : QObject::tr("attention");

@@ -233,3 +233,41 @@ TEST_CASE("a captured picture prompt gives the reference's attention at every la
         }
     }
 }
+
+TEST_CASE("a vision-language folder opens in transformers' newer layout too", "[vlm][families]")
+{
+    // Since transformers 4.52: model.vision_tower.*, model.multi_modal_projector.*, model.language_model.* and lm_head.*.
+    for (const auto& dir : test::pictureReferenceCases()) {
+        DYNAMIC_SECTION(dir.filename().string())
+        {
+            test::TempDir tmp;
+            for (const auto& e : std::filesystem::directory_iterator(dir))
+                if (e.path().filename() != "model.safetensors" && e.is_regular_file())
+                    std::filesystem::copy_file(e.path(), tmp / e.path().filename());
+            auto weights = test::loadAll((dir / "model.safetensors").string());
+            for (auto& w : weights) {
+                for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+                         {"language_model.model.", "model.language_model."},
+                         {"language_model.lm_head.", "lm_head."},
+                         {"vision_tower.", "model.vision_tower."},
+                         {"multi_modal_projector.", "model.multi_modal_projector."}})
+                    if (w.name.rfind(from, 0) == 0) {
+                        w.name = to + w.name.substr(from.size());
+                        break;
+                    }
+            }
+            core::writeSafetensors((tmp / "model.safetensors").string(), weights);
+            const auto loaded = core::loadModel(tmp.path().string());
+            const auto inputPath = (tmp / "input.json").string();
+            const auto moved = core::dumpReference(*loaded.model, core::readJsonFile(inputPath), inputPath);
+            const auto original = core::loadModel(dir.string());
+            const auto same = core::dumpReference(*original.model, core::readJsonFile((dir / "input.json").string()),
+                                                  (dir / "input.json").string());
+            REQUIRE(moved.size() == same.size());
+            for (std::size_t i = 0; i < moved.size(); ++i) {
+                INFO(moved[i].name);
+                CHECK(moved[i].data == same[i].data); // the same numbers: only the names moved
+            }
+        }
+    }
+}
