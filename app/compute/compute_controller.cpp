@@ -259,54 +259,66 @@ void ComputeController::runText(const TextRequest& given, std::optional<ViewSele
                 };
             auto result = std::make_shared<TextResult>();
             result->model = model;
-            if (m.info().can.image) {
-                auto image = std::make_shared<ImageCapture>(
-                    captureImage(m, QString::fromStdString(model->loaded.folder), request.text, opt));
-                result->capture = image->capture;
-                result->image = std::move(image);
-                return std::shared_ptr<const TextResult>(result);
-            }
-            std::optional<std::vector<core::Token>> pictureTokens;
-            auto picture = std::make_shared<ImageCapture>();
-            if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
-                pictureTokens = picturePromptTokens(*model, request, opt, *picture);
-            if (request.generate > 0) {
-                // Each written token reaches the window while the next is computed: the class sees it appear.
-                opt.layerDone = {};
-                auto tokens = pictureTokens ? *pictureTokens
-                                            : core::streamTokens(m.info(), m.info().segmentStream(),
-                                                                 *model->targetTokenizer, request.text.toStdString());
-                const int typed = static_cast<int>(tokens.size());
-                result->capture = core::writeGreedily(
-                    m, std::move(tokens), request.generate, *model->targetTokenizer, opt,
-                    [&](const TextCapturePtr& c, int written) {
-                        auto step = std::make_shared<TextResult>(TextResult{model, c, nullptr, true, written, {}});
-                        ctx.post([this, step] {
-                            m_text = step;
-                            emit textReady(step);
-                        });
-                    },
-                    request.text.toStdString());
-                result->written = static_cast<int>(result->capture->tokens.size()) - typed;
-            } else if (pictureTokens) {
-                result->capture = core::captureText(m, std::move(*pictureTokens), opt);
-            } else {
-                result->capture = request.secondText.isEmpty()
-                                      ? core::captureText(m, *model->targetTokenizer, request.text.toStdString(), opt)
-                                      : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
-                                                              request.secondText.toStdString(), opt);
-            }
-            result->alignmentHeads = core::rankAlignmentHeads(*result->capture, 0);
-            if (pictureTokens) {
-                picture->capture = result->capture;
-                result->image = std::move(picture);
-            }
+            captureRequest(ctx, model, request, opt, *result);
             return std::shared_ptr<const TextResult>(result);
         },
         [this](TextResultPtr r) {
             m_text = r;
             emit textReady(r);
         });
+}
+
+void ComputeController::captureRequest(const JobContext& ctx, const ModelBundlePtr& model, const TextRequest& request,
+                                       core::CaptureOptions& opt, TextResult& result)
+{
+    const auto& m = *model->loaded.model;
+    if (m.info().can.image) {
+        auto image = std::make_shared<ImageCapture>(
+            captureImage(m, QString::fromStdString(model->loaded.folder), request.text, opt));
+        result.capture = image->capture;
+        result.image = std::move(image);
+        return;
+    }
+    std::optional<std::vector<core::Token>> pictureTokens;
+    ImageCapture picture;
+    if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
+        pictureTokens = picturePromptTokens(*model, request, opt, picture);
+    // The picture over a capture of the prompt (and of what was written after it), for the Image dock.
+    auto pictureOver = [&](const TextCapturePtr& c) -> std::shared_ptr<const ImageCapture> {
+        if (!pictureTokens)
+            return nullptr;
+        auto shown = std::make_shared<ImageCapture>(picture);
+        shown->capture = c;
+        return shown;
+    };
+    if (request.generate > 0) {
+        // Each written token reaches the window while the next is computed: the class sees it appear.
+        opt.layerDone = {};
+        auto tokens = pictureTokens ? *pictureTokens
+                                    : core::streamTokens(m.info(), m.info().segmentStream(), *model->targetTokenizer,
+                                                         request.text.toStdString());
+        const int typed = static_cast<int>(tokens.size());
+        result.capture = core::writeGreedily(
+            m, std::move(tokens), request.generate, *model->targetTokenizer, opt,
+            [&](const TextCapturePtr& c, int written) {
+                auto step = std::make_shared<TextResult>(TextResult{model, c, pictureOver(c), true, written, {}});
+                ctx.post([this, step] {
+                    m_text = step;
+                    emit textReady(step);
+                });
+            },
+            request.text.toStdString());
+        result.written = static_cast<int>(result.capture->tokens.size()) - typed;
+    } else if (pictureTokens) {
+        result.capture = core::captureText(m, std::move(*pictureTokens), opt);
+    } else {
+        result.capture = request.secondText.isEmpty()
+                             ? core::captureText(m, *model->targetTokenizer, request.text.toStdString(), opt)
+                             : core::captureTextPair(m, *model->tokenizer, request.text.toStdString(),
+                                                     request.secondText.toStdString(), opt);
+    }
+    result.alignmentHeads = core::rankAlignmentHeads(*result.capture, 0);
+    result.image = pictureOver(result.capture);
 }
 
 void ComputeController::requestGrid(const ViewSelection& selection)

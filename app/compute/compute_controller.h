@@ -151,6 +151,10 @@ signals:
     void sentencesReady(attnscope::app::FigurePtr figure);
 
 private:
+    // The capture a text request makes on its job, into `result`: a vision model's picture, a picture prompt's, a
+    // greedy continuation's (each written token posted as a running textReady), a text's or a sentence pair's.
+    void captureRequest(const JobContext& ctx, const ModelBundlePtr& model, const TextRequest& request,
+                        core::CaptureOptions& opt, TextResult& result);
     // Runs `work` on its kind's lane as the newest job of `kind`; `done` runs on the GUI thread if it is still the
     // newest when it ends, else jobFailed. Every exception stops at the job's boundary and becomes a JobFailure
     // (named `what`, the kind's name when empty). `busyText`: the status bar's words while it runs.

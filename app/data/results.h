@@ -29,7 +29,8 @@ struct TextResult {
     ModelBundlePtr model;
     TextCapturePtr capture;
     // A vision model's run: the picture it read and its patch grid (the capture's tokens are its special tokens,
-    // then the patches row-major); null for text.
+    // then the patches row-major); a vision-language model's prompt: its first picture and where its cells are
+    // (ImageCapture::firstCell); null for text.
     std::shared_ptr<const ImageCapture> image;
     bool running = false; // a generation's step: more tokens follow
     int written = 0;      // tokens the model wrote at the end of the stream (generation); the rest were given
