@@ -310,7 +310,7 @@ void ComputeController::captureRequest(const JobContext& ctx, const ModelBundleP
             request.text.toStdString());
         result.written = static_cast<int>(result.capture->tokens.size()) - typed;
     } else if (pictureTokens) {
-        result.capture = core::captureText(m, std::move(*pictureTokens), opt);
+        result.capture = core::captureText(m, std::move(*pictureTokens), opt, request.text.toStdString());
     } else {
         result.capture = request.secondText.isEmpty()
                              ? core::captureText(m, *model->targetTokenizer, request.text.toStdString(), opt)

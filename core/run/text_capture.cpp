@@ -478,9 +478,9 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
 } // namespace
 
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
-                                                const CaptureOptions& options)
+                                                const CaptureOptions& options, std::string text)
 {
-    return captureImpl(model, std::move(tokens), options);
+    return captureImpl(model, std::move(tokens), options, std::move(text));
 }
 
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, const Tokenizer& tokenizer,

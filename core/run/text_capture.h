@@ -140,8 +140,9 @@ std::uint64_t estimateCaptureBytes(const ModelInfo& info, std::size_t tokens, in
 
 // Tokens must be non-empty (Error(BadInput) "text tokenizes to nothing" otherwise). Refuses (Error(BadInput), with the
 // figures) a text whose records would not fit beside the weights.
+// `text`: what the tokens were typed as, when they came from a text (a picture prompt's); kept as TextCapture::text.
 std::shared_ptr<const TextCapture> captureText(const AttentionModel& model, std::vector<Token> tokens,
-                                                const CaptureOptions& options);
+                                                const CaptureOptions& options, std::string text = {});
 // A typed text as the model reads it in stream `stream`: the stream's start token then the text's tokens (a decoder's
 // target), or the tokenizer's own special tokens around them (encodeWithSpecial: Llama's BOS, T5's </s>).
 // Error(BadInput) for a read stream (a source) that tokenizes to nothing.
