@@ -1,6 +1,8 @@
 // PatchedRun: the hooks that record and replace activations (patched_run.h).
 #include "analysis/patched_run.h"
 
+#include "model/quiet_observer.h"
+
 #include "attention/attention_math.h"
 #include "util/error.h"
 
@@ -11,12 +13,6 @@
 namespace attnscope::core {
 
 namespace {
-
-class Quiet final : public AttentionObserver { // wants nothing: the heads attend block by block, no [heads, q, k] buffer
-public:
-    bool wantProbabilities() const override { return false; }
-    void onLayer(const LayerView&) override {}
-};
 
 // Calls fn(live, offset, count) for unit `unit` (-1: all) of row `row` (-1: all) of an activation: `count` floats at
 // `live` that sit at `offset` of the same activation stored for every position without gaps ([T, groups * width]).
@@ -107,7 +103,7 @@ void PatchedRun::run(const AttentionModel& model, std::span<const std::int32_t> 
     } else {
         m_state = model.newState(options);
     }
-    Quiet quiet;
+    QuietObserver quiet;
     model.forwardSegment(*m_state, ids.subspan(static_cast<std::size_t>(keep)), quiet);
     if (keep > 0) // the rows not run are the earlier run's
         for (const auto& [what, layer] : m_record) {

@@ -2,6 +2,7 @@
 // does), pre-norm blocks over all tokens, and the families' read-outs.
 #include "model/vision.h"
 
+#include "model/quiet_observer.h"
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
@@ -329,10 +330,7 @@ std::vector<float> VisionModel::classify(const PixelValues& pixels) const
 {
     if (!hasClassifier())
         return {};
-    struct Quiet final : AttentionObserver { // keeps nothing: the attention is computed block by block
-        bool wantProbabilities() const override { return false; }
-        void onLayer(const LayerView&) override {}
-    } quiet;
+    QuietObserver quiet;
     for (auto& t : outputs(pixels, quiet))
         if (t.name == "logits") {
             softmaxInPlace(t.data.data(), static_cast<int>(t.data.size()), nullptr);

@@ -4,6 +4,7 @@
 
 #include "io/checkpoint.h"
 #include "model/llama.h"
+#include "model/quiet_observer.h"
 #include "model/vision.h"
 #include "util/error.h"
 
@@ -36,13 +37,6 @@ public:
 private:
     AttentionObserver& m_inner;
     int m_index;
-};
-
-// Keeps nothing: the tower attends block by block.
-class Quiet final : public AttentionObserver {
-public:
-    bool wantProbabilities() const override { return false; }
-    void onLayer(const LayerView&) override {}
 };
 
 } // namespace
@@ -206,7 +200,7 @@ VisionLanguageModel::placedRowsOf(const std::vector<std::shared_ptr<const PixelV
         if (same)
             return m_cachedRows;
     }
-    Quiet quiet;
+    QuietObserver quiet;
     for (const auto& pixels : pictures) {
         const RowMatrix embeds = pictureRows(*pixels, quiet).embeds;
         placed->rows.insert(placed->rows.end(), embeds.data(), embeds.data() + embeds.size());

@@ -2,6 +2,7 @@
 #include "run/picture_prompt.h"
 
 #include "image/png_reader.h"
+#include "model/quiet_observer.h"
 #include "model/vision.h"
 #include "model/vision_language.h"
 #include "run/generation.h"
@@ -317,10 +318,7 @@ void addPictures(const PicturePrompt& prompt, bool listed, std::vector<OutputTen
 // The projector's input and output of every picture, stacked in prompt order.
 void addPictureRows(const VisionLanguageModel& vlm, const PicturePrompt& prompt, std::vector<OutputTensor>& out)
 {
-    struct Quiet final : AttentionObserver {
-        bool wantProbabilities() const override { return false; }
-        void onLayer(const LayerView&) override {}
-    } quiet;
+    QuietObserver quiet;
     OutputTensor features{"image_features", {0, 0}, {}}, embeds{"image_embeds", {0, 0}, {}};
     for (const auto& picture : prompt.pictures) {
         const auto rows = vlm.pictureRows(*picture, quiet);
