@@ -97,11 +97,15 @@ widgets::ImageOverlayDataPtr imageOverlay(const TextResult& result, int layer, i
                              ? QObject::tr("layer %1 · mean of heads").arg(layer + 1)
                              : QObject::tr("layer %1 · head %2").arg(layer + 1).arg(head + 1);
     d->title = QObject::tr("%1 · %2 · from %3").arg(modelName, what, from);
-    d->subtitle = img.inPrompt()
-                      ? QObject::tr("the picture takes %1% of the row, the text %2%")
-                            .arg((1.0 - special) * 100.0, 0, 'f', 0)
-                            .arg(special * 100.0, 0, 'f', 0)
-                      : QObject::tr("special tokens take %1% of the row").arg(special * 100.0, 0, 'f', 0);
+    const double picture = std::clamp(1.0 - special, 0.0, 1.0), rest = std::clamp(special, 0.0, 1.0);
+    if (!img.inPrompt())
+        d->subtitle = QObject::tr("special tokens take %1% of the row").arg(rest * 100.0, 0, 'f', 0);
+    else if (query < P && source != ImageSource::Rollout) // causal: a word before the picture cannot see it
+        d->subtitle = QObject::tr("“%1” comes before the picture: it cannot look at it").arg(from);
+    else
+        d->subtitle = QObject::tr("the picture takes %1% of the row, the text %2%")
+                          .arg(picture * 100.0, 0, 'f', 0)
+                          .arg(rest * 100.0, 0, 'f', 0);
     if (!img.prediction.isEmpty())
         d->subtitle += QObject::tr(" · the model sees: %1").arg(img.prediction);
     d->valueLabel = source == ImageSource::Rollout ? QObject::tr("rollout") : QObject::tr("attention");
