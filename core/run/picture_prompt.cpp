@@ -82,6 +82,9 @@ PicturePrompt picturePrompt(const AttentionModel& model, const std::string& mode
         out.prepared.push_back(preparedImage(picture, p));
         out.pictures.push_back(std::make_shared<const PixelValues>(pixelValuesOf(out.prepared.back(), p)));
     }
+    const bool hasPictureTokens = std::find(ids.begin(), ids.end(), vlm.picture().imageToken) != ids.end();
+    if (expanded.empty() && vlm.picture().beginToken >= 0 && hasPictureTokens)
+        expanded = ids; // the processor's own expanded ids, given as the prompt
     if (expanded.empty()) {
         if (vlm.picture().beginToken >= 0)
             throw Error(ErrorCode::BadInput, "this model's processor frames each picture's tokens with text: give the "

@@ -40,8 +40,8 @@ std::vector<Token> pictureTokens(const AttentionModel& model, const PicturePromp
 
 // PNG pictures prepared as the preprocessor_config.json in `modelFolder` says, with the prompt's ids expanded (LLaVA:
 // each <image> to the picture's tokens). A model whose processor frames the tokens with text (Gemma 3's "\n\n" around
-// <start_of_image> ... <end_of_image>) needs the expanded ids as its processor made them (`expanded`); they are
-// checked against the pictures.
+// <start_of_image> ... <end_of_image>) needs the expanded ids as its processor made them (`expanded`, or as `ids`
+// when they hold the picture tokens already); they are checked against the pictures.
 PicturePrompt picturePrompt(const AttentionModel& model, const std::string& modelFolder,
                             const std::vector<std::string>& pngPaths, std::vector<std::int32_t> ids,
                             std::vector<std::int32_t> expanded = {});
