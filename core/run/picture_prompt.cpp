@@ -304,6 +304,22 @@ void addPictures(const PicturePrompt& prompt, bool listed, std::vector<OutputTen
         out.push_back({"pixel_values", {3, first.height, first.width}, first.data});
         return;
     }
+    // Stacked only when every picture has the first one's size (a shortest-edge resize keeps each aspect): else one
+    // tensor per picture, resized.{p} and pixel_values.{p}.
+    const auto sameSize = [&](int h, int w) { return h == first.height && w == first.width; };
+    bool stack = true;
+    for (std::size_t p = 0; p < prompt.pictures.size(); ++p)
+        stack = stack && sameSize(prompt.pictures[p]->height, prompt.pictures[p]->width) &&
+                prompt.resized[p].height == prompt.resized.front().height &&
+                prompt.resized[p].width == prompt.resized.front().width;
+    if (!stack) {
+        for (std::size_t p = 0; p < prompt.pictures.size(); ++p) {
+            const auto& px = *prompt.pictures[p];
+            out.push_back(imageTensor(("resized." + std::to_string(p)).c_str(), prompt.resized[p]));
+            out.push_back({"pixel_values." + std::to_string(p), {1, 3, px.height, px.width}, px.data});
+        }
+        return;
+    }
     const auto n = static_cast<std::int64_t>(prompt.pictures.size());
     OutputTensor resized = imageTensor("resized", prompt.resized.front());
     OutputTensor pixels{"pixel_values", {n, 3, first.height, first.width}, {}};

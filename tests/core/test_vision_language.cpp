@@ -271,3 +271,35 @@ TEST_CASE("a vision-language folder opens in transformers' newer layout too", "[
         }
     }
 }
+
+TEST_CASE("pictures of different shapes in one dump get a tensor each, each of its own shape", "[vlm]")
+{
+    // LLaVA's shortest-edge resize keeps each picture's aspect: 320 x 240 and 240 x 240 resize to 37 x 28 and 28 x 28,
+    // which one stacked tensor cannot hold.
+    const auto dir = test::testdataDir() / "llava-tiny";
+    const auto square = test::testdataDir() / "qwen25vl-tiny" / "image.png";
+    if (!std::filesystem::exists(dir) || !std::filesystem::exists(square))
+        return;
+    test::TempDir tmp;
+    std::filesystem::copy_file(square, tmp / "square.png");
+    std::filesystem::copy_file(dir / "image.png", tmp / "wide.png");
+    auto input = core::readJsonFile((dir / "input.json").string());
+    input.erase("image");
+    input.erase("generation");
+    input["images"] = {{{"file", "wide.png"}}, {{"file", "square.png"}}};
+    auto ids = input["input_ids"].get<std::vector<int>>();
+    ids.insert(ids.begin() + 1, 250); // a second <image>
+    input["input_ids"] = ids;
+    const auto path = (tmp / "input.json").string();
+    const auto loaded = core::loadModel(dir.string());
+    const auto out = core::dumpReference(*loaded.model, input, path);
+    std::map<std::string, core::Shape> shapes;
+    for (const auto& t : out) {
+        CHECK(static_cast<std::size_t>(core::shapeNumel(t.shape)) == t.data.size()); // every tensor whole
+        shapes[t.name] = t.shape;
+    }
+    CHECK(shapes["resized.0"] == core::Shape{28, 37, 3});
+    CHECK(shapes["resized.1"] == core::Shape{28, 28, 3});
+    CHECK(shapes["pixel_values.1"] == core::Shape{1, 3, 28, 28});
+    CHECK(shapes["image_embeds"] == core::Shape{98, 48}); // both pictures' rows, stacked
+}
