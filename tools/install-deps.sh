@@ -3,7 +3,7 @@
 set -euo pipefail
 # Extra package names given as arguments are installed too (make fuzz adds clang and its runtimes).
 packages=(cmake make g++ qt6-base-dev qt6-svg-dev libqcustomplot-dev libeigen3-dev libspdlog-dev
-          catch2 nlohmann-json3-dev libonig-dev libsentencepiece-dev pkg-config fonts-dejavu-core xvfb xauth
+          catch2 nlohmann-json3-dev libonig-dev libsentencepiece-dev libsndfile1-dev libsoxr-dev pkg-config fonts-dejavu-core xvfb xauth
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest chromium "$@")
 missing=()
 for p in "${packages[@]}"; do

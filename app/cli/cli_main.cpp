@@ -34,6 +34,7 @@
 #include "cli_explain.h"
 #include "cli_page.h"
 #include "cli_attention.h"
+#include "cli_speech.h"
 
 #include <algorithm>
 #include <chrono>
@@ -75,6 +76,11 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
   attnscope-cli generate --model ENCODER-DECODER --source TEXT [--text TARGET-START] [--max-new-tokens N]
                      [--temperature T] [--seed S]
   attnscope-cli predict --model ENCODER-DECODER --source TEXT [--text TARGET-SO-FAR] [--top K]
+  attnscope-cli generate --model SPEECH (--audio FILE.wav | --features F.safetensors) [--max-new-tokens N]
+                     [--language en] [--task transcribe|translate] [--temperature T] [--seed S]
+  attnscope-cli align --model SPEECH (--audio FILE.wav | --features F.safetensors) (--ids "ID ..." | --text TEXT)
+                     [--heads L:H,L:H|all] [--language en] --out ALIGN.json
+  attnscope-cli features --audio FILE.wav [--n-mels 80 | --model SPEECH] --out FEATURES.safetensors
   attnscope-cli lens --model MODEL (--text TEXT | --text-file FILE) --out LENS.csv
   attnscope-cli surprisal --model MODEL (--text TEXT | --text-file FILE)
   attnscope-cli experts --model MODEL (--text TEXT | --text-file FILE) [--chunk N] [--top N] [--per-token]
@@ -121,6 +127,15 @@ unless --temperature), continuing --text when given, as JSON {"source", "ids", "
 heads). predict --source gives the top K next target tokens after --text. dump takes input.json's "input_ids" and
 "decoder_input_ids" and names every site's tensors as the reference data does (encoder.layer{l}.attn_prob,
 decoder.layer{l}.self_attn_prob / cross_attn_prob, ...). tokenize --target reads with a Marian model's target.spm.
+Speech models (Whisper) listen to a recording (WAV, FLAC, OGG; down-mixed and resampled to 16 kHz by libsoxr's
+high-quality filter; the first 30 s). generate --audio transcribes it greedily from <|startoftranscript|>, the language
+(default en), the task and <|notimestamps|>, never writing the generation config's suppress_tokens (nor its
+begin_suppress_tokens first), as JSON {"prompt_ids", "ids", "sequences", "tokens", "text", ...}. align times the
+words of a transcript (--ids: the decoder input from the start token, or the text tokens alone; --text: tokenized)
+by OpenAI's recipe over the alignment heads (generation_config.json's, or --heads): {"words": [{"word", "start",
+"end", "probability"}], "jump_times", "path", "token_timestamps" (Hugging Face's, v4.48 and v4.54+), "head_ranking"
+(every head's own path against the chosen heads', best first)}. features writes the log-mel input_features and
+num_frames. dump takes input.json's "audio" (or "input_features") and "decoder_input_ids".
 experts (mixture-of-experts models): each expert's load per layer over the text (the share of tokens routed to it,
 their mean router weight) and the tokens it takes most, as JSON; --per-token instead prints every token's chosen
 experts and weights per layer.
@@ -632,6 +647,8 @@ int cmdGenerate(const Args& a, const std::vector<std::string>& builtins)
 {
     const auto loaded = loadModel(require(a, "model"), builtins);
     const auto& info = loaded.model->info();
+    if (a.has("audio") || a.has("features") || info.can.audio)
+        return generateSpeech(a, loaded);
     const auto tok = loadModelTokenizer(loaded);
     const auto targetTok = loadModelTargetTokenizer(loaded);
     const CliInput in = cliInput(a, loaded, *tok, *targetTok);
@@ -832,9 +849,14 @@ int main(int argc, char** argv)
             return cmdPredict(parseArgs(argc, argv, {"model", "text", "text-file", "pair", "top", "position", "source"}), builtins);
         if (command == "generate")
             return cmdGenerate(parseArgs(argc, argv, {"model", "text", "text-file", "max-new-tokens", "temperature",
-                                                      "top-k", "top-p", "seed", "source", "image", "input"},
+                                                      "top-k", "top-p", "seed", "source", "image", "input", "audio",
+                                                      "features", "language", "task"},
                                          {"allow-special"}),
                                builtins);
+        if (command == "features")
+            return cmdFeatures(parseArgs(argc, argv, kFeaturesOptions), builtins);
+        if (command == "align")
+            return cmdAlign(parseArgs(argc, argv, kAlignOptions), builtins);
         if (command == "surprisal")
             return cmdSurprisal(parseArgs(argc, argv, {"model", "text", "text-file"}), builtins);
         if (command == "lens")

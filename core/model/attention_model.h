@@ -17,6 +17,7 @@
 namespace attnscope::core {
 
 class StopToken;
+struct AudioFeatures; // audio/audio_features.h
 
 // How a family's scores split into parts the views can show: Transformer-XL's four terms, rotary frequency bands, none.
 enum class ScoreDecomposition { None, RelativeTerms, RotaryBands };
@@ -56,6 +57,7 @@ struct Capabilities {
     // RunOptions::source, the target is the run's segments. Read by the model's own code; everything else asks a
     // site's kind and causality, or a stream's role.
     bool encoderDecoder = false;
+    bool audio = false;          // the source is a spectrogram (RunOptions::audio), not tokens: a speech model (Whisper)
     int experts = 0;             // mixture-of-experts layers: experts per layer (LayerView carries the routing); 0: none
     bool image = false;          // a vision transformer: its tokens are an image's (RunOptions::image), not text
     bool interventions = false;  // the forward calls RunOptions::intervene's hooks (activation patching)
@@ -270,6 +272,8 @@ struct RunOptions {
     // Encoder-decoder models: the source the decoder's segments read (ids as the model reads them, special tokens
     // included); the encoder runs on it once per run, in the first segment.
     std::shared_ptr<const std::vector<std::int32_t>> source;
+    // A speech encoder-decoder model's source instead (Whisper): the log-mel spectrogram the encoder reads.
+    std::shared_ptr<const AudioFeatures> audio;
     // Decoders: embeddings that stand in for a placeholder token's own (a vision-language model's image rows): the
     // k-th occurrence of `token` in the run is embedded as row k. A run with more occurrences than rows is refused.
     struct PlacedRows {

@@ -976,6 +976,41 @@ void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig
         c.finalNorms = type == "mbart";
     }
 }
+// Whisper: a speech encoder (convolutions over num_mel_bins, max_source_positions sinusoid rows) and a pre-norm
+// decoder with learned positions; LayerNorm everywhere, GELU, biases except on the keys, the read-out tied.
+void parseWhisper(const ConfigReader& r, Seq2SeqConfig& c)
+{
+    c.dModel = r.positiveInt("d_model");
+    c.heads = r.positiveInt("encoder_attention_heads");
+    if (r.intOr("decoder_attention_heads", c.heads, 1) != c.heads)
+        r.fail("decoder_attention_heads", "differs from encoder_attention_heads: one head count per model is supported");
+    if (c.dModel % c.heads != 0)
+        r.fail("d_model", std::to_string(c.dModel) + " is not divisible by the " + std::to_string(c.heads) + " heads");
+    c.dHead = c.dModel / c.heads;
+    c.encLayers = layerCount(r.positiveInt("encoder_layers"), r, "encoder_layers");
+    c.decLayers = layerCount(r.positiveInt("decoder_layers"), r, "decoder_layers");
+    c.encFfn = r.positiveInt("encoder_ffn_dim");
+    c.decFfn = r.positiveInt("decoder_ffn_dim");
+    c.audioMels = r.positiveInt("num_mel_bins");
+    if (c.audioMels > 512)
+        r.fail("num_mel_bins", std::to_string(c.audioMels) + " is more mel bins than a spectrogram has");
+    c.sourcePositions = r.intOr("max_source_positions", 1500, 1);
+    if (c.sourcePositions > 100'000)
+        r.fail("max_source_positions", std::to_string(c.sourcePositions) + " is longer than a window of speech");
+    c.maxPositions = r.intOr("max_target_positions", 448, 1);
+    c.eps = 1e-5f;
+    c.norm = Seq2SeqConfig::Norm::Layer;
+    c.positions = Seq2SeqConfig::Positions::Learned;
+    c.scaleEmbedding = r.boolOr("scale_embedding", false);
+    c.activation = seq2seqActivation(r, "activation_function", r.stringOr("activation_function", "gelu"));
+    c.scaleScores = true;
+    c.biases = true;
+    c.keyBias = false;
+    c.tiedHead = true;
+    c.pad = r.intOr("pad_token_id", 50256, 0);
+    c.eos = r.intOr("eos_token_id", 50256, 0);
+    c.decoderStart = r.intOr("decoder_start_token_id", 50257, 0);
+}
 } // namespace
 
 Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& file, const std::string& modelType)
@@ -986,6 +1021,8 @@ Seq2SeqConfig parseSeq2SeqConfig(const nlohmann::json& json, const std::string& 
     c.vocabSize = r.positiveInt("vocab_size");
     if (c.family == ModelFamily::T5)
         parseT5(r, c);
+    else if (c.family == ModelFamily::Whisper)
+        parseWhisper(r, c);
     else
         parseBartLike(r, modelType, c);
     for (auto [id, key] : {std::pair{c.pad, "pad_token_id"}, {c.eos, "eos_token_id"}, {c.decoderStart, "decoder_start_token_id"}})

@@ -17,7 +17,7 @@ namespace attnscope::core {
 enum class ModelFamily {
     TransfoXL, GPT2, Llama, Qwen3, Olmo2, GptNeoX, Phi3, Gemma2, Gemma3, Bert, Roberta, DistilBert, T5, Bart, Marian,
     Qwen3Moe, Olmoe, SmolLM3, GptOss, DeepseekV2, Mixtral, Granite, Vit, Deit, Dinov2, Dinov2Registers, ClipVision,
-    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH, Llava, SiglipVision
+    Lfm2, Qwen35, GraniteHybrid, Qwen3Next, NemotronH, Llava, SiglipVision, Whisper
 };
 const char* familyName(ModelFamily f); // the row's name (model/families.cpp)
 
@@ -321,6 +321,11 @@ struct Seq2SeqConfig {
     bool finalLogitsBias = false; // BART, Marian: a bias on the logits (a buffer, zeros in BART's releases)
     int decoderStart = 0, eos = 1, pad = 0;
     bool fromGguf = false;
+    bool keyBias = true;         // the key projections have a bias where `biases` says (Whisper's have none)
+    // A speech encoder (Whisper): the source is a log-mel spectrogram of `audioMels` bins (RunOptions::audio), read by
+    // two convolutions (the second of stride 2) into `sourcePositions` rows with a stored sinusoid table; 0: token ids.
+    int audioMels = 0;
+    int sourcePositions = 0;
 };
 
 // Vision transformers (ViT, DeiT, DINOv2 with or without registers, CLIP's vision tower): an image cut into patches,

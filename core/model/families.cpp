@@ -136,6 +136,7 @@ const std::vector<FamilyRow>& familyTable()
         {ModelFamily::T5, "T5", {"t5"}, {"t5"}, seq2seqJson, seq2seqGguf, buildSeq2Seq},
         {ModelFamily::Bart, "BART", {"bart", "mbart"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
         {ModelFamily::Marian, "Marian", {"marian"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
+        {ModelFamily::Whisper, "Whisper", {"whisper"}, {}, seq2seqJson, nullptr, buildSeq2Seq},
         {ModelFamily::Vit, "ViT", {"vit"}, {}, visionJson, nullptr, buildVision},
         {ModelFamily::Deit, "DeiT", {"deit"}, {}, visionJson, nullptr, buildVision},
         {ModelFamily::Dinov2, "DINOv2", {"dinov2"}, {}, visionJson, nullptr, buildVision},

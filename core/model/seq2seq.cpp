@@ -2,6 +2,7 @@
 // d_kv; heads * d need not be C), F the feed-forward width, V the vocabulary.
 #include "model/seq2seq.h"
 
+#include "audio/audio_features.h"
 #include "model/segment_driver.h"
 #include "model/tensor_names.h"
 #include "util/error.h"
@@ -66,9 +67,12 @@ void EncoderDecoderModel::describe(std::string source)
     m_info.vocabSize = c.vocabSize;
     m_info.defaultSegmentLen = maxStreamTokens();
     m_info.maxSegmentLen = maxStreamTokens();
-    const bool sinusoids = c.positions == Seq2SeqConfig::Positions::Sinusoidal; // stored tables are not parameters
-    m_info.parameterCount = w.countElements([sinusoids](const std::string& name) {
-        return !(sinusoids && name.find("embed_positions") != std::string::npos);
+    // Stored sinusoid tables (Marian's, a speech encoder's) are not parameters.
+    const bool sinusoids = c.positions == Seq2SeqConfig::Positions::Sinusoidal;
+    const bool audio = c.audioMels > 0;
+    m_info.parameterCount = w.countElements([sinusoids, audio](const std::string& name) {
+        return !(sinusoids && name.find("embed_positions") != std::string::npos) &&
+               !(audio && name.find("encoder.embed_positions") != std::string::npos);
     });
     m_info.weightBytes = w.storedBytes();
     m_info.weightTypes = w.describeStorage();
@@ -79,7 +83,10 @@ void EncoderDecoderModel::describe(std::string source)
         m_info.positionBiasReach = c.maxDistance;
         break;
     case Seq2SeqConfig::Positions::Learned:
-        m_info.positions = "learned absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
+        m_info.positions = audio ? "learned absolute, " + std::to_string(c.maxPositions) +
+                                       " target tokens; the audio's sinusoidal, " + std::to_string(c.sourcePositions) +
+                                       " frames of 20 ms"
+                                 : "learned absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
         break;
     case Seq2SeqConfig::Positions::Sinusoidal:
         m_info.positions = "sinusoidal absolute, " + std::to_string(c.maxPositions) + " tokens per stream";
@@ -89,7 +96,9 @@ void EncoderDecoderModel::describe(std::string source)
     m_info.can.causal = true;
     m_info.can.nextTokenLoss = true;
     m_info.can.encoderDecoder = true;
-    m_info.streams = {TokenStream{"source", StreamRole::Read, -1, -1, true},
+    m_info.can.audio = audio;
+    // A speech model's source is its audio frames: read whole, not typed.
+    m_info.streams = {TokenStream{audio ? "audio" : "source", StreamRole::Read, -1, -1, !audio},
                       TokenStream{"target", StreamRole::Segments, c.decoderStart, c.eos, true}};
     const bool bias = c.positions == Seq2SeqConfig::Positions::RelativeBuckets;
     const int H = c.heads;
@@ -113,10 +122,10 @@ void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
     const int layers = stack == Stack::Encoder ? c.encLayers : c.decLayers;
     const std::int64_t C = c.dModel, A = static_cast<std::int64_t>(c.heads) * c.dHead;
     const std::int64_t F = stack == Stack::Encoder ? c.encFfn : c.decFfn;
-    auto linear = [&](const char* pattern, int l, std::int64_t outDim, std::int64_t inDim) {
+    auto linear = [&](const char* pattern, int l, std::int64_t outDim, std::int64_t inDim, bool bias = true) {
         const std::string base = tensorName(p, pattern, l);
         Linear lin{w.get(base + ".weight", {outDim, inDim}), {}};
-        if (c.biases)
+        if (c.biases && bias)
             lin.b = w.getFloat(base + ".bias", {outDim});
         return lin;
     };
@@ -131,13 +140,13 @@ void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
         Layer L;
         L.selfNorm = norm(n.selfNorm, l);
         L.q = linear(n.q, l, A, C);
-        L.k = linear(n.k, l, A, C);
+        L.k = linear(n.k, l, A, C, c.keyBias);
         L.v = linear(n.v, l, A, C);
         L.o = linear(n.o, l, C, A);
         if (stack == Stack::Decoder) {
             L.crossNorm = norm(n.crossNorm, l);
             L.cq = linear(n.cq, l, A, C);
-            L.ck = linear(n.ck, l, A, C);
+            L.ck = linear(n.ck, l, A, C, c.keyBias);
             L.cv = linear(n.cv, l, A, C);
             L.co = linear(n.co, l, C, A);
         }
@@ -151,8 +160,20 @@ void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
         L.ffnOut = linear(n.ffnOut, l, C, F);
         out.layers.push_back(std::move(L));
     }
-    if (c.positions == Seq2SeqConfig::Positions::Learned)
+    const bool audio = stack == Stack::Encoder && c.audioMels > 0;
+    if (audio) { // kernel 3: each output reads three input rows, the weights [C, in, 3] as one product
+        auto conv = [&](const char* name, std::int64_t in) {
+            const std::string base = tensorName(p, name, 0);
+            Linear lin{w.get(base + ".weight", {C, in, 3}), w.getFloat(base + ".bias", {C})};
+            lin.w.shape = {C, in * 3};
+            return lin;
+        };
+        out.conv1 = conv(n.conv1, c.audioMels);
+        out.conv2 = conv(n.conv2, C);
+        out.posEmb = w.get(p + n.posEmb, {c.sourcePositions, C});
+    } else if (c.positions == Seq2SeqConfig::Positions::Learned) {
         out.posEmb = w.get(p + n.posEmb, {c.maxPositions + c.positionOffset, C});
+    }
     if (c.positions == Seq2SeqConfig::Positions::RelativeBuckets)
         out.relBias = w.getFloat(tensorName(p, n.relBias, 0) + ".weight", {c.buckets, c.heads});
     if (c.embeddingNorm)
@@ -166,6 +187,7 @@ void EncoderDecoderModel::loadStack(Stack stack, StackWeights& out) const
 class EncoderDecoderModel::State final : public RunState {
 public:
     std::shared_ptr<const std::vector<std::int32_t>> source;
+    std::shared_ptr<const AudioFeatures> audio; // a speech model's source instead
     std::shared_ptr<const Encoded> encoded; // null until the first segment
     KvCache cache;
     std::unique_ptr<RunState> clone() const override { return std::make_unique<State>(*this); }
@@ -183,6 +205,14 @@ std::size_t EncoderDecoderModel::Encoded::bytes() const
 std::unique_ptr<RunState> EncoderDecoderModel::newState(const RunOptions& options) const
 {
     refuseIntervention(options, m_info);
+    if (m_config.audioMels > 0) {
+        checkAudio(options);
+        auto st = std::make_unique<State>();
+        st->audio = options.audio;
+        st->cache = KvCache(m_config.decLayers, m_config.heads * m_config.dHead);
+        st->stop = options.stop;
+        return st;
+    }
     if (!options.source || options.source->empty())
         throw Error(ErrorCode::BadInput,
                     std::string(familyName(m_config.family)) +
@@ -202,6 +232,7 @@ std::unique_ptr<RunState> EncoderDecoderModel::resumeWithin(const RunState& segm
     const auto& end = dynamic_cast<const State&>(segmentEnd);
     auto st = std::make_unique<State>();
     st->source = end.source;
+    st->audio = end.audio;
     st->encoded = end.encoded;
     st->cache = end.cache.resumedAt(keep);
     st->stop = end.stop;
@@ -232,7 +263,7 @@ void EncoderDecoderModel::forwardSegment(RunState& state, std::span<const std::i
     view.mask = mask.data();
     drive.begin({T, P, m_config.dModel}, view);
     if (!st.encoded)
-        st.encoded = encode(*st.source, drive, observer);
+        st.encoded = encode(st, drive, observer);
     std::optional<BiasTable> bias;
     if (m_dec.relBias)
         bias = biasTable(Stack::Decoder, P + T);
@@ -461,13 +492,67 @@ void EncoderDecoderModel::attend(ScoreInputs& in, const float* values, SegmentDr
     view.mlen = in.mlen;
 }
 
-std::shared_ptr<const EncoderDecoderModel::Encoded>
-EncoderDecoderModel::encode(const std::vector<std::int32_t>& source, SegmentDriver& drive,
-                            AttentionObserver& observer) const
+void EncoderDecoderModel::checkAudio(const RunOptions& options) const
 {
-    const int S = static_cast<int>(source.size());
+    const auto& c = m_config;
+    if (!options.audio)
+        throw Error(ErrorCode::BadInput,
+                    std::string(familyName(c.family)) +
+                        " listens: it reads a recording and writes what it hears. Give the audio (File > Open Audio, "
+                        "--audio, Python's audio=) or its log-mel features.",
+                    m_info.source);
+    const AudioFeatures& a = *options.audio;
+    if (a.mels != c.audioMels || a.frames != 2 * c.sourcePositions ||
+        a.values.size() != static_cast<std::size_t>(a.mels) * static_cast<std::size_t>(a.frames))
+        throw Error(ErrorCode::BadInput,
+                    "the audio features are " + std::to_string(a.mels) + " x " + std::to_string(a.frames) +
+                        "; the model reads " + std::to_string(c.audioMels) + " mel bins x " +
+                        std::to_string(2 * c.sourcePositions) + " frames",
+                    m_info.source);
+}
+
+void EncoderDecoderModel::embedSource(const State& st, RowMatrix& x) const
+{
+    if (st.audio)
+        embedAudio(*st.audio, x);
+    else
+        embed(Stack::Encoder, *st.source, 0, x);
+}
+
+// Two convolutions of kernel 3 with padding 1 (the second of stride 2), each followed by GELU, then the positions.
+// Each output row's three input rows side by side, times the weights flattened the same way.
+void EncoderDecoderModel::embedAudio(const AudioFeatures& audio, RowMatrix& x) const
+{
+    const int M = audio.mels, F = audio.frames, C = m_config.dModel, S = m_config.sourcePositions;
+    RowMatrix rows = RowMatrix::Zero(F, static_cast<Eigen::Index>(M) * 3), hidden;
+    for (int m = 0; m < M; ++m)
+        for (int t = 0; t < F; ++t)
+            for (int k = 0; k < 3; ++k)
+                if (const int src = t + k - 1; src >= 0 && src < F)
+                    rows(t, m * 3 + k) = audio.at(m, src);
+    project(rows, *m_enc.conv1, hidden);
+    geluErfInPlace(hidden);
+    rows = RowMatrix::Zero(S, static_cast<Eigen::Index>(C) * 3);
+    for (int j = 0; j < S; ++j)
+        for (int k = 0; k < 3; ++k)
+            if (const int src = 2 * j + k - 1; src >= 0 && src < F)
+                for (int ch = 0; ch < C; ++ch)
+                    rows(j, ch * 3 + k) = hidden(src, ch);
+    project(rows, *m_enc.conv2, x);
+    geluErfInPlace(x);
+    RowVector row(C);
+    for (int j = 0; j < S; ++j) {
+        weightRow(*m_enc.posEmb, j, row.data());
+        x.row(j) += row;
+    }
+}
+
+std::shared_ptr<const EncoderDecoderModel::Encoded>
+EncoderDecoderModel::encode(const State& st, SegmentDriver& drive, AttentionObserver& observer) const
+{
     RowMatrix x;
-    embed(Stack::Encoder, source, 0, x);
+    embedSource(st, x);
+    const int S = static_cast<int>(x.rows());
     const RowMatrix embedding = x;
     std::vector<VisibleSpan> spans(static_cast<std::size_t>(S), VisibleSpan{0, S});
     std::optional<BiasTable> bias;

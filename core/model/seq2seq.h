@@ -59,6 +59,7 @@ private:
     };
     struct StackWeights {
         std::vector<Layer> layers;
+        std::optional<Linear> conv1, conv2; // a speech encoder's convolutions, as products: [C, in * 3]
         std::optional<WeightView> posEmb, relBias; // learned positions [rows, C]; T5's bias [buckets, heads]
         std::optional<Norm> embNorm, finalNorm;
     };
@@ -78,6 +79,7 @@ private:
     };
 
     void describe(std::string source);
+    void describeStreams();
     void loadStack(Stack stack, StackWeights& out) const;
     void embed(Stack stack, std::span<const std::int32_t> ids, int firstPosition, RowMatrix& x) const;
     void norm(const RowMatrix& x, const Norm& n, RowMatrix& out) const;
@@ -98,8 +100,12 @@ private:
     void attend(ScoreInputs& in, const float* values, SegmentDriver& drive, LayerView& view, RowMatrix& heads) const;
 
     // The encoder over the run's source, every site reported, then the source stream; the cross keys and values.
-    std::shared_ptr<const Encoded> encode(const std::vector<std::int32_t>& source, SegmentDriver& drive,
-                                          AttentionObserver& observer) const;
+    std::shared_ptr<const Encoded> encode(const State& st, SegmentDriver& drive, AttentionObserver& observer) const;
+    // The encoder's input rows: the source's embeddings, or (a speech model) the convolutions over its spectrogram
+    // plus the stored sinusoids.
+    void embedSource(const State& st, RowMatrix& x) const;
+    void embedAudio(const AudioFeatures& audio, RowMatrix& x) const;
+    void checkAudio(const RunOptions& options) const;
     void encoderLayer(int l, RowMatrix& x, std::span<const VisibleSpan> spans, const BiasTable* bias,
                       SegmentDriver& drive) const;
     // Decoder layer l over the segment's rows `y` [T, C] after P cached target tokens.

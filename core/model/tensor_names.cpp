@@ -514,8 +514,20 @@ const Seq2SeqNames& seq2seqNames(ModelFamily family, bool gguf)
          "decoder.layers.{l}.encoder_attn.q_proj", "decoder.layers.{l}.encoder_attn.k_proj",
          "decoder.layers.{l}.encoder_attn.v_proj", "decoder.layers.{l}.encoder_attn.out_proj",
          "decoder.layers.{l}.final_layer_norm", "decoder.layers.{l}.fc1", nullptr, nullptr, "decoder.layers.{l}.fc2"}};
+    // Whisper: BART's layer names, the token table inside the decoder, convolutions before the encoder's layers.
+    static const Seq2SeqNames whisper{
+        "model.", "decoder.embed_tokens.weight", nullptr, "proj_out.weight", nullptr,
+        {"encoder.embed_positions.weight", nullptr, "encoder.layer_norm", nullptr,
+         "encoder.layers.{l}.self_attn_layer_norm", "encoder.layers.{l}.self_attn.q_proj",
+         "encoder.layers.{l}.self_attn.k_proj", "encoder.layers.{l}.self_attn.v_proj",
+         "encoder.layers.{l}.self_attn.out_proj", nullptr, nullptr, nullptr, nullptr, nullptr,
+         "encoder.layers.{l}.final_layer_norm", "encoder.layers.{l}.fc1", nullptr, nullptr, "encoder.layers.{l}.fc2",
+         "encoder.conv1", "encoder.conv2"},
+        bart.dec};
     if (family == ModelFamily::T5)
         return gguf ? t5Gguf : t5;
+    if (family == ModelFamily::Whisper)
+        return whisper;
     return bart;
 }
 

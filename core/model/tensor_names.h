@@ -138,6 +138,7 @@ struct Seq2SeqStackNames {
     const char *selfNorm, *q, *k, *v, *o;
     const char *crossNorm, *cq, *ck, *cv, *co;
     const char *ffnNorm, *ffnIn, *ffnGate, *ffnUp, *ffnOut; // ffnIn ungated; ffnGate (activated) and ffnUp gated
+    const char *conv1 = nullptr, *conv2 = nullptr; // a speech encoder's convolutions over the spectrogram (Whisper)
 };
 struct Seq2SeqNames {
     const char* prefix;    // "model." of BART's *ForConditionalGeneration files ("" when the file lacks it)

@@ -85,6 +85,16 @@ void checkSampling(const Sampling& sampling, const std::array<const char*, 3>& n
                                              formatNumber(sampling.topP));
 }
 
+std::vector<float> processedLogits(std::span<const float> logits, const Sampling& sampling, bool firstToken)
+{
+    std::vector<float> out(logits.begin(), logits.end());
+    for (const auto* ids : {&sampling.excluded, firstToken ? &sampling.excludedFirst : nullptr})
+        for (auto id : ids ? *ids : std::vector<std::int32_t>{})
+            if (id >= 0 && static_cast<std::size_t>(id) < out.size())
+                out[static_cast<std::size_t>(id)] = -std::numeric_limits<float>::infinity();
+    return out;
+}
+
 std::int32_t chooseToken(std::span<const float> allowedLogits, const Sampling& sampling, std::mt19937_64& rng)
 {
     if (allowedLogits.empty())
@@ -93,10 +103,7 @@ std::int32_t chooseToken(std::span<const float> allowedLogits, const Sampling& s
     std::vector<float> masked;
     std::span<const float> logits = allowedLogits;
     if (!sampling.excluded.empty()) {
-        masked.assign(allowedLogits.begin(), allowedLogits.end());
-        for (auto id : sampling.excluded)
-            if (id >= 0 && static_cast<std::size_t>(id) < masked.size())
-                masked[static_cast<std::size_t>(id)] = -std::numeric_limits<float>::infinity();
+        masked = processedLogits(allowedLogits, sampling, false);
         if (std::all_of(masked.begin(), masked.end(), [](float v) { return std::isinf(v) && v < 0; }))
             throw Error(ErrorCode::BadInput, "every token is excluded: nothing to choose");
         logits = masked;
@@ -184,10 +191,12 @@ Generated generateTokens(const AttentionModel& model, std::span<const std::int32
     int length = static_cast<int>(prompt.size());
     std::mt19937_64 rng(seed);
     Generated out;
+    Sampling first = sampling; // the first choice also excludes excludedFirst
+    first.excluded.insert(first.excluded.end(), sampling.excludedFirst.begin(), sampling.excludedFirst.end());
     while (static_cast<int>(out.ids.size()) < count && length < context) {
         const std::span<const float> last(obs.logits.data() + obs.logits.size() - static_cast<std::size_t>(obs.vocab),
                                           static_cast<std::size_t>(obs.vocab));
-        const std::int32_t id = chooseToken(last, sampling, rng);
+        const std::int32_t id = chooseToken(last, out.ids.empty() ? first : sampling, rng);
         out.ids.push_back(id);
         out.probabilities.push_back(distributionOf(last, sampling.temperature, 0, id).actualProbability);
         out.finished = id == run.stopAt;

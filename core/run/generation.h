@@ -55,8 +55,13 @@ struct Sampling {
     double topP = 1.0;
     // Ids never chosen (controlTokenIds: <unk>, <eos>, ... unless the user asks for them), sorted or not.
     std::vector<std::int32_t> excluded;
+    // Ids never chosen as the first new token (Whisper's begin_suppress_tokens: a blank or the end at once).
+    std::vector<std::int32_t> excludedFirst;
 };
 std::int32_t chooseToken(std::span<const float> logits, const Sampling& sampling, std::mt19937_64& rng);
+// The logits a choice sees (Hugging Face's "scores"): the excluded ids at -infinity, and excludedFirst's too when
+// `firstToken`.
+std::vector<float> processedLogits(std::span<const float> logits, const Sampling& sampling, bool firstToken);
 // Throws Error(BadInput) naming the setting unless the temperature is a positive finite number, topK 0 or more and
 // topP in (0, 1]: the one rule the CLI, Python and the window apply ("temperature", "top_k", "top_p" as `names` say).
 void checkSampling(const Sampling& sampling, const std::array<const char*, 3>& names = {"temperature", "top_k", "top_p"});

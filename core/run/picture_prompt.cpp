@@ -215,11 +215,6 @@ OutputTensor idTensor(const char* name, const std::vector<std::int32_t>& ids)
     return {name, {static_cast<std::int64_t>(ids.size())}, std::vector<float>(ids.begin(), ids.end())};
 }
 
-OutputTensor rowsTensor(const char* name, const RowMatrix& m)
-{
-    return {name, {m.rows(), m.cols()}, std::vector<float>(m.data(), m.data() + m.size())};
-}
-
 // Adds each layer's mask as the reference writes it (1 = key visible): layer{l}.attn_mask, and layer 0's as attn_mask.
 class MaskTap final : public AttentionObserver {
 public:

@@ -3,6 +3,7 @@
 
 #include "run/generation.h"
 #include "run/picture_prompt.h"
+#include "run/speech_run.h"
 #include "model/run_limits.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -11,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <set>
 
 namespace attnscope::core {
 
@@ -61,6 +64,8 @@ public:
         , m_out(out)
     {
     }
+    // Sites over a read stream too long to dump whole (a speech encoder's 1500 frames): these query rows only.
+    void setStreamRows(std::vector<int> rows) { m_streamRows = std::move(rows); }
     bool wantTerms() const override { return m_relative || m_fixedTerms; }
     bool wantLogits() const override { return !m_relative; }
     bool wantScores() const override { return m_rotary; }
@@ -88,6 +93,10 @@ public:
         const Shape probShape{l.heads, l.qlen, l.klen};
         if (l.inputs.mixer != Mixer::Softmax) {
             addImplicitSite(p, l);
+            return;
+        }
+        if (!m_streamRows.empty() && site.queryStream != m_info.segmentStream()) {
+            addSampledRows(p, l);
             return;
         }
         if (m_rotary) {
@@ -141,6 +150,31 @@ public:
     }
 
 private:
+    // A read stream's site by sampled rows: their probabilities and outputs, and every row's largest probability.
+    void addSampledRows(const std::string& p, const LayerView& l)
+    {
+        const auto R = static_cast<int>(m_streamRows.size());
+        std::vector<float> rows(static_cast<std::size_t>(l.heads) * R * l.klen), rowMax(static_cast<std::size_t>(l.heads) * l.qlen);
+        std::vector<float> hidden(static_cast<std::size_t>(R) * l.dModel), index(m_streamRows.begin(), m_streamRows.end());
+        for (int h = 0; h < l.heads; ++h) {
+            const float* head = l.attnProb + static_cast<std::size_t>(h) * l.qlen * l.klen;
+            for (int i = 0; i < l.qlen; ++i)
+                rowMax[static_cast<std::size_t>(h) * l.qlen + i] = *std::max_element(head + static_cast<std::size_t>(i) * l.klen, head + static_cast<std::size_t>(i + 1) * l.klen);
+            for (int r = 0; r < R; ++r)
+                std::copy_n(head + static_cast<std::size_t>(m_streamRows[static_cast<std::size_t>(r)]) * l.klen, l.klen,
+                            rows.begin() + (static_cast<std::ptrdiff_t>(h) * R + r) * l.klen);
+        }
+        for (int r = 0; r < R && l.hidden; ++r)
+            std::copy_n(l.hidden + static_cast<std::size_t>(m_streamRows[static_cast<std::size_t>(r)]) * l.dModel, l.dModel,
+                        hidden.begin() + static_cast<std::ptrdiff_t>(r) * l.dModel);
+        m_out.push_back({p + "attn_prob_rows", {l.heads, R, l.klen}, std::move(rows)});
+        m_out.push_back({p + "attn_rowmax", {l.heads, l.qlen}, std::move(rowMax)});
+        if (l.hidden)
+            m_out.push_back({p + "hidden_rows", {R, l.dModel}, std::move(hidden)});
+        if (l.layer == 0)
+            m_out.push_back({stackPrefix(m_info.site(l.site).stack) + "attn_rows", {R}, std::move(index)});
+    }
+
     // A site whose grid is an implicit map: the mixer's parts, its map per head (masked entries 0), the aggregate its
     // row declares, the layer's output before the residual add and after it.
     void addImplicitSite(const std::string& p, const LayerView& l)
@@ -257,6 +291,7 @@ private:
     Stack m_segmentStack;
     std::vector<OutputTensor>& m_out;
     std::string m_segPrefix;
+    std::vector<int> m_streamRows;
     std::vector<float> m_layerInput; // the residual stream entering the current layer
 };
 
@@ -333,6 +368,43 @@ void readSourceAndTarget(const nlohmann::json& input, const std::string& inputFi
     run.options.source = std::make_shared<const std::vector<std::int32_t>>(std::move(source));
 }
 
+// The folder a model was opened from (its preprocessor_config.json lives there).
+std::string modelFolder(const ModelInfo& info)
+{
+    const std::filesystem::path p(info.source);
+    return std::filesystem::is_directory(p) ? p.string() : p.parent_path().string();
+}
+
+// A speech model's input: "audio" (a file beside input.json) or "input_features" (a safetensors file holding them),
+// and "decoder_input_ids". The encoder's sites are dumped at a few rows: the first two, the recording's middle, its
+// last, the two after it, the window's middle and its last (as the reference stores them).
+void readAudioAndTarget(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile,
+                        ReferenceRun& run)
+{
+    const std::filesystem::path dir = std::filesystem::path(inputFile).parent_path();
+    auto fileAt = [&](const char* key) {
+        if (!input[key].is_string())
+            throw Error(ErrorCode::BadInput, "must be a file name", inputFile, key);
+        return (dir / input[key].get<std::string>()).string();
+    };
+    if (input.contains("input_features"))
+        run.options.audio = readAudioFeatures(fileAt("input_features"));
+    else if (input.contains("audio"))
+        run.options.audio = audioFeaturesOfFile(model, modelFolder(model.info()), fileAt("audio"));
+    else
+        throw Error(ErrorCode::BadInput, "a speech model's input needs \"audio\" (a recording beside it) or "
+                                         "\"input_features\"", inputFile);
+    if (!input.contains("decoder_input_ids"))
+        throw Error(ErrorCode::BadInput, "a speech model's input needs \"decoder_input_ids\" (the transcript from the start "
+                                         "token)", inputFile, "decoder_input_ids");
+    run.segments.push_back(jsonIdList(input["decoder_input_ids"], inputFile, "decoder_input_ids"));
+    const int S = run.options.audio->frames / 2, F = std::clamp(run.options.audio->contentFrames / 2, 1, S);
+    std::set<int> rows{0, 1, F / 2, F - 1, F, F + 1, S / 2, S - 1};
+    for (const int r : rows)
+        if (r >= 0 && r < S)
+            run.streamRows.push_back(r);
+}
+
 // One sequence: "token_ids", or the encoders' Hugging Face names: "input_ids" with "token_type_ids" and
 // "attention_mask"; positions 0 .. T-1 and batch 1.
 void readOneSequence(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile,
@@ -405,6 +477,8 @@ ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::js
     ReferenceRun run;
     if (model.info().hasRelativeTerms)
         readRelativeRun(model, input, inputFile, run);
+    else if (model.info().can.audio)
+        readAudioAndTarget(model, input, inputFile, run);
     else if (model.info().typedReadStream() >= 0)
         readSourceAndTarget(input, inputFile, run);
     else
@@ -423,12 +497,17 @@ std::vector<OutputTensor> dumpReference(const AttentionModel& model, const nlohm
     const ReferenceRun run = parseReferenceInput(model, input, inputFile);
     std::vector<OutputTensor> out;
     DumpObserver observer(model.info(), out);
+    observer.setStreamRows(run.streamRows);
     try {
         model.run(run.segments, run.options, observer);
     } catch (const Error& e) {
         if (e.file().empty())
             throw Error(e.code(), e.message(), inputFile, e.key());
         throw;
+    }
+    if (model.info().can.audio) { // a speech reference names the transcript it ran
+        const auto& ids = run.segments.front();
+        out.push_back({"decoder.input_ids", {static_cast<std::int64_t>(ids.size())}, std::vector<float>(ids.begin(), ids.end())});
     }
     return out;
 }

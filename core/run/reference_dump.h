@@ -24,6 +24,7 @@ std::vector<std::int32_t> jsonIdList(const nlohmann::json& v, const std::string&
 struct ReferenceRun {
     std::vector<std::vector<std::int32_t>> segments;
     RunOptions options;
+    std::vector<int> streamRows; // a speech encoder's rows to dump (its sites are too large whole); empty: all
 };
 ReferenceRun parseReferenceInput(const AttentionModel& model, const nlohmann::json& input, const std::string& inputFile);
 

@@ -24,6 +24,8 @@ std::vector<std::filesystem::path> imageReferenceCases(const std::string& prefix
 std::vector<std::filesystem::path> pictureReferenceCases(const std::string& prefix = "");
 // The encoder-decoder reference cases (T5, BART, Marian), likewise.
 std::vector<std::filesystem::path> seq2seqReferenceCases(const std::string& prefix = "");
+// The speech cases (Whisper: a recording and a transcript; tests/core/test_whisper.cpp runs them).
+std::vector<std::filesystem::path> speechReferenceCases(const std::string& prefix = "");
 
 // A fresh empty folder under the system temp dir, removed on destruction.
 class TempDir {

@@ -1,0 +1,178 @@
+// Running a speech model on a recording.
+#include "run/speech_run.h"
+
+#include "audio/audio_file.h"
+#include "io/safetensors.h"
+#include "model/seq2seq.h"
+#include "tokenize/tokenizer.h"
+#include "util/error.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attnscope::core {
+
+namespace {
+
+// Copies the chosen heads' rows of each cross-attention site, and the logits.
+class CrossRecorder final : public AttentionObserver {
+public:
+    CrossRecorder(const ModelInfo& info, const std::vector<DecoderHead>& heads, CrossAttentionRun& out)
+        : m_info(info)
+        , m_heads(heads)
+        , m_out(out)
+    {
+        for (const auto& h : heads)
+            m_out.heads.push_back(HeadRows{h, {}});
+    }
+    bool wantLogits() const override { return true; }
+    void onLayer(const LayerView& l) override
+    {
+        if (m_info.site(l.site).kind != SiteKind::Cross)
+            return;
+        m_out.keys = l.klen;
+        const auto per = static_cast<std::size_t>(l.qlen) * l.klen;
+        for (std::size_t k = 0; k < m_heads.size(); ++k)
+            if (m_heads[k].layer == l.layer) {
+                const float* p = l.attnProb + per * static_cast<std::size_t>(m_heads[k].head);
+                m_out.heads[k].probs.assign(p, p + per);
+            }
+    }
+    void onSegmentEnd(const SegmentEndView& e) override
+    {
+        m_out.logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen - e.firstLogitRow) * e.vocab);
+    }
+
+private:
+    const ModelInfo& m_info;
+    const std::vector<DecoderHead>& m_heads;
+    CrossAttentionRun& m_out;
+};
+
+} // namespace
+
+std::shared_ptr<const AudioFeatures> audioFeaturesOfFile(const AttentionModel& model, const std::string& folder,
+                                                         const std::string& audioPath)
+{
+    if (!model.info().can.audio)
+        throw Error(ErrorCode::BadInput, "this model reads text, not audio", audioPath);
+    const auto* speech = dynamic_cast<const EncoderDecoderModel*>(&model);
+    const MelSettings settings = readMelSettings(folder, speech ? speech->config().audioMels : 80);
+    const AudioSamples audio = readAudioFile(audioPath, settings.sampleRate, settings.windowSeconds());
+    auto features = std::make_shared<AudioFeatures>(logMelFeatures(audio.samples, settings));
+    features->seconds = audio.fileSeconds;
+    return features;
+}
+
+std::shared_ptr<const AudioFeatures> readAudioFeatures(const std::string& path)
+{
+    const SafetensorsFile file(path);
+    const TensorInfo* t = file.find("input_features");
+    if (!t)
+        throw Error(ErrorCode::MissingTensor, "has no input_features tensor", path, "input_features");
+    std::vector<std::int64_t> shape(t->shape.begin(), t->shape.end());
+    if (shape.size() == 3 && shape[0] == 1)
+        shape.erase(shape.begin());
+    if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1)
+        throw Error(ErrorCode::ShapeMismatch, "input_features is not [mels, frames]", path, "input_features");
+    auto f = std::make_shared<AudioFeatures>();
+    f->mels = static_cast<int>(shape[0]);
+    f->frames = static_cast<int>(shape[1]);
+    f->values = readAsFloat(file, *t);
+    f->contentFrames = f->frames;
+    if (const TensorInfo* n = file.find("num_frames")) { // int64 as the feature extractor writes it, or a float
+        double v = 0;
+        if (n->dtype == DType::I64 && n->end - n->begin == sizeof(std::int64_t)) {
+            std::int64_t i = 0;
+            std::memcpy(&i, file.bytes(*n), sizeof i);
+            v = static_cast<double>(i);
+        } else if (const auto d = readAsDouble(file, *n); d.size() == 1) {
+            v = d[0];
+        }
+        if (!(v >= 1 && v <= f->frames))
+            throw Error(ErrorCode::BadInput, "num_frames must be one count from 1 to the " + std::to_string(f->frames) +
+                                                 " frames", path, "num_frames");
+        f->contentFrames = static_cast<int>(v);
+    }
+    f->seconds = f->contentFrames * f->frameSeconds;
+    return f;
+}
+
+CrossAttentionRun crossAttentionOf(const AttentionModel& model, const RunOptions& options,
+                                   const std::vector<std::int32_t>& ids, const std::vector<DecoderHead>& heads)
+{
+    CrossAttentionRun out;
+    CrossRecorder recorder(model.info(), heads, out);
+    model.run({ids}, options, recorder);
+    return out;
+}
+
+Transcript transcriptOf(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& prompt,
+                        const SpeechSettings& settings)
+{
+    Transcript t;
+    if (!ids.empty() && ids.front() == settings.start) {
+        const auto marker = std::find(ids.begin(), ids.end(), settings.noTimestamps);
+        if (marker == ids.end())
+            throw Error(ErrorCode::BadInput, "the ids start a transcript but have no <|notimestamps|> (" +
+                                                 std::to_string(settings.noTimestamps) + "): give the text tokens alone");
+        t.sot.assign(ids.begin(), marker);
+        t.text.assign(marker + 1, ids.end());
+    } else {
+        t.sot = prompt;
+        if (!t.sot.empty() && t.sot.back() == settings.noTimestamps)
+            t.sot.pop_back();
+        t.text = ids;
+    }
+    if (!t.text.empty() && t.text.back() == settings.end)
+        t.text.pop_back();
+    for (const auto id : t.text)
+        if (id >= settings.end)
+            throw Error(ErrorCode::BadInput, "token " + std::to_string(id) +
+                                                 " is a special token: word timings are for the text's tokens");
+    if (t.text.empty())
+        throw Error(ErrorCode::BadInput, "the transcript has no text tokens to time");
+    return t;
+}
+
+std::vector<std::int32_t> decoderInput(const Transcript& t, const SpeechSettings& settings)
+{
+    std::vector<std::int32_t> ids = t.sot;
+    ids.push_back(settings.noTimestamps);
+    ids.insert(ids.end(), t.text.begin(), t.text.end());
+    ids.push_back(settings.end);
+    return ids;
+}
+
+std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info)
+{
+    std::vector<DecoderHead> heads;
+    for (const auto& site : info.sites)
+        if (site.kind == SiteKind::Cross)
+            for (int h = 0; h < info.heads; ++h)
+                heads.push_back({site.layer, h});
+    return heads;
+}
+
+TranscriptRun transcriptRun(const AttentionModel& model, std::shared_ptr<const AudioFeatures> audio,
+                            const Transcript& transcript, const SpeechSettings& settings,
+                            const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer)
+{
+    RunOptions options;
+    options.audio = audio;
+    CrossAttentionRun cross = crossAttentionOf(model, options, decoderInput(transcript, settings), heads);
+    TranscriptRun run;
+    run.sot = transcript.sot;
+    run.text = transcript.text;
+    run.end = settings.end;
+    run.frames = std::max(1, audio->contentFrames / 2);
+    run.heads = std::move(cross.heads);
+    run.logits = std::move(cross.logits);
+    run.vocab = model.info().vocabSize;
+    run.bytesOf = [tokenizer](std::int32_t id) {
+        return tokenizer ? tokenizer->textOf(id) : "<" + std::to_string(id) + ">";
+    };
+    return run;
+}
+
+} // namespace attnscope::core
