@@ -34,6 +34,7 @@ int main(int argc, char** argv)
         {"model", "Model folder, its config.json, a .gguf file, a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it, or builtin:NAME (default builtin:txl-wikitext2).", "MODEL"},
         {"text", "Text to analyse.", "TEXT"},
         {"text-file", "File with the text to analyse.", "FILE"},
+        {"audio", "Speech models (Whisper): the recording to listen to (WAV, FLAC, OGG); --text is then its transcript.", "FILE"},
         {"image", "Vision models: the picture to look at (PNG, JPEG; default: the model folder's own); vision-language models: the PNG read beside --text.", "FILE"},
         {"query", "Vision models, with --export: whose attention over the picture (CLS, a register such as REG1, or a "
                   "patch as r3c5; default CLS).", "TOKEN"},
@@ -103,7 +104,16 @@ int main(int argc, char** argv)
                          Qt::SingleShotConnection);
         text = picture;
     }
-    if (text.isEmpty())
+    if (p.isSet("audio")) { // a speech model hears the recording; the text box holds the transcript (or nothing)
+        const QString recording = QFileInfo(p.value("audio")).absoluteFilePath();
+        QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
+                         [&window, recording](const app::ModelBundlePtr& m) {
+                             if (m->info().can.audio)
+                                 window.files()->openAudio(recording);
+                         },
+                         Qt::SingleShotConnection);
+    }
+    if (text.isEmpty() && !p.isSet("audio"))
         text = app::builtinSampleText(dirs);
     window.setText(text);
     if (p.isSet("source"))

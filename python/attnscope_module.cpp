@@ -20,6 +20,7 @@
 #include "run/text_capture.h"
 #include "run/image_capture.h"
 #include "run/picture_prompt.h"
+#include "run/speech_run.h"
 #include "image/png_reader.h"
 #include "image/preprocess.h"
 #include "model/seq2seq.h"
@@ -659,9 +660,11 @@ public:
                    std::optional<py::array_t<float, py::array::c_style | py::array::forcecast>> pixelValues,
                    std::optional<std::vector<std::int32_t>> tokenTypes, std::optional<std::vector<int>> attentionMask,
                    std::optional<bool> sameLength, std::optional<int> clampLen,
-                   std::optional<std::vector<std::string>> images) const
+                   std::optional<std::vector<std::string>> images, std::optional<std::string> audio) const
     {
         const auto& can = m_loaded->model->info().can;
+        if (can.audio || audio)
+            return py::cast(runSpeech(audio, text, ids, maxNewTokens));
         if (images) {
             if (image || images->size() != 1)
                 throw Error(ErrorCode::BadInput, "give run() one picture: images=[\"file.png\"] (several pictures in "
@@ -700,6 +703,39 @@ public:
                 o.run.padding.push_back(m == 0 ? 1 : 0);
         }
         return py::cast(runText(text, ids, o));
+    }
+
+    // A speech model's recording with its transcript: ids (from the start token, or text tokens after the prompt), a
+    // text (tokenized, after the prompt), or the model's own greedy transcription. A Capture of the transcript.
+    Capture runSpeech(const std::optional<std::string>& audio, const std::optional<std::string>& text,
+                      const std::optional<std::vector<std::int32_t>>& ids, int maxNewTokens) const
+    {
+        const auto& model = *m_loaded->model;
+        if (!model.info().can.audio)
+            throw Error(ErrorCode::BadInput, model.info().source + " reads text, not audio");
+        if (!audio)
+            throw Error(ErrorCode::BadInput, model.info().source + " listens: give run() audio=\"file.wav\"");
+        if (text && ids)
+            throw Error(ErrorCode::BadInput, "give run() the transcript as a text or ids=[...], not both");
+        if (text && !m_tokenizer)
+            throw Error(ErrorCode::BadInput, model.info().source + " has no tokenizer files: give ids=[...]");
+        std::shared_ptr<const TextCapture> capture;
+        {
+            py::gil_scoped_release free;
+            const auto features = audioFeaturesOfFile(model, m_loaded->folder, *audio);
+            const SpeechSettings settings = readSpeechSettings(m_loaded->folder, model.info());
+            std::vector<std::int32_t> given;
+            if (text)
+                for (const auto& t : m_tokenizer->encode(*text))
+                    given.push_back(t.id);
+            else if (ids)
+                given = *ids;
+            const auto decoder = speechDecoderIds(model, settings, features, text || ids ? &given : nullptr, maxNewTokens);
+            CaptureOptions o;
+            o.run.audio = features;
+            capture = captureText(model, tokensOfIds(decoder, m_tokenizer.get()), o);
+        }
+        return Capture(m_loaded, capture, m_spec, text.value_or(std::string()), m_tokenizer);
     }
 
     // A vision-language model's prompt (a text, or ids) with a picture: a placeholder is put where the text starts
@@ -1136,10 +1172,10 @@ PYBIND11_MODULE(_attnscope, m)
              py::arg("target_ids") = py::none(), py::arg("max_new_tokens") = 32, py::arg("image") = py::none(),
              py::arg("pixel_values") = py::none(), py::arg("token_type_ids") = py::none(),
              py::arg("attention_mask") = py::none(), py::arg("same_length") = py::none(),
-             py::arg("clamp_len") = py::none(), py::arg("images") = py::none(),
+             py::arg("clamp_len") = py::none(), py::arg("images") = py::none(), py::arg("audio") = py::none(),
              "run(text=None, *, ids=None, segment_length=None, mem_len=None, target=None, target_ids=None,\n"
              "    max_new_tokens=32, image=None, pixel_values=None, token_type_ids=None, attention_mask=None,\n"
-             "    same_length=None, clamp_len=None, images=None) -> Capture\n\n"
+             "    same_length=None, clamp_len=None, images=None, audio=None) -> Capture\n\n"
              "Runs a text (tokenized as the app does: the tokenizer's special tokens added) or token ids, and\n"
              "returns a Capture that keeps the queries and keys (probabilities computed when attention() asks).\n"
              "An encoder-decoder model (T5, BART, Marian): the text or ids are the source; `target` (a text) or\n"
@@ -1149,7 +1185,10 @@ PYBIND11_MODULE(_attnscope, m)
              "image='file.png' (preprocessed as the model folder says) or pixel_values [3, H, W]; returns a\n"
              "Capture whose tokens are CLS, registers and patches (r3c5: row 3, column 5). A vision-language model\n"
              "(LLaVA): text or ids with images=['file.png'] (or image=): the prompt's <image> placeholder (put where\n"
-             "the text starts when it has none) expanded to the picture's tokens, every decoder layer a site. With ids, an encoder takes\n"
+             "the text starts when it has none) expanded to the picture's tokens, every decoder layer a site. A speech\n"
+             "model (Whisper): audio='file.wav' with the transcript as ids (from <|startoftranscript|>, or text tokens\n"
+             "after the prompt) or a text, or without them the model's greedy transcription (max_new_tokens); the\n"
+             "Capture's tokens are the transcript, attention(layer, site='encoder'|'decoder'|'cross') every site. With ids, an encoder takes\n"
              "token_type_ids (sentence A 0, B 1) and attention_mask (0: padding no query sees), and Transformer-XL\n"
              "same_length and clamp_len, as a reference's input.json gives them.")
         .def("predict", &Model::predict, py::arg("prompt"), py::arg("k") = 10,

@@ -6,6 +6,7 @@
 #include "audio/log_mel.h"
 #include "io/safetensors.h"
 #include "run/generation.h"
+#include "analysis/speech_alignment.h"
 #include "run/speech_run.h"
 #include "tokenize/tokenizer.h"
 #include "util/atomic_file.h"

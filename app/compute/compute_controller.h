@@ -47,6 +47,9 @@ public:
     // A vision-language model's pictures, read with every text run from now on (until another model opens).
     void setPictures(const QStringList& files) { m_pictures = files; }
     const QStringList& pictures() const { return m_pictures; }
+    // A speech model's recording, heard with every text run from now on (until another model opens).
+    void setAudio(const QString& file) { m_audio = file; }
+    const QString& audio() const { return m_audio; }
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
     void requestThumbnails(const ViewSelection& selection); // its segment, terms and bands
@@ -169,6 +172,7 @@ private:
     std::vector<std::string> m_builtinDirs;
     int m_previewAfterMs = 100;
     QStringList m_pictures; // setPictures
+    QString m_audio;        // setAudio
     ModelBundlePtr m_model;
     TextResultPtr m_text;
     std::array<JobTracker, kJobKindCount> m_jobs; // one per row of the job table

@@ -73,6 +73,23 @@ void FileActions::openImage(const QString& path)
     showImageDock();
 }
 
+void FileActions::openAudio(const QString& path)
+{
+    const auto& m = m_parts.compute->model();
+    if (!m || !m->info().can.audio) {
+        QMessageBox::information(m_parts.window, tr("Open a speech model first"),
+                                 tr("%1 reads text. Recordings are for speech models (Whisper): open one, then the "
+                                    "recording.")
+                                     .arg(m ? m->displayName : tr("This model")));
+        return;
+    }
+    m_parts.compute->setAudio(QFileInfo(path).absoluteFilePath());
+    m_parts.status->show(tr("Listening to %1: Generate transcribes it, a typed transcript is read; the cross-attention "
+                            "grid's columns are its 20-ms frames")
+                             .arg(QFileInfo(path).fileName()));
+    m_streams->requestRun();
+}
+
 void FileActions::showImageDock()
 {
     if (auto* dock = m_parts.window->findChild<QDockWidget*>(QStringLiteral("imageDock"))) {
@@ -92,8 +109,12 @@ QString FileActions::openDropped(const QString& path)
                                     QStringLiteral("bmp"), QStringLiteral("webp")};
     if (QFileInfo(path).isFile() && texts.contains(suffix))
         return openTextFile(path);
+    static const QStringList sounds{QStringLiteral("wav"), QStringLiteral("flac"), QStringLiteral("ogg"),
+                                    QStringLiteral("oga"), QStringLiteral("aiff"), QStringLiteral("aif")};
     if (QFileInfo(path).isFile() && images.contains(suffix))
         openImage(path);
+    else if (QFileInfo(path).isFile() && sounds.contains(suffix))
+        openAudio(path);
     else if (suffix == QLatin1String("attnscope"))
         return openSession(path);
     else

@@ -24,6 +24,8 @@ public:
     QString openTextFile(const QString& path);
     // A picture for the open vision model (a text model says it reads text, in a box).
     void openImage(const QString& path);
+    // A recording for the open speech model (Whisper): heard with the transcript in the text box.
+    void openAudio(const QString& path);
     // A dropped file: a text file becomes the text, a picture the picture, a session reopens; anything else is taken
     // as a model (folder, config, .gguf, PyTorch checkpoint).
     QString openDropped(const QString& path);

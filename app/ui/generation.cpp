@@ -1,6 +1,8 @@
 // Generation: one token per step, through the text box and the compute controller.
 #include "ui/generation.h"
 
+#include "audio/speech_settings.h"
+
 #include "analysis/token_predictions.h"
 #include "compute/compute_controller.h"
 #include "tokenize/tokenizer.h"
@@ -58,7 +60,20 @@ void Generation::step(const NextTokenResultPtr& next)
     auto sampling = m_predictions->sampling();
     if (!m_predictions->allowsControlTokens())
         sampling.excluded = r->model->controlIds;
+    std::int32_t end = -1;
+    if (r->model->info().can.audio) { // a speech model: its generation config's suppressions, and its end token
+        const auto speech = core::readSpeechSettings(r->model->loaded.folder, r->model->info());
+        sampling.excluded = speech.suppress;
+        if (m_text->text().trimmed().isEmpty())
+            sampling.excluded.insert(sampling.excluded.end(), speech.suppressAtBegin.begin(), speech.suppressAtBegin.end());
+        end = speech.end;
+    }
     const auto id = core::chooseToken(next->logits, sampling, m_generator);
+    if (id == end) { // the transcript is complete
+        stop();
+        m_status(tr("The model ended its transcript."));
+        return;
+    }
     if (--m_left == 0)
         m_predictions->setGenerating(false);
     m_text->appendGenerated(QString::fromStdString(r->model->tokenizer->textOf(id)));

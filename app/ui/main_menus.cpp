@@ -80,6 +80,12 @@ void MainWindow::buildFileMenu()
         if (!path.isEmpty())
             m_files->openImage(path);
     });
+    file->addAction(tr("Open &Audio…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open audio"), QString(),
+                                                          tr("Recordings (*.wav *.flac *.ogg *.oga *.aiff *.aif);;All files (*)"));
+        if (!path.isEmpty())
+            m_files->openAudio(path);
+    });
     file->addSeparator();
     file->addAction(tr("Open &Session…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), QString(), tr("attnscope sessions (*.attnscope)"));

@@ -112,8 +112,26 @@ void StreamController::onModelLoaded(const ModelBundlePtr& m)
     openOnSample(m);
     showImageDock(m);
     showStreams(m);
+    showSpeech(m);
     if (p.layout->presentation()) // another model while presenting: its Predictions appear (or go) as presentation mode placed them
         m_docks->placePresentationDocks();
+}
+
+void StreamController::showSpeech(const ModelBundlePtr& m)
+{
+    const auto& info = m->info();
+    if (!info.can.audio)
+        return;
+    const QString now = m_parts.text->text();
+    if (now == builtinSampleText(m_parts.builtinDirs) || now == m_sampleShown) // a sample is no transcript
+        m_parts.text->setTextSilently(QString());
+    m_parts.text->setPlaceholder(tr("The transcript of the recording (File > Open Audio…): type it to read it, or "
+                                    "leave it empty and Generate in Predictions to let the model transcribe"));
+    int lastCross = 0;
+    for (int s = 0; s < info.siteCount(); ++s)
+        if (info.site(s).kind == core::SiteKind::Cross)
+            lastCross = s;
+    m_selection->setSelection(lastCross, {0});
 }
 
 void StreamController::openOnSample(const ModelBundlePtr& m)
@@ -252,7 +270,9 @@ void StreamController::requestRun()
     const WindowParts& p = m_parts;
     if (!p.compute->model())
         return;
-    if (p.text->text().trimmed().isEmpty()) {
+    // A speech model hears its recording with an empty transcript too: the prompt's rows over the audio.
+    const bool listening = p.compute->model()->info().can.audio && !p.compute->audio().isEmpty();
+    if (p.text->text().trimmed().isEmpty() && !listening) {
         // Nothing of the old text stays on screen: grid, text view, thumbnails, segments, status.
         p.compute->dropText();
         p.text->setTokenInfo(tr("Type some text to see its attention."));

@@ -40,6 +40,9 @@ private:
     void onModelLoaded(const ModelBundlePtr& m);
     void openOnSample(const ModelBundlePtr& m); // the model's own sample text, when the user typed none
     void showImageDock(const ModelBundlePtr& m);
+    // A speech model: the text box is its transcript (empty: the prompt alone, Generate transcribes), the grid its
+    // last decoder layer's cross-attention over the recording's frames.
+    void showSpeech(const ModelBundlePtr& m);
     // An encoder-decoder model replaces the Text tab with the Translation tab and translates its source; a
     // single-stream model brings the Text tab back.
     void showStreams(const ModelBundlePtr& m);

@@ -4,52 +4,13 @@
 #include "audio/audio_file.h"
 #include "io/safetensors.h"
 #include "model/seq2seq.h"
-#include "tokenize/tokenizer.h"
+#include "run/generation.h"
 #include "util/error.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace attnscope::core {
-
-namespace {
-
-// Copies the chosen heads' rows of each cross-attention site, and the logits.
-class CrossRecorder final : public AttentionObserver {
-public:
-    CrossRecorder(const ModelInfo& info, const std::vector<DecoderHead>& heads, CrossAttentionRun& out)
-        : m_info(info)
-        , m_heads(heads)
-        , m_out(out)
-    {
-        for (const auto& h : heads)
-            m_out.heads.push_back(HeadRows{h, {}});
-    }
-    bool wantLogits() const override { return true; }
-    void onLayer(const LayerView& l) override
-    {
-        if (m_info.site(l.site).kind != SiteKind::Cross)
-            return;
-        m_out.keys = l.klen;
-        const auto per = static_cast<std::size_t>(l.qlen) * l.klen;
-        for (std::size_t k = 0; k < m_heads.size(); ++k)
-            if (m_heads[k].layer == l.layer) {
-                const float* p = l.attnProb + per * static_cast<std::size_t>(m_heads[k].head);
-                m_out.heads[k].probs.assign(p, p + per);
-            }
-    }
-    void onSegmentEnd(const SegmentEndView& e) override
-    {
-        m_out.logits.assign(e.logits, e.logits + static_cast<std::size_t>(e.qlen - e.firstLogitRow) * e.vocab);
-    }
-
-private:
-    const ModelInfo& m_info;
-    const std::vector<DecoderHead>& m_heads;
-    CrossAttentionRun& m_out;
-};
-
-} // namespace
 
 std::shared_ptr<const AudioFeatures> audioFeaturesOfFile(const AttentionModel& model, const std::string& folder,
                                                          const std::string& audioPath)
@@ -98,15 +59,6 @@ std::shared_ptr<const AudioFeatures> readAudioFeatures(const std::string& path)
     return f;
 }
 
-CrossAttentionRun crossAttentionOf(const AttentionModel& model, const RunOptions& options,
-                                   const std::vector<std::int32_t>& ids, const std::vector<DecoderHead>& heads)
-{
-    CrossAttentionRun out;
-    CrossRecorder recorder(model.info(), heads, out);
-    model.run({ids}, options, recorder);
-    return out;
-}
-
 Transcript transcriptOf(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& prompt,
                         const SpeechSettings& settings)
 {
@@ -144,6 +96,39 @@ std::vector<std::int32_t> decoderInput(const Transcript& t, const SpeechSettings
     return ids;
 }
 
+std::vector<std::int32_t> speechDecoderIds(const AttentionModel& model, const SpeechSettings& settings,
+                                           std::shared_ptr<const AudioFeatures> audio,
+                                           const std::vector<std::int32_t>* ids, int maxNewTokens)
+{
+    if (ids && !ids->empty() && ids->front() == settings.start)
+        return *ids;
+    std::vector<std::int32_t> out = speechPrompt(settings, "", "");
+    if (ids) {
+        out.insert(out.end(), ids->begin(), ids->end());
+        return out;
+    }
+    return continueTranscript(model, settings, std::move(audio), std::move(out), maxNewTokens);
+}
+
+std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const SpeechSettings& settings,
+                                             std::shared_ptr<const AudioFeatures> audio,
+                                             std::vector<std::int32_t> ids, int count)
+{
+    if (count < 1 || (!ids.empty() && ids.back() == settings.end))
+        return ids;
+    Sampling greedy;
+    greedy.excluded = settings.suppress;
+    // The first written token of a transcript (right after <|notimestamps|>) is neither a blank nor the end.
+    if (!ids.empty() && ids.back() == settings.noTimestamps)
+        greedy.excludedFirst = settings.suppressAtBegin;
+    GenerationRun run;
+    run.options.audio = std::move(audio);
+    run.stopAt = settings.end;
+    const auto written = generateTokens(model, ids, count, greedy, 0, nullptr, run);
+    ids.insert(ids.end(), written.ids.begin(), written.ids.end());
+    return ids;
+}
+
 std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info)
 {
     std::vector<DecoderHead> heads;
@@ -152,27 +137,6 @@ std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info)
             for (int h = 0; h < info.heads; ++h)
                 heads.push_back({site.layer, h});
     return heads;
-}
-
-TranscriptRun transcriptRun(const AttentionModel& model, std::shared_ptr<const AudioFeatures> audio,
-                            const Transcript& transcript, const SpeechSettings& settings,
-                            const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer)
-{
-    RunOptions options;
-    options.audio = audio;
-    CrossAttentionRun cross = crossAttentionOf(model, options, decoderInput(transcript, settings), heads);
-    TranscriptRun run;
-    run.sot = transcript.sot;
-    run.text = transcript.text;
-    run.end = settings.end;
-    run.frames = std::max(1, audio->contentFrames / 2);
-    run.heads = std::move(cross.heads);
-    run.logits = std::move(cross.logits);
-    run.vocab = model.info().vocabSize;
-    run.bytesOf = [tokenizer](std::int32_t id) {
-        return tokenizer ? tokenizer->textOf(id) : "<" + std::to_string(id) + ">";
-    };
-    return run;
 }
 
 } // namespace attnscope::core

@@ -1,9 +1,8 @@
 // A recording for a speech model and what is run on it: its features the model's way (preprocessor_config.json of
-// the model's folder, or a stored input_features tensor), the cross-attention of chosen decoder heads over a
-// teacher-forced transcript, and the word timings that come of it.
+// the model's folder, or a stored input_features tensor) and the transcript the decoder reads (typed, given as ids,
+// or the model's own). Word timings over such a run: analysis/speech_alignment.h.
 #pragma once
 
-#include "analysis/word_timing.h"
 #include "audio/audio_features.h"
 #include "audio/log_mel.h"
 #include "audio/speech_settings.h"
@@ -24,15 +23,6 @@ std::shared_ptr<const AudioFeatures> audioFeaturesOfFile(const AttentionModel& m
 // A stored "input_features" [mels, frames] (and "num_frames" when present) of a safetensors file.
 std::shared_ptr<const AudioFeatures> readAudioFeatures(const std::string& path);
 
-// Every decoder layer's cross-attention of the chosen heads over teacher-forced `ids`, and the run's logits.
-struct CrossAttentionRun {
-    std::vector<HeadRows> heads; // in the order asked
-    std::vector<float> logits;   // [ids, vocab]
-    int keys = 0;
-};
-CrossAttentionRun crossAttentionOf(const AttentionModel& model, const RunOptions& options,
-                                   const std::vector<std::int32_t>& ids, const std::vector<DecoderHead>& heads);
-
 // The transcript to time: `ids` either the whole decoder input (from the start token: start sequence,
 // <|notimestamps|>, the text, the end) or the text tokens alone, wrapped in `prompt` and the end.
 struct Transcript {
@@ -42,10 +32,18 @@ Transcript transcriptOf(const std::vector<std::int32_t>& ids, const std::vector<
                         const SpeechSettings& settings);
 std::vector<std::int32_t> decoderInput(const Transcript& t, const SpeechSettings& settings);
 
-// The run alignWords and rankAlignmentHeads read: `heads`' cross-attention over the transcript.
-TranscriptRun transcriptRun(const AttentionModel& model, std::shared_ptr<const AudioFeatures> audio,
-                            const Transcript& transcript, const SpeechSettings& settings,
-                            const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer);
+// The decoder's input for a capture of a recording: `ids` as given when they start with the start token, else the
+// prompt (language en, transcribe) and then `ids` (a text's tokens); with no ids the model's own greedy transcription
+// (the settings' suppressions, up to `maxNewTokens` or the end token) after the prompt.
+std::vector<std::int32_t> speechDecoderIds(const AttentionModel& model, const SpeechSettings& settings,
+                                           std::shared_ptr<const AudioFeatures> audio,
+                                           const std::vector<std::int32_t>* ids, int maxNewTokens);
+
+// `ids` continued greedily by up to `count` tokens (ending at the end token), never writing the settings' suppressed
+// tokens (nor, right after the prompt, its begin-suppressed ones).
+std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const SpeechSettings& settings,
+                                             std::shared_ptr<const AudioFeatures> audio,
+                                             std::vector<std::int32_t> ids, int count);
 
 // Every head of the decoder, layer by layer.
 std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info);

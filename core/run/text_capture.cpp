@@ -379,6 +379,7 @@ std::shared_ptr<TextCapture> captureImpl(const AttentionModel& model, std::vecto
     out->runKey = runKeyOf(options, out->segmentLen, out->memLen);
     out->tokenTypes = options.run.tokenTypes; // what reruns of its segments must read again
     out->image = options.run.image;
+    out->audio = options.run.audio;
     out->padding = options.run.padding;
     out->streams = options.streams;
     out->streams.resize(info.streams.size());
@@ -522,6 +523,7 @@ RunOptions TextCapture::runOptions() const
     options.tokenTypes = tokenTypes;
     options.padding = padding;
     options.image = image;
+    options.audio = audio;
     options.source = sourceOf(model, streams);
     return options;
 }

@@ -81,6 +81,7 @@ struct TextCapture {
     int secondText = -1;
     std::vector<std::int32_t> tokenTypes; // per token (a pair's B: 1 where the model tells them apart); empty: all 0
     std::shared_ptr<const PixelValues> image; // a vision model's picture (its tokens are its patches); null for text
+    std::shared_ptr<const AudioFeatures> audio; // a speech model's recording (its source); null otherwise
     std::vector<std::uint8_t> padding;    // per token, 1 = padding no query sees (encoders); empty: none
     // The logits after the last token (causal models with a next-token head; empty otherwise): the run computed them
     // for its last row, so the next token of a generation costs no second forward.

@@ -361,10 +361,10 @@ void readAddFlags(const fs::path& dir, bool& addBos, bool& addEos)
 // A slow tokenizer folder's added tokens past the SentencePiece model's pieces (added_tokens.json: {content: id};
 // tokenizer_config.json's added_tokens_decoder: {id: {content, special}}), as pieces of their own: LLaVA's <image> and
 // <pad>. Ids between are unused pieces; ids inside the model are the model's own pieces and stay as they are.
-void readSlowAddedTokens(const fs::path& dir, std::vector<std::string>& pieces, std::vector<float>& scores,
-                         std::vector<int>& types)
+// id -> content, special.
+std::map<long long, std::pair<std::string, bool>> slowAddedTokens(const fs::path& dir)
 {
-    std::map<long long, std::pair<std::string, bool>> extra; // id -> content, special
+    std::map<long long, std::pair<std::string, bool>> extra;
     auto checkedId = [](long long id, const std::string& file, const std::string& key) {
         if (id < 0 || id >= kMaxVocab)
             throw Error(ErrorCode::BadConfig, "an added token's id must be 0 to " + std::to_string(kMaxVocab - 1), file,
@@ -397,8 +397,14 @@ void readSlowAddedTokens(const fs::path& dir, std::vector<std::string>& pieces, 
                     token["content"].get<std::string>(), special == token.end() || !special->is_boolean() || special->get<bool>()};
             }
     }
+    return extra;
+}
+
+void readSlowAddedTokens(const fs::path& dir, std::vector<std::string>& pieces, std::vector<float>& scores,
+                         std::vector<int>& types)
+{
     enum { Control = 3, UserDefined = 4, Unused = 5 };
-    for (const auto& [id, token] : extra) {
+    for (const auto& [id, token] : slowAddedTokens(dir)) {
         if (id < static_cast<long long>(pieces.size()))
             continue;
         while (static_cast<long long>(pieces.size()) < id) {
@@ -601,6 +607,18 @@ std::unique_ptr<PipelineTokenizer> tokenizerFromGpt2Files(const std::string& voc
     for (std::size_t i = 0; i < pieces.size(); ++i)
         if (pieces[i] == "<|endoftext|>") // GPT-2's one special token, recognised in text as Hugging Face does
             t.added.push_back({pieces[i], static_cast<int>(i), true});
+    // A slow tokenizer folder's added tokens (Whisper's <|startoftranscript|> ... and timestamps, Qwen's <|im_start|>):
+    // pieces of their own past the vocabulary, recognised in text.
+    for (const auto& [id, token] : slowAddedTokens(fs::path(vocabJson).parent_path())) {
+        if (id < static_cast<long long>(pieces.size()) && pieces[static_cast<std::size_t>(id)] != token.first)
+            continue; // the vocabulary's own piece at that id stays
+        while (static_cast<long long>(pieces.size()) < id)
+            pieces.push_back("<unused" + std::to_string(pieces.size()) + ">");
+        if (id == static_cast<long long>(pieces.size()))
+            pieces.push_back(token.first);
+        if (std::none_of(t.added.begin(), t.added.end(), [&](const auto& a) { return a.id == id; }))
+            t.added.push_back({token.first, static_cast<int>(id), token.second});
+    }
     PreTokenizerStep byteLevel;
     byteLevel.regex = std::make_shared<UnicodeRegex>(PipelineTokenizer::gpt2Pattern());
     t.preTokenizers.push_back(byteLevel);

@@ -26,7 +26,7 @@ CLI = os.environ.get("ATTNSCOPE_CLI", str(SOURCE / "build" / "app" / "cli" / "at
 
 
 def read_safetensors(path):
-    """Every tensor of a safetensors file as float32 numpy arrays (F32, F16 and BF16 stored)."""
+    """Every tensor of a safetensors file as float32 numpy arrays (F32, F16, BF16 and I64 stored)."""
     raw = Path(path).read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
     header = json.loads(raw[8:8 + n])
@@ -42,6 +42,8 @@ def read_safetensors(path):
             arr = np.frombuffer(data, dtype="<f2").astype(np.float32)
         elif t["dtype"] == "BF16":
             arr = (np.frombuffer(data, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif t["dtype"] == "I64":  # ids and row indices, as the numbers they are
+            arr = np.frombuffer(data, dtype="<i8").astype(np.float32)
         else:
             continue
         out[name] = arr.reshape(t["shape"])
@@ -511,14 +513,15 @@ def test_the_cli_attention_file_is_the_module_array(case, tmp_path):
     assert bad.returncode == 1 and '"x" is not a token id' in bad.stderr
 
 
-def cases_with(key):
-    """Reference cases whose input.json has `key` (decoder_input_ids: encoder-decoder; image: vision)."""
+def cases_with(key, without=None):
+    """Reference cases whose input.json has `key` (decoder_input_ids: encoder-decoder; image: vision; audio: speech)
+    and not `without`."""
     out = []
     for d in sorted(TESTDATA.iterdir()) if TESTDATA.is_dir() else []:
         if (d / "input.json").is_file() and (d / "expected.safetensors").is_file():
             spec = json.loads((d / "input.json").read_text())
             # A vision-language case names its picture as {"file": ...} beside a prompt: picture_prompt_cases.
-            if key in spec and not isinstance(spec[key], dict) and opens(d):
+            if key in spec and without not in spec and not isinstance(spec[key], dict) and opens(d):
                 out.append(pytest.param(d, spec, id=d.name))
     return out
 
@@ -560,7 +563,31 @@ def test_a_picture_prompt_runs_every_decoder_layer(folder, spec):
         m.run(ids=ids, images=[picture, picture])
 
 
-@pytest.mark.parametrize("folder,spec", cases_with("decoder_input_ids"))
+@pytest.mark.parametrize("folder,spec", cases_with("audio"))
+def test_a_recording_runs_every_site_of_a_speech_model(folder, spec):
+    m = attnscope.load(folder)
+    t = m.run(ids=spec["decoder_input_ids"], audio=str(folder / spec["audio"]))
+    assert t.ids == spec["decoder_input_ids"]
+    expected = read_safetensors(folder / "expected.safetensors")
+    for layer in range(1, 3):
+        for site, name in (("decoder", "self_attn_prob"), ("cross", "cross_attn_prob")):
+            a = t.attention(layer, site=site)
+            # End to end from the recording: the README's tolerance held (test_whisper.cpp).
+            assert np.allclose(a, expected[f"decoder.layer{layer - 1}.{name}"], atol=1e-5), (site, layer)
+    rows = read_safetensors(folder / "expected_encoder.safetensors")
+    encoder = t.attention(1, site="encoder")
+    assert encoder.shape[1:] == (1500, 1500)
+    picked = encoder[:, rows["encoder.attn_rows"].astype(int), :]
+    assert np.allclose(picked, rows["encoder.layer0.attn_prob_rows"], atol=1e-5)
+    text = m.run(ids=spec["text_tokens"], audio=str(folder / spec["audio"]))  # after the prompt
+    assert text.ids == spec["prompt_ids"] + spec["text_tokens"]
+    written = m.run(audio=str(folder / spec["audio"]), max_new_tokens=3)  # the model's own transcription
+    assert written.ids[:4] == spec["prompt_ids"] and len(written.ids) == 7
+    with pytest.raises(attnscope.Error, match="listens"):
+        m.run(ids=spec["decoder_input_ids"])
+
+
+@pytest.mark.parametrize("folder,spec", cases_with("decoder_input_ids", without="audio"))
 def test_every_site_of_an_encoder_decoder_model(folder, spec):
     m = attnscope.load(folder)
     t = m.run(ids=spec["input_ids"], target_ids=spec["decoder_input_ids"])

@@ -10,6 +10,7 @@
 #include "model/seq2seq.h"
 #include "run/generation.h"
 #include "run/reference_dump.h"
+#include "analysis/speech_alignment.h"
 #include "run/speech_run.h"
 #include "tokenize/tokenizer.h"
 #include "test_support.h"
