@@ -114,8 +114,10 @@ int cmdFeatures(const Args& a, const std::vector<std::string>& builtins)
     const AudioSamples audio = readAudioFile(path, settings.sampleRate, settings.windowSeconds());
     const AudioFeatures f = logMelFeatures(audio.samples, settings);
     const std::string& out = require(a, "out");
+    // num_frames as Hugging Face counts it: the whole recording's frames, past the window too.
+    const double frames = static_cast<double>(audio.fileSamples / settings.hop);
     std::vector<OutputTensor> tensors{{"input_features", {f.mels, f.frames}, f.values},
-                                      {"num_frames", {1}, {}, DType::F64, {static_cast<double>(f.contentFrames)}}};
+                                      {"num_frames", {1}, {}, DType::F64, {frames}}};
     writeSafetensors(out, tensors, {{"source", "attnscope-cli features"}, {"audio", path}});
     std::cerr << "wrote " << f.mels << " x " << f.frames << " log-mel features of " << formatNumber(audio.fileSeconds)
               << " s of audio to " << out << "\n";

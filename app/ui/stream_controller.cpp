@@ -122,8 +122,8 @@ void StreamController::showSpeech(const ModelBundlePtr& m)
     const auto& info = m->info();
     if (!info.can.audio)
         return;
-    const QString now = m_parts.text->text();
-    if (now == builtinSampleText(m_parts.builtinDirs) || now == m_sampleShown) // a sample is no transcript
+    // The box now holds a transcript: the previous model's text is none (a session brings its own).
+    if (!m_pendingSession)
         m_parts.text->setTextSilently(QString());
     m_parts.text->setPlaceholder(tr("The transcript of the recording (File > Open Audio…): type it to read it, or "
                                     "leave it empty and Generate in Predictions to let the model transcribe"));

@@ -72,6 +72,9 @@ AudioSamples readAudioFile(const std::string& path, int sampleRate, double maxSe
     AudioSamples out;
     out.sampleRate = sampleRate;
     out.fileSeconds = static_cast<double>(info.frames) / info.samplerate;
+    out.fileSamples = info.samplerate == sampleRate
+                          ? static_cast<long long>(info.frames)
+                          : static_cast<long long>(std::llround(static_cast<double>(info.frames) * sampleRate / info.samplerate));
     out.samples = resampled(monoFrames(file.get(), info, frames, path), info.samplerate, sampleRate);
     const auto keep = static_cast<std::size_t>(std::llround(maxSeconds * sampleRate));
     if (out.samples.size() > keep)

@@ -11,6 +11,7 @@ struct AudioSamples {
     int sampleRate = 0;
     std::vector<float> samples; // mono, -1 .. 1 (16-bit PCM reads as n / 32768)
     double fileSeconds = 0;     // the whole file's length (samples may hold only its start)
+    long long fileSamples = 0;  // the whole file's samples at sampleRate (what a feature extractor counts frames of)
     double seconds() const { return sampleRate > 0 ? static_cast<double>(samples.size()) / sampleRate : 0.0; }
 };
 

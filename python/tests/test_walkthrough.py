@@ -26,6 +26,8 @@ def test_the_walkthrough_runs_top_to_bottom(tmp_path, monkeypatch):
         '"dinov2-small"': repr(str(TESTDATA / "dinov2-tiny")),
         '"cat.png"': repr(str(TESTDATA / "dinov2-tiny" / "image.png")),
         "(3, 224, 224)": "(3, 32, 32)",
+        '"whisper-base"': repr(str(TESTDATA / "whisper-tiny")),
+        '"talk.wav"': repr(str(TESTDATA / "whisper-tiny" / "audio.wav")),
         "attnscope.show(": "(lambda *a, **k: None)(",
     }
     try:

@@ -1342,3 +1342,52 @@ TEST_CASE("How this head computes: the softmax step is the grid's row, the steps
         CHECK(QFileInfo(png).size() > 1000);
     }
 }
+
+TEST_CASE("a speech model listens to an opened recording: the transcript's cross-attention over 20-ms frames",
+          "[app][window][whisper]")
+{
+    const auto dir = test::testdataDir() / "whisper-tiny";
+    if (!std::filesystem::exists(dir / "audio.wav"))
+        return; // the reference data has no speech case
+    app::ComputeController c{{}};
+    app::MainWindow w{&c, {}};
+    w.resize(1280, 800);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.setText(QStringLiteral("the war ended in 1945")); // the app's text is no transcript: the box empties
+    w.openModel(caseDir("whisper-tiny"));
+    settle(c);
+    auto* box = w.findChild<app::TextBox*>();
+    REQUIRE(box);
+    CHECK(box->toPlainText().isEmpty());
+    w.files()->openAudio(QString::fromStdString((dir / "audio.wav").string()));
+    settle(c);
+    REQUIRE(c.textResult());
+    const auto& capture = *c.textResult()->capture;
+    const auto input = core::readJsonFile((dir / "input.json").string());
+    // The prompt alone: start, language, task, no timestamps; the audio stream is the encoder's frames.
+    CHECK(core::idsOf(capture.tokens) == input["prompt_ids"].get<std::vector<std::int32_t>>());
+    REQUIRE(capture.streams.front().tokens.size() == 1500);
+    CHECK(capture.streams.front().tokens[50].text == "1.00 s");
+    // The grid opens on the last decoder layer's cross-attention: the prompt's rows over every frame, as the
+    // reference's teacher-forced run of the same first tokens computes them.
+    const auto grid = w.grid()->data();
+    REQUIRE(grid);
+    CHECK(grid->title.contains("decoder layer 2 cross-attention"));
+    REQUIRE(grid->cols == 1500);
+    REQUIRE(grid->rows == 4);
+    core::SafetensorsFile expected((dir / "expected.safetensors").string());
+    const auto cross = core::readAsFloat(expected, *expected.find("decoder.layer1.cross_attn_prob"));
+    const int T = static_cast<int>(input["decoder_input_ids"].size());
+    double worst = 0;
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 1500; ++j)
+            worst = std::max(worst, static_cast<double>(std::abs(grid->at(i, j) - cross[static_cast<std::size_t>(i) * 1500 + j])));
+    CHECK(worst < 1e-5);
+    CHECK(T > 4);
+    // A typed transcript is read after the prompt.
+    w.setText(QStringLiteral(" Hello world"));
+    QTest::qWait(400);
+    settle(c);
+    CHECK(c.textResult()->capture->tokens.size() == 4 + 3); // " Hel" "lo" " world"
+}

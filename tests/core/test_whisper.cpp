@@ -336,3 +336,70 @@ TEST_CASE("Whisper refuses a run without audio and audio of the wrong shape, nam
                    Catch::Contains("config.json"));
     }
 }
+
+namespace {
+// A 16-bit PCM WAV file of interleaved samples (-1 .. 1).
+void writeWav(const fs::path& path, const std::vector<float>& interleaved, int rate, int channels)
+{
+    std::string b;
+    auto u32 = [&](std::uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u16 = [&](std::uint16_t v) { b.append(reinterpret_cast<const char*>(&v), 2); };
+    const auto bytes = static_cast<std::uint32_t>(interleaved.size() * 2);
+    b += "RIFF";
+    u32(36 + bytes);
+    b += "WAVEfmt ";
+    u32(16);
+    u16(1);
+    u16(static_cast<std::uint16_t>(channels));
+    u32(static_cast<std::uint32_t>(rate));
+    u32(static_cast<std::uint32_t>(rate * channels * 2));
+    u16(static_cast<std::uint16_t>(channels * 2));
+    u16(16);
+    b += "data";
+    u32(bytes);
+    for (const float v : interleaved)
+        u16(static_cast<std::uint16_t>(static_cast<std::int16_t>(std::lround(v * 32767.0f))));
+    test::writeBytes(path, b);
+}
+} // namespace
+
+TEST_CASE("the front end pads, cuts and hears silence as the feature extractor does", "[whisper][audio]")
+{
+    core::MelSettings s;
+    // Silence: every bin at the 1e-10 clamp, so the floor is the clamp itself: (-10 + 4) / 4 everywhere.
+    const auto silent = core::logMelFeatures(std::vector<float>(8000, 0.0f), s);
+    CHECK(std::all_of(silent.values.begin(), silent.values.end(), [](float v) { return v == -1.5f; }));
+    CHECK(silent.contentFrames == 50);
+    // A recording over 30 s is cut to the window first: what follows it changes nothing.
+    std::vector<float> tone(40 * 16000);
+    for (std::size_t i = 0; i < tone.size(); ++i)
+        tone[i] = 0.3f * static_cast<float>(std::sin(2.0 * 3.14159265358979 * 440.0 * static_cast<double>(i) / 16000.0)) *
+                  (i < 480000 ? 1.0f : 3.0f);
+    const auto whole = core::logMelFeatures(tone, s);
+    const auto cut = core::logMelFeatures(std::span<const float>(tone).first(480000), s);
+    CHECK(whole.values == cut.values);
+    CHECK(whole.contentFrames == 3000);
+}
+
+TEST_CASE("a 44.1 kHz stereo recording is down-mixed and resampled to the model's 16 kHz", "[whisper][audio]")
+{
+    test::TempDir tmp;
+    const int rate = 44100;
+    std::vector<float> stereo;
+    for (int i = 0; i < rate; ++i) { // one second: a 440 Hz tone in the left channel, its half in the right
+        const float v = 0.5f * static_cast<float>(std::sin(2.0 * 3.14159265358979 * 440.0 * i / rate));
+        stereo.push_back(v);
+        stereo.push_back(0.5f * v);
+    }
+    writeWav(tmp / "stereo.wav", stereo, rate, 2);
+    const auto audio = core::readAudioFile((tmp / "stereo.wav").string(), 16000, 30.0);
+    CHECK(std::abs(static_cast<long>(audio.samples.size()) - 16000) <= 2);
+    CHECK(audio.fileSamples == 16000);
+    CHECK(audio.fileSeconds == Approx(1.0));
+    // The mix is the mean of the channels: a tone of amplitude 0.375, kept by the resampler.
+    const float peak = *std::max_element(audio.samples.begin() + 100, audio.samples.end() - 100);
+    CHECK(peak == Approx(0.375f).margin(0.005f));
+    test::writeBytes(tmp / "empty.wav", "RIFF\x24\0\0\0WAVEfmt ");
+    CHECK_THAT(test::errorOf([&] { core::readAudioFile((tmp / "empty.wav").string(), 16000, 30); }),
+               Catch::Contains("empty.wav"));
+}
