@@ -107,9 +107,11 @@ int main(int argc, char** argv)
     if (p.isSet("audio")) { // a speech model hears the recording; the text box holds the transcript (or nothing)
         const QString recording = QFileInfo(p.value("audio")).absoluteFilePath();
         QObject::connect(&compute, &app::ComputeController::modelLoaded, &window,
-                         [&window, recording](const app::ModelBundlePtr& m) {
-                             if (m->info().can.audio)
-                                 window.files()->openAudio(recording);
+                         [&window, recording, transcript = text](const app::ModelBundlePtr& m) {
+                             if (!m->info().can.audio)
+                                 return;
+                             window.setText(transcript); // --text is the recording's transcript
+                             window.files()->openAudio(recording);
                          },
                          Qt::SingleShotConnection);
     }

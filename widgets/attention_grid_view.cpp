@@ -5,6 +5,7 @@
 #include "position_set.h"
 
 #include "crisp_color_map.h"
+#include "key_strip_panel.h"
 
 #include <QHelpEvent>
 #include <QToolTip>
@@ -257,6 +258,8 @@ AttentionGridView::AttentionGridView(QWidget* parent)
             updateTicks();
         });
 
+    m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop | QCP::msLeft | QCP::msRight, m_margins);
+    m_strip = std::make_unique<KeyStripPanel>(m_plot, m_plot->xAxis, m_margins);
     m_overlay = new GridOverlay(m_plot, this);
     m_plot->setMouseTracking(true);
     m_plot->installEventFilter(this);
@@ -357,6 +360,7 @@ void AttentionGridView::rebuild()
                                                                : tr("key (attended-to) tokens"));
     m_plot->yAxis->setLabel(m_data && !m_data->rowAxis.isEmpty() ? m_data->rowAxis : tr("query tokens"));
     if (!m_data || rows == 0) {
+        m_strip->show(nullptr, m_xTicker, QString());
         m_xTicker->clear(); // no labels of a text that is gone
         m_yTicker->clear();
         m_map->setCells(nullptr, nullptr, 0, 0);
@@ -390,6 +394,7 @@ void AttentionGridView::rebuild()
     else
         m_map->setDataRange(QCPRange(0, 1));
     m_scale->axis()->setLabel(m_data->valueLabel + (log ? tr(" (log)") : QString()));
+    m_strip->show(m_data->keyStrip.get(), m_xTicker, m_plot->xAxis->label());
     updateColours();
     updateTicks();
 }

@@ -2,6 +2,8 @@
 // masked cells blank, top-fraction highlight, labels that stay readable at any zoom. Draws only; emits intent.
 #pragma once
 
+#include <memory>
+
 #include "colour_maps.h"
 #include "grid_data.h"
 
@@ -21,6 +23,7 @@ namespace attnscope::widgets {
 
 class GridOverlay;
 class CrispColorMap;
+class KeyStripPanel;
 
 enum class Normalisation { Unit, PerGridMax, Log };
 
@@ -93,6 +96,7 @@ private:
     QCPMarginGroup* m_margins = nullptr;
     QCPTextElement* m_title = nullptr;
     GridOverlay* m_overlay = nullptr;
+    std::unique_ptr<KeyStripPanel> m_strip; // the keys' picture under the cells (a spectrogram), when the data has one
     QSharedPointer<QCPAxisTickerText> m_xTicker, m_yTicker;
     GridDataPtr m_data;
     ColourMap m_colourMap = ColourMap::Viridis;

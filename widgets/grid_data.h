@@ -10,6 +10,16 @@
 
 namespace attnscope::widgets {
 
+// A picture of the keys drawn under the grid, one column per key column (a recording's spectrogram under the
+// frames it was heard in): [bins, cols] values, bin 0 at the bottom; the columns from `contentCols` on are padding
+// (drawn faded; 0: none).
+struct KeyStrip {
+    int bins = 0, cols = 0;
+    std::vector<float> values;
+    int contentCols = 0;
+    QString label; // the strip's axis title ("mel")
+};
+
 struct GridData {
     QString title;             // e.g. "txl-wikitext2 · layer 1 · head 8"
     QStringList rowLabels;     // query tokens
@@ -32,6 +42,7 @@ struct GridData {
     int labelChars = 0;        // tick labels longer than this are elided (0: the view's default for token labels)
     QStringList cellTexts;     // [rows * cols] when cells show words instead of their values (the logit lens's tokens)
     QStringList cellTips;      // [rows * cols] extra lines for a cell's tooltip (HTML), or empty
+    std::shared_ptr<const KeyStrip> keyStrip; // drawn under the grid, the key axis's labels below it; null: none
 
     int shownRows() const { return std::max(rows, frameRows); }
     int shownCols() const { return std::max(cols, frameCols); }

@@ -2,6 +2,7 @@
 #include "views/grid_builder.h"
 
 #include "analysis/attention_grid.h"
+#include "audio/audio_features.h"
 #include "analysis/grid_regroup.h"
 #include "analysis/relpos_scan.h"
 
@@ -193,6 +194,29 @@ Axes axesOf(const core::TextCapture& capture, const core::AttentionGrid& grid, c
 }
 } // namespace
 
+namespace {
+// A recording's spectrogram under the columns of a grid whose keys are its encoder positions: each position the mean
+// of the two 10-ms frames it reads most directly (the second convolution's stride), the padding past the recording
+// marked.
+void addSpectrogram(const core::TextCapture& capture, widgets::GridData& d)
+{
+    if (!capture.audio || d.cols != capture.audio->frames / 2 || d.cols < 1)
+        return;
+    const core::AudioFeatures& a = *capture.audio;
+    auto strip = std::make_shared<widgets::KeyStrip>();
+    strip->bins = a.mels;
+    strip->cols = d.cols;
+    strip->contentCols = (a.contentFrames + 1) / 2;
+    strip->label = QObject::tr("mel");
+    strip->values.resize(static_cast<std::size_t>(a.mels) * d.cols);
+    for (int m = 0; m < a.mels; ++m)
+        for (int j = 0; j < d.cols; ++j)
+            strip->values[static_cast<std::size_t>(m) * d.cols + j] = 0.5f * (a.at(m, 2 * j) + a.at(m, 2 * j + 1));
+    d.keyStrip = std::move(strip);
+    d.colAxis = QObject::tr("time in the recording (20-ms encoder positions)");
+}
+} // namespace
+
 widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& modelName, const ViewSelection& s,
                                const core::StopToken* stop, const std::function<void(int, int)>& headsDone,
                                const core::Tokenizer* writer)
@@ -224,9 +248,13 @@ widgets::GridDataPtr buildGrid(const core::TextCapture& capture, const QString& 
         auto d = fillGrid(capture, modelName, s, segment, revealed(grid, std::max(1, s.revealRows), causal), axes);
         d->frameRows = frameRows;
         d->frameCols = frameCols;
+        addSpectrogram(capture, *d);
         return d;
     }
-    return fillGrid(capture, modelName, s, segment, std::move(grid), axes);
+    auto d = fillGrid(capture, modelName, s, segment, std::move(grid), axes);
+    if (capture.model.can.audio && capture.model.site(s.site).keyStream == 0)
+        addSpectrogram(capture, *d);
+    return d;
 }
 
 namespace {

@@ -1385,6 +1385,11 @@ TEST_CASE("a speech model listens to an opened recording: the transcript's cross
             worst = std::max(worst, static_cast<double>(std::abs(grid->at(i, j) - cross[static_cast<std::size_t>(i) * 1500 + j])));
     CHECK(worst < 1e-5);
     CHECK(T > 4);
+    // The recording's spectrogram under the frames, the padding after it marked.
+    REQUIRE(grid->keyStrip);
+    CHECK(grid->keyStrip->bins == 80);
+    CHECK(grid->keyStrip->cols == 1500);
+    CHECK(grid->keyStrip->contentCols == (input["num_frames"].get<int>() + 1) / 2);
     // A typed transcript is read after the prompt.
     w.setText(QStringLiteral(" Hello world"));
     QTest::qWait(400);
