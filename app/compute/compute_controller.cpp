@@ -4,6 +4,8 @@
 #include "model/vision_language.h"
 #include "run/picture_prompt.h"
 #include "run/speech_run.h"
+#include "analysis/speech_alignment.h"
+#include "views/speech_figures.h"
 
 #include "image/image_capture.h"
 
@@ -879,6 +881,36 @@ void ComputeController::requestRollout(int segment, int stream)
             return std::make_shared<const PaperFigure>(rolloutFigure(grid, capture, text->model->displayName));
         },
         [this](FigurePtr f) { emit rolloutReady(f); });
+}
+
+void ComputeController::requestWordTimings()
+{
+    if (!m_text)
+        return;
+    const TextResultPtr text = m_text;
+    submit<PaperFigure>(
+        JobKind::WordTimings, tr("Timing the words…"),
+        [text](const JobContext&) {
+            const auto& capture = *text->capture;
+            const auto& model = *text->model;
+            if (!capture.audio)
+                throw core::Error(core::ErrorCode::BadInput, "open a recording first (File > Open Audio…)");
+            const auto settings = core::readSpeechSettings(model.loaded.folder, model.info());
+            const auto transcript = core::transcriptOf(idsOf(capture.tokens), {}, settings);
+            auto run = core::transcriptRun(*model.loaded.model, capture.audio, transcript, settings,
+                                           core::everyDecoderHead(model.info()), model.tokenizer.get());
+            const auto all = run.heads;
+            run.heads.clear();
+            for (const auto& h : settings.alignmentHeads)
+                for (const auto& r : all)
+                    if (r.head == h)
+                        run.heads.push_back(r);
+            const auto timing = core::alignWords(run);
+            const auto ranking = core::rankAlignmentHeads(run, all, core::jumpFrames(timing.path));
+            return std::make_shared<const PaperFigure>(
+                wordTimingFigure(timing, ranking, settings.alignmentHeads, run, *model.tokenizer, model.displayName));
+        },
+        [this](FigurePtr f) { emit wordTimingsReady(f); });
 }
 
 void ComputeController::requestAblation()

@@ -63,6 +63,9 @@ public:
     // segment (-1: the automatic one), head ablation (one forward per head).
     void requestAtlas(ScanResultPtr scan);
     void requestRollout(int segment, int stream = -1); // stream -1: the segment stream (the text, a target)
+    // A speech model's transcript timed word by word over its recording (OpenAI's recipe over the alignment heads)
+    // and every decoder head ranked by how well it aligns (wordTimingsReady; background lane).
+    void requestWordTimings();
     void requestAblation();
     // An encoder's top fillers of every [MASK] in the current text (interactive lane: one forward per segment).
     void requestMaskedFills(int k = 10);
@@ -132,6 +135,7 @@ signals:
     void scanFinished(attnscope::app::ScanResultPtr result);
     void atlasReady(attnscope::app::AtlasResultPtr atlas);
     void rolloutReady(attnscope::app::FigurePtr figure);
+    void wordTimingsReady(attnscope::app::FigurePtr figure);
     void ablationReady(attnscope::app::FigurePtr figure);
     void lensReady(attnscope::app::FigurePtr figure);
     void attributionReady(attnscope::app::FigurePtr figure);

@@ -37,6 +37,7 @@ enum class JobKind {
     PromptPair,
     HeadContexts,
     Sentences,
+    WordTimings,
 };
 
 // Which thread runs a kind: the interactive lane (the text and what is on screen at once) or the background lane
@@ -83,6 +84,7 @@ inline constexpr std::array kJobKinds{
     JobKindRow{JobKind::PromptPair, QT_TRANSLATE_NOOP("JobKind", "Both prompts"), Lane::Background, Lifetime::Model, true},
     JobKindRow{JobKind::HeadContexts, QT_TRANSLATE_NOOP("JobKind", "Head contexts"), Lane::Background, Lifetime::Model, true},
     JobKindRow{JobKind::Sentences, QT_TRANSLATE_NOOP("JobKind", "Sentences"), Lane::Background, Lifetime::Text, true},
+    JobKindRow{JobKind::WordTimings, QT_TRANSLATE_NOOP("JobKind", "Word timings"), Lane::Background, Lifetime::Text, true},
 };
 
 inline constexpr std::size_t kJobKindCount = kJobKinds.size();
@@ -98,7 +100,7 @@ constexpr bool tableInEnumOrder()
     return true;
 }
 static_assert(tableInEnumOrder(), "kJobKinds lists every JobKind once, in the enum's order");
-static_assert(jobIndex(JobKind::Sentences) + 1 == kJobKindCount, "a JobKind without a row in kJobKinds");
+static_assert(jobIndex(JobKind::WordTimings) + 1 == kJobKindCount, "a JobKind without a row in kJobKinds");
 
 constexpr const JobKindRow& jobRow(JobKind kind) { return kJobKinds[jobIndex(kind)]; }
 

@@ -58,6 +58,24 @@ void AnalysisLauncher::connectFigures()
 {
     ComputeController* compute = m_parts.compute;
     connect(compute, &ComputeController::rolloutReady, this, [this](FigurePtr f) { openFigureWindow(*f); });
+    connect(compute, &ComputeController::wordTimingsReady, this, [this](FigurePtr f) {
+        // The ranking's rows are decoder heads: a click shows that head's cross-attention in the grid.
+        auto heads = std::make_shared<std::vector<QString>>();
+        for (const auto& label : f->grids.at(1)->rowLabels)
+            heads->push_back(label);
+        connect(openFigureWindow(*f), &FigureWindow::cellClicked, this, [this, heads](int grid, int row, int) {
+            const auto& m = m_parts.compute->model();
+            if (grid != 1 || !m || row < 0 || row >= static_cast<int>(heads->size()))
+                return;
+            QString label = heads->at(static_cast<std::size_t>(row));
+            label.remove(QStringLiteral("★ "));
+            const auto parts = label.mid(1).split(QStringLiteral(" H")); // "D2 H3"
+            const int layer = parts.value(0).toInt() - 1, head = parts.value(1).toInt() - 1;
+            for (int s = 0; s < m->info().siteCount(); ++s)
+                if (m->info().site(s).kind == core::SiteKind::Cross && m->info().site(s).layer == layer)
+                    m_selection->setSelection(s, {head});
+        });
+    });
     connect(compute, &ComputeController::ablationReady, this, [this](FigurePtr f) {
         // A cell is a head: rows are layers, columns heads.
         connect(openFigureWindow(*f), &FigureWindow::cellClicked, this, [this](int, int row, int col) { selectHead(row, col); });
@@ -120,6 +138,24 @@ bool AnalysisLauncher::haveText(const QString& analysis)
         return true;
     QMessageBox::information(m_parts.window, analysis, tr("Type or open a text first."));
     return false;
+}
+
+void AnalysisLauncher::showWordTimings()
+{
+    const auto& m = m_parts.compute->model();
+    if (!m || !m->info().can.audio) {
+        QMessageBox::information(m_parts.window, tr("Word timings"),
+                                 tr("Word timings are for speech models (Whisper): open one, then a recording."));
+        return;
+    }
+    const auto r = m_parts.compute->textResult();
+    if (!r || !r->capture->audio || r->capture->tokens.size() <= 4) {
+        QMessageBox::information(m_parts.window, tr("Word timings"),
+                                 tr("Open a recording (File > Open Audio…) and type its transcript or let the model "
+                                    "write one (Predictions > Generate)."));
+        return;
+    }
+    m_parts.compute->requestWordTimings();
 }
 
 void AnalysisLauncher::showRollout()

@@ -26,6 +26,7 @@ public:
     AnalysisLauncher(const WindowParts& parts, SelectionController* selection, DockFitter* docks);
 
     void showRollout();
+    void showWordTimings(); // a speech model's transcript timed over its recording, the heads ranked
     void showLogitLens();
     // Each head's share of the logit of the token after the locked query row (or the text's last token).
     void showLogitAttribution();

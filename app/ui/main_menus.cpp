@@ -163,6 +163,7 @@ void MainWindow::buildAnalysisMenu()
     analysis->addAction(tr("&Experts (Router of a Mixture-of-Experts Model)"), this, [this] { showDock("expertsDock"); });
     AnalysisLauncher* a = m_analyses;
     analysis->addAction(tr("Attention &Rollout"), a, &AnalysisLauncher::showRollout);
+    analysis->addAction(tr("&Word Timings and Alignment Heads (speech)"), a, &AnalysisLauncher::showWordTimings);
     analysis->addAction(tr("&How This Head Computes…"), QKeySequence(Qt::CTRL | Qt::Key_M), a, [a] { a->showMechanism(); });
     analysis->addAction(tr("&Logit Lens"), a, &AnalysisLauncher::showLogitLens);
     analysis->addAction(tr("&Direct Logit Attribution"), a, &AnalysisLauncher::showLogitAttribution);

@@ -1391,8 +1391,25 @@ TEST_CASE("a speech model listens to an opened recording: the transcript's cross
     CHECK(grid->keyStrip->cols == 1500);
     CHECK(grid->keyStrip->contentCols == (input["num_frames"].get<int>() + 1) / 2);
     // A typed transcript is read after the prompt.
-    w.setText(QStringLiteral(" Hello world"));
+    w.setText(QString::fromStdString(input["text"].get<std::string>()));
     QTest::qWait(400);
     settle(c);
-    CHECK(c.textResult()->capture->tokens.size() == 4 + 3); // " Hel" "lo" " world"
+    const auto textTokens = input["text_tokens"].get<std::vector<std::int32_t>>();
+    REQUIRE(c.textResult()->capture->tokens.size() == 4 + textTokens.size());
+    // Its words timed over the recording: OpenAI's path and the reference's words, every head ranked.
+    QSignalSpy timed(&c, &app::ComputeController::wordTimingsReady);
+    c.requestWordTimings();
+    REQUIRE(timed.wait(30000));
+    const auto figure = timed.takeFirst().at(0).value<app::FigurePtr>();
+    REQUIRE(figure->grids.size() == 2);
+    const auto& matrix = *figure->grids[0];
+    CHECK(matrix.rows == static_cast<int>(textTokens.size()) + 1);
+    CHECK(matrix.cols == input["dtw_frames"].get<int>());
+    core::SafetensorsFile alignment((dir / "alignment.safetensors").string());
+    CHECK(std::count(matrix.highlight.begin(), matrix.highlight.end(), 1) ==
+          alignment.find("alignment.time_indices")->shape[0]);
+    CHECK(figure->title.contains(QStringLiteral("world 0.04–0.40")));
+    const auto& ranking = *figure->grids[1];
+    CHECK(ranking.rows == 8);
+    CHECK(ranking.rowLabels.filter(QStringLiteral("★")).size() == 3); // the generation config's alignment heads
 }
