@@ -211,35 +211,6 @@ std::vector<core::Token> picturePromptTokens(const ModelBundle& model, const Tex
     return core::pictureTokens(*model.loaded.model, prompt, model.tokenizer.get());
 }
 
-// A speech model's recording (the run options' audio, its frames the audio stream's tokens, labelled by their time)
-// and the transcript to read: the prompt and the typed text, continued by the model when the request generates.
-std::vector<core::Token> speechTranscriptTokens(const ModelBundle& model, const TextRequest& request,
-                                                core::CaptureOptions& opt)
-{
-    const auto& m = *model.loaded.model;
-    if (request.audio.isEmpty())
-        throw core::Error(core::ErrorCode::BadInput,
-                          "open a recording for the model to listen to: File > Open Audio… (WAV, FLAC, OGG)");
-    const auto features = core::audioFeaturesOfFile(m, model.loaded.folder, request.audio.toStdString());
-    opt.run.audio = features;
-    const auto& info = m.info();
-    opt.streams.assign(info.streams.size(), {});
-    auto& frames = opt.streams.front().tokens; // the audio stream: one token per 20-ms encoder position
-    for (int j = 0; j < features->frames / 2; ++j)
-        frames.push_back({j, QString::number(j * 0.02, 'f', 2).toStdString() + " s", 0, 0});
-    const core::SpeechSettings settings = core::readSpeechSettings(model.loaded.folder, info);
-    std::vector<std::int32_t> typed;
-    for (const auto& t : model.tokenizer->encode(request.text.toStdString()))
-        typed.push_back(t.id);
-    auto ids = core::speechDecoderIds(m, settings, features, &typed, 0);
-    if (request.generate > 0)
-        ids = core::continueTranscript(m, settings, features, ids, request.generate);
-    std::vector<core::Token> tokens;
-    for (const auto id : ids)
-        tokens.push_back({id, model.tokenizer->pieceOf(id), 0, 0});
-    return tokens;
-}
-
 } // namespace
 
 void ComputeController::runText(const TextRequest& given, std::optional<ViewSelection> preview)
@@ -321,7 +292,11 @@ void ComputeController::captureRequest(const JobContext& ctx, const ModelBundleP
     if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
         pictureTokens = picturePromptTokens(*model, request, opt, picture);
     if (m.info().can.audio) { // a speech model: the recording with its transcript, or the model's own
-        result.capture = core::captureText(m, speechTranscriptTokens(*model, request, opt), opt, request.text.toStdString());
+        if (request.audio.isEmpty())
+            throw core::Error(core::ErrorCode::BadInput,
+                              "open a recording for the model to listen to: File > Open Audio… (WAV, FLAC, OGG)");
+        result.capture = core::captureRecording(m, model->loaded.folder, *model->tokenizer, request.audio.toStdString(),
+                                                request.text.toStdString(), request.generate, opt);
         result.written = request.generate > 0 ? 1 : 0;
         result.alignmentHeads = core::rankAlignmentHeads(*result.capture, 0);
         return;

@@ -19,6 +19,7 @@
 #include "util/stop_token.h"
 #include "util/text_file.h"
 #include "views/grid_builder.h"
+#include "run/speech_run.h"
 #include "views/analysis_figures.h"
 #include "views/patching_figures.h"
 #include "run/patch_prompts.h"
@@ -356,6 +357,12 @@ std::shared_ptr<const core::TextCapture> translationCapture(const QCommandLinePa
 {
     const auto& m = *bundle.loaded.model;
     const auto& info = m.info();
+    if (info.can.audio) { // a speech model: --audio heard with --text as its transcript (empty: the prompt alone)
+        if (!p.isSet("audio"))
+            throw core::Error(core::ErrorCode::BadInput, "a speech model needs --audio FILE (WAV, FLAC, OGG)");
+        return core::captureRecording(m, bundle.loaded.folder, *bundle.tokenizer, p.value("audio").toStdString(),
+                                      p.value("text").toStdString(), 0, {});
+    }
     if (!p.isSet("source"))
         throw core::Error(core::ErrorCode::BadInput, "an encoder-decoder model needs --source (the text to translate)");
     core::CaptureOptions opt;
@@ -516,7 +523,7 @@ int runHeadlessExport(const QCommandLineParser& p, const std::vector<std::string
         intOption(p, "height", 50, 20000);
         const QString spec = p.isSet("model") ? p.value("model") : QString::fromLatin1(core::kDefaultBuiltinSpec);
         const auto bundle = loadBundle(spec, dirs);
-        if (bundle->info().typedReadStream() >= 0) {
+        if (bundle->info().typedReadStream() >= 0 || bundle->info().can.audio) {
             if (p.value("view") == QLatin1String("position-bias")) { // T5's learned relative positions
                 PaperFigureView view;
                 const int w = p.value("width").toInt(), h = p.value("height").toInt();

@@ -6,6 +6,7 @@
 #include "analysis/grid_regroup.h"
 #include "analysis/relpos_scan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <QObject>
 
@@ -213,6 +214,7 @@ void addSpectrogram(const core::TextCapture& capture, widgets::GridData& d)
         for (int j = 0; j < d.cols; ++j)
             strip->values[static_cast<std::size_t>(m) * d.cols + j] = 0.5f * (a.at(m, 2 * j) + a.at(m, 2 * j + 1));
     d.keyStrip = std::move(strip);
+    d.labelChars = std::max(d.labelChars, 7); // "12.34 s" whole
     d.colAxis = QObject::tr("time in the recording (20-ms encoder positions)");
 }
 } // namespace

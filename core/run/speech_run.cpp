@@ -5,9 +5,11 @@
 #include "io/safetensors.h"
 #include "model/seq2seq.h"
 #include "run/generation.h"
+#include "tokenize/tokenizer.h"
 #include "util/error.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace attnscope::core {
@@ -127,6 +129,33 @@ std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const 
     const auto written = generateTokens(model, ids, count, greedy, 0, nullptr, run);
     ids.insert(ids.end(), written.ids.begin(), written.ids.end());
     return ids;
+}
+
+std::shared_ptr<const TextCapture> captureRecording(const AttentionModel& model, const std::string& folder,
+                                                    const Tokenizer& tokenizer, const std::string& audioPath,
+                                                    const std::string& text, int generate, CaptureOptions options)
+{
+    const auto features = audioFeaturesOfFile(model, folder, audioPath);
+    options.run.audio = features;
+    const auto& info = model.info();
+    options.streams.assign(info.streams.size(), {});
+    auto& frames = options.streams.front().tokens; // the audio stream: one token per 20-ms encoder position
+    for (int j = 0; j < features->frames / 2; ++j) {
+        char label[32];
+        std::snprintf(label, sizeof label, "%.2f s", j * 2 * features->frameSeconds);
+        frames.push_back({j, label, 0, 0});
+    }
+    const SpeechSettings settings = readSpeechSettings(folder, info);
+    std::vector<std::int32_t> typed;
+    for (const auto& t : tokenizer.encode(text))
+        typed.push_back(t.id);
+    auto ids = speechDecoderIds(model, settings, features, &typed, 0);
+    if (generate > 0)
+        ids = continueTranscript(model, settings, features, ids, generate);
+    std::vector<Token> tokens;
+    for (const auto id : ids)
+        tokens.push_back({id, tokenizer.pieceOf(id), 0, 0});
+    return captureText(model, std::move(tokens), options, text);
 }
 
 std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info)

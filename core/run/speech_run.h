@@ -7,6 +7,7 @@
 #include "audio/log_mel.h"
 #include "audio/speech_settings.h"
 #include "model/attention_model.h"
+#include "run/text_capture.h"
 
 #include <memory>
 #include <string>
@@ -44,6 +45,14 @@ std::vector<std::int32_t> speechDecoderIds(const AttentionModel& model, const Sp
 std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const SpeechSettings& settings,
                                              std::shared_ptr<const AudioFeatures> audio,
                                              std::vector<std::int32_t> ids, int count);
+
+// A capture of a recording heard with `text` (its transcript, tokenized after the prompt; empty: the prompt alone)
+// continued by the model for up to `generate` tokens; the audio stream's tokens are its encoder positions labelled by
+// their time ("0.02 s"). What the window and headless export show. Error naming the file for a recording that does
+// not read.
+std::shared_ptr<const TextCapture> captureRecording(const AttentionModel& model, const std::string& folder,
+                                                    const Tokenizer& tokenizer, const std::string& audioPath,
+                                                    const std::string& text, int generate, CaptureOptions options);
 
 // Every head of the decoder, layer by layer.
 std::vector<DecoderHead> everyDecoderHead(const ModelInfo& info);

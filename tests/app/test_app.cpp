@@ -233,6 +233,19 @@ TEST_CASE("cancel reaches every kind of job in the job table", "[app][controller
     heldAndCancelled(QString::fromStdString(bert.string()), QStringLiteral("the [MASK] was"), [&] { c.requestMaskedFills(); });
     heldAndCancelled(caseDir("qwen3moe-tiny"), QStringLiteral("2 3 4 5"), [&] { c.requestRouting(-1); });
     heldAndCancelled(caseDir("vit-tiny"), QStringLiteral("image.png"), [&] { c.requestImageRollout(); });
+    { // a speech model's word timings need its recording beside the transcript
+        loadInto(c, caseDir("whisper-tiny"));
+        c.setAudio(caseDir("whisper-tiny") + QStringLiteral("/audio.wav"));
+        c.runText(QStringLiteral(" Hello world"));
+        settle(c);
+        REQUIRE(c.textResult());
+        std::promise<void> release;
+        c.holdLanesUntil(release.get_future().share());
+        c.requestWordTimings();
+        c.cancel();
+        release.set_value();
+        settle(c);
+    }
     for (const auto& row : app::kJobKinds) {
         INFO("job kind " << row.name);
         CHECK(cancelled[row.kind] == 1);
