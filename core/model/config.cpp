@@ -932,7 +932,8 @@ void parseT5(const ConfigReader& r, Seq2SeqConfig& c)
 // BART, mBART and Marian: learned (offset 2) or sinusoidal positions, LayerNorm with bias, biases everywhere, scores
 // scaled by dHead^-1/2, the tied read-out plus final_logits_bias; post-norm (BART, Marian) or pre-norm with a norm
 // after each stack (mBART).
-void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig& c)
+// BART's shape keys, which Marian and Whisper share: widths, one head count for both stacks, depths, feed-forwards.
+void readBartShape(const ConfigReader& r, Seq2SeqConfig& c)
 {
     c.dModel = r.positiveInt("d_model");
     c.heads = r.positiveInt("encoder_attention_heads");
@@ -945,6 +946,11 @@ void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig
     c.decLayers = layerCount(r.positiveInt("decoder_layers"), r, "decoder_layers");
     c.encFfn = r.positiveInt("encoder_ffn_dim");
     c.decFfn = r.positiveInt("decoder_ffn_dim");
+}
+
+void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig& c)
+{
+    readBartShape(r, c);
     c.eps = 1e-5f;
     c.norm = Seq2SeqConfig::Norm::Layer;
     c.maxPositions = r.positiveInt("max_position_embeddings");
@@ -980,17 +986,7 @@ void parseBartLike(const ConfigReader& r, const std::string& type, Seq2SeqConfig
 // decoder with learned positions; LayerNorm everywhere, GELU, biases except on the keys, the read-out tied.
 void parseWhisper(const ConfigReader& r, Seq2SeqConfig& c)
 {
-    c.dModel = r.positiveInt("d_model");
-    c.heads = r.positiveInt("encoder_attention_heads");
-    if (r.intOr("decoder_attention_heads", c.heads, 1) != c.heads)
-        r.fail("decoder_attention_heads", "differs from encoder_attention_heads: one head count per model is supported");
-    if (c.dModel % c.heads != 0)
-        r.fail("d_model", std::to_string(c.dModel) + " is not divisible by the " + std::to_string(c.heads) + " heads");
-    c.dHead = c.dModel / c.heads;
-    c.encLayers = layerCount(r.positiveInt("encoder_layers"), r, "encoder_layers");
-    c.decLayers = layerCount(r.positiveInt("decoder_layers"), r, "decoder_layers");
-    c.encFfn = r.positiveInt("encoder_ffn_dim");
-    c.decFfn = r.positiveInt("decoder_ffn_dim");
+    readBartShape(r, c);
     c.audioMels = r.positiveInt("num_mel_bins");
     if (c.audioMels > 512)
         r.fail("num_mel_bins", std::to_string(c.audioMels) + " is more mel bins than a spectrogram has");
