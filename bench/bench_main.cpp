@@ -9,6 +9,7 @@
 #include "throughput_bench.h"
 #include "random_models.h"
 #include "seq2seq_bench.h"
+#include "speech_bench.h"
 #include "vision_bench.h"
 #include "patch_bench.h"
 #include "util/memory_info.h"
@@ -114,6 +115,9 @@ int main(int argc, char** argv)
     if (argc >= 2 && std::string(argv[1]) == "seq2seq")
         return bench::seq2seqTranslate(stringArg("--shape", "marian"), intArg("--source-tokens", 30),
                                        intArg("--new-tokens", 30), intArg("--threads", 2), intArg("--rounds", 5));
+    if (argc >= 2 && std::string(argv[1]) == "speech")
+        return bench::speechTranscribe(stringArg("--shape", "whisper-base"), intArg("--new-tokens", 50),
+                                       intArg("--threads", 2), intArg("--rounds", 3));
     if (argc >= 2 && std::string(argv[1]) == "long-text")
         return bench::longTextMemory(intArg("--tokens", 4096), intArg("--threads", 2));
     if (argc >= 2 && std::string(argv[1]) == "edit")

@@ -28,6 +28,12 @@ trap 'rm -f "$log"' EXIT
         "$build/bench/attnscope-bench" seq2seq --shape $shape --rounds 5
     done
     echo
+    echo "Speech: 30 s of audio, the encoder and a 50-token transcription, every site kept (a first run writes the models)"
+    for shape in whisper-base whisper-small; do
+        "$build/bench/attnscope-bench" speech --shape $shape --rounds 1 >/dev/null
+        "$build/bench/attnscope-bench" speech --shape $shape --rounds 3
+    done
+    echo
     echo "Vision: a picture captured with every head kept, a click's row, rollout (a first run writes the random models)"
     for shape in dinov2-small vit-base; do
         "$build/bench/attnscope-bench" vision --shape $shape --rounds 1 >/dev/null

@@ -152,6 +152,7 @@ void ComputeController::loadModel(const QString& spec)
             m_text.reset();
             m_pictures.clear();
             m_audio.clear();
+            m_audioFeatures.reset();
             emit modelLoaded(m_model);
         },
         spec);
@@ -223,12 +224,12 @@ void ComputeController::runText(const TextRequest& given, std::optional<ViewSele
     TextRequest request = given;
     if (request.pictures.isEmpty() && model->info().pictureToken >= 0)
         request.pictures = m_pictures;
-    if (request.audio.isEmpty() && model->info().can.audio)
-        request.audio = m_audio;
+    if (!request.audio && model->info().can.audio)
+        request.audio = m_audioFeatures;
     // The last delivered text of this model: its unchanged prefix is reused (an edit reruns from the first change);
-    // not across pictures or recordings, whose rows the prefix holds.
+    // not across pictures, whose rows the prefix holds, nor across recordings.
     const TextCapturePtr previous = m_text && m_text->model == model && request.pictures.isEmpty() &&
-                                            !model->info().can.audio
+                                            m_text->capture->audio == request.audio
                                         ? m_text->capture
                                         : nullptr;
     submit<TextResult>(
@@ -292,10 +293,10 @@ void ComputeController::captureRequest(const JobContext& ctx, const ModelBundleP
     if (!request.pictures.isEmpty()) // a vision-language model's prompt with its pictures
         pictureTokens = picturePromptTokens(*model, request, opt, picture);
     if (m.info().can.audio) { // a speech model: the recording with its transcript, or the model's own
-        if (request.audio.isEmpty())
+        if (!request.audio)
             throw core::Error(core::ErrorCode::BadInput,
                               "open a recording for the model to listen to: File > Open Audio… (WAV, FLAC, OGG)");
-        result.capture = core::captureRecording(m, model->loaded.folder, *model->tokenizer, request.audio.toStdString(),
+        result.capture = core::captureRecording(m, model->loaded.folder, *model->tokenizer, request.audio,
                                                 request.text.toStdString(), request.generate, opt);
         result.written = request.generate > 0 ? 1 : 0;
         result.alignmentHeads = core::rankAlignmentHeads(*result.capture, 0);
@@ -856,6 +857,19 @@ void ComputeController::requestRollout(int segment, int stream)
             return std::make_shared<const PaperFigure>(rolloutFigure(grid, capture, text->model->displayName));
         },
         [this](FigurePtr f) { emit rolloutReady(f); });
+}
+
+QString ComputeController::setAudio(const QString& file)
+{
+    if (!m_model)
+        return tr("Open a speech model first.");
+    try {
+        m_audioFeatures = core::audioFeaturesOfFile(*m_model->loaded.model, m_model->loaded.folder, file.toStdString());
+        m_audio = file;
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
 }
 
 void ComputeController::requestWordTimings()

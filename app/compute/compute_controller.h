@@ -47,8 +47,10 @@ public:
     // A vision-language model's pictures, read with every text run from now on (until another model opens).
     void setPictures(const QStringList& files) { m_pictures = files; }
     const QStringList& pictures() const { return m_pictures; }
-    // A speech model's recording, heard with every text run from now on (until another model opens).
-    void setAudio(const QString& file) { m_audio = file; }
+    // A speech model's recording, heard with every text run from now on (until another model opens): read and made
+    // into features at once (a few hundredths of a second), so a file that is no recording is refused here, by name.
+    // Returns "" or the error.
+    QString setAudio(const QString& file);
     const QString& audio() const { return m_audio; }
     // Views of the newest text result (nothing happens before there is one).
     void requestGrid(const ViewSelection& selection);
@@ -177,6 +179,7 @@ private:
     int m_previewAfterMs = 100;
     QStringList m_pictures; // setPictures
     QString m_audio;        // setAudio
+    std::shared_ptr<const core::AudioFeatures> m_audioFeatures;
     ModelBundlePtr m_model;
     TextResultPtr m_text;
     std::array<JobTracker, kJobKindCount> m_jobs; // one per row of the job table

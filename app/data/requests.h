@@ -6,7 +6,12 @@
 
 #include <QString>
 #include <QStringList>
+#include <memory>
 #include <optional>
+
+namespace attnscope::core {
+struct AudioFeatures;
+}
 
 namespace attnscope::app {
 
@@ -18,7 +23,7 @@ struct TextRequest {
     QString source;     // the source read beside the text (an encoder-decoder model's); empty: none
     int generate = 0;   // > 0: the model continues the text greedily, up to this many tokens, each step delivered
     QStringList pictures; // a vision-language model's pictures (PNG files), read with the text; empty: the text alone
-    QString audio;        // a speech model's recording, heard with the text (its transcript); empty: none
+    std::shared_ptr<const core::AudioFeatures> audio; // a speech model's recording, heard with the text (its transcript)
 };
 
 struct ScanRequest {

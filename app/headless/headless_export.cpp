@@ -360,8 +360,9 @@ std::shared_ptr<const core::TextCapture> translationCapture(const QCommandLinePa
     if (info.can.audio) { // a speech model: --audio heard with --text as its transcript (empty: the prompt alone)
         if (!p.isSet("audio"))
             throw core::Error(core::ErrorCode::BadInput, "a speech model needs --audio FILE (WAV, FLAC, OGG)");
-        return core::captureRecording(m, bundle.loaded.folder, *bundle.tokenizer, p.value("audio").toStdString(),
-                                      p.value("text").toStdString(), 0, {});
+        const auto audio = core::audioFeaturesOfFile(m, bundle.loaded.folder, p.value("audio").toStdString());
+        return core::captureRecording(m, bundle.loaded.folder, *bundle.tokenizer, audio, p.value("text").toStdString(),
+                                      0, {});
     }
     if (!p.isSet("source"))
         throw core::Error(core::ErrorCode::BadInput, "an encoder-decoder model needs --source (the text to translate)");

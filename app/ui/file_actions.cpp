@@ -83,7 +83,10 @@ void FileActions::openAudio(const QString& path)
                                      .arg(m ? m->displayName : tr("This model")));
         return;
     }
-    m_parts.compute->setAudio(QFileInfo(path).absoluteFilePath());
+    if (const QString error = m_parts.compute->setAudio(QFileInfo(path).absoluteFilePath()); !error.isEmpty()) {
+        QMessageBox::warning(m_parts.window, tr("Could not open the recording"), error); // the last one stays
+        return;
+    }
     m_parts.status->show(tr("Listening to %1: Generate transcribes it, a typed transcript is read; the cross-attention "
                             "grid's columns are its 20-ms frames")
                              .arg(QFileInfo(path).fileName()));

@@ -132,10 +132,10 @@ std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const 
 }
 
 std::shared_ptr<const TextCapture> captureRecording(const AttentionModel& model, const std::string& folder,
-                                                    const Tokenizer& tokenizer, const std::string& audioPath,
+                                                    const Tokenizer& tokenizer,
+                                                    std::shared_ptr<const AudioFeatures> features,
                                                     const std::string& text, int generate, CaptureOptions options)
 {
-    const auto features = audioFeaturesOfFile(model, folder, audioPath);
     options.run.audio = features;
     const auto& info = model.info();
     options.streams.assign(info.streams.size(), {});
@@ -150,8 +150,8 @@ std::shared_ptr<const TextCapture> captureRecording(const AttentionModel& model,
     for (const auto& t : tokenizer.encode(text))
         typed.push_back(t.id);
     auto ids = speechDecoderIds(model, settings, features, &typed, 0);
-    if (generate > 0)
-        ids = continueTranscript(model, settings, features, ids, generate);
+    if (generate > 0) // through the model's own cache (a capture step per token would copy every site's record)
+        ids = continueTranscript(model, settings, features, std::move(ids), generate);
     std::vector<Token> tokens;
     for (const auto id : ids)
         tokens.push_back({id, tokenizer.pieceOf(id), 0, 0});

@@ -50,8 +50,12 @@ std::vector<std::int32_t> continueTranscript(const AttentionModel& model, const 
 // continued by the model for up to `generate` tokens; the audio stream's tokens are its encoder positions labelled by
 // their time ("0.02 s"). What the window and headless export show. Error naming the file for a recording that does
 // not read.
+// A capture of the same features given as options.previous is continued, not run again (the window's Generate adds
+// one token at a time so). With `generate`, the model writes through its key/value cache first and the whole
+// transcript is captured after: the encoder runs twice then (docs/performance.md, "Speech").
 std::shared_ptr<const TextCapture> captureRecording(const AttentionModel& model, const std::string& folder,
-                                                    const Tokenizer& tokenizer, const std::string& audioPath,
+                                                    const Tokenizer& tokenizer,
+                                                    std::shared_ptr<const AudioFeatures> audio,
                                                     const std::string& text, int generate, CaptureOptions options);
 
 // Every head of the decoder, layer by layer.

@@ -292,6 +292,9 @@ std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
     for (const auto& stream : o.streams)
         for (const auto& t : stream.tokens)
             source += std::to_string(t.id) + ",";
+    // So is a recording (its frames' tokens are only their times): the same features, the same key.
+    if (o.run.audio)
+        source += "audio@" + std::to_string(reinterpret_cast<std::uintptr_t>(o.run.audio.get()));
     return "segment=" + std::to_string(segmentLen) + " memory=" + std::to_string(memLen) +
            " same_length=" + opt(o.run.sameLength) + " clamp=" + opt(o.run.clampLen) +
            " types=" + std::to_string(std::hash<std::string>{}(types)) + " padding=" + std::to_string(std::hash<std::string>{}(padding)) +

@@ -235,7 +235,7 @@ TEST_CASE("cancel reaches every kind of job in the job table", "[app][controller
     heldAndCancelled(caseDir("vit-tiny"), QStringLiteral("image.png"), [&] { c.requestImageRollout(); });
     { // a speech model's word timings need its recording beside the transcript
         loadInto(c, caseDir("whisper-tiny"));
-        c.setAudio(caseDir("whisper-tiny") + QStringLiteral("/audio.wav"));
+        REQUIRE(c.setAudio(caseDir("whisper-tiny") + QStringLiteral("/audio.wav")).isEmpty());
         c.runText(QStringLiteral(" Hello world"));
         settle(c);
         REQUIRE(c.textResult());
