@@ -111,14 +111,18 @@ MelSettings parseMelSettings(const nlohmann::json& j, const std::string& file)
     s.windowSamples = r.intOr("n_samples", chunk * s.sampleRate, 1);
     if (s.mels > 512)
         r.fail("feature_size", std::to_string(s.mels) + " mel bins is more than a spectrogram has");
-    if (s.nFft > 65536)
-        r.fail("n_fft", std::to_string(s.nFft) + " is longer than a transform of speech");
+    if (s.nFft > 4096)
+        r.fail("n_fft", std::to_string(s.nFft) + " is longer than a transform of speech (at most 4096)");
     if (s.sampleRate > 768000)
         r.fail("sampling_rate", std::to_string(s.sampleRate) + " Hz is not a rate a recording has");
     if (s.windowSamples > 600 * s.sampleRate || s.windowSamples / s.hop < 1)
         r.fail("n_samples", std::to_string(s.windowSamples) + " samples is not a window of 1 frame to 10 minutes");
     if (s.hop > s.nFft)
         r.fail("hop_length", "is longer than n_fft: frames would skip samples");
+    // The transform holds every frame's window: bounded before anything is sized by it (Whisper: 3000 x 400).
+    if (static_cast<long long>(s.frames()) * s.nFft > 32LL * 1024 * 1024)
+        r.fail("hop_length", std::to_string(s.frames()) + " frames of " + std::to_string(s.nFft) +
+                                 " samples is more than a spectrogram of speech holds");
     return s;
 }
 

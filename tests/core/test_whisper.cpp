@@ -403,3 +403,15 @@ TEST_CASE("a 44.1 kHz stereo recording is down-mixed and resampled to the model'
     CHECK_THAT(test::errorOf([&] { core::readAudioFile((tmp / "empty.wav").string(), 16000, 30); }),
                Catch::Contains("empty.wav"));
 }
+
+TEST_CASE("a preprocessor config that would size a huge transform is refused by key before anything is allocated",
+          "[whisper][audio]")
+{
+    CHECK_THAT(test::errorOf([] { core::parseMelSettings({{"n_fft", 1 << 20}}, "p.json"); }), Catch::Contains("n_fft"));
+    CHECK_THAT(test::errorOf([] { core::parseMelSettings({{"hop_length", 1}, {"n_fft", 400}}, "p.json"); }),
+               Catch::Contains("hop_length"));
+    CHECK_THAT(test::errorOf([] { core::parseMelSettings({{"feature_size", 100000}}, "p.json"); }),
+               Catch::Contains("feature_size"));
+    CHECK_THAT(test::errorOf([] { core::parseMelSettings({{"n_samples", -3}}, "p.json"); }), Catch::Contains("n_samples"));
+    CHECK(core::parseMelSettings({{"feature_size", 128}}, "p.json").mels == 128);
+}
