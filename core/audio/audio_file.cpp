@@ -6,6 +6,7 @@
 #include <sndfile.h>
 #include <soxr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -17,20 +18,25 @@ struct SndfileCloser {
     void operator()(SNDFILE* f) const { sf_close(f); }
 };
 
-// The file's first `frames` frames, each frame's channels averaged.
+// The file's first `frames` frames, each frame's channels averaged. Read in blocks, so memory follows the samples
+// the file really holds, not what its header claims.
 std::vector<float> monoFrames(SNDFILE* file, const SF_INFO& info, sf_count_t frames, const std::string& path)
 {
-    std::vector<float> interleaved(static_cast<std::size_t>(frames) * static_cast<std::size_t>(info.channels));
-    const sf_count_t got = sf_readf_float(file, interleaved.data(), frames);
-    if (got < 0)
-        throw Error(ErrorCode::CorruptFile, std::string("cannot read the samples: ") + sf_strerror(file), path);
-    std::vector<float> mono(static_cast<std::size_t>(got));
-    for (sf_count_t t = 0; t < got; ++t) {
-        double sum = 0;
-        for (int c = 0; c < info.channels; ++c)
-            sum += interleaved[static_cast<std::size_t>(t) * info.channels + c];
-        mono[static_cast<std::size_t>(t)] = info.channels == 1 ? static_cast<float>(sum)
-                                                               : static_cast<float>(sum / info.channels);
+    constexpr sf_count_t kBlock = 65536;
+    std::vector<float> interleaved(static_cast<std::size_t>(kBlock) * static_cast<std::size_t>(info.channels)), mono;
+    while (static_cast<sf_count_t>(mono.size()) < frames) {
+        const sf_count_t want = std::min(kBlock, frames - static_cast<sf_count_t>(mono.size()));
+        const sf_count_t got = sf_readf_float(file, interleaved.data(), want);
+        if (got < 0)
+            throw Error(ErrorCode::CorruptFile, std::string("cannot read the samples: ") + sf_strerror(file), path);
+        for (sf_count_t t = 0; t < got; ++t) {
+            double sum = 0;
+            for (int c = 0; c < info.channels; ++c)
+                sum += interleaved[static_cast<std::size_t>(t) * info.channels + c];
+            mono.push_back(info.channels == 1 ? static_cast<float>(sum) : static_cast<float>(sum / info.channels));
+        }
+        if (got < want)
+            break; // the file ends before its header said
     }
     return mono;
 }

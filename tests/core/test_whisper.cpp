@@ -415,3 +415,20 @@ TEST_CASE("a preprocessor config that would size a huge transform is refused by 
     CHECK_THAT(test::errorOf([] { core::parseMelSettings({{"n_samples", -3}}, "p.json"); }), Catch::Contains("n_samples"));
     CHECK(core::parseMelSettings({{"feature_size", 128}}, "p.json").mels == 128);
 }
+
+TEST_CASE("a recording whose header claims more than it holds costs what it holds", "[whisper][audio]")
+{
+    // 64 channels at 768 kHz and 2 GB of data said, 100 bytes there: read in blocks, refused as empty, never sized
+    // by the header.
+    test::TempDir tmp;
+    std::string b = "RIFF\xff\xff\xff\x7f" "WAVEfmt ";
+    auto u32 = [&](std::uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+    auto u16 = [&](std::uint16_t v) { b.append(reinterpret_cast<const char*>(&v), 2); };
+    u32(16), u16(1), u16(64), u32(768000), u32(768000 * 128), u16(128), u16(16);
+    b += "data";
+    u32(0x7ffffff0);
+    b += std::string(100, '\0');
+    test::writeBytes(tmp / "huge.wav", b);
+    CHECK_THAT(test::errorOf([&] { core::readAudioFile((tmp / "huge.wav").string(), 16000, 30); }),
+               Catch::Contains("huge.wav"));
+}
