@@ -179,17 +179,10 @@ int cmdAlign(const Args& a, const std::vector<std::string>& builtins)
     const SpeechSettings s = readSpeechSettings(loaded.folder, info);
     const Transcript transcript = transcriptArgument(a, loaded, *tok, s);
     const auto heads = parseDecoderHeads(a.has("heads") ? a.options.at("heads") : "", s, info);
-    const auto every = everyDecoderHead(info);
-    // One run gives every head: the chosen ones are picked out of it.
-    TranscriptRun run = transcriptRun(*loaded.model, audio, transcript, s, every, tok.get());
-    const std::vector<HeadRows> all = run.heads;
-    run.heads.clear();
-    for (const auto& h : heads)
-        for (const auto& r : all)
-            if (r.head == h)
-                run.heads.push_back(r);
-    const SpeechAlignment al = alignWords(run);
-    const int keys = static_cast<int>(all.front().probs.size() / (run.sot.size() + run.text.size() + 2));
+    const TranscriptTiming timing = timeTranscript(*loaded.model, audio, transcript, s, heads, tok.get());
+    const TranscriptRun& run = timing.run;
+    const SpeechAlignment& al = timing.words;
+    const int keys = audio->frames / 2;
     const int prompt = static_cast<int>(run.sot.size()) + 1;
     nlohmann::ordered_json out;
     out["audio"] = a.has("audio") ? a.options.at("audio") : a.options.at("features");
@@ -201,10 +194,10 @@ int cmdAlign(const Args& a, const std::vector<std::string>& builtins)
     out["path"] = pathJson(al.path);
     out["token_timestamps"] = {{"hf448", tokenTimestamps(run.heads, keys, run.frames, 0)},
                                {"hf520", tokenTimestamps(run.heads, keys, run.frames, prompt)}};
-    out["head_ranking"] = rankingJson(rankAlignmentHeads(run, all, jumpFrames(al.path)));
+    out["head_ranking"] = rankingJson(timing.ranking);
     const std::string& path = require(a, "out");
     writeFileAtomically(path, out.dump(2) + "\n");
-    std::cerr << "wrote the timings of " << al.words.size() << " words and a ranking of " << all.size() << " heads to "
+    std::cerr << "wrote the timings of " << al.words.size() << " words and a ranking of " << timing.ranking.size() << " heads to "
               << path << "\n";
     return 0;
 }

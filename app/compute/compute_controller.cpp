@@ -886,18 +886,10 @@ void ComputeController::requestWordTimings()
                 throw core::Error(core::ErrorCode::BadInput, "open a recording first (File > Open Audio…)");
             const auto settings = core::readSpeechSettings(model.loaded.folder, model.info());
             const auto transcript = core::transcriptOf(idsOf(capture.tokens), {}, settings);
-            auto run = core::transcriptRun(*model.loaded.model, capture.audio, transcript, settings,
-                                           core::everyDecoderHead(model.info()), model.tokenizer.get());
-            const auto all = run.heads;
-            run.heads.clear();
-            for (const auto& h : settings.alignmentHeads)
-                for (const auto& r : all)
-                    if (r.head == h)
-                        run.heads.push_back(r);
-            const auto timing = core::alignWords(run);
-            const auto ranking = core::rankAlignmentHeads(run, all, core::jumpFrames(timing.path));
-            return std::make_shared<const PaperFigure>(
-                wordTimingFigure(timing, ranking, settings.alignmentHeads, run, *model.tokenizer, model.displayName));
+            const auto t = core::timeTranscript(*model.loaded.model, capture.audio, transcript, settings,
+                                                settings.alignmentHeads, model.tokenizer.get());
+            return std::make_shared<const PaperFigure>(wordTimingFigure(t.words, t.ranking, settings.alignmentHeads,
+                                                                        t.run, *model.tokenizer, model.displayName));
         },
         [this](FigurePtr f) { emit wordTimingsReady(f); });
 }

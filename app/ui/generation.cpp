@@ -1,8 +1,6 @@
 // Generation: one token per step, through the text box and the compute controller.
 #include "ui/generation.h"
 
-#include "audio/speech_settings.h"
-
 #include "analysis/token_predictions.h"
 #include "compute/compute_controller.h"
 #include "tokenize/tokenizer.h"
@@ -62,7 +60,11 @@ void Generation::step(const NextTokenResultPtr& next)
         sampling.excluded = r->model->controlIds;
     std::int32_t end = -1;
     if (r->model->info().can.audio) { // a speech model: its generation config's suppressions, and its end token
-        const auto speech = core::readSpeechSettings(r->model->loaded.folder, r->model->info());
+        if (m_speechModel != r->model.get()) {
+            m_speech = core::readSpeechSettings(r->model->loaded.folder, r->model->info());
+            m_speechModel = r->model.get();
+        }
+        const auto& speech = m_speech;
         sampling.excluded = speech.suppress;
         if (m_text->text().trimmed().isEmpty())
             sampling.excluded.insert(sampling.excluded.end(), speech.suppressAtBegin.begin(), speech.suppressAtBegin.end());

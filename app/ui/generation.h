@@ -4,6 +4,7 @@
 // the new token runs); the next logits continue the run until it has written what was asked or the user edits.
 #pragma once
 
+#include "audio/speech_settings.h"
 #include "data/results.h"
 
 #include <QObject>
@@ -42,6 +43,9 @@ private:
     std::function<void()> m_runText;
     std::function<void(const QString&)> m_status;
     int m_left = 0;              // tokens still to write
+    // A speech model's generation settings, read once per model (not per written token).
+    const ModelBundle* m_speechModel = nullptr;
+    core::SpeechSettings m_speech;
     std::mt19937_64 m_generator; // the sampler's, seeded when a run starts
 };
 

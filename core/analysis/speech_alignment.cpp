@@ -76,4 +76,21 @@ TranscriptRun transcriptRun(const AttentionModel& model, std::shared_ptr<const A
     return run;
 }
 
+TranscriptTiming timeTranscript(const AttentionModel& model, std::shared_ptr<const AudioFeatures> audio,
+                                const Transcript& transcript, const SpeechSettings& settings,
+                                const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer)
+{
+    TranscriptTiming t;
+    t.run = transcriptRun(model, std::move(audio), transcript, settings, everyDecoderHead(model.info()), tokenizer);
+    t.everyHead = std::move(t.run.heads);
+    t.run.heads.clear();
+    for (const auto& h : heads) // the chosen heads picked out of the one run
+        for (const auto& r : t.everyHead)
+            if (r.head == h)
+                t.run.heads.push_back(r);
+    t.words = alignWords(t.run);
+    t.ranking = rankAlignmentHeads(t.run, t.everyHead, jumpFrames(t.words.path));
+    return t;
+}
+
 } // namespace attnscope::core

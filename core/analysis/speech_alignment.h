@@ -29,4 +29,16 @@ TranscriptRun transcriptRun(const AttentionModel& model, std::shared_ptr<const A
                             const Transcript& transcript, const SpeechSettings& settings,
                             const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer);
 
+// A transcript timed and every head ranked, from one run that records every decoder head: the run over the chosen
+// `heads` (what alignWords read), every head's rows, the word timings and the ranking against their path.
+struct TranscriptTiming {
+    TranscriptRun run;
+    std::vector<HeadRows> everyHead;
+    SpeechAlignment words;
+    std::vector<HeadAlignmentScore> ranking;
+};
+TranscriptTiming timeTranscript(const AttentionModel& model, std::shared_ptr<const AudioFeatures> audio,
+                                const Transcript& transcript, const SpeechSettings& settings,
+                                const std::vector<DecoderHead>& heads, const Tokenizer* tokenizer);
+
 } // namespace attnscope::core

@@ -9,6 +9,7 @@
 #include "run/reference_dump.h"
 #include "run/text_capture.h"
 #include "io/safetensors.h"
+#include "reference_check.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -34,12 +35,7 @@ std::vector<std::string> modelSpecs(const fs::path& dir)
 
 void checkAgainst(const fs::path& expected, const std::vector<core::OutputTensor>& out)
 {
-    std::vector<std::string> report;
-    const auto problems = test::referenceMismatches(expected.string(), out, &report);
-    for (const auto& line : report)
-        UNSCOPED_INFO(line);
-    for (const auto& p : problems)
-        FAIL_CHECK(p);
+    test::checkAgainstReference(expected, out);
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include "analysis/speech_alignment.h"
 #include "run/speech_run.h"
 #include "tokenize/tokenizer.h"
+#include "reference_check.h"
 #include "test_support.h"
 #include "util/text_file.h"
 
@@ -28,12 +29,7 @@ namespace {
 
 void checkAgainst(const fs::path& expected, const std::vector<core::OutputTensor>& out)
 {
-    std::vector<std::string> report;
-    const auto problems = test::referenceMismatches(expected.string(), out, &report);
-    for (const auto& line : report)
-        UNSCOPED_INFO(line);
-    for (const auto& p : problems)
-        FAIL_CHECK(p);
+    test::checkAgainstReference(expected, out);
 }
 
 const core::OutputTensor& tensor(const std::vector<core::OutputTensor>& all, const std::string& name)
