@@ -31,7 +31,7 @@ int main(int argc, char** argv)
     p.addHelpOption();
     p.addVersionOption();
     p.addOptions({
-        {"model", "Model folder, its config.json, a .gguf file, a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it, or builtin:NAME (default builtin:txl-wikitext2).", "MODEL"},
+        {"model", "Model folder, its config.json, a .gguf file, a PyTorch checkpoint (.bin, .pt, .pth) with config.json beside it, or builtin:NAME (default builtin:llama-wikitext2).", "MODEL"},
         {"text", "Text to analyse.", "TEXT"},
         {"text-file", "File with the text to analyse.", "FILE"},
         {"audio", "Speech models (Whisper): the recording to listen to (WAV, FLAC, OGG); --text is then its transcript.", "FILE"},

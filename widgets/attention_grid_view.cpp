@@ -132,9 +132,10 @@ protected:
 
         // Top-fraction highlight (the paper's Fig. 6), scaled with the cell and never covering much of it: big cells
         // (few tokens, stepping) get a red corner, mid-sized ones a thin red frame inside the cell, so the colour and
-        // the value stay visible; cells too small for a frame a red mark over their middle third. Cells under a pixel
-        // in either direction (a router's hundreds of tokens) get none: marks of several cells would cover the colours.
-        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2 && std::min(cellW, cellH) >= 1) {
+        // the value stay visible; cells too small for a frame a red mark over their middle third, at least a pixel
+        // tall and wide (a router's hundreds of tokens in rows under a pixel keep their chosen experts marked). Cells
+        // under two pixels both ways (a long text's whole grid) get none: the marks would cover the colours.
+        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2) {
             const double side = std::min(cellW, cellH);
             const double presentation = m_view->m_presentation ? 1.5 : 1.0;
             const bool corner = side >= 28, frame = !corner && side >= 7;
@@ -153,6 +154,10 @@ protected:
                         painter->drawPolygon(QPolygonF{tr, tr - QPointF(leg, 0), tr + QPointF(0, leg)});
                     } else if (frame) {
                         painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
+                    } else if (cellH < 2 && cellW >= 6) {
+                        // Rows under two pixels (a router's hundreds of tokens): a red edge down the cell's left side,
+                        // so a column of chosen cells reads as an outlined column and keeps its colour.
+                        painter->drawRect(QRectF(cell.left(), cell.top(), std::max(1.0, cellW / 8), std::max(1.0, cell.height())));
                     } else {
                         const QSizeF mark(std::max(1.0, cell.width() / 3), std::max(1.0, cell.height() / 3));
                         painter->drawRect(QRectF(cell.center() - QPointF(mark.width() / 2, mark.height() / 2), mark));
@@ -294,7 +299,7 @@ QString AttentionGridView::cellText(float value)
 
 double AttentionGridView::valueFontSize(double cellWidth, double cellHeight) const
 {
-    const double largest = m_presentation ? 14 : 8;
+    const double largest = (m_presentation ? 14 : 8) * m_valueTextScale;
     QFont f = m_plot->font();
     for (double size = largest; size >= 6.5; size -= 0.5) {
         f.setPointSizeF(size);
@@ -326,10 +331,11 @@ void AttentionGridView::setFocusCell(int row, int col)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void AttentionGridView::setStale(bool stale)
+void AttentionGridView::setStale(bool stale, const QString& why)
 {
     m_stale = stale && m_data;
-    m_title->setText(!m_data ? QString() : m_stale ? tr("%1 · out of date: Run to update").arg(m_data->title) : m_data->title);
+    const QString note = why.isEmpty() ? tr("out of date: Run to update") : why;
+    m_title->setText(!m_data ? QString() : m_stale ? tr("%1 · %2").arg(m_data->title, note) : m_data->title);
     m_title->setTextColor(m_stale ? QColor(130, 130, 130) : palette().color(QPalette::WindowText));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -360,6 +366,9 @@ void AttentionGridView::rebuild()
                                                                : tr("key (attended-to) tokens"));
     m_plot->yAxis->setLabel(m_data && !m_data->rowAxis.isEmpty() ? m_data->rowAxis : tr("query tokens"));
     if (!m_data || rows == 0) {
+        // An empty panel shows its message, not the titles of axes with nothing on them.
+        m_plot->xAxis->setLabel(QString());
+        m_plot->yAxis->setLabel(QString());
         m_strip->show(nullptr, m_xTicker, QString());
         m_xTicker->clear(); // no labels of a text that is gone
         m_yTicker->clear();
@@ -418,7 +427,8 @@ bool AttentionGridView::updateTicks()
     // class must see the cells) caps their length, so long tokens never take the grid's room.
     const int defaultChars = m_data->labelChars > 0 ? m_data->labelChars : m_presentation ? 16 : 14;
     const double slant = std::sin(std::abs(m_plot->xAxis->tickLabelRotation()) * M_PI / 180.0);
-    const double budget = m_plot->height() * (m_presentation ? 0.14 : 0.18);
+    // (the viewport, not the widget: an exported figure is laid out at its own size on a widget never shown)
+    const double budget = m_plot->viewport().height() * (m_presentation ? 0.14 : 0.18);
     const int keyChars = std::clamp(static_cast<int>(budget / std::max(1.0, fm.averageCharWidth() * slant)), 4, defaultChars);
     auto fill = [&](QCPAxis* axis, QCPAxisTickerText* ticker, const QStringList& labels, int count, double pixels,
                     int maxChars) {
@@ -428,7 +438,8 @@ bool AttentionGridView::updateTicks()
         const QCPRange r = axis->range();
         const double perCell = pixels / std::max(1e-9, r.size());
         // Show every label if they fit, else every k-th, recomputed for the visible range at each zoom.
-        const int step = std::max(1, static_cast<int>(std::ceil((fm.height() + 2) / std::max(perCell, 1e-9))));
+        // (a label may use most of its line's height: the line spacing's leading is room to spare)
+        const int step = std::max(1, static_cast<int>(std::ceil(0.85 * fm.height() / std::max(perCell, 1e-9))));
         const int lo = std::max(0, static_cast<int>(std::ceil(r.lower)));
         const int hi = std::min(count - 1, static_cast<int>(std::floor(r.upper)));
         for (int i = lo; i <= hi; ++i)
@@ -490,15 +501,26 @@ void AttentionGridView::setLockedRow(int row)
 void AttentionGridView::setPresentation(bool on)
 {
     m_presentation = on;
+    applyTextSize(on ? 15 : 9, on);
+}
+
+void AttentionGridView::setTextSize(double points)
+{
+    m_valueTextScale = points / 9;
+    applyTextSize(points, m_presentation);
+}
+
+void AttentionGridView::applyTextSize(double points, bool bold)
+{
     QFont f = font();
-    f.setPointSizeF(on ? 15 : 9);
+    f.setPointSizeF(points);
     QFont labelFont = f;
-    labelFont.setBold(on);
-    m_title->setFont(QFont(f.family(), on ? 20 : 11, QFont::Bold));
+    labelFont.setBold(bold);
+    m_title->setFont(QFont(f.family(), static_cast<int>(std::lround(points * (bold ? 20.0 / 15 : 11.0 / 9))), QFont::Bold));
     for (QCPAxis* a : {m_plot->xAxis, m_plot->yAxis, m_scale->axis()}) {
         a->setTickLabelFont(f);
         a->setLabelFont(labelFont);
-        a->setBasePen(QPen(Qt::black, on ? 2 : 1));
+        a->setBasePen(QPen(Qt::black, std::max(1.0, std::round(points / 7.5))));
     }
     updateTicks();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -533,8 +555,8 @@ QString AttentionGridView::tooltipFor(int row, int col) const
         s += tr("<br>masked (not visible to this query)");
     else
         s += tr("<br>%1 = %2").arg(m_data->valueLabel).arg(static_cast<double>(v), 0, 'f', 4);
-    if (row < static_cast<int>(m_data->rowPositions.size()) && col < static_cast<int>(m_data->colPositions.size()))
-        s += tr("<br>relative distance %1").arg(m_data->rowPositions[row] - m_data->colPositions[col]);
+    if (m_data->rowPosition(row) >= 0 && m_data->colPosition(col) >= 0) // both tokens (not an expert, a layer)
+        s += tr("<br>relative distance %1").arg(m_data->rowPosition(row) - m_data->colPosition(col));
     if (col < m_data->memoryCols)
         s += tr("<br><i>memory token</i>");
     if (const auto at = static_cast<qsizetype>(row) * m_data->cols + col; at < m_data->cellTips.size())

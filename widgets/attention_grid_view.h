@@ -40,7 +40,9 @@ public:
     const QString& placeholder() const { return m_placeholder; }
     // The shown grid no longer matches the text (its computation was cancelled): the title says so in grey until the
     // next setData.
-    void setStale(bool stale);
+    // Marks the grid as belonging to an earlier text (greyed title with `why`, "Run to update" by default); new data
+    // clears the mark.
+    void setStale(bool stale, const QString& why = QString());
     bool isStale() const { return m_stale; }
 
     void setColourMap(ColourMap map);
@@ -53,6 +55,8 @@ public:
     bool showHighlight() const { return m_showHighlight; }
     // Larger fonts and thicker lines for a projector.
     void setPresentation(bool on);
+    // Labels, title and values at `points` (9 on screen): an exported figure sized for the width it is printed at.
+    void setTextSize(double points);
     // Locks a row (-1 = none); a locked row is outlined.
     void setLockedRow(int row);
     int lockedRow() const { return m_lockedRow; }
@@ -84,6 +88,7 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void applyTextSize(double points, bool bold);
     void rebuild();
     void updateColours();
     // Tick labels for the cells' current size; true when they changed (a replot is then needed to draw them).
@@ -104,6 +109,7 @@ private:
     bool m_showValues = true;
     bool m_showHighlight = true;
     bool m_presentation = false;
+    double m_valueTextScale = 1; // setTextSize's points over the screen's 9
     int m_lockedRow = -1;
     std::vector<int> m_marked; // sorted token positions
     QPoint m_focusCell{-1, -1};

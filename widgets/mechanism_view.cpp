@@ -33,6 +33,18 @@ QString number(double v)
                                                      : QString::number(v, 'f', 2);
 }
 
+// The row names' column: as wide as the step's longest name needs, at most 40% of the width (then shortened).
+double labelColumn(const MechanismStep& s, const QFont& font, double width)
+{
+    const QFontMetricsF metrics(font);
+    double widest = 0;
+    for (const auto& st : s.strips)
+        widest = std::max(widest, metrics.horizontalAdvance(st.label));
+    for (const auto& b : s.bars)
+        widest = std::max(widest, metrics.horizontalAdvance(b.label));
+    return std::clamp(widest + 12, std::min(80.0, width * 0.4), width * 0.4);
+}
+
 } // namespace
 
 MechanismView::MechanismView(QWidget* parent)
@@ -90,7 +102,8 @@ void MechanismView::paintEvent(QPaintEvent*)
     small.setPointSizeF(base.pointSizeF() * 1.0);
     p.setFont(small);
     p.setPen(QColor(90, 90, 90));
-    const QString where = tr("step %1 of %2 · Space: next").arg(m_step + 1).arg(stepCount());
+    const QString where = m_keyHint ? tr("step %1 of %2 · Space: next").arg(m_step + 1).arg(stepCount())
+                                    : tr("step %1 of %2").arg(m_step + 1).arg(stepCount());
     p.drawText(QRectF(all.left(), y, all.width(), 20), Qt::AlignLeft | Qt::AlignVCenter, m_data->title);
     p.drawText(QRectF(all.left(), y, all.width(), 20), Qt::AlignRight | Qt::AlignVCenter, where);
     y += 24;
@@ -113,10 +126,10 @@ void MechanismView::paintEvent(QPaintEvent*)
     const bool both = !s.strips.empty() && !s.bars.empty();
     const double rest = all.bottom() - y;
     const double stripArea = s.strips.empty() ? 0 : both ? rest * 0.55 : rest;
-    const double labelW = std::min(220.0, all.width() * 0.25);
     QFont label = base;
     label.setPointSizeF(base.pointSizeF() * 1.1);
-    // A row's name, right-aligned before its strip or bar, shortened in the middle when long.
+    const double labelW = labelColumn(s, label, all.width());
+    // A row's name, right-aligned before its strip or bar, shortened in the middle only when 40% cannot hold it.
     auto rowLabel = [&](const QFont& f, const QString& text, double ry, double rowH) {
         p.setFont(f);
         p.setPen(QColor(25, 25, 25));

@@ -19,6 +19,12 @@ public:
     int step() const { return m_step; }
     int stepCount() const { return m_data ? static_cast<int>(m_data->steps.size()) : 0; }
     void setPlaceholder(const QString& text);
+    // The header's "Space: next" (on screen; an exported step is a slide and leaves it out).
+    void setKeyHint(bool shown)
+    {
+        m_keyHint = shown;
+        update();
+    }
     QSize sizeHint() const override { return {900, 600}; }
 
 signals:
@@ -35,6 +41,7 @@ private:
     };
     MechanismDataPtr m_data;
     int m_step = 0;
+    bool m_keyHint = true;
     QString m_placeholder;
     std::vector<Cell> m_cells; // what the pointer can hover, from the last paint
 };

@@ -13,6 +13,7 @@ struct PredictionData {
     QStringList tokens;         // most probable first
     std::vector<double> probabilities;
     int marked = -1;            // index into tokens of the token actually there (drawn in another colour), -1: none
+    int markedRank = 0;         // its rank (1 = most probable) when it is outside the top shown above it, else 0
     std::vector<bool> excluded; // per token: outside a sampler's top-k / top-p cut-off (drawn pale), or empty
 };
 using PredictionPtr = std::shared_ptr<const PredictionData>;

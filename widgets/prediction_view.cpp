@@ -50,6 +50,17 @@ void PredictionView::setPlaceholder(const QString& text)
     redraw();
 }
 
+QString PredictionView::fittedTitle(const QString& title, const QFont& font, int width)
+{
+    // One line always: a narrow panel (presentation mode's side panel) drops the parenthesis ("(token 15)"), then
+    // elides.
+    const QFontMetrics metrics(font);
+    if (metrics.horizontalAdvance(title) <= width)
+        return title;
+    const QString shorter = title.section(QStringLiteral(" ("), 0, 0);
+    return metrics.elidedText(shorter, Qt::ElideRight, width);
+}
+
 void PredictionView::redraw()
 {
     m_plot->clearPlottables();
@@ -92,9 +103,16 @@ void PredictionView::redraw()
     if (room > 0 && row * n > room)
         rowFont.setPointSizeF(std::max(6.0, rowFont.pointSizeF() * room / (row * n)));
     tokens->setTickLabelFont(rowFont);
+    // The names take at most 40% of the width, so a long one ("[MASK]" pieces, a long word) never squeezes the bars.
+    const QFontMetrics rowMetrics(rowFont);
+    const int maxNameW = std::max(40, static_cast<int>(0.4 * m_plot->width()));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (int i = 0; i < n; ++i) // most probable at the top
-        ticker->addTick(n - 1 - i, m_data->tokens[shown[static_cast<std::size_t>(i)]]);
+    int namesW = 0;
+    for (int i = 0; i < n; ++i) { // most probable at the top
+        const QString name = rowMetrics.elidedText(m_data->tokens[shown[static_cast<std::size_t>(i)]], Qt::ElideRight, maxNameW);
+        namesW = std::max(namesW, rowMetrics.horizontalAdvance(name));
+        ticker->addTick(n - 1 - i, name);
+    }
     tokens->setTicker(ticker);
     tokens->setRange(-0.6, n - 0.4);
     tokens->grid()->setVisible(false);
@@ -106,15 +124,23 @@ void PredictionView::redraw()
     prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
     // Room right of the axis for the value of a bar that reaches it (a probability near 1).
     rect->setMinimumMargins(QMargins(0, 0, QFontMetrics(rowFont).horizontalAdvance(QStringLiteral("100.0 %")) + 8, 0));
-    // As many probability ticks as fit the axis's own width (the plot less the token names and the values' margin) at
-    // its font; none when even two would collide (a narrow side panel in presentation mode: the values say it).
-    int namesW = 0;
-    for (int i = 0; i < n; ++i)
-        namesW = std::max(namesW, QFontMetrics(rowFont).horizontalAdvance(m_data->tokens[shown[static_cast<std::size_t>(i)]]));
+    // Probability ticks that never collide: as many as fit the axis's own width (the plot less the token names and
+    // the values' margin) at its font, and in a narrow panel just 0 and one round value.
     const int axisW = m_plot->width() - namesW - rect->minimumMargins().right() - 24;
-    const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.000")) * 2;
-    prob->ticker()->setTickCount(std::clamp(axisW / std::max(1, tickRoom), 2, 5));
-    prob->setTickLabels(axisW >= 2 * tickRoom);
+    const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.25")) * 2;
+    if (axisW >= 3 * tickRoom) {
+        prob->ticker()->setTickCount(std::min(5, axisW / std::max(1, tickRoom)));
+    } else {
+        auto ends = QSharedPointer<QCPAxisTickerText>::create();
+        ends->addTick(0, QStringLiteral("0"));
+        const double upper = prob->range().upper, round[] = {0.5, 0.25, 0.1, 0.05, 0.02, 0.01};
+        for (double v : round)
+            if (v <= upper * 0.9) {
+                ends->addTick(v, QString::number(v));
+                break;
+            }
+        prob->setTicker(ends);
+    }
     prob->setLabel(tr("probability"));
     auto* plain = new QCPBars(tokens, prob);
     auto* marked = new QCPBars(tokens, prob); // the token actually at the position
@@ -139,14 +165,13 @@ void PredictionView::redraw()
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(4, 0, 0, 0));
         label->setFont(rowFont);
-        label->setText(p >= 0.001 ? QString::number(100 * p, 'f', 1) + QStringLiteral(" %") : QStringLiteral("<0.1 %"));
+        QString value = p >= 0.001 ? QString::number(100 * p, 'f', 1) + QStringLiteral(" %") : QStringLiteral("<0.1 %");
+        if (at == m_data->marked && m_data->markedRank > 0)
+            value += tr(" · rank %1").arg(m_data->markedRank);
+        label->setText(value);
     }
-    // A narrow panel (presentation mode's side panel) breaks the title before its parenthesis rather than cutting it.
     const QFont titleFont(font().family(), font().pointSize(), QFont::Bold);
-    QString titleText = m_data->title;
-    if (QFontMetrics(titleFont).horizontalAdvance(titleText) > m_plot->width() - 8)
-        titleText.replace(QStringLiteral(" ("), QStringLiteral("\n("));
-    auto* title = new QCPTextElement(m_plot, titleText, titleFont);
+    auto* title = new QCPTextElement(m_plot, fittedTitle(m_data->title, titleFont, m_plot->width() - 8), titleFont);
     m_plot->plotLayout()->insertRow(0);
     m_plot->plotLayout()->addElement(0, 0, title);
     m_plot->replot();

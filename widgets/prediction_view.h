@@ -15,6 +15,7 @@ class PredictionView : public QWidget {
 public:
     explicit PredictionView(QWidget* parent = nullptr);
     void setData(PredictionPtr data); // null: empty with the placeholder
+    const PredictionPtr& data() const { return m_data; }
     void setPlaceholder(const QString& text);
     QCustomPlot* plot() const { return m_plot; }
 
@@ -24,6 +25,7 @@ protected:
 
 private:
     void redraw();
+    static QString fittedTitle(const QString& title, const QFont& font, int width);
     QCustomPlot* m_plot;
     PredictionPtr m_data;
     QString m_placeholder;

@@ -33,9 +33,9 @@ public:
     QPoint cellAt(const QPoint& widgetPos) const;
     double valueAt(int panel, int headIndex, int distance) const;
     // Every head row gets at least this many pixels: the minimum height grows with the rows (put the view in a
-    // scroll area), and row labels are thinned to what fits. Two pixels keep a 48-head model's distance axis in a
-    // 1280x800 window's bottom dock without scrolling (each head still its own band; hovering names it).
-    static constexpr int kMinRowHeight = 2;
+    // scroll area), and row labels are thinned to what fits. One pixel keeps a 48-head model's distance axis in a
+    // 1280x800 window's bottom tab (31% of its height) without scrolling (each head still its own band; hovering names it).
+    static constexpr int kMinRowHeight = 1;
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override;
     // Row labels currently on the first panel's head axis (for tests).

@@ -175,6 +175,10 @@ QString exportGrid(const widgets::GridDataPtr& data, const widgets::AttentionGri
     widgets::AttentionGridView view; // off screen: no lock, focus or hover to carry over
     drawLike(view, style);
     view.setData(data);
+    if (size.printedWidth > 0) { // text that reads at kPrintedTextSize once the figure is scaled to its printed width
+        const int width = size.width > 0 ? size.width : kDefaultGridFigureWidth;
+        view.setTextSize(kPrintedTextSize * width / size.printedWidth);
+    }
     // A zoomed-in view exports what the user zoomed to; otherwise the whole grid.
     if (style.data() && style.data()->rows == data->rows && style.data()->cols == data->cols) {
         view.plot()->xAxis->setRange(style.plot()->xAxis->range());
@@ -182,7 +186,7 @@ QString exportGrid(const widgets::GridDataPtr& data, const widgets::AttentionGri
     }
     const QSize s = gridFigureSize(view, size);
     view.resize(s);
-    return exportFigure(view.plot(), path, FigureSize{s.width(), s.height(), size.scale});
+    return exportFigure(view.plot(), path, FigureSize{s.width(), s.height(), size.scale, 0});
 }
 
 QString exportAllHeads(const core::TextCapture& capture, const QString& modelName, const ViewSelection& selection,

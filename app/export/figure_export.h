@@ -23,7 +23,14 @@ struct FigureSize {
     int width = 0;   // logical pixels; 0 = the plot's current size (a grid: 1000)
     int height = 0;  // 0 = the plot's current height (a grid: the height that makes its cells square)
     double scale = 1.0; // PNG only: 2.0 doubles the pixel density (print / HiDPI)
+    // The width in points the figure will be printed at (a paper's column: kColumnWidth): its text is sized to read at
+    // kPrintedTextSize there. 0: text as on screen.
+    double printedWidth = 0;
 };
+
+inline constexpr double kColumnWidth = 240;     // one column of a two-column paper (3.3 in), points
+inline constexpr double kPageWidth = 504;       // the text width of a page (7 in)
+inline constexpr double kPrintedTextSize = 8.5; // points: a paper's figure text
 
 // Width of a grid figure when none is asked for.
 inline constexpr int kDefaultGridFigureWidth = 1000;

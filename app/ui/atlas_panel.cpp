@@ -94,8 +94,8 @@ AtlasPanel::AtlasPanel(QWidget* parent)
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(m_table);
     split->addWidget(m_matrix);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 3); // the table's columns need more of the width than the matrix
+    split->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
@@ -219,7 +219,7 @@ void AtlasPanel::fill()
             any |= !std::isnan(core::atlasValue(r, c));
         m_table->setColumnHidden(static_cast<int>(c) + 1, !any);
     }
-    m_table->resizeColumnsToContents();
+    fitColumns();
     m_info->setText(tr("%1 heads · scan columns from the %2 · click a row or a matrix cell to show the head")
                         .arg(a.rows.size())
                         .arg(m_atlas->source));
@@ -238,6 +238,27 @@ void AtlasPanel::fill()
     m_export->setEnabled(true);
     m_figure->setEnabled(!m_atlas->order.empty());
     m_byLayer->setEnabled(!m_atlas->atlas.rows.empty() && !std::isnan(m_atlas->atlas.rows.front().tokens.entropy));
+}
+
+void AtlasPanel::fitColumns()
+{
+    QHeaderView* header = m_table->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->resizeColumnsToContents();
+    int natural = 0;
+    for (int c = 0; c < m_table->columnCount(); ++c)
+        natural += m_table->isColumnHidden(c) ? 0 : header->sectionSize(c);
+    if (natural <= m_table->viewport()->width())
+        return;
+    header->setSectionResizeMode(QHeaderView::Stretch);
+    header->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+}
+
+void AtlasPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    if (m_atlas)
+        fitColumns();
 }
 
 QString AtlasPanel::exportTable(const QString& path) const

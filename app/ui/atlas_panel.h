@@ -46,9 +46,13 @@ signals:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void fill();
+    // Every column in view, the head column first: their natural widths, or shared out when the table is narrower
+    // (no sideways scrolling that would take the head column out of view).
+    void fitColumns();
 
     QLabel* m_info;
     QTableWidget* m_table;

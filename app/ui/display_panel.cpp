@@ -34,6 +34,8 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     , m_scope(new QComboBox(this))
 {
     auto* form = new QFormLayout(this);
+    // A narrow left column (the grid gets the width) puts a long row's label above its field.
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     auto* terms = new QWidget(this);
     auto* grid = new QGridLayout(terms);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -193,6 +195,8 @@ void DisplayPanel::setModel(const core::ModelInfo& model)
     m_splitLabel->setVisible(rotary && !fixed);
     m_split->clear();
     m_termsLabel->setText(rotary && !fixed ? tr("Bands") : tr("Terms"));
+    // Shown only where the score splits: Transformer-XL's terms, or rotary frequency bands.
+    m_termsLabel->setVisible(rotary || relative);
     if (rotary) {
         setTermsAvailable(true, {});
         showBands();
@@ -201,7 +205,7 @@ void DisplayPanel::setModel(const core::ModelInfo& model)
         for (int t = 0; t < 4; ++t) {
             m_termBox[t]->setText(QString::fromUtf8(names[t]));
             m_termBox[t]->setProperty("termTip", m_termBox[t]->property("xlTip"));
-            m_termBox[t]->show();
+            m_termBox[t]->setVisible(relative);
         }
         const QString why = relative ? QString()
                                      : tr("%1 models have no relative score terms: their attention is one softmax of q·k, "

@@ -4,9 +4,11 @@
 #include "compute/compute_controller.h"
 #include "head_overview_view.h"
 #include "ui/heads_panel.h"
+#include "ui/status_area.h"
 #include "ui/text_panel.h"
 #include "ui/window_layout.h"
 
+#include <QAction>
 #include <QDockWidget>
 #include <QMainWindow>
 #include <QScreen>
@@ -19,6 +21,33 @@ namespace attnscope::app {
 namespace {
 // The docks tabbed below the grid.
 constexpr const char* kBottomTabs[] = {"textDock", "translationDock", "relposDock", "compareDock", "atlasDock", "predictionDock", "qkDock", "expertsDock"};
+
+// The bottom tabs that hold an analysis's figure or table (not the text box, not Predictions).
+const QStringList kAnalysisTabs{QStringLiteral("relposDock"), QStringLiteral("compareDock"), QStringLiteral("atlasDock"),
+                                QStringLiteral("qkDock"), QStringLiteral("expertsDock")};
+
+// Docks that belong to some models only, with the models they belong to and what the others are told.
+struct ModelDock {
+    const char* name;
+    bool (*uses)(const core::ModelInfo&);
+    const char* notUsed; // %1: the model's name
+};
+constexpr ModelDock kModelDocks[] = {
+    {"imageDock", [](const core::ModelInfo& m) { return m.can.image; }, QT_TR_NOOP("%1 reads no pictures")},
+    {"translationDock", [](const core::ModelInfo& m) { return m.typedReadStream() >= 0; },
+     QT_TR_NOOP("%1 does not translate: type its text in the Text tab")},
+    {"expertsDock", [](const core::ModelInfo& m) { return m.can.experts > 0; },
+     QT_TR_NOOP("%1 has no mixture-of-experts layers: every token goes through the same feed-forward block (Qwen3-MoE, "
+                "OLMoE, gpt-oss and DeepSeek-V2 show their router in the Experts tab)")},
+};
+
+const ModelDock* modelDock(const QDockWidget* d)
+{
+    for (const auto& md : kModelDocks)
+        if (d && d->objectName() == QLatin1String(md.name))
+            return &md;
+    return nullptr;
+}
 } // namespace
 
 DockFitter::DockFitter(const WindowParts& parts)
@@ -56,11 +85,45 @@ QDockWidget* DockFitter::dock(const char* objectName) const
     return m_parts.window->findChild<QDockWidget*>(QLatin1String(objectName));
 }
 
+bool DockFitter::used(const QDockWidget* d) const
+{
+    const ModelDock* md = modelDock(d);
+    const auto& model = m_parts.compute->model();
+    return !md || (model && md->uses(model->info()));
+}
+
+void DockFitter::hideUnusedDocks()
+{
+    QMainWindow* w = m_parts.window;
+    for (const auto& md : kModelDocks) {
+        QDockWidget* d = dock(md.name);
+        d->toggleViewAction()->setVisible(used(d)); // the View menu lists what this model can show
+        if (used(d) || d->isHidden())
+            continue;
+        const bool right = w->dockWidgetArea(d) == Qt::RightDockWidgetArea && !d->isFloating();
+        d->hide();
+        // A vision model widened the right column for its picture: the text view gets its default width back.
+        if (right && dock("textViewDock")->isVisible())
+            w->resizeDocks({dock("textViewDock")}, {w->width() / 7}, Qt::Horizontal);
+    }
+}
+
 void DockFitter::show(const char* objectName)
 {
     QDockWidget* d = dock(objectName);
     if (!d)
         return;
+    if (!used(d)) {
+        const auto& model = m_parts.compute->model();
+        m_parts.status->notify(tr(modelDock(d)->notUsed).arg(model ? model->displayName : tr("This model")));
+        return;
+    }
+    // Presenting, an analysis tab opens as a large window over the grid: a strip under it would cut its figure.
+    if (m_parts.layout->presentation() && kAnalysisTabs.contains(QLatin1String(objectName))) {
+        d->show();
+        showLarge(objectName, true);
+        return;
+    }
     d->show();
     d->raise();
     fitBottomDock(d);
@@ -85,7 +148,7 @@ int DockFitter::wantedHeight(const QDockWidget* d) const
                     tabBar = bar->height();
         return chrome + tabBar + m_parts.text->contentHeight(presenting ? 2 : 8); // presenting: the grid gets the room
     }
-    return static_cast<int>(height * 0.4);
+    return static_cast<int>(height * 0.31);
 }
 
 void DockFitter::fitBottomDock(QDockWidget* d)
@@ -137,10 +200,12 @@ void DockFitter::showLarge(const char* objectName, bool large)
     }
     const QRect screen = m_parts.window->screen()->availableGeometry();
     const int side = std::min(screen.height() * 9 / 10, screen.width() * 6 / 10);
-    // At least as wide as the panel's controls (the dock's scroll area would otherwise cut them).
+    // At least as wide as the panel's controls (the dock's scroll area would otherwise cut them); presenting, the
+    // larger font's table or figure gets most of the screen (the atlas's columns side by side, every compared model).
     const auto* area = qobject_cast<const QScrollArea*>(d->widget());
     const int controls = (area && area->widget() ? area->widget() : d->widget())->minimumSizeHint().width() + 24;
-    const int width = std::min(screen.width() * 9 / 10, std::max(side, controls));
+    const int width = m_parts.layout->presentation() ? screen.width() * 9 / 10
+                                                     : std::min(screen.width() * 9 / 10, std::max(side, controls));
     d->setFloating(true);
     d->resize(width, side);
     d->move(screen.center() - QPoint(width / 2, side / 2));

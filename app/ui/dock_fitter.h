@@ -1,5 +1,5 @@
 // Gives the main window's docks the room their content asks for: the bottom tab in front its height when it comes up
-// (a plot 40% of the window, the Text tab its lines), the Heads dock its thumbnails' height once per model, and in
+// (a plot 31% of the window, the Text tab its lines), the Heads dock its thumbnails' height once per model, and in
 // presentation mode the Predictions beside the grid.
 #pragma once
 
@@ -18,10 +18,17 @@ public:
     explicit DockFitter(const WindowParts& parts);
 
     QDockWidget* dock(const char* objectName) const;
-    // Shows and raises a dock; a bottom tab gets the height it asks for.
+    // Shows and raises a dock; a bottom tab gets the height it asks for. A dock the open model does not use (the
+    // Experts tab of a dense model) stays hidden, and the status bar says why.
     void show(const char* objectName);
+    // Docks only some models use (Image, Translation, Experts): whether the open model uses this one; every other
+    // dock is used by every model.
+    bool used(const QDockWidget* d) const;
+    // A model opened: the docks it does not use hide and give their room back (the right column its default width
+    // after a vision model's picture).
+    void hideUnusedDocks();
     // The height a bottom tab asks for when it comes up: the Text tab its content (controls and the text's lines),
-    // a tab with plots 40% of the window; the grid keeps the rest (at least 45% of a 1280x800 window).
+    // a tab with plots 31% of the window; the grid keeps the rest (at least 40% of a 1280x800 screen's area).
     int wantedHeight(const QDockWidget* d) const;
     // Every bottom tab asks again (only the one in front acts): after a resize or leaving presentation mode.
     void fitBottomTabs();

@@ -34,6 +34,11 @@ void ExpertsPanel::attach(ComputeController* compute, std::function<ViewSelectio
         m_routing = std::move(r);
         refresh();
     });
+    // Another model: nothing of the previous one's routing (or its message) stays.
+    connect(compute, &ComputeController::modelLoaded, this, [this] {
+        m_routing.reset();
+        setMessage(tr("Routing the text through the experts…"));
+    });
     connect(compute, &ComputeController::jobFailed, this, [this](const JobFailure& f) {
         if (f.kind == JobKind::Routing)
             setMessage(f.cancelled() ? tr("Cancelled: step to another layer to route the text again") : f.message);

@@ -42,6 +42,19 @@ std::optional<FigureSize> askFigureSize(QWidget* parent, const QString& path, co
         QObject::connect(square, &QCheckBox::toggled, height, [height](bool on) { height->setEnabled(!on); });
         form->addRow(QString(), square);
     }
+    // A grid's text, sized for where the figure goes: a paper's column (the figure is scaled down into it), a page's
+    // width, or the screen's sizes as they are (a slide).
+    QComboBox* printed = nullptr;
+    if (choice.squareCells) {
+        printed = new QComboBox(&dlg);
+        printed->setObjectName(QStringLiteral("figurePrintedWidth"));
+        printed->addItems({QObject::tr("one column of a paper (3.3 in)"), QObject::tr("a page's width (7 in)"),
+                           QObject::tr("the screen (as shown)")});
+        printed->setCurrentIndex(png ? 2 : 0);
+        printed->setToolTip(QObject::tr("Labels and values are sized to read at %1 pt once the figure is scaled to "
+                                        "this width").arg(kPrintedTextSize));
+        form->addRow(QObject::tr("Text sized for"), printed);
+    }
     QComboBox* density = nullptr;
     if (png) {
         density = new QComboBox(&dlg);
@@ -61,6 +74,8 @@ std::optional<FigureSize> askFigureSize(QWidget* parent, const QString& path, co
     size.width = width->value();
     size.height = square && square->isChecked() ? 0 : height->value();
     size.scale = density ? density->currentIndex() + 1 : 1.0;
+    if (printed)
+        size.printedWidth = printed->currentIndex() == 0 ? kColumnWidth : printed->currentIndex() == 1 ? kPageWidth : 0;
     return size;
 }
 

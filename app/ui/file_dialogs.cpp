@@ -71,6 +71,18 @@ QString askModelPath(QWidget* parent, const QString& title)
 {
     ModelDialog dlg(parent, title);
     dlg.setObjectName(QStringLiteral("modelDialog"));
+    // Entering a folder with nothing to open says so (a dialog that only navigates leaves the user guessing).
+    QObject::connect(&dlg, &QFileDialog::directoryEntered, &dlg, [&dlg, title](const QString& folder) {
+        const QDir dir(folder);
+        const bool models = isModelFolder(folder) ||
+                            !dir.entryList({QStringLiteral("*.gguf"), QStringLiteral("*.bin"), QStringLiteral("*.pt"),
+                                            QStringLiteral("*.pth"), QStringLiteral("config.json")}, QDir::Files).isEmpty();
+        const bool folders = !dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot).isEmpty();
+        dlg.setWindowTitle(models || folders ? title
+                                             : QObject::tr("%1 — no model in %2 (a model is a folder with config.json, "
+                                                           "or a .gguf, .bin, .pt or .pth file)")
+                                                   .arg(title, QDir::toNativeSeparators(folder)));
+    });
     dlg.setFileMode(QFileDialog::AnyFile);
     dlg.setNameFilter(QObject::tr("Models (config.json *.gguf *.bin *.pt *.pth);;All files (*)"));
     if (dlg.exec() != QDialog::Accepted || dlg.chosen.isEmpty())

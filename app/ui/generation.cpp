@@ -21,16 +21,31 @@ Generation::Generation(ComputeController* compute, PredictionPanel* predictions,
     , m_status(std::move(status))
 {
     connect(compute, &ComputeController::nextTokenReady, this, &Generation::step);
-    connect(predictions, &PredictionPanel::generateRequested, this, [this](int tokens) {
-        const auto& m = m_compute->model();
-        if (!m_compute->textResult() || !m || !m->info().can.nextTokenLoss)
-            return;
-        start(tokens);
-        m_compute->requestNextToken(-1); // the step follows when the logits after the text arrive
-    });
+    connect(predictions, &PredictionPanel::generateRequested, this, &Generation::generate);
     connect(predictions, &PredictionPanel::regenerateRequested, this, &Generation::regenerateFrom);
     connect(predictions, &PredictionPanel::stopRequested, this, &Generation::stop);
     connect(text, &TextPanel::edited, this, &Generation::stop);
+}
+
+void Generation::generate(int tokens)
+{
+    const auto& m = m_compute->model();
+    if (!m)
+        return;
+    if (!m->info().can.nextTokenLoss) {
+        m_status(tr("%1 does not predict next tokens: it cannot generate").arg(m->displayName));
+        return;
+    }
+    if (!m_compute->textResult()) { // nothing computed: an empty box, or the text still running
+        m_status(m_text->text().trimmed().isEmpty()
+                     ? tr("Nothing to continue: type the beginning of a text in the Text dock, then Generate")
+                     : tr("The text is still being computed: Generate again when its grid is shown"));
+        return;
+    }
+    start(tokens);
+    // The box keeps the keyboard: Ctrl+Z right after clicking Generate takes the written token back.
+    m_text->editor()->setFocus(Qt::OtherFocusReason);
+    m_compute->requestNextToken(-1); // the step follows when the logits after the text arrive
 }
 
 void Generation::start(int tokens)

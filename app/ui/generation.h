@@ -24,6 +24,8 @@ public:
     // `status`: a line for the status bar.
     Generation(ComputeController* compute, PredictionPanel* predictions, TextPanel* text, std::function<void()> runText,
                std::function<void(const QString&)> status, QObject* parent = nullptr);
+    // Generate in Predictions: writes `tokens` more tokens after the computed text, or says why it cannot.
+    void generate(int tokens);
     // Writes `tokens` more tokens after the text.
     void start(int tokens);
     // Cuts the text after token `position` (from 0) and writes as many tokens again (at most 50): another continuation.

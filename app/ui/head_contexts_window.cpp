@@ -278,8 +278,11 @@ void HeadContextsWindow::showHead(int index)
                        .arg(head + 1);
     int shown = 0;
     for (const auto& ctx : c.contexts[static_cast<std::size_t>(index)]) {
-        html += QStringLiteral("<p style=\"margin:4px 0\"><span style=\"color:#666\">%1 · %2</span><br>")
-                    .arg(ctx.decile < 0 ? tr("top") : tr("decile %1").arg(ctx.decile + 1))
+        // Where the context comes from (among the highest values, or a decile) and its value, named: "top · 1"
+        // read as a rank.
+        html += QStringLiteral("<p style=\"margin:4px 0\"><span style=\"color:#666\">%1 · %2 = %3</span><br>")
+                    .arg(ctx.decile < 0 ? tr("among the highest") : tr("decile %1 of 10").arg(ctx.decile + 1))
+                    .arg(QString::fromLatin1(core::contextStatisticName(c.statistic)))
                     .arg(ctx.value, 0, 'g', 3);
         float top = 1e-9f;
         for (float a : ctx.attention)

@@ -9,14 +9,48 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace attnscope::app {
 
+namespace {
+// The layer box of a model with several attention sites per layer (an encoder-decoder's encoder, decoder and cross
+// sites): it steps sites, so it shows each one's name ("decoder layer 2 cross") where a number would count sites.
+class SiteSpinBox final : public QSpinBox {
+public:
+    using QSpinBox::QSpinBox;
+    void setNames(QStringList names)
+    {
+        m_names = std::move(names);
+        setMinimumWidth(m_names.isEmpty() ? 0 : fontMetrics().horizontalAdvance(QStringLiteral("decoder layer 12 cross")) + 40);
+        lineEdit()->setText(textFromValue(value()));
+    }
+
+protected:
+    QString textFromValue(int value) const override
+    {
+        return value >= 1 && value <= m_names.size() ? m_names[value - 1] : QSpinBox::textFromValue(value);
+    }
+    int valueFromText(const QString& text) const override
+    {
+        const int named = static_cast<int>(m_names.indexOf(text));
+        return named >= 0 ? named + 1 : QSpinBox::valueFromText(text);
+    }
+    QValidator::State validate(QString& text, int& pos) const override
+    {
+        return m_names.contains(text) ? QValidator::Acceptable : QSpinBox::validate(text, pos);
+    }
+
+private:
+    QStringList m_names;
+};
+} // namespace
+
 HeadsPanel::HeadsPanel(QWidget* parent)
     : QWidget(parent)
-    , m_layer(new QSpinBox(this))
+    , m_layer(new SiteSpinBox(this))
     , m_head(new QSpinBox(this))
     , m_segment(new QSpinBox(this))
     , m_average(new QCheckBox(tr("Average of the layer's heads (A)"), this))
@@ -83,6 +117,10 @@ void HeadsPanel::setModelShape(const core::ModelInfo& info)
 {
     const QSignalBlocker a(m_layer), b(m_head);
     m_layer->setRange(1, std::max(1, info.siteCount()));
+    QStringList names; // a model of one stream steps its layers by number
+    for (int s = 0; info.streams.size() > 1 && s < info.siteCount(); ++s)
+        names << QString::fromStdString(info.site(s).label());
+    static_cast<SiteSpinBox*>(m_layer)->setNames(names);
     // Grouped-query attention of a one-stream model: say which query heads share a key/value head (the overview
     // brackets them too).
     const int heads = info.heads, kvHeads = info.readsOneText() ? info.kvHeads : 0;

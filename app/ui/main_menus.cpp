@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -32,7 +33,15 @@ void MainWindow::buildMenus()
     for (QDockWidget* d : findChildren<QDockWidget*>())
         view->addAction(d->toggleViewAction());
     view->addSeparator();
-    view->addAction(tr("&Reset Layout"), m_parts.layout, &WindowLayout::resetLayout);
+    view->addAction(tr("&Reset Layout"), this, [this] {
+        // The Text tab or the Translation tab: the one the open model reads (as opening it chose).
+        const auto& m = m_parts.compute->model();
+        const bool translates = m && m->info().typedReadStream() >= 0;
+        m_parts.layout->resetLayout([this, translates](const QDockWidget* d) {
+            return d->objectName() == QLatin1String("textDock") ? !translates : m_docks->used(d);
+        });
+        m_docks->fitBottomTabs();
+    });
     QAction* present = view->addAction(tr("&Presentation Mode"));
     present->setCheckable(true);
     present->setShortcut(QKeySequence(Qt::Key_F11));
@@ -116,8 +125,10 @@ void MainWindow::buildFileMenu()
             QMessageBox::information(this, tr("Export page"), tr("Type or open a text first."));
             return;
         }
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export an interactive page of the shown layer"),
-                                                          QStringLiteral("attention.html"), tr("HTML page (*.html)"));
+        QString path = QFileDialog::getSaveFileName(this, tr("Export an interactive page of the shown layer"),
+                                                    QStringLiteral("attention.html"), tr("HTML page (*.html)"));
+        if (!path.isEmpty() && QFileInfo(path).suffix().isEmpty())
+            path += QStringLiteral(".html"); // a browser opens it by its extension
         if (!path.isEmpty())
             reportSave(m_files->exportPageTo(path), tr("Export failed"), tr("Saved %1").arg(path));
     });
@@ -158,6 +169,7 @@ void MainWindow::buildAnalysisMenu()
     });
     analysis->addSeparator();
     analysis->addAction(tr("Head &Atlas"), this, [this] { showDock("atlasDock"); });
+    analysis->addAction(tr("Co&mpare Models"), this, [this] { showDock("compareDock"); });
     analysis->addAction(tr("&Predictions (Next or Masked Tokens)"), this, [this] { showDock("predictionDock"); });
     analysis->addAction(tr("&Query-Key Space"), this, [this] { showDock("qkDock"); });
     analysis->addAction(tr("&Experts (Router of a Mixture-of-Experts Model)"), this, [this] { showDock("expertsDock"); });

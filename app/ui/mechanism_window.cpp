@@ -17,7 +17,7 @@
 namespace attnscope::app {
 
 MechanismWindow::MechanismWindow(ComputeController* compute, QWidget* parent)
-    : QWidget(parent, Qt::Window)
+    : QWidget(parent, Qt::Tool) // in front of the main window while the grid is clicked
     , m_compute(compute)
     , m_view(new widgets::MechanismView)
     , m_previous(new QPushButton(tr("◀ Previous")))
@@ -88,7 +88,10 @@ void MechanismWindow::updateButtons()
 
 QString MechanismWindow::exportStep(const QString& path)
 {
-    return exportWidget(m_view, path);
+    m_view->setKeyHint(false); // a slide, not the window: no key to press
+    const QString err = exportWidget(m_view, path);
+    m_view->setKeyHint(true);
+    return err;
 }
 
 void MechanismWindow::keyPressEvent(QKeyEvent* e)

@@ -101,8 +101,10 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
-    layout->addWidget(m_generateRow);
-    layout->addWidget(m_view, 1);
+    m_body = new QBoxLayout(QBoxLayout::TopToBottom);
+    m_body->addWidget(m_generateRow, 0, Qt::AlignTop);
+    m_body->addWidget(m_view, 1);
+    layout->addLayout(m_body, 1);
     connect(m_which, &QComboBox::currentIndexChanged, this, &PredictionPanel::show);
     setFills(nullptr);
 }
@@ -183,8 +185,8 @@ void PredictionPanel::showNext()
     }
     if (m_next->actual >= 0 && bars->marked < 0) { // the token in the text, outside the top 10: shown with its rank
         bars->marked = static_cast<int>(bars->tokens.size());
-        bars->tokens << tr("%1 (rank %2)").arg(tokenLabel(core::Token{m_next->actual, tok.pieceOf(m_next->actual), 0, 0}))
-                            .arg(d.actualRank + 1);
+        bars->tokens << tokenLabel(core::Token{m_next->actual, tok.pieceOf(m_next->actual), 0, 0});
+        bars->markedRank = d.actualRank + 1; // said beside its value: the name column stays narrow
         bars->probabilities.push_back(d.actualProbability);
     }
     m_info->setText(m_next->actual >= 0
@@ -281,7 +283,16 @@ void PredictionPanel::placeControls()
             order.push_back(w);
     auto* rows = static_cast<QVBoxLayout*>(m_generateRow->layout());
     const int spacing = std::max(0, rows->spacing());
-    const int room = width() > 0 ? width() - 12 : std::numeric_limits<int>::max();
+    // A wide, short tab (below the grid) puts the controls in a column beside the bars, which get the height for
+    // all ten of them (and need not span the whole window); a narrow panel stacks them above the bars.
+    const bool beside = !m_presentation && width() >= 800 && width() >= 2 * height();
+    if (m_body && (m_body->direction() == QBoxLayout::LeftToRight) != beside) { // (made in the constructor)
+        m_body->setDirection(beside ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom);
+        m_body->setStretch(0, beside ? 2 : 0);
+        m_body->setStretch(1, beside ? 3 : 1);
+        m_body->invalidate();
+    }
+    const int room = width() <= 0 ? std::numeric_limits<int>::max() : beside ? width() * 2 / 5 - 12 : width() - 12;
     std::vector<int> rowOf;
     int row = 0, used = 0;
     for (QWidget* w : order) {

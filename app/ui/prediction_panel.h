@@ -10,6 +10,7 @@
 #include <vector>
 
 class QCheckBox;
+class QBoxLayout;
 class QComboBox;
 class QDoubleSpinBox;
 class QPushButton;
@@ -65,6 +66,7 @@ private:
     widgets::PredictionView* m_view;
     QDoubleSpinBox* m_temperature;
     QWidget* m_generateRow;
+    QBoxLayout* m_body = nullptr; // the controls and the bars: side by side in a wide short tab, else one above the other
     QPushButton* m_generateOne;
     QPushButton* m_generateTen;
     QPushButton* m_stop;

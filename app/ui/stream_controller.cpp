@@ -49,8 +49,18 @@ StreamController::StreamController(const WindowParts& parts, SelectionController
     connect(compute, &ComputeController::nextTokenReady, parts.predictions, &PredictionPanel::setNextToken);
     m_generation = new Generation(compute, parts.predictions, parts.text, [this] { requestRun(); },
                                   [this](const QString& s) { m_parts.status->show(s); }, this);
-    connect(m_generation, &Generation::started, this, [this] { m_parts.grid->setLockedRow(-1); });
+    // Generation writes past whatever stepping revealed: it ends the reveal (and Play), so the grid grows with the
+    // written tokens instead of staying at the revealed row.
+    connect(m_generation, &Generation::started, this, [this] {
+        m_parts.grid->setLockedRow(-1);
+        m_parts.text->stopPlaying();
+        m_selection->setRevealRows(-1);
+    });
     connectSurprisal();
+    // Short runs replace the views before anyone notices; a long one marks them out of date after this long.
+    m_staleMark.setSingleShot(true);
+    m_staleMark.setInterval(400);
+    connect(&m_staleMark, &QTimer::timeout, this, &StreamController::markComputing);
 }
 
 void StreamController::connectSurprisal()
@@ -99,7 +109,8 @@ void StreamController::onModelLoaded(const ModelBundlePtr& m)
         m_pendingScan.reset();
     }
     p.display->setModel(m->info());
-    p.text->setPairAvailable(!m->info().can.causal); // encoders read sentence pairs
+    // Text encoders read sentence pairs; a picture or a recording is one input.
+    p.text->setPairAvailable(!m->info().can.causal && !m->info().can.image && !m->info().can.audio);
     const QString mask = m->info().can.maskedTokens ? QString::fromStdString(core::maskTokenOf(*m->tokenizer)) : QString();
     p.text->setMaskToken(mask);
     p.predictions->setModel(m->info(), mask);
@@ -110,6 +121,7 @@ void StreamController::onModelLoaded(const ModelBundlePtr& m)
                                ? tr("This model has no tokenizer files: type token ids, e.g. 3 14 15 9")
                                : tr("Type or paste text; the attention updates as you type."));
     openOnSample(m);
+    m_docks->hideUnusedDocks();
     showImageDock(m);
     showStreams(m);
     showSpeech(m);
@@ -136,24 +148,30 @@ void StreamController::showSpeech(const ModelBundlePtr& m)
 
 void StreamController::openOnSample(const ModelBundlePtr& m)
 {
-    // A model with a sample text of its own (the stories decoder's story opening) opens on it, unless the user has
-    // typed something: the box then holds neither the app's sample nor the one the last model opened with.
+    // A model with a sample text of its own (the stories decoder's story opening: its vocabulary knows little else)
+    // opens on it; a text the user typed is kept aside and comes back with the next model that has none.
     const QString now = m_parts.text->text();
     const QString general = builtinSampleText(m_parts.builtinDirs); // read once per model opened
-    if (!now.trimmed().isEmpty() && now != m_sampleShown && now != general)
-        return;
-    const QString sample = m->sampleText.isEmpty() && !m_sampleShown.isEmpty() ? general : m->sampleText;
-    if (!sample.isEmpty() && sample != now)
-        m_parts.text->setTextSilently(sample);
+    const bool typed = !now.trimmed().isEmpty() && now != m_sampleShown && now != general;
+    if (!m->sampleText.isEmpty()) {
+        if (typed) {
+            m_textBeforeSample = now;
+            m_parts.status->notify(tr("%1 opens on its own sample; your text comes back with the next model that has "
+                                    "none (or Ctrl+Z in the Text dock)").arg(m->displayName));
+        }
+        if (m->sampleText != now)
+            m_parts.text->replaceTextUndoably(m->sampleText);
+    } else if (!typed && !m_sampleShown.isEmpty()) { // the box shows the previous model's sample: not for this one
+        m_parts.text->setTextSilently(m_textBeforeSample.isEmpty() ? general : m_textBeforeSample);
+        m_textBeforeSample.clear();
+    }
     m_sampleShown = m->sampleText;
 }
 
 void StreamController::showImageDock(const ModelBundlePtr& m)
 {
-    if (!m->info().can.image) {
-        m_docks->dock("imageDock")->hide();
-        return;
-    }
+    if (!m->info().can.image)
+        return; // hidden with the other docks the model does not use
     // The text box names the picture: the model folder's own sample unless it already names an image file.
     m_parts.text->setPlaceholder(tr("Type the path of a PNG or JPEG picture (absolute, or beside the model)"));
     const QDir folder(QString::fromStdString(m->loaded.folder));
@@ -232,9 +250,22 @@ void StreamController::showTranslation(const TextResultPtr& r)
     p.status->show(r->running ? tr("Writing the target…") : tr("%1 → %2").arg(p.translation->source(), written));
 }
 
+void StreamController::markComputing()
+{
+    const WindowParts& p = m_parts;
+    const auto shown = p.compute->textResult();
+    if (shown && QString::fromStdString(shown->capture->text) == m_lastRunText)
+        return; // arrived meanwhile
+    p.grid->setStale(true, tr("out of date: computing the new text…"));
+    p.textView->setEnabled(false); // greyed until the new text's grid arrives
+    p.text->setTokenInfo(tr("Computing the new text…"));
+}
+
 void StreamController::onTextReady(const TextResultPtr& r)
 {
     const WindowParts& p = m_parts;
+    m_staleMark.stop();
+    p.textView->setEnabled(true);
     const auto& c = *r->capture;
     if (r->model->info().typedReadStream() >= 0)
         showTranslation(r);
@@ -287,9 +318,12 @@ void StreamController::requestRun()
     // Stepping belongs to one text: a new one (not the old one extended or cut, as typing at the end and generation
     // do) opens whole instead of as the old reveal position's sliver.
     const QString text = p.text->text();
-    if (!text.startsWith(m_lastRunText) && !m_lastRunText.startsWith(text))
+    if (!text.startsWith(m_lastRunText) && !m_lastRunText.startsWith(text)) {
         m_selection->stopStepping();
+        p.grid->setLockedRow(-1); // a row of the old text means nothing in the new one
+    }
     m_lastRunText = text;
+    m_staleMark.start(); // a long run (a large text) marks what is on screen as the previous text's
     // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
     p.compute->runText(text, p.text->secondText(), 0, -1, m_selection->selection());
 }
@@ -322,6 +356,7 @@ void StreamController::onJobFailed(const JobFailure& f)
                                                                   : tr("Open another model from the File menu.")));
         return;
     case JobKind::Text:
+        m_staleMark.stop();
         p.status->show(f.cancelled() ? tr("Cancelled") : msg);
         if (!f.cancelled())
             p.text->setTokenInfo(msg);

@@ -9,6 +9,7 @@
 #include "ui/window_parts.h"
 
 #include <QObject>
+#include <QTimer>
 #include <optional>
 
 namespace attnscope::app {
@@ -50,6 +51,7 @@ private:
     void onTextReady(const TextResultPtr& r);
     void onJobFailed(const JobFailure& f); // every failed or cancelled job, by its kind
     void connectSurprisal();
+    void markComputing(); // the run is still going: grid, Text View and token count say they are the last text's
 
     WindowParts m_parts;
     SelectionController* m_selection;
@@ -57,6 +59,8 @@ private:
     Generation* m_generation = nullptr; // Generate, Regenerate and Stop of the Predictions panel
     QString m_lastRunText;  // the text last sent to run: a new text resets stepping
     QString m_sampleShown;  // the model's own sample text the box was last given ("" = none)
+    QTimer m_staleMark; // started with each run: marks the views out of date when the run takes long
+    QString m_textBeforeSample; // what the user had typed when a model opened on its own sample, to give back
     QString m_tokenInfo;    // the text panel's token count and memory line, before any perplexity
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready

@@ -85,6 +85,18 @@ void TextBox::setText(const QString& text)
     moveCursor(QTextCursor::Start);
 }
 
+void TextBox::replaceText(const QString& text)
+{
+    wrapFor(longestWord(text));
+    QTextCursor cursor(document());
+    cursor.beginEditBlock();
+    cursor.select(QTextCursor::Document);
+    cursor.removeSelectedText();
+    insertWithSoftBreaks(cursor, text);
+    cursor.endEditBlock();
+    moveCursor(QTextCursor::End);
+}
+
 void TextBox::insertWithSoftBreaks(QTextCursor& cursor, const QString& textIn)
 {
     QString text = textIn;

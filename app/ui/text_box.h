@@ -20,6 +20,8 @@ public:
 
     // Replaces the text, choosing the wrapping and the soft breaks before Qt lays it out.
     void setText(const QString& text);
+    // The same as one undoable edit (Ctrl+Z brings the old text back).
+    void replaceText(const QString& text);
     // The text as typed: the paragraphs with the soft breaks left out.
     QString text() const;
     // Where character `index` of text() is in the document (soft breaks before it counted).

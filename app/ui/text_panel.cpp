@@ -119,6 +119,7 @@ TextPanel::TextPanel(QWidget* parent)
     auto* run = new QPushButton(tr("Run"), this);
     run->setToolTip(tr("Compute the attention of the text now"));
     m_tokenInfo->setObjectName(QStringLiteral("tokenInfo"));
+    m_playButton->setObjectName(QStringLiteral("playButton"));
     m_tokenInfo->setWordWrap(true);
     m_tokenInfo->setMinimumWidth(60);
 
@@ -292,18 +293,31 @@ void TextPanel::clearGenerated()
 
 QString TextPanel::secondText() const
 {
-    return m_pairRow->isHidden() ? QString() : m_second->text();
+    return m_pairAvailable ? m_second->text() : QString();
 }
 
 void TextPanel::setPairAvailable(bool available)
 {
-    m_pairRow->setVisible(available);
+    m_pairAvailable = available;
+    showPairRow();
+}
+
+void TextPanel::showPairRow()
+{
+    // Presenting, an empty Sentence B box gives its row to the grid (a pair typed before stays in view).
+    m_pairRow->setVisible(m_pairAvailable && (!m_presentation || !m_second->text().isEmpty()));
 }
 
 void TextPanel::setTextSilently(const QString& text)
 {
     const QSignalBlocker block(m_text);
     m_text->setText(text);
+}
+
+void TextPanel::replaceTextUndoably(const QString& text)
+{
+    const QSignalBlocker block(m_text);
+    m_text->replaceText(text);
 }
 
 void TextPanel::setTokenInfo(const QString& info)
@@ -317,6 +331,7 @@ void TextPanel::setPresentation(bool on)
 {
     m_presentation = on;
     setTokenInfo(m_fullTokenInfo);
+    showPairRow();
 }
 
 void TextPanel::setPlaceholder(const QString& text)

@@ -40,6 +40,8 @@ public:
     void cutAfter(std::size_t byteOffset);
     // Replaces the text without starting a run (the caller decides when to run).
     void setTextSilently(const QString& text);
+    // The same as one undoable edit: Ctrl+Z in the box brings the replaced text back.
+    void replaceTextUndoably(const QString& text);
     void setTokenInfo(const QString& info);
     // Presentation mode: the token line says the count only (the memory figures stay in its tooltip), one line tall.
     void setPresentation(bool on);
@@ -67,12 +69,14 @@ protected:
 
 private:
     void reserveStepLabel();
+    void showPairRow();
     void recountLines(); // emits contentLinesChanged when the text's wrapped line count changed
     void setPlayingLook(bool playing);
     void step(int delta); // one token forward or back from what is shown
 
     TextBox* m_text;
     QWidget* m_pairRow;
+    bool m_pairAvailable = false; // the model reads sentence pairs (the row may still be hidden while presenting)
     QLineEdit* m_second;
     QCheckBox* m_live;
     QLabel* m_tokenInfo;

@@ -112,7 +112,8 @@ void WindowLayout::settle()
     if (avail.width() <= 1440 || avail.height() <= 900)
         w->setWindowState(w->windowState() | Qt::WindowMaximized);
     w->resizeDocks({dockNamed(w, "textDock")}, {w->height() / 5}, Qt::Vertical);
-    w->resizeDocks({dockNamed(w, "textViewDock"), dockNamed(w, "headDock")}, {w->width() / 6, w->width() / 4}, Qt::Horizontal);
+    // Narrow side columns: the grid keeps at least 45% of a 1280x800 screen with the text, 40% with a plot tab up.
+    w->resizeDocks({dockNamed(w, "textViewDock"), dockNamed(w, "headDock")}, {w->width() / 7, w->width() / 5}, Qt::Horizontal);
     w->resizeDocks({dockNamed(w, "headDock")}, {w->height() / 2}, Qt::Vertical);
     m_defaultState = w->saveState();
     QSettings settings;
@@ -122,11 +123,11 @@ void WindowLayout::settle()
     fitToScreen();
 }
 
-void WindowLayout::resetLayout()
+void WindowLayout::resetLayout(const std::function<bool(const QDockWidget*)>& wanted)
 {
     m_window->restoreState(m_defaultState);
     for (QDockWidget* d : m_window->findChildren<QDockWidget*>())
-        d->show();
+        d->setVisible(wanted(d));
     fitToScreen();
 }
 

@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QObject>
 #include <QRect>
+#include <functional>
 
 class QDockWidget;
 class QMainWindow;
@@ -27,7 +28,8 @@ public:
     // Tabs the secondary docks together, sizes the window to the screen, remembers this as the default layout,
     // then restores the user's saved layout (clamped to the screen).
     void settle();
-    void resetLayout();
+    // The default layout with the docks `wanted` says the open model uses (the others stay hidden).
+    void resetLayout(const std::function<bool(const QDockWidget*)>& wanted);
     // Keeps the window inside the screen's available area (after restoring, after docks change).
     void fitToScreen();
     void setPresentation(bool on, const QList<QDockWidget*>& keepVisible);

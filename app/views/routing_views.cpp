@@ -29,7 +29,7 @@ widgets::GridDataPtr routingGrid(const core::TextRouting& r, const core::TextCap
     }
     for (int e = 0; e < r.experts; ++e) {
         g->colLabels << QObject::tr("E%1").arg(e + 1);
-        g->colPositions.push_back(e);
+        g->colPositions.push_back(-1); // an expert, not a token: no distance to the row's token
     }
     g->title = QObject::tr("%1 · layer %2 · router: %3 of %4 experts per token (outlined)")
                    .arg(modelName)

@@ -215,21 +215,49 @@ let site = 0, layer = 0, head = 0, current = null, locked = -1, S = D.sites[0];
 const canvas = document.getElementById('grid'), ctx = canvas.getContext('2d');
 const tokenOf = (stream, pos) => D.streams[stream].tokens[pos];
 function masked(r, c) { return S.causal && S.rowStream === S.colStream && S.colPos[c] > S.rowPos[r]; }
+// The grid's layout on its canvas: token labels left and below (slanted), the colour bar right.
+let G = { left: 0, top: 6, cell: 1 };
+const cut = t => t.length > 12 ? t.slice(0, 11) + '…' : t;
+function labels(R, C, cell) {
+  const font = Math.min(12, Math.max(8, cell - 2)), every = Math.max(1, Math.ceil((font + 2) / cell));
+  ctx.font = `${font}px sans-serif`;
+  let rowW = 0, colW = 0;
+  for (let r = 0; r < R; r += every) rowW = Math.max(rowW, ctx.measureText(cut(tokenOf(S.rowStream, S.rowPos[r]))).width);
+  for (let c = 0; c < C; c += every) colW = Math.max(colW, ctx.measureText(cut(tokenOf(S.colStream, S.colPos[c]))).width);
+  return { font, every, left: Math.ceil(rowW) + 8, bottom: Math.ceil(colW * 0.71 + font) + 8 };
+}
 function draw() {
   current = cells(S, layer, head);
   const R = S.rowPos.length, C = S.colPos.length, cell = Math.max(1, Math.floor(560 / Math.max(R, C)));
-  canvas.width = C * cell; canvas.height = R * cell;
-  const img = ctx.createImageData(canvas.width, canvas.height);
+  const L = labels(R, C, cell), barX = L.left + C * cell + 14;
+  G = { left: L.left, top: 6, cell };
+  canvas.width = barX + 56; canvas.height = G.top + R * cell + L.bottom;
+  ctx.fillStyle = 'white'; ctx.fillRect(0, 0, canvas.width, canvas.height);
+  const img = ctx.createImageData(C * cell, R * cell);
   let checksum = 0;
   for (let r = 0; r < R; ++r) for (let c = 0; c < C; ++c) {
     const v = current[r * C + c], m = masked(r, c), rgb = m ? [245,245,245] : colour(v);
     checksum += m ? 0 : v * (r + 1) * (c + 1);
     for (let y = 0; y < cell; ++y) for (let x = 0; x < cell; ++x) {
-      const p = ((r * cell + y) * canvas.width + c * cell + x) * 4;
+      const p = ((r * cell + y) * C * cell + c * cell + x) * 4;
       img.data[p] = rgb[0]; img.data[p + 1] = rgb[1]; img.data[p + 2] = rgb[2]; img.data[p + 3] = 255;
     }
   }
-  ctx.putImageData(img, 0, 0);
+  ctx.putImageData(img, G.left, G.top);
+  // Token labels: the queries left of their rows, the keys slanted under their columns (every k-th when crowded).
+  ctx.font = `${L.font}px sans-serif`; ctx.fillStyle = '#222'; ctx.textBaseline = 'middle';
+  ctx.textAlign = 'right';
+  for (let r = 0; r < R; r += L.every)
+    ctx.fillText(cut(tokenOf(S.rowStream, S.rowPos[r])), G.left - 4, G.top + (r + 0.5) * cell);
+  for (let c = 0; c < C; c += L.every) {
+    ctx.save(); ctx.translate(G.left + (c + 0.5) * cell, G.top + R * cell + 4); ctx.rotate(-Math.PI / 4);
+    ctx.fillText(cut(tokenOf(S.colStream, S.colPos[c])), 0, 0); ctx.restore();
+  }
+  // The colour bar: attention 0 at the bottom to 1 at the top, as the cells are coloured.
+  const barH = R * cell;
+  for (let y = 0; y < barH; ++y) { const rgb = colour(1 - y / Math.max(1, barH - 1)); ctx.fillStyle = `rgb(${rgb})`; ctx.fillRect(barX, G.top + y, 12, 1); }
+  ctx.fillStyle = '#222'; ctx.textAlign = 'left';
+  [[1, '1'], [0.5, '0.5'], [0, '0']].forEach(([v, t]) => ctx.fillText(t, barX + 16, G.top + (1 - v) * barH));
   document.querySelectorAll('#heads button').forEach((b, i) => b.classList.toggle('on', i === head));
   document.getElementById('caption').textContent = `${D.model} · ${S.label} ${S.layers[layer]} · head ${S.heads[head]}`;
   Object.assign(document.body.dataset, { site: S.key, layer: S.layers[layer], head: S.heads[head],
@@ -336,8 +364,8 @@ sites.onchange = () => showSite(+sites.value);
 layers.onchange = () => { layer = +layers.value; draw(); };
 document.getElementById('picture').style.display = D.image ? '' : 'none';
 canvas.onmousemove = e => {
-  const rect = canvas.getBoundingClientRect(), cell = canvas.width / S.colPos.length;
-  const r = Math.floor((e.clientY - rect.top) / cell), c = Math.floor((e.clientX - rect.left) / cell);
+  const rect = canvas.getBoundingClientRect(), k = canvas.width / rect.width; // canvas pixels per CSS pixel
+  const r = Math.floor(((e.clientY - rect.top) * k - G.top) / G.cell), c = Math.floor(((e.clientX - rect.left) * k - G.left) / G.cell);
   if (r < 0 || r >= S.rowPos.length || c < 0 || c >= S.colPos.length) return;
   document.getElementById('hover').textContent =
     `${tokenOf(S.rowStream, S.rowPos[r])} → ${tokenOf(S.colStream, S.colPos[c])}: ${current[r * S.colPos.length + c].toFixed(3)}`;

@@ -57,7 +57,8 @@ std::vector<std::string> listBuiltinModels(const std::vector<std::string>& built
 std::string builtinSpec(const std::string& name);
 bool isBuiltinSpec(const std::string& spec);
 std::string builtinName(const std::string& spec); // "" when `spec` names no built-in
-// The model the app, headless export and the Python module open when none is named.
-inline constexpr const char* kDefaultBuiltinSpec = "builtin:txl-wikitext2";
+// The model the app, headless export and the Python module open when none is named: the decoder the lessons of
+// docs/teaching.md start with (Predictions and Generate need a next-token model).
+inline constexpr const char* kDefaultBuiltinSpec = "builtin:llama-wikitext2";
 
 } // namespace attnscope::core

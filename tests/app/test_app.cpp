@@ -790,7 +790,8 @@ TEST_CASE("the Relative Position heatmap of 48 heads shows its distance axis wit
     CHECK(bottom <= dock->height());
 }
 
-TEST_CASE("a built-in model with its own sample opens on it, unless the user typed a text", "[app][window][builtin]")
+TEST_CASE("a built-in model with its own sample opens on it; a typed text comes back with the next model",
+          "[app][window][builtin]")
 {
     const std::vector<std::string> builtins{(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()};
     app::ComputeController c(builtins);
@@ -814,7 +815,13 @@ TEST_CASE("a built-in model with its own sample opens on it, unless the user typ
     CHECK(w.textEdit()->toPlainText() == general);
     w.setText(QStringLiteral("the cat sat on the mat"));
     settle(c);
-    open("builtin:stories-en"); // a typed text stays
+    open("builtin:stories-en"); // a typed text goes aside: the story's vocabulary knows little else
+    CHECK(w.textEdit()->toPlainText() == story);
+    w.textEdit()->undo(); // one Ctrl+Z away too
+    CHECK(w.textEdit()->toPlainText() == "the cat sat on the mat");
+    w.textEdit()->redo();
+    settle(c);
+    open("builtin:llama-wikitext2"); // and back with the next model without a sample of its own
     CHECK(w.textEdit()->toPlainText() == "the cat sat on the mat");
 }
 

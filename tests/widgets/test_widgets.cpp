@@ -632,4 +632,8 @@ TEST_CASE("a router's tokens x experts zoomed out: each expert keeps its own col
     CHECK_FALSE(yellow(at(2))); // its neighbours stay dark: columns are not pooled together
     CHECK_FALSE(yellow(at(0)));
     CHECK(at(2).red() < 100);
+    // The chosen experts stay marked at this zoom: a red edge down the left side of their column.
+    const QColor edge = img.pixelColor(static_cast<int>(view.plot()->xAxis->coordToPixel(2.5)) + 1,
+                                       static_cast<int>(view.plot()->yAxis->coordToPixel(tokens / 2)));
+    CHECK((edge.red() > 180 && edge.green() < 80));
 }

@@ -1,0 +1,241 @@
+// The lessons of docs/teaching.md walked through the window on a 1280x800 screen, step by step, checking what each
+// step promises the class (the model, the Predictions, the growing grid); and the layout a vision model leaves
+// behind for the next model.
+#include "builtin_paths.h"
+#include "attention_grid_view.h"
+#include "compute/compute_controller.h"
+#include "model/model_loader.h"
+#include "prediction_view.h"
+#include "qt_catch.h"
+#include "ui/main_window.h"
+#include "ui/prediction_panel.h"
+#include "ui/text_panel.h"
+#include "views/view_selection.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScreen>
+#include <QTest>
+#include <QToolButton>
+#include <catch2/catch.hpp>
+
+using namespace attnscope;
+
+namespace {
+const std::vector<std::string> kBuiltins{std::string(ATTNSCOPE_SOURCE_DIR) + "/resources/models"};
+const QString kLessonText = QStringLiteral("the war ended in 1945 and the army went home . the war ended in");
+
+void settle(app::ComputeController& c)
+{
+    REQUIRE(QTest::qWaitFor([&] { return c.idle(); }, 60000));
+    QApplication::processEvents();
+}
+
+QPushButton* button(const QWidget& w, const char* text)
+{
+    for (auto* b : w.findChildren<QPushButton*>())
+        if (b->text() == QLatin1String(text) && b->isVisible())
+            return b;
+    return nullptr;
+}
+
+int tokenCount(const app::MainWindow& w)
+{
+    return w.result() ? static_cast<int>(w.result()->capture->tokens.size()) : 0;
+}
+
+// Rows the grid shows values in now (stepping reveals fewer than the text's tokens; the frame keeps them all).
+int gridRows(const app::MainWindow& w)
+{
+    return w.grid()->data() ? w.grid()->data()->rows : 0;
+}
+
+const widgets::PredictionData* bars(const app::MainWindow& w)
+{
+    auto* panel = w.findChild<app::PredictionPanel*>();
+    return panel ? panel->view()->data().get() : nullptr;
+}
+
+// The keyboard as the teacher uses it: a key to whatever has the focus.
+void press(Qt::Key k)
+{
+    QWidget* target = QApplication::focusWidget();
+    REQUIRE(target);
+    QTest::keyClick(target, k);
+    QApplication::processEvents();
+}
+} // namespace
+
+TEST_CASE("the ten-minute lesson runs as docs/teaching.md writes it", "[app][lesson]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.activateWindow();
+    // Before the class: the app opens on the model the lesson needs (what `make run` opens).
+    REQUIRE(QString::fromLatin1(core::kDefaultBuiltinSpec) == QStringLiteral("builtin:llama-wikitext2"));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    settle(c);
+
+    // 1: the sentence typed; one row per token, and Predictions after its last token.
+    w.setText(kLessonText);
+    settle(c);
+    REQUIRE(tokenCount(w) == 15);
+    CHECK(gridRows(w) == 15);
+    REQUIRE(bars(w));
+    CHECK(bars(w)->tokens.size() >= 5);
+
+    // 2: F11 presents: the grid and the Predictions beside it.
+    w.grid()->setFocus();
+    w.setPresentation(true);
+    QApplication::processEvents();
+    QTest::qWait(100);
+    CHECK(w.isFullScreen());
+    CHECK(w.dock("predictionDock")->isVisible());
+
+    // 3, 4: Right steps heads, Down layers.
+    w.grid()->setFocus();
+    press(Qt::Key_Right);
+    CHECK(w.selection().heads == std::vector<int>{1});
+    press(Qt::Key_Down);
+    CHECK(w.selection().site == 1);
+    settle(c);
+
+    // 5: ⏮ then Play: the grid grows a row at a time, Predictions follow the token just revealed.
+    w.setRevealRows(1);
+    settle(c);
+    CHECK(gridRows(w) == 1);
+    auto* play = w.textPanel()->findChild<QToolButton*>(QStringLiteral("playButton"));
+    REQUIRE(play);
+    play->click();
+    REQUIRE(QTest::qWaitFor([&] { return gridRows(w) >= 3; }, 10000));
+    settle(c);
+    REQUIRE(bars(w));
+    CHECK(bars(w)->marked >= 0); // the token that really comes, among the bars or with its rank
+
+    // 6: Generate 1 after Play: the token is written and the grid shows every row, the new one too.
+    QPushButton* one = button(w, "Generate 1");
+    REQUIRE(one);
+    one->click();
+    REQUIRE(QTest::qWaitFor([&] { return tokenCount(w) == 16 && one->isEnabled(); }, 30000));
+    settle(c);
+    CHECK_FALSE(w.textPanel()->playing());
+    CHECK(w.selection().revealRows == -1);
+    CHECK(gridRows(w) == 16);
+    // Ctrl+Z right after clicking Generate takes the token back (the box has the keyboard), the typed text stays.
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Z, Qt::ControlModifier);
+    CHECK(w.textEdit()->toPlainText() == kLessonText);
+    settle(c);
+
+    // 6b: stories-en opens on a story's beginning (not the war sentence) and Generate 10 writes on.
+    w.openModel(QStringLiteral("builtin:stories-en"));
+    settle(c);
+    const QString story = w.textEdit()->toPlainText();
+    CHECK(story != kLessonText);
+    CHECK_FALSE(story.trimmed().isEmpty());
+    CHECK(w.statusText().contains(QStringLiteral("your text comes back")));
+    const int before = tokenCount(w);
+    QPushButton* ten = button(w, "Generate 10");
+    REQUIRE(ten);
+    ten->click();
+    REQUIRE(QTest::qWaitFor([&] { return tokenCount(w) == before + 10 && ten->isEnabled(); }, 60000));
+    settle(c);
+    CHECK(gridRows(w) == before + 10);
+
+    // 7: F11 again: the normal window.
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK_FALSE(w.isFullScreen());
+}
+
+TEST_CASE("Generate with nothing to continue says why", "[app][lesson]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    settle(c);
+    w.setText(QString());
+    settle(c);
+    w.showDock("predictionDock");
+    QApplication::processEvents();
+    QPushButton* one = button(w, "Generate 1");
+    REQUIRE(one);
+    one->click();
+    QApplication::processEvents();
+    CHECK(w.statusText().contains(QStringLiteral("type the beginning of a text")));
+}
+
+TEST_CASE("a vision model's dock leaves with it: the next model gets the right column and its docks back",
+          "[app][lesson][layout]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    w.setText(kLessonText);
+    settle(c);
+    QApplication::processEvents();
+    const int textViewWidth = w.dock("textViewDock")->width();
+    const double gridShare = static_cast<double>(w.grid()->width()) * w.grid()->height() / (w.width() * w.height());
+    CHECK_FALSE(w.dock("imageDock")->toggleViewAction()->isVisible()); // View lists only what the model uses
+    CHECK_FALSE(w.dock("expertsDock")->isVisible());
+
+    w.openModel(QStringLiteral("builtin:shapes-vit"));
+    settle(c);
+    QApplication::processEvents();
+    CHECK(w.dock("imageDock")->isVisible());
+    CHECK(w.dock("imageDock")->toggleViewAction()->isVisible());
+    CHECK_FALSE(w.dock("textDock")->findChild<QWidget*>(QStringLiteral("secondText"))->isVisible()); // no sentence B
+
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    settle(c);
+    QApplication::processEvents();
+    QTest::qWait(50);
+    CHECK_FALSE(w.dock("imageDock")->isVisible());
+    INFO("text view " << w.dock("textViewDock")->width() << " px, before the vision model " << textViewWidth);
+    CHECK(std::abs(w.dock("textViewDock")->width() - textViewWidth) <= 12);
+    const double after = static_cast<double>(w.grid()->width()) * w.grid()->height() / (w.width() * w.height());
+    INFO("grid share of the window " << after << ", before " << gridShare);
+    CHECK(after >= gridShare - 0.02);
+
+    // Reset Layout lays out the model open now: no Translation or Image tab for a text model.
+    for (QAction* a : w.menuBar()->findChildren<QAction*>())
+        if (a->text() == QStringLiteral("&Reset Layout"))
+            a->trigger();
+    QApplication::processEvents();
+    CHECK_FALSE(w.dock("imageDock")->isVisible());
+    CHECK_FALSE(w.dock("translationDock")->isVisible());
+    CHECK(w.dock("textDock")->isVisible());
+}
+
+TEST_CASE("the grid keeps 45% of a 1280x800 screen with the text, 40% with an analysis tab up", "[app][lesson][layout]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    w.setText(kLessonText);
+    settle(c);
+    const QRect screen = w.screen()->geometry();
+    auto share = [&] {
+        QApplication::processEvents();
+        QTest::qWait(50);
+        return static_cast<double>(w.grid()->width()) * w.grid()->height() / (double(screen.width()) * screen.height());
+    };
+    INFO("with the text: the grid is " << w.grid()->width() << "x" << w.grid()->height() << ", " << share());
+    CHECK(share() >= 0.45);
+    for (const char* tab : {"predictionDock", "atlasDock", "relposDock", "qkDock"}) {
+        w.showDock(tab);
+        INFO(tab << ": the grid is " << w.grid()->width() << "x" << w.grid()->height() << ", " << share());
+        CHECK(share() >= 0.40);
+    }
+}
