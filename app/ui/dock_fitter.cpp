@@ -36,6 +36,8 @@ constexpr ModelDock kModelDocks[] = {
     {"imageDock", [](const core::ModelInfo& m) { return m.can.image; }, QT_TR_NOOP("%1 reads no pictures")},
     {"translationDock", [](const core::ModelInfo& m) { return m.typedReadStream() >= 0; },
      QT_TR_NOOP("%1 does not translate: type its text in the Text tab")},
+    {"predictionDock", [](const core::ModelInfo& m) { return m.can.nextTokenLoss || m.can.maskedTokens; },
+     QT_TR_NOOP("%1 predicts no tokens: it has no language-model head")},
     {"expertsDock", [](const core::ModelInfo& m) { return m.can.experts > 0; },
      QT_TR_NOOP("%1 has no mixture-of-experts layers: every token goes through the same feed-forward block (Qwen3-MoE, "
                 "OLMoE, gpt-oss and DeepSeek-V2 show their router in the Experts tab)")},

@@ -21,7 +21,7 @@ public:
     // Shows and raises a dock; a bottom tab gets the height it asks for. A dock the open model does not use (the
     // Experts tab of a dense model) stays hidden, and the status bar says why.
     void show(const char* objectName);
-    // Docks only some models use (Image, Translation, Experts): whether the open model uses this one; every other
+    // Docks only some models use (Image, Translation, Predictions, Experts): whether the open model uses this one; every other
     // dock is used by every model.
     bool used(const QDockWidget* d) const;
     // A model opened: the docks it does not use hide and give their room back (the right column its default width

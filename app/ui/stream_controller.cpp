@@ -254,8 +254,8 @@ void StreamController::markComputing()
 {
     const WindowParts& p = m_parts;
     const auto shown = p.compute->textResult();
-    if (shown && QString::fromStdString(shown->capture->text) == m_lastRunText)
-        return; // arrived meanwhile
+    if (!m_runPending || p.compute->idle() || (shown && QString::fromStdString(shown->capture->text) == m_lastRunText))
+        return; // arrived meanwhile (or nothing is running: a run answered from what was computed)
     p.grid->setStale(true, tr("out of date: computing the new text…"));
     p.textView->setEnabled(false); // greyed until the new text's grid arrives
     p.text->setTokenInfo(tr("Computing the new text…"));
@@ -265,6 +265,7 @@ void StreamController::onTextReady(const TextResultPtr& r)
 {
     const WindowParts& p = m_parts;
     m_staleMark.stop();
+    m_runPending = false;
     p.textView->setEnabled(true);
     const auto& c = *r->capture;
     if (r->model->info().typedReadStream() >= 0)
@@ -323,6 +324,7 @@ void StreamController::requestRun()
         p.grid->setLockedRow(-1); // a row of the old text means nothing in the new one
     }
     m_lastRunText = text;
+    m_runPending = true;
     m_staleMark.start(); // a long run (a large text) marks what is on screen as the previous text's
     // The grid on screen comes first for the new text when its layer is done long before the others (a big model).
     p.compute->runText(text, p.text->secondText(), 0, -1, m_selection->selection());
@@ -356,7 +358,11 @@ void StreamController::onJobFailed(const JobFailure& f)
                                                                   : tr("Open another model from the File menu.")));
         return;
     case JobKind::Text:
-        m_staleMark.stop();
+        if (!f.cancelled()) { // (a cancelled run was replaced by a newer one, still pending)
+            m_staleMark.stop();
+            m_runPending = false;
+            p.textView->setEnabled(true); // the grid says it is out of date; the words stay readable
+        }
         p.status->show(f.cancelled() ? tr("Cancelled") : msg);
         if (!f.cancelled())
             p.text->setTokenInfo(msg);

@@ -59,6 +59,7 @@ private:
     Generation* m_generation = nullptr; // Generate, Regenerate and Stop of the Predictions panel
     QString m_lastRunText;  // the text last sent to run: a new text resets stepping
     QString m_sampleShown;  // the model's own sample text the box was last given ("" = none)
+    bool m_runPending = false; // a text run asked for and not answered yet
     QTimer m_staleMark; // started with each run: marks the views out of date when the run takes long
     QString m_textBeforeSample; // what the user had typed when a model opened on its own sample, to give back
     QString m_tokenInfo;    // the text panel's token count and memory line, before any perplexity

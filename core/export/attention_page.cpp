@@ -216,7 +216,7 @@ const canvas = document.getElementById('grid'), ctx = canvas.getContext('2d');
 const tokenOf = (stream, pos) => D.streams[stream].tokens[pos];
 function masked(r, c) { return S.causal && S.rowStream === S.colStream && S.colPos[c] > S.rowPos[r]; }
 // The grid's layout on its canvas: token labels left and below (slanted), the colour bar right.
-let G = { left: 0, top: 6, cell: 1 };
+let G = { left: 0, top: 10, cell: 1 };
 const cut = t => t.length > 12 ? t.slice(0, 11) + '…' : t;
 function labels(R, C, cell) {
   const font = Math.min(12, Math.max(8, cell - 2)), every = Math.max(1, Math.ceil((font + 2) / cell));
@@ -230,7 +230,7 @@ function draw() {
   current = cells(S, layer, head);
   const R = S.rowPos.length, C = S.colPos.length, cell = Math.max(1, Math.floor(560 / Math.max(R, C)));
   const L = labels(R, C, cell), barX = L.left + C * cell + 14;
-  G = { left: L.left, top: 6, cell };
+  G = { left: L.left, top: 10, cell };
   canvas.width = barX + 56; canvas.height = G.top + R * cell + L.bottom;
   ctx.fillStyle = 'white'; ctx.fillRect(0, 0, canvas.width, canvas.height);
   const img = ctx.createImageData(C * cell, R * cell);

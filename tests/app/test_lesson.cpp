@@ -4,6 +4,7 @@
 #include "builtin_paths.h"
 #include "attention_grid_view.h"
 #include "compute/compute_controller.h"
+#include "export/figure_export.h"
 #include "model/model_loader.h"
 #include "prediction_view.h"
 #include "qt_catch.h"
@@ -14,7 +15,10 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
+#include <QRegularExpression>
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -238,4 +242,67 @@ TEST_CASE("the grid keeps 45% of a 1280x800 screen with the text, 40% with an an
         INFO(tab << ": the grid is " << w.grid()->width() << "x" << w.grid()->height() << ", " << share());
         CHECK(share() >= 0.40);
     }
+}
+
+TEST_CASE("presenting an encoder with its Predictions gives the grid 60% of the screen", "[app][lesson][layout]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QStringLiteral("builtin:bert-wikitext2"));
+    w.setText(QStringLiteral("the war ended in [MASK] and the army went home ."));
+    settle(c);
+    w.setPresentation(true);
+    QApplication::processEvents();
+    QTest::qWait(100);
+    REQUIRE(w.dock("predictionDock")->isVisible());
+    // The empty Sentence B box gives its row to the grid while presenting.
+    CHECK_FALSE(w.dock("textDock")->findChild<QWidget*>(QStringLiteral("secondText"))->isVisible());
+    const QRect full = w.screen()->geometry();
+    const double area = static_cast<double>(w.grid()->width()) * w.grid()->height() / (double(full.width()) * full.height());
+    INFO("grid " << w.grid()->width() << "x" << w.grid()->height() << ": " << area << " of the screen");
+    CHECK(area >= 0.6);
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK(w.dock("textDock")->findChild<QWidget*>(QStringLiteral("secondText"))->isVisible());
+}
+
+TEST_CASE("an exported grid keeps its short labels whole and sizes its text for a paper's column", "[app][export]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    w.setText(QStringLiteral("the album was released in japan and later in europe ."));
+    settle(c);
+    const QString dir = QDir::tempPath() + QStringLiteral("/attnscope-lesson-export");
+    QDir().mkpath(dir);
+    auto svgOf = [&](const app::FigureSize& size) {
+        const QString path = dir + QStringLiteral("/grid.svg");
+        REQUIRE(w.exportFigureTo(path, size).isEmpty());
+        QFile f(path);
+        REQUIRE(f.open(QIODevice::ReadOnly));
+        return QString::fromUtf8(f.readAll());
+    };
+    // As on screen: every label whole ("album", not "alb…": the labels were cut to a widget never laid out).
+    const QString screen = svgOf({});
+    CHECK(screen.contains(QStringLiteral(">album<")));
+    CHECK_FALSE(screen.contains(QStringLiteral("alb…")));
+    // For one column of a paper: the figure is 1000 wide and printed 240 pt wide, so its text is about 35 pt.
+    app::FigureSize column;
+    column.printedWidth = app::kColumnWidth;
+    const QString printed = svgOf(column);
+    const QRegularExpression size(QStringLiteral("font-size=\"([0-9.]+)\""));
+    double largest = 0;
+    for (auto it = size.globalMatch(printed); it.hasNext();)
+        largest = std::max(largest, it.next().captured(1).toDouble());
+    double screenLargest = 0;
+    for (auto it = size.globalMatch(screen); it.hasNext();)
+        screenLargest = std::max(screenLargest, it.next().captured(1).toDouble());
+    INFO("largest font size: " << largest << " for a column, " << screenLargest << " as on screen");
+    CHECK(largest > 3 * screenLargest);
+    CHECK(printed.contains(QStringLiteral(">album<")));
+    QDir(dir).removeRecursively();
 }
