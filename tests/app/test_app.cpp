@@ -790,7 +790,7 @@ TEST_CASE("the Relative Position heatmap of 48 heads shows its distance axis wit
     CHECK(bottom <= dock->height());
 }
 
-TEST_CASE("a built-in model with its own sample opens on it; a typed text comes back with the next model",
+TEST_CASE("a built-in model with its own sample opens on it, and a typed text comes back with the next model",
           "[app][window][builtin]")
 {
     const std::vector<std::string> builtins{(std::filesystem::path(ATTNSCOPE_SOURCE_DIR) / "resources" / "models").string()};

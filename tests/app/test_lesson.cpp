@@ -19,6 +19,8 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QRegularExpression>
+#include <QScrollBar>
+#include <QTableWidget>
 #include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -305,4 +307,33 @@ TEST_CASE("an exported grid keeps its short labels whole and sizes its text for 
     CHECK(largest > 3 * screenLargest);
     CHECK(printed.contains(QStringLiteral(">album<")));
     QDir(dir).removeRecursively();
+}
+
+TEST_CASE("analyses while presenting: the atlas in a large window, every column in view and a dozen rows",
+          "[app][lesson][layout]")
+{
+    app::ComputeController c(kBuiltins);
+    app::MainWindow w(&c, kBuiltins);
+    w.show();
+    REQUIRE(QTest::qWaitForWindowExposed(&w));
+    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
+    w.setText(kLessonText);
+    settle(c);
+    w.setPresentation(true);
+    QApplication::processEvents();
+    w.showDock("atlasDock");
+    auto* table = w.findChild<QTableWidget*>(QStringLiteral("atlasTable"));
+    REQUIRE(table);
+    REQUIRE(QTest::qWaitFor([&] { return table->rowCount() > 0; }, 60000));
+    settle(c);
+    QTest::qWait(100);
+    CHECK(w.dock("atlasDock")->isFloating());
+    CHECK_FALSE(table->horizontalScrollBar()->isVisible()); // the head column never scrolls out of view
+    const int rowHeight = table->rowHeight(0);
+    const int visibleRows = table->viewport()->height() / std::max(1, rowHeight);
+    INFO("the atlas shows " << visibleRows << " rows of " << rowHeight << " px in " << table->viewport()->height());
+    CHECK(visibleRows >= 12);
+    w.setPresentation(false);
+    QApplication::processEvents();
+    CHECK_FALSE(w.dock("atlasDock")->isFloating()); // back in its tab
 }

@@ -396,7 +396,7 @@ TEST_CASE("relative-position heatmap keeps rows readable: minimum height grows w
     QApplication::processEvents();
     view.plot()->replot();
     const QStringList labels = view.visibleRowLabels();
-    CHECK(labels.size() >= 5);   // thinned to what fits two-pixel rows ...
+    CHECK(labels.size() >= 4);   // thinned to what fits one-pixel rows (a label every twelve heads) ...
     CHECK(labels.size() <= 48);
     CHECK(labels.contains("L1 H1"));
     view.resize(600, 1200); // room for every row
