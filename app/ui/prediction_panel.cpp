@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <limits>
 
 namespace attnscope::app {
@@ -51,7 +52,7 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     m_seed->setValue(1234);
     m_seed->setPrefix(tr("seed "));
     m_seed->setToolTip(tr("The same seed repeats a sampled run"));
-    m_special->setToolTip(tr("Let generation write the vocabulary's control tokens (<unk>, <eos>, [SEP], ...); off, "
+    m_special->setToolTip(tr("Let generation write (and the bars show) the vocabulary's control tokens (<unk>, <eos>, [SEP], ...); off, "
                              "the likeliest other token is written instead"));
     m_stop->setEnabled(false);
     m_regenerate->setObjectName(QStringLiteral("predRegenerate"));
@@ -75,6 +76,7 @@ PredictionPanel::PredictionPanel(QWidget* parent)
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] { showNext(); });
     connect(m_topK, &QSpinBox::valueChanged, this, [this] { showNext(); });
     connect(m_topP, &QDoubleSpinBox::valueChanged, this, [this] { showNext(); });
+    connect(m_special, &QCheckBox::toggled, this, [this] { showNext(); }); // the bars show what Generate may write
     samplingShown();
     connect(m_generateOne, &QPushButton::clicked, this, [this] { emit generateRequested(1); });
     connect(m_generateTen, &QPushButton::clicked, this, [this] { emit generateRequested(10); });
@@ -173,11 +175,21 @@ void PredictionPanel::showNext()
         return;
     const auto& tokens = m_next->text->capture->tokens;
     const auto& tok = *m_next->text->model->tokenizer;
-    const auto d = core::distributionOf(m_next->logits, m_temperature->value(), 10, m_next->actual);
+    // The bars are what Generate chooses from: control tokens (<unk>, <eos>) only with the box ticked, unless one is
+    // the token that really follows. Their probabilities stay the model's own.
+    const auto& controls = m_next->text->model->controlIds;
+    const bool hideControls = !allowsControlTokens() && !m_next->text->model->info().can.audio; // (speech: its own rules)
+    const auto d = core::distributionOf(m_next->logits, m_temperature->value(),
+                                        10 + (hideControls ? static_cast<int>(controls.size()) : 0), m_next->actual);
+    std::vector<core::TokenPrediction> shown;
+    for (const auto& p : d.top)
+        if (shown.size() < 10 && (!hideControls || p.id == m_next->actual ||
+                                  std::find(controls.begin(), controls.end(), p.id) == controls.end()))
+            shown.push_back(p);
     auto bars = std::make_shared<widgets::PredictionData>();
     const QString after = tokenLabel(tokens[static_cast<std::size_t>(m_next->position)]);
     bars->title = tr("after “%1” (token %2)").arg(after).arg(m_next->position + 1);
-    for (const auto& p : d.top) {
+    for (const auto& p : shown) {
         if (p.id == m_next->actual)
             bars->marked = static_cast<int>(bars->tokens.size());
         bars->tokens << tokenLabel(core::Token{p.id, tok.pieceOf(p.id), 0, 0});
@@ -198,10 +210,10 @@ void PredictionPanel::showNext()
     const auto sampling = this->sampling();
     if (!sampling.greedy) {
         double before = 0;
-        for (std::size_t i = 0; i < d.top.size(); ++i) {
+        for (std::size_t i = 0; i < shown.size(); ++i) {
             const bool outK = sampling.topK > 0 && static_cast<int>(i) >= sampling.topK;
             bars->excluded.push_back(outK || (i > 0 && before >= sampling.topP));
-            before += d.top[i].probability;
+            before += shown[i].probability;
         }
     }
     m_view->setData(bars);

@@ -95,6 +95,12 @@ TEST_CASE("the ten-minute lesson runs as docs/teaching.md writes it", "[app][les
     CHECK(gridRows(w) == 15);
     REQUIRE(bars(w));
     CHECK(bars(w)->tokens.size() >= 5);
+    // What Generate may write: no control token among the bars (unless it is the token that really follows).
+    for (int i = 0; i < static_cast<int>(bars(w)->tokens.size()); ++i)
+        if (i != bars(w)->marked) {
+            CHECK(bars(w)->tokens[i] != QStringLiteral("<unk>"));
+            CHECK(bars(w)->tokens[i] != QStringLiteral("<eos>"));
+        }
 
     // 2: F11 presents: the grid and the Predictions beside it.
     w.grid()->setFocus();
