@@ -66,6 +66,23 @@ const widgets::PredictionData* bars(const app::MainWindow& w)
     return panel ? panel->view()->data().get() : nullptr;
 }
 
+// The window on the built-in models, shown on the 1280x800 screen, with `model` open on `text` (a null text: the
+// model's own start).
+struct Window {
+    app::ComputeController c{kBuiltins};
+    app::MainWindow w{&c, kBuiltins};
+    explicit Window(const QString& model = QString::fromLatin1(core::kDefaultBuiltinSpec), const QString& text = {})
+    {
+        w.show();
+        REQUIRE(QTest::qWaitForWindowExposed(&w));
+        w.activateWindow();
+        w.openModel(model);
+        if (!text.isNull())
+            w.setText(text);
+        settle(c);
+    }
+};
+
 // The keyboard as the teacher uses it: a key to whatever has the focus.
 void press(Qt::Key k)
 {
@@ -78,15 +95,11 @@ void press(Qt::Key k)
 
 TEST_CASE("the ten-minute lesson runs as docs/teaching.md writes it", "[app][lesson]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.activateWindow();
     // Before the class: the app opens on the model the lesson needs (what `make run` opens).
     REQUIRE(QString::fromLatin1(core::kDefaultBuiltinSpec) == QStringLiteral("builtin:llama-wikitext2"));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    settle(c);
+    Window win;
+    auto& w = win.w;
+    auto& c = win.c;
 
     // 1: the sentence typed; one row per token, and Predictions after its last token.
     w.setText(kLessonText);
@@ -167,14 +180,8 @@ TEST_CASE("the ten-minute lesson runs as docs/teaching.md writes it", "[app][les
 
 TEST_CASE("Generate with nothing to continue says why", "[app][lesson]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    settle(c);
-    w.setText(QString());
-    settle(c);
+    Window win(QString::fromLatin1(core::kDefaultBuiltinSpec), QStringLiteral(""));
+    auto& w = win.w;
     w.showDock("predictionDock");
     QApplication::processEvents();
     QPushButton* one = button(w, "Generate 1");
@@ -187,13 +194,9 @@ TEST_CASE("Generate with nothing to continue says why", "[app][lesson]")
 TEST_CASE("a vision model's dock leaves with it: the next model gets the right column and its docks back",
           "[app][lesson][layout]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    w.setText(kLessonText);
-    settle(c);
+    Window win(QString::fromLatin1(core::kDefaultBuiltinSpec), kLessonText);
+    auto& w = win.w;
+    auto& c = win.c;
     QApplication::processEvents();
     const int textViewWidth = w.dock("textViewDock")->width();
     const double gridShare = static_cast<double>(w.grid()->width()) * w.grid()->height() / (w.width() * w.height());
@@ -230,13 +233,8 @@ TEST_CASE("a vision model's dock leaves with it: the next model gets the right c
 
 TEST_CASE("the grid keeps 45% of a 1280x800 screen with the text, 40% with an analysis tab up", "[app][lesson][layout]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    w.setText(kLessonText);
-    settle(c);
+    Window win(QString::fromLatin1(core::kDefaultBuiltinSpec), kLessonText);
+    auto& w = win.w;
     const QRect screen = w.screen()->geometry();
     auto share = [&] {
         QApplication::processEvents();
@@ -254,13 +252,8 @@ TEST_CASE("the grid keeps 45% of a 1280x800 screen with the text, 40% with an an
 
 TEST_CASE("presenting an encoder with its Predictions gives the grid 60% of the screen", "[app][lesson][layout]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QStringLiteral("builtin:bert-wikitext2"));
-    w.setText(QStringLiteral("the war ended in [MASK] and the army went home ."));
-    settle(c);
+    Window win(QStringLiteral("builtin:bert-wikitext2"), QStringLiteral("the war ended in [MASK] and the army went home ."));
+    auto& w = win.w;
     w.setPresentation(true);
     QApplication::processEvents();
     QTest::qWait(100);
@@ -278,13 +271,8 @@ TEST_CASE("presenting an encoder with its Predictions gives the grid 60% of the 
 
 TEST_CASE("an exported grid keeps its short labels whole and sizes its text for a paper's column", "[app][export]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    w.setText(QStringLiteral("the album was released in japan and later in europe ."));
-    settle(c);
+    Window win(QString::fromLatin1(core::kDefaultBuiltinSpec), QStringLiteral("the album was released in japan and later in europe ."));
+    auto& w = win.w;
     const QString dir = QDir::tempPath() + QStringLiteral("/attnscope-lesson-export");
     QDir().mkpath(dir);
     auto svgOf = [&](const app::FigureSize& size) {
@@ -318,13 +306,9 @@ TEST_CASE("an exported grid keeps its short labels whole and sizes its text for 
 TEST_CASE("analyses while presenting: the atlas in a large window, every column in view and a dozen rows",
           "[app][lesson][layout]")
 {
-    app::ComputeController c(kBuiltins);
-    app::MainWindow w(&c, kBuiltins);
-    w.show();
-    REQUIRE(QTest::qWaitForWindowExposed(&w));
-    w.openModel(QString::fromLatin1(core::kDefaultBuiltinSpec));
-    w.setText(kLessonText);
-    settle(c);
+    Window win(QString::fromLatin1(core::kDefaultBuiltinSpec), kLessonText);
+    auto& w = win.w;
+    auto& c = win.c;
     w.setPresentation(true);
     QApplication::processEvents();
     w.showDock("atlasDock");
