@@ -1,6 +1,7 @@
 // The built-in models: they load by name, and the trained Transformer-XL shows what the Transformer-XL paper
 // reports about its attention when scanned over WikiText-2 validation text (Sec. 3.3, Figs. 5 and 7).
 #include "analysis/head_ablation.h"
+#include "analysis/head_atlas.h"
 #include "analysis/relpos_scan.h"
 #include "analysis/token_predictions.h"
 #include "model/model_loader.h"
@@ -11,6 +12,7 @@
 #include "run/image_capture.h"
 #include "util/text_file.h"
 #include "analysis/attention_grid.h"
+#include "run/generation.h"
 #include "run/text_capture.h"
 #include "test_support.h"
 #include "tokenize/tokenizer.h"
@@ -121,6 +123,27 @@ TEST_CASE("the built-in Llama-family model reproduces its training script's loss
     const auto tok = core::loadTokenizer(m.folder);
     CHECK(tok->kind() == "word-level");
     CHECK(tok->encode("the game was released in japan\n").size() == 7);
+}
+
+// The lessons of docs/teaching.md watch the model's predictions: a placeholder among them would tell the class
+// nothing, so the training script never makes <unk> a target.
+TEST_CASE("the built-in decoder never predicts its placeholder", "[builtin][llama][lesson]")
+{
+    const auto m = core::loadModel("builtin:llama-wikitext2", builtinDirs());
+    const auto tok = core::loadTokenizer(m.folder);
+    const std::int32_t unk = tok->encode("<unk>").front().id;
+    REQUIRE(tok->pieceOf(unk) == "<unk>");
+    for (const std::string& sentence : {std::string("the war ended in 1945 and the army went home . the war ended in"),
+                                        std::string("the game was released in japan and later in europe .")}) {
+        const auto c = core::captureText(*m.model, *tok, sentence, {});
+        for (int position = 0; position < static_cast<int>(c->tokens.size()); ++position) {
+            // The ten bars the Predictions panel draws.
+            const auto d = core::distributionOf(core::nextTokenLogits(*m.model, *c, position), 1.0, 10, -1);
+            INFO(sentence << " · after token " << position + 1);
+            for (const auto& p : d.top)
+                CHECK(p.id != unk);
+        }
+    }
 }
 
 TEST_CASE("the built-in stories decoder reproduces its training script's loss and greedy story", "[builtin][llama]")

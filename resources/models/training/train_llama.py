@@ -9,9 +9,13 @@ rotary model with real attention (previous-token and sink heads, frequency bands
 reference.json holds this script's own next-token loss on a validation slice, which a test of the C++ core
 reproduces. Trains on WikiText-2 test.txt, evaluates on valid.txt (CC BY-SA 3.0), like train_txl.py.
 
+The placeholder <unk> is never a target (its loss is not counted, in training or in the printed perplexity), so the
+model does not learn to predict it. --repeat-fraction mixes in rows that are a span written twice (half of them random
+words), and every evaluation prints the best head's induction score (the atlas's: random words written twice).
+
 Example:
   /usr/bin/python3 train_llama.py --name llama-wikitext2 --layers 6 --heads 8 --kv-heads 2 --hidden 192 \
-      --intermediate 512 --seq-len 256 --minutes 40 --out ../llama-wikitext2
+      --intermediate 512 --seq-len 128 --batch 8 --minutes 55 --repeat-fraction 0.3 --out ../llama-wikitext2
 """
 import argparse, ctypes, json, math, os, shlex, sys, time
 
@@ -61,6 +65,7 @@ class Block(nn.Module):
     def __init__(self, d, h, kv, dh, inter, eps):
         super().__init__()
         self.h, self.kv, self.dh = h, kv, dh
+        self.kept = None  # a list when induction_scores() wants the attention probabilities
         self.input_layernorm = RMSNorm(d, eps)
         self.q_proj = nn.Linear(d, h * dh, bias=False)
         self.k_proj = nn.Linear(d, kv * dh, bias=False)
@@ -84,6 +89,8 @@ class Block(nn.Module):
         s = (q @ k.transpose(-1, -2)) / math.sqrt(self.dh)
         s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
         p = F.dropout(F.softmax(s, dim=-1), dropout, self.training)
+        if self.kept is not None:
+            self.kept.append(p.detach())
         y = (p @ v).transpose(1, 2).reshape(B, T, self.h * self.dh)
         x = x + F.dropout(self.o_proj(y), dropout, self.training)
         m = self.post_attention_layernorm(x)
@@ -112,8 +119,35 @@ class Llama(nn.Module):
         return self.norm(x) @ self.embed_tokens.weight.t()  # tied output embedding
 
 
-def evaluate(model, ids, seq_len, max_tokens=None):
-    """Mean next-token loss over chunks of seq_len tokens, each a text of its own (as attnscope runs segments)."""
+def induction_scores(model, vocab_size, repeat, rows=8, seed=7):
+    """Each head's induction score, as the atlas measures it: on rows of `repeat` random word ids written twice, the
+    mean attention a query in the second copy pays to the token after its earlier occurrence. [layer][head]."""
+    g = torch.Generator().manual_seed(seed)
+    first = torch.randint(2, vocab_size, (rows, repeat), generator=g)  # ids 0 and 1 are <eos> and <unk>
+    ids = torch.cat((first, first), dim=1)
+    for layer in model.layers:
+        layer.kept = []
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        model(ids)
+    model.train(was_training)
+    scores = []
+    for layer in model.layers:
+        p = layer.kept[0]  # [rows, heads, T, T]
+        layer.kept = None
+        q = torch.arange(repeat, 2 * repeat)
+        scores.append(p[:, :, q, q - repeat + 1].mean(dim=(0, 2)).tolist())
+    return scores
+
+
+def best_induction(scores):
+    return max((s, l, h) for l, row in enumerate(scores) for h, s in enumerate(row))
+
+
+def evaluate(model, ids, seq_len, max_tokens=None, ignore=-100):
+    """Mean next-token loss over chunks of seq_len tokens, each a text of its own (as attnscope runs segments);
+    targets equal to `ignore` (the placeholder <unk>) are not counted."""
     model.eval()
     ids = ids[:max_tokens] if max_tokens else ids
     total, n = 0.0, 0
@@ -123,8 +157,8 @@ def evaluate(model, ids, seq_len, max_tokens=None):
             if len(chunk) < 2:
                 break
             logits = model(chunk[:-1].unsqueeze(0))[0]
-            total += F.cross_entropy(logits, chunk[1:], reduction="sum").item()
-            n += len(chunk) - 1
+            total += F.cross_entropy(logits, chunk[1:], reduction="sum", ignore_index=ignore).item()
+            n += int((chunk[1:] != ignore).sum())
     model.train()
     return total / n
 
@@ -170,6 +204,28 @@ def greedy_record(model, index, vocab, prompt, steps, context):
     ids = [index.get(w, index["<unk>"]) for w in prompt.split()]
     out = greedy(model, ids, steps, context, index["<eos>"])
     return {"prompt_ids": ids, "continuation_ids": out[len(ids):], "text": " ".join(vocab[i] for i in out)}
+
+
+def training_batch(data, args, g, vocab_size):
+    """A batch of rows of seq_len + 1 tokens: most are running text, a fraction (--repeat-fraction) a span written
+    twice, so that copying what followed an earlier occurrence pays (what induction heads do) in a corpus too small for
+    it to pay often on its own. Of those spans, --random-share are random vocabulary words (nothing but the copy
+    predicts their second half: the clearest lesson), the rest spans of the text."""
+    rows = []
+    half = (args.seq_len + 1 + 1) // 2
+    for _ in range(args.batch):
+        if torch.rand(1, generator=g).item() < args.repeat_fraction:
+            if torch.rand(1, generator=g).item() < args.random_share:
+                span = torch.randint(2, vocab_size, (half,), generator=g)  # not <eos> or <unk>
+            else:
+                s = int(torch.randint(0, len(data) - half, (1,), generator=g))
+                span = data[s:s + half]
+            rows.append(torch.cat((span, span))[:args.seq_len + 1])
+        else:
+            s = int(torch.randint(0, len(data) - args.seq_len - 1, (1,), generator=g))
+            rows.append(data[s:s + args.seq_len + 1])
+    rows = torch.stack(rows)
+    return rows[:, :-1], rows[:, 1:]
 
 
 def export(model, args, vocab, out, card, reference):
@@ -219,6 +275,10 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--repeat-fraction", type=float, default=0.0,
+                    help="share of training rows that are a span written twice (teaches induction heads)")
+    ap.add_argument("--random-share", type=float, default=0.5,
+                    help="of those spans, the share made of random vocabulary words rather than the text")
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--minutes", type=float, default=40)
     ap.add_argument("--threads", type=int, default=1)
@@ -256,15 +316,15 @@ def main():
     print(f"{args.name}: {sum(p.numel() for p in model.parameters())} parameters, vocab {len(vocab)}, "
           f"{len(train_ids)} training tokens", flush=True)
     g = torch.Generator().manual_seed(args.seed)
+    repeat = min(50, args.seq_len // 2)  # the atlas's repeated-random-tokens length for this context
     while time.time() - t0 < budget:
         frac = min(1.0, (time.time() - t0) / budget)
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
         for grp in opt.param_groups:
             grp["lr"] = lr
-        starts = torch.randint(0, len(data) - args.seq_len - 1, (args.batch,), generator=g)
-        x = torch.stack([data[s:s + args.seq_len] for s in starts])
-        y = torch.stack([data[s + 1:s + 1 + args.seq_len] for s in starts])
-        loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
+        x, y = training_batch(data, args, g, len(vocab))
+        # The placeholder is never a target: a model that predicts "<unk>" tells a class nothing.
+        loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1), ignore_index=unk)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -272,22 +332,25 @@ def main():
         step += 1
         if step % 50 == 0:
             print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {(time.time() - t0) / 60:.1f} min", flush=True)
-        if step % 500 == 0:
+        if step % 250 == 0:
             print(f"step {step}: validation perplexity (16k tokens) "
-                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, 16384)):.1f}", flush=True)
+                  f"{math.exp(evaluate(model, valid_ids, args.seq_len, 16384, unk)):.1f}; best induction score "
+                  "%.3f (L%d H%d)" % best_induction(induction_scores(model, len(vocab), repeat)), flush=True)
     minutes = (time.time() - t0) / 60
     # The exported weights are half precision: measure with exactly those.
     with torch.no_grad():
         for prm in model.parameters():
             prm.copy_(prm.half().float())
-    ppl = math.exp(evaluate(model, valid_ids, args.seq_len))
+    ppl = math.exp(evaluate(model, valid_ids, args.seq_len, ignore=unk))
     uni = unigram_ppl(train_ids, valid_ids, len(vocab))
     # What the C++ core must reproduce: this implementation's loss on the first validation tokens, as many as the
     # context holds, run as one segment (float32 forward of the float16 weights).
     ref_ids = valid_ids[:args.seq_len * 2]
     reference = {"token_ids": ref_ids, "segment_length": len(ref_ids),
                  "mean_next_token_loss": evaluate(model, ref_ids, len(ref_ids))}
-    print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {minutes:.1f} min, {step} steps", flush=True)
+    induction = best_induction(induction_scores(model, len(vocab), repeat))
+    print(f"validation perplexity {ppl:.1f} (unigram {uni:.1f}) after {minutes:.1f} min, {step} steps; best "
+          "induction score %.3f (L%d H%d)" % induction, flush=True)
     continuation = ""
     if args.prompt:
         reference["greedy"] = greedy_record(model, index, vocab, args.prompt, 60, args.seq_len * 2)
@@ -312,7 +375,8 @@ heads) show real attention without a download.
 | vocabulary | {len(vocab) - 2} {"most frequent " if len(vocab) - 2 < len(set(train_tok) - {"<eos>", "<unk>"}) else ""}training words + `<unk>`, `<eos>` (no BOS) |
 | parameters | {sum(p.numel() for p in model.parameters())} (stored as float16, embeddings tied) |
 | training | {step} steps of {args.batch} x {args.seq_len} tokens, {minutes:.1f} min on {args.threads} CPU thread(s), seed {args.seed} |
-| validation perplexity | **{ppl:.1f}** in chunks of {args.seq_len} (unigram model on the same vocabulary: {uni:.1f}) |
+| validation perplexity | **{ppl:.1f}** in chunks of {args.seq_len}, over every target but `<unk>` (unigram model on the same vocabulary: {uni:.1f}) |
+| induction | best head L{induction[1]} H{induction[2]}: score {induction[0]:.2f} on {repeat} random words written twice |
 
 {continuation}
 `reference.json`: the training script's mean next-token loss on the first {args.seq_len * 2} validation tokens (the context), which the core's
