@@ -13,6 +13,7 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QVBoxLayout>
 #include <QPushButton>
 #include <algorithm>
 
@@ -110,7 +111,8 @@ DisplayPanel::DisplayPanel(QWidget* parent)
     m_noSpecial->setObjectName(QStringLiteral("hideSpecial"));
     m_noSpecial->setToolTip(tr("Leave out [CLS], [SEP], <s>, BOS and the like, each row renormalised over the rest: "
                                "[SEP] often collects most of the attention (Clark et al. 2019)"));
-    auto* regroup = new QHBoxLayout;
+    // One above the other: side by side they are wider than the narrow left column (the grid's width).
+    auto* regroup = new QVBoxLayout;
     regroup->addWidget(m_words);
     regroup->addWidget(m_noSpecial);
     form->insertRow(0, regroup); // first: what every subword model's reader wants, in view in a short dock
