@@ -10,6 +10,7 @@
 #include <QHelpEvent>
 #include <QToolTip>
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <utility>
 
@@ -24,6 +25,13 @@ QString elide(const QString& s, int maxChars)
     return cutLabel(s, maxChars).replace('\n', QStringLiteral("↵"));
 }
 } // namespace
+
+// The cells in view ([r0, r1] x [c0, c1]), their size in pixels and where each one is drawn.
+struct VisibleCells {
+    int r0, r1, c0, c1;
+    double cellW, cellH;
+    std::function<QRectF(int, int)> rect;
+};
 
 // Paints per-cell decorations above the colour map, only for cells in view.
 class GridOverlay : public QCPLayerable {
@@ -130,40 +138,7 @@ protected:
             }
         }
 
-        // Top-fraction highlight (the paper's Fig. 6), scaled with the cell and never covering much of it: big cells
-        // (few tokens, stepping) get a red corner, mid-sized ones a thin red frame inside the cell, so the colour and
-        // the value stay visible; cells too small for a frame a red mark over their middle third, at least a pixel
-        // tall and wide (a router's hundreds of tokens in rows under a pixel keep their chosen experts marked). Cells
-        // under two pixels both ways (a long text's whole grid) get none: the marks would cover the colours.
-        if (m_view->m_showHighlight && !d->highlight.empty() && std::max(cellW, cellH) >= 2) {
-            const double side = std::min(cellW, cellH);
-            const double presentation = m_view->m_presentation ? 1.5 : 1.0;
-            const bool corner = side >= 28, frame = !corner && side >= 7;
-            const double w = std::clamp(side / 14, 1.0, 2.0) * presentation;
-            const double leg = std::clamp(side * 0.22, 6.0, 14.0) * presentation;
-            painter->setPen(frame ? QPen(QColor(230, 25, 35), w) : Qt::NoPen);
-            painter->setBrush(frame ? QBrush(Qt::NoBrush) : QBrush(QColor(230, 25, 35)));
-            const double inset = w / 2 + (side >= 10 ? 1 : 0);
-            for (int r = r0; r <= r1; ++r)
-                for (int c = c0; c <= c1; ++c) {
-                    if (!d->highlight[static_cast<std::size_t>(r) * d->cols + c])
-                        continue;
-                    const QRectF cell = cellRect(r, c);
-                    if (corner) {
-                        const QPointF tr = cell.topRight() + QPointF(-1, 1);
-                        painter->drawPolygon(QPolygonF{tr, tr - QPointF(leg, 0), tr + QPointF(0, leg)});
-                    } else if (frame) {
-                        painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
-                    } else if (cellH < 2 && cellW >= 6) {
-                        // Rows under two pixels (a router's hundreds of tokens): a red edge down the cell's left side,
-                        // so a column of chosen cells reads as an outlined column and keeps its colour.
-                        painter->drawRect(QRectF(cell.left(), cell.top(), std::max(1.0, cellW / 8), std::max(1.0, cell.height())));
-                    } else {
-                        const QSizeF mark(std::max(1.0, cell.width() / 3), std::max(1.0, cell.height() / 3));
-                        painter->drawRect(QRectF(cell.center() - QPointF(mark.width() / 2, mark.height() / 2), mark));
-                    }
-                }
-        }
+        drawHighlight(painter, *d, VisibleCells{r0, r1, c0, c1, cellW, cellH, cellRect});
 
         const QPoint fc = m_view->m_focusCell;
         if (fc.y() >= 0 && fc.y() < d->rows && fc.x() >= 0 && fc.x() < d->cols) {
@@ -199,6 +174,45 @@ protected:
     }
 
 private:
+    // Top-fraction highlight (the paper's Fig. 6) over the cells in view, scaled with the cell and never covering
+    // much of it: big cells (few tokens, stepping) get a red corner, mid-sized ones a thin red frame inside the
+    // cell, so the colour and the value stay visible; rows under two pixels (a router's hundreds of tokens) a red edge down the cell's left
+    // side; other cells too small for a frame a red mark over their middle third. Cells under two pixels both ways
+    // (a long text's whole grid) get none: the marks would cover the colours.
+    void drawHighlight(QCPPainter* painter, const GridData& d, const VisibleCells& v) const
+    {
+        const auto& [r0, r1, c0, c1, cellW, cellH, cellRect] = v;
+        if (!(m_view->m_showHighlight && !d.highlight.empty() && std::max(cellW, cellH) >= 2))
+            return;
+        const double side = std::min(cellW, cellH);
+        const double presentation = m_view->m_presentation ? 1.5 : 1.0;
+        const bool corner = side >= 28, frame = !corner && side >= 7;
+        const double w = std::clamp(side / 14, 1.0, 2.0) * presentation;
+        const double leg = std::clamp(side * 0.22, 6.0, 14.0) * presentation;
+        painter->setPen(frame ? QPen(QColor(230, 25, 35), w) : Qt::NoPen);
+        painter->setBrush(frame ? QBrush(Qt::NoBrush) : QBrush(QColor(230, 25, 35)));
+        const double inset = w / 2 + (side >= 10 ? 1 : 0);
+        for (int r = r0; r <= r1; ++r)
+            for (int c = c0; c <= c1; ++c) {
+                if (!d.highlight[static_cast<std::size_t>(r) * d.cols + c])
+                    continue;
+                const QRectF cell = cellRect(r, c);
+                if (corner) {
+                    const QPointF tr = cell.topRight() + QPointF(-1, 1);
+                    painter->drawPolygon(QPolygonF{tr, tr - QPointF(leg, 0), tr + QPointF(0, leg)});
+                } else if (frame) {
+                    painter->drawRect(cell.adjusted(inset, inset, -inset, -inset));
+                } else if (cellH < 2 && cellW >= 6) {
+                    // Rows under two pixels (a router's hundreds of tokens): a red edge down the cell's left side,
+                    // so a column of chosen cells reads as an outlined column and keeps its colour.
+                    painter->drawRect(QRectF(cell.left(), cell.top(), std::max(1.0, cellW / 8), std::max(1.0, cell.height())));
+                } else {
+                    const QSizeF mark(std::max(1.0, cell.width() / 3), std::max(1.0, cell.height() / 3));
+                    painter->drawRect(QRectF(cell.center() - QPointF(mark.width() / 2, mark.height() / 2), mark));
+                }
+            }
+    }
+
     AttentionGridView* m_view;
 };
 

@@ -61,6 +61,26 @@ QString PredictionView::fittedTitle(const QString& title, const QFont& font, int
     return metrics.elidedText(shorter, Qt::ElideRight, width);
 }
 
+// Probability ticks that never collide: as many as fit the axis's width at its font, and in a narrow panel just 0
+// and one round value.
+void PredictionView::setProbabilityTicks(QCPAxis* prob, int axisW)
+{
+    const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.25")) * 2;
+    if (axisW >= 3 * tickRoom) {
+        prob->ticker()->setTickCount(std::min(5, axisW / std::max(1, tickRoom)));
+        return;
+    }
+    auto ends = QSharedPointer<QCPAxisTickerText>::create();
+    ends->addTick(0, QStringLiteral("0"));
+    const double upper = prob->range().upper, round[] = {0.5, 0.25, 0.1, 0.05, 0.02, 0.01};
+    for (double v : round)
+        if (v <= upper * 0.9) {
+            ends->addTick(v, QString::number(v));
+            break;
+        }
+    prob->setTicker(ends);
+}
+
 void PredictionView::redraw()
 {
     m_plot->clearPlottables();
@@ -124,23 +144,8 @@ void PredictionView::redraw()
     prob->setRange(0, std::max(0.05, std::min(1.0, top * 1.25)));
     // Room right of the axis for the value of a bar that reaches it (a probability near 1).
     rect->setMinimumMargins(QMargins(0, 0, QFontMetrics(rowFont).horizontalAdvance(QStringLiteral("100.0 %")) + 8, 0));
-    // Probability ticks that never collide: as many as fit the axis's own width (the plot less the token names and
-    // the values' margin) at its font, and in a narrow panel just 0 and one round value.
-    const int axisW = m_plot->width() - namesW - rect->minimumMargins().right() - 24;
-    const int tickRoom = QFontMetrics(prob->tickLabelFont()).horizontalAdvance(QStringLiteral("0.25")) * 2;
-    if (axisW >= 3 * tickRoom) {
-        prob->ticker()->setTickCount(std::min(5, axisW / std::max(1, tickRoom)));
-    } else {
-        auto ends = QSharedPointer<QCPAxisTickerText>::create();
-        ends->addTick(0, QStringLiteral("0"));
-        const double upper = prob->range().upper, round[] = {0.5, 0.25, 0.1, 0.05, 0.02, 0.01};
-        for (double v : round)
-            if (v <= upper * 0.9) {
-                ends->addTick(v, QString::number(v));
-                break;
-            }
-        prob->setTicker(ends);
-    }
+    // (the axis's own width: the plot less the token names and the values' margin)
+    setProbabilityTicks(prob, m_plot->width() - namesW - rect->minimumMargins().right() - 24);
     prob->setLabel(tr("probability"));
     auto* plain = new QCPBars(tokens, prob);
     auto* marked = new QCPBars(tokens, prob); // the token actually at the position

@@ -8,6 +8,8 @@
 
 class QCustomPlot;
 
+class QCPAxis;
+
 namespace attnscope::widgets {
 
 class PredictionView : public QWidget {
@@ -26,6 +28,7 @@ protected:
 private:
     void redraw();
     static QString fittedTitle(const QString& title, const QFont& font, int width);
+    static void setProbabilityTicks(QCPAxis* prob, int axisW);
     QCustomPlot* m_plot;
     PredictionPtr m_data;
     QString m_placeholder;
