@@ -215,10 +215,10 @@ void HeadOverviewView::paintEvent(QPaintEvent*)
                 p.fillRect(QRect(r.left(), r.bottom() - barH + 1, static_cast<int>(std::lround(mass * r.width())), barH),
                            QColor(230, 90, 0));
                 if (m_thumbs->sinkRank[i] <= 3 && r.width() >= 18) { // the three heads that attend to nothing most
-                    QFont f = p.font();
-                    f.setBold(true);
-                    f.setPointSizeF(std::max(6.0, std::min(f.pointSizeF(), r.height() / 3.5)));
-                    p.setFont(f);
+                    QFont bold = p.font();
+                    bold.setBold(true);
+                    bold.setPointSizeF(std::max(6.0, std::min(bold.pointSizeF(), r.height() / 3.5)));
+                    p.setFont(bold);
                     p.setPen(Qt::white);
                     p.fillRect(QRect(r.left(), r.top(), r.width() / 2, r.height() / 3), QColor(230, 90, 0));
                     p.drawText(QRect(r.left(), r.top(), r.width() / 2, r.height() / 3), Qt::AlignCenter,

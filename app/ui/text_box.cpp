@@ -176,10 +176,10 @@ QString TextBox::textBetween(int from, int to) const
 
 QMimeData* TextBox::createMimeDataFromSelection() const
 {
-    auto* data = new QMimeData;
+    auto* mime = new QMimeData;
     const QTextCursor c = textCursor();
-    data->setText(textBetween(c.selectionStart(), c.selectionEnd()));
-    return data;
+    mime->setText(textBetween(c.selectionStart(), c.selectionEnd()));
+    return mime;
 }
 
 void TextBox::insertFromMimeData(const QMimeData* source)
