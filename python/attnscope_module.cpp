@@ -1000,6 +1000,40 @@ public:
         return d;
     }
 
+    // Path patching of one sender head (layer, head from 1) into receivers ((layer, unit) from 1).
+    py::dict pathPatch(const py::object& clean, const py::object& corrupt, const py::object& answer,
+                       const py::object& wrong, std::pair<int, int> sender,
+                       const std::vector<std::pair<int, int>>& receivers, const std::string& input, bool receiverHeadOnly,
+                       bool freezeMlps, bool noising) const
+    {
+        PathPatchRequest r;
+        r.clean = promptOf(clean);
+        r.corrupt = promptOf(corrupt);
+        r.metric.answer = answerOf(answer);
+        r.metric.wrong = answerOf(wrong);
+        if (input != "q" && input != "k" && input != "v")
+            throw Error(ErrorCode::BadInput, "input must be 'q', 'k' or 'v', got '" + input + "'");
+        r.input = patchComponentNamed(input);
+        r.senderLayer = sender.first - 1;
+        r.senderHead = sender.second - 1;
+        for (const auto& [layer, unit] : receivers)
+            r.receivers.push_back({layer - 1, unit - 1});
+        r.receiverHeadOnly = receiverHeadOnly;
+        r.freezeMlps = freezeMlps;
+        r.noising = noising;
+        PathPatchResult result;
+        {
+            py::gil_scoped_release free;
+            result = attnscope::core::pathPatch(*m_loaded->model, r);
+        }
+        py::dict d;
+        d["m_clean"] = result.clean;
+        d["m_corrupt"] = result.corrupt;
+        d["m_patched"] = result.patched;
+        d["score"] = result.score;
+        return d;
+    }
+
 private:
     std::vector<std::int32_t> promptOf(const py::object& p) const
     {
@@ -1218,5 +1252,15 @@ PYBIND11_MODULE(_attnscope, m)
              "Activation patching (decoders). Prompts as texts or id lists of the same length; answers as ids or\n"
              "one-token words; the metric is logit[answer] - logit[wrong] at the last position. Returns m_clean,\n"
              "m_corrupt, axes (e.g. ['layer', 'head']) and scores (numpy, index 0 = layer 1 / head 1 / position 1):\n"
-             "(m_patched - m_corrupt) / (m_clean - m_corrupt). component: head-out, q, k, v, pattern or resid.");
+             "(m_patched - m_corrupt) / (m_clean - m_corrupt). component: head-out, q, k, v, pattern or resid.")
+        .def("path_patch", &Model::pathPatch, py::arg("clean"), py::arg("corrupt"), py::arg("answer"), py::arg("wrong"),
+             py::arg("sender"), py::arg("receivers"), py::arg("input") = "q", py::arg("receiver_head_only") = false,
+             py::arg("freeze_mlps") = false, py::arg("noising") = false,
+             "path_patch(clean, corrupt, answer, wrong, sender, receivers, input='q', receiver_head_only=False,\n"
+             "           freeze_mlps=False, noising=False) -> dict\n\n"
+             "Path patching (decoders): the sender head (layer, head), its output from the other prompt, reaches only\n"
+             "the receivers' input ('q', 'k' or 'v'); receivers a list of (layer, head), or (layer, key/value group)\n"
+             "for k and v of a grouped model unless receiver_head_only. Every other head is frozen; the MLPs between\n"
+             "are recomputed (Wang et al.) or, with freeze_mlps, frozen too (the strict direct path). Returns\n"
+             "m_clean, m_corrupt, m_patched and score = (m_patched - m_corrupt) / (m_clean - m_corrupt).");
 }

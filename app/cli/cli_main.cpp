@@ -89,8 +89,8 @@ const char* kUsage = R"(attnscope-cli: attention capture from the command line
                      --component head-out|q|k|v|pattern|resid [--per-position] [--noising] [--coarse-to-fine S]
                      --out PATCH.json
   attnscope-cli path-patch --model MODEL (--clean ...) (--corrupt ...) --answer ID|WORD --wrong ID|WORD
-                     --sender L.H --receivers L.X[,L.X...] --input q|k|v [--receiver-head-only] [--noising]
-                     --out PATH.json
+                     --sender L.H --receivers L.X[,L.X...] --input q|k|v [--receiver-head-only] [--freeze-mlps]
+                     [--noising] --out PATH.json
   attnscope-cli head-contexts --model MODEL (--text TEXT | --text-file FILE) --out DIR
                      [--stat max-away|output-norm|prev-token|induction] [--window T] [--top K] [--per-decile S]
                      [--max-tokens N] [--ablation-tokens A] [--shard I/N (--out SHARD.safetensors) | --shards FOLDER]
@@ -152,7 +152,9 @@ the layers whose |score| >= S only, then (with --per-position) the positions of 
 cells left out are null, counted in "skipped" (a head another head of its layer cancels can be missed).
 path-patch: the sender head's output from the other prompt, every other head frozen, reaches only the receivers'
 q, k or v (X a query head for q; a key/value group for k and v of a grouped model, or with --receiver-head-only one
-query head); writes {"m_clean", "m_corrupt", "score"}.
+query head); writes {"m_clean", "m_corrupt", "score"}. The MLPs between sender and receivers are recomputed (Wang et
+al.: the sender reaches the receivers directly and through the MLPs); --freeze-mlps freezes them too, the strict direct
+path (only the sender's own write to the stream reaches the receivers).
 head-contexts: every head over a text in windows of T tokens (default 64): a statistic per query position (the largest
 weight away from the first token, the head's output norm, its previous-token or induction weight), each head's top K
 contexts and S from every tenth of the statistic's range with the head's attention there, and a scatter of all heads'

@@ -27,7 +27,7 @@ const std::vector<std::string> kPatchOptions = {"model", "clean", "corrupt", "cl
 const std::vector<std::string> kPatchFlags = {"per-position", "noising"};
 const std::vector<std::string> kPathPatchOptions = {"model", "clean", "corrupt", "clean-ids", "corrupt-ids", "answer",
                                                     "wrong", "metric", "sender", "receivers", "input", "out"};
-const std::vector<std::string> kPathPatchFlags = {"noising", "receiver-head-only"};
+const std::vector<std::string> kPathPatchFlags = {"noising", "receiver-head-only", "freeze-mlps"};
 
 namespace {
 
@@ -219,10 +219,10 @@ int cmdPatch(const Args& a, const std::vector<std::string>& builtins)
     j["runs"] = r.runs;
     if (request.coarseToFine > 0) { // what the coarse passes measured, and how many cells they left out (null)
         auto finite = [](const std::vector<double>& v, std::size_t from, std::size_t count) {
-            nlohmann::ordered_json out = nlohmann::ordered_json::array();
+            nlohmann::ordered_json cells = nlohmann::ordered_json::array();
             for (std::size_t i = from; i < from + count; ++i)
-                out.push_back(std::isfinite(v[i]) ? nlohmann::ordered_json(v[i]) : nlohmann::ordered_json(nullptr));
-            return out;
+                cells.push_back(std::isfinite(v[i]) ? nlohmann::ordered_json(v[i]) : nlohmann::ordered_json(nullptr));
+            return cells;
         };
         j["coarse_to_fine"] = request.coarseToFine;
         j["layer_scores"] = finite(r.layerScores, 0, r.layerScores.size());
@@ -244,6 +244,7 @@ int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
     PathPatchRequest request;
     readPromptsAndMetric(a, in, request);
     request.receiverHeadOnly = a.has("receiver-head-only");
+    request.freezeMlps = a.has("freeze-mlps");
     std::tie(request.senderLayer, request.senderHead) = layerDotUnit(require(a, "sender"), "sender");
     std::stringstream receivers(require(a, "receivers"));
     for (std::string one; std::getline(receivers, one, ',');)
@@ -261,6 +262,7 @@ int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
     j["m_patched"] = finiteOr(r.patched, 0);
     j["metric"] = request.metric.describe();
     j["direction"] = request.noising ? "noising" : "denoising";
+    j["path"] = request.freezeMlps ? "direct (MLPs frozen)" : "through the MLPs (recomputed)";
     writeJson(out, j);
     return 0;
 }

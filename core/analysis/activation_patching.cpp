@@ -472,19 +472,23 @@ PathPatchResult pathPatch(const AttentionModel& model, const PathPatchRequest& r
     const Activation act = activationOf(input);
     const int groupSize = info.heads / std::max(1, info.kvHeads);
 
-    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric,
-                                 {Activation::HeadOutputs}, {Activation::HeadOutputs}, false, stop);
+    std::vector<Activation> frozen{Activation::HeadOutputs};
+    if (request.freezeMlps)
+        frozen.push_back(Activation::MlpOutputs);
+    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, frozen,
+                                 {Activation::HeadOutputs}, false, stop);
     PathPatchResult result;
     result.clean = runs.clean;
     result.corrupt = runs.corrupt;
 
-    // 1. The sender's output from the donor, every other head frozen at its receiving-run output; the receivers' inputs
-    //    as that run computes them.
+    // 1. The sender's output from the donor, every other head (and with freezeMlps every MLP) frozen at its
+    //    receiving-run output; the receivers' inputs as that run computes them.
     const int lastReceiver = *receiverLayers.rbegin();
     PatchedRun senderRun;
     senderRun.startAt(request.senderLayer, &runs.base.get(Activation::Residual, request.senderLayer));
     for (int l = request.senderLayer; l < lastReceiver; ++l)
-        senderRun.substitute({Activation::HeadOutputs, l, -1, -1, &runs.base.get(Activation::HeadOutputs, l)});
+        for (Activation a : frozen)
+            senderRun.substitute({a, l, -1, -1, &runs.base.get(a, l)});
     senderRun.substitute({Activation::HeadOutputs, request.senderLayer, request.senderHead, -1,
                           &runs.donor.get(Activation::HeadOutputs, request.senderLayer)});
     for (int l : receiverLayers)

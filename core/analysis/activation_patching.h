@@ -82,8 +82,12 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
                              const PatchProgress& progress = {}, const StopToken* stop = nullptr);
 
 // Path patching of a sender head's output into receivers' queries, keys or values only. The sender's output comes from
-// the other prompt while every other head keeps its output of the patched prompt's run (MLPs are recomputed, as in
-// Wang et al.); the receivers' inputs from that run are then patched into the plain run, which is measured.
+// the other prompt while every other head keeps its output of the patched prompt's run; the receivers' inputs from
+// that run are then patched into the plain run, which is measured. Two definitions of the path, by `freezeMlps`:
+//  - false (Wang et al. 2022): the MLPs between sender and receivers are recomputed, so the sender reaches the
+//    receivers directly and through every MLP on the way;
+//  - true (the strict direct path, TransformerLens's direct path patching): the MLPs are frozen too, so a receiver's
+//    input differs from the plain run's by exactly the sender's own write to the stream.
 struct PathPatchRequest {
     std::vector<std::int32_t> clean, corrupt;
     bool noising = false;
@@ -94,6 +98,7 @@ struct PathPatchRequest {
     // sees the recomputed input, or a query head alone with receiverHeadOnly.
     std::vector<std::pair<int, int>> receivers;
     bool receiverHeadOnly = false;
+    bool freezeMlps = false;
 };
 
 struct PathPatchResult {

@@ -146,6 +146,8 @@ void GPT2Model::forwardSegment(RunState& baseState, std::span<const std::int32_t
         x += f.attnOut;
         layerNormRows(x, L.ln2W, L.ln2B, m_config.layerNormEps, a);
         mlpBlock(L, a, ff);
+        if (f.hooks)
+            f.hooks->onActivation(Activation::MlpOutputs, l, {ff.data(), T, C, 1, C, m});
         x += ff;
         lv.hidden = x.data();
         run.layerDone(l, lv);

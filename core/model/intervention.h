@@ -16,6 +16,7 @@ enum class Activation {
     Keys,        // [rows, kvHeads * headDim]: likewise; a grouped model's group g is shared by its query heads
     Values,      // [rows, kvHeads * valueDim]
     HeadOutputs, // [rows, heads * valueDim]: each head's softmax-weighted values, before the output projection
+    MlpOutputs,  // [rows, dModel]: what the layer's feed-forward block adds to the stream (its scale applied)
 };
 
 // Rows of one activation, row-major: group g (a head or key/value group) of row r is width floats at

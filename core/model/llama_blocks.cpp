@@ -101,6 +101,8 @@ void LlamaModel::forwardSegment(RunState& baseState, std::span<const std::int32_
             feedForwardBlock(l, c.parallelResidual ? x : h, ff, route);
         else // Nemotron-H's mixer blocks: no feed-forward after the mixer
             ff.setZero(h.rows(), h.cols());
+        if (f.hooks)
+            hook(f.hooks, Activation::MlpOutputs, l, ff, 1, c.hidden, f.m);
         x = h + ff;
         lv.attnOutput = attnOut.data();
         lv.outputScale = c.residualScale;

@@ -183,6 +183,25 @@ def test_patching_equals_the_cli(tmp_path):
     assert np.allclose(r["scores"], np.array(cli["scores"], dtype=np.float32))
 
 
+@pytest.mark.parametrize("freeze", [False, True])
+def test_path_patching_equals_the_cli_both_definitions(tmp_path, freeze):
+    folder = TESTDATA / "llama-gqa"
+    clean = [14, 67, 46, 14, 0, 12, 25, 38, 73, 70]
+    corrupt = [14, 67, 46, 14, 0, 12, 25, 38, 9, 70]
+    r = attnscope.load(folder).path_patch(clean, corrupt, 5, 6, sender=(1, 8), receivers=[(2, 1), (3, 2)],
+                                          input="v", freeze_mlps=freeze)
+    out = tmp_path / "path.json"
+    subprocess.run([CLI, "path-patch", "--model", str(folder), "--clean-ids", " ".join(map(str, clean)),
+                    "--corrupt-ids", " ".join(map(str, corrupt)), "--answer", "5", "--wrong", "6", "--sender", "1.8",
+                    "--receivers", "2.1,3.2", "--input", "v", "--out", str(out)] + (["--freeze-mlps"] if freeze else []),
+                   check=True, capture_output=True)
+    cli = json.loads(out.read_text())
+    assert r["score"] == pytest.approx(cli["score"], rel=1e-6, abs=1e-9)
+    assert r["m_patched"] == pytest.approx(cli["m_patched"], rel=1e-6, abs=1e-9)
+    with pytest.raises(attnscope.Error, match="must come after the sender"):
+        attnscope.load(folder).path_patch(clean, corrupt, 5, 6, sender=(2, 1), receivers=[(1, 1)])
+
+
 def test_the_page_is_self_contained_and_shows_in_jupyter():
     cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945")
     page = cap.html(layers=[2], heads=[1, 3])

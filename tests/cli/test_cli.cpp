@@ -511,6 +511,17 @@ TEST_CASE("attnscope-cli patch and path-patch write the acceptance JSON, numbere
     CHECK(j["m_corrupt"].get<double>() == mCorrupt);
     REQUIRE(j["score"].is_number());
     CHECK(std::isfinite(j["score"].get<double>()));
+    CHECK(j["path"] == "through the MLPs (recomputed)");
+    const double throughMlps = j["score"];
+    // The strict direct path: the layers' MLPs between sender and receivers frozen (exactness: core_tests).
+    r = runCli({"path-patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
+                "6", "--sender", "1.8", "--receivers", "2.1,3.2", "--input", "v", "--freeze-mlps", "--out", out});
+    REQUIRE(r.exitCode == 0);
+    j = core::readJsonFile(out);
+    CHECK(j["path"] == "direct (MLPs frozen)");
+    CHECK(j["m_clean"].get<double>() == mClean);
+    CHECK(std::isfinite(j["score"].get<double>()));
+    CHECK(j["score"].get<double>() != Approx(throughMlps));
 
     r = runCli({"path-patch", "--model", model, "--clean-ids", clean, "--corrupt-ids", corrupt, "--answer", "5", "--wrong",
                 "6", "--sender", "2.1", "--receivers", "1.1", "--input", "q", "--out", out});

@@ -25,6 +25,7 @@ struct Seen {
     int T = 0, heads = 0, kvHeads = 0, dv = 0, d = 0;
     std::vector<std::vector<float>> input;    // [layers + 1][T * dModel]: layer l's input (l = layers: the final stream)
     std::vector<std::vector<float>> headMix;  // [layers][T * heads * dv]
+    std::vector<std::vector<float>> attnOut;  // [layers][T * dModel]: what the attention block adds to the stream
     std::vector<std::vector<float>> probs;    // [layers][heads * T * T]
     std::vector<std::vector<float>> queries;  // [layers][T * heads * d], as scored (rotated)
     std::vector<std::vector<float>> keys;     // [layers][T * kvHeads * d], as scored
@@ -53,6 +54,7 @@ public:
         m_s.dv = v.inputs.vDim();
         m_s.d = v.inputs.headDim;
         m_s.headMix.emplace_back(v.headMix, v.headMix + T * v.heads * m_s.dv);
+        m_s.attnOut.emplace_back(v.attnOutput, v.attnOutput + T * m_c);
         m_s.probs.emplace_back(v.attnProb, v.attnProb + static_cast<std::size_t>(v.heads) * T * T);
         std::vector<float> q(T * v.heads * m_s.d), k(T * m_s.kvHeads * m_s.d);
         for (std::size_t r = 0; r < T; ++r) {
@@ -488,6 +490,86 @@ TEST_CASE("path patching equals the three runs done by hand, sender and receiver
             CHECK(closeScore(r.score, (m - mCorrupt) / (mClean - mCorrupt), mClean, mCorrupt));
         }
     }
+}
+
+TEST_CASE("path patching with the MLPs frozen: the receivers read the plain stream plus the sender's own write",
+          "[patching]")
+{
+    // Built by stream algebra, not by freezing: the sender's write is what its layer's attention adds with only the
+    // sender patched, minus what it adds in the plain run; each receiver's input is recomputed from the plain run's
+    // stream at the receiver's layer plus that write.
+    int differing = 0;
+    for (const auto& c : cases()) {
+        const auto& model = *c.loaded.model;
+        const ModelInfo& info = model.info();
+        if (info.layers < 3)
+            continue;
+        INFO(c.name);
+        const Seen clean = runPlain(model, c.clean), corrupt = runPlain(model, c.corrupt);
+        const double mClean = logitDiff(clean, c.answer, c.wrong), mCorrupt = logitDiff(corrupt, c.answer, c.wrong);
+        const int senderLayer = 0, senderHead = info.heads - 1;
+        ByHand senderOnly;
+        senderOnly.layer = senderLayer;
+        senderOnly.unit = senderHead;
+        senderOnly.source = &clean.headMix[senderLayer];
+        const Seen sent = runPlain(model, c.corrupt, &senderOnly);
+        std::vector<float> write(corrupt.attnOut[senderLayer].size());
+        for (std::size_t i = 0; i < write.size(); ++i)
+            write[i] = sent.attnOut[senderLayer][i] - corrupt.attnOut[senderLayer][i];
+
+        for (const auto& [input, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
+                                        std::pair{PatchComponent::Values, Activation::Values}}) {
+            const int units = input == PatchComponent::Queries ? info.heads : info.kvHeads;
+            PathPatchRequest request;
+            request.clean = c.clean;
+            request.corrupt = c.corrupt;
+            request.metric.answer = c.answer;
+            request.metric.wrong = c.wrong;
+            request.senderLayer = senderLayer;
+            request.senderHead = senderHead;
+            request.input = input;
+            request.receivers = {{info.layers - 1, units - 1}, {2, 0}};
+            const double recomputed = pathPatch(model, request).patched;
+            request.freezeMlps = true;
+            const auto r = pathPatch(model, request);
+
+            struct Both final : Intervention {
+                ByHand a, b;
+                void onActivation(Activation w, int l, const ActivationRows& rows) override
+                {
+                    a.onActivation(w, l, rows);
+                    b.onActivation(w, l, rows);
+                }
+            } both;
+            std::vector<std::vector<float>> inputs; // each receiver's input, recomputed from the shifted stream
+            for (const auto& [layer, unit] : request.receivers) {
+                std::vector<float> shifted = corrupt.input[static_cast<std::size_t>(layer)];
+                for (std::size_t i = 0; i < shifted.size(); ++i)
+                    shifted[i] += write[i];
+                ByHand stream;
+                stream.what = Activation::Residual;
+                stream.layer = layer;
+                stream.source = &shifted;
+                runPlain(model, c.corrupt, &stream);
+                inputs.push_back(stream.recorded.at({static_cast<int>(act), layer}));
+            }
+            for (std::size_t i = 0; i < 2; ++i) {
+                ByHand& hand = i == 0 ? both.a : both.b;
+                hand.what = act;
+                hand.layer = request.receivers[i].first;
+                hand.unit = request.receivers[i].second;
+                hand.source = &inputs[i];
+            }
+            const double m = logitDiff(runPlain(model, c.corrupt, &both), c.answer, c.wrong);
+            INFO("input " << static_cast<int>(act));
+            CHECK(close(r.patched, m));
+            CHECK(closeScore(r.score, (m - mCorrupt) / (mClean - mCorrupt), mClean, mCorrupt));
+            if (std::abs(recomputed - m) > 1e-3 * (std::abs(mClean - mCorrupt) + 1e-6))
+                ++differing;
+        }
+    }
+    // The two definitions differ wherever an MLP between sender and receivers reacts to the sender.
+    CHECK(differing > 0);
 }
 
 TEST_CASE("receiver-head-only path patching: every head of a group alone equals the group, one head differs",
