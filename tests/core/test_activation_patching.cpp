@@ -205,6 +205,31 @@ PatchRequest requestFor(const Case& c, PatchComponent component, bool perPositio
     return r;
 }
 
+// Two receivers' hooks in one run.
+struct TwoHooks final : Intervention {
+    ByHand a, b;
+    void onActivation(Activation w, int l, const ActivationRows& rows) override
+    {
+        a.onActivation(w, l, rows);
+        b.onActivation(w, l, rows);
+    }
+};
+
+PathPatchRequest pathRequestFor(const Case& c, PatchComponent input, int senderLayer, int senderHead,
+                                std::vector<std::pair<int, int>> receivers)
+{
+    PathPatchRequest r;
+    r.clean = c.clean;
+    r.corrupt = c.corrupt;
+    r.metric.answer = c.answer;
+    r.metric.wrong = c.wrong;
+    r.senderLayer = senderLayer;
+    r.senderHead = senderHead;
+    r.input = input;
+    r.receivers = std::move(receivers);
+    return r;
+}
+
 bool close(double a, double b) { return std::abs(a - b) <= 2e-4 + 2e-4 * std::abs(b); }
 // Scores divide by m_clean - m_corrupt, which can be small: compared as the metric differences they stand for.
 bool closeScore(double a, double b, double mClean, double mCorrupt)
@@ -445,15 +470,8 @@ TEST_CASE("path patching equals the three runs done by hand, sender and receiver
                                         std::pair{PatchComponent::Keys, Activation::Keys},
                                         std::pair{PatchComponent::Values, Activation::Values}}) {
             const int units = input == PatchComponent::Queries ? info.heads : info.kvHeads;
-            PathPatchRequest request;
-            request.clean = c.clean;
-            request.corrupt = c.corrupt;
-            request.metric.answer = c.answer;
-            request.metric.wrong = c.wrong;
-            request.senderLayer = 0;
-            request.senderHead = info.heads - 1;
-            request.input = input;
-            request.receivers = {{info.layers - 1, units - 1}, {1, 0}};
+            PathPatchRequest request =
+                pathRequestFor(c, input, 0, info.heads - 1, {{info.layers - 1, units - 1}, {1, 0}});
             const auto r = pathPatch(model, request);
 
             // 1. The corrupted run, the sender's output clean, every head of layers 1..last-1 frozen at its corrupted
@@ -468,14 +486,7 @@ TEST_CASE("path patching equals the three runs done by hand, sender and receiver
             sender.source = &clean.headMix[0];
             runPlain(model, c.corrupt, &sender);
             // 2. The corrupted run with the receivers' inputs from run 1 (two hooks' worth: one receiver each).
-            struct Both final : Intervention {
-                ByHand a, b;
-                void onActivation(Activation w, int l, const ActivationRows& rows) override
-                {
-                    a.onActivation(w, l, rows);
-                    b.onActivation(w, l, rows);
-                }
-            } both;
+            TwoHooks both;
             for (auto [hand, receiver] : {std::pair{&both.a, request.receivers[0]}, std::pair{&both.b, request.receivers[1]}}) {
                 hand->what = act;
                 hand->layer = receiver.first;
@@ -520,27 +531,13 @@ TEST_CASE("path patching with the MLPs frozen: the receivers read the plain stre
         for (const auto& [input, act] : {std::pair{PatchComponent::Queries, Activation::Queries},
                                         std::pair{PatchComponent::Values, Activation::Values}}) {
             const int units = input == PatchComponent::Queries ? info.heads : info.kvHeads;
-            PathPatchRequest request;
-            request.clean = c.clean;
-            request.corrupt = c.corrupt;
-            request.metric.answer = c.answer;
-            request.metric.wrong = c.wrong;
-            request.senderLayer = senderLayer;
-            request.senderHead = senderHead;
-            request.input = input;
-            request.receivers = {{info.layers - 1, units - 1}, {2, 0}};
+            PathPatchRequest request =
+                pathRequestFor(c, input, senderLayer, senderHead, {{info.layers - 1, units - 1}, {2, 0}});
             const double recomputed = pathPatch(model, request).patched;
             request.freezeMlps = true;
             const auto r = pathPatch(model, request);
 
-            struct Both final : Intervention {
-                ByHand a, b;
-                void onActivation(Activation w, int l, const ActivationRows& rows) override
-                {
-                    a.onActivation(w, l, rows);
-                    b.onActivation(w, l, rows);
-                }
-            } both;
+            TwoHooks both;
             std::vector<std::vector<float>> inputs; // each receiver's input, recomputed from the shifted stream
             for (const auto& [layer, unit] : request.receivers) {
                 std::vector<float> shifted = corrupt.input[static_cast<std::size_t>(layer)];
