@@ -91,6 +91,8 @@ void StreamController::onModelLoaded(const ModelBundlePtr& m)
     // Nothing of the previous model stays on screen: every view clears now and fills in as results arrive.
     const WindowParts& p = m_parts;
     p.status->show(tr("Loaded %1").arg(m->displayName));
+    if (m_pendingSession)
+        m_sessionModel = m;
     emit modelShown(m);
     m_selection->startModel();
     p.grid->setPlaceholder(tr("Computing attention with %1…").arg(m->displayName));
@@ -284,9 +286,10 @@ void StreamController::onTextReady(const TextResultPtr& r)
     m_selection->markTokens({});   // nor do tokens marked in it
     if (m_surprisalOn)
         p.compute->requestSurprisal();
-    if (m_pendingSession) {
+    if (m_pendingSession && r->model == m_sessionModel) {
         const SessionState s = *m_pendingSession;
         m_pendingSession.reset();
+        m_sessionModel.reset();
         QStringList problems;
         m_selection->applySession(s, problems);
         if (!problems.isEmpty())
@@ -334,6 +337,7 @@ void StreamController::openSession(const SessionState& s, std::shared_ptr<const 
 {
     // Model, text and scan are applied when the model is loaded; the view when its text is computed.
     m_pendingSession = s;
+    m_sessionModel.reset();
     m_pendingScan = std::move(scan);
     m_parts.text->setTextSilently(s.text);
     if (!s.source.isEmpty())
@@ -349,6 +353,7 @@ void StreamController::onJobFailed(const JobFailure& f)
     case JobKind::Load:
         p.status->show(f.cancelled() ? tr("Cancelled opening %1").arg(f.what) : tr("Could not open %1").arg(f.what));
         m_pendingSession.reset();
+        m_sessionModel.reset();
         if (!p.compute->model())
             p.grid->setPlaceholder(tr("No model is open: File > Open Model or File > Built-in Models"));
         if (!f.cancelled())

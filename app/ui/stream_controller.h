@@ -65,6 +65,7 @@ private:
     QString m_tokenInfo;    // the text panel's token count and memory line, before any perplexity
     bool m_surprisalOn = false; // the Display dock's Surprisal toggle
     std::optional<SessionState> m_pendingSession; // applied when the session's model and text are ready
+    ModelBundlePtr m_sessionModel; // that model once loaded: a text of the previous model (still running) is not it
     std::shared_ptr<const core::ScanResult> m_pendingScan;
 };
 
