@@ -33,7 +33,8 @@ inline Vec vfma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline Vec vadd(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 inline Vec vmax(Vec a, Vec b) { return _mm512_max_ps(a, b); }
 inline float vsum(Vec v) { return _mm512_reduce_add_ps(v); }
-constexpr const char* kKernelName = "AVX-512 6x32";
+constexpr int kRowsPerTile = 12; // 24 accumulators of the 32 registers: half the panel loads per FMA of 6 rows
+constexpr const char* kKernelName = "AVX-512 12x32";
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr int VL = 8;
 using Vec = __m256;
@@ -50,6 +51,7 @@ inline float vsum(Vec v)
     const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
+constexpr int kRowsPerTile = 6; // 12 accumulators of the 16 registers
 constexpr const char* kKernelName = "AVX2/FMA 6x16";
 #else
 constexpr int VL = 8;
@@ -95,41 +97,43 @@ inline float vsum(Vec v)
         s += f;
     return s;
 }
+constexpr int kRowsPerTile = 6;
 constexpr const char* kKernelName = "portable 6x16";
 #endif
 
-constexpr int MR = 6;        // rows of x per micro-tile
+constexpr int MR = kRowsPerTile; // rows of x per micro-tile
 constexpr int NR = 2 * VL;   // output features per micro-tile (two vectors)
 constexpr int KC = 256;      // inputs per packed tile: a whole number of every GGUF block (32 or 256)
 constexpr int NC = 4 * NR;   // most output features a thread packs at a time
-constexpr std::int64_t kDirectRows = 2 * MR; // rows of x up to which a float32 [K, N] weight is read in place
-constexpr std::int64_t kPairedRows = 2 * MR; // ... and a block-quantised [N, K] one two rows at a time by linalg/matvec
+constexpr std::int64_t kDirectRows = 12; // rows of x up to which a float32 [K, N] weight is read in place
+constexpr std::int64_t kPairedRows = 12; // ... and a block-quantised [N, K] one two rows at a time by linalg/matvec
 
 // Per-thread scratch, grown on demand and kept (products run every layer).
-thread_local FloatScratch tPanel, tRows, tZeros;
+thread_local FloatScratch tPanel, tRows, tZeros, tPackedRows;
 
-// C[MR, NR] (+)= A[MR rows at a[i], kc] · B[kc, NR] (row k of B at b + k ldb: NR when packed), then (the last
-// k-block) + bias[NR] and ReLU. Rows and columns past the tile's real extent are handled by the caller (zero rows in, a
-// scratch tile out).
-inline void microKernel(const float* const* a, const float* b, std::int64_t ldb, int kc, float* c, std::int64_t ldc,
+// C[MR, NR] (+)= A[kc, MR] · B[kc, NR]: A the packed rows of x (row i of input k at a[k MR + i]), row k of B at
+// b + k ldb (NR when packed), then (the last k-block) + bias[NR] and ReLU. Rows and columns past the tile's real extent
+// are handled by the caller (zero rows packed, a scratch tile out).
+inline void microKernel(const float* a, const float* b, std::int64_t ldb, int kc, float* c, std::int64_t ldc,
                         bool accumulate, const float* bias = nullptr, bool relu = false)
 {
     Vec acc[MR][2];
-#pragma GCC unroll 6
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
         acc[i][0] = vzero();
         acc[i][1] = vzero();
     }
+#pragma GCC unroll 4
     for (int k = 0; k < kc; ++k) {
         const Vec b0 = vload(b + k * ldb), b1 = vload(b + k * ldb + VL);
-#pragma GCC unroll 6
+#pragma GCC unroll 16
         for (int i = 0; i < MR; ++i) {
-            const Vec ai = vbroadcast(a[i][k]);
+            const Vec ai = vbroadcast(a[k * MR + i]);
             acc[i][0] = vfma(ai, b0, acc[i][0]);
             acc[i][1] = vfma(ai, b1, acc[i][1]);
         }
     }
-#pragma GCC unroll 6
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
         float* ci = c + i * ldc;
         if (accumulate) {
@@ -319,6 +323,189 @@ void checkWeight(const WeightView& w, Layout layout, std::int64_t K)
     w.checkFinite();
 }
 
+// One product's operands and what happens to its outputs.
+struct ProductJob {
+    const float* x;
+    std::int64_t ldx;
+    const WeightView& w;
+    Layout layout;
+    std::int64_t K, N;
+    float* out;
+    std::int64_t ldo;
+    bool accumulate;
+    const ProductEpilogue& then;
+    // A float32 weight stored [K, N] already holds a panel's NR features side by side in each row: for a few rows of
+    // x the micro-kernel reads it in place (copying each weight into a panel cost more than its few multiplications:
+    // half of an activation-patching run, whose products have about ten rows); many rows reuse a packed panel better.
+    bool direct;
+};
+
+// Most floats of x packed at once (16 MiB): a group of rows x every input.
+constexpr std::int64_t kPackedRowFloats = std::int64_t{1} << 22;
+
+// Rows [0, rows) (at most MR) of x x inputs [k0, k0 + kc), packed as the micro-kernel reads them: input k of row i at
+// dst[k MR + i], rows past `rows` zeros. Contiguous broadcasts, where MR rows read in place sat 4 KiB apart (rows of
+// 1024 floats or more) and evicted each other and the panel from the L1 cache.
+void packRowBlock(const float* x, std::int64_t ldx, std::int64_t rows, std::int64_t k0, int kc, float* dst)
+{
+    for (int i = 0; i < MR; ++i) {
+        if (i < rows) {
+            const float* src = x + i * ldx + k0;
+            for (int k = 0; k < kc; ++k)
+                dst[k * MR + i] = src[k];
+        } else {
+            for (int k = 0; k < kc; ++k)
+                dst[k * MR + i] = 0.0f;
+        }
+    }
+}
+
+// A thread's task: rows [mBegin, mEnd) of a group x output features [n0, n0 + nc).
+struct TileTask {
+    std::int64_t mBegin, mEnd, n0;
+    int nc;
+};
+
+// How a group's work is cut into tasks.
+struct TaskPlan {
+    int tile;                  // output features per task
+    std::int64_t rowParts = 1; // row ranges per column tile
+    std::int64_t rowsPerPart, columnChunks, tasks;
+    std::int64_t M, N;
+
+    TileTask at(std::int64_t task) const
+    {
+        const std::int64_t chunk = task / rowParts, part = task % rowParts;
+        return {part * rowsPerPart, std::min(M, part * rowsPerPart + rowsPerPart), chunk * tile,
+                static_cast<int>(std::min<std::int64_t>(tile, N - chunk * tile))};
+    }
+};
+
+TaskPlan planTasks(std::int64_t M, std::int64_t N, std::int64_t threads)
+{
+    TaskPlan plan;
+    plan.M = M;
+    plan.N = N;
+    // Column tiles of up to NC features, narrower when N is small so every thread gets several (N = 410 in tiles of
+    // 128 left one of two threads idle a quarter of the time).
+    const std::int64_t wanted = (N + 4 * threads - 1) / (4 * threads);
+    plan.tile = static_cast<int>(std::clamp<std::int64_t>((wanted + NR - 1) / NR * NR, NR, NC));
+    plan.columnChunks = (N + plan.tile - 1) / plan.tile;
+    // Few column tiles that do not share out evenly (N = 410: 7 tiles, the last narrow, on 2 threads) leave a thread
+    // idle at the end; then the rows are split too, so tasks are smaller. Each part packs its tiles again, which costs
+    // little beside the products of its rows.
+    if (plan.columnChunks % threads != 0 && plan.columnChunks < 8 * threads && M >= 8 * MR * threads)
+        plan.rowParts = 2;
+    plan.rowsPerPart = (M + plan.rowParts * MR - 1) / (plan.rowParts * MR) * MR;
+    plan.tasks = plan.columnChunks * plan.rowParts;
+    return plan;
+}
+
+// Per-thread buffers of a product.
+struct TileScratch {
+    float* packed; // the current weight tile's panels
+    float* rows;   // decoded weight rows
+    float* zeros;
+    alignas(64) float edge[MR * NR];
+    alignas(64) float edgeBias[NR];
+};
+
+// One micro-tile of a task's k-block: rows [m0, m0 + MR) of the group (packed at packedRows + m0 / MR * KC MR) x
+// panel p of the packed tile (or of the weight itself, read in place).
+void microTile(const ProductJob& job, std::int64_t g0, const TileTask& t, std::int64_t k0, int kc,
+               const float* packedRows, TileScratch& s, int p, std::int64_t m0)
+{
+    const bool add = job.accumulate || k0 > 0, last = k0 + KC >= job.K;
+    const int width = std::min(NR, t.nc - p * NR);
+    const bool inPlace = job.direct && width == NR;
+    const float* b = inPlace ? job.w.floats() + k0 * job.N + t.n0 + p * NR
+                             : s.packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
+    const std::int64_t ldb = inPlace ? job.N : NR;
+    const float* bias = last && job.then.bias ? job.then.bias + t.n0 + p * NR : nullptr;
+    const bool relu = last && job.then.relu;
+    if (bias && width < NR) { // a partial tile's bias, padded: nothing past the bias is read
+        std::copy_n(bias, width, s.edgeBias);
+        std::fill(s.edgeBias + width, s.edgeBias + NR, 0.0f);
+        bias = s.edgeBias;
+    }
+    const int mr = static_cast<int>(std::min<std::int64_t>(MR, t.mEnd - m0));
+    const float* a = packedRows + m0 / MR * KC * MR;
+    float* c = job.out + (g0 + m0) * job.ldo + t.n0 + p * NR;
+    if (mr == MR && width == NR) {
+        microKernel(a, b, ldb, kc, c, job.ldo, add, bias, relu);
+        return;
+    }
+    // A partial tile: through a scratch tile, so nothing outside out[M, N] is read or written.
+    if (add)
+        for (int i = 0; i < mr; ++i)
+            std::copy_n(c + i * job.ldo, width, s.edge + i * NR);
+    microKernel(a, b, ldb, kc, s.edge, NR, add, bias, relu);
+    for (int i = 0; i < mr; ++i)
+        std::copy_n(s.edge + i * NR, width, c + i * job.ldo);
+}
+
+// One k-block of a task, panel by panel: one panel (KC x NR floats, 32 KiB with AVX-512) stays in the L1 cache while
+// the task's packed row blocks stream past it from L2.
+void multiplyKBlock(const ProductJob& job, std::int64_t g0, const TileTask& t, std::int64_t k0, int kc,
+                    const float* packedRows, TileScratch& s, TilePrefetch& prefetch)
+{
+    const int panels = (t.nc + NR - 1) / NR;
+    for (int p = 0; p < panels; ++p)
+        for (std::int64_t m0 = t.mBegin; m0 < t.mEnd; m0 += MR) {
+            prefetch.step();
+            microTile(job, g0, t, k0, kc, packedRows, s, p, m0);
+        }
+}
+
+// Rows [g0, g0 + M) of the product: packed once (shared by the threads), then column tiles taken by the threads.
+void multiplyRowGroup(const ProductJob& job, std::int64_t g0, std::int64_t M)
+{
+    const std::int64_t threads = omp_get_max_threads();
+    const TaskPlan plan = planTasks(M, job.N, threads);
+    const std::int64_t mBlocks = (M + MR - 1) / MR, kBlocks = (job.K + KC - 1) / KC;
+    // Block (kb, mb) of the packed rows at ((kb mBlocks + mb) KC MR).
+    float* packedRows = tPackedRows.resize(static_cast<std::size_t>(kBlocks * mBlocks * KC * MR));
+    const double work = static_cast<double>(M) * static_cast<double>(job.N) * static_cast<double>(job.K);
+    // Threads take tasks from a shared counter. Each claims its next task when it starts the last k-block of the
+    // current one, so the next task's first tile is prefetched while this one is multiplied.
+    std::atomic<std::int64_t> nextTask{0};
+#pragma omp parallel if (work > 2e5 && plan.tasks > 1)
+    {
+#pragma omp for schedule(static)
+        for (std::int64_t block = 0; block < kBlocks * mBlocks; ++block) {
+            const std::int64_t kb = block / mBlocks, mb = block % mBlocks;
+            packRowBlock(job.x + (g0 + mb * MR) * job.ldx, job.ldx, std::min<std::int64_t>(MR, M - mb * MR), kb * KC,
+                         static_cast<int>(std::min<std::int64_t>(KC, job.K - kb * KC)), packedRows + block * KC * MR);
+        }
+        TileScratch s;
+        s.packed = tPanel.resize(static_cast<std::size_t>(NC) * KC);
+        s.rows = tRows.resize(static_cast<std::size_t>(NR) * KC);
+        s.zeros = tZeros.resize(KC);
+        std::fill(s.zeros, s.zeros + KC, 0.0f);
+        TilePrefetch prefetch(job.w, job.layout, job.N, job.K);
+        for (std::int64_t task = nextTask.fetch_add(1, std::memory_order_relaxed); task < plan.tasks;) {
+            const TileTask t = plan.at(task);
+            const std::int64_t microTiles = (t.mEnd - t.mBegin + MR - 1) / MR * ((t.nc + NR - 1) / NR);
+            for (std::int64_t k0 = 0; k0 < job.K; k0 += KC) {
+                const int kc = static_cast<int>(std::min<std::int64_t>(KC, job.K - k0));
+                packTile(job.w, job.layout, job.N, t.n0, t.nc, k0, kc, s.packed, s.rows, s.zeros, job.direct);
+                if (k0 + KC < job.K) {
+                    prefetch.start(t.n0, t.nc, k0 + KC, KC, microTiles);
+                } else {
+                    task = nextTask.fetch_add(1, std::memory_order_relaxed);
+                    if (task < plan.tasks) {
+                        const TileTask following = plan.at(task);
+                        prefetch.start(following.n0, following.nc, 0, KC, microTiles);
+                    } else {
+                        prefetch.start(0, 0, 0, 0, 1);
+                    }
+                }
+                multiplyKBlock(job, g0, t, k0, kc, packedRows + k0 / KC * mBlocks * KC * MR, s, prefetch);
+            }
+        }
+    }
+}
+
 void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, Layout layout, float* out,
              std::int64_t ldo, bool accumulate, const ProductEpilogue& then)
 {
@@ -347,99 +534,14 @@ void product(const float* x, std::int64_t ldx, std::int64_t M, const WeightView&
                                             out + m0 * ldo, ldo, accumulate, then);
         return;
     }
-    // Column tiles of up to NC features, narrower when N is small so every thread gets several (N = 410 in tiles of
-    // 128 left one of two threads idle a quarter of the time).
-    const std::int64_t threads = omp_get_max_threads();
-    const std::int64_t wanted = (N + 4 * threads - 1) / (4 * threads);
-    const int tile = static_cast<int>(std::clamp<std::int64_t>((wanted + NR - 1) / NR * NR, NR, NC));
-    const std::int64_t columnChunks = (N + tile - 1) / tile;
-    // Few column tiles that do not share out evenly (N = 410: 7 tiles, the last narrow, on 2 threads) leave a thread
-    // idle at the end; then the rows are split too, so tasks are smaller. Each part packs its tiles again, which costs
-    // little beside the products of its rows.
-    const std::int64_t rowParts = columnChunks % threads != 0 && columnChunks < 8 * threads && M >= 8 * MR * threads ? 2 : 1;
-    const std::int64_t rowsPerPart = (M + rowParts * MR - 1) / (rowParts * MR) * MR;
-    const std::int64_t chunks = columnChunks * rowParts;
-    auto taskTile = [&](std::int64_t task) {
-        const std::int64_t chunk = task / rowParts, part = task % rowParts;
-        struct {
-            std::int64_t mBegin, mEnd, n0;
-            int nc;
-        } t{part * rowsPerPart, std::min(M, part * rowsPerPart + rowsPerPart), chunk * tile,
-            static_cast<int>(std::min<std::int64_t>(tile, N - chunk * tile))};
-        return t;
-    };
-    const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    // A float32 weight stored [K, N] already holds a panel's NR features side by side in each row: for a few rows of x
-    // the micro-kernel reads it in place (copying each weight into a panel cost more than its few multiplications:
-    // half of an activation-patching run, whose products have about ten rows); many rows reuse a packed panel better.
-    const bool direct = layout == Layout::RowsAreInputs && w.isFloat32() && M <= kDirectRows;
-    // Threads take tasks from a shared counter. Each claims its next task when it starts the last k-block of the
-    // current one, so the next task's first tile is prefetched while this one is multiplied.
-    std::atomic<std::int64_t> nextTask{0};
-#pragma omp parallel if (work > 2e5 && chunks > 1)
-    {
-        float* packed = tPanel.resize(static_cast<std::size_t>(NC) * KC);
-        float* rows = tRows.resize(static_cast<std::size_t>(NR) * KC);
-        float* zeros = tZeros.resize(KC);
-        std::fill(zeros, zeros + KC, 0.0f);
-        alignas(64) float edge[MR * NR], edgeBias[NR];
-        TilePrefetch prefetch(w, layout, N, K);
-        for (std::int64_t task = nextTask.fetch_add(1, std::memory_order_relaxed); task < chunks;) {
-            const auto [mBegin, mEnd, n0, nc] = taskTile(task);
-            const int panels = (nc + NR - 1) / NR;
-            const std::int64_t microTiles = (mEnd - mBegin + MR - 1) / MR * panels;
-            for (std::int64_t k0 = 0; k0 < K; k0 += KC) {
-                const int kc = static_cast<int>(std::min<std::int64_t>(KC, K - k0));
-                const bool add = accumulate || k0 > 0, last = k0 + KC >= K;
-                packTile(w, layout, N, n0, nc, k0, kc, packed, rows, zeros, direct);
-                if (!last) {
-                    prefetch.start(n0, nc, k0 + KC, KC, microTiles);
-                } else {
-                    task = nextTask.fetch_add(1, std::memory_order_relaxed);
-                    if (task < chunks) {
-                        const auto following = taskTile(task);
-                        prefetch.start(following.n0, following.nc, 0, KC, microTiles);
-                    } else {
-                        prefetch.start(0, 0, 0, 0, 1);
-                    }
-                }
-                for (std::int64_t m0 = mBegin; m0 < mEnd; m0 += MR) {
-                    const int mr = static_cast<int>(std::min<std::int64_t>(MR, mEnd - m0));
-                    const float* a[MR];
-                    for (int i = 0; i < MR; ++i)
-                        a[i] = i < mr ? x + (m0 + i) * ldx + k0 : zeros;
-                    for (int p = 0; p < panels; ++p) {
-                        prefetch.step();
-                        float* c = out + m0 * ldo + n0 + p * NR;
-                        const int width = std::min(NR, nc - p * NR);
-                        const bool inPlace = direct && width == NR;
-                        const float* b = inPlace ? w.floats() + k0 * N + n0 + p * NR
-                                                 : packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
-                        const std::int64_t ldb = inPlace ? N : NR;
-                        const float* bias = last && then.bias ? then.bias + n0 + p * NR : nullptr;
-                        const bool relu = last && then.relu;
-                        if (mr == MR && width == NR) {
-                            microKernel(a, b, ldb, kc, c, ldo, add, bias, relu);
-                            continue;
-                        }
-                        // A partial tile: through a scratch tile (and a padded bias), so nothing outside out[M, N]
-                        // or the bias is read or written.
-                        if (add)
-                            for (int i = 0; i < mr; ++i)
-                                std::copy_n(c + i * ldo, width, edge + i * NR);
-                        if (bias) {
-                            std::copy_n(bias, width, edgeBias);
-                            std::fill(edgeBias + width, edgeBias + NR, 0.0f);
-                            bias = edgeBias;
-                        }
-                        microKernel(a, b, ldb, kc, edge, NR, add, bias, relu);
-                        for (int i = 0; i < mr; ++i)
-                            std::copy_n(edge + i * NR, width, c + i * ldo);
-                    }
-                }
-            }
-        }
-    }
+    // Rows of x are packed for the micro-kernel in groups of a bounded size (a long text's rows x K would not fit a
+    // scratch kept between products); each group is one pass over the weight.
+    const ProductJob job{x, ldx, w, layout, K, N, out, ldo, accumulate, then,
+                         layout == Layout::RowsAreInputs && w.isFloat32() && M <= kDirectRows};
+    const std::int64_t kBlocks = (K + KC - 1) / KC;
+    const std::int64_t groupRows = std::max<std::int64_t>(1, kPackedRowFloats / (kBlocks * KC * MR)) * MR;
+    for (std::int64_t g0 = 0; g0 < M; g0 += groupRows)
+        multiplyRowGroup(job, g0, std::min(groupRows, M - g0));
 }
 
 } // namespace

@@ -2,9 +2,11 @@
 //
 // Packed panels: the weight is cut into tiles of NR output features x KC inputs; the packing step decodes the tile
 // from its stored type (F32, F16, BF16, or a GGUF block type dequantised there) into float32, laid out for a
-// register-blocked micro-kernel (MR x NR accumulators: 6 x 32 with AVX-512, 6 x 16 with AVX2/FMA; which one runs is
+// register-blocked micro-kernel (MR x NR accumulators: 12 x 32 with AVX-512, 6 x 16 with AVX2/FMA; which one runs is
 // chosen with the core's build, see core/CMakeLists.txt). Threads take column tiles, so each weight tile is decoded
-// once per product, and prefetch the stored bytes of their next tile while they multiply the current one. Arithmetic
+// once per product, and prefetch the stored bytes of their next tile while they multiply the current one. The rows of
+// x are packed once per product (in groups of at most 16 MiB) as the micro-kernel reads them: contiguous broadcasts,
+// one stream from L2 past a panel held in L1. Arithmetic
 // is float32: the result equals the float32 product of the dequantised weight up to the order of summation. A product
 // of one or two rows (generation, a resumed text) is bound by reading the weight: linalg/matvec reads each stored row
 // once and multiplies it straight from its bytes.
@@ -34,7 +36,7 @@ void matmulTransposed(const float* x, std::int64_t ldx, std::int64_t M, const We
 void matmul(const float* x, std::int64_t ldx, std::int64_t M, const WeightView& w, float* out, std::int64_t ldo,
             bool accumulate = false, const ProductEpilogue& then = {});
 
-// What the engine was built for, for --version and benchmarks: "AVX-512 6x32", "AVX2/FMA 6x16" or "portable 6x16".
+// What the engine was built for, for --version and benchmarks: "AVX-512 12x32", "AVX2/FMA 6x16" or "portable 6x16".
 const char* matmulKernelName();
 
 } // namespace attnscope::core
