@@ -410,51 +410,65 @@ struct TileScratch {
     alignas(64) float edgeBias[NR];
 };
 
-// One micro-tile of a task's k-block: rows [m0, m0 + MR) of the group (packed at packedRows + m0 / MR * KC MR) x
-// panel p of the packed tile (or of the weight itself, read in place).
-void microTile(const ProductJob& job, std::int64_t g0, const TileTask& t, std::int64_t k0, int kc,
-               const float* packedRows, TileScratch& s, int p, std::int64_t m0)
+// One panel's operand in a k-block: where its weight columns are read and what the last k-block adds.
+struct PanelOperand {
+    const float* b;
+    std::int64_t ldb;
+    int width;
+    const float* bias;
+    bool add, relu;
+};
+
+PanelOperand panelOperand(const ProductJob& job, const TileTask& t, std::int64_t k0, int p, TileScratch& s)
 {
-    const bool add = job.accumulate || k0 > 0, last = k0 + KC >= job.K;
-    const int width = std::min(NR, t.nc - p * NR);
-    const bool inPlace = job.direct && width == NR;
-    const float* b = inPlace ? job.w.floats() + k0 * job.N + t.n0 + p * NR
-                             : s.packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
-    const std::int64_t ldb = inPlace ? job.N : NR;
-    const float* bias = last && job.then.bias ? job.then.bias + t.n0 + p * NR : nullptr;
-    const bool relu = last && job.then.relu;
-    if (bias && width < NR) { // a partial tile's bias, padded: nothing past the bias is read
-        std::copy_n(bias, width, s.edgeBias);
-        std::fill(s.edgeBias + width, s.edgeBias + NR, 0.0f);
-        bias = s.edgeBias;
+    const bool last = k0 + KC >= job.K;
+    PanelOperand o;
+    o.width = std::min(NR, t.nc - p * NR);
+    const bool inPlace = job.direct && o.width == NR;
+    o.b = inPlace ? job.w.floats() + k0 * job.N + t.n0 + p * NR : s.packed + static_cast<std::ptrdiff_t>(p) * KC * NR;
+    o.ldb = inPlace ? job.N : NR;
+    o.bias = last && job.then.bias ? job.then.bias + t.n0 + p * NR : nullptr;
+    o.add = job.accumulate || k0 > 0;
+    o.relu = last && job.then.relu;
+    if (o.bias && o.width < NR) { // a partial tile's bias, padded: nothing past the bias is read
+        std::copy_n(o.bias, o.width, s.edgeBias);
+        std::fill(s.edgeBias + o.width, s.edgeBias + NR, 0.0f);
+        o.bias = s.edgeBias;
     }
-    const int mr = static_cast<int>(std::min<std::int64_t>(MR, t.mEnd - m0));
-    const float* a = packedRows + m0 / MR * KC * MR;
-    float* c = job.out + (g0 + m0) * job.ldo + t.n0 + p * NR;
-    if (mr == MR && width == NR) {
-        microKernel(a, b, ldb, kc, c, job.ldo, add, bias, relu);
+    return o;
+}
+
+// One micro-tile: rows [m0, m0 + MR) of the group (packed at `a`) x one panel, into out at `c`.
+void microTile(const PanelOperand& o, const float* a, int kc, int mr, float* c, std::int64_t ldo, TileScratch& s)
+{
+    if (mr == MR && o.width == NR) {
+        microKernel(a, o.b, o.ldb, kc, c, ldo, o.add, o.bias, o.relu);
         return;
     }
     // A partial tile: through a scratch tile, so nothing outside out[M, N] is read or written.
-    if (add)
+    if (o.add)
         for (int i = 0; i < mr; ++i)
-            std::copy_n(c + i * job.ldo, width, s.edge + i * NR);
-    microKernel(a, b, ldb, kc, s.edge, NR, add, bias, relu);
+            std::copy_n(c + i * ldo, o.width, s.edge + i * NR);
+    microKernel(a, o.b, o.ldb, kc, s.edge, NR, o.add, o.bias, o.relu);
     for (int i = 0; i < mr; ++i)
-        std::copy_n(s.edge + i * NR, width, c + i * job.ldo);
+        std::copy_n(s.edge + i * NR, o.width, c + i * ldo);
 }
 
 // One k-block of a task, panel by panel: one panel (KC x NR floats, 32 KiB with AVX-512) stays in the L1 cache while
-// the task's packed row blocks stream past it from L2.
+// the task's packed row blocks (row r at packedRows + r / MR * KC MR) stream past it from L2.
 void multiplyKBlock(const ProductJob& job, std::int64_t g0, const TileTask& t, std::int64_t k0, int kc,
                     const float* packedRows, TileScratch& s, TilePrefetch& prefetch)
 {
     const int panels = (t.nc + NR - 1) / NR;
-    for (int p = 0; p < panels; ++p)
+    for (int p = 0; p < panels; ++p) {
+        const PanelOperand o = panelOperand(job, t, k0, p, s);
         for (std::int64_t m0 = t.mBegin; m0 < t.mEnd; m0 += MR) {
             prefetch.step();
-            microTile(job, g0, t, k0, kc, packedRows, s, p, m0);
+            const int mr = static_cast<int>(std::min<std::int64_t>(MR, t.mEnd - m0));
+            microTile(o, packedRows + m0 / MR * KC * MR, kc, mr, job.out + (g0 + m0) * job.ldo + t.n0 + p * NR,
+                      job.ldo, s);
         }
+    }
 }
 
 // Rows [g0, g0 + M) of the product: packed once (shared by the threads), then column tiles taken by the threads.

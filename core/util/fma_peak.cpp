@@ -97,8 +97,8 @@ FmaPeak fmaPeak(int threads, int repeats, double seconds)
     p.gflops = threads * static_cast<double>(iterations) * flopsPerIteration() / best / 1e9;
     p.vectorBits = 32 * kLanes;
     p.chains = kChains;
-    if (sink == 12345.678f) // never true in practice; keeps the chains' results observable
-        p.chains = -1;
+    volatile float observed = sink; // the chains' results are used, so the compiler keeps every FMA
+    (void)observed;
     return p;
 }
 
