@@ -138,23 +138,6 @@ private:
     bool m_triedTokenizer = false;
 };
 
-// "L.H" (both from 1) to 0-based (layer, unit).
-std::pair<int, int> layerDotUnit(const std::string& text, const std::string& key)
-{
-    const auto dot = text.find('.');
-    try {
-        std::size_t a = 0, b = 0;
-        if (dot != std::string::npos) {
-            const int layer = std::stoi(text.substr(0, dot), &a);
-            const int unit = std::stoi(text.substr(dot + 1), &b);
-            if (a == dot && b == text.size() - dot - 1)
-                return {layer - 1, unit - 1};
-        }
-    } catch (const std::exception&) {
-    }
-    throw Error(ErrorCode::BadInput, "--" + key + " expects LAYER.HEAD (from 1), got \"" + text + "\"");
-}
-
 double finiteOr(double v, double fallback) { return std::isfinite(v) ? v : fallback; }
 
 // scores nested by the result's axes, outermost first (NaN cells, cancelled, as null).
@@ -245,10 +228,11 @@ int cmdPathPatch(const Args& a, const std::vector<std::string>& builtins)
     readPromptsAndMetric(a, in, request);
     request.receiverHeadOnly = a.has("receiver-head-only");
     request.freezeMlps = a.has("freeze-mlps");
-    std::tie(request.senderLayer, request.senderHead) = layerDotUnit(require(a, "sender"), "sender");
-    std::stringstream receivers(require(a, "receivers"));
-    for (std::string one; std::getline(receivers, one, ',');)
-        request.receivers.push_back(layerDotUnit(one, "receivers"));
+    const auto sender = layerDotUnits(require(a, "sender"), "--sender");
+    if (sender.size() != 1)
+        throw Error(ErrorCode::BadInput, "--sender expects one LAYER.HEAD (from 1), got \"" + a.options.at("sender") + "\"");
+    std::tie(request.senderLayer, request.senderHead) = sender.front();
+    request.receivers = layerDotUnits(require(a, "receivers"), "--receivers");
     const std::string input = require(a, "input");
     if (input != "q" && input != "k" && input != "v")
         throw Error(ErrorCode::BadInput, "--input must be q, k or v, got \"" + input + "\"");

@@ -920,6 +920,68 @@ void ComputeController::dropText()
     m_text.reset();
 }
 
+namespace {
+
+// A patching request's prompts as the model reads them, with their tokens' labels for the heatmap.
+std::shared_ptr<PatchingResult> tokenizedPatching(const ModelBundlePtr& model, const PatchingRequest& request)
+{
+    auto r = std::make_shared<PatchingResult>();
+    r->model = model;
+    r->request = request;
+    const auto& tok = *model->tokenizer;
+    for (const auto& t : tok.encodeWithSpecial(request.clean.toStdString())) {
+        r->cleanIds.push_back(t.id);
+        r->cleanTokens << tokenLabel(t);
+    }
+    for (const auto& t : tok.encodeWithSpecial(request.corrupt.toStdString())) {
+        r->corruptIds.push_back(t.id);
+        r->corruptTokens << tokenLabel(t);
+    }
+    const std::string lengths = core::promptLengthProblem(tok, r->cleanIds, r->corruptIds);
+    if (!lengths.empty())
+        throw core::Error(core::ErrorCode::BadInput, lengths);
+    return r;
+}
+
+core::PatchMetric logitDifference(const core::Tokenizer& tok, const PatchingRequest& request)
+{
+    core::PatchMetric m;
+    m.answer = core::answerToken(tok, request.answer.toStdString());
+    m.wrong = core::answerToken(tok, request.wrong.toStdString());
+    return m;
+}
+
+// The scores of a request's patching (activation patching, or path patching from its senders), progress as cells finish.
+core::PatchResult runPatching(const PatchingResult& r, const core::PatchProgress& progress, const core::StopToken* stop)
+{
+    const auto& model = *r.model->loaded.model;
+    const auto& request = r.request;
+    if (request.mode == PatchingRequest::Mode::Path) {
+        core::PathPatchRequest p;
+        p.clean = r.cleanIds;
+        p.corrupt = r.corruptIds;
+        p.noising = request.noising;
+        p.metric = logitDifference(*r.model->tokenizer, request);
+        p.input = request.receiverInput;
+        p.receivers = core::layerDotUnits(request.receivers.toStdString(), QObject::tr("Receivers").toStdString());
+        p.receiverHeadOnly = request.receiverHeadOnly;
+        p.freezeMlps = request.freezeMlps;
+        return core::pathPatchSenders(model, p, core::layerDotUnits(request.senders.toStdString(), QObject::tr("Senders").toStdString()),
+                                      progress, stop);
+    }
+    core::PatchRequest p;
+    p.clean = r.cleanIds;
+    p.corrupt = r.corruptIds;
+    p.component = request.component;
+    p.perPosition = request.perPosition;
+    p.noising = request.noising;
+    p.coarseToFine = request.coarseToFine;
+    p.metric = logitDifference(*r.model->tokenizer, request);
+    return core::patchActivations(model, p, progress, stop);
+}
+
+} // namespace
+
 void ComputeController::requestPatching(const PatchingRequest& request)
 {
     if (!m_model)
@@ -929,34 +991,13 @@ void ComputeController::requestPatching(const PatchingRequest& request)
     submit<PatchingResult>(
         JobKind::Patching, tr("Patching…"),
         [this, model, request, what](const JobContext& ctx) {
-            auto r = std::make_shared<PatchingResult>();
-            r->model = model;
-            r->request = request;
-            const auto& tok = *model->tokenizer;
-            for (const auto& t : tok.encodeWithSpecial(request.clean.toStdString())) {
-                r->cleanIds.push_back(t.id);
-                r->cleanTokens << tokenLabel(t);
-            }
-            for (const auto& t : tok.encodeWithSpecial(request.corrupt.toStdString())) {
-                r->corruptIds.push_back(t.id);
-                r->corruptTokens << tokenLabel(t);
-            }
-            const std::string lengths = core::promptLengthProblem(tok, r->cleanIds, r->corruptIds);
-            if (!lengths.empty())
-                throw core::Error(core::ErrorCode::BadInput, lengths);
-            core::PatchRequest p;
-            p.clean = r->cleanIds;
-            p.corrupt = r->corruptIds;
-            p.component = request.component;
-            p.perPosition = request.perPosition;
-            p.noising = request.noising;
-            p.coarseToFine = request.coarseToFine;
-            p.metric.answer = core::answerToken(tok, request.answer.toStdString());
-            p.metric.wrong = core::answerToken(tok, request.wrong.toStdString());
+            const auto r = tokenizedPatching(model, request);
             // Partial heatmaps at most five times a second, and progress with them.
             auto clock = std::make_shared<QElapsedTimer>();
             clock->start();
-            auto progress = [&ctx, this, r, clock, what](const core::PatchResult& partial, int done, int total) {
+            auto planned = std::make_shared<int>(0);
+            auto progress = [&ctx, this, r, clock, planned, what](const core::PatchResult& partial, int done, int total) {
+                *planned = total;
                 if (clock->elapsed() < 200 && done != total)
                     return;
                 clock->restart();
@@ -970,8 +1011,10 @@ void ComputeController::requestPatching(const PatchingRequest& request)
                     emit patchingUpdated(copy);
                 });
             };
-            r->result = core::patchActivations(*model->loaded.model, p, progress, &ctx.stop());
-            r->total = static_cast<int>(r->result.scores.size());
+            r->result = runPatching(*r, progress, &ctx.stop());
+            // Path patching runs only its senders' cells.
+            r->total = request.mode == PatchingRequest::Mode::Path ? std::max(*planned, r->result.runs)
+                                                                    : static_cast<int>(r->result.scores.size());
             r->done = r->result.partial ? r->result.runs : r->total;
             return std::shared_ptr<const PatchingResult>(r);
         },

@@ -89,14 +89,23 @@ struct NextTokenResult {
 using NextTokenResultPtr = std::shared_ptr<const NextTokenResult>;
 using FigurePtr = std::shared_ptr<const PaperFigure>;
 
-// Activation patching as the window asks for it: prompts and answers as typed (core/run/patch_prompts.h reads them).
+// Activation or path patching as the window asks for it: prompts, answers, senders and receivers as typed
+// (core/run/patch_prompts.h reads them).
 struct PatchingRequest {
+    enum class Mode { Components, Path }; // every component of one kind patched in turn; or paths from senders
+    Mode mode = Mode::Components;
     QString clean, corrupt;
     QString answer, wrong; // words of one token, or token ids
+    bool noising = false;
+    // Components.
     core::PatchComponent component = core::PatchComponent::HeadOutput;
     bool perPosition = false;
-    bool noising = false;
     double coarseToFine = 0; // > 0: layers first, then the heads and positions reaching it (core::PatchRequest)
+    // Path: senders "L.H, ..." (empty: every head before the first receiver) into receivers "L.H, ..." (from 1).
+    QString senders, receivers;
+    core::PatchComponent receiverInput = core::PatchComponent::Queries; // Queries, Keys or Values
+    bool receiverHeadOnly = false;
+    bool freezeMlps = false; // the strict direct path (core::PathPatchRequest::freezeMlps)
 };
 
 // A patching run's scores so far (running) or all of them, with the prompts' tokens for the heatmap's labels.

@@ -39,12 +39,21 @@ signals:
 private:
     void showResult(const PatchingResultPtr& result);
     void updateTokenCounts();
+    void showModeOptions();
+    QWidget* componentOptions();
+    QWidget* pathOptions();
+    QString doneMessage(const PatchingResult& result) const;
 
     ComputeController* m_compute;
     QLineEdit *m_clean, *m_corrupt, *m_answer, *m_wrong;
-    QComboBox* m_component;
+    QComboBox *m_mode, *m_component;
     QCheckBox *m_perPosition, *m_noising, *m_coarse;
     QDoubleSpinBox* m_threshold; // coarse to fine: the |score| a layer or head must reach to be looked at closer
+    // Path patching: senders and receivers as "L.H, ..." (from 1), the receivers' input, the two path definitions.
+    QLineEdit *m_senders, *m_receivers;
+    QComboBox* m_input;
+    QCheckBox *m_headOnly, *m_freezeMlps;
+    QWidget *m_componentOptions, *m_pathOptions;
     QPushButton *m_run, *m_cancel, *m_exportFigure, *m_exportData;
     QLabel* m_status;
     PaperFigureView* m_view;

@@ -93,6 +93,30 @@ const std::vector<SessionKey>& keys()
              s.patching.coarseToFine = t;
              return {};
          }},
+        {"patching.mode",
+         [](const SessionState& s) { return QJsonValue(s.patching.mode == PatchingRequest::Mode::Path ? "path" : "components"); },
+         [](SessionState& s, const QJsonValue& v) -> QString {
+             if (v != QJsonValue("path") && v != QJsonValue("components"))
+                 return QObject::tr("must be \"components\" or \"path\"");
+             s.patching.mode = v == QJsonValue("path") ? PatchingRequest::Mode::Path : PatchingRequest::Mode::Components;
+             return {};
+         }},
+        {"patching.senders", [](const SessionState& s) { return QJsonValue(s.patching.senders); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.senders); }},
+        {"patching.receivers", [](const SessionState& s) { return QJsonValue(s.patching.receivers); },
+         [](SessionState& s, const QJsonValue& v) { return expectString(v, s.patching.receivers); }},
+        {"patching.input",
+         [](const SessionState& s) { return QJsonValue(QString::fromLatin1(core::patchComponentName(s.patching.receiverInput))); },
+         [](SessionState& s, const QJsonValue& v) -> QString {
+             if (v != QJsonValue("q") && v != QJsonValue("k") && v != QJsonValue("v"))
+                 return QObject::tr("must be q, k or v");
+             s.patching.receiverInput = core::patchComponentNamed(v.toString().toStdString());
+             return {};
+         }},
+        {"patching.receiverHeadOnly", [](const SessionState& s) { return QJsonValue(s.patching.receiverHeadOnly); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.receiverHeadOnly); }},
+        {"patching.freezeMlps", [](const SessionState& s) { return QJsonValue(s.patching.freezeMlps); },
+         [](SessionState& s, const QJsonValue& v) { return expectBool(v, s.patching.freezeMlps); }},
         // The site (a single-stream model's layer): the key keeps the name the first sessions wrote.
         {"selection.layer", [](const SessionState& s) { return QJsonValue(s.selection.site); },
          [](SessionState& s, const QJsonValue& v) { return expectInt(v, 0, 100000, s.selection.site); }},

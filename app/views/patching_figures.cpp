@@ -3,10 +3,13 @@
 
 #include "views/analysis_figures.h"
 
+#include "run/patch_prompts.h"
+
 #include <QObject>
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace attnscope::app {
 
@@ -25,6 +28,28 @@ QString componentName(core::PatchComponent c)
     return {};
 }
 
+// What was patched, for the title: the component, or the paths from the senders into the receivers' input.
+QString patchedWhat(const PatchingRequest& r)
+{
+    if (r.mode != PatchingRequest::Mode::Path)
+        return componentName(r.component);
+    const QString path = r.freezeMlps ? QObject::tr("MLPs frozen") : QObject::tr("MLPs recomputed");
+    return QObject::tr("paths into %1 (%2; %3)").arg(r.receivers.simplified(), componentName(r.receiverInput), path);
+}
+
+// The layers that can hold a path's senders: those before the first receiver's (all when the receivers do not read).
+int senderLayers(const PatchingRequest& r, int layers)
+{
+    try {
+        int first = layers;
+        for (const auto& [layer, unit] : core::layerDotUnits(r.receivers.toStdString(), "receivers"))
+            first = std::min(first, layer);
+        return first;
+    } catch (const std::exception&) {
+        return layers;
+    }
+}
+
 // A position's label: its token, or "clean→corrupted" where the prompts differ.
 QString positionLabel(const PatchingResult& r, int p)
 {
@@ -40,8 +65,10 @@ PaperFigure patchingFigure(const PatchingResult& r)
     auto g = std::make_shared<widgets::GridData>();
     const bool residual = res.axes.size() == 2 && res.axes[1] == "position";
     const bool perPosition = res.axes.size() == 3;
-    const int layers = res.shape.empty() ? 0 : res.shape[0];
+    const bool path = r.request.mode == PatchingRequest::Mode::Path;
     const int units = res.shape.size() > 1 ? res.shape[1] : 0;
+    // Path patching's senders all come before the first receiver: the layers from there on are left out.
+    const int layers = res.shape.empty() ? 0 : path ? std::min(res.shape[0], senderLayers(r.request, res.shape[0])) : res.shape[0];
     const bool groups = res.axes.size() > 1 && res.axes[1] == "group";
     const QString unitShort = groups ? QObject::tr("G") : QObject::tr("H");
     auto layerName = [&](int l) {
@@ -67,11 +94,11 @@ PaperFigure patchingFigure(const PatchingResult& r)
     else
         for (int u = 0; u < units; ++u)
             g->colLabels << QStringLiteral("%1%2").arg(unitShort).arg(u + 1);
-    for (double v : res.scores)
+    for (double v : std::span(res.scores).first(static_cast<std::size_t>(g->rows) * g->cols))
         g->values.push_back(std::isfinite(v) ? static_cast<float>(v) : std::nanf(""));
     g->highlight.assign(g->values.size(), 0);
-    g->rowAxis = perPosition ? (groups ? QObject::tr("layer, key/value group") : QObject::tr("layer, head")) : QObject::tr("layer");
-    g->colAxis = residual || perPosition ? QObject::tr("position (clean→corrupted token where they differ)")
+    g->rowAxis = path ? QObject::tr("sender's layer") : perPosition ? (groups ? QObject::tr("layer, key/value group") : QObject::tr("layer, head")) : QObject::tr("layer");
+    g->colAxis = path ? QObject::tr("sender head") : residual || perPosition ? QObject::tr("position (clean→corrupted token where they differ)")
                                          : (groups ? QObject::tr("key/value group") : QObject::tr("head"));
     g->valueLabel = r.request.noising ? QObject::tr("noising: share of the clean metric kept (1 clean, 0 corrupted)")
                                       : QObject::tr("denoising: share of the clean metric restored (1 clean, 0 corrupted)");
@@ -82,13 +109,13 @@ PaperFigure patchingFigure(const PatchingResult& r)
                              : res.skipped ? QObject::tr(" · coarse to fine")
                                            : QString();
     g->title = QObject::tr("%1 · %2 · metric clean %3, corrupted %4%5")
-                   .arg(r.model ? r.model->displayName : QString(), componentName(r.request.component))
+                   .arg(r.model ? r.model->displayName : QString(), patchedWhat(r.request))
                    .arg(res.clean, 0, 'f', 2)
                    .arg(res.corrupt, 0, 'f', 2)
                    .arg(progress);
     PaperFigure f;
     f.number = 0;
-    f.name = QObject::tr("Activation patching");
+    f.name = r.request.mode == PatchingRequest::Mode::Path ? QObject::tr("Path patching") : QObject::tr("Activation patching");
     f.title = g->title;
     f.values = !perPosition && !residual;
     f.grids.push_back(std::move(g));

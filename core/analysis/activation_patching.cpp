@@ -441,99 +441,176 @@ PatchResult patchActivations(const AttentionModel& model, const PatchRequest& re
     return result;
 }
 
-PathPatchResult pathPatch(const AttentionModel& model, const PathPatchRequest& request, const StopToken* stop)
+namespace {
+
+// What every sender's runs into one set of receivers share: the input patched, the receivers' layers, what stays frozen.
+struct PathPlan {
+    Activation act = Activation::Queries;
+    bool headOnly = false;
+    int groupSize = 1;
+    std::set<int> receiverLayers;
+    std::vector<Activation> frozen{Activation::HeadOutputs};
+};
+
+PathPlan planPath(const ModelInfo& info, const PathPatchRequest& request)
 {
-    checkPrompts(model, request.clean, request.corrupt, request.metric);
-    const ModelInfo& info = model.info();
     const PatchComponent input = request.input;
     if (input != PatchComponent::Queries && input != PatchComponent::Keys && input != PatchComponent::Values)
         throw Error(ErrorCode::BadInput, "path patching patches the receivers' queries, keys or values (q, k or v)");
-    if (request.senderLayer < 0 || request.senderLayer >= info.layers || request.senderHead < 0 ||
-        request.senderHead >= info.heads)
-        throw Error(ErrorCode::BadInput, "no sender head " + std::to_string(request.senderHead + 1) + " in layer " +
-                                             std::to_string(request.senderLayer + 1) + " (the model has " +
-                                             std::to_string(info.layers) + " layers of " + std::to_string(info.heads) + " heads)");
     if (request.receivers.empty())
         throw Error(ErrorCode::BadInput, "path patching needs at least one receiver");
-    const bool headOnly = request.receiverHeadOnly && perKeyValueGroup(input) && info.kvHeads != info.heads;
-    const int receiverUnits = perKeyValueGroup(input) && !headOnly ? info.kvHeads : info.heads;
-    std::set<int> receiverLayers;
+    PathPlan plan;
+    plan.act = activationOf(input);
+    plan.headOnly = request.receiverHeadOnly && perKeyValueGroup(input) && info.kvHeads != info.heads;
+    plan.groupSize = info.heads / std::max(1, info.kvHeads);
+    if (request.freezeMlps)
+        plan.frozen.push_back(Activation::MlpOutputs);
+    const int receiverUnits = perKeyValueGroup(input) && !plan.headOnly ? info.kvHeads : info.heads;
     for (const auto& [layer, unit] : request.receivers) {
-        if (layer <= request.senderLayer || layer >= info.layers)
-            throw Error(ErrorCode::BadInput, "receiver layer " + std::to_string(layer + 1) + " must come after the sender's layer " +
-                                                 std::to_string(request.senderLayer + 1) + " and be at most " +
-                                                 std::to_string(info.layers));
+        if (layer < 0 || layer >= info.layers)
+            throw Error(ErrorCode::BadInput, "no receiver layer " + std::to_string(layer + 1) + " (the model has " +
+                                                 std::to_string(info.layers) + " layers)");
         if (unit < 0 || unit >= receiverUnits)
             throw Error(ErrorCode::BadInput, "no receiver " + std::string(receiverUnits == info.heads ? "head " : "key/value group ") +
                                                  std::to_string(unit + 1) + " in layer " + std::to_string(layer + 1) +
                                                  " (there are " + std::to_string(receiverUnits) + ")");
-        receiverLayers.insert(layer);
+        plan.receiverLayers.insert(layer);
     }
-    const Activation act = activationOf(input);
-    const int groupSize = info.heads / std::max(1, info.kvHeads);
+    return plan;
+}
 
-    std::vector<Activation> frozen{Activation::HeadOutputs};
-    if (request.freezeMlps)
-        frozen.push_back(Activation::MlpOutputs);
-    PromptRuns runs = runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, frozen,
-                                 {Activation::HeadOutputs}, false, stop);
-    PathPatchResult result;
-    result.clean = runs.clean;
-    result.corrupt = runs.corrupt;
+void checkSender(const ModelInfo& info, const PathPlan& plan, int layer, int head)
+{
+    if (layer < 0 || layer >= info.layers || head < 0 || head >= info.heads)
+        throw Error(ErrorCode::BadInput, "no sender head " + std::to_string(head + 1) + " in layer " + std::to_string(layer + 1) +
+                                             " (the model has " + std::to_string(info.layers) + " layers of " +
+                                             std::to_string(info.heads) + " heads)");
+    const int firstReceiver = *plan.receiverLayers.begin();
+    if (firstReceiver <= layer)
+        throw Error(ErrorCode::BadInput, "receiver layer " + std::to_string(firstReceiver + 1) + " must come after the sender's layer " +
+                                             std::to_string(layer + 1));
+}
 
+// The metric of the receiving run with the receivers' inputs as one sender's path changes them.
+double pathMetric(const AttentionModel& model, const PathPatchRequest& request, const PathPlan& plan,
+                  const PromptRuns& runs, int senderLayer, int senderHead, const StopToken* stop)
+{
+    const Activation act = plan.act;
     // 1. The sender's output from the donor, every other head (and with freezeMlps every MLP) frozen at its
     //    receiving-run output; the receivers' inputs as that run computes them.
-    const int lastReceiver = *receiverLayers.rbegin();
+    const int lastReceiver = *plan.receiverLayers.rbegin();
     PatchedRun senderRun;
-    senderRun.startAt(request.senderLayer, &runs.base.get(Activation::Residual, request.senderLayer));
-    for (int l = request.senderLayer; l < lastReceiver; ++l)
-        for (Activation a : frozen)
+    senderRun.startAt(senderLayer, &runs.base.get(Activation::Residual, senderLayer));
+    for (int l = senderLayer; l < lastReceiver; ++l)
+        for (Activation a : plan.frozen)
             senderRun.substitute({a, l, -1, -1, &runs.base.get(a, l)});
-    senderRun.substitute({Activation::HeadOutputs, request.senderLayer, request.senderHead, -1,
-                          &runs.donor.get(Activation::HeadOutputs, request.senderLayer)});
-    for (int l : receiverLayers)
+    senderRun.substitute({Activation::HeadOutputs, senderLayer, senderHead, -1, &runs.donor.get(Activation::HeadOutputs, senderLayer)});
+    for (int l : plan.receiverLayers)
         senderRun.record(act, l);
     senderRun.run(model, runs.baseIds, stop);
     const RunRecording& inputs = senderRun.recording();
 
     // 2. The receiving run with only the receivers' inputs replaced.
-    if (!headOnly) {
+    const int firstReceiver = *plan.receiverLayers.begin();
+    if (!plan.headOnly) {
         PatchedRun patched;
-        patched.startAt(*receiverLayers.begin(), &runs.base.get(Activation::Residual, *receiverLayers.begin()));
+        patched.startAt(firstReceiver, &runs.base.get(Activation::Residual, firstReceiver));
         for (const auto& [layer, unit] : request.receivers)
             patched.substitute({act, layer, unit, -1, &inputs.get(act, layer)});
         patched.run(model, runs.baseIds, stop);
-        result.patched = measure(model, request.metric, patched.recording(), request.clean);
-    } else {
-        // One query head of a group sees the recomputed keys or values, its group's other heads the originals: per
-        // receiver layer, one run with the whole group replaced gives the receiver heads' outputs, and a second run
-        // takes only those outputs. The stream carries on from that run to the next receiver layer.
-        const std::vector<float>* stream = &runs.base.get(Activation::Residual, *receiverLayers.begin());
-        RunRecording carried;
-        for (int layer : receiverLayers) {
-            PatchedRun grouped;
-            grouped.startAt(layer, stream);
-            for (const auto& [l, head] : request.receivers)
-                if (l == layer)
-                    grouped.substitute({act, layer, head / groupSize, -1, &inputs.get(act, layer)});
-            grouped.record(Activation::HeadOutputs, layer);
-            grouped.run(model, runs.baseIds, stop);
-            const RunRecording outputs = grouped.takeRecording();
-            PatchedRun single;
-            single.startAt(layer, stream);
-            for (const auto& [l, head] : request.receivers)
-                if (l == layer)
-                    single.substitute({Activation::HeadOutputs, layer, head, -1, &outputs.get(Activation::HeadOutputs, layer)});
-            single.recordEveryLayer(Activation::Residual, info.layers);
-            single.run(model, runs.baseIds, stop);
-            carried = single.takeRecording();
-            auto next = receiverLayers.upper_bound(layer);
-            stream = next == receiverLayers.end() ? nullptr : &carried.get(Activation::Residual, *next);
-            if (next == receiverLayers.end())
-                result.patched = measure(model, request.metric, carried, request.clean);
-        }
+        return measure(model, request.metric, patched.recording(), request.clean);
     }
+    // One query head of a group sees the recomputed keys or values, its group's other heads the originals: per
+    // receiver layer, one run with the whole group replaced gives the receiver heads' outputs, and a second run takes
+    // only those outputs. The stream carries on from that run to the next receiver layer.
+    const std::vector<float>* stream = &runs.base.get(Activation::Residual, firstReceiver);
+    RunRecording carried;
+    for (int layer : plan.receiverLayers) {
+        PatchedRun grouped;
+        grouped.startAt(layer, stream);
+        for (const auto& [l, head] : request.receivers)
+            if (l == layer)
+                grouped.substitute({act, layer, head / plan.groupSize, -1, &inputs.get(act, layer)});
+        grouped.record(Activation::HeadOutputs, layer);
+        grouped.run(model, runs.baseIds, stop);
+        const RunRecording outputs = grouped.takeRecording();
+        PatchedRun single;
+        single.startAt(layer, stream);
+        for (const auto& [l, head] : request.receivers)
+            if (l == layer)
+                single.substitute({Activation::HeadOutputs, layer, head, -1, &outputs.get(Activation::HeadOutputs, layer)});
+        single.recordEveryLayer(Activation::Residual, model.info().layers);
+        single.run(model, runs.baseIds, stop);
+        carried = single.takeRecording();
+        const auto next = plan.receiverLayers.upper_bound(layer);
+        if (next == plan.receiverLayers.end())
+            break;
+        stream = &carried.get(Activation::Residual, *next);
+    }
+    return measure(model, request.metric, carried, request.clean);
+}
+
+PromptRuns runPathPrompts(const AttentionModel& model, const PathPatchRequest& request, const PathPlan& plan,
+                          const StopToken* stop)
+{
+    return runPrompts(model, request.clean, request.corrupt, request.noising, request.metric, plan.frozen,
+                      {Activation::HeadOutputs}, false, stop);
+}
+
+} // namespace
+
+PathPatchResult pathPatch(const AttentionModel& model, const PathPatchRequest& request, const StopToken* stop)
+{
+    checkPrompts(model, request.clean, request.corrupt, request.metric);
+    const PathPlan plan = planPath(model.info(), request);
+    checkSender(model.info(), plan, request.senderLayer, request.senderHead);
+    const PromptRuns runs = runPathPrompts(model, request, plan, stop);
+    PathPatchResult result;
+    result.clean = runs.clean;
+    result.corrupt = runs.corrupt;
+    result.patched = pathMetric(model, request, plan, runs, request.senderLayer, request.senderHead, stop);
     result.score = normalised(result.patched, runs.clean, runs.corrupt);
+    return result;
+}
+
+PatchResult pathPatchSenders(const AttentionModel& model, const PathPatchRequest& request,
+                             std::vector<std::pair<int, int>> senders, const PatchProgress& progress, const StopToken* stop)
+{
+    checkPrompts(model, request.clean, request.corrupt, request.metric);
+    const ModelInfo& info = model.info();
+    const PathPlan plan = planPath(info, request);
+    const int firstReceiver = *plan.receiverLayers.begin();
+    if (senders.empty()) {
+        if (firstReceiver == 0)
+            throw Error(ErrorCode::BadInput, "a receiver in layer 1 has no heads before it to send to it");
+        for (int l = 0; l < firstReceiver; ++l)
+            for (int h = 0; h < info.heads; ++h)
+                senders.emplace_back(l, h);
+    }
+    for (const auto& [layer, head] : senders)
+        checkSender(info, plan, layer, head);
+    const PromptRuns runs = runPathPrompts(model, request, plan, stop);
+    PatchResult result;
+    result.clean = runs.clean;
+    result.corrupt = runs.corrupt;
+    result.axes = {"layer", "head"};
+    result.shape = {info.layers, info.heads};
+    result.scores.assign(static_cast<std::size_t>(info.layers) * info.heads, kNaN);
+    result.metrics = result.scores;
+    std::mutex report;
+    int done = 0;
+    const int total = static_cast<int>(senders.size());
+    result.partial = !runSideBySide(total, [&](int i) {
+        const auto [layer, head] = senders[static_cast<std::size_t>(i)];
+        const double m = pathMetric(model, request, plan, runs, layer, head, stop);
+        const std::lock_guard lock(report);
+        const std::size_t cell = static_cast<std::size_t>(layer) * info.heads + head;
+        result.metrics[cell] = m;
+        result.scores[cell] = normalised(m, runs.clean, runs.corrupt);
+        ++result.runs;
+        if (progress)
+            progress(result, ++done, total);
+    });
     return result;
 }
 

@@ -108,6 +108,13 @@ struct PathPatchResult {
 
 PathPatchResult pathPatch(const AttentionModel& model, const PathPatchRequest& request, const StopToken* stop = nullptr);
 
+// Path patching from many senders into the same receivers (request.senderLayer/Head unused): a [layer, head] map of
+// scores, NaN where a head is no sender. `senders` empty: every head of every layer before the first receiver's.
+// Each cell is the score pathPatch gives that sender; the two plain runs are made once.
+PatchResult pathPatchSenders(const AttentionModel& model, const PathPatchRequest& request,
+                             std::vector<std::pair<int, int>> senders, const PatchProgress& progress = {},
+                             const StopToken* stop = nullptr);
+
 // The metric of one run's stream after its last layer ([rows, dModel]); `clean` gives the Loss its tokens.
 double measurePatchMetric(const AttentionModel& model, const PatchMetric& metric, const std::vector<float>& finalResidual,
                           int rows, std::span<const std::int32_t> clean);

@@ -3,6 +3,8 @@
 
 #include "util/error.h"
 
+#include <sstream>
+
 namespace attnscope::core {
 
 std::vector<std::int32_t> promptIds(const Tokenizer& tokenizer, const std::string& text)
@@ -39,6 +41,41 @@ std::string promptLengthProblem(const Tokenizer& tokenizer, const std::vector<st
     return "the clean prompt has " + std::to_string(clean.size()) + " tokens and the corrupted " +
            std::to_string(corrupt.size()) + "; they part at token " + std::to_string(at + 1) + " (" + piece(clean) +
            " / " + piece(corrupt) + "): patching needs prompts of the same length";
+}
+
+namespace {
+
+std::string trimmed(const std::string& s)
+{
+    const auto first = s.find_first_not_of(" \t");
+    return first == std::string::npos ? std::string() : s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+} // namespace
+
+std::vector<std::pair<int, int>> layerDotUnits(const std::string& text, const std::string& what)
+{
+    std::vector<std::pair<int, int>> out;
+    std::stringstream items(text);
+    for (std::string raw; std::getline(items, raw, ',');) {
+        const std::string item = trimmed(raw);
+        if (item.empty() && trimmed(text).empty())
+            continue;
+        const auto dot = item.find('.');
+        bool ok = false;
+        if (dot != std::string::npos && dot > 0 && dot + 1 < item.size() &&
+            item.find_first_not_of("0123456789.") == std::string::npos && item.find('.', dot + 1) == std::string::npos &&
+            dot <= 6 && item.size() - dot - 1 <= 6) {
+            const int layer = std::stoi(item.substr(0, dot)), unit = std::stoi(item.substr(dot + 1));
+            if (layer >= 1 && unit >= 1) {
+                out.emplace_back(layer - 1, unit - 1);
+                ok = true;
+            }
+        }
+        if (!ok)
+            throw Error(ErrorCode::BadInput, what + " expects LAYER.HEAD (both from 1), got \"" + item + "\"");
+    }
+    return out;
 }
 
 } // namespace attnscope::core

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope::core {
@@ -20,5 +21,9 @@ std::int32_t answerToken(const Tokenizer& tokenizer, const std::string& answer);
 // "the clean prompt has 12 tokens and the corrupted 13: ..." when the lengths differ; empty when they match.
 std::string promptLengthProblem(const Tokenizer& tokenizer, const std::vector<std::int32_t>& clean,
                                 const std::vector<std::int32_t>& corrupt);
+
+// "L.H" or "L.H, L.H, ..." (layers and heads counted from 1, as people count) as 0-based (layer, unit) pairs; an
+// empty or blank text gives none. Error(BadInput) naming `what` (the option or field) and the bad item otherwise.
+std::vector<std::pair<int, int>> layerDotUnits(const std::string& text, const std::string& what);
 
 } // namespace attnscope::core

@@ -219,8 +219,8 @@ TEST_CASE("cancel reaches every kind of job in the job table", "[app][controller
         c.requestQkSpace(app::QkRequest{});
         c.requestLogitAttribution(-1);
         c.requestExplanation(0, 0, 3);
-        const app::PatchingRequest patch{ids, QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 7"), QStringLiteral("8"),
-                                         QStringLiteral("7")};
+        const app::PatchingRequest patch{.clean = ids, .corrupt = QStringLiteral("3 1 4 1 5 9 2 6 5 3 5 7"),
+                                         .answer = QStringLiteral("8"), .wrong = QStringLiteral("7")};
         c.requestPatching(patch);
         auto done = std::make_shared<app::PatchingResult>();
         done->model = c.model();

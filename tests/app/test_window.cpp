@@ -1253,6 +1253,80 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
     CHECK(p->request().noising);
 }
 
+TEST_CASE("path patching in the window: a map of senders as the core scores each, both path definitions, the session "
+          "keeps the choice", "[app][window][patching]")
+{
+    test::TempDir tmp;
+    const QString session = QString::fromStdString((tmp / "paths.attnscope").string());
+    app::PatchingRequest r;
+    r.mode = app::PatchingRequest::Mode::Path;
+    r.clean = QStringLiteral("8 42 31 15 7 29 40 11 23 42");
+    r.corrupt = QStringLiteral("8 42 31 15 7 3 40 11 23 42");
+    r.answer = QStringLiteral("35");
+    r.wrong = QStringLiteral("3");
+    r.receivers = QStringLiteral("2.1, 2.3");
+    r.receiverInput = core::PatchComponent::Keys;
+    {
+        Window win("gpt2-tiny", ids(10));
+        auto* p = win.w.analyses()->showPatching();
+        REQUIRE(p);
+        const auto& info = win.c.model()->info();
+        for (const bool freeze : {false, true}) {
+            r.freezeMlps = freeze;
+            p->setRequest(r);
+            p->run();
+            settle(win.c);
+            REQUIRE(p->result());
+            CHECK_FALSE(p->result()->running);
+            const auto& map = p->result()->result;
+            REQUIRE(map.scores.size() == static_cast<std::size_t>(info.layers * info.heads));
+            // Every head of layer 1 sends; each cell is the core's path score for that sender alone.
+            core::PathPatchRequest one;
+            one.clean = {8, 42, 31, 15, 7, 29, 40, 11, 23, 42};
+            one.corrupt = {8, 42, 31, 15, 7, 3, 40, 11, 23, 42};
+            one.metric.answer = 35;
+            one.metric.wrong = 3;
+            one.input = core::PatchComponent::Keys;
+            one.receivers = {{1, 0}, {1, 2}};
+            one.freezeMlps = freeze;
+            for (int h = 0; h < info.heads; ++h) {
+                one.senderHead = h;
+                INFO("sender head " << h << " freeze " << freeze);
+                CHECK(map.scores[static_cast<std::size_t>(h)] == Approx(core::pathPatch(*win.c.model()->loaded.model, one).score));
+            }
+            // The map shows the senders' layers only, its title says which path was run.
+            const auto& figure = p->view()->figure();
+            REQUIRE(figure.grids.size() == 1);
+            CHECK(figure.grids[0]->rows == 1);
+            CHECK(figure.grids[0]->cols == info.heads);
+            CHECK(figure.title.contains(freeze ? QStringLiteral("MLPs frozen") : QStringLiteral("MLPs recomputed")));
+        }
+        // Receivers that are not LAYER.HEAD: the message names the field, the window stays usable.
+        r.receivers = QStringLiteral("2");
+        p->setRequest(r);
+        QSignalSpy failed(&win.c, &app::ComputeController::jobFailed);
+        p->run();
+        REQUIRE((failed.count() > 0 || failed.wait(10000)));
+        CHECK(failed.takeFirst().at(0).value<app::JobFailure>().message.contains("Receivers expects LAYER.HEAD"));
+        r.receivers = QStringLiteral("2.1, 2.3");
+        r.senders = QStringLiteral("1.2");
+        p->setRequest(r);
+        REQUIRE(win.w.saveSession(session).isEmpty());
+    }
+    Window win("gpt2-tiny", ids(5));
+    REQUIRE(win.w.openSession(session).isEmpty());
+    settle(win.c);
+    auto* p = win.w.analyses()->showPatching();
+    REQUIRE(p);
+    const auto back = p->request();
+    CHECK(back.mode == app::PatchingRequest::Mode::Path);
+    CHECK(back.senders == QStringLiteral("1.2"));
+    CHECK(back.receivers == QStringLiteral("2.1, 2.3"));
+    CHECK(back.receiverInput == core::PatchComponent::Keys);
+    CHECK(back.freezeMlps);
+    CHECK_FALSE(back.receiverHeadOnly);
+}
+
 TEST_CASE("heads over a corpus in the window: the scatter has every head and a click shows its contexts",
           "[app][window][head-contexts]")
 {

@@ -4,6 +4,7 @@
 // recorded layers and measures from the stream; both must give the same numbers.
 #include "analysis/activation_patching.h"
 #include "model/model_loader.h"
+#include "run/patch_prompts.h"
 #include "test_support.h"
 #include "util/error.h"
 #include "util/text_file.h"
@@ -623,4 +624,72 @@ TEST_CASE("patching refuses what it cannot do, naming the problem", "[patching]"
     p.metric.wrong = c.wrong;
     p.receivers = {{0, 0}};
     CHECK_THROWS_WITH(pathPatch(*c.loaded.model, p), Catch::Contains("must come after the sender"));
+}
+
+TEST_CASE("path patching from many senders: each cell is that sender's path score, the plain runs made once",
+          "[patching]")
+{
+    for (const auto& c : cases()) {
+        const auto& model = *c.loaded.model;
+        const ModelInfo& info = model.info();
+        if (info.layers < 3)
+            continue;
+        INFO(c.name);
+        for (const bool freeze : {false, true}) {
+            PathPatchRequest request = pathRequestFor(c, PatchComponent::Queries, 0, 0, {{2, 0}, {info.layers - 1, 1}});
+            request.freezeMlps = freeze;
+            int reports = 0;
+            const auto map = pathPatchSenders(model, request, {}, [&](const PatchResult&, int done, int total) {
+                ++reports;
+                CHECK(done <= total);
+                CHECK(total == 2 * info.heads);
+            });
+            REQUIRE(map.axes == std::vector<std::string>{"layer", "head"});
+            REQUIRE(map.shape == std::vector<int>{info.layers, info.heads});
+            CHECK(reports == 2 * info.heads);
+            CHECK(map.runs == 2 * info.heads);
+            CHECK_FALSE(map.partial);
+            for (int l = 0; l < info.layers; ++l)
+                for (int h = 0; h < info.heads; ++h) {
+                    const double cell = map.scores[static_cast<std::size_t>(l) * info.heads + h];
+                    if (l >= 2) { // every sender comes before the first receiver
+                        CHECK(std::isnan(cell));
+                        continue;
+                    }
+                    request.senderLayer = l;
+                    request.senderHead = h;
+                    const auto one = pathPatch(model, request);
+                    INFO("sender " << l << "." << h << " freeze " << freeze);
+                    CHECK(close(cell, one.score));
+                    CHECK(close(map.clean, one.clean));
+                    CHECK(close(map.corrupt, one.corrupt));
+                }
+        }
+        // Named senders: only their cells.
+        PathPatchRequest request = pathRequestFor(c, PatchComponent::Values, 0, 0, {{info.layers - 1, 0}});
+        const auto named = pathPatchSenders(model, request, {{1, info.heads - 1}});
+        CHECK(named.runs == 1);
+        CHECK(std::count_if(named.scores.begin(), named.scores.end(), [](double v) { return std::isfinite(v); }) == 1);
+        request.senderLayer = 1;
+        request.senderHead = info.heads - 1;
+        CHECK(close(named.scores[static_cast<std::size_t>(info.heads) * 2 - 1], pathPatch(model, request).score));
+        // A receiver in the first layer has no senders; a named sender after a receiver is refused.
+        request.receivers = {{0, 0}};
+        CHECK_THROWS_WITH(pathPatchSenders(model, request, {}), Catch::Contains("no heads before it"));
+        request.receivers = {{1, 0}};
+        CHECK_THROWS_WITH(pathPatchSenders(model, request, {{1, 0}}), Catch::Contains("must come after the sender"));
+        return; // one case with three layers says it; the rest add run time only
+    }
+    FAIL("no reference case with three layers");
+}
+
+TEST_CASE("LAYER.HEAD lists as people type them, counted from 1", "[patching]")
+{
+    using Pairs = std::vector<std::pair<int, int>>;
+    CHECK(layerDotUnits("3.1", "x") == Pairs{{2, 0}});
+    CHECK(layerDotUnits(" 1.4, 10.12 ,2.1", "x") == Pairs{{0, 3}, {9, 11}, {1, 0}});
+    CHECK(layerDotUnits("", "x").empty());
+    CHECK(layerDotUnits("  ", "x").empty());
+    for (const char* bad : {"3", "3.", ".1", "0.1", "1.0", "1.2.3", "a.b", "1.2,,2.1", "-1.2", "1234567.1", "1.x"})
+        CHECK_THROWS_WITH(layerDotUnits(bad, "Receivers"), Catch::Contains("Receivers expects LAYER.HEAD"));
 }
