@@ -302,7 +302,8 @@ std::string runKeyOf(const CaptureOptions& o, int segmentLen, int memLen)
 }
 
 // Refuses, before running, a text whose records would not fit beside the model's weights.
-void checkSize(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen, const CaptureOptions& options)
+void checkSize(const ModelInfo& info, std::size_t tokens, int segmentLen, int memLen, const CaptureOptions& options,
+               const std::string& what = {})
 {
     const double estimate = static_cast<double>(estimateCaptureBytes(info, tokens, segmentLen, memLen));
     std::size_t limit = options.maxBytes;
@@ -317,7 +318,8 @@ void checkSize(const ModelInfo& info, std::size_t tokens, int segmentLen, int me
     }
     if (estimate > static_cast<double>(limit))
         throw Error(ErrorCode::BadInput,
-                    "the text has " + std::to_string(tokens) + " tokens; keeping what recomputes its attention would need " +
+                    (what.empty() ? "the text has " + std::to_string(tokens) + " tokens" : what) +
+                        "; keeping what recomputes its attention would need " +
                         formatBytes(static_cast<std::uint64_t>(estimate)) + " beside the " + formatBytes(info.weightBytes) +
                         " of mapped weights (limit " + formatBytes(limit) + "). Use a shorter text or a corpus scan.");
 }
@@ -570,6 +572,11 @@ std::shared_ptr<const TextCapture> writeGreedily(const AttentionModel& model, st
     const auto& info = model.info();
     const std::int32_t end = info.streams[static_cast<std::size_t>(info.segmentStream())].endToken;
     std::shared_ptr<const TextCapture> capture = captureImpl(model, tokens, options, text);
+    // Refused before the first step, not at the step that would pass the limit: the capture at its longest.
+    const std::size_t longest = std::min<std::size_t>(tokens.size() + static_cast<std::size_t>(std::max(0, count)),
+                                                      static_cast<std::size_t>(std::max(info.maxSegmentLen, 1)));
+    checkSize(info, longest, capture->segmentLen, capture->memLen, options,
+              "writing " + std::to_string(count) + " tokens makes the text " + std::to_string(longest) + " tokens long");
     for (int written = 0; written < count && static_cast<int>(tokens.size()) < info.maxSegmentLen; ++written) {
         const auto& logits = capture->lastLogits;
         if (logits.empty())

@@ -346,6 +346,26 @@ TEST_CASE("a capture keeps queries and keys, not probabilities: memory grows wit
                       Catch::Contains("400 tokens") && Catch::Contains("limit"));
 }
 
+TEST_CASE("a generation whose capture would pass the limit is refused before its first step, with the numbers",
+          "[long][generate]")
+{
+    const auto loaded = core::loadModel((test::testdataDir() / "t5-tiny").string());
+    const auto& info = loaded.model->info();
+    const auto tokenizer = core::loadModelTargetTokenizer(loaded);
+    core::CaptureOptions opt;
+    opt.stateBudget = 0;
+    opt.streams = core::typedSource(info, *core::loadModelTokenizer(loaded), "5 6 7 8 9 10");
+    const auto prompt = core::streamTokens(info, info.segmentStream(), *tokenizer, "");
+    // Room for the prompt and a few steps, not for a long generation.
+    opt.maxBytes = static_cast<std::size_t>(core::estimateCaptureBytes(info, prompt.size() + 20, 1 << 16, 0));
+    int steps = 0;
+    const auto count = [&](const std::shared_ptr<const core::TextCapture>&, int) { ++steps; };
+    CHECK_THROWS_WITH(core::writeGreedily(*loaded.model, prompt, 100000, *tokenizer, opt, count),
+                      Catch::Contains("writing 100000 tokens") && Catch::Contains("limit"));
+    CHECK(steps == 0);
+    CHECK_NOTHROW(core::writeGreedily(*loaded.model, prompt, 3, *tokenizer, opt, count));
+}
+
 namespace {
 // Profile sums and counts, and sink counts, accumulated directly from [heads, q, q] probabilities of one causal
 // chunk (query i sees keys 0..i; distance i - j).
