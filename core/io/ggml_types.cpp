@@ -18,6 +18,10 @@
 
 #include "io/dtype.h"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -57,14 +61,41 @@ void q8_0(const std::uint8_t* b, float* y)
         y[j] = d * static_cast<float>(static_cast<std::int8_t>(b[2 + j]));
 }
 
+// The E2M1 values of the 16 codes (sign in bit 3), twice the format's, as ggml stores them.
+constexpr float kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
+
+// The codes looked up in registers (a table lookup per element was a quarter of gpt-oss's forward); the same
+// products d * value as the scalar loop.
 void mxfp4(const std::uint8_t* b, float* y)
 {
-    static constexpr float kValues[16] = {0, 1, 2, 3, 4, 6, 8, 12, -0.0f, -1, -2, -3, -4, -6, -8, -12};
     const float d = mxfp4Scale(b[0]);
+#if defined(__AVX512F__)
+    const __m512 table = _mm512_loadu_ps(kMxfp4Values), scale = _mm512_set1_ps(d);
+    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 1));
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m512i low = _mm512_cvtepu8_epi32(_mm_and_si128(codes, nibble));
+    const __m512i high = _mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(codes, 4), nibble));
+    _mm512_storeu_ps(y, _mm512_mul_ps(scale, _mm512_permutexvar_ps(low, table)));
+    _mm512_storeu_ps(y + 16, _mm512_mul_ps(scale, _mm512_permutexvar_ps(high, table)));
+#elif defined(__AVX2__)
+    // Eight magnitudes in a register; bit 3 of a code is the sign, moved to the float's sign bit.
+    const __m256 magnitudes = _mm256_loadu_ps(kMxfp4Values), scale = _mm256_set1_ps(d);
+    const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 1));
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m128i parts[2] = {_mm_and_si128(codes, nibble), _mm_and_si128(_mm_srli_epi16(codes, 4), nibble)};
+    for (int half = 0; half < 2; ++half)
+        for (int eight = 0; eight < 2; ++eight) {
+            const __m256i code = _mm256_cvtepu8_epi32(eight ? _mm_srli_si128(parts[half], 8) : parts[half]);
+            const __m256 magnitude = _mm256_permutevar8x32_ps(magnitudes, code); // uses the low 3 bits
+            const __m256 sign = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(code, 3), 31));
+            _mm256_storeu_ps(y + 16 * half + 8 * eight, _mm256_mul_ps(scale, _mm256_or_ps(magnitude, sign)));
+        }
+#else
     for (int j = 0; j < 16; ++j) {
-        y[j] = d * kValues[b[1 + j] & 0x0F];
-        y[j + 16] = d * kValues[b[1 + j] >> 4];
+        y[j] = d * kMxfp4Values[b[1 + j] & 0x0F];
+        y[j + 16] = d * kMxfp4Values[b[1 + j] >> 4];
     }
+#endif
 }
 
 void q4_0(const std::uint8_t* b, float* y)
@@ -248,10 +279,14 @@ void q6_k(const std::uint8_t* b, float* y)
 
 std::optional<GgmlTypeInfo> ggmlTypeInfo(std::uint32_t id)
 {
-    for (const auto& e : kTypes)
-        if (e.id == id)
-            return e.info;
-    return std::nullopt;
+    // Indexed by id: every row a weight decodes asks for its type's sizes (a search of the list was 4% of a forward).
+    static const auto byId = [] {
+        std::array<std::optional<GgmlTypeInfo>, 64> table{};
+        for (const auto& e : kTypes)
+            table.at(e.id) = e.info;
+        return table;
+    }();
+    return id < byId.size() ? byId[id] : std::nullopt;
 }
 
 std::string ggmlTypeName(GgmlType t)
