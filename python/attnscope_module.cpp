@@ -1000,9 +1000,10 @@ public:
         return d;
     }
 
-    // Path patching of one sender head (layer, head from 1) into receivers ((layer, unit) from 1).
+    // Path patching of one sender head (layer, head from 1) into receivers ((layer, unit) from 1); or, with
+    // sender "all" or a list of heads, the map of every such sender's score.
     py::dict pathPatch(const py::object& clean, const py::object& corrupt, const py::object& answer,
-                       const py::object& wrong, std::pair<int, int> sender,
+                       const py::object& wrong, const py::object& sender,
                        const std::vector<std::pair<int, int>>& receivers, const std::string& input, bool receiverHeadOnly,
                        bool freezeMlps, bool noising) const
     {
@@ -1014,13 +1015,18 @@ public:
         if (input != "q" && input != "k" && input != "v")
             throw Error(ErrorCode::BadInput, "input must be 'q', 'k' or 'v', got '" + input + "'");
         r.input = patchComponentNamed(input);
-        r.senderLayer = sender.first - 1;
-        r.senderHead = sender.second - 1;
         for (const auto& [layer, unit] : receivers)
             r.receivers.push_back({layer - 1, unit - 1});
         r.receiverHeadOnly = receiverHeadOnly;
         r.freezeMlps = freezeMlps;
         r.noising = noising;
+        const bool one = py::isinstance<py::tuple>(sender) && py::len(sender) == 2 &&
+                         py::isinstance<py::int_>(sender.cast<py::tuple>()[0]);
+        if (!one)
+            return pathPatchMap(r, sender);
+        std::tie(r.senderLayer, r.senderHead) = sender.cast<std::pair<int, int>>();
+        --r.senderLayer;
+        --r.senderHead;
         PathPatchResult result;
         {
             py::gil_scoped_release free;
@@ -1035,6 +1041,33 @@ public:
     }
 
 private:
+    // Path patching from every sender of `senders` ("all": every head before the first receiver; or (layer, head)s).
+    py::dict pathPatchMap(const PathPatchRequest& r, const py::object& senders) const
+    {
+        std::vector<std::pair<int, int>> heads;
+        if (py::isinstance<py::str>(senders)) {
+            if (senders.cast<std::string>() != "all")
+                throw Error(ErrorCode::BadInput, "sender must be (layer, head), a list of them or 'all'");
+        } else {
+            for (const auto& [layer, head] : senders.cast<std::vector<std::pair<int, int>>>())
+                heads.emplace_back(layer - 1, head - 1);
+            if (heads.empty())
+                throw Error(ErrorCode::BadInput, "sender: an empty list names no sender head (use 'all' for every one)");
+        }
+        PatchResult result;
+        {
+            py::gil_scoped_release free;
+            result = pathPatchSenders(*m_loaded->model, r, heads);
+        }
+        std::vector<py::ssize_t> shape(result.shape.begin(), result.shape.end());
+        py::dict d;
+        d["m_clean"] = result.clean;
+        d["m_corrupt"] = result.corrupt;
+        d["axes"] = result.axes;
+        d["scores"] = ownedArray(std::vector<float>(result.scores.begin(), result.scores.end()), shape);
+        return d;
+    }
+
     std::vector<std::int32_t> promptOf(const py::object& p) const
     {
         if (py::isinstance<py::str>(p)) {
@@ -1262,5 +1295,8 @@ PYBIND11_MODULE(_attnscope, m)
              "the receivers' input ('q', 'k' or 'v'); receivers a list of (layer, head), or (layer, key/value group)\n"
              "for k and v of a grouped model unless receiver_head_only. Every other head is frozen; the MLPs between\n"
              "are recomputed (Wang et al.) or, with freeze_mlps, frozen too (the strict direct path). Returns\n"
-             "m_clean, m_corrupt, m_patched and score = (m_patched - m_corrupt) / (m_clean - m_corrupt).");
+             "m_clean, m_corrupt, m_patched and score = (m_patched - m_corrupt) / (m_clean - m_corrupt).\n"
+             "sender='all' (every head of every layer before the first receiver) or a list of (layer, head): the map\n"
+             "instead, m_clean, m_corrupt, axes ['layer', 'head'] and scores (numpy [layers, heads], NaN where a head\n"
+             "is no sender), each cell the score of that sender alone (the plain runs made once).");
 }

@@ -9,6 +9,7 @@
     m.predict("the war ended in"), m.generate("the war", 10)
     m.patch(clean, corrupt, answer, wrong)             # activation patching: layer x head scores
     m.path_patch(clean, corrupt, answer, wrong, sender=(1, 4), receivers=[(3, 1)])  # path patching: one score
+    m.path_patch(clean, corrupt, answer, wrong, sender="all", receivers=[(3, 1)])  # every sender: a [layer, head] map
     cap.terms(1, 2), cap.queries_keys(1, 2), cap.explain(1, 2, 5)  # a head's score terms, vectors, one row's mechanism
     cap.rollout(), cap.ablation(), cap.atlas(), cap.qk_embedding(1, 2)
     s = m.scan(text_file="corpus.txt"); s.profile("full")  # a corpus scan: [layers, heads, distances]

@@ -202,6 +202,29 @@ def test_path_patching_equals_the_cli_both_definitions(tmp_path, freeze):
         attnscope.load(folder).path_patch(clean, corrupt, 5, 6, sender=(2, 1), receivers=[(1, 1)])
 
 
+def test_path_patching_map_holds_each_senders_own_score():
+    folder = TESTDATA / "llama-gqa"
+    clean = [14, 67, 46, 14, 0, 12, 25, 38, 73, 70]
+    corrupt = [14, 67, 46, 14, 0, 12, 25, 38, 9, 70]
+    m = attnscope.load(folder)
+    whole = m.path_patch(clean, corrupt, 5, 6, sender="all", receivers=[(3, 2)], input="q", freeze_mlps=True)
+    assert whole["axes"] == ["layer", "head"]
+    scores = whole["scores"]
+    layers, heads = scores.shape
+    assert layers >= 3
+    assert np.isnan(scores[2:]).all()  # no sender at or after the receiver's layer
+    for layer in (1, 2):
+        for head in (1, heads):
+            one = m.path_patch(clean, corrupt, 5, 6, sender=(layer, head), receivers=[(3, 2)], input="q",
+                               freeze_mlps=True)
+            assert scores[layer - 1, head - 1] == pytest.approx(one["score"], rel=1e-5, abs=1e-7)
+    named = m.path_patch(clean, corrupt, 5, 6, sender=[(2, 1)], receivers=[(3, 2)], input="q", freeze_mlps=True)
+    assert np.isfinite(named["scores"]).sum() == 1
+    assert named["scores"][1, 0] == pytest.approx(scores[1, 0], rel=1e-6, abs=1e-9)
+    with pytest.raises(attnscope.Error, match="'all'"):
+        m.path_patch(clean, corrupt, 5, 6, sender="every", receivers=[(3, 2)])
+
+
 def test_the_page_is_self_contained_and_shows_in_jupyter():
     cap = attnscope.load("builtin:llama-wikitext2").run("the war ended in 1945")
     page = cap.html(layers=[2], heads=[1, 3])
