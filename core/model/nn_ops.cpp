@@ -1,6 +1,8 @@
 // nn_ops: LayerNorm, GELU and masked softmax.
 #include "model/nn_ops.h"
 
+#include <array>
+
 #include "linalg/matmul.h"
 #include "util/error.h"
 
@@ -104,7 +106,7 @@ void eachRowInPlace(RowMatrix& x, const RowFunction& f)
 {
 #pragma omp parallel for schedule(static) if (static_cast<double>(x.size()) > 3e4)
     for (Eigen::Index r = 0; r < x.rows(); ++r) {
-        auto row = x.row(r).array();
+        Eigen::Map<Eigen::ArrayXf> row(x.row(r).data(), x.cols()); // a row of the row-major matrix, contiguous
         f(row);
     }
 }
@@ -119,10 +121,57 @@ void geluNewInPlace(RowMatrix& x)
     });
 }
 
+namespace {
+
+// erf(x) / x = kErfC0 + x^2 Q(x^2) on |x| < 1 (kErfC0 = 2 / sqrt(pi) as a float and its remainder), Q's coefficients
+// lowest first; erfc(x) exp(x^2) = R(t) on 1 <= x < 4, t = 2 (x - 1) / 3 - 1. Fitted in double on 4,000 Chebyshev
+// nodes against mpmath and checked in float32 arithmetic against the correctly rounded erf.
+constexpr float kErfC0 = 1.128379225730896f, kErfC0Low = -5.8635382771399236e-08f;
+constexpr std::array<float, 8> kErfSmall = {-0.37612637877464294f,    0.11283791810274124f,    -0.026866160333156586f,
+                                            0.005223901942372322f,    -0.0008545327000319958f, 0.00011989950144197792f,
+                                            -1.4123334949545097e-05f, 1.1142958555865334e-06f};
+constexpr std::array<float, 13> kErfLarge = {
+    0.21080636978149414f,     -0.11152100563049316f,   0.05611047148704529f,   -0.027005724608898163f,
+    0.012489703483879566f,    -0.0055673327296972275f, 0.0024017016403377056f, -0.0010171177564188838f,
+    0.00041450810385867953f,  -0.00014394859317690134f, 5.494724973686971e-05f, -3.69287226931192e-05f,
+    1.3819088962918613e-05f};
+
+template <std::size_t N>
+Eigen::ArrayXf polynomial(const std::array<float, N>& c, const Eigen::ArrayXf& x)
+{
+    Eigen::ArrayXf r = Eigen::ArrayXf::Constant(x.size(), c[N - 1]);
+    for (std::size_t i = N - 1; i-- > 0;)
+        r = r * x + c[i];
+    return r;
+}
+
+} // namespace
+
+void floatErf(float* v, std::int64_t n)
+{
+    Eigen::Map<Eigen::ArrayXf> x(v, n);
+    const Eigen::ArrayXf a = x.abs(), s = a.square();
+    // erf(|x|) in both forms for every element (vectorised), then each element takes its own, with x's sign (erf is
+    // odd: -0 stays -0).
+    const Eigen::ArrayXf small = a * kErfC0Low + (a * s) * polynomial(kErfSmall, s); // erf(|x|) - |x| kErfC0
+    const Eigen::ArrayXf large = 1.0f - (-s).exp() * polynomial(kErfLarge, (a - 1.0f) * (2.0f / 3.0f) - 1.0f);
+    for (std::int64_t i = 0; i < n; ++i) {
+#if defined(__FMA__)
+        const float nearZero = std::fma(a[i], kErfC0, small[i]); // one rounding: within an ulp
+#else
+        const float nearZero = a[i] * kErfC0 + small[i];
+#endif
+        v[i] = std::copysign(a[i] < 1.0f ? nearZero : a[i] >= 4.0f ? 1.0f : large[i], v[i]);
+    }
+}
+
 void geluErfInPlace(RowMatrix& x)
 {
     eachRowInPlace(x, [](auto& z) {
-        z = z.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+        thread_local Eigen::ArrayXf e;
+        e = z * 0.70710678118654752f;
+        floatErf(e.data(), e.size());
+        z = 0.5f * z * (1.0f + e);
     });
 }
 

@@ -97,8 +97,12 @@ bool unembeddingDirection(const WeightView& unembed, std::int32_t token, const f
 
 // GPT-2's tanh approximation of GELU, in place.
 void geluNewInPlace(RowMatrix& x);
-// Exact GELU (erf), in place.
+// Exact GELU (erf), in place: 0.5 x (1 + erf(x / sqrt 2)) with floatErf.
 void geluErfInPlace(RowMatrix& x);
+// erf of n floats in place, vectorised: within one ulp of the correctly rounded erf where the machine has FMA (two
+// without), as libm's erff is; erf(x) = x (c0 + x^2 Q(x^2)) below |x| = 1, 1 - exp(-x^2) R(|x|) up to 4, and +-1
+// beyond (where the float is 1). Q and R are least-squares fits made for this function (docs/performance.md).
+void floatErf(float* x, std::int64_t n);
 
 // Softmax of `scores` [n] over entries where mask[j] == 0; masked outputs are exactly 0.
 void maskedSoftmax(const float* scores, const std::uint8_t* mask, int n, float* out);

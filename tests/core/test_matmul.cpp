@@ -5,6 +5,7 @@
 #include "io/weight_view.h"
 #include "linalg/matmul.h"
 #include "linalg/matvec.h"
+#include "model/nn_ops.h"
 #include "model/model_loader.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -13,6 +14,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <limits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -474,4 +477,56 @@ TEST_CASE("a BF16 model runs from its memory map: no float32 copy of its weights
         UNSCOPED_INFO("anonymous +" << (ran.anonymous - before.anonymous) / 1024 << " KiB, file +"
                                     << (ran.file - before.file) / 1024 << " KiB for " << bf16Bytes / 1024 << " KiB of BF16");
     }
+}
+
+TEST_CASE("floatErf is within an ulp of the correctly rounded erf (two without FMA), and exact at its edges",
+          "[matmul][erf]")
+{
+    // The truth: the double erf rounded to float. Every 127th float from 0 to 6, both signs, in one array.
+    std::vector<float> x;
+    for (std::uint32_t bits = 0; bits <= 0x40C00000u; bits += 127) {
+        const float v = std::bit_cast<float>(bits);
+        x.push_back(v);
+        x.push_back(-v);
+    }
+    for (const float edge : {1.0f, std::nextafter(1.0f, 0.0f), 4.0f, std::nextafter(4.0f, 0.0f), 3.92f, 1e-38f, 1e-45f})
+        for (const float v : {edge, -edge})
+            x.push_back(v);
+    std::vector<float> y = x;
+    core::floatErf(y.data(), static_cast<std::int64_t>(y.size()));
+#if defined(__FMA__)
+    const std::int64_t allowed = 1;
+#else
+    const std::int64_t allowed = 2;
+#endif
+    std::int64_t worst = 0, wrongSigns = 0;
+    float worstAt = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const float truth = static_cast<float>(std::erf(static_cast<double>(x[i])));
+        if (std::signbit(y[i]) != std::signbit(truth)) {
+            ++wrongSigns;
+            continue;
+        }
+        const std::int64_t ulps = std::abs(static_cast<std::int64_t>(std::bit_cast<std::int32_t>(y[i])) -
+                                           static_cast<std::int64_t>(std::bit_cast<std::int32_t>(truth)));
+        if (ulps > worst) {
+            worst = ulps;
+            worstAt = x[i];
+        }
+    }
+    INFO("worst " << worst << " ulps at x = " << worstAt << " over " << x.size() << " values");
+    CHECK(wrongSigns == 0);
+    CHECK(worst <= allowed);
+    // The edges: 0 stays 0 with its sign, the tails are +-1, infinities give +-1 and NaN stays NaN.
+    float special[] = {0.0f, -0.0f, 10.0f, -10.0f, std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+    core::floatErf(special, 7);
+    CHECK(special[0] == 0.0f);
+    CHECK_FALSE(std::signbit(special[0]));
+    CHECK(std::signbit(special[1]));
+    CHECK(special[2] == 1.0f);
+    CHECK(special[3] == -1.0f);
+    CHECK(special[4] == 1.0f);
+    CHECK(special[5] == -1.0f);
+    CHECK(std::isnan(special[6]));
 }
