@@ -1186,6 +1186,19 @@ TEST_CASE("the Experts dock shows a mixture-of-experts model's router for the se
     CHECK(routed("layer"));
 }
 
+namespace {
+// What the patching window of a new window holds after it opened `session`.
+app::PatchingRequest patchingAfterReopening(const QString& session)
+{
+    Window win("gpt2-tiny", ids(5));
+    REQUIRE(win.w.openSession(session).isEmpty());
+    settle(win.c);
+    auto* p = win.w.analyses()->showPatching();
+    REQUIRE(p);
+    return p->request();
+}
+} // namespace
+
 TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, a head opens on both prompts, the "
           "session keeps the prompts", "[app][window][patching]")
 {
@@ -1243,14 +1256,10 @@ TEST_CASE("activation patching in the window: a heatmap as the CLI computes it, 
         p->setRequest(r);
         REQUIRE(win.w.saveSession(session).isEmpty());
     }
-    Window win("gpt2-tiny", ids(5));
-    REQUIRE(win.w.openSession(session).isEmpty());
-    settle(win.c);
-    auto* p = win.w.analyses()->showPatching();
-    REQUIRE(p);
-    CHECK(p->request().clean == QStringLiteral("8 42 31 15 7 29 40 11 23 42"));
-    CHECK(p->request().answer == QStringLiteral("35"));
-    CHECK(p->request().noising);
+    const auto back = patchingAfterReopening(session);
+    CHECK(back.clean == QStringLiteral("8 42 31 15 7 29 40 11 23 42"));
+    CHECK(back.answer == QStringLiteral("35"));
+    CHECK(back.noising);
 }
 
 TEST_CASE("path patching in the window: a map of senders as the core scores each, both path definitions, the session "
@@ -1313,12 +1322,7 @@ TEST_CASE("path patching in the window: a map of senders as the core scores each
         p->setRequest(r);
         REQUIRE(win.w.saveSession(session).isEmpty());
     }
-    Window win("gpt2-tiny", ids(5));
-    REQUIRE(win.w.openSession(session).isEmpty());
-    settle(win.c);
-    auto* p = win.w.analyses()->showPatching();
-    REQUIRE(p);
-    const auto back = p->request();
+    const auto back = patchingAfterReopening(session);
     CHECK(back.mode == app::PatchingRequest::Mode::Path);
     CHECK(back.senders == QStringLiteral("1.2"));
     CHECK(back.receivers == QStringLiteral("2.1, 2.3"));
