@@ -609,7 +609,9 @@ std::unique_ptr<PipelineTokenizer> tokenizerFromGpt2Files(const std::string& voc
             t.added.push_back({pieces[i], static_cast<int>(i), true});
     // A slow tokenizer folder's added tokens (Whisper's <|startoftranscript|> ... and timestamps, Qwen's <|im_start|>):
     // pieces of their own past the vocabulary, recognised in text.
-    for (const auto& [id, token] : slowAddedTokens(fs::path(vocabJson).parent_path())) {
+    for (const auto& added : slowAddedTokens(fs::path(vocabJson).parent_path())) {
+        const long long id = added.first; // (a copy, not a structured binding: clang 14 cannot capture those)
+        const auto& token = added.second;
         if (id < static_cast<long long>(pieces.size()) && pieces[static_cast<std::size_t>(id)] != token.first)
             continue; // the vocabulary's own piece at that id stays
         while (static_cast<long long>(pieces.size()) < id)
