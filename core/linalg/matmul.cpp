@@ -13,6 +13,9 @@
 #include <memory>
 #include <omp.h>
 
+#include <array>
+#include <utility>
+
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -111,15 +114,17 @@ constexpr std::int64_t kPairedRows = 12; // ... and a block-quantised [N, K] one
 // Per-thread scratch, grown on demand and kept (products run every layer).
 thread_local FloatScratch tPanel, tRows, tZeros, tPackedRows;
 
-// C[MR, NR] (+)= A[kc, MR] · B[kc, NR]: A the packed rows of x (row i of input k at a[k MR + i]), row k of B at
-// b + k ldb (NR when packed), then (the last k-block) + bias[NR] and ReLU. Rows and columns past the tile's real extent
-// are handled by the caller (zero rows packed, a scratch tile out).
+// C[R, NR] (+)= A[kc, R] · B[kc, NR]: A the packed rows of x (row i of input k at a[k MR + i], R <= MR of them
+// used: a tile's last rows need not pay for the padding), row k of B at b + k ldb (NR when packed), then (the last
+// k-block) + bias[NR] and ReLU. Columns past the tile's real extent are handled by the caller (a scratch tile out).
+template <int R = MR>
 inline void microKernel(const float* a, const float* b, std::int64_t ldb, int kc, float* c, std::int64_t ldc,
                         bool accumulate, const float* bias = nullptr, bool relu = false)
 {
-    Vec acc[MR][2];
+    static_assert(R >= 1 && R <= MR);
+    Vec acc[R][2];
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
         acc[i][0] = vzero();
         acc[i][1] = vzero();
     }
@@ -127,14 +132,14 @@ inline void microKernel(const float* a, const float* b, std::int64_t ldb, int kc
     for (int k = 0; k < kc; ++k) {
         const Vec b0 = vload(b + k * ldb), b1 = vload(b + k * ldb + VL);
 #pragma GCC unroll 16
-        for (int i = 0; i < MR; ++i) {
+        for (int i = 0; i < R; ++i) {
             const Vec ai = vbroadcast(a[k * MR + i]);
             acc[i][0] = vfma(ai, b0, acc[i][0]);
             acc[i][1] = vfma(ai, b1, acc[i][1]);
         }
     }
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
         float* ci = c + i * ldc;
         if (accumulate) {
             acc[i][0] = vadd(acc[i][0], vload(ci));
@@ -438,18 +443,30 @@ PanelOperand panelOperand(const ProductJob& job, const TileTask& t, std::int64_t
     return o;
 }
 
-// One micro-tile: rows [m0, m0 + MR) of the group (packed at `a`) x one panel, into out at `c`.
+using KernelOfRows = void (*)(const float*, const float*, std::int64_t, int, float*, std::int64_t, bool, const float*, bool);
+
+// The micro-kernel of each row count 1 .. MR (a tile's last rows: 64 rows of an expert are 5 tiles and 4 rows, not
+// 6 tiles of which 8 rows are padding).
+template <std::size_t... I>
+constexpr std::array<KernelOfRows, sizeof...(I)> kernelsOfRows(std::index_sequence<I...>)
+{
+    return {&microKernel<static_cast<int>(I) + 1>...};
+}
+constexpr auto kKernelOfRows = kernelsOfRows(std::make_index_sequence<MR>{});
+
+// One micro-tile: rows [m0, m0 + mr) of the group (packed at `a`) x one panel, into out at `c`.
 void microTile(const PanelOperand& o, const float* a, int kc, int mr, float* c, std::int64_t ldo, TileScratch& s)
 {
-    if (mr == MR && o.width == NR) {
-        microKernel(a, o.b, o.ldb, kc, c, ldo, o.add, o.bias, o.relu);
+    const KernelOfRows kernel = kKernelOfRows[static_cast<std::size_t>(mr - 1)];
+    if (o.width == NR) {
+        kernel(a, o.b, o.ldb, kc, c, ldo, o.add, o.bias, o.relu);
         return;
     }
-    // A partial tile: through a scratch tile, so nothing outside out[M, N] is read or written.
+    // A partial panel: through a scratch tile, so nothing outside out[M, N] is read or written.
     if (o.add)
         for (int i = 0; i < mr; ++i)
             std::copy_n(c + i * ldo, o.width, s.edge + i * NR);
-    microKernel(a, o.b, o.ldb, kc, s.edge, NR, o.add, o.bias, o.relu);
+    kernel(a, o.b, o.ldb, kc, s.edge, NR, o.add, o.bias, o.relu);
     for (int i = 0; i < mr; ++i)
         std::copy_n(s.edge + i * NR, o.width, c + i * ldo);
 }
