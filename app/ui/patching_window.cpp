@@ -86,34 +86,7 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
     m_exportFigure->setEnabled(false);
     m_exportData->setEnabled(false);
 
-    auto* form = new QGridLayout;
-    form->addWidget(new QLabel(tr("Clean"), this), 0, 0);
-    form->addWidget(m_clean, 0, 1);
-    form->addWidget(new QLabel(tr("Answer"), this), 0, 2);
-    form->addWidget(m_answer, 0, 3);
-    form->addWidget(new QLabel(tr("Corrupted"), this), 1, 0);
-    form->addWidget(m_corrupt, 1, 1);
-    form->addWidget(new QLabel(tr("Wrong"), this), 1, 2);
-    form->addWidget(m_wrong, 1, 3);
-    form->setColumnStretch(1, 1);
-    auto* options = new QHBoxLayout;
-    options->addWidget(new QLabel(tr("Patch"), this));
-    options->addWidget(m_mode);
-    options->addWidget(m_noising);
-    options->addStretch(1);
-    options->addWidget(m_run);
-    options->addWidget(m_cancel);
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_status, 1);
-    buttons->addWidget(m_exportData);
-    buttons->addWidget(m_exportFigure);
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(options);
-    layout->addWidget(m_componentOptions);
-    layout->addWidget(m_pathOptions);
-    layout->addWidget(m_view, 1);
-    layout->addLayout(buttons);
+    buildLayout();
 
     setTabOrder(m_clean, m_corrupt); // the prompts first, then the answers
     setTabOrder(m_corrupt, m_answer);
@@ -156,6 +129,39 @@ PatchingWindow::PatchingWindow(ComputeController* compute, QWidget* parent)
     connect(m_exportData, &QPushButton::clicked, this, [this] { askAndExportGridData(this, m_view->figure()); });
     const QRect avail = (parent && parent->screen() ? parent->screen() : QGuiApplication::primaryScreen())->availableGeometry();
     resize(std::min(1100, avail.width() - 40), std::min(760, avail.height() - 60));
+}
+
+// The prompts and answers, the mode and its options, the figure, the status and the export buttons, top to bottom.
+void PatchingWindow::buildLayout()
+{
+    auto* form = new QGridLayout;
+    form->addWidget(new QLabel(tr("Clean"), this), 0, 0);
+    form->addWidget(m_clean, 0, 1);
+    form->addWidget(new QLabel(tr("Answer"), this), 0, 2);
+    form->addWidget(m_answer, 0, 3);
+    form->addWidget(new QLabel(tr("Corrupted"), this), 1, 0);
+    form->addWidget(m_corrupt, 1, 1);
+    form->addWidget(new QLabel(tr("Wrong"), this), 1, 2);
+    form->addWidget(m_wrong, 1, 3);
+    form->setColumnStretch(1, 1);
+    auto* options = new QHBoxLayout;
+    options->addWidget(new QLabel(tr("Patch"), this));
+    options->addWidget(m_mode);
+    options->addWidget(m_noising);
+    options->addStretch(1);
+    options->addWidget(m_run);
+    options->addWidget(m_cancel);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_status, 1);
+    buttons->addWidget(m_exportData);
+    buttons->addWidget(m_exportFigure);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addLayout(options);
+    layout->addWidget(m_componentOptions);
+    layout->addWidget(m_pathOptions);
+    layout->addWidget(m_view, 1);
+    layout->addLayout(buttons);
 }
 
 QWidget* PatchingWindow::componentOptions()

@@ -40,6 +40,7 @@ private:
     void showResult(const PatchingResultPtr& result);
     void updateTokenCounts();
     void showModeOptions();
+    void buildLayout();
     QWidget* componentOptions();
     QWidget* pathOptions();
     QString doneMessage(const PatchingResult& result) const;
